@@ -1,0 +1,103 @@
+"""Request dependencies: settings, the database session, storage, the caller, owned resources."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import Depends, Query, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.auth import service as auth_service
+from app.config import Settings
+from app.db import request_session
+from app.errors import Forbidden, Unauthorized
+from app.files import service as files_service
+from app.infra.locks import SessionLocks
+from app.infra.storage import ObjectStorage
+from app.models import File, Project, Session, User
+from app.projects import service as projects_service
+from app.sessions import service as sessions_service
+
+
+def get_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+async def get_db(request: Request) -> AsyncIterator[AsyncSession]:
+    async for session in request_session(request.app.state.session_factory):
+        yield session
+
+
+def get_storage(request: Request) -> ObjectStorage:
+    storage: ObjectStorage = request.app.state.storage
+    return storage
+
+
+def get_locks(request: Request) -> SessionLocks:
+    locks: SessionLocks = request.app.state.locks
+    return locks
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+# scope="function": the transaction commits before the response is sent, never after.
+DbDep = Annotated[AsyncSession, Depends(get_db, scope="function")]
+StorageDep = Annotated[ObjectStorage, Depends(get_storage)]
+LocksDep = Annotated[SessionLocks, Depends(get_locks)]
+
+_bearer = HTTPBearer(auto_error=False, description="A login token or an API token")
+
+
+async def current_user(
+    db: DbDep,
+    settings: SettingsDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> User:
+    if credentials is None:
+        raise Unauthorized("Log in first: this needs an Authorization: Bearer token.")
+    return await auth_service.user_for_token(db, credentials.credentials, settings.signing_key)
+
+
+CurrentUser = Annotated[User, Depends(current_user)]
+
+
+async def admin_user(user: CurrentUser) -> User:
+    if not user.is_admin:
+        raise Forbidden("Only an administrator can do this.", code="admin_only")
+    return user
+
+
+AdminUser = Annotated[User, Depends(admin_user)]
+
+
+async def owned_project(project_id: uuid.UUID, db: DbDep, user: CurrentUser) -> Project:
+    return await projects_service.get_owned(db, user, project_id)
+
+
+async def owned_file(file_id: uuid.UUID, db: DbDep, user: CurrentUser) -> File:
+    return await files_service.get_owned(db, user, file_id)
+
+
+async def owned_session(session_id: uuid.UUID, db: DbDep, user: CurrentUser) -> Session:
+    return await sessions_service.get_owned(db, user, session_id)
+
+
+OwnedProject = Annotated[Project, Depends(owned_project)]
+OwnedFile = Annotated[File, Depends(owned_file)]
+OwnedSession = Annotated[Session, Depends(owned_session)]
+
+
+class Pagination:
+    def __init__(
+        self,
+        limit: Annotated[int, Query(ge=1, le=500, description="How many items at most")] = 50,
+        offset: Annotated[int, Query(ge=0, description="How many items to skip")] = 0,
+    ):
+        self.limit = limit
+        self.offset = offset
+
+
+PageDep = Annotated[Pagination, Depends()]

@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import quote
+
+from fastapi import APIRouter, Request, Response, status
+from fastapi.responses import StreamingResponse
+
+from app.api.deps import DbDep, OwnedFile, OwnedProject, PageDep, SettingsDep, StorageDep
+from app.errors import PayloadTooLarge
+from app.files import service
+from app.files.schemas import FileOut, FilePreview
+from app.files.upload import MultipartFile
+from app.schemas import Page
+
+router = APIRouter(tags=["files"])
+
+# Room for the multipart envelope (boundaries, part headers) around the file itself.
+_ENVELOPE_BYTES = 64 * 1024
+
+_UPLOAD_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {"file": {"type": "string", "format": "binary"}},
+                }
+            }
+        },
+    }
+}
+
+
+@router.post(
+    "/projects/{project_id}/files",
+    response_model=FileOut,
+    status_code=status.HTTP_201_CREATED,
+    openapi_extra=_UPLOAD_BODY,
+    responses={413: {"description": "Over the upload limit"}, 415: {"description": "Unsupported type"}},
+)
+async def upload_file(
+    request: Request, project: OwnedProject, db: DbDep, storage: StorageDep, settings: SettingsDep
+) -> FileOut:
+    """Upload a file (multipart field `file`); a file of the same name is replaced."""
+    limit = settings.MAX_UPLOAD_BYTES
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit + _ENVELOPE_BYTES:
+        raise PayloadTooLarge(f"The file is larger than the upload limit of {limit:,} bytes.")
+    form = MultipartFile(request)
+    # Do not hold a database connection in a transaction while the bytes stream in.
+    project_id = project.id
+    await db.rollback()
+    file = await service.upload(db, storage, project_id, form, limit)
+    return FileOut.model_validate(file)
+
+
+@router.get("/projects/{project_id}/files", response_model=Page[FileOut])
+async def list_files(project: OwnedProject, db: DbDep, page: PageDep) -> Page[FileOut]:
+    items, total = await service.list_for_project(db, project, page.limit, page.offset)
+    return Page(items=[FileOut.model_validate(f) for f in items], total=total)
+
+
+@router.get("/files/{file_id}", response_model=FileOut)
+async def get_file(file: OwnedFile) -> FileOut:
+    return FileOut.model_validate(file)
+
+
+@router.delete("/files/{file_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_file(file: OwnedFile, db: DbDep, storage: StorageDep) -> Response:
+    await service.delete(db, storage, file)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+def content_disposition(name: str) -> str:
+    fallback = name.encode("ascii", "replace").decode().replace('"', "_").replace("?", "_")
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
+
+
+@router.get(
+    "/files/{file_id}/content",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"application/octet-stream": {}}, "description": "The original bytes"}},
+)
+async def download_file(file: OwnedFile, storage: StorageDep) -> StreamingResponse:
+    body = await service.open_content(storage, file)
+    headers = {
+        "Content-Disposition": content_disposition(file.name),
+        "Content-Length": str(file.size),
+        "ETag": f'"{file.sha256}"',
+    }
+    return StreamingResponse(body, media_type=file.content_type, headers=headers)
+
+
+@router.get(
+    "/files/{file_id}/preview",
+    response_model=FilePreview,
+    responses={415: {"description": "Not a tabular file"}, 422: {"description": "Cannot be parsed"}},
+)
+async def preview_file(
+    file: OwnedFile, db: DbDep, storage: StorageDep, settings: SettingsDep
+) -> FilePreview:
+    cache_dir = Path(settings.DATA_DIR) / "cache" / "files"
+    return FilePreview.model_validate(await service.preview(db, storage, file, cache_dir))

@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+from fastapi import APIRouter, Response, status
+
+from app.api.deps import CurrentUser, DbDep, OwnedProject, PageDep, StorageDep
+from app.db import after_commit
+from app.projects import service
+from app.projects.schemas import ProjectCreate, ProjectOut, ProjectUpdate
+from app.schemas import Page
+
+router = APIRouter(tags=["projects"])
+
+
+@router.post("/projects", response_model=ProjectOut, status_code=status.HTTP_201_CREATED)
+async def create_project(body: ProjectCreate, db: DbDep, user: CurrentUser) -> ProjectOut:
+    return ProjectOut.model_validate(await service.create(db, user, body))
+
+
+@router.get("/projects", response_model=Page[ProjectOut])
+async def list_projects(db: DbDep, user: CurrentUser, page: PageDep) -> Page[ProjectOut]:
+    items, total = await service.list_owned(db, user, page.limit, page.offset)
+    return Page(items=[ProjectOut.model_validate(p) for p in items], total=total)
+
+
+@router.get("/projects/{project_id}", response_model=ProjectOut)
+async def get_project(project: OwnedProject) -> ProjectOut:
+    return ProjectOut.model_validate(project)
+
+
+@router.patch("/projects/{project_id}", response_model=ProjectOut)
+async def update_project(body: ProjectUpdate, project: OwnedProject, db: DbDep) -> ProjectOut:
+    return ProjectOut.model_validate(await service.update(db, project, body))
+
+
+@router.delete("/projects/{project_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_project(project: OwnedProject, db: DbDep, storage: StorageDep) -> Response:
+    for key in await service.delete(db, project):
+        after_commit(db, lambda key=key: storage.delete(key))
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+from fastapi import APIRouter, Response, status
+
+from app.api.deps import DbDep, OwnedProject, OwnedSession, PageDep
+from app.schemas import Page
+from app.sessions import service
+from app.sessions.schemas import SessionCreate, SessionOut, SessionUpdate
+
+router = APIRouter(tags=["sessions"])
+
+
+@router.post(
+    "/projects/{project_id}/sessions", response_model=SessionOut, status_code=status.HTTP_201_CREATED
+)
+async def create_session(body: SessionCreate, project: OwnedProject, db: DbDep) -> SessionOut:
+    return SessionOut.model_validate(await service.create(db, project, body))
+
+
+@router.get("/projects/{project_id}/sessions", response_model=Page[SessionOut])
+async def list_sessions(project: OwnedProject, db: DbDep, page: PageDep) -> Page[SessionOut]:
+    items, total = await service.list_for_project(db, project, page.limit, page.offset)
+    return Page(items=[SessionOut.model_validate(s) for s in items], total=total)
+
+
+@router.get("/sessions/{session_id}", response_model=SessionOut)
+async def get_session(session: OwnedSession) -> SessionOut:
+    return SessionOut.model_validate(session)
+
+
+@router.patch("/sessions/{session_id}", response_model=SessionOut)
+async def update_session(body: SessionUpdate, session: OwnedSession, db: DbDep) -> SessionOut:
+    return SessionOut.model_validate(await service.update(db, session, body))
+
+
+@router.delete("/sessions/{session_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_session(session: OwnedSession, db: DbDep) -> Response:
+    await service.delete(db, session)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

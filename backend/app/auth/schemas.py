@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import datetime
+
+from pydantic import BaseModel, Field, field_validator
+
+from app.schemas import Schema
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+def normalise_email(value: str) -> str:
+    value = value.strip().lower()
+    if not _EMAIL.match(value) or len(value) > 320:
+        raise ValueError("is not a valid email address")
+    return value
+
+
+class LoginRequest(BaseModel):
+    email: str = Field(max_length=320)
+    password: str = Field(max_length=1024)
+
+
+class UserOut(Schema):
+    id: uuid.UUID
+    email: str
+    is_admin: bool
+    created_at: datetime
+
+
+class LoginResponse(BaseModel):
+    access_token: str
+    token_type: str = "bearer"
+    expires_at: datetime
+    user: UserOut
+
+
+class UserCreate(BaseModel):
+    email: str
+    password: str = Field(min_length=8, max_length=1024)
+    is_admin: bool = False
+
+    @field_validator("email")
+    @classmethod
+    def _email(cls, value: str) -> str:
+        return normalise_email(value)
+
+
+class ApiTokenCreate(BaseModel):
+    name: str = Field(min_length=1, max_length=200)
+
+
+class ApiTokenOut(Schema):
+    id: uuid.UUID
+    name: str
+    prefix: str
+    created_at: datetime
+    last_used_at: datetime | None
+
+
+class ApiTokenCreated(BaseModel):
+    id: uuid.UUID
+    name: str
+    token: str
+    created_at: datetime

@@ -1,0 +1,71 @@
+"""Passwords, login tokens (signed JWTs that expire) and API tokens (random, stored hashed)."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import jwt
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+API_TOKEN_PREFIX = "wb_"
+_ALGORITHM = "HS256"
+_hasher = PasswordHasher()
+# Verifying against this keeps a login for an unknown email as slow as a wrong password.
+_DUMMY_HASH = _hasher.hash(secrets.token_hex(16))
+
+
+class TokenExpired(Exception):
+    pass
+
+
+class TokenInvalid(Exception):
+    pass
+
+
+def hash_password(password: str) -> str:
+    return _hasher.hash(password)
+
+
+def verify_password(password: str, password_hash: str | None) -> bool:
+    try:
+        return _hasher.verify(password_hash or _DUMMY_HASH, password) and password_hash is not None
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+def create_access_token(user_id: uuid.UUID, key: str, ttl: timedelta) -> tuple[str, datetime]:
+    expires = datetime.now(UTC) + ttl
+    claims = {"sub": str(user_id), "exp": expires, "iat": datetime.now(UTC), "typ": "access"}
+    return jwt.encode(claims, key, algorithm=_ALGORITHM), expires
+
+
+def read_access_token(token: str, key: str) -> uuid.UUID:
+    try:
+        claims = jwt.decode(token, key, algorithms=[_ALGORITHM], options={"require": ["exp", "sub"]})
+    except jwt.ExpiredSignatureError:
+        raise TokenExpired from None
+    except jwt.PyJWTError:
+        raise TokenInvalid from None
+    if claims.get("typ") != "access":
+        raise TokenInvalid
+    try:
+        return uuid.UUID(claims["sub"])
+    except ValueError:
+        raise TokenInvalid from None
+
+
+def new_api_token() -> str:
+    return API_TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def hash_api_token(token: str) -> str:
+    # API tokens carry 256 random bits: a fast hash is enough and keeps lookups indexable.
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def generate_password() -> str:
+    return secrets.token_urlsafe(18)

@@ -1,0 +1,172 @@
+"""One settings object for the whole backend, read from the environment and `.env`.
+
+Every setting is named as DESIGN.md's configuration table names it. Values are validated
+at start-up so that a bad one stops the process with a sentence saying what to fix.
+"""
+
+from __future__ import annotations
+
+import secrets
+from enum import StrEnum
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+# Values that appear in docs and examples; refused as secrets outside development.
+KNOWN_DEFAULT_SECRETS = frozenset(
+    {"", "changethis", "change-me", "changeme", "secret", "password", "minioadmin", "admin"}
+)
+
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+class Environment(StrEnum):
+    development = "development"
+    production = "production"
+    test = "test"
+
+
+class Settings(BaseSettings):
+    # The repository's .env (the one docker compose reads too), then one in the working directory.
+    model_config = SettingsConfigDict(
+        env_file=(REPO_ROOT / ".env", ".env"), env_file_encoding="utf-8", extra="ignore"
+    )
+
+    # Process
+    ENVIRONMENT: Environment = Environment.development
+    HOST: str = "127.0.0.1"
+    PORT: int = Field(8000, ge=1, le=65535)
+    DATA_DIR: Path = Path("./data")
+    LOG_LEVEL: str = "info"
+
+    # Metadata and history: SQLAlchemy async URL; SQLite in DATA_DIR when unset.
+    DATABASE_URL: str | None = None
+
+    # Locks and event logs: Redis when set, in-process otherwise.
+    REDIS_URL: str | None = None
+
+    # Files and artifacts: S3 (MinIO) when S3_ENDPOINT is set, DATA_DIR/objects otherwise.
+    S3_ENDPOINT: str | None = None
+    S3_ACCESS_KEY: str | None = None
+    S3_SECRET_KEY: str | None = None
+    S3_BUCKET: str = "workbench"
+    S3_SECURE: bool = False
+    S3_REGION: str | None = None
+
+    # LLM (used by the agent; listed here so one object validates all configuration).
+    LLM_MODEL: str | None = None
+    LLM_API_BASE: str | None = None
+    LLM_API_KEY: str | None = None
+    LLM_MODELS: Annotated[list[str], NoDecode] = []
+
+    # Auth
+    ADMIN_EMAIL: str | None = None
+    ADMIN_PASSWORD: str | None = None
+    SECRET_KEY: str | None = None
+    ACCESS_TOKEN_TTL_MINUTES: int = Field(60 * 24, ge=1)
+
+    # Uploads
+    MAX_UPLOAD_BYTES: int = Field(2 * 1024**3, ge=1)
+
+    @field_validator("LLM_MODELS", mode="before")
+    @classmethod
+    def _split_models(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator(
+        "DATABASE_URL", "REDIS_URL", "S3_ENDPOINT", "LLM_MODEL", "LLM_API_BASE", "ADMIN_EMAIL",
+        mode="before",
+    )
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("DATABASE_URL")
+    @classmethod
+    def _async_driver(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if value.startswith(("postgres://", "postgresql://")):
+            raise ValueError(
+                "DATABASE_URL must name an async driver: use postgresql+asyncpg://… "
+                "(or sqlite+aiosqlite:///path for SQLite)"
+            )
+        if not value.startswith(("postgresql+asyncpg://", "sqlite+aiosqlite://")):
+            raise ValueError("DATABASE_URL must start with postgresql+asyncpg:// or sqlite+aiosqlite://")
+        return value
+
+    @field_validator("REDIS_URL")
+    @classmethod
+    def _redis_scheme(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("REDIS_URL must start with redis://, rediss:// or unix://")
+        return value
+
+    @field_validator("S3_ENDPOINT")
+    @classmethod
+    def _bare_endpoint(cls, value: str | None) -> str | None:
+        if value is not None and "://" in value:
+            raise ValueError(
+                "S3_ENDPOINT is host:port without a scheme (e.g. minio:9000); "
+                "set S3_SECURE=true for https"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Settings:
+        if self.S3_ENDPOINT and not (self.S3_ACCESS_KEY and self.S3_SECRET_KEY):
+            raise ValueError("S3_ENDPOINT is set: S3_ACCESS_KEY and S3_SECRET_KEY are required too")
+        if (self.ADMIN_EMAIL is None) != (self.ADMIN_PASSWORD is None):
+            raise ValueError("set ADMIN_EMAIL and ADMIN_PASSWORD together, or neither")
+        if self.ADMIN_PASSWORD is not None and len(self.ADMIN_PASSWORD) < 8:
+            raise ValueError("ADMIN_PASSWORD must have at least 8 characters")
+        if self.ENVIRONMENT == Environment.production:
+            self._refuse_default_secrets()
+        return self
+
+    def _refuse_default_secrets(self) -> None:
+        if self.SECRET_KEY is None or self.SECRET_KEY.lower() in KNOWN_DEFAULT_SECRETS:
+            raise ValueError(
+                "ENVIRONMENT=production needs a SECRET_KEY of your own "
+                "(e.g. `python -c 'import secrets; print(secrets.token_urlsafe(48))'`)"
+            )
+        if len(self.SECRET_KEY) < 32:
+            raise ValueError("SECRET_KEY must have at least 32 characters in production")
+        for name in ("ADMIN_PASSWORD", "S3_SECRET_KEY"):
+            value = getattr(self, name)
+            if value is not None and value.lower() in KNOWN_DEFAULT_SECRETS:
+                raise ValueError(f"{name} is a well-known default; set your own in production")
+
+    @property
+    def database_url(self) -> str:
+        if self.DATABASE_URL:
+            return self.DATABASE_URL
+        return f"sqlite+aiosqlite:///{(self.DATA_DIR / 'workbench.db').resolve()}"
+
+    @property
+    def is_embedded_db(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+    @cached_property
+    def signing_key(self) -> str:
+        """The key that signs login tokens.
+
+        Without SECRET_KEY (development only) a random key is made once and kept in
+        DATA_DIR/.secret_key, so tokens survive a restart.
+        """
+        if self.SECRET_KEY:
+            return self.SECRET_KEY
+        path = self.DATA_DIR / ".secret_key"
+        if path.exists():
+            return path.read_text().strip()
+        self.DATA_DIR.mkdir(parents=True, exist_ok=True)
+        key = secrets.token_urlsafe(48)
+        path.touch(mode=0o600)
+        path.write_text(key)
+        return key

@@ -1,0 +1,78 @@
+"""The async engine, the per-request session, and migrations at start-up."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+log = logging.getLogger(__name__)
+BACKEND_DIR = Path(__file__).resolve().parent.parent
+
+
+def create_engine(url: str) -> AsyncEngine:
+    if url.startswith("sqlite"):
+        engine = create_async_engine(url, connect_args={"timeout": 30})
+        _tune_sqlite(engine.sync_engine)
+        return engine
+    return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True)
+
+
+def _tune_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+        cursor = dbapi_connection.cursor()
+        # WAL lets readers go on while a writer commits; foreign keys make cascades real.
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+
+def alembic_config(url: str) -> Config:
+    config = Config(str(BACKEND_DIR / "alembic.ini"))
+    config.set_main_option("script_location", str(BACKEND_DIR / "alembic"))
+    config.attributes["database_url"] = url
+    return config
+
+
+def upgrade_database(url: str) -> None:
+    """Bring the schema to the newest revision (blocking; run it in a thread)."""
+    command.upgrade(alembic_config(url), "head")
+
+
+async def migrate(url: str) -> None:
+    await asyncio.to_thread(upgrade_database, url)
+
+
+def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+def after_commit(session: AsyncSession, action: Callable[[], Awaitable[object]]) -> None:
+    """Run `action` once the request's transaction has committed (e.g. delete stored bytes)."""
+    session.info.setdefault("after_commit", []).append(action)
+
+
+async def request_session(factory: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
+    """One transaction per request: committed when the route returns, rolled back if it raises."""
+    async with factory() as session:
+        try:
+            yield session
+            await session.commit()
+        except BaseException:
+            await session.rollback()
+            raise
+        for action in session.info.pop("after_commit", []):
+            try:
+                await action()
+            except Exception:
+                # The commit stands; a leftover object is harmless and is logged for cleanup.
+                log.exception("after-commit action failed")

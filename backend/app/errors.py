@@ -1,0 +1,109 @@
+"""Errors that carry their HTTP status and machine code, rendered as `{"detail", "code"}`."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, ClassVar
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+log = logging.getLogger(__name__)
+
+
+class AppError(Exception):
+    status: ClassVar[int] = 400
+    code: ClassVar[str] = "bad_request"
+
+    def __init__(self, detail: str, *, code: str | None = None, status: int | None = None):
+        super().__init__(detail)
+        self.detail = detail
+        if code is not None:
+            self.code = code  # type: ignore[misc]
+        if status is not None:
+            self.status = status  # type: ignore[misc]
+
+
+class BadRequest(AppError):
+    status = 400
+    code = "bad_request"
+
+
+class Unauthorized(AppError):
+    status = 401
+    code = "not_authenticated"
+
+
+class Forbidden(AppError):
+    status = 403
+    code = "forbidden"
+
+
+class NotFound(AppError):
+    status = 404
+    code = "not_found"
+
+
+class Conflict(AppError):
+    status = 409
+    code = "conflict"
+
+
+class PayloadTooLarge(AppError):
+    status = 413
+    code = "file_too_large"
+
+
+class UnsupportedMediaType(AppError):
+    status = 415
+    code = "unsupported_file_type"
+
+
+class Unprocessable(AppError):
+    status = 422
+    code = "unprocessable"
+
+
+class ServiceUnavailable(AppError):
+    status = 503
+    code = "service_unavailable"
+
+
+def error_body(detail: str, code: str, **extra: Any) -> dict[str, Any]:
+    return {"detail": detail, "code": code, **extra}
+
+
+def _validation_sentence(exc: RequestValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:5]:
+        where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+        parts.append(f"{where}: {err.get('msg')}" if where else str(err.get("msg")))
+    return "Invalid request: " + "; ".join(parts)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(AppError)
+    async def _app_error(_: Request, exc: AppError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        return JSONResponse(error_body(exc.detail, exc.code), exc.status, headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+        if all(e.get("loc", ("",))[0] == "path" for e in exc.errors()):
+            # A malformed id names nothing that exists: the same answer as an unknown id.
+            return JSONResponse(error_body("Not found.", "not_found"), 404)
+        errors = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
+        body = error_body(_validation_sentence(exc), "validation_error", errors=errors)
+        return JSONResponse(body, 422)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return JSONResponse(error_body("Something went wrong on the server; it was logged.", "internal_error"), 500)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return JSONResponse(error_body(str(exc.detail), code), exc.status_code, headers=exc.headers)

@@ -1,0 +1,277 @@
+"""Dataset files: streamed uploads, downloads, deletion and previews."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import mimetypes
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db import after_commit
+from app.errors import (
+    AppError,
+    Conflict,
+    NotFound,
+    PayloadTooLarge,
+    ServiceUnavailable,
+    UnsupportedMediaType,
+)
+from app.files import preview as previews
+from app.files.upload import MultipartFile, clean_file_name
+from app.infra.storage import ObjectNotFound, ObjectStorage
+from app.models import File, Project, User
+from app.models.base import utcnow
+
+log = logging.getLogger(__name__)
+
+# What a data-analysis session can use: tables, plus the documents and archives that come with them.
+CONTENT_TYPES = {
+    ".csv": "text/csv",
+    ".tsv": "text/tab-separated-values",
+    ".tab": "text/tab-separated-values",
+    ".txt": "text/plain",
+    ".json": "application/json",
+    ".jsonl": "application/jsonl",
+    ".ndjson": "application/x-ndjson",
+    ".geojson": "application/geo+json",
+    ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ".xlsm": "application/vnd.ms-excel.sheet.macroEnabled.12",
+    ".xls": "application/vnd.ms-excel",
+    ".ods": "application/vnd.oasis.opendocument.spreadsheet",
+    ".parquet": "application/vnd.apache.parquet",
+    ".pq": "application/vnd.apache.parquet",
+    ".feather": "application/vnd.apache.arrow.file",
+    ".arrow": "application/vnd.apache.arrow.file",
+    ".orc": "application/octet-stream",
+    ".avro": "application/octet-stream",
+    ".xml": "application/xml",
+    ".yaml": "application/yaml",
+    ".yml": "application/yaml",
+    ".md": "text/markdown",
+    ".pdf": "application/pdf",
+    ".sqlite": "application/vnd.sqlite3",
+    ".db": "application/vnd.sqlite3",
+    ".dta": "application/x-stata-dta",
+    ".sav": "application/x-spss-sav",
+    ".sas7bdat": "application/x-sas-data",
+    ".zip": "application/zip",
+    ".gz": "application/gzip",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".svg": "image/svg+xml",
+}
+
+
+def content_type_for(name: str) -> str:
+    """Our own mapping by extension; what the client claims is not trusted."""
+    suffix = PurePosixPath(name).suffix.lower()
+    if suffix not in CONTENT_TYPES:
+        allowed = ", ".join(sorted(CONTENT_TYPES))
+        raise UnsupportedMediaType(
+            f"{name}: files of this type cannot be used here. Supported: {allowed}."
+        )
+    return CONTENT_TYPES[suffix] or mimetypes.guess_type(name)[0] or "application/octet-stream"
+
+
+def storage_key(project_id: uuid.UUID) -> str:
+    return f"projects/{project_id}/files/{uuid.uuid4().hex}"
+
+
+@dataclass
+class _Received:
+    size: int = 0
+    sha256: str = ""
+    row_count: int | None = None
+
+
+async def _measured(
+    chunks: AsyncIterator[bytes], name: str, limit: int, out: _Received
+) -> AsyncIterator[bytes]:
+    """Pass chunks through, counting, hashing and refusing more than `limit` bytes."""
+    digest = hashlib.sha256()
+    counter = previews.CsvRowCounter() if previews.preview_kind(name) == "csv" else None
+    async for chunk in chunks:
+        out.size += len(chunk)
+        if out.size > limit:
+            raise PayloadTooLarge(f"{name} is larger than the upload limit of {limit:,} bytes.")
+        digest.update(chunk)
+        if counter is not None:
+            counter.feed(chunk)
+        yield chunk
+    out.sha256 = digest.hexdigest()
+    out.row_count = counter.finish() if counter is not None else None
+
+
+async def get_owned(db: AsyncSession, user: User, file_id: uuid.UUID) -> File:
+    file = (await db.scalars(
+        select(File).join(Project, Project.id == File.project_id)
+        .where(File.id == file_id, Project.owner_id == user.id)
+    )).one_or_none()
+    if file is None:
+        raise NotFound("No such file.", code="file_not_found")
+    return file
+
+
+async def list_for_project(
+    db: AsyncSession, project: Project, limit: int, offset: int
+) -> tuple[list[File], int]:
+    where = File.project_id == project.id
+    total = await db.scalar(select(func.count()).select_from(File).where(where))
+    rows = await db.scalars(
+        select(File).where(where).order_by(File.name).limit(limit).offset(offset)
+    )
+    return list(rows), total or 0
+
+
+async def upload(
+    db: AsyncSession,
+    storage: ObjectStorage,
+    project_id: uuid.UUID,
+    form: MultipartFile,
+    limit: int,
+) -> File:
+    """Stream the request's file into storage, then record it.
+
+    A file with the same name in the project is replaced: it keeps its id (so references to
+    it stay valid) and its old bytes are deleted once the new row has committed. If anything
+    fails, the new bytes are deleted and no row is written.
+    """
+    name = clean_file_name(await form.open())
+    content_type = content_type_for(name)
+    key = storage_key(project_id)
+    received = _Received()
+    try:
+        await storage.put(key, _measured(form.chunks(), name, limit, received), content_type)
+    except AppError:
+        raise
+    except Exception as exc:
+        log.exception("storing %s failed", name)
+        raise ServiceUnavailable(
+            f"Storage failed while saving {name} ({type(exc).__name__}: {str(exc)[:200]}); nothing was kept.",
+            code="storage_unavailable",
+        ) from exc
+    try:
+        project = await db.get(Project, project_id)
+        if project is None:
+            raise NotFound("The project was deleted during the upload.", code="project_not_found")
+        file = await _record(db, storage, project, name, key, content_type, received)
+    except BaseException:
+        await asyncio.shield(storage.delete(key))
+        raise
+    return file
+
+
+async def _record(
+    db: AsyncSession,
+    storage: ObjectStorage,
+    project: Project,
+    name: str,
+    key: str,
+    content_type: str,
+    received: _Received,
+) -> File:
+    fields: dict[str, Any] = {
+        "size": received.size, "sha256": received.sha256, "content_type": content_type,
+        "storage_key": key, "row_count": received.row_count, "preview": None,
+    }
+    existing = (await db.scalars(
+        select(File).where(File.project_id == project.id, File.name == name).with_for_update()
+    )).one_or_none()
+    if existing is not None:
+        old_key = existing.storage_key
+        for attr, value in fields.items():
+            setattr(existing, attr, value)
+        existing.updated_at = utcnow()
+        file = existing
+        after_commit(db, lambda: storage.delete(old_key))
+    else:
+        file = File(project_id=project.id, name=name, **fields)
+        db.add(file)
+    try:
+        async with db.begin_nested():
+            await db.flush()
+    except IntegrityError:
+        raise Conflict(
+            f"{name} was uploaded by another request at the same moment; try again.",
+            code="upload_conflict",
+        ) from None
+    project.updated_at = utcnow()
+    return file
+
+
+async def delete(db: AsyncSession, storage: ObjectStorage, file: File) -> None:
+    key = file.storage_key
+    await db.delete(file)
+    await db.flush()
+    after_commit(db, lambda: storage.delete(key))
+
+
+async def open_content(storage: ObjectStorage, file: File) -> AsyncIterator[bytes]:
+    """The file's bytes; fails before the first byte if the object is missing."""
+    iterator = storage.iter_bytes(file.storage_key)
+    try:
+        first = await anext(iterator, b"")
+    except ObjectNotFound:
+        log.error("file %s has no object at %s", file.id, file.storage_key)
+        raise NotFound("This file's contents are missing from storage.", code="content_missing") from None
+
+    async def stream() -> AsyncIterator[bytes]:
+        if first:
+            yield first
+        async for chunk in iterator:
+            yield chunk
+
+    return stream()
+
+
+CSV_HEAD_START = 4 * 1024 * 1024
+CSV_HEAD_MAX = 64 * 1024 * 1024
+
+
+async def preview(db: AsyncSession, storage: ObjectStorage, file: File, cache_dir: Path) -> dict[str, Any]:
+    """The file's preview, computed once per content and kept on the row."""
+    if file.preview is not None:
+        return file.preview
+    kind = previews.preview_kind(file.name)
+    if kind is None:
+        raise previews.PreviewUnsupported(f"{file.name}: previews are available for CSV, TSV, Excel, Parquet and JSON files.")
+    try:
+        if kind == "csv":
+            result = await _preview_csv(storage, file)
+        else:
+            path = await storage.local_copy(file.storage_key, cache_dir, file.sha256)
+            result = await asyncio.to_thread(previews.preview_file, path, name=file.name)
+    except ObjectNotFound:
+        raise NotFound("This file's contents are missing from storage.", code="content_missing") from None
+    file.preview = result.to_dict()
+    return file.preview
+
+
+async def _preview_csv(storage: ObjectStorage, file: File) -> previews.Preview:
+    # Only the first bytes are read: a 1 GB CSV costs a few megabytes.
+    size = CSV_HEAD_START
+    while True:
+        length = min(size, file.size)
+        head = await storage.read_range(file.storage_key, 0, length) if length else b""
+        complete = length >= file.size
+        try:
+            return await asyncio.to_thread(
+                previews.preview_csv_head, head, name=file.name, complete=complete,
+                row_count=file.row_count,
+            )
+        except previews.NeedMoreBytes:
+            if size >= CSV_HEAD_MAX:
+                raise previews.UnreadableFile(
+                    f"{file.name}: its first 50 rows take more than 64 MB; no preview is shown."
+                ) from None
+            size *= 2

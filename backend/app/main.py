@@ -1,0 +1,78 @@
+"""create_app(): the routers, and a lifespan that opens the database, storage and locks once."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from app.api import auth, files, health, projects, sessions
+from app.auth import service as auth_service
+from app.config import Settings
+from app.db import create_engine, migrate, session_factory
+from app.errors import install_error_handlers
+from app.files.preview import PreviewError
+from app.infra.locks import create_session_locks
+from app.infra.storage import S3Storage, create_storage
+from app.web import mount_spa
+
+API_PREFIX = "/api/v1"
+log = logging.getLogger("app")
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        settings.DATA_DIR.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(settings.database_url)
+        await migrate(settings.database_url)
+        storage = create_storage(settings)
+        if isinstance(storage, S3Storage):
+            await storage.ensure_bucket()
+        locks = create_session_locks(settings.REDIS_URL)
+        await locks.ping()
+        factory = session_factory(engine)
+        async with factory() as db:
+            await auth_service.ensure_admin(db, settings.ADMIN_EMAIL, settings.ADMIN_PASSWORD)
+        app.state.engine = engine
+        app.state.session_factory = factory
+        app.state.storage = storage
+        app.state.locks = locks
+        log.info(
+            "workbench ready: database=%s storage=%s locks=%s",
+            engine.dialect.name, storage.name, locks.name,
+        )
+        try:
+            yield
+        finally:
+            await locks.close()
+            await storage.close()
+            await engine.dispose()
+
+    app = FastAPI(
+        title="Workbench",
+        version="0.1.0",
+        description="Self-hosted AI data-analysis workbench",
+        openapi_url=f"{API_PREFIX}/openapi.json",
+        docs_url=f"{API_PREFIX}/docs",
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    install_error_handlers(app)
+
+    @app.exception_handler(PreviewError)
+    async def _preview_error(_, exc: PreviewError):  # type: ignore[no-untyped-def]
+        from fastapi.responses import JSONResponse
+
+        return JSONResponse({"detail": str(exc), "code": exc.code}, exc.status)
+
+    for module in (auth, projects, files, sessions):
+        app.include_router(module.router, prefix=API_PREFIX)
+    app.include_router(health.router)
+    mount_spa(app)
+    return app

@@ -1,0 +1,7 @@
+"""All tables, imported here so that `Base.metadata` knows every one of them."""
+
+from app.models.base import Base
+from app.models.projects import File, Project, Session
+from app.models.users import ApiToken, User
+
+__all__ = ["ApiToken", "Base", "File", "Project", "Session", "User"]

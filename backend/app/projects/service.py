@@ -1,0 +1,54 @@
+"""Projects: every query is scoped to the owner, so another user's project is simply absent."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.errors import NotFound
+from app.models import File, Project, User
+from app.projects.schemas import ProjectCreate, ProjectUpdate
+
+
+async def get_owned(db: AsyncSession, user: User, project_id: uuid.UUID) -> Project:
+    project = await db.get(Project, project_id)
+    if project is None or project.owner_id != user.id:
+        raise NotFound("No such project.", code="project_not_found")
+    return project
+
+
+async def create(db: AsyncSession, user: User, data: ProjectCreate) -> Project:
+    project = Project(owner_id=user.id, name=data.name.strip(), description=data.description)
+    db.add(project)
+    await db.flush()
+    return project
+
+
+async def list_owned(db: AsyncSession, user: User, limit: int, offset: int) -> tuple[list[Project], int]:
+    where = Project.owner_id == user.id
+    total = await db.scalar(select(func.count()).select_from(Project).where(where))
+    rows = await db.scalars(
+        select(Project).where(where).order_by(Project.updated_at.desc(), Project.id)
+        .limit(limit).offset(offset)
+    )
+    return list(rows), total or 0
+
+
+async def update(db: AsyncSession, project: Project, data: ProjectUpdate) -> Project:
+    if data.name is not None:
+        project.name = data.name.strip()
+    if data.description is not None:
+        project.description = data.description
+    await db.flush()
+    await db.refresh(project)
+    return project
+
+
+async def delete(db: AsyncSession, project: Project) -> list[str]:
+    """Delete the project (its files and sessions cascade); the storage keys to remove after commit."""
+    keys = list(await db.scalars(select(File.storage_key).where(File.project_id == project.id)))
+    await db.delete(project)
+    await db.flush()
+    return keys

@@ -1,0 +1,162 @@
+"""Fixtures: every API test runs twice, on the embedded stack and on Postgres + Redis + S3."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import delete, text
+
+from app.auth import service as auth_service
+from app.config import Settings
+from app.infra.storage import LocalStorage, S3Storage
+from app.models import Base
+from tests.support import services
+from tests.support.server import LiveServer
+
+ADMIN_EMAIL = "admin@example.com"
+ADMIN_PASSWORD = "admin-password-1"
+TEST_SECRET = "test-signing-key-" + "x" * 40
+UPLOAD_LIMIT = 8 * 1024 * 1024
+STACKS = ("embedded", "services")
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    url, name = services.create_postgres_database()
+    yield url
+    services.drop_postgres_database(name)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    return services.check_redis()
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[services.S3Server]:
+    process, server = services.start_seaweed(tmp_path_factory.mktemp("seaweed"))
+    yield server
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def stack_settings(stack: str, data_dir: Path, **overrides: Any) -> Settings:
+    base: dict[str, Any] = {
+        "ENVIRONMENT": "test", "DATA_DIR": data_dir, "SECRET_KEY": TEST_SECRET,
+        "ADMIN_EMAIL": ADMIN_EMAIL, "ADMIN_PASSWORD": ADMIN_PASSWORD,
+        "MAX_UPLOAD_BYTES": UPLOAD_LIMIT, "DATABASE_URL": None, "REDIS_URL": None,
+        "S3_ENDPOINT": None, "S3_ACCESS_KEY": None, "S3_SECRET_KEY": None,
+    }
+    base.update(overrides)
+    return Settings(_env_file=None, **base)  # type: ignore[call-arg]
+
+
+def services_overrides(postgres_url: str, redis_url: str, s3: services.S3Server, bucket: str) -> dict[str, Any]:
+    return {
+        "DATABASE_URL": postgres_url, "REDIS_URL": redis_url, "S3_ENDPOINT": s3.endpoint,
+        "S3_ACCESS_KEY": s3.access_key, "S3_SECRET_KEY": s3.secret_key, "S3_BUCKET": bucket,
+    }
+
+
+@pytest.fixture(scope="session", params=STACKS)
+def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    data_dir = tmp_path_factory.mktemp(f"data-{request.param}")
+    if request.param == "embedded":
+        settings = stack_settings("embedded", data_dir)
+    else:
+        overrides = services_overrides(
+            request.getfixturevalue("postgres_url"), request.getfixturevalue("redis_url"),
+            request.getfixturevalue("s3_server"), "workbench-test",
+        )
+        settings = stack_settings("services", data_dir, **overrides)
+    live = LiveServer(settings).start()
+    yield live
+    live.stop()
+
+
+async def reset_state(live: LiveServer) -> None:
+    """Empty every table and the object store, then create the admin again."""
+    engine = live.state.engine
+    async with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            names = ", ".join(t.name for t in Base.metadata.sorted_tables)
+            await conn.execute(text(f"TRUNCATE {names} CASCADE"))
+        else:
+            for table in reversed(Base.metadata.sorted_tables):
+                await conn.execute(delete(table))
+    storage = live.state.storage
+    if isinstance(storage, LocalStorage):
+        await storage.clear()
+    else:
+        assert isinstance(storage, S3Storage)
+        for key in await storage.list_keys():
+            await storage.delete(key)
+    shutil.rmtree(Path(live.settings.DATA_DIR) / "cache", ignore_errors=True)
+    async with live.state.session_factory() as db:
+        await auth_service.ensure_admin(db, ADMIN_EMAIL, ADMIN_PASSWORD)
+
+
+class Api(httpx.Client):
+    """An HTTP client for one user of the live server."""
+
+    def __init__(self, live: LiveServer, token: str | None = None):
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        super().__init__(base_url=f"{live.url}/api/v1", headers=headers, timeout=60)
+        self.live = live
+
+    def as_user(self, email: str, password: str) -> Api:
+        response = self.post("/auth/login", json={"email": email, "password": password})
+        assert response.status_code == 200, response.text
+        return Api(self.live, response.json()["access_token"])
+
+    def new_user(self, email: str, password: str = "user-password-1") -> Api:
+        response = self.post("/users", json={"email": email, "password": password})
+        assert response.status_code == 201, response.text
+        return self.as_user(email, password)
+
+    def upload(self, project_id: str, name: str, content: bytes, **kwargs: Any) -> httpx.Response:
+        return self.post(f"/projects/{project_id}/files", files={"file": (name, content)}, **kwargs)
+
+    def project(self, name: str = "Sales") -> dict[str, Any]:
+        response = self.post("/projects", json={"name": name})
+        assert response.status_code == 201, response.text
+        return dict(response.json())
+
+
+@pytest.fixture
+def live(server: LiveServer) -> LiveServer:
+    server.call(reset_state(server))
+    return server
+
+
+@pytest.fixture
+def anon(live: LiveServer) -> Iterator[Api]:
+    with Api(live) as client:
+        yield client
+
+
+@pytest.fixture
+def admin(anon: Api) -> Iterator[Api]:
+    with anon.as_user(ADMIN_EMAIL, ADMIN_PASSWORD) as client:
+        yield client
+
+
+@pytest.fixture
+def alice(admin: Api) -> Iterator[Api]:
+    with admin.new_user("alice@example.com") as client:
+        yield client
+
+
+@pytest.fixture
+def bob(admin: Api) -> Iterator[Api]:
+    with admin.new_user("bob@example.com") as client:
+        yield client
