@@ -6,11 +6,11 @@ the backend's Settings. On Postgres an advisory lock serialises replicas that st
 
 import asyncio
 
-from alembic import context
 from sqlalchemy import pool, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from alembic import context
 from app.models import Base
 
 MIGRATION_LOCK_ID = 0x5742_4D49  # "WBMI"

@@ -80,7 +80,12 @@ class Settings(BaseSettings):
         return value
 
     @field_validator(
-        "DATABASE_URL", "REDIS_URL", "S3_ENDPOINT", "LLM_MODEL", "LLM_API_BASE", "ADMIN_EMAIL",
+        "DATABASE_URL",
+        "REDIS_URL",
+        "S3_ENDPOINT",
+        "LLM_MODEL",
+        "LLM_API_BASE",
+        "ADMIN_EMAIL",
         mode="before",
     )
     @classmethod
@@ -98,7 +103,9 @@ class Settings(BaseSettings):
                 "(or sqlite+aiosqlite:///path for SQLite)"
             )
         if not value.startswith(("postgresql+asyncpg://", "sqlite+aiosqlite://")):
-            raise ValueError("DATABASE_URL must start with postgresql+asyncpg:// or sqlite+aiosqlite://")
+            raise ValueError(
+                "DATABASE_URL must start with postgresql+asyncpg:// or sqlite+aiosqlite://"
+            )
         return value
 
     @field_validator("REDIS_URL")
@@ -126,7 +133,7 @@ class Settings(BaseSettings):
             raise ValueError("set ADMIN_EMAIL and ADMIN_PASSWORD together, or neither")
         if self.ADMIN_PASSWORD is not None and len(self.ADMIN_PASSWORD) < 8:
             raise ValueError("ADMIN_PASSWORD must have at least 8 characters")
-        if self.ENVIRONMENT == Environment.production:
+        if Environment.production == self.ENVIRONMENT:
             self._refuse_default_secrets()
         return self
 

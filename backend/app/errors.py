@@ -101,7 +101,9 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
-        return JSONResponse(error_body("Something went wrong on the server; it was logged.", "internal_error"), 500)
+        return JSONResponse(
+            error_body("Something went wrong on the server; it was logged.", "internal_error"), 500
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -44,7 +44,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.locks = locks
         log.info(
             "workbench ready: database=%s storage=%s locks=%s",
-            engine.dialect.name, storage.name, locks.name,
+            engine.dialect.name,
+            storage.name,
+            locks.name,
         )
         try:
             yield

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -14,8 +15,10 @@ SPA_DIR = Path(__file__).resolve().parents[2] / "frontend" / "dist"
 
 _NO_SPA_PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Workbench</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem;color:#222}
-code{background:#f2f2f2;padding:.1rem .3rem;border-radius:3px}</style></head>
+<style>
+body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem}
+code{background:#f2f2f2;padding:.1rem .3rem;border-radius:3px}
+</style></head>
 <body><h1>Workbench</h1>
 <p>The API is running at <code>/api/v1</code>
 (<a href="/api/v1/docs">interactive documentation</a>, <a href="/readyz">readiness</a>).</p>
@@ -24,6 +27,7 @@ code{background:#f2f2f2;padding:.1rem .3rem;border-radius:3px}</style></head>
 
 
 def mount_spa(app: FastAPI, spa_dir: Path = SPA_DIR) -> None:
+    spa_dir = spa_dir.resolve()
     index = spa_dir / "index.html"
     if (spa_dir / "assets").is_dir():
         app.mount("/assets", StaticFiles(directory=spa_dir / "assets"), name="assets")
@@ -35,6 +39,7 @@ def mount_spa(app: FastAPI, spa_dir: Path = SPA_DIR) -> None:
         if not index.exists():
             return HTMLResponse(_NO_SPA_PAGE)
         candidate = (spa_dir / path).resolve()
-        if path and candidate.is_file() and spa_dir.resolve() in candidate.parents:
+        # Files at the top of dist/ (favicon, robots.txt); anything else is a client route.
+        if path and candidate.parent == spa_dir and await asyncio.to_thread(candidate.is_file):
             return FileResponse(candidate)
         return FileResponse(index, headers={"Cache-Control": "no-cache"})

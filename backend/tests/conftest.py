@@ -51,31 +51,48 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[services.S3S
 
 def stack_settings(stack: str, data_dir: Path, **overrides: Any) -> Settings:
     base: dict[str, Any] = {
-        "ENVIRONMENT": "test", "DATA_DIR": data_dir, "SECRET_KEY": TEST_SECRET,
-        "ADMIN_EMAIL": ADMIN_EMAIL, "ADMIN_PASSWORD": ADMIN_PASSWORD,
-        "MAX_UPLOAD_BYTES": UPLOAD_LIMIT, "DATABASE_URL": None, "REDIS_URL": None,
-        "S3_ENDPOINT": None, "S3_ACCESS_KEY": None, "S3_SECRET_KEY": None,
+        "ENVIRONMENT": "test",
+        "DATA_DIR": data_dir,
+        "SECRET_KEY": TEST_SECRET,
+        "ADMIN_EMAIL": ADMIN_EMAIL,
+        "ADMIN_PASSWORD": ADMIN_PASSWORD,
+        "MAX_UPLOAD_BYTES": UPLOAD_LIMIT,
+        "DATABASE_URL": None,
+        "REDIS_URL": None,
+        "S3_ENDPOINT": None,
+        "S3_ACCESS_KEY": None,
+        "S3_SECRET_KEY": None,
     }
     base.update(overrides)
     return Settings(_env_file=None, **base)  # type: ignore[call-arg]
 
 
-def services_overrides(postgres_url: str, redis_url: str, s3: services.S3Server, bucket: str) -> dict[str, Any]:
+def services_overrides(
+    postgres_url: str, redis_url: str, s3: services.S3Server, bucket: str
+) -> dict[str, Any]:
     return {
-        "DATABASE_URL": postgres_url, "REDIS_URL": redis_url, "S3_ENDPOINT": s3.endpoint,
-        "S3_ACCESS_KEY": s3.access_key, "S3_SECRET_KEY": s3.secret_key, "S3_BUCKET": bucket,
+        "DATABASE_URL": postgres_url,
+        "REDIS_URL": redis_url,
+        "S3_ENDPOINT": s3.endpoint,
+        "S3_ACCESS_KEY": s3.access_key,
+        "S3_SECRET_KEY": s3.secret_key,
+        "S3_BUCKET": bucket,
     }
 
 
 @pytest.fixture(scope="session", params=STACKS)
-def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
     data_dir = tmp_path_factory.mktemp(f"data-{request.param}")
     if request.param == "embedded":
         settings = stack_settings("embedded", data_dir)
     else:
         overrides = services_overrides(
-            request.getfixturevalue("postgres_url"), request.getfixturevalue("redis_url"),
-            request.getfixturevalue("s3_server"), "workbench-test",
+            request.getfixturevalue("postgres_url"),
+            request.getfixturevalue("redis_url"),
+            request.getfixturevalue("s3_server"),
+            "workbench-test",
         )
         settings = stack_settings("services", data_dir, **overrides)
     live = LiveServer(settings).start()

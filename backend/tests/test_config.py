@@ -25,7 +25,10 @@ def test_embedded_defaults(tmp_path: Path) -> None:
 
 
 def test_model_list_is_a_comma_list() -> None:
-    assert make(LLM_MODELS="openai/gpt-4o, ollama/qwen2.5 ,").LLM_MODELS == ["openai/gpt-4o", "ollama/qwen2.5"]
+    assert make(LLM_MODELS="openai/gpt-4o, ollama/qwen2.5 ,").LLM_MODELS == [
+        "openai/gpt-4o",
+        "ollama/qwen2.5",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -33,7 +36,10 @@ def test_model_list_is_a_comma_list() -> None:
     [
         ({"DATABASE_URL": "postgresql://u@h/db"}, "postgresql+asyncpg://"),
         ({"REDIS_URL": "http://h"}, "redis://"),
-        ({"S3_ENDPOINT": "http://minio:9000", "S3_ACCESS_KEY": "a", "S3_SECRET_KEY": "b"}, "without a scheme"),
+        (
+            {"S3_ENDPOINT": "http://minio:9000", "S3_ACCESS_KEY": "a", "S3_SECRET_KEY": "b"},
+            "without a scheme",
+        ),
         ({"S3_ENDPOINT": "minio:9000"}, "S3_ACCESS_KEY and S3_SECRET_KEY"),
         ({"ADMIN_EMAIL": "a@b.co"}, "together"),
         ({"ADMIN_EMAIL": "a@b.co", "ADMIN_PASSWORD": "short"}, "8 characters"),
@@ -42,8 +48,13 @@ def test_model_list_is_a_comma_list() -> None:
         ({"ENVIRONMENT": "production", "SECRET_KEY": "changethis"}, "SECRET_KEY of your own"),
         ({"ENVIRONMENT": "production", "SECRET_KEY": "x" * 20}, "at least 32"),
         (
-            {"ENVIRONMENT": "production", "SECRET_KEY": "k" * 40, "S3_ENDPOINT": "m:9000",
-             "S3_ACCESS_KEY": "minioadmin", "S3_SECRET_KEY": "minioadmin"},
+            {
+                "ENVIRONMENT": "production",
+                "SECRET_KEY": "k" * 40,
+                "S3_ENDPOINT": "m:9000",
+                "S3_ACCESS_KEY": "minioadmin",
+                "S3_SECRET_KEY": "minioadmin",
+            },
             "S3_SECRET_KEY is a well-known default",
         ),
     ],
@@ -54,5 +65,10 @@ def test_bad_settings_fail_with_a_clear_message(values: dict[str, object], messa
 
 
 def test_production_with_own_secrets_is_accepted() -> None:
-    settings = make(ENVIRONMENT="production", SECRET_KEY="s" * 48, ADMIN_EMAIL="ops@corp.com", ADMIN_PASSWORD="a-long-password")
+    settings = make(
+        ENVIRONMENT="production",
+        SECRET_KEY="s" * 48,
+        ADMIN_EMAIL="ops@corp.com",
+        ADMIN_PASSWORD="a-long-password",
+    )
     assert settings.signing_key == "s" * 48

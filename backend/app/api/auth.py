@@ -26,7 +26,8 @@ async def login(body: LoginRequest, db: DbDep, settings: SettingsDep) -> LoginRe
     ttl = timedelta(minutes=settings.ACCESS_TOKEN_TTL_MINUTES)
     result = await service.authenticate(db, body.email, body.password, settings.signing_key, ttl)
     return LoginResponse(
-        access_token=result.token, expires_at=result.expires_at,
+        access_token=result.token,
+        expires_at=result.expires_at,
         user=UserOut.model_validate(result.user),
     )
 

@@ -39,7 +39,10 @@ _UPLOAD_BODY = {
     response_model=FileOut,
     status_code=status.HTTP_201_CREATED,
     openapi_extra=_UPLOAD_BODY,
-    responses={413: {"description": "Over the upload limit"}, 415: {"description": "Unsupported type"}},
+    responses={
+        413: {"description": "Over the upload limit"},
+        415: {"description": "Unsupported type"},
+    },
 )
 async def upload_file(
     request: Request, project: OwnedProject, db: DbDep, storage: StorageDep, settings: SettingsDep
@@ -82,7 +85,9 @@ def content_disposition(name: str) -> str:
 @router.get(
     "/files/{file_id}/content",
     response_class=StreamingResponse,
-    responses={200: {"content": {"application/octet-stream": {}}, "description": "The original bytes"}},
+    responses={
+        200: {"content": {"application/octet-stream": {}}, "description": "The original bytes"}
+    },
 )
 async def download_file(file: OwnedFile, storage: StorageDep) -> StreamingResponse:
     body = await service.open_content(storage, file)
@@ -97,7 +102,10 @@ async def download_file(file: OwnedFile, storage: StorageDep) -> StreamingRespon
 @router.get(
     "/files/{file_id}/preview",
     response_model=FilePreview,
-    responses={415: {"description": "Not a tabular file"}, 422: {"description": "Cannot be parsed"}},
+    responses={
+        415: {"description": "Not a tabular file"},
+        422: {"description": "Cannot be parsed"},
+    },
 )
 async def preview_file(
     file: OwnedFile, db: DbDep, storage: StorageDep, settings: SettingsDep

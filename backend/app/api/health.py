@@ -42,7 +42,11 @@ async def readyz(request: Request) -> JSONResponse:
         _check(database), _check(state.locks.ping), _check(state.storage.ping)
     )
     checks = dict(zip(names, results, strict=True))
-    backends = {"database": state.engine.dialect.name, "locks": state.locks.name, "storage": state.storage.name}
+    backends = {
+        "database": state.engine.dialect.name,
+        "locks": state.locks.name,
+        "storage": state.storage.name,
+    }
     failed = [name for name, result in checks.items() if result != "ok"]
     if failed:
         body = {

@@ -34,6 +34,11 @@ async def update_project(body: ProjectUpdate, project: OwnedProject, db: DbDep) 
 
 @router.delete("/projects/{project_id}", status_code=status.HTTP_204_NO_CONTENT)
 async def delete_project(project: OwnedProject, db: DbDep, storage: StorageDep) -> Response:
-    for key in await service.delete(db, project):
-        after_commit(db, lambda key=key: storage.delete(key))
+    keys = await service.delete(db, project)
+
+    async def delete_objects() -> None:
+        for key in keys:
+            await storage.delete(key)
+
+    after_commit(db, delete_objects)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

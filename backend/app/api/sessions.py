@@ -11,7 +11,9 @@ router = APIRouter(tags=["sessions"])
 
 
 @router.post(
-    "/projects/{project_id}/sessions", response_model=SessionOut, status_code=status.HTTP_201_CREATED
+    "/projects/{project_id}/sessions",
+    response_model=SessionOut,
+    status_code=status.HTTP_201_CREATED,
 )
 async def create_session(body: SessionCreate, project: OwnedProject, db: DbDep) -> SessionOut:
     return SessionOut.model_validate(await service.create(db, project, body))

@@ -45,7 +45,9 @@ def create_access_token(user_id: uuid.UUID, key: str, ttl: timedelta) -> tuple[s
 
 def read_access_token(token: str, key: str) -> uuid.UUID:
     try:
-        claims = jwt.decode(token, key, algorithms=[_ALGORITHM], options={"require": ["exp", "sub"]})
+        claims = jwt.decode(
+            token, key, algorithms=[_ALGORITHM], options={"require": ["exp", "sub"]}
+        )
     except jwt.ExpiredSignatureError:
         raise TokenExpired from None
     except jwt.PyJWTError:

@@ -27,7 +27,9 @@ class Login:
     user: User
 
 
-async def authenticate(db: AsyncSession, email: str, password: str, key: str, ttl: timedelta) -> Login:
+async def authenticate(
+    db: AsyncSession, email: str, password: str, key: str, ttl: timedelta
+) -> Login:
     try:
         email = normalise_email(email)
     except ValueError:
@@ -43,10 +45,13 @@ async def user_for_token(db: AsyncSession, token: str, key: str) -> User:
     """The user a bearer token (login JWT or API token) belongs to, or Unauthorized."""
     if token.startswith(security.API_TOKEN_PREFIX):
         digest = security.hash_api_token(token)
-        row = (await db.execute(
-            select(ApiToken, User).join(User, User.id == ApiToken.user_id)
-            .where(ApiToken.token_hash == digest)
-        )).one_or_none()
+        row = (
+            await db.execute(
+                select(ApiToken, User)
+                .join(User, User.id == ApiToken.user_id)
+                .where(ApiToken.token_hash == digest)
+            )
+        ).one_or_none()
         if row is None:
             raise Unauthorized("This API token is not valid or was revoked.", code="invalid_token")
         api_token, user = row
@@ -58,27 +63,37 @@ async def user_for_token(db: AsyncSession, token: str, key: str) -> User:
         raise Unauthorized("Your login has expired; log in again.", code="token_expired") from None
     except security.TokenInvalid:
         raise Unauthorized("This token is not valid.", code="invalid_token") from None
-    user = await db.get(User, user_id)
-    if user is None:
+    found = await db.get(User, user_id)
+    if found is None:
         raise Unauthorized("This token's user no longer exists.", code="invalid_token")
-    return user
+    return found
 
 
 async def create_user(db: AsyncSession, data: UserCreate) -> User:
-    user = User(email=data.email, password_hash=security.hash_password(data.password), is_admin=data.is_admin)
+    user = User(
+        email=data.email,
+        password_hash=security.hash_password(data.password),
+        is_admin=data.is_admin,
+    )
     db.add(user)
     try:
         async with db.begin_nested():
             await db.flush()
     except IntegrityError:
-        raise Conflict(f"A user with email {data.email} already exists.", code="email_taken") from None
+        raise Conflict(
+            f"A user with email {data.email} already exists.", code="email_taken"
+        ) from None
     return user
 
 
-async def create_api_token(db: AsyncSession, user: User, data: ApiTokenCreate) -> tuple[ApiToken, str]:
+async def create_api_token(
+    db: AsyncSession, user: User, data: ApiTokenCreate
+) -> tuple[ApiToken, str]:
     secret = security.new_api_token()
     token = ApiToken(
-        user_id=user.id, name=data.name, token_hash=security.hash_api_token(secret),
+        user_id=user.id,
+        name=data.name,
+        token_hash=security.hash_api_token(secret),
         prefix=secret[:10],
     )
     db.add(token)
@@ -86,11 +101,17 @@ async def create_api_token(db: AsyncSession, user: User, data: ApiTokenCreate) -
     return token, secret
 
 
-async def list_api_tokens(db: AsyncSession, user: User, limit: int, offset: int) -> tuple[list[ApiToken], int]:
+async def list_api_tokens(
+    db: AsyncSession, user: User, limit: int, offset: int
+) -> tuple[list[ApiToken], int]:
     where = ApiToken.user_id == user.id
     total = await db.scalar(select(func.count()).select_from(ApiToken).where(where))
     rows = await db.scalars(
-        select(ApiToken).where(where).order_by(ApiToken.created_at.desc()).limit(limit).offset(offset)
+        select(ApiToken)
+        .where(where)
+        .order_by(ApiToken.created_at.desc())
+        .limit(limit)
+        .offset(offset)
     )
     return list(rows), total or 0
 
@@ -119,7 +140,7 @@ async def ensure_admin(db: AsyncSession, email: str | None, password: str | None
         await db.rollback()
         return
     if generated:
-        # print, not log: the one place this password is ever shown, and it must not land in log files.
+        # print, not log: the one place this password is shown; it must not land in log files.
         print(
             f"\n  Workbench created the first admin user.\n    email:    {email}\n"
             f"    password: {password}\n  It is shown only this once; set ADMIN_EMAIL and "

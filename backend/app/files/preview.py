@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import codecs
 import datetime as dt
-import decimal
 import io
 import itertools
 import json
@@ -110,9 +109,8 @@ class CsvRowCounter:
     def __init__(self, *, header: bool = True, quoting: bool = True) -> None:
         self._header = header
         self._quoting = quoting
-        self._first = b""  # bytes held until the BOM question is settled
+        self._first: bytes | None = b""  # bytes held until the BOM question is settled
         self._decoder: codecs.IncrementalDecoder | None = None
-        self._started = False
         self._in_quote = False
         self._held = b""  # text held until the line-ending style is known
         self._break = b""  # the byte counted as a line break
@@ -124,11 +122,11 @@ class CsvRowCounter:
 
     def feed(self, chunk: bytes) -> None:
         """Counts one more chunk of the file."""
-        if not self._started:
+        if self._first is not None:
             self._first += chunk
             if len(self._first) < 2:
                 return
-            chunk, self._first, self._started = self._first, b"", True
+            chunk, self._first = self._first, None
             if chunk[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
                 self._decoder = codecs.getincrementaldecoder("utf-16")(errors="replace")
         if self._decoder is not None:
@@ -138,8 +136,7 @@ class CsvRowCounter:
     def finish(self) -> int:
         """Returns the number of data rows once the whole file has been fed."""
         if self._result is None:
-            if not self._started:
-                self._started = True
+            if self._first is not None:
                 self._scan(self._first)
             if self._decoder is not None:
                 self._scan(self._decoder.decode(b"", final=True).encode())
@@ -166,21 +163,14 @@ class CsvRowCounter:
     def _count(self, data: bytes, final: bool = False) -> None:
         if not self._break:
             data = self._held + data
-            cr, lf = data.find(b"\r"), data.find(b"\n")
-            if cr == lf == -1:
-                self._held = data[-1:]
+            first = min((at for at in (data.find(b"\r"), data.find(b"\n")) if at >= 0), default=-1)
+            if first < 0 or (data[first:] == b"\r" and not final):  # \r\n may be split
+                self._held = data[-1:] if first < 0 else data
                 return
-            if cr != -1 and (lf == -1 or cr < lf):
-                if cr == len(data) - 1 and not final:
-                    self._held = data  # \r\n may be split across chunks
-                    return
-                crlf = data[cr + 1 : cr + 2] == b"\n"
-                self._break = b"\n" if crlf else b"\r"
-            else:
-                crlf, self._break = False, b"\n"
-            self._held = b""
+            crlf = data[first : first + 2] == b"\r\n"
+            self._break = b"\r" if data[first : first + 1] == b"\r" and not crlf else b"\n"
             self._blank = b"\n\r\n" if crlf else self._break * 2
-            self._tail = self._break  # the file start behaves like a line start
+            self._held, self._tail = b"", self._break  # the file start acts as a line start
         self._breaks += _count_byte(data, self._break)
         keep = len(self._blank) - 1
         if self._blank[:2] in self._tail + data[:keep] or _has_pair(data, self._blank[:2]):
@@ -190,9 +180,7 @@ class CsvRowCounter:
 
 
 def _count_byte(data: bytes, byte: bytes) -> int:
-    """`data.count(byte)`, vectorised for big chunks: numpy counts several times faster."""
-    if len(data) < 4096:
-        return data.count(byte)
+    """`data.count(byte)`, several times faster with numpy."""
     return int(np.count_nonzero(np.frombuffer(data, np.uint8) == byte[0]))
 
 
@@ -369,14 +357,12 @@ def _preview_jsonl(path: Path, name: str) -> Preview:
                 continue
             try:
                 record = json.loads(line)
+                problem = "" if isinstance(record, dict) else "is not a JSON object"
             except ValueError as exc:
+                problem = f"is not valid JSON ({getattr(exc, 'msg', exc)})"
+            if problem:
                 raise UnreadableFile(
-                    f"{name} could not be read as JSON lines: line {number} is not valid JSON"
-                    f" ({getattr(exc, 'msg', exc)})"
-                ) from exc
-            if not isinstance(record, dict):
-                raise UnreadableFile(
-                    f"{name} could not be read as JSON lines: line {number} is not a JSON object"
+                    f"{name} could not be read as JSON lines: line {number} {problem}"
                 )
             records.append(record)
             if len(records) == INFER_ROWS:
@@ -386,13 +372,8 @@ def _preview_jsonl(path: Path, name: str) -> Preview:
     return _preview(pd.json_normalize(records), counter.finish())
 
 
-_READERS = {
-    "csv": _preview_csv,
-    "excel": _preview_excel,
-    "parquet": _preview_parquet,
-    "json": _preview_json,
-    "jsonl": _preview_jsonl,
-}
+_READERS = {"csv": _preview_csv, "excel": _preview_excel, "parquet": _preview_parquet,
+            "json": _preview_json, "jsonl": _preview_jsonl}  # fmt: skip
 
 
 def _decode(head: bytes, *, name: str, complete: bool) -> str:
@@ -506,14 +487,10 @@ def _jsonable(value: Any) -> Any:
         return _jsonable(value.item())
     if isinstance(value, dt.datetime | dt.date | dt.time):
         return value.isoformat()
-    if isinstance(value, dt.timedelta):
-        return str(value)
-    if isinstance(value, decimal.Decimal):
-        return None if value.is_nan() else str(value)
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     if isinstance(value, dict):
         return {str(key): _jsonable(item) for key, item in value.items()}
     if isinstance(value, list | tuple | np.ndarray):
         return [_jsonable(item) for item in value]
-    return str(value)
+    return str(value)  # Decimal, Timedelta, ...

@@ -113,10 +113,13 @@ async def _measured(
 
 
 async def get_owned(db: AsyncSession, user: User, file_id: uuid.UUID) -> File:
-    file = (await db.scalars(
-        select(File).join(Project, Project.id == File.project_id)
-        .where(File.id == file_id, Project.owner_id == user.id)
-    )).one_or_none()
+    file = (
+        await db.scalars(
+            select(File)
+            .join(Project, Project.id == File.project_id)
+            .where(File.id == file_id, Project.owner_id == user.id)
+        )
+    ).one_or_none()
     if file is None:
         raise NotFound("No such file.", code="file_not_found")
     return file
@@ -157,7 +160,8 @@ async def upload(
     except Exception as exc:
         log.exception("storing %s failed", name)
         raise ServiceUnavailable(
-            f"Storage failed while saving {name} ({type(exc).__name__}: {str(exc)[:200]}); nothing was kept.",
+            f"Storage failed while saving {name} ({type(exc).__name__}: {str(exc)[:200]}); "
+            "nothing was kept.",
             code="storage_unavailable",
         ) from exc
     try:
@@ -181,12 +185,18 @@ async def _record(
     received: _Received,
 ) -> File:
     fields: dict[str, Any] = {
-        "size": received.size, "sha256": received.sha256, "content_type": content_type,
-        "storage_key": key, "row_count": received.row_count, "preview": None,
+        "size": received.size,
+        "sha256": received.sha256,
+        "content_type": content_type,
+        "storage_key": key,
+        "row_count": received.row_count,
+        "preview": None,
     }
-    existing = (await db.scalars(
-        select(File).where(File.project_id == project.id, File.name == name).with_for_update()
-    )).one_or_none()
+    existing = (
+        await db.scalars(
+            select(File).where(File.project_id == project.id, File.name == name).with_for_update()
+        )
+    ).one_or_none()
     if existing is not None:
         old_key = existing.storage_key
         for attr, value in fields.items():
@@ -223,7 +233,9 @@ async def open_content(storage: ObjectStorage, file: File) -> AsyncIterator[byte
         first = await anext(iterator, b"")
     except ObjectNotFound:
         log.error("file %s has no object at %s", file.id, file.storage_key)
-        raise NotFound("This file's contents are missing from storage.", code="content_missing") from None
+        raise NotFound(
+            "This file's contents are missing from storage.", code="content_missing"
+        ) from None
 
     async def stream() -> AsyncIterator[bytes]:
         if first:
@@ -238,13 +250,17 @@ CSV_HEAD_START = 4 * 1024 * 1024
 CSV_HEAD_MAX = 64 * 1024 * 1024
 
 
-async def preview(db: AsyncSession, storage: ObjectStorage, file: File, cache_dir: Path) -> dict[str, Any]:
+async def preview(
+    db: AsyncSession, storage: ObjectStorage, file: File, cache_dir: Path
+) -> dict[str, Any]:
     """The file's preview, computed once per content and kept on the row."""
     if file.preview is not None:
         return file.preview
     kind = previews.preview_kind(file.name)
     if kind is None:
-        raise previews.PreviewUnsupported(f"{file.name}: previews are available for CSV, TSV, Excel, Parquet and JSON files.")
+        raise previews.PreviewUnsupported(
+            f"{file.name}: previews are available for CSV, TSV, Excel, Parquet and JSON files."
+        )
     try:
         if kind == "csv":
             result = await _preview_csv(storage, file)
@@ -252,13 +268,25 @@ async def preview(db: AsyncSession, storage: ObjectStorage, file: File, cache_di
             path = await storage.local_copy(file.storage_key, cache_dir, file.sha256)
             result = await asyncio.to_thread(previews.preview_file, path, name=file.name)
     except ObjectNotFound:
-        raise NotFound("This file's contents are missing from storage.", code="content_missing") from None
+        raise NotFound(
+            "This file's contents are missing from storage.", code="content_missing"
+        ) from None
     file.preview = result.to_dict()
     return file.preview
 
 
+async def _count_rows(storage: ObjectStorage, file: File) -> int:
+    counter = previews.CsvRowCounter()
+    async for chunk in storage.iter_bytes(file.storage_key):
+        counter.feed(chunk)
+    return counter.finish()
+
+
 async def _preview_csv(storage: ObjectStorage, file: File) -> previews.Preview:
-    # Only the first bytes are read: a 1 GB CSV costs a few megabytes.
+    # Only the first bytes are read: a 1 GB CSV costs a few megabytes. Its row count was
+    # taken while it uploaded; only a file that has none is read through once to count.
+    if file.row_count is None and file.size > CSV_HEAD_START:
+        file.row_count = await _count_rows(storage, file)
     size = CSV_HEAD_START
     while True:
         length = min(size, file.size)
@@ -266,7 +294,10 @@ async def _preview_csv(storage: ObjectStorage, file: File) -> previews.Preview:
         complete = length >= file.size
         try:
             return await asyncio.to_thread(
-                previews.preview_csv_head, head, name=file.name, complete=complete,
+                previews.preview_csv_head,
+                head,
+                name=file.name,
+                complete=complete,
                 row_count=file.row_count,
             )
         except previews.NeedMoreBytes:

@@ -14,7 +14,9 @@ from typing import Protocol
 from redis.asyncio import Redis
 
 # Compare-and-delete / compare-and-extend, atomically on the Redis server.
-_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+_RELEASE = (
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+)
 _RENEW = (
     "if redis.call('get', KEYS[1]) == ARGV[1] then "
     "return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0"
@@ -58,7 +60,9 @@ class RedisSessionLocks:
         return token if ok else None
 
     async def renew(self, session_id: str, token: str, ttl_seconds: float) -> bool:
-        result = await self._renew(keys=[self._key(session_id)], args=[token, int(ttl_seconds * 1000)])
+        result = await self._renew(
+            keys=[self._key(session_id)], args=[token, int(ttl_seconds * 1000)]
+        )
         return bool(result)
 
     async def release(self, session_id: str, token: str) -> bool:

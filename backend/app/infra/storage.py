@@ -22,7 +22,16 @@ from minio.error import S3Error
 from app.config import Settings
 
 CHUNK_SIZE = 1024 * 1024
-S3_PART_SIZE = 16 * 1024 * 1024
+# Parts are held in memory while they go up; 8 MB keeps an upload's footprint small, and
+# bigger parts are used only when the upload limit needs them (S3 allows 10,000 parts).
+S3_MIN_PART_SIZE = 8 * 1024 * 1024
+S3_MAX_PARTS = 10_000
+
+
+def s3_part_size(max_upload_bytes: int) -> int:
+    needed = -(-max_upload_bytes // S3_MAX_PARTS)
+    mib = 1024 * 1024
+    return max(S3_MIN_PART_SIZE, -(-needed // mib) * mib)
 
 
 class ObjectNotFound(Exception):
@@ -60,9 +69,9 @@ class ObjectStorage(Protocol):
 
 
 async def _copy_to_cache(storage: ObjectStorage, key: str, target: Path) -> Path:
-    if target.exists():
+    if await asyncio.to_thread(target.exists):
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
+    await asyncio.to_thread(target.parent.mkdir, parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.part")
     try:
         with tmp.open("wb") as out:
@@ -212,10 +221,11 @@ class _ChunkReader:
                 self._eof = True
             elif isinstance(item, BaseException):
                 raise OSError(f"upload aborted: {item!r}")
-            else:
-                self._buffer += item  # type: ignore[operator]
+            elif isinstance(item, bytes):
+                self._buffer += item
         count = len(self._buffer) if size < 0 else min(size, len(self._buffer))
-        out = bytes(self._buffer[:count])
+        with memoryview(self._buffer) as view:
+            out = bytes(view[:count])  # one copy, not two
         del self._buffer[:count]
         return out
 
@@ -233,6 +243,7 @@ class S3Storage:
 
     def __init__(self, settings: Settings):
         self.bucket = settings.S3_BUCKET
+        self.part_size = s3_part_size(settings.MAX_UPLOAD_BYTES)
         self.client = Minio(
             settings.S3_ENDPOINT or "",
             access_key=settings.S3_ACCESS_KEY,
@@ -263,7 +274,11 @@ class S3Storage:
         def upload() -> None:
             try:
                 self.client.put_object(
-                    self.bucket, key, reader, length=-1, part_size=S3_PART_SIZE,
+                    self.bucket,
+                    key,
+                    reader,  # type: ignore[arg-type]  # minio only calls read()
+                    length=-1,
+                    part_size=self.part_size,
                     content_type=content_type,
                 )
             finally:

@@ -14,7 +14,9 @@ from app.models.base import Base, IdMixin, TimestampMixin
 class Project(IdMixin, TimestampMixin, Base):
     __tablename__ = "projects"
 
-    owner_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    owner_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
     name: Mapped[str] = mapped_column(String(200))
     description: Mapped[str] = mapped_column(Text, default="")
 

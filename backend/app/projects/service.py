@@ -26,12 +26,17 @@ async def create(db: AsyncSession, user: User, data: ProjectCreate) -> Project:
     return project
 
 
-async def list_owned(db: AsyncSession, user: User, limit: int, offset: int) -> tuple[list[Project], int]:
+async def list_owned(
+    db: AsyncSession, user: User, limit: int, offset: int
+) -> tuple[list[Project], int]:
     where = Project.owner_id == user.id
     total = await db.scalar(select(func.count()).select_from(Project).where(where))
     rows = await db.scalars(
-        select(Project).where(where).order_by(Project.updated_at.desc(), Project.id)
-        .limit(limit).offset(offset)
+        select(Project)
+        .where(where)
+        .order_by(Project.updated_at.desc(), Project.id)
+        .limit(limit)
+        .offset(offset)
     )
     return list(rows), total or 0
 
@@ -47,7 +52,11 @@ async def update(db: AsyncSession, project: Project, data: ProjectUpdate) -> Pro
 
 
 async def delete(db: AsyncSession, project: Project) -> list[str]:
-    """Delete the project (its files and sessions cascade); the storage keys to remove after commit."""
+    """Delete the project; its files and sessions cascade.
+
+    Returns:
+        The storage keys of its files, to delete once the transaction has committed.
+    """
     keys = list(await db.scalars(select(File.storage_key).where(File.project_id == project.id)))
     await db.delete(project)
     await db.flush()

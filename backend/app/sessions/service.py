@@ -15,10 +15,13 @@ DEFAULT_TITLE = "New session"
 
 
 async def get_owned(db: AsyncSession, user: User, session_id: uuid.UUID) -> Session:
-    session = (await db.scalars(
-        select(Session).join(Project, Project.id == Session.project_id)
-        .where(Session.id == session_id, Project.owner_id == user.id)
-    )).one_or_none()
+    session = (
+        await db.scalars(
+            select(Session)
+            .join(Project, Project.id == Session.project_id)
+            .where(Session.id == session_id, Project.owner_id == user.id)
+        )
+    ).one_or_none()
     if session is None:
         raise NotFound("No such session.", code="session_not_found")
     return session
@@ -38,8 +41,11 @@ async def list_for_project(
     where = Session.project_id == project.id
     total = await db.scalar(select(func.count()).select_from(Session).where(where))
     rows = await db.scalars(
-        select(Session).where(where).order_by(Session.updated_at.desc(), Session.id)
-        .limit(limit).offset(offset)
+        select(Session)
+        .where(where)
+        .order_by(Session.updated_at.desc(), Session.id)
+        .limit(limit)
+        .offset(offset)
     )
     return list(rows), total or 0
 

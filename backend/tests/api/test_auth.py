@@ -15,7 +15,9 @@ def assert_error(response, status: int, code: str) -> None:  # type: ignore[no-u
 
 
 def test_login_returns_a_token_that_identifies_the_user(anon: Api) -> None:
-    response = anon.post("/auth/login", json={"email": ADMIN_EMAIL.upper(), "password": ADMIN_PASSWORD})
+    response = anon.post(
+        "/auth/login", json={"email": ADMIN_EMAIL.upper(), "password": ADMIN_PASSWORD}
+    )
     assert response.status_code == 200
     body = response.json()
     assert body["token_type"] == "bearer"
@@ -35,10 +37,18 @@ def test_wrong_password_and_unknown_email_are_indistinguishable(anon: Api) -> No
 def test_requests_without_a_valid_token_are_refused(anon: Api, live) -> None:  # type: ignore[no-untyped-def]
     assert_error(anon.get("/projects"), 401, "not_authenticated")
     assert anon.get("/projects").headers["www-authenticate"] == "Bearer"
-    assert_error(anon.get("/projects", headers={"Authorization": "Bearer nonsense"}), 401, "invalid_token")
-    assert_error(anon.get("/projects", headers={"Authorization": "Bearer wb_notatoken"}), 401, "invalid_token")
+    assert_error(
+        anon.get("/projects", headers={"Authorization": "Bearer nonsense"}), 401, "invalid_token"
+    )
+    assert_error(
+        anon.get("/projects", headers={"Authorization": "Bearer wb_notatoken"}),
+        401,
+        "invalid_token",
+    )
     forged, _ = create_access_token(uuid.uuid4(), "another-key-" + "y" * 40, timedelta(minutes=5))
-    assert_error(anon.get("/projects", headers={"Authorization": f"Bearer {forged}"}), 401, "invalid_token")
+    assert_error(
+        anon.get("/projects", headers={"Authorization": f"Bearer {forged}"}), 401, "invalid_token"
+    )
 
 
 def test_an_expired_login_token_asks_to_log_in_again(admin: Api) -> None:
@@ -75,11 +85,27 @@ def test_a_user_cannot_revoke_someone_elses_token(alice: Api, bob: Api) -> None:
 
 
 def test_only_admins_create_users(admin: Api, alice: Api) -> None:
-    assert_error(alice.post("/users", json={"email": "eve@example.com", "password": "password-123"}), 403, "admin_only")
+    assert_error(
+        alice.post("/users", json={"email": "eve@example.com", "password": "password-123"}),
+        403,
+        "admin_only",
+    )
     made = admin.post("/users", json={"email": " Eve@Example.com ", "password": "password-123"})
     assert made.status_code == 201
     assert made.json()["email"] == "eve@example.com" and made.json()["is_admin"] is False
-    assert_error(admin.post("/users", json={"email": "eve@example.com", "password": "password-456"}), 409, "email_taken")
-    assert_error(admin.post("/users", json={"email": "not-an-email", "password": "password-123"}), 422, "validation_error")
-    assert_error(admin.post("/users", json={"email": "x@example.com", "password": "short"}), 422, "validation_error")
+    assert_error(
+        admin.post("/users", json={"email": "eve@example.com", "password": "password-456"}),
+        409,
+        "email_taken",
+    )
+    assert_error(
+        admin.post("/users", json={"email": "not-an-email", "password": "password-123"}),
+        422,
+        "validation_error",
+    )
+    assert_error(
+        admin.post("/users", json={"email": "x@example.com", "password": "short"}),
+        422,
+        "validation_error",
+    )
     assert admin.as_user("eve@example.com", "password-123").get("/auth/me").status_code == 200

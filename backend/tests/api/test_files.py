@@ -39,7 +39,11 @@ def test_upload_list_get_download_preview(alice: Api, live) -> None:  # type: ig
         {"name": "month", "dtype": preview["columns"][1]["dtype"]},
         {"name": "revenue", "dtype": "float64"},
     ]
-    assert preview["rows"] == [["North", "2026-01", 1200.5], ["South", "2026-01", 980.0], ["North", "2026-02", 1310.25]]
+    assert preview["rows"] == [
+        ["North", "2026-01", 1200.5],
+        ["South", "2026-01", 980.0],
+        ["North", "2026-02", 1310.25],
+    ]
     assert preview["row_count"] == 3
     assert len(keys(live)) == 1
 
@@ -54,7 +58,9 @@ def test_upload_list_get_download_preview(alice: Api, live) -> None:  # type: ig
         ("C:\\Users\\me\\Desktop\\data.csv", "data.csv"),
     ],
 )
-def test_file_names_keep_their_characters_but_lose_directories(alice: Api, sent: str, kept: str) -> None:
+def test_file_names_keep_their_characters_but_lose_directories(
+    alice: Api, sent: str, kept: str
+) -> None:
     project = alice.project()
     file = alice.upload(project["id"], sent, SALES).json()
     assert file["name"] == kept
@@ -76,7 +82,11 @@ def test_an_empty_file_uploads_and_previews_as_empty(alice: Api) -> None:
     file = alice.upload(project["id"], "empty.csv", b"").json()
     assert file["size"] == 0 and file["sha256"] == hashlib.sha256(b"").hexdigest()
     assert alice.get(f"/files/{file['id']}/content").content == b""
-    assert alice.get(f"/files/{file['id']}/preview").json() == {"columns": [], "rows": [], "row_count": 0}
+    assert alice.get(f"/files/{file['id']}/preview").json() == {
+        "columns": [],
+        "rows": [],
+        "row_count": 0,
+    }
 
 
 def test_a_file_over_the_limit_is_refused_and_leaves_nothing(alice: Api, live) -> None:  # type: ignore[no-untyped-def]
@@ -106,7 +116,8 @@ def test_a_streamed_upload_without_length_is_cut_at_the_limit(alice: Api, live) 
 
     try:
         response = alice.post(
-            f"/projects/{project['id']}/files", content=body(),
+            f"/projects/{project['id']}/files",
+            content=body(),
             headers={"Content-Type": f"multipart/form-data; boundary={boundary}"},
         )
         assert response.status_code == 413
@@ -138,7 +149,9 @@ def test_deleting_a_file_removes_its_bytes(alice: Api, live) -> None:  # type: i
     assert alice.delete(f"/files/{file['id']}").status_code == 204
     assert alice.get(f"/files/{file['id']}").status_code == 404
     assert alice.get(f"/files/{file['id']}/content").status_code == 404
-    assert [f["name"] for f in alice.get(f"/projects/{project['id']}/files").json()["items"]] == ["other.csv"]
+    assert [f["name"] for f in alice.get(f"/projects/{project['id']}/files").json()["items"]] == [
+        "other.csv"
+    ]
     assert len(keys(live)) == 1
 
 
@@ -156,7 +169,9 @@ def test_unsupported_types_and_bad_requests(alice: Api) -> None:
     project = alice.project()
     exe = alice.upload(project["id"], "setup.exe", b"MZ\x90\x00")
     assert exe.status_code == 415 and exe.json()["code"] == "unsupported_file_type"
-    not_multipart = alice.post(f"/projects/{project['id']}/files", content=b"a,b\n", headers={"Content-Type": "text/csv"})
+    not_multipart = alice.post(
+        f"/projects/{project['id']}/files", content=b"a,b\n", headers={"Content-Type": "text/csv"}
+    )
     assert not_multipart.status_code == 400 and not_multipart.json()["code"] == "expected_multipart"
     wrong_field = alice.post(f"/projects/{project['id']}/files", files={"data": ("a.csv", b"a\n")})
     assert wrong_field.status_code == 400 and wrong_field.json()["code"] == "missing_file"
@@ -176,7 +191,9 @@ def test_a_malformed_csv_uploads_downloads_and_explains_its_preview(alice: Api) 
 
 def test_excel_and_parquet_preview_and_corrupt_ones_explain(alice: Api) -> None:
     project = alice.project()
-    frame = pd.DataFrame({"city": ["Oslo", "Lima", "Pune"], "temp": [3.5, 19.0, 31.25], "n": [1, 2, 3]})
+    frame = pd.DataFrame(
+        {"city": ["Oslo", "Lima", "Pune"], "temp": [3.5, 19.0, 31.25], "n": [1, 2, 3]}
+    )
     excel, parquet = io.BytesIO(), io.BytesIO()
     frame.to_excel(excel, index=False)
     frame.to_parquet(parquet, index=False)

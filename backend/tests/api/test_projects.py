@@ -39,8 +39,12 @@ def test_another_users_project_looks_exactly_like_a_missing_one(alice: Api, bob:
     missing = f"/projects/{uuid.uuid4()}"
     theirs = f"/projects/{project['id']}"
     for method, suffix, body in [
-        ("GET", "", None), ("PATCH", "", {"name": "mine now"}), ("DELETE", "", None),
-        ("GET", "/files", None), ("GET", "/sessions", None), ("POST", "/sessions", {"title": "x"}),
+        ("GET", "", None),
+        ("PATCH", "", {"name": "mine now"}),
+        ("DELETE", "", None),
+        ("GET", "/files", None),
+        ("GET", "/sessions", None),
+        ("POST", "/sessions", {"title": "x"}),
     ]:
         got_theirs = bob.request(method, theirs + suffix, json=body)
         got_missing = bob.request(method, missing + suffix, json=body)

@@ -19,11 +19,15 @@ from tests.conftest import Api, reset_state, services_overrides, stack_settings
 from tests.support.proxy import CuttableProxy
 from tests.support.server import LiveServer
 
-CSV = b"id,value\n" + b"".join(b"%d,%d\n" % (i, i * 7) for i in range(450_000))  # ~6 MB, under the 8 MB test limit
+CSV = b"id,value\n" + b"".join(
+    b"%d,%d\n" % (i, i * 7) for i in range(450_000)
+)  # ~6 MB, under the 8 MB test limit
 
 
 @pytest.fixture
-def s3_behind_proxy(tmp_path: Path, postgres_url: str, redis_url: str, s3_server) -> Iterator[tuple[LiveServer, CuttableProxy]]:  # type: ignore[no-untyped-def]
+def s3_behind_proxy(
+    tmp_path: Path, postgres_url: str, redis_url: str, s3_server
+) -> Iterator[tuple[LiveServer, CuttableProxy]]:  # type: ignore[no-untyped-def]
     host, port = s3_server.endpoint.split(":")
     proxy = CuttableProxy(host, int(port)).start()
     overrides = services_overrides(postgres_url, redis_url, s3_server, "outage-test")
@@ -54,9 +58,13 @@ def test_s3_cut_mid_upload_leaves_no_row_and_no_object(s3_behind_proxy, s3_serve
 
         proxy.restore()
         # Seen directly on the S3 server, not through the proxy: nothing was left.
-        direct = S3Storage(stack_settings(
-            "services", live.settings.DATA_DIR, **services_overrides("", "", s3_server, "outage-test")
-        ))
+        direct = S3Storage(
+            stack_settings(
+                "services",
+                live.settings.DATA_DIR,
+                **services_overrides("", "", s3_server, "outage-test"),
+            )
+        )
         assert live.call(direct.list_keys()) == []
         retry = admin.upload(project["id"], "numbers.csv", CSV)
         assert retry.status_code == 201
@@ -67,7 +75,9 @@ def test_s3_cut_mid_upload_leaves_no_row_and_no_object(s3_behind_proxy, s3_serve
 def tiny_disk(tmp_path: Path) -> Iterator[Path]:
     mount = tmp_path / "tiny"
     mount.mkdir()
-    result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)], capture_output=True)
+    result = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)], capture_output=True
+    )
     if result.returncode != 0:
         pytest.fail(
             "This test fills a 3 MB tmpfs to make the local object store fail; mounting it "
@@ -78,7 +88,9 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
     subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
-def test_local_disk_full_mid_upload_leaves_no_row_and_no_file(tmp_path: Path, tiny_disk: Path) -> None:
+def test_local_disk_full_mid_upload_leaves_no_row_and_no_file(
+    tmp_path: Path, tiny_disk: Path
+) -> None:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     os.symlink(tiny_disk, data_dir / "objects")

@@ -14,7 +14,9 @@ from app.infra.locks import InProcessSessionLocks, RedisSessionLocks, SessionLoc
 @pytest.fixture(params=["in-process", "redis"])
 async def locks(request: pytest.FixtureRequest) -> AsyncIterator[SessionLocks]:
     if request.param == "redis":
-        store: SessionLocks = RedisSessionLocks(request.getfixturevalue("redis_url"), prefix="wbtest:")
+        store: SessionLocks = RedisSessionLocks(
+            request.getfixturevalue("redis_url"), prefix="wbtest:"
+        )
     else:
         store = InProcessSessionLocks()
     yield store

@@ -20,13 +20,19 @@ def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LocalSto
         return
     s3 = request.getfixturevalue("s3_server")
     settings = stack_settings(
-        "services", tmp_path, S3_ENDPOINT=s3.endpoint, S3_ACCESS_KEY=s3.access_key,
-        S3_SECRET_KEY=s3.secret_key, S3_BUCKET=f"adapter-{os.getpid()}",
+        "services",
+        tmp_path,
+        S3_ENDPOINT=s3.endpoint,
+        S3_ACCESS_KEY=s3.access_key,
+        S3_SECRET_KEY=s3.secret_key,
+        S3_BUCKET=f"adapter-{os.getpid()}",
     )
     yield S3Storage(settings)
 
 
-async def chunks(data: bytes, size: int = 1024 * 1024, fail_after: int | None = None) -> AsyncIterator[bytes]:
+async def chunks(
+    data: bytes, size: int = 1024 * 1024, fail_after: int | None = None
+) -> AsyncIterator[bytes]:
     for offset in range(0, len(data), size):
         if fail_after is not None and offset >= fail_after:
             raise RuntimeError("the client went away")
@@ -58,7 +64,9 @@ async def test_put_read_list_delete(storage: LocalStorage | S3Storage) -> None:
     await store.close()
 
 
-async def test_a_large_object_goes_up_in_parts(storage: LocalStorage | S3Storage, tmp_path: Path) -> None:
+async def test_a_large_object_goes_up_in_parts(
+    storage: LocalStorage | S3Storage, tmp_path: Path
+) -> None:
     store = await prepared(storage)
     data = os.urandom(40 * 1024 * 1024)  # more than two 16 MB parts
     await store.put("big", chunks(data), "application/octet-stream")
@@ -85,3 +93,11 @@ def test_local_keys_cannot_escape_the_folder(tmp_path: Path) -> None:
     for key in ("../outside", "/etc/passwd", "", ".tmp/x", "a/../../b"):
         with pytest.raises(ValueError):
             store.path(key)
+
+
+def test_s3_parts_stay_small_unless_the_limit_needs_more() -> None:
+    from app.infra.storage import s3_part_size
+
+    assert s3_part_size(2 * 1024**3) == 8 * 1024 * 1024
+    big = 200 * 1024**3
+    assert s3_part_size(big) * 10_000 >= big and s3_part_size(big) % (1024 * 1024) == 0

