@@ -6,9 +6,10 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 from alembic.config import Config
-from sqlalchemy import event
+from sqlalchemy import Select, event, func, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -19,6 +20,7 @@ from sqlalchemy.ext.asyncio import (
 
 from alembic import command
 
+T = TypeVar("T")
 log = logging.getLogger(__name__)
 BACKEND_DIR = Path(__file__).resolve().parent.parent
 
@@ -56,6 +58,15 @@ def upgrade_database(url: str) -> None:
 
 async def migrate(url: str) -> None:
     await asyncio.to_thread(upgrade_database, url)
+
+
+async def paginate(
+    db: AsyncSession, query: Select[T], limit: int, offset: int
+) -> tuple[list[T], int]:
+    """One page of an ordered query's rows, and how many rows there are in all."""
+    total = await db.scalar(select(func.count()).select_from(query.order_by(None).subquery()))
+    rows = await db.scalars(query.limit(limit).offset(offset))
+    return list(rows), total or 0
 
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from app.api import auth, files, health, projects, sessions
+from app.api import auth, files, health, projects, runs, sessions
 from app.auth import service as auth_service
 from app.config import Settings
 from app.db import create_engine, migrate, session_factory
@@ -73,7 +73,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
         return JSONResponse({"detail": str(exc), "code": exc.code}, exc.status)
 
-    for module in (auth, projects, files, sessions):
+    for module in (auth, projects, files, sessions, runs):
         app.include_router(module.router, prefix=API_PREFIX)
     app.include_router(health.router)
     mount_spa(app)

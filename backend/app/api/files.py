@@ -90,7 +90,7 @@ def content_disposition(name: str) -> str:
     },
 )
 async def download_file(file: OwnedFile, storage: StorageDep) -> StreamingResponse:
-    body = await service.open_content(storage, file)
+    body = await service.stream_object(storage, file.storage_key)
     headers = {
         "Content-Disposition": content_disposition(file.name),
         "Content-Length": str(file.size),

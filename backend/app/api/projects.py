@@ -4,6 +4,7 @@ from fastapi import APIRouter, Response, status
 
 from app.api.deps import CurrentUser, DbDep, OwnedProject, PageDep, StorageDep
 from app.db import after_commit
+from app.infra.storage import delete_objects
 from app.projects import service
 from app.projects.schemas import ProjectCreate, ProjectOut, ProjectUpdate
 from app.schemas import Page
@@ -35,10 +36,5 @@ async def update_project(body: ProjectUpdate, project: OwnedProject, db: DbDep) 
 @router.delete("/projects/{project_id}", status_code=status.HTTP_204_NO_CONTENT)
 async def delete_project(project: OwnedProject, db: DbDep, storage: StorageDep) -> Response:
     keys = await service.delete(db, project)
-
-    async def delete_objects() -> None:
-        for key in keys:
-            await storage.delete(key)
-
-    after_commit(db, delete_objects)
+    after_commit(db, lambda: delete_objects(storage, keys))
     return Response(status_code=status.HTTP_204_NO_CONTENT)

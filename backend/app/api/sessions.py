@@ -2,7 +2,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response, status
 
-from app.api.deps import DbDep, OwnedProject, OwnedSession, PageDep
+from app.api.deps import DbDep, OwnedProject, OwnedSession, PageDep, StorageDep
+from app.db import after_commit
+from app.infra.storage import delete_objects
 from app.schemas import Page
 from app.sessions import service
 from app.sessions.schemas import SessionCreate, SessionOut, SessionUpdate
@@ -36,6 +38,7 @@ async def update_session(body: SessionUpdate, session: OwnedSession, db: DbDep) 
 
 
 @router.delete("/sessions/{session_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_session(session: OwnedSession, db: DbDep) -> Response:
-    await service.delete(db, session)
+async def delete_session(session: OwnedSession, db: DbDep, storage: StorageDep) -> Response:
+    keys = await service.delete(db, session)
+    after_commit(db, lambda: delete_objects(storage, keys))
     return Response(status_code=status.HTTP_204_NO_CONTENT)

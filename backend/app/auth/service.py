@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import security
 from app.auth.schemas import ApiTokenCreate, UserCreate, normalise_email
+from app.db import paginate
 from app.errors import Conflict, NotFound, Unauthorized
 from app.models import ApiToken, User
 from app.models.base import utcnow
@@ -104,16 +105,8 @@ async def create_api_token(
 async def list_api_tokens(
     db: AsyncSession, user: User, limit: int, offset: int
 ) -> tuple[list[ApiToken], int]:
-    where = ApiToken.user_id == user.id
-    total = await db.scalar(select(func.count()).select_from(ApiToken).where(where))
-    rows = await db.scalars(
-        select(ApiToken)
-        .where(where)
-        .order_by(ApiToken.created_at.desc())
-        .limit(limit)
-        .offset(offset)
-    )
-    return list(rows), total or 0
+    query = select(ApiToken).where(ApiToken.user_id == user.id).order_by(ApiToken.created_at.desc())
+    return await paginate(db, query, limit, offset)
 
 
 async def revoke_api_token(db: AsyncSession, user: User, token_id: uuid.UUID) -> None:

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db import after_commit
+from app.db import after_commit, paginate
 from app.errors import (
     AppError,
     Conflict,
@@ -128,12 +128,8 @@ async def get_owned(db: AsyncSession, user: User, file_id: uuid.UUID) -> File:
 async def list_for_project(
     db: AsyncSession, project: Project, limit: int, offset: int
 ) -> tuple[list[File], int]:
-    where = File.project_id == project.id
-    total = await db.scalar(select(func.count()).select_from(File).where(where))
-    rows = await db.scalars(
-        select(File).where(where).order_by(File.name).limit(limit).offset(offset)
-    )
-    return list(rows), total or 0
+    query = select(File).where(File.project_id == project.id).order_by(File.name, File.id)
+    return await paginate(db, query, limit, offset)
 
 
 async def upload(
@@ -226,16 +222,14 @@ async def delete(db: AsyncSession, storage: ObjectStorage, file: File) -> None:
     after_commit(db, lambda: storage.delete(key))
 
 
-async def open_content(storage: ObjectStorage, file: File) -> AsyncIterator[bytes]:
-    """The file's bytes; fails before the first byte if the object is missing."""
-    iterator = storage.iter_bytes(file.storage_key)
+async def stream_object(storage: ObjectStorage, key: str) -> AsyncIterator[bytes]:
+    """An object's bytes; fails before the first byte (so before any response) if it is missing."""
+    iterator = storage.iter_bytes(key)
     try:
         first = await anext(iterator, b"")
     except ObjectNotFound:
-        log.error("file %s has no object at %s", file.id, file.storage_key)
-        raise NotFound(
-            "This file's contents are missing from storage.", code="content_missing"
-        ) from None
+        log.error("no object at %s", key)
+        raise NotFound("The contents are missing from storage.", code="content_missing") from None
 
     async def stream() -> AsyncIterator[bytes]:
         if first:

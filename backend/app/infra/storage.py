@@ -361,6 +361,11 @@ class S3Storage:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
+async def delete_objects(storage: ObjectStorage, keys: list[str]) -> None:
+    for key in keys:
+        await storage.delete(key)
+
+
 def create_storage(settings: Settings) -> LocalStorage | S3Storage:
     if settings.S3_ENDPOINT:
         return S3Storage(settings)

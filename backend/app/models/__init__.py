@@ -2,6 +2,18 @@
 
 from app.models.base import Base
 from app.models.projects import File, Project, Session
+from app.models.runs import Artifact, Run, RunStatus, RunStep
 from app.models.users import ApiToken, User
 
-__all__ = ["ApiToken", "Base", "File", "Project", "Session", "User"]
+__all__ = [
+    "ApiToken",
+    "Artifact",
+    "Base",
+    "File",
+    "Project",
+    "Run",
+    "RunStatus",
+    "RunStep",
+    "Session",
+    "User",
+]

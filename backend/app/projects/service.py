@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db import paginate
 from app.errors import NotFound
 from app.models import File, Project, User
 from app.projects.schemas import ProjectCreate, ProjectUpdate
+from app.runs import service as runs_service
 
 
 async def get_owned(db: AsyncSession, user: User, project_id: uuid.UUID) -> Project:
@@ -29,16 +31,12 @@ async def create(db: AsyncSession, user: User, data: ProjectCreate) -> Project:
 async def list_owned(
     db: AsyncSession, user: User, limit: int, offset: int
 ) -> tuple[list[Project], int]:
-    where = Project.owner_id == user.id
-    total = await db.scalar(select(func.count()).select_from(Project).where(where))
-    rows = await db.scalars(
+    query = (
         select(Project)
-        .where(where)
+        .where(Project.owner_id == user.id)
         .order_by(Project.updated_at.desc(), Project.id)
-        .limit(limit)
-        .offset(offset)
     )
-    return list(rows), total or 0
+    return await paginate(db, query, limit, offset)
 
 
 async def update(db: AsyncSession, project: Project, data: ProjectUpdate) -> Project:
@@ -58,6 +56,7 @@ async def delete(db: AsyncSession, project: Project) -> list[str]:
         The storage keys of its files, to delete once the transaction has committed.
     """
     keys = list(await db.scalars(select(File.storage_key).where(File.project_id == project.id)))
+    keys += await runs_service.artifact_keys(db, project_id=project.id)
     await db.delete(project)
     await db.flush()
     return keys

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db import paginate
 from app.errors import NotFound
 from app.models import Project, Session, User
+from app.runs import service as runs_service
 from app.sessions.schemas import SessionCreate, SessionUpdate
 
 DEFAULT_TITLE = "New session"
@@ -38,16 +40,12 @@ async def create(db: AsyncSession, project: Project, data: SessionCreate) -> Ses
 async def list_for_project(
     db: AsyncSession, project: Project, limit: int, offset: int
 ) -> tuple[list[Session], int]:
-    where = Session.project_id == project.id
-    total = await db.scalar(select(func.count()).select_from(Session).where(where))
-    rows = await db.scalars(
+    query = (
         select(Session)
-        .where(where)
+        .where(Session.project_id == project.id)
         .order_by(Session.updated_at.desc(), Session.id)
-        .limit(limit)
-        .offset(offset)
     )
-    return list(rows), total or 0
+    return await paginate(db, query, limit, offset)
 
 
 async def update(db: AsyncSession, session: Session, data: SessionUpdate) -> Session:
@@ -57,6 +55,13 @@ async def update(db: AsyncSession, session: Session, data: SessionUpdate) -> Ses
     return session
 
 
-async def delete(db: AsyncSession, session: Session) -> None:
+async def delete(db: AsyncSession, session: Session) -> list[str]:
+    """Delete the session with its runs and artifacts.
+
+    Returns:
+        The storage keys of its artifacts, to delete once the transaction has committed.
+    """
+    keys = await runs_service.artifact_keys(db, session_id=session.id)
     await db.delete(session)
     await db.flush()
+    return keys

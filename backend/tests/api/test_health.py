@@ -24,3 +24,41 @@ def test_the_root_serves_a_page_and_unknown_api_paths_are_json_404(live) -> None
     assert "/api/v1/projects/{project_id}/files" in schema["paths"]
     upload = schema["paths"]["/api/v1/projects/{project_id}/files"]["post"]
     assert "multipart/form-data" in upload["requestBody"]["content"]
+
+
+CONTRACT = [
+    ("post", "/auth/login"),
+    ("get", "/auth/me"),
+    ("post", "/auth/tokens"),
+    ("get", "/auth/tokens"),
+    ("delete", "/auth/tokens/{token_id}"),
+    ("post", "/users"),
+    ("post", "/projects"),
+    ("get", "/projects"),
+    ("get", "/projects/{project_id}"),
+    ("patch", "/projects/{project_id}"),
+    ("delete", "/projects/{project_id}"),
+    ("post", "/projects/{project_id}/files"),
+    ("get", "/projects/{project_id}/files"),
+    ("get", "/files/{file_id}"),
+    ("delete", "/files/{file_id}"),
+    ("get", "/files/{file_id}/content"),
+    ("get", "/files/{file_id}/preview"),
+    ("post", "/projects/{project_id}/sessions"),
+    ("get", "/projects/{project_id}/sessions"),
+    ("get", "/sessions/{session_id}"),
+    ("patch", "/sessions/{session_id}"),
+    ("delete", "/sessions/{session_id}"),
+    ("get", "/sessions/{session_id}/runs"),
+    ("get", "/sessions/{session_id}/artifacts"),
+    ("get", "/artifacts/{artifact_id}"),
+    ("get", "/artifacts/{artifact_id}/content"),
+]
+
+
+def test_the_openapi_document_describes_the_contract(live) -> None:  # type: ignore[no-untyped-def]
+    paths = httpx.get(f"{live.url}/api/v1/openapi.json").json()["paths"]
+    missing = [(m, p) for m, p in CONTRACT if m not in paths.get(f"/api/v1{p}", {})]
+    assert missing == []
+    secured = paths["/api/v1/projects"]["get"]
+    assert secured["security"] == [{"HTTPBearer": []}]

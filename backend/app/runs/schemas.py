@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Literal
+
+from pydantic import computed_field
+
+from app.schemas import Schema
+
+ArtifactKind = Literal["plotly", "image", "table", "file"]
+RunStatusName = Literal["queued", "running", "waiting_input", "succeeded", "failed", "cancelled"]
+
+
+class ArtifactOut(Schema):
+    id: uuid.UUID
+    run_id: uuid.UUID
+    session_id: uuid.UUID
+    step: int
+    kind: ArtifactKind
+    name: str
+    mime: str
+    size: int
+    created_at: datetime
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def url(self) -> str:
+        return f"/api/v1/artifacts/{self.id}/content"
+
+
+class StepOut(Schema):
+    index: int
+    thought: str | None
+    code: str | None
+    output: str | None
+    error: str | None
+    duration_ms: int | None
+    tokens_in: int
+    tokens_out: int
+
+
+class RunOut(Schema):
+    id: uuid.UUID
+    session_id: uuid.UUID
+    status: RunStatusName
+    query: str
+    model: str
+    final_answer: str | None
+    error: str | None
+    steps: list[StepOut]
+    artifacts: list[ArtifactOut]
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None

@@ -1,0 +1,58 @@
+"""Reading a session's history: its runs (with steps and artifacts) and its artifacts."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db import paginate
+from app.errors import NotFound
+from app.models import Artifact, Project, Run, Session, User
+
+
+async def list_runs(
+    db: AsyncSession, session: Session, limit: int, offset: int
+) -> tuple[list[Run], int]:
+    query = select(Run).where(Run.session_id == session.id).order_by(Run.created_at, Run.id)
+    return await paginate(db, query, limit, offset)
+
+
+async def list_artifacts(
+    db: AsyncSession, session: Session, limit: int, offset: int
+) -> tuple[list[Artifact], int]:
+    query = (
+        select(Artifact)
+        .where(Artifact.session_id == session.id)
+        .order_by(Artifact.created_at, Artifact.id)
+    )
+    return await paginate(db, query, limit, offset)
+
+
+async def get_owned_artifact(db: AsyncSession, user: User, artifact_id: uuid.UUID) -> Artifact:
+    artifact = (
+        await db.scalars(
+            select(Artifact)
+            .join(Session, Session.id == Artifact.session_id)
+            .join(Project, Project.id == Session.project_id)
+            .where(Artifact.id == artifact_id, Project.owner_id == user.id)
+        )
+    ).one_or_none()
+    if artifact is None:
+        raise NotFound("No such artifact.", code="artifact_not_found")
+    return artifact
+
+
+async def artifact_keys(
+    db: AsyncSession, *, session_id: uuid.UUID | None = None, project_id: uuid.UUID | None = None
+) -> list[str]:
+    """Storage keys of a session's (or a whole project's) artifacts, to delete with them."""
+    query = select(Artifact.storage_key)
+    if session_id is not None:
+        query = query.where(Artifact.session_id == session_id)
+    if project_id is not None:
+        query = query.join(Session, Session.id == Artifact.session_id).where(
+            Session.project_id == project_id
+        )
+    return list(await db.scalars(query))
