@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 log = logging.getLogger(__name__)
@@ -97,6 +98,29 @@ def install_error_handlers(app: FastAPI) -> None:
         errors = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
         body = error_body(_validation_sentence(exc), "validation_error", errors=errors)
         return JSONResponse(body, 422)
+
+    @app.exception_handler(DBAPIError)
+    async def _database(request: Request, exc: DBAPIError) -> JSONResponse:
+        if isinstance(exc, OperationalError | InterfaceError) or exc.connection_invalidated:
+            log.error(
+                "database unavailable on %s %s: %s", request.method, request.url.path, exc.orig
+            )
+            body = error_body(
+                "The database is not answering; try again shortly.", "database_unavailable"
+            )
+            return JSONResponse(body, 503)
+        return await _unexpected(request, exc)
+
+    @app.exception_handler(OSError)
+    async def _connection(request: Request, exc: OSError) -> JSONResponse:
+        # asyncpg raises plain OSErrors (connection refused or reset) when it cannot connect.
+        log.error(
+            "a backing service is unreachable on %s %s: %r", request.method, request.url.path, exc
+        )
+        body = error_body(
+            "A backing service is not answering; try again shortly.", "service_unavailable"
+        )
+        return JSONResponse(body, 503)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

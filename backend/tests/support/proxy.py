@@ -52,6 +52,11 @@ class CuttableProxy:
         self.cut_after_bytes = None
         self.sent = 0
 
+    def cut(self) -> None:
+        """Cut every open connection now and refuse new ones until restore()."""
+        self.down = True
+        self._loop.call_soon_threadsafe(self._cut)
+
     def _cut(self) -> None:
         self.down = True
         for writer in list(self._writers):
