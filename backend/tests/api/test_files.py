@@ -8,6 +8,7 @@ import httpx
 import pandas as pd
 import pytest
 
+from app.infra.storage import S3Storage
 from tests.conftest import UPLOAD_LIMIT, Api
 
 SALES = b"region,month,revenue\nNorth,2026-01,1200.5\nSouth,2026-01,980\nNorth,2026-02,1310.25\n"
@@ -15,6 +16,16 @@ SALES = b"region,month,revenue\nNorth,2026-01,1200.5\nSouth,2026-01,980\nNorth,2
 
 def keys(live) -> list[str]:  # type: ignore[no-untyped-def]
     return live.call(live.state.storage.list_keys())
+
+
+def leftovers(live) -> list[str]:  # type: ignore[no-untyped-def]
+    """Objects, plus half-written ones: local temp files or unfinished S3 multipart uploads."""
+    storage = live.state.storage
+    if isinstance(storage, S3Storage):
+        partial = live.call(storage.list_incomplete_uploads())
+    else:
+        partial = [str(p) for p in (storage.root / ".tmp").iterdir()]
+    return keys(live) + partial
 
 
 def test_upload_list_get_download_preview(alice: Api, live) -> None:  # type: ignore[no-untyped-def]
@@ -97,7 +108,7 @@ def test_a_file_over_the_limit_is_refused_and_leaves_nothing(alice: Api, live) -
     assert response.json()["code"] == "file_too_large"
     assert "upload limit" in response.json()["detail"]
     assert alice.get(f"/projects/{project['id']}/files").json()["total"] == 0
-    assert keys(live) == []
+    assert leftovers(live) == []
 
 
 def test_a_streamed_upload_without_length_is_cut_at_the_limit(alice: Api, live) -> None:  # type: ignore[no-untyped-def]
@@ -217,3 +228,27 @@ def test_a_non_tabular_file_has_no_preview_but_downloads(alice: Api) -> None:
     assert alice.get(f"/files/{file['id']}/content").content == b"# Data dictionary\n"
     response = alice.get(f"/files/{file['id']}/preview")
     assert response.status_code == 415 and response.json()["code"] == "preview_unsupported"
+
+
+def test_a_client_that_hangs_up_mid_upload_leaves_nothing(alice: Api, live) -> None:  # type: ignore[no-untyped-def]
+    import socket
+    import time
+
+    project = alice.project()
+    boundary = "hangup"
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="half.csv"\r\n\r\n'
+    ).encode()
+    declared = len(head) + 6 * 1024 * 1024
+    request = (
+        f"POST /api/v1/projects/{project['id']}/files HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"Authorization: {alice.headers['Authorization']}\r\n"
+        f"Content-Type: multipart/form-data; boundary={boundary}\r\n"
+        f"Content-Length: {declared}\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", live.port)) as sock:
+        sock.sendall(request + head + b"1,2,3\n" * (3 * 1024 * 1024 // 6))
+    time.sleep(1.5)  # the server has read what was sent and seen the hang-up
+    assert leftovers(live) == []
+    assert alice.get(f"/projects/{project['id']}/files").json()["total"] == 0
+    assert alice.upload(project["id"], "half.csv", SALES).status_code == 201
