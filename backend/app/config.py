@@ -62,6 +62,14 @@ class Settings(BaseSettings):
     LLM_API_BASE: str | None = None
     LLM_API_KEY: str | None = None
     LLM_MODELS: Annotated[list[str], NoDecode] = []
+    LLM_TIMEOUT_SECONDS: float = Field(120, gt=0)
+    LLM_MAX_RETRIES: int = Field(2, ge=0, le=10)
+
+    # The agent and its sandbox
+    AGENT_MAX_STEPS: int = Field(12, ge=1, le=100)
+    SANDBOX_STEP_TIMEOUT_SECONDS: float = Field(120, gt=0)
+    SANDBOX_MEMORY_MB: int = Field(2048, ge=256)
+    SANDBOX_IDLE_SECONDS: float = Field(900, gt=0)
 
     # Auth
     ADMIN_EMAIL: str | None = None
@@ -149,6 +157,12 @@ class Settings(BaseSettings):
             value = getattr(self, name)
             if value is not None and value.lower() in KNOWN_DEFAULT_SECRETS:
                 raise ValueError(f"{name} is a well-known default; set your own in production")
+
+    @property
+    def llm_models(self) -> list[str]:
+        """The models users may pick: LLM_MODEL first, then LLM_MODELS, without repeats."""
+        models = [self.LLM_MODEL] if self.LLM_MODEL else []
+        return models + [m for m in self.LLM_MODELS if m not in models]
 
     @property
     def database_url(self) -> str:

@@ -2,24 +2,38 @@
 
 from __future__ import annotations
 
+import asyncio
+import ctypes
 import logging
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+import app.agent  # noqa: F401  (sets LiteLLM's offline price list before litellm is imported)
 from app.api import auth, files, health, projects, runs, sessions
 from app.auth import service as auth_service
 from app.config import Settings
 from app.db import create_engine, migrate, session_factory
 from app.errors import install_error_handlers
 from app.files.preview import PreviewError
+from app.infra.events import create_event_log
 from app.infra.locks import create_session_locks
 from app.infra.storage import S3Storage, create_storage
+from app.runs.runner import RunOrchestrator
+from app.runs.sandboxes import SandboxPool
+from app.sandbox import prepare_sandbox
 from app.web import mount_spa
 
 API_PREFIX = "/api/v1"
 log = logging.getLogger("app")
+
+
+def forbid_reading_own_memory() -> None:
+    """PR_SET_DUMPABLE=0: other processes of the same user cannot read our /proc/<pid>/environ."""
+    if sys.platform == "linux":
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -35,22 +49,47 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await storage.ensure_bucket()
         locks = create_session_locks(settings.REDIS_URL)
         await locks.ping()
+        events = create_event_log(settings.REDIS_URL)
         factory = session_factory(engine)
         async with factory() as db:
             await auth_service.ensure_admin(db, settings.ADMIN_EMAIL, settings.ADMIN_PASSWORD)
+        sandboxes = SandboxPool(settings)
+        runs = RunOrchestrator(
+            settings=settings,
+            factory=factory,
+            storage=storage,
+            locks=locks,
+            events=events,
+            sandboxes=sandboxes,
+        )
+        await runs.recover_interrupted_runs()
+        sandboxes.start_reaper()
+        # Probes the isolation and builds the sandbox's runtime cache (slow only the first time).
+        sandbox = await asyncio.to_thread(prepare_sandbox)
+        if sandbox["mechanism"] != "bubblewrap":
+            log.warning("SANDBOX NOT ISOLATED: %s", sandbox["detail"])
+            # Without a pid namespace, sandboxed code could read this process's environment.
+            forbid_reading_own_memory()
         app.state.engine = engine
         app.state.session_factory = factory
         app.state.storage = storage
         app.state.locks = locks
+        app.state.events = events
+        app.state.sandboxes = sandboxes
+        app.state.runs = runs
         log.info(
-            "workbench ready: database=%s storage=%s locks=%s",
+            "workbench ready: database=%s storage=%s locks=%s sandbox=%s",
             engine.dialect.name,
             storage.name,
             locks.name,
+            sandbox["mechanism"],
         )
         try:
             yield
         finally:
+            await runs.close()
+            await sandboxes.close()
+            await events.close()
             await locks.close()
             await storage.close()
             await engine.dispose()

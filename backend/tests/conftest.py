@@ -17,8 +17,10 @@ from app.config import Settings
 from app.infra.storage import LocalStorage, S3Storage
 from app.models import Base
 from tests.support import services
+from tests.support.llm import ScriptedLLM
 from tests.support.server import LiveServer
 
+LLM_KEY = "sk-test-provider-key-0123456789abcdef"
 ADMIN_EMAIL = "admin@example.com"
 ADMIN_PASSWORD = "admin-password-1"
 TEST_SECRET = "test-signing-key-" + "x" * 40
@@ -51,6 +53,14 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[services.S3S
 
 def stack_settings(stack: str, data_dir: Path, **overrides: Any) -> Settings:
     base: dict[str, Any] = {
+        "LLM_MODEL": "openai/scripted",
+        "LLM_MODELS": ["openai/scripted", "openai/scripted-large"],
+        "LLM_API_KEY": LLM_KEY,
+        "LLM_TIMEOUT_SECONDS": 5,
+        "LLM_MAX_RETRIES": 0,
+        "AGENT_MAX_STEPS": 4,
+        "SANDBOX_STEP_TIMEOUT_SECONDS": 4,
+        "SANDBOX_MEMORY_MB": 1024,
         "ENVIRONMENT": "test",
         "DATA_DIR": data_dir,
         "SECRET_KEY": TEST_SECRET,
@@ -80,13 +90,20 @@ def services_overrides(
     }
 
 
+@pytest.fixture(scope="session")
+def llm() -> Iterator[ScriptedLLM]:
+    server = ScriptedLLM().start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture(scope="session", params=STACKS)
 def server(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, llm: ScriptedLLM
 ) -> Iterator[LiveServer]:
     data_dir = tmp_path_factory.mktemp(f"data-{request.param}")
     if request.param == "embedded":
-        settings = stack_settings("embedded", data_dir)
+        settings = stack_settings("embedded", data_dir, LLM_API_BASE=llm.api_base)
     else:
         overrides = services_overrides(
             request.getfixturevalue("postgres_url"),
@@ -94,14 +111,15 @@ def server(
             request.getfixturevalue("s3_server"),
             "workbench-test",
         )
-        settings = stack_settings("services", data_dir, **overrides)
+        settings = stack_settings("services", data_dir, LLM_API_BASE=llm.api_base, **overrides)
     live = LiveServer(settings).start()
     yield live
     live.stop()
 
 
 async def reset_state(live: LiveServer) -> None:
-    """Empty every table and the object store, then create the admin again."""
+    """Stop sandboxes, empty every table and the object store, then create the admin again."""
+    await live.state.sandboxes.stop_all()
     engine = live.state.engine
     async with engine.begin() as conn:
         if engine.dialect.name == "postgresql":
@@ -150,8 +168,9 @@ class Api(httpx.Client):
 
 
 @pytest.fixture
-def live(server: LiveServer) -> LiveServer:
+def live(server: LiveServer, llm: ScriptedLLM) -> LiveServer:
     server.call(reset_state(server))
+    llm.script()
     return server
 
 

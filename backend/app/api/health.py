@@ -9,6 +9,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
 
+from app.sandbox import isolation_status
+
 router = APIRouter(tags=["health"])
 
 CHECK_TIMEOUT_SECONDS = 3.0
@@ -45,6 +47,7 @@ async def readyz(request: Request) -> JSONResponse:
     backends = {
         "database": state.engine.dialect.name,
         "locks": state.locks.name,
+        "events": state.events.name,
         "storage": state.storage.name,
     }
     failed = [name for name, result in checks.items() if result != "ok"]
@@ -56,5 +59,7 @@ async def readyz(request: Request) -> JSONResponse:
             "checks": checks,
             "backends": backends,
         }
-        return JSONResponse(body, status_code=503)
-    return JSONResponse({"status": "ok", "checks": checks, "backends": backends})
+        return JSONResponse({**body, "sandbox": isolation_status()}, status_code=503)
+    # The sandbox is reported, not required: without bubblewrap code runs with limits only.
+    body = {"status": "ok", "checks": checks, "backends": backends, "sandbox": isolation_status()}
+    return JSONResponse(body)

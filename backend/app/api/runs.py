@@ -1,19 +1,129 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
-from app.api.deps import CurrentUser, DbDep, OwnedSession, PageDep, StorageDep
+from app.api.deps import CurrentUser, DbDep, OwnedSession, PageDep, SettingsDep, StorageDep
+from app.api.sse import SSE_RESPONSE_DOC, frames, sse_response
+from app.errors import Conflict
 from app.files.service import stream_object
-from app.models import Artifact
+from app.infra.events import RunEvent, RunEventLog
+from app.models import Artifact, Run
 from app.runs import service
-from app.runs.schemas import ArtifactOut, RunOut
+from app.runs.runner import ACTIVE, RunOrchestrator
+from app.runs.schemas import ArtifactOut, InputAnswer, ModelList, ModelOut, QueryRequest, RunOut
 from app.schemas import Page
 
 router = APIRouter(tags=["runs"])
+
+
+def get_orchestrator(request: Request) -> RunOrchestrator:
+    orchestrator: RunOrchestrator = request.app.state.runs
+    return orchestrator
+
+
+def get_events(request: Request) -> RunEventLog:
+    events: RunEventLog = request.app.state.events
+    return events
+
+
+OrchestratorDep = Annotated[RunOrchestrator, Depends(get_orchestrator)]
+EventsDep = Annotated[RunEventLog, Depends(get_events)]
+
+
+async def owned_run(run_id: uuid.UUID, db: DbDep, user: CurrentUser) -> Run:
+    return await service.get_owned_run(db, user, run_id)
+
+
+OwnedRun = Annotated[Run, Depends(owned_run)]
+
+
+@router.post(
+    "/sessions/{session_id}/query",
+    response_class=StreamingResponse,
+    responses={**SSE_RESPONSE_DOC, 409: {"description": "The session is busy (code session_busy)"}},
+)
+async def ask(
+    body: QueryRequest, session: OwnedSession, runs: OrchestratorDep, events: EventsDep
+) -> StreamingResponse:
+    """Ask a question: starts a run and streams its events. The run goes on if the client leaves."""
+    # The request's transaction ends before the stream starts (the DB dependency is
+    # function-scoped); the orchestrator records the run with sessions of its own.
+    run = await runs.start(session, body)
+    return sse_response(frames(events.follow(str(run.id), 0)))
+
+
+@router.get("/runs/{run_id}", response_model=RunOut)
+async def get_run(run: OwnedRun) -> RunOut:
+    return RunOut.model_validate(run)
+
+
+@router.get("/runs/{run_id}/events", response_class=StreamingResponse, responses=SSE_RESPONSE_DOC)
+async def run_events(
+    run: OwnedRun,
+    db: DbDep,
+    events: EventsDep,
+    after: Annotated[int | None, Query(ge=0, description="Replay events after this seq")] = None,
+    last_event_id: Annotated[str | None, Header()] = None,
+) -> StreamingResponse:
+    """Replay the events after Last-Event-ID (or ?after=N), then follow live until run.finished."""
+    start = after if after is not None else _seq(last_event_id)
+    run_id = str(run.id)
+    if await events.exists(run_id):
+        return sse_response(frames(events.follow(run_id, start)))
+    stored = await service.stored_events(db, run.id, start)
+    replay = [RunEvent(r.seq, r.event, r.data) for r in stored]
+    return sse_response(frames(_nothing(), replay=replay))
+
+
+def _seq(last_event_id: str | None) -> int:
+    return int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
+
+
+async def _nothing() -> AsyncIterator[RunEvent | None]:
+    return
+    yield
+
+
+@router.post(
+    "/runs/{run_id}/cancel", response_model=RunOut, responses={409: {"description": "Not running"}}
+)
+async def cancel_run(run: OwnedRun, db: DbDep, runs: OrchestratorDep) -> RunOut:
+    """Stop the run at the next safe point (a running code step is killed)."""
+    if run.status not in ACTIVE:
+        raise Conflict(f"This run has already ended ({run.status}).", code="run_not_active")
+    run_id = run.id
+    await db.rollback()
+    await runs.cancel(run_id)
+    return RunOut.model_validate(await service.get_run(db, run_id))
+
+
+@router.post(
+    "/runs/{run_id}/input", response_model=RunOut, responses={409: {"description": "Not waiting"}}
+)
+async def answer_run(body: InputAnswer, run: OwnedRun) -> RunOut:
+    """Answer the agent's question while the run is waiting_input.
+
+    The agent has no way to ask yet (an `ask_user` tool comes later), so no run ever waits.
+    """
+    raise Conflict(
+        f"This run is not waiting for an answer ({run.status}).", code="not_waiting_input"
+    )
+
+
+@router.get("/models", response_model=ModelList)
+async def list_models(_: CurrentUser, settings: SettingsDep) -> ModelList:
+    """The models a user may pick; empty when no LLM is configured (see README: LLM_MODEL)."""
+    models = settings.llm_models
+    return ModelList(
+        items=[
+            ModelOut(id=m, label=m.split("/", 1)[-1], default=i == 0) for i, m in enumerate(models)
+        ]
+    )
 
 
 async def owned_artifact(artifact_id: uuid.UUID, db: DbDep, user: CurrentUser) -> Artifact:

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
-from fastapi import APIRouter, Response, status
+from fastapi import APIRouter, Request, Response, status
 
-from app.api.deps import DbDep, OwnedProject, OwnedSession, PageDep, StorageDep
+from app.api.deps import DbDep, OwnedProject, OwnedSession, PageDep, SettingsDep, StorageDep
 from app.db import after_commit
+from app.errors import Conflict
 from app.infra.storage import delete_objects
+from app.runs.workspace import workspace_dir
 from app.schemas import Page
 from app.sessions import service
 from app.sessions.schemas import SessionCreate, SessionOut, SessionUpdate
@@ -38,7 +40,15 @@ async def update_session(body: SessionUpdate, session: OwnedSession, db: DbDep) 
 
 
 @router.delete("/sessions/{session_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_session(session: OwnedSession, db: DbDep, storage: StorageDep) -> Response:
+async def delete_session(
+    session: OwnedSession, db: DbDep, storage: StorageDep, settings: SettingsDep, request: Request
+) -> Response:
+    if await request.app.state.locks.holder(str(session.id)) is not None:
+        raise Conflict(
+            "This session is answering a question; stop it before deleting.", code="session_busy"
+        )
     keys = await service.delete(db, session)
+    workspace = workspace_dir(settings.DATA_DIR, session.id)
     after_commit(db, lambda: delete_objects(storage, keys))
+    after_commit(db, lambda: request.app.state.sandboxes.discard(session.id, workspace))
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -2,7 +2,7 @@
 
 from app.models.base import Base
 from app.models.projects import File, Project, Session
-from app.models.runs import Artifact, Run, RunStatus, RunStep
+from app.models.runs import Artifact, Run, RunEventRow, RunStatus, RunStep
 from app.models.users import ApiToken, User
 
 __all__ = [
@@ -12,6 +12,7 @@ __all__ = [
     "File",
     "Project",
     "Run",
+    "RunEventRow",
     "RunStatus",
     "RunStep",
     "Session",

@@ -5,8 +5,18 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
-from sqlalchemy import BigInteger, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.models.base import Base, IdMixin, UTCDateTime, utcnow
@@ -30,6 +40,7 @@ class Run(IdMixin, Base):
     status: Mapped[str] = mapped_column(String(20), default=RunStatus.queued)
     query: Mapped[str] = mapped_column(Text)
     model: Mapped[str] = mapped_column(String(200))
+    file_ids: Mapped[list[str]] = mapped_column(JSON, default=list, server_default="[]")
     final_answer: Mapped[str | None] = mapped_column(Text, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     tokens_in: Mapped[int] = mapped_column(Integer, default=0)
@@ -80,4 +91,18 @@ class Artifact(IdMixin, Base):
     mime: Mapped[str] = mapped_column(String(255))
     size: Mapped[int] = mapped_column(BigInteger)
     storage_key: Mapped[str] = mapped_column(String(512), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class RunEventRow(Base):
+    """Every event of a run, as streamed; replays of finished runs read these."""
+
+    __tablename__ = "run_events"
+
+    run_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
+    )
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    event: Mapped[str] = mapped_column(String(40))
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import paginate
 from app.errors import NotFound
-from app.models import File, Project, User
+from app.models import File, Project, Session, User
 from app.projects.schemas import ProjectCreate, ProjectUpdate
 from app.runs import service as runs_service
 
@@ -47,6 +47,10 @@ async def update(db: AsyncSession, project: Project, data: ProjectUpdate) -> Pro
     await db.flush()
     await db.refresh(project)
     return project
+
+
+async def session_ids(db: AsyncSession, project: Project) -> list[uuid.UUID]:
+    return list(await db.scalars(select(Session.id).where(Session.project_id == project.id)))
 
 
 async def delete(db: AsyncSession, project: Project) -> list[str]:

@@ -4,7 +4,7 @@ import uuid
 from datetime import datetime
 from typing import Literal
 
-from pydantic import computed_field
+from pydantic import BaseModel, Field, computed_field
 
 from app.schemas import Schema
 
@@ -56,3 +56,27 @@ class RunOut(Schema):
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+
+
+class QueryRequest(BaseModel):
+    query: str = Field(
+        min_length=1, max_length=20_000, description="The question, in plain language"
+    )
+    file_ids: list[uuid.UUID] = Field(
+        default_factory=list, description="Files to point the agent at"
+    )
+    model: str | None = Field(None, description="One of GET /models; the default when omitted")
+
+
+class InputAnswer(BaseModel):
+    answer: str = Field(min_length=1, max_length=20_000)
+
+
+class ModelOut(BaseModel):
+    id: str
+    label: str
+    default: bool
+
+
+class ModelList(BaseModel):
+    items: list[ModelOut]

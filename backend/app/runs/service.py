@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import paginate
 from app.errors import NotFound
-from app.models import Artifact, Project, Run, Session, User
+from app.models import Artifact, Project, Run, RunEventRow, Session, User
 
 
 async def list_runs(
@@ -56,3 +56,35 @@ async def artifact_keys(
             Session.project_id == project_id
         )
     return list(await db.scalars(query))
+
+
+async def get_owned_run(db: AsyncSession, user: User, run_id: uuid.UUID) -> Run:
+    run = (
+        await db.scalars(
+            select(Run)
+            .join(Session, Session.id == Run.session_id)
+            .join(Project, Project.id == Session.project_id)
+            .where(Run.id == run_id, Project.owner_id == user.id)
+        )
+    ).one_or_none()
+    if run is None:
+        raise NotFound("No such run.", code="run_not_found")
+    return run
+
+
+async def get_run(db: AsyncSession, run_id: uuid.UUID) -> Run:
+    run = await db.get(Run, run_id, populate_existing=True)
+    if run is None:
+        raise NotFound("No such run.", code="run_not_found")
+    await db.refresh(run, ["steps", "artifacts"])
+    return run
+
+
+async def stored_events(db: AsyncSession, run_id: uuid.UUID, after: int) -> list[RunEventRow]:
+    return list(
+        await db.scalars(
+            select(RunEventRow)
+            .where(RunEventRow.run_id == run_id, RunEventRow.seq > after)
+            .order_by(RunEventRow.seq)
+        )
+    )

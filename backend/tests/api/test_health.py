@@ -9,10 +9,16 @@ def test_health_and_readiness(live) -> None:  # type: ignore[no-untyped-def]
     assert ready.status_code == 200
     body = ready.json()
     assert body["checks"] == {"database": "ok", "locks": "ok", "storage": "ok"}
-    expected = {"database": "sqlite", "locks": "in-process", "storage": "local"}
+    expected = {
+        "database": "sqlite",
+        "locks": "in-process",
+        "events": "in-process",
+        "storage": "local",
+    }
     if live.settings.DATABASE_URL:
-        expected = {"database": "postgresql", "locks": "redis", "storage": "s3"}
+        expected = {"database": "postgresql", "locks": "redis", "events": "redis", "storage": "s3"}
     assert body["backends"] == expected
+    assert body["sandbox"]["mechanism"] == "bubblewrap"
 
 
 def test_the_root_serves_a_page_and_unknown_api_paths_are_json_404(live) -> None:  # type: ignore[no-untyped-def]

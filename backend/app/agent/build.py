@@ -1,0 +1,122 @@
+"""Building the CodeAgent for one run: the model, the sandbox executor, the prompt."""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any
+
+import litellm
+from rich.console import Console
+from smolagents import CodeAgent, LiteLLMModel
+from smolagents.monitoring import AgentLogger, LogLevel
+
+from app.config import Settings
+from app.errors import BadRequest
+
+# LiteLLM would otherwise print its own hints ("Give Feedback / Get Help") to stdout.
+litellm.suppress_debug_info = True
+
+
+class MaxStepsReached(Exception):
+    """The agent used all its steps without a final answer."""
+
+
+class WorkbenchAgent(CodeAgent):
+    """A CodeAgent with our system prompt and no free-form answer at the step limit."""
+
+    def __init__(self, *, system_prompt: str, **kwargs: Any):
+        # Set before CodeAgent.__init__, which builds the system prompt.
+        self._workbench_system_prompt = system_prompt
+        super().__init__(**kwargs)
+
+    def initialize_system_prompt(self) -> str:
+        return self._workbench_system_prompt
+
+    def _handle_max_steps_reached(self, task: str) -> Any:
+        # smolagents would ask the model for an answer without running code; an analyst
+        # needs to know the analysis did not finish instead.
+        raise MaxStepsReached(
+            f"The agent used all {self.max_steps} steps without reaching an answer. "
+            "Ask a narrower question, or ask it to continue."
+        )
+
+
+def resolve_model(settings: Settings, requested: str | None) -> str:
+    """The model for a run: the one asked for if it is offered, else the default."""
+    offered = settings.llm_models
+    if not offered:
+        raise BadRequest(
+            "No LLM is configured. Set LLM_MODEL (and LLM_API_KEY or the provider's key, "
+            "e.g. OPENROUTER_API_KEY) in .env and restart the workbench.",
+            code="no_model_configured",
+        )
+    if requested is None:
+        return offered[0]
+    if requested not in offered:
+        raise BadRequest(
+            f"The model {requested!r} is not offered here. Choose one of: {', '.join(offered)}.",
+            code="unknown_model",
+        )
+    return requested
+
+
+def create_model(settings: Settings, model_id: str) -> LiteLLMModel:
+    return LiteLLMModel(
+        model_id=model_id,
+        api_base=settings.LLM_API_BASE,
+        api_key=settings.LLM_API_KEY,
+        # Plain-string message contents: some OpenAI-compatible local servers reject parts.
+        flatten_messages_as_text=True,
+        # smolagents' own 429 retry waits a minute per attempt; the OpenAI client's short
+        # retries of 429, 5xx and timeouts (LLM_MAX_RETRIES) are enough.
+        retry=False,
+        max_retries=settings.LLM_MAX_RETRIES,
+        timeout=settings.LLM_TIMEOUT_SECONDS,
+    )
+
+
+def create_agent(
+    *,
+    model: LiteLLMModel,
+    executor: Any,
+    system_prompt: str,
+    authorized_imports: list[str],
+    max_steps: int,
+) -> WorkbenchAgent:
+    return WorkbenchAgent(
+        system_prompt=system_prompt,
+        tools=[],
+        model=model,
+        executor=executor,
+        additional_authorized_imports=authorized_imports,
+        max_steps=max_steps,
+        stream_outputs=True,
+        # smolagents draws a live view on stdout even at LogLevel.OFF unless given a console.
+        logger=AgentLogger(LogLevel.OFF, console=Console(file=io.StringIO())),
+    )
+
+
+_SECRET_SHAPES = re.compile(r"\b(sk|pk|rk|key|or)-[A-Za-z0-9_\-]{8,}|\bBearer\s+\S+", re.IGNORECASE)
+
+
+def provider_error_message(exc: BaseException, secrets: list[str | None]) -> str:
+    """The provider's error for the user, without any key in it."""
+    text = str(exc.__cause__ or exc)
+    text = text.removeprefix("Error in generating model output:\n")
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "[redacted]")
+    text = _SECRET_SHAPES.sub("[redacted]", text)
+    return text.strip()[:1000]
+
+
+def step_cost(model_id: str, tokens_in: int, tokens_out: int) -> float | None:
+    """Cost in USD by LiteLLM's price list, or None when it does not know the model."""
+    try:
+        prompt, completion = litellm.cost_per_token(
+            model=model_id, prompt_tokens=tokens_in, completion_tokens=tokens_out
+        )
+    except Exception:
+        return None
+    return float(prompt + completion)

@@ -1,0 +1,190 @@
+"""Run event logs: each run's events in order, readable by any replica while the run lives.
+
+Redis streams when REDIS_URL is set (entry ids are the events' sequence numbers), an
+in-process list otherwise. The database keeps every event too; the log is what live
+readers follow. Cancel requests travel the same way, so any replica can stop a run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from redis.asyncio import Redis
+
+FINAL_EVENT = "run.finished"
+HEARTBEAT_SECONDS = 15.0
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    seq: int
+    event: str
+    data: dict[str, Any]
+
+    def to_json(self) -> str:
+        return json.dumps({"event": self.event, "data": self.data}, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, seq: int, raw: str) -> RunEvent:
+        body = json.loads(raw)
+        return cls(seq, body["event"], body["data"])
+
+
+class RunEventLog(Protocol):
+    name: str
+
+    async def append(self, run_id: str, event: RunEvent) -> None: ...
+
+    async def read(self, run_id: str, after: int) -> list[RunEvent]:
+        """Every event with seq > after (empty when the log is gone)."""
+
+    def follow(
+        self, run_id: str, after: int, heartbeat: float = HEARTBEAT_SECONDS
+    ) -> AsyncIterator[RunEvent | None]:
+        """Events after `after` as they come, until the final one.
+
+        Yields None whenever `heartbeat` seconds pass without an event.
+        """
+
+    async def exists(self, run_id: str) -> bool: ...
+
+    async def expire(self, run_id: str, seconds: int) -> None: ...
+
+    async def request_cancel(self, run_id: str) -> None: ...
+
+    async def cancel_requested(self, run_id: str) -> bool: ...
+
+    async def close(self) -> None: ...
+
+
+class RedisRunEventLog:
+    name = "redis"
+
+    def __init__(self, url: str, prefix: str = "workbench:"):
+        self.redis: Redis = Redis.from_url(url, decode_responses=True, socket_timeout=30)
+        self.prefix = prefix
+
+    def _key(self, run_id: str) -> str:
+        return f"{self.prefix}run:{run_id}:events"
+
+    def _cancel_key(self, run_id: str) -> str:
+        return f"{self.prefix}run:{run_id}:cancel"
+
+    async def append(self, run_id: str, event: RunEvent) -> None:
+        await self.redis.xadd(self._key(run_id), {"e": event.to_json()}, id=f"{event.seq}-0")
+
+    @staticmethod
+    def _decode(entries: Any) -> list[RunEvent]:
+        return [
+            RunEvent.from_json(int(entry_id.split("-")[0]), fields["e"])
+            for entry_id, fields in entries
+        ]
+
+    async def read(self, run_id: str, after: int) -> list[RunEvent]:
+        return self._decode(await self.redis.xrange(self._key(run_id), min=f"({after}-0"))
+
+    async def follow(
+        self, run_id: str, after: int, heartbeat: float = HEARTBEAT_SECONDS
+    ) -> AsyncIterator[RunEvent | None]:
+        last = f"{after}-0"
+        while True:
+            # decode_responses=True: a list of [stream name, entries] pairs.
+            reply: Any = await self.redis.xread(
+                {self._key(run_id): last}, block=int(heartbeat * 1000), count=500
+            )
+            if not reply:
+                yield None
+                continue
+            for event in self._decode(reply[0][1]):
+                last = f"{event.seq}-0"
+                yield event
+                if event.event == FINAL_EVENT:
+                    return
+
+    async def exists(self, run_id: str) -> bool:
+        return bool(await self.redis.exists(self._key(run_id)))
+
+    async def expire(self, run_id: str, seconds: int) -> None:
+        await self.redis.expire(self._key(run_id), seconds)
+        await self.redis.expire(self._cancel_key(run_id), seconds)
+
+    async def request_cancel(self, run_id: str) -> None:
+        await self.redis.set(self._cancel_key(run_id), "1", ex=3600)
+
+    async def cancel_requested(self, run_id: str) -> bool:
+        return bool(await self.redis.exists(self._cancel_key(run_id)))
+
+    async def close(self) -> None:
+        await self.redis.aclose()
+
+
+@dataclass
+class _Log:
+    events: list[RunEvent] = field(default_factory=list)
+    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+    cancel: bool = False
+
+
+class InProcessRunEventLog:
+    """The same, for one process (embedded mode). Expired logs are dropped after a delay."""
+
+    name = "in-process"
+
+    def __init__(self) -> None:
+        self._logs: dict[str, _Log] = {}
+
+    def _log(self, run_id: str) -> _Log:
+        return self._logs.setdefault(run_id, _Log())
+
+    async def append(self, run_id: str, event: RunEvent) -> None:
+        log = self._log(run_id)
+        log.events.append(event)
+        async with log.changed:
+            log.changed.notify_all()
+
+    async def read(self, run_id: str, after: int) -> list[RunEvent]:
+        log = self._logs.get(run_id)
+        return [e for e in log.events if e.seq > after] if log else []
+
+    async def follow(
+        self, run_id: str, after: int, heartbeat: float = HEARTBEAT_SECONDS
+    ) -> AsyncIterator[RunEvent | None]:
+        log = self._log(run_id)
+        while True:
+            pending = [e for e in log.events if e.seq > after]
+            if not pending:
+                async with log.changed:
+                    try:
+                        await asyncio.wait_for(log.changed.wait(), heartbeat)
+                    except TimeoutError:
+                        yield None
+                continue
+            for event in pending:
+                after = event.seq
+                yield event
+                if event.event == FINAL_EVENT:
+                    return
+
+    async def exists(self, run_id: str) -> bool:
+        return run_id in self._logs
+
+    async def expire(self, run_id: str, seconds: int) -> None:
+        asyncio.get_running_loop().call_later(seconds, self._logs.pop, run_id, None)
+
+    async def request_cancel(self, run_id: str) -> None:
+        self._log(run_id).cancel = True
+
+    async def cancel_requested(self, run_id: str) -> bool:
+        log = self._logs.get(run_id)
+        return bool(log and log.cancel)
+
+    async def close(self) -> None:
+        self._logs.clear()
+
+
+def create_event_log(redis_url: str | None) -> RunEventLog:
+    return RedisRunEventLog(redis_url) if redis_url else InProcessRunEventLog()

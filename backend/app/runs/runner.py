@@ -1,0 +1,567 @@
+"""A run: one question answered by the agent, from the session lock to `run.finished`.
+
+The agent (smolagents, synchronous) runs in a thread of its own; what it yields crosses to
+the event loop through a queue, becomes events (live log + database) and rows (steps,
+artifacts). The run belongs to no request: a client that disconnects stops nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import stat
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from smolagents.agents import ActionStep, FinalAnswerStep
+from smolagents.memory import ToolCall
+from smolagents.models import ChatMessageStreamDelta
+from smolagents.utils import AgentGenerationError
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.agent import prompting
+from app.agent.build import (
+    MaxStepsReached,
+    create_agent,
+    create_model,
+    provider_error_message,
+    resolve_model,
+    step_cost,
+)
+from app.config import Settings
+from app.errors import BadRequest, Conflict
+from app.files import service as files_service
+from app.files.preview import PreviewError, preview_kind
+from app.infra.events import RunEventLog
+from app.infra.locks import SessionLocks
+from app.infra.storage import ObjectStorage
+from app.models import Artifact, File, Run, RunEventRow, RunStatus, RunStep, Session
+from app.models.base import utcnow
+from app.runs.recorder import EventRecorder
+from app.runs.sandboxes import SandboxPool
+from app.runs.schemas import ArtifactOut, QueryRequest
+from app.runs.workspace import BOOKKEEPING, materialize, workspace_dir
+from app.sandbox import DEFAULT_AUTHORIZED_IMPORTS, ArtifactFile, SandboxExecutor, StepResult
+
+log = logging.getLogger(__name__)
+
+LOCK_TTL_SECONDS = 30.0
+LOCK_RENEW_SECONDS = 10.0
+CANCEL_POLL_SECONDS = 0.25
+CANCEL_GRACE_SECONDS = 10.0
+LOG_RETENTION_SECONDS = 3600
+OUTPUT_EVENT_CHARS = 20_000
+HISTORY_TURNS = 10
+ACTIVE = (RunStatus.queued, RunStatus.running, RunStatus.waiting_input)
+
+
+class RunCancelled(Exception):
+    pass
+
+
+@dataclass
+class LiveRun:
+    run_id: uuid.UUID
+    session_id: uuid.UUID
+    stop: threading.Event = field(default_factory=threading.Event)
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[None] | None = None
+
+
+class RunOrchestrator:
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        factory: async_sessionmaker[AsyncSession],
+        storage: ObjectStorage,
+        locks: SessionLocks,
+        events: RunEventLog,
+        sandboxes: SandboxPool,
+    ):
+        self.settings = settings
+        self.factory = factory
+        self.storage = storage
+        self.locks = locks
+        self.events = events
+        self.sandboxes = sandboxes
+        self._live: dict[uuid.UUID, LiveRun] = {}
+
+    # Starting ---------------------------------------------------------------------
+    async def start(self, session: Session, body: QueryRequest) -> Run:
+        """Take the session lock, record the run, emit run.started and run it in the background."""
+        model_id = resolve_model(self.settings, body.model)
+        file_ids = [str(f) for f in body.file_ids]
+        token = await self.locks.acquire(str(session.id), LOCK_TTL_SECONDS)
+        if token is None:
+            raise Conflict(
+                "This session is still answering another question; wait for it or stop it.",
+                code="session_busy",
+            )
+        try:
+            async with self.factory() as db:
+                if file_ids:
+                    await self._check_files(db, session, body.file_ids)
+                run = Run(
+                    session_id=session.id,
+                    status=RunStatus.running,
+                    query=body.query,
+                    model=model_id,
+                    file_ids=file_ids,
+                    started_at=utcnow(),
+                )
+                db.add(run)
+                await db.commit()
+            recorder = EventRecorder(run.id, self.events, self.factory)
+            await recorder.emit(
+                "run.started", session_id=str(session.id), model=model_id, query=body.query
+            )
+        except BaseException:
+            await self.locks.release(str(session.id), token)
+            raise
+        live = LiveRun(run.id, session.id)
+        self._live[run.id] = live
+        live.task = asyncio.create_task(
+            self._execute(live, run, recorder, token), name=f"run-{run.id}"
+        )
+        return run
+
+    async def _check_files(
+        self, db: AsyncSession, session: Session, file_ids: list[uuid.UUID]
+    ) -> None:
+        found = set(
+            await db.scalars(
+                select(File.id).where(File.project_id == session.project_id, File.id.in_(file_ids))
+            )
+        )
+        missing = [str(f) for f in file_ids if f not in found]
+        if missing:
+            raise BadRequest(
+                f"These files are not in this session's project: {', '.join(missing)}.",
+                code="unknown_file",
+            )
+
+    # Cancelling --------------------------------------------------------------------
+    def is_live(self, run_id: uuid.UUID) -> bool:
+        return run_id in self._live
+
+    async def cancel(self, run_id: uuid.UUID, wait_seconds: float = 15.0) -> None:
+        """Ask the run to stop (here or on whichever replica runs it) and wait for it to end."""
+        live = self._live.get(run_id)
+        if live is None:
+            await self.events.request_cancel(str(run_id))
+            deadline = time.monotonic() + wait_seconds
+            while time.monotonic() < deadline:
+                async with self.factory() as db:
+                    run = await db.get(Run, run_id)
+                    if run is None or run.status not in ACTIVE:
+                        return
+                await asyncio.sleep(0.2)
+            return
+        live.stop.set()
+        await asyncio.wait_for(live.done.wait(), wait_seconds)
+
+    # Running ------------------------------------------------------------------------
+    async def _execute(self, live: LiveRun, run: Run, recorder: EventRecorder, token: str) -> None:
+        started = time.monotonic()
+        keep_lock = asyncio.create_task(self._keep_lock(live.session_id, token))
+        outcome = _Outcome()
+        try:
+            await self._answer(live, run, recorder, outcome)
+            outcome.status = RunStatus.succeeded
+        except RunCancelled:
+            outcome.status, outcome.error = RunStatus.cancelled, "Stopped by the user."
+        except MaxStepsReached as exc:
+            outcome.error = str(exc)
+        except AgentGenerationError as exc:
+            secrets = [self.settings.LLM_API_KEY]
+            outcome.error = "The model provider failed: " + provider_error_message(exc, secrets)
+        except Exception as exc:
+            log.exception("run %s failed", run.id)
+            outcome.error = f"The run failed: {type(exc).__name__}: {exc}"
+        finally:
+            keep_lock.cancel()
+            self.sandboxes.release(live.session_id)
+            try:
+                await self._finish(run, recorder, outcome, started)
+            finally:
+                await self.locks.release(str(live.session_id), token)
+                self._live.pop(run.id, None)
+                live.done.set()
+
+    async def _keep_lock(self, session_id: uuid.UUID, token: str) -> None:
+        while True:
+            await asyncio.sleep(LOCK_RENEW_SECONDS)
+            if not await self.locks.renew(str(session_id), token, LOCK_TTL_SECONDS):
+                log.warning("the lock of session %s was lost while a run held it", session_id)
+
+    async def _finish(
+        self, run: Run, recorder: EventRecorder, outcome: _Outcome, started: float
+    ) -> None:
+        async with self.factory() as db:
+            row = await db.get(Run, run.id)
+            if row is not None:
+                row.status = outcome.status
+                row.error = outcome.error
+                row.final_answer = outcome.final_answer
+                row.tokens_in, row.tokens_out = outcome.tokens_in, outcome.tokens_out
+                row.cost_usd = outcome.cost_usd
+                row.finished_at = utcnow()
+                await db.commit()
+        await recorder.emit(
+            "run.finished",
+            status=str(outcome.status),
+            error=outcome.error,
+            tokens_in=outcome.tokens_in,
+            tokens_out=outcome.tokens_out,
+            cost_usd=outcome.cost_usd,
+            duration_ms=int((time.monotonic() - started) * 1000),
+        )
+        await recorder.flush()
+        await self.events.expire(str(run.id), LOG_RETENTION_SECONDS)
+
+    async def _answer(
+        self, live: LiveRun, run: Run, recorder: EventRecorder, outcome: _Outcome
+    ) -> None:
+        async with self.factory() as db:
+            session = await db.get(Session, live.session_id)
+            assert session is not None
+            files = list(
+                await db.scalars(
+                    select(File).where(File.project_id == session.project_id).order_by(File.name)
+                )
+            )
+            workspace = workspace_dir(self.settings.DATA_DIR, session.id)
+            await materialize(self.storage, workspace, files)
+            file_infos = [
+                await self._describe(db, f, pinned=str(f.id) in run.file_ids) for f in files
+            ]
+            history = await self._history(db, session.id, run.id)
+            await db.commit()  # previews computed for the description are kept
+        prompt = prompting.render_system_prompt(
+            files=file_infos, history=history, authorized_imports=list(DEFAULT_AUTHORIZED_IMPORTS)
+        )
+        worker = await self.sandboxes.acquire(live.session_id, workspace)
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+
+        def on_result(result: StepResult) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, ("result", result))
+
+        agent = create_agent(
+            model=create_model(self.settings, run.model),
+            executor=SandboxExecutor(worker, on_result=on_result),
+            system_prompt=prompt,
+            authorized_imports=list(DEFAULT_AUTHORIZED_IMPORTS),
+            max_steps=self.settings.AGENT_MAX_STEPS,
+        )
+
+        def drive() -> None:
+            try:
+                stream = agent.run(run.query, stream=True, reset=True)
+                for item in stream:
+                    if live.stop.is_set():
+                        with contextlib.suppress(RuntimeError):
+                            # No further model call or code step starts. smolagents yields in
+                            # a finally block, which makes close() complain; that is harmless.
+                            stream.close()
+                        break
+                    loop.call_soon_threadsafe(queue.put_nowait, ("item", item))
+                loop.call_soon_threadsafe(queue.put_nowait, ("done", None))
+            except BaseException as exc:  # handed to the event loop, which decides
+                loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
+
+        thread = threading.Thread(target=drive, name=f"agent-{run.id}", daemon=True)
+        thread.start()
+        steps = StepTranslator(self, run, recorder, outcome, workspace)
+        next_remote_check = time.monotonic()
+        while True:
+            try:
+                kind, payload = await asyncio.wait_for(queue.get(), CANCEL_POLL_SECONDS)
+            except TimeoutError:
+                kind, payload = "tick", None
+            if not live.stop.is_set() and time.monotonic() >= next_remote_check:
+                next_remote_check = time.monotonic() + CANCEL_POLL_SECONDS
+                if await self.events.cancel_requested(str(run.id)):
+                    live.stop.set()
+            if live.stop.is_set():
+                agent.interrupt()
+                await asyncio.to_thread(worker.kill)
+                await asyncio.to_thread(thread.join, CANCEL_GRACE_SECONDS)
+                raise RunCancelled
+            if kind == "item":
+                await steps.handle(payload)
+            elif kind == "result":
+                await steps.step_result(payload)
+            elif kind == "error":
+                raise payload
+            elif kind == "done":
+                return
+
+    async def _describe(self, db: AsyncSession, file: File, pinned: bool) -> prompting.FileInfo:
+        size = prompting.human_size(file.size)
+        if preview_kind(file.name) is None:
+            return prompting.FileInfo(file.name, size, pinned=pinned)
+        try:
+            preview = await files_service.preview(
+                db, self.storage, file, self.settings.DATA_DIR / "cache" / "files"
+            )
+        except PreviewError as exc:
+            return prompting.FileInfo(
+                file.name, size, pinned=pinned, note=f"(could not be previewed: {exc})"
+            )
+        return prompting.FileInfo(
+            file.name,
+            size,
+            row_count=preview["row_count"],
+            pinned=pinned,
+            columns=prompting.columns_from_preview(preview),
+        )
+
+    async def _history(
+        self, db: AsyncSession, session_id: uuid.UUID, current: uuid.UUID
+    ) -> list[prompting.Turn]:
+        runs = list(
+            await db.scalars(
+                select(Run)
+                .where(
+                    Run.session_id == session_id,
+                    Run.id != current,
+                    Run.status == RunStatus.succeeded,
+                )
+                .order_by(Run.created_at.desc())
+                .limit(HISTORY_TURNS)
+            )
+        )
+        return [prompting.Turn(r.query, r.final_answer or "") for r in reversed(runs)]
+
+    async def store_artifact(
+        self, run: Run, step: int, artifact: ArtifactFile, workspace: Path
+    ) -> ArtifactOut:
+        """Upload an artifact's bytes and record it; the sandbox's own copy is then removed."""
+        key = f"sessions/{run.session_id}/artifacts/{uuid.uuid4().hex}"
+        handle = await asyncio.to_thread(_open_inside, artifact.path, workspace)
+        try:
+            await self.storage.put(key, _chunks(handle), artifact.mime)
+        finally:
+            handle.close()
+        if (workspace / BOOKKEEPING) in artifact.path.parents:
+            artifact.path.unlink(missing_ok=True)
+        async with self.factory() as db:
+            row = Artifact(
+                run_id=run.id,
+                session_id=run.session_id,
+                step=step,
+                kind=artifact.kind,
+                name=artifact.name,
+                mime=artifact.mime,
+                size=artifact.size,
+                storage_key=key,
+            )
+            db.add(row)
+            await db.commit()
+            return ArtifactOut.model_validate(row)
+
+    async def save_step(self, run: Run, step: RunStep, outcome: _Outcome) -> None:
+        async with self.factory() as db:
+            db.add(step)
+            row = await db.get(Run, run.id)
+            if row is not None:
+                row.tokens_in, row.tokens_out, row.cost_usd = (
+                    outcome.tokens_in,
+                    outcome.tokens_out,
+                    outcome.cost_usd,
+                )
+            await db.commit()
+
+    # Start-up -----------------------------------------------------------------------
+    async def recover_interrupted_runs(self) -> int:
+        """Fail the runs a dead process left active, with a run.finished to end their streams."""
+        recovered = 0
+        async with self.factory() as db:
+            runs = list(await db.scalars(select(Run).where(Run.status.in_(ACTIVE))))
+            for run in runs:
+                if run.id in self._live or await self.locks.holder(str(run.session_id)) is not None:
+                    continue  # alive, here or on another replica
+                run.status = RunStatus.failed
+                run.error = "The server stopped while this run was in progress; ask again."
+                run.finished_at = utcnow()
+                last = await db.scalar(
+                    select(func.max(RunEventRow.seq)).where(RunEventRow.run_id == run.id)
+                )
+                seq = (last or 0) + 1
+                db.add(
+                    RunEventRow(
+                        run_id=run.id,
+                        seq=seq,
+                        event="run.finished",
+                        data={
+                            "run_id": str(run.id),
+                            "seq": seq,
+                            "status": "failed",
+                            "error": run.error,
+                            "tokens_in": run.tokens_in,
+                            "tokens_out": run.tokens_out,
+                            "cost_usd": run.cost_usd,
+                            "duration_ms": None,
+                        },
+                    )
+                )
+                recovered += 1
+            await db.commit()
+        if recovered:
+            log.warning("marked %d interrupted run(s) as failed", recovered)
+        return recovered
+
+    async def close(self) -> None:
+        for live in list(self._live.values()):
+            live.stop.set()
+        tasks = [live.task for live in self._live.values() if live.task is not None]
+        if tasks:
+            await asyncio.wait(tasks, timeout=CANCEL_GRACE_SECONDS)
+
+
+@dataclass
+class _Outcome:
+    status: RunStatus = RunStatus.failed
+    error: str | None = None
+    final_answer: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float | None = None
+
+
+class StepTranslator:
+    """Turns what smolagents yields (and what the sandbox reports) into events and rows."""
+
+    def __init__(
+        self,
+        runner: RunOrchestrator,
+        run: Run,
+        recorder: EventRecorder,
+        outcome: _Outcome,
+        workspace: Path,
+    ):
+        self.workspace = workspace
+        self.runner = runner
+        self.run = run
+        self.recorder = recorder
+        self.outcome = outcome
+        self.step = 1
+        self._started: set[int] = set()
+        self._finished: set[int] = set()
+        self._logs: dict[int, str] = {}
+
+    async def _ensure_started(self) -> None:
+        if self.step not in self._started:
+            self._started.add(self.step)
+            await self.recorder.emit("step.started", step=self.step)
+
+    async def handle(self, item: object) -> None:
+        if isinstance(item, ChatMessageStreamDelta):
+            if item.content:
+                await self._ensure_started()
+                await self.recorder.emit("model.delta", step=self.step, text=item.content)
+        elif isinstance(item, ToolCall):
+            await self._ensure_started()
+            await self.recorder.emit("step.code", step=self.step, code=str(item.arguments))
+        elif isinstance(item, ActionStep):
+            await self._finish_step(item)
+        elif isinstance(item, FinalAnswerStep):
+            self.outcome.final_answer = _answer_text(item.output)
+            await self.recorder.emit("final", answer=self.outcome.final_answer)
+
+    async def step_result(self, result: StepResult) -> None:
+        await self._ensure_started()
+        if result.logs:
+            self._logs[self.step] = result.logs
+            await self.recorder.emit(
+                "step.output", step=self.step, output=result.logs[-OUTPUT_EVENT_CHARS:]
+            )
+        for artifact in result.artifacts:
+            stored = await self.runner.store_artifact(self.run, self.step, artifact, self.workspace)
+            await self.recorder.emit(
+                "artifact", step=self.step, artifact=stored.model_dump(mode="json")
+            )
+
+    async def _finish_step(self, action: ActionStep) -> None:
+        number = action.step_number
+        if number in self._finished:  # smolagents yields the last step twice at max steps
+            return
+        self._finished.add(number)
+        self.step = number
+        await self._ensure_started()
+        error = str(action.error) if action.error else None
+        if error:
+            await self.recorder.emit("step.error", step=number, error=error)
+        usage = action.token_usage
+        tokens_in, tokens_out = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
+        self.outcome.tokens_in += tokens_in
+        self.outcome.tokens_out += tokens_out
+        cost = step_cost(self.run.model, tokens_in, tokens_out)
+        if cost is not None:
+            self.outcome.cost_usd = (self.outcome.cost_usd or 0.0) + cost
+        duration_ms = int((action.timing.duration or 0) * 1000)
+        await self.runner.save_step(
+            self.run,
+            RunStep(
+                run_id=self.run.id,
+                index=number,
+                thought=_thought(action.model_output),
+                code=action.code_action,
+                output=self._logs.get(number),
+                error=error,
+                duration_ms=duration_ms,
+                tokens_in=tokens_in,
+                tokens_out=tokens_out,
+            ),
+            self.outcome,
+        )
+        await self.recorder.emit(
+            "step.finished",
+            step=number,
+            duration_ms=duration_ms,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+        )
+        self.step = number + 1
+
+
+def _thought(model_output: object) -> str | None:
+    if not isinstance(model_output, str):
+        return None
+    text = model_output.split("<code>", 1)[0].strip()
+    return text.removeprefix("Thought:").strip() or None
+
+
+def _answer_text(output: object) -> str:
+    return output if isinstance(output, str) else str(output)
+
+
+def _open_inside(path: Path, workspace: Path) -> BinaryIO:
+    """Open a file the sandbox reported, refusing links and anything outside the workspace.
+
+    Sandboxed code controls the workspace, so a path checked when its step ended may since
+    have become a symlink to a host file.
+    """
+    real = path.resolve()
+    if workspace.resolve() not in real.parents:
+        raise PermissionError(f"artifact outside the workspace: {path}")
+    fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise PermissionError(f"artifact is not a regular file: {path}")
+    return os.fdopen(fd, "rb")
+
+
+async def _chunks(handle: BinaryIO, size: int = 1024 * 1024) -> AsyncIterator[bytes]:
+    while chunk := await asyncio.to_thread(handle.read, size):
+        yield chunk

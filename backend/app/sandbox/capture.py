@@ -1,0 +1,336 @@
+"""Inside the worker: capture of printed output and of the charts, tables and files a step makes.
+
+Nothing here imports pandas, matplotlib or plotly at module level: objects are recognised
+through `sys.modules`, so a library the worker has not loaded is simply never matched.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import mimetypes
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from app.sandbox.interface import PLOTLY_MIME
+
+# Hidden folder of the workspace for the worker's own files; never reported as written.
+BOOKKEEPING_DIR = ".workbench"
+IMAGE_MIMES = {
+    ".png": "image/png",
+    ".svg": "image/svg+xml",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+}
+TABLE_PREVIEW_ROWS = 1000
+# A loop that writes thousands of files should not flood the session with artifacts.
+MAX_WRITTEN_FILES = 50
+
+WorkspaceListing = dict[str, tuple[int, int]]
+
+
+def cap_text(text: str, limit: int) -> str:
+    """Keep the head and the tail of a text so that the result has at most `limit` characters.
+
+    Args:
+        text: The text to cap.
+        limit: Maximum length of the result.
+
+    Returns:
+        The text itself, or its head and tail around a line saying how much was cut.
+    """
+    if len(text) <= limit:
+        return text
+    return _join_head_tail(text, text, limit, lambda kept: f"{len(text) - kept} characters")
+
+
+def _join_head_tail(head: str, tail: str, limit: int, describe_cut: Any) -> str:
+    # The marker's length depends on the number it carries; size it for the largest number.
+    widest = f"\n[... {describe_cut(0)} of output cut ...]\n"
+    budget = max(limit - len(widest), 0)
+    keep_head = budget // 2
+    keep_tail = budget - keep_head
+    kept_head = head[:keep_head]
+    kept_tail = tail[len(tail) - keep_tail :] if keep_tail else ""
+    return (
+        f"{kept_head}\n[... {describe_cut(len(kept_head) + len(kept_tail))} of output cut ...]\n"
+        f"{kept_tail}"
+    )
+
+
+class _FdWriter(io.TextIOBase):
+    """sys.stdout/sys.stderr replacement that writes straight to a file descriptor.
+
+    Unbuffered on purpose: Python-level writes and what C code writes to the same fd then
+    land in the capture in the order they happened.
+    """
+
+    encoding = "utf-8"
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def write(self, text: str) -> int:
+        view = memoryview(text.encode("utf-8", "replace"))
+        while view:
+            view = view[os.write(self._fd, view) :]
+        return len(text)
+
+
+class OutputCapture:
+    """Points fds 1 and 2, sys.stdout and sys.stderr at one append-only scratch file."""
+
+    def __init__(self, scratch_dir: str) -> None:
+        """Create the scratch file and redirect the process's output into it.
+
+        Args:
+            scratch_dir: A private writable folder (the sandbox's /tmp).
+        """
+        handle, path = tempfile.mkstemp(prefix="output-", dir=scratch_dir)
+        # O_APPEND: after each step truncates the file, writes start again at offset 0.
+        self._fd = os.open(path, os.O_RDWR | os.O_APPEND)
+        os.close(handle)
+        os.unlink(path)
+        os.dup2(self._fd, 1)
+        os.dup2(self._fd, 2)
+        sys.stdout = _FdWriter(1)
+        sys.stderr = _FdWriter(2)
+
+    def collect(self, limit: int) -> str:
+        """Return what was written since the last call (capped) and start afresh.
+
+        Args:
+            limit: Maximum number of characters to return.
+
+        Returns:
+            The captured text, head and tail kept when it was longer than `limit`.
+        """
+        size = os.fstat(self._fd).st_size
+        if size <= 4 * limit:
+            text = cap_text(os.pread(self._fd, size, 0).decode("utf-8", "replace"), limit)
+        else:
+            # Reading gigabytes of output to keep 20 000 characters would be wasteful.
+            window = 2 * limit
+            head = os.pread(self._fd, window, 0).decode("utf-8", "replace")
+            tail = os.pread(self._fd, window, size - window).decode("utf-8", "replace")
+            text = _join_head_tail(
+                head,
+                tail,
+                limit,
+                lambda kept: f"about {max(size - kept, 0)} bytes",
+            )
+        os.ftruncate(self._fd, 0)
+        return text
+
+
+def list_workspace(root: Path) -> WorkspaceListing:
+    """List the regular files under the workspace with their size and modification time.
+
+    Args:
+        root: The workspace folder.
+
+    Returns:
+        Workspace-relative POSIX path -> (size, mtime_ns), the bookkeeping folder left out.
+    """
+    listing: WorkspaceListing = {}
+    for path, info in _walk(root, ""):
+        listing[path] = (info.st_size, info.st_mtime_ns)
+    return listing
+
+
+def _walk(folder: Path, prefix: str) -> Iterator[tuple[str, os.stat_result]]:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        relative = f"{prefix}{entry.name}"
+        if relative == BOOKKEEPING_DIR:
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            yield from _walk(Path(entry.path), f"{relative}/")
+        elif stat.S_ISREG(info.st_mode):
+            yield relative, info
+
+
+def _module_attr(module: str, name: str) -> Any:
+    """A class from a library only if the library is loaded (None otherwise)."""
+    loaded = sys.modules.get(module)
+    return getattr(loaded, name, None) if loaded is not None else None
+
+
+def _instance_of(obj: Any, module: str, name: str) -> bool:
+    cls = _module_attr(module, name)
+    return cls is not None and isinstance(obj, cls)
+
+
+def is_plotly_figure(obj: Any) -> bool:
+    """Whether obj is a plotly figure."""
+    return _instance_of(obj, "plotly.basedatatypes", "BaseFigure")
+
+
+def is_frame_like(obj: Any) -> bool:
+    """Whether obj is a pandas DataFrame, Series or Styler."""
+    return (
+        _instance_of(obj, "pandas", "DataFrame")
+        or _instance_of(obj, "pandas", "Series")
+        or _instance_of(obj, "pandas.io.formats.style", "Styler")
+    )
+
+
+def matplotlib_figure_of(obj: Any) -> Any:
+    """The matplotlib Figure behind obj (a Figure, Axes, or seaborn grid), or None."""
+    figure_cls = _module_attr("matplotlib.figure", "Figure")
+    if figure_cls is None:
+        return None
+    if isinstance(obj, figure_cls):
+        return obj
+    for attribute in ("figure", "fig"):
+        candidate = getattr(obj, attribute, None)
+        if isinstance(candidate, figure_cls):
+            return candidate
+    return None
+
+
+def table_frame(obj: Any) -> Any:
+    """A DataFrame with plain columns for a DataFrame, Series or Styler (index kept if useful)."""
+    pandas = sys.modules["pandas"]
+    if _instance_of(obj, "pandas.io.formats.style", "Styler"):
+        obj = obj.data
+    frame = obj.to_frame(name="value" if obj.name is None else obj.name) if obj.ndim == 1 else obj
+    index = frame.index
+    is_default_index = isinstance(index, pandas.RangeIndex) and index.start == 0 and index.step == 1
+    if not is_default_index:
+        # A grouped or indexed result: its index is data the reader needs to see.
+        frame = frame.reset_index(allow_duplicates=True)
+    frame = frame.copy(deep=False)
+    frame.columns = [
+        " / ".join(str(part) for part in column) if isinstance(column, tuple) else str(column)
+        for column in frame.columns
+    ]
+    return frame
+
+
+class StepArtifacts:
+    """Collects the artifacts of one step into a folder under the workspace's bookkeeping dir."""
+
+    def __init__(self, workspace: Path, folder: Path) -> None:
+        """Start an empty collection.
+
+        Args:
+            workspace: The workspace root (artifact paths are reported relative to it).
+            folder: Where this step's files go (created on first use).
+        """
+        self.workspace = workspace
+        self.folder = folder
+        self.items: list[dict[str, Any]] = []
+        self._counters: dict[str, int] = {}
+
+    def _next_name(self, stem: str) -> str:
+        self._counters[stem] = self._counters.get(stem, 0) + 1
+        return f"{stem}-{self._counters[stem]}"
+
+    def _add(self, kind: str, name: str, mime: str, path: Path) -> None:
+        self.items.append(
+            {
+                "kind": kind,
+                "name": name,
+                "mime": mime,
+                "path": path.relative_to(self.workspace).as_posix(),
+                "size": path.stat().st_size,
+            }
+        )
+
+    def _new_file(self, name: str) -> Path:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        return self.folder / name
+
+    def add_plotly(self, figure: Any) -> str:
+        """Save a plotly figure as figure JSON; returns its display name."""
+        name = f"{self._next_name('figure')}.json"
+        path = self._new_file(name)
+        path.write_text(figure.to_json(), encoding="utf-8")
+        self._add("plotly", name, PLOTLY_MIME, path)
+        return name
+
+    def add_matplotlib(self, figure: Any) -> str:
+        """Save a matplotlib figure as PNG; returns its display name."""
+        name = f"{self._next_name('figure')}.png"
+        path = self._new_file(name)
+        figure.savefig(path, format="png", bbox_inches="tight")
+        self._add("image", name, "image/png", path)
+        return name
+
+    def add_table(self, obj: Any) -> str:
+        """Save a DataFrame/Series as a JSON preview table plus the full data as CSV.
+
+        Args:
+            obj: A DataFrame, Series or Styler.
+
+        Returns:
+            The display name of the table artifact.
+        """
+        frame = table_frame(obj)
+        stem = self._next_name("table")
+        # to_json turns NaN/NaT into null and timestamps into ISO strings.
+        rows = json.loads(
+            frame.head(TABLE_PREVIEW_ROWS).to_json(
+                orient="values", date_format="iso", default_handler=str
+            )
+        )
+        table = {"columns": list(frame.columns), "rows": rows, "row_count": len(frame)}
+        table_path = self._new_file(f"{stem}.json")
+        table_path.write_text(json.dumps(table, ensure_ascii=False), encoding="utf-8")
+        self._add("table", f"{stem}.json", "application/json", table_path)
+        csv_path = self._new_file(f"{stem}.csv")
+        frame.to_csv(csv_path, index=False)
+        self._add("file", f"{stem}.csv", "text/csv", csv_path)
+        return f"{stem}.json"
+
+    def add_written_files(self, before: WorkspaceListing) -> None:
+        """Report the files the step created or changed in the workspace.
+
+        Args:
+            before: The workspace listing taken when the step started.
+        """
+        after = list_workspace(self.workspace)
+        changed = sorted(path for path, info in after.items() if before.get(path) != info)
+        for relative in changed[:MAX_WRITTEN_FILES]:
+            suffix = Path(relative).suffix.lower()
+            if suffix in IMAGE_MIMES:
+                kind, mime = "image", IMAGE_MIMES[suffix]
+            else:
+                kind = "file"
+                mime = mimetypes.guess_type(relative)[0] or "application/octet-stream"
+            self.items.append(
+                {
+                    "kind": kind,
+                    "name": relative,
+                    "mime": mime,
+                    "path": relative,
+                    "size": after[relative][0],
+                }
+            )
+        if len(changed) > MAX_WRITTEN_FILES:
+            print(
+                f"[{len(changed)} files were written; only the first {MAX_WRITTEN_FILES} "
+                "are shown as results]"
+            )

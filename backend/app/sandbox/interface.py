@@ -1,0 +1,121 @@
+"""The values that cross the boundary between the backend and a sandbox worker."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+ArtifactKind = Literal["plotly", "image", "table", "file"]
+
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+
+# Each "x.*" also admits "x" itself (smolagents' import tree treats the star as "x and below").
+DEFAULT_AUTHORIZED_IMPORTS: tuple[str, ...] = (
+    "pandas.*",
+    "numpy.*",
+    "scipy.*",
+    "sklearn.*",
+    "statsmodels.*",
+    "plotly.*",
+    "matplotlib.*",
+    "seaborn.*",
+    "pyarrow.*",
+    "openpyxl.*",
+    "math",
+    "statistics",
+    "datetime",
+    "re",
+    "json",
+    "collections",
+    "itertools",
+    "functools",
+    "operator",
+    "decimal",
+    "fractions",
+    "random",
+    "string",
+    "textwrap",
+    "time",
+    "calendar",
+    "csv",
+    "io",
+    "copy",
+    "heapq",
+    "bisect",
+    "typing",
+    "dataclasses",
+    "enum",
+    "uuid",
+    "hashlib",
+    "warnings",
+    "zoneinfo",
+    "unicodedata",
+)
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Resource limits of one sandbox worker.
+
+    Attributes:
+        memory_mb: Address-space cap of the worker process (RLIMIT_AS).
+        cpu_seconds: CPU seconds for the worker's whole lifetime (RLIMIT_CPU).
+        file_size_mb: Largest file the worker may write (RLIMIT_FSIZE).
+        max_processes: Processes and threads the worker may have (RLIMIT_NPROC).
+        step_timeout_seconds: Wall-clock limit of one code step, enforced by killing the worker.
+        output_chars: Cap on the printed output returned per step (head and tail are kept).
+        idle_seconds: How long an idle worker may live; the backend's reaper reads it.
+    """
+
+    memory_mb: int = 2048
+    cpu_seconds: int = 3600
+    file_size_mb: int = 1024
+    max_processes: int = 64
+    step_timeout_seconds: float = 120.0
+    output_chars: int = 20_000
+    idle_seconds: float = 900.0
+
+
+@dataclass(frozen=True)
+class ArtifactFile:
+    """A chart, table or file produced by a step; its bytes are on the host at `path`.
+
+    Attributes:
+        kind: "plotly" (figure JSON), "image", "table" (JSON rows) or "file".
+        name: Display name, e.g. "figure-1.json", or the workspace-relative name of a written file.
+        mime: Media type of the bytes.
+        path: Absolute host path of the bytes, inside the workspace.
+        size: Size in bytes.
+    """
+
+    kind: ArtifactKind
+    name: str
+    mime: str
+    path: Path
+    size: int
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What one code step produced.
+
+    Attributes:
+        output: The code's last value as text, or the final answer rendered as text.
+        is_final_answer: The code called final_answer(...).
+        logs: Everything the step printed, in order (print, library output, warnings), capped.
+        error: The error the agent should see, or None on success.
+        artifacts: Charts, tables and files the step produced.
+        duration_ms: Wall-clock time of the step as the backend saw it.
+        timed_out: The step hit the wall-clock limit and the worker was killed.
+        crashed: The worker died during the step (for example killed for memory).
+    """
+
+    output: str | None
+    is_final_answer: bool
+    logs: str
+    error: str | None
+    artifacts: list[ArtifactFile]
+    duration_ms: int
+    timed_out: bool = False
+    crashed: bool = False

@@ -1,0 +1,425 @@
+"""How a worker is isolated: the bubblewrap command line, its environment, resource limits.
+
+With bubblewrap the worker gets new user/pid/net/ipc/uts namespaces (no network, no view
+of the backend's processes), a read-only root that shows only the Python runtime and the
+sandbox package, the session's workspace read-write at /workspace and a private /tmp.
+Without it ("rlimits") the worker is a plain child process with a scrubbed environment, the
+same resource limits and, where `unshare` allows, no network.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import resource
+import shutil
+import site
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+logger = logging.getLogger(__name__)
+
+Mechanism = Literal["bubblewrap", "rlimits"]
+
+MODE_ENV = "WORKBENCH_SANDBOX"
+# Inside the bubblewrap sandbox.
+WORKSPACE_INSIDE = "/workspace"
+LIBRARY_INSIDE = "/opt/workbench/lib"
+CACHE_INSIDE = "/opt/workbench/cache"
+SANDBOX_UID = 65534  # "nobody"
+PRIVATE_TMP_MB = 1024
+SHM_MB = 256
+PACKAGE_DIR = Path(__file__).resolve().parent
+PROBE_TIMEOUT_SECONDS = 30.0
+FIND_PACKAGE = (
+    "import importlib.util, sys; sys.exit(importlib.util.find_spec('app.sandbox') is None)"
+)
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """The outcome of probing the host (once per process).
+
+    Attributes:
+        mechanism: "bubblewrap" or "rlimits".
+        detail: One sentence for operators (shown in /readyz and the start-up log).
+        bwrap_options: Namespace options of the bwrap variant that worked.
+        launcher: For "rlimits": commands to run the worker through (`unshare` removing the
+            network, `setpriv` making it die with the backend), as far as available.
+        own_user_namespace: The worker runs in its own user namespace, so RLIMIT_NPROC
+            counts only its own processes.
+    """
+
+    mechanism: Mechanism
+    detail: str
+    bwrap_options: tuple[str, ...] = ()
+    launcher: tuple[str, ...] = ()
+    own_user_namespace: bool = False
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How to start one worker process."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    scratch: Path | None  # a host folder to delete when the worker is gone ("rlimits")
+
+
+def python_roots() -> list[str]:
+    """Folders that hold the Python runtime: base installation, venv, site-packages.
+
+    Returns:
+        Distinct absolute paths, none inside another, outside /usr (mounted whole anyway).
+    """
+    candidates = {
+        sys.base_prefix,
+        sys.base_exec_prefix,
+        sys.prefix,
+        sys.exec_prefix,
+        *site.getsitepackages(),
+    }
+    roots: list[str] = []
+    for candidate in sorted({os.path.realpath(p) for p in candidates} | candidates, key=len):
+        if not os.path.isdir(candidate) or candidate in ("/", "/usr"):
+            continue
+        if any(candidate == r or candidate.startswith(r.rstrip("/") + "/") for r in roots):
+            continue
+        if candidate.startswith("/usr/"):
+            continue
+        roots.append(candidate)
+    return roots
+
+
+def thread_count() -> str:
+    """Threads for BLAS/OpenMP: at most 2, so that several sessions share the CPUs."""
+    return str(min(2, os.cpu_count() or 1))
+
+
+def worker_environment(
+    *, home: str, library: str, cache: str | None, pycache: bool
+) -> dict[str, str]:
+    """The complete environment of a worker; nothing of the backend's environment is copied.
+
+    Args:
+        home: HOME and TMPDIR of the worker.
+        library: The folder whose `app/sandbox` is the sandbox package (PYTHONPATH).
+        cache: The prepared runtime cache (bytecode, matplotlib font list), if any.
+        pycache: Whether the cache holds the bytecode (PYTHONPYCACHEPREFIX).
+
+    Returns:
+        The environment variables.
+    """
+    threads = thread_count()
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": home,
+        "TMPDIR": home,
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "MPLBACKEND": "Agg",
+        "MPLCONFIGDIR": f"{home}/matplotlib",
+        "PYTHONPATH": library,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+        "OPENBLAS_NUM_THREADS": threads,
+        "OMP_NUM_THREADS": threads,
+        "MKL_NUM_THREADS": threads,
+        "NUMEXPR_NUM_THREADS": threads,
+        # glibc reserves 64 MB of address space per malloc arena; RLIMIT_AS counts it.
+        "MALLOC_ARENA_MAX": "2",
+    }
+    if cache is not None:
+        env["WORKBENCH_MPL_CACHE"] = f"{cache}/matplotlib"
+        if pycache:
+            env["PYTHONPYCACHEPREFIX"] = f"{cache}/pycache"
+    return env
+
+
+def _runtime_mounts() -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        top = Path("/") / name
+        if top.is_symlink():  # merged /usr, as Debian has it
+            args += ["--symlink", os.readlink(top), f"/{name}"]
+        elif top.is_dir():
+            args += ["--ro-bind", str(top), f"/{name}"]
+    for etc in ("/etc/ld.so.cache", "/etc/localtime", "/etc/fonts"):
+        args += ["--ro-bind-try", etc, etc]
+    for root in python_roots():
+        args += ["--ro-bind", root, root]
+    return args
+
+
+def bwrap_argv(
+    bwrap: str,
+    options: tuple[str, ...],
+    workspace: Path,
+    cache: Path | None,
+    command: list[str],
+) -> list[str]:
+    """The bubblewrap command line around a command.
+
+    Args:
+        bwrap: Path of the bwrap executable.
+        options: Namespace/user options (from the probe).
+        workspace: Host folder bound read-write at /workspace.
+        cache: Host runtime cache bound read-only, if any.
+        command: What to run inside.
+
+    Returns:
+        The full argv.
+    """
+    argv = [bwrap, *options, *_runtime_mounts()]
+    argv += ["--ro-bind", str(PACKAGE_DIR), f"{LIBRARY_INSIDE}/app/sandbox"]
+    if cache is not None:
+        argv += ["--ro-bind", str(cache), CACHE_INSIDE]
+    argv += ["--bind", str(workspace), WORKSPACE_INSIDE]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    if _bwrap_supports(bwrap, "--size"):
+        argv += ["--size", str(PRIVATE_TMP_MB << 20), "--tmpfs", "/tmp"]
+        argv += ["--size", str(SHM_MB << 20), "--tmpfs", "/dev/shm"]
+    else:
+        argv += ["--tmpfs", "/tmp"]
+    # Everything not bound read-write above (the root, the folders bwrap created) is read-only.
+    argv += ["--remount-ro", "/", "--chdir", WORKSPACE_INSIDE, "--", *command]
+    return argv
+
+
+@functools.cache
+def _bwrap_help(bwrap: str) -> str:
+    try:
+        done = subprocess.run(
+            [bwrap, "--help"], capture_output=True, text=True, timeout=PROBE_TIMEOUT_SECONDS
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout + done.stderr
+
+
+def _bwrap_supports(bwrap: str, option: str) -> bool:
+    return f"{option} " in _bwrap_help(bwrap)
+
+
+def _bwrap_variants(bwrap: str) -> list[tuple[tuple[str, ...], bool]]:
+    base: tuple[str, ...] = ("--unshare-all", "--die-with-parent", "--new-session")
+    base += ("--cap-drop", "ALL", "--hostname", "sandbox")
+    userns: tuple[str, ...] = ("--unshare-user", "--uid", str(SANDBOX_UID))
+    userns += ("--gid", str(SANDBOX_UID))
+    if _bwrap_supports(bwrap, "--disable-userns"):
+        # Code inside cannot create user namespaces of its own (kernel attack surface).
+        userns += ("--disable-userns",)
+    return [(base + userns, True), (base, False)]
+
+
+def _run_probe(argv: list[str], env: dict[str, str]) -> str | None:
+    """Run a probe command; None on success, else a short reason."""
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, env=env, timeout=PROBE_TIMEOUT_SECONDS
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return str(exc)
+    if done.returncode == 0:
+        return None
+    lines = (done.stderr or done.stdout).strip().splitlines()
+    return lines[-1] if lines else f"exit status {done.returncode}"
+
+
+def _probe_bwrap(bwrap: str) -> tuple[Isolation | None, str]:
+    env = worker_environment(home="/tmp", library=LIBRARY_INSIDE, cache=None, pycache=False)
+    reason = "unknown"
+    with tempfile.TemporaryDirectory(prefix="workbench-probe-") as workspace:
+        for options, own_userns in _bwrap_variants(bwrap):
+            # The runtime starts and finds the sandbox package (without importing it: fast).
+            command = [sys.executable, "-c", FIND_PACKAGE]
+            failure = _run_probe(bwrap_argv(bwrap, options, Path(workspace), None, command), env)
+            if failure is None:
+                version = _bwrap_version(bwrap)
+                user = f"uid {SANDBOX_UID}" if own_userns else "no user namespace"
+                detail = (
+                    f"{version}: no network, own pid/ipc namespaces, {user}, read-only runtime, "
+                    "workspace only"
+                )
+                return Isolation("bubblewrap", detail, options, (), own_userns), ""
+            reason = failure
+    return None, reason
+
+
+def _bwrap_version(bwrap: str) -> str:
+    try:
+        done = subprocess.run(
+            [bwrap, "--version"], capture_output=True, text=True, timeout=PROBE_TIMEOUT_SECONDS
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "bwrap"
+    return done.stdout.strip() or "bwrap"
+
+
+def _probe_launcher() -> tuple[tuple[str, ...], bool]:
+    """Wrappers for the fallback: (`unshare` without network + `setpriv`, network blocked)."""
+    true = shutil.which("true")
+    if true is None:
+        return (), False
+    env = {"PATH": "/usr/bin:/bin"}
+    launcher: tuple[str, ...] = ()
+    unshare = shutil.which("unshare")
+    if unshare is not None:
+        for prefix in ((unshare, "--net", "--"), (unshare, "--map-root-user", "--net", "--")):
+            if _run_probe([*prefix, true], env) is None:
+                launcher = prefix
+                break
+    no_network = bool(launcher)
+    setpriv = shutil.which("setpriv")
+    if setpriv is not None:
+        # What bwrap's --die-with-parent does: the worker dies with the backend.
+        prefix = (setpriv, "--pdeathsig", "KILL", "--")
+        if _run_probe([*prefix, true], env) is None:
+            launcher += prefix
+    return launcher, no_network
+
+
+def _fallback(reason: str) -> Isolation:
+    launcher, no_network = _probe_launcher()
+    network = "no network (unshare)" if no_network else "network NOT blocked"
+    detail = (
+        f"{reason}: analysis code is NOT isolated — it runs with resource limits only "
+        f"({network}; it can read files the backend can read). Install the bubblewrap "
+        "package (Debian/Ubuntu: apt-get install bubblewrap) and allow unprivileged user "
+        "namespaces to isolate it."
+    )
+    logger.warning("Sandbox: %s", detail)
+    return Isolation("rlimits", detail, (), launcher, False)
+
+
+@functools.cache
+def probe() -> Isolation:
+    """Find out once how workers can be isolated on this host.
+
+    WORKBENCH_SANDBOX=rlimits forces the fallback (for tests of that path).
+
+    Returns:
+        The mechanism to use and why.
+    """
+    if os.environ.get(MODE_ENV, "").strip().lower() == "rlimits":
+        return _fallback(f"{MODE_ENV}=rlimits")
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return _fallback("bubblewrap not found")
+    isolation, reason = _probe_bwrap(bwrap)
+    if isolation is None:
+        return _fallback(f"bubblewrap is installed but cannot create a sandbox ({reason})")
+    logger.info("Sandbox: bubblewrap (%s)", isolation.detail)
+    return isolation
+
+
+def build_launch(
+    isolation: Isolation, workspace: Path, cache: Path | None, pycache: bool
+) -> Launch:
+    """The command, environment and working directory of a new worker.
+
+    Args:
+        isolation: The probe's outcome.
+        workspace: The session's workspace on the host.
+        cache: The runtime cache folder, if one was prepared.
+        pycache: Whether the cache holds bytecode.
+
+    Returns:
+        What to pass to subprocess.Popen.
+    """
+    command = [sys.executable, "-m", "app.sandbox.worker"]
+    if isolation.mechanism == "bubblewrap":
+        bwrap = shutil.which("bwrap") or "bwrap"
+        env = worker_environment(
+            home="/tmp",
+            library=LIBRARY_INSIDE,
+            cache=CACHE_INSIDE if cache is not None else None,
+            pycache=pycache,
+        )
+        argv = bwrap_argv(bwrap, isolation.bwrap_options, workspace, cache, command)
+        return Launch(argv, env, workspace, None)
+    scratch = Path(tempfile.mkdtemp(prefix="workbench-worker-"))
+    env = worker_environment(
+        home=str(scratch),
+        library=str(link_package(scratch)),
+        cache=str(cache) if cache is not None else None,
+        pycache=pycache,
+    )
+    return Launch([*isolation.launcher, *command], env, workspace, scratch)
+
+
+def link_package(folder: Path) -> Path:
+    """Make `folder/lib/app/sandbox` point at this package, so that only it is importable.
+
+    `app` stays a namespace package there: the rest of the backend is not on the path.
+
+    Args:
+        folder: A private folder.
+
+    Returns:
+        The folder to put on PYTHONPATH.
+    """
+    library = folder / "lib"
+    (library / "app").mkdir(parents=True, exist_ok=True)
+    (library / "app" / "sandbox").symlink_to(PACKAGE_DIR, target_is_directory=True)
+    return library
+
+
+def apply_rlimits(
+    *,
+    memory_mb: int,
+    cpu_seconds: int,
+    file_size_mb: int,
+    max_processes: int,
+    own_user_namespace: bool,
+) -> None:
+    """Limit the calling process (the worker calls this first thing, before any import).
+
+    Soft and hard limits are both lowered, so code in the worker cannot raise them again.
+
+    Args:
+        memory_mb: RLIMIT_AS in MB.
+        cpu_seconds: RLIMIT_CPU; the kernel sends SIGXCPU when it is used up.
+        file_size_mb: RLIMIT_FSIZE in MB.
+        max_processes: RLIMIT_NPROC (processes and threads).
+        own_user_namespace: Whether the worker has its own user namespace. Without one the
+            kernel counts every process of the backend's user, so the limit is set that
+            many above the current count.
+    """
+    mb = 1 << 20
+    _lower(resource.RLIMIT_AS, memory_mb * mb)
+    # The hard limit a little higher: SIGXCPU at the soft limit, SIGKILL at the hard one.
+    _lower(resource.RLIMIT_CPU, cpu_seconds, cpu_seconds + 5)
+    _lower(resource.RLIMIT_FSIZE, file_size_mb * mb)
+    # A core file of a crashed worker would land in the user's workspace.
+    _lower(resource.RLIMIT_CORE, 0)
+    existing = 0 if own_user_namespace else _tasks_of_user(os.getuid())
+    _lower(resource.RLIMIT_NPROC, existing + max_processes)
+
+
+def _lower(which: int, soft: int, hard: int | None = None) -> None:
+    hard = soft if hard is None else hard
+    current_hard = resource.getrlimit(which)[1]
+    if current_hard != resource.RLIM_INFINITY:
+        hard = min(hard, current_hard)
+        soft = min(soft, hard)
+    resource.setrlimit(which, (soft, hard))
+
+
+def _tasks_of_user(uid: int) -> int:
+    count = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if entry.stat().st_uid == uid:
+                count += len(os.listdir(f"{entry.path}/task"))
+        except OSError:
+            continue
+    return count

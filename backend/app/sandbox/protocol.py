@@ -1,0 +1,155 @@
+"""Framing of the messages between the backend and a worker: 4-byte big-endian length + JSON.
+
+The worker keeps the protocol on private file descriptors (duplicates of the pipes it was
+started with) and points its fds 1 and 2 at the output capture, so nothing the analysed code
+prints can corrupt a frame.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import struct
+import time
+from typing import Any
+
+HEADER = struct.Struct(">I")
+# Logs and outputs are capped well below this; a bigger frame means a broken peer.
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+
+Message = dict[str, Any]
+
+
+class ProtocolError(RuntimeError):
+    """The peer sent something that is not a valid frame."""
+
+
+def encode(message: Message) -> bytes:
+    """Serialise one message as a frame.
+
+    Args:
+        message: A JSON-serialisable dict with a "type" key.
+
+    Returns:
+        The header and the UTF-8 JSON body.
+    """
+    # ASCII escapes carry any str, lone surrogates (undecodable file names) included.
+    body = json.dumps(message, ensure_ascii=True, allow_nan=False).encode("ascii")
+    return HEADER.pack(len(body)) + body
+
+
+def write_message(fd: int, message: Message) -> None:
+    """Write one frame to a blocking file descriptor, all of it.
+
+    Args:
+        fd: The descriptor to write to.
+        message: The message to send.
+    """
+    view = memoryview(encode(message))
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _decode(body: bytes) -> Message:
+    try:
+        message = json.loads(body.decode("utf-8"))
+    except ValueError as exc:
+        raise ProtocolError(f"invalid frame body: {exc}") from exc
+    if not isinstance(message, dict):
+        raise ProtocolError("a frame must hold a JSON object")
+    return message
+
+
+def _check_length(length: int) -> int:
+    if length > MAX_MESSAGE_BYTES:
+        raise ProtocolError(f"frame of {length} bytes is larger than {MAX_MESSAGE_BYTES}")
+    return length
+
+
+def read_message(fd: int) -> Message | None:
+    """Read one frame from a blocking file descriptor.
+
+    Args:
+        fd: The descriptor to read from.
+
+    Returns:
+        The message, or None when the peer closed the channel.
+    """
+    header = _read_exactly(fd, HEADER.size)
+    if header is None:
+        return None
+    (length,) = HEADER.unpack(header)
+    body = _read_exactly(fd, _check_length(length))
+    if body is None:
+        raise ProtocolError("channel closed in the middle of a frame")
+    return _decode(body)
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    chunks = bytearray()
+    while len(chunks) < size:
+        chunk = os.read(fd, size - len(chunks))
+        if not chunk:
+            if chunks:
+                raise ProtocolError("channel closed in the middle of a frame")
+            return None
+        chunks += chunk
+    return bytes(chunks)
+
+
+class FrameReader:
+    """Reads frames from a pipe with a deadline (the backend's side of the channel)."""
+
+    def __init__(self, fd: int) -> None:
+        """Wrap a readable pipe.
+
+        Args:
+            fd: The read end of the worker's protocol pipe.
+        """
+        self._fd = fd
+        self._buffer = bytearray()
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(fd, selectors.EVENT_READ)
+
+    def read(self, deadline: float | None) -> Message | None:
+        """Wait for the next frame.
+
+        Args:
+            deadline: time.monotonic() value after which to give up, or None to wait forever.
+
+        Returns:
+            The message, or None when the worker closed the channel (it exited or was killed).
+
+        Raises:
+            TimeoutError: The deadline passed before a whole frame arrived.
+        """
+        while True:
+            message = self._take_frame()
+            if message is not None:
+                return message
+            timeout = None if deadline is None else deadline - time.monotonic()
+            if timeout is not None and timeout <= 0:
+                raise TimeoutError
+            if not self._selector.select(timeout):
+                continue
+            chunk = os.read(self._fd, 1 << 16)
+            if not chunk:
+                return None
+            self._buffer += chunk
+
+    def _take_frame(self) -> Message | None:
+        if len(self._buffer) < HEADER.size:
+            return None
+        (length,) = HEADER.unpack_from(self._buffer)
+        end = HEADER.size + _check_length(length)
+        if len(self._buffer) < end:
+            return None
+        body = bytes(self._buffer[HEADER.size : end])
+        del self._buffer[:end]
+        return _decode(body)
+
+    def close(self) -> None:
+        """Release the selector (the pipe itself belongs to the caller)."""
+        self._selector.close()

@@ -1,0 +1,439 @@
+"""The sandbox worker: `python -m app.sandbox.worker`, one process per live analysis session.
+
+It runs inside the isolation built by `isolation.py`, keeps one smolagents
+LocalPythonExecutor for its whole life (variables persist across steps) and answers
+framed requests on the pipes it was started with (see `protocol.py`):
+
+    backend -> worker: configure (first), run, variables, shutdown
+    worker -> backend: ready | fatal (once), then result / ok / failed per request
+
+The worker patches a few smolagents behaviours at start-up (see `_patch_smolagents`).
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import importlib
+import math
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+import uuid
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any, cast
+
+from smolagents import local_python_executor as lpe
+from smolagents.local_python_executor import InterpreterError, LocalPythonExecutor
+
+from app.sandbox.capture import (
+    BOOKKEEPING_DIR,
+    OutputCapture,
+    StepArtifacts,
+    cap_text,
+    is_frame_like,
+    is_plotly_figure,
+    list_workspace,
+    matplotlib_figure_of,
+    table_frame,
+)
+from app.sandbox.isolation import apply_rlimits
+from app.sandbox.protocol import Message, read_message, write_message
+from app.sandbox.runtime_cache import STARTUP_MODULES, WARM_MODULES
+
+FINAL_TABLE_ROWS = 50
+
+
+def _final_answer(answer: Any = None) -> Any:
+    """The worker's final_answer tool; smolagents turns the call into the end of the run."""
+    return answer
+
+
+def _format_cell(value: Any) -> str:
+    pandas = sys.modules["pandas"]
+    if value is None or value is pandas.NA or value is pandas.NaT:
+        return ""
+    if isinstance(value, float):
+        return "" if math.isnan(value) else str(round(value, 6))
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(frame: Any) -> str:
+    """Render a DataFrame as a Markdown table (the first rows, with a count of the rest).
+
+    Args:
+        frame: A DataFrame with plain column labels (see capture.table_frame).
+
+    Returns:
+        The table text.
+    """
+    lines = [
+        "| " + " | ".join(_format_cell(c) for c in frame.columns) + " |",
+        "|" + "|".join(" --- " for _ in frame.columns) + "|",
+    ]
+    for row in frame.head(FINAL_TABLE_ROWS).itertuples(index=False, name=None):
+        lines.append("| " + " | ".join(_format_cell(v) for v in row) + " |")
+    if len(frame) > FINAL_TABLE_ROWS:
+        lines.append(f"\n({len(frame)} rows; the first {FINAL_TABLE_ROWS} are shown)")
+    return "\n".join(lines)
+
+
+class _StepBoundary(Warning):
+    """Never issued; its filter only marks the start of a step (see _forget_shown_warnings)."""
+
+
+def _forget_shown_warnings() -> None:
+    # Python shows a warning once per code location and remembers that in per-module
+    # registries, which stay valid until the filter list changes. (Re-)adding a filter that
+    # matches nothing changes it, so each step sees its own warnings again, in O(1).
+    warnings.filterwarnings("default", category=_StepBoundary)
+
+
+def _format_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    line: str | None = None,
+) -> str:
+    # The location would be the interpreter's own source line, which helps nobody.
+    return f"{category.__name__}: {message}\n"
+
+
+def _seed_matplotlib_cache() -> None:
+    """Copy the prepared font list into MPLCONFIGDIR (it must stay writable for matplotlib)."""
+    source = os.environ.get("WORKBENCH_MPL_CACHE")
+    target = os.environ.get("MPLCONFIGDIR")
+    if not source or not target or not os.path.isdir(source):
+        return
+    os.makedirs(target, exist_ok=True)
+    for entry in os.scandir(source):
+        if entry.is_file():
+            shutil.copyfile(entry.path, os.path.join(target, entry.name))
+
+
+def _import_startup_modules() -> None:
+    for name in STARTUP_MODULES:
+        importlib.import_module(name)
+
+
+class WorkerSession:
+    """The executor and per-step capture of one worker process."""
+
+    def __init__(self, config: Message, capture: OutputCapture) -> None:
+        """Import the libraries, patch smolagents and create the executor.
+
+        Args:
+            config: The backend's "configure" message.
+            capture: The process's output capture.
+        """
+        self.capture = capture
+        self.workspace = Path.cwd()
+        self.output_chars = int(config["output_chars"])
+        self.memory_mb = int(config["memory_mb"])
+        self.token = uuid.uuid4().hex[:12]
+        self.step_number = 0
+        self.step = StepArtifacts(self.workspace, self.workspace)  # replaced by each step
+        self.shown: set[int] = set()  # ids of the objects display()ed in this step
+        _seed_matplotlib_cache()
+        _import_startup_modules()
+        _patch_smolagents()
+        self._patch_display_hooks()
+        warnings.formatwarning = _format_warning
+        self.executor = LocalPythonExecutor(
+            additional_authorized_imports=list(config["authorized_imports"]),
+            timeout_seconds=None,  # smolagents' timeout cannot stop code; the backend kills us
+        )
+        tools: dict[str, Callable[..., Any]] = {
+            "final_answer": _final_answer,
+            "display": self.display,
+        }
+        self.executor.send_tools(cast(dict[str, Any], tools))
+
+    def _patch_display_hooks(self) -> None:
+        import matplotlib.figure
+        import matplotlib.pyplot
+        import plotly.io
+
+        # Nothing may try to open a browser or a window: showing means "make an artifact".
+        # Patched before any step imports them, so smolagents' module copies see the patch.
+        plotly.io.show = lambda figure, *args, **kwargs: self.display(figure)
+        matplotlib.pyplot.show = lambda *args, **kwargs: self.capture_pyplot_figures()
+        matplotlib.figure.Figure.show = (  # type: ignore[method-assign]
+            lambda figure, *args, **kwargs: self.display(figure)
+        )
+
+    def display(self, *objects: Any) -> None:
+        """Show objects to the user: charts and tables become artifacts, the rest is printed.
+
+        Args:
+            *objects: Plotly or matplotlib figures, DataFrames/Series, or anything else.
+        """
+        for obj in objects:
+            self.shown.add(id(obj))
+            if is_plotly_figure(obj):
+                self.step.add_plotly(obj)
+            elif is_frame_like(obj):
+                self.step.add_table(obj)
+            elif (figure := matplotlib_figure_of(obj)) is not None:
+                self.step.add_matplotlib(figure)
+                # Shown now: it must not come back as "still open" at the end of the step.
+                sys.modules["matplotlib.pyplot"].close(figure)
+            else:
+                print(obj if isinstance(obj, str) else repr(obj))
+
+    def capture_pyplot_figures(self) -> None:
+        """Save every open pyplot figure as PNG and close them all (plt.show())."""
+        pyplot = sys.modules["matplotlib.pyplot"]
+        for number in pyplot.get_fignums():
+            try:
+                self.step.add_matplotlib(pyplot.figure(number))
+            except Exception as exc:  # a broken figure must not hide the step's result
+                print(f"[a figure could not be saved: {type(exc).__name__}: {exc}]")
+        pyplot.close("all")
+
+    def run(self, code: str) -> Message:
+        """Run one code step.
+
+        Args:
+            code: The Python code of the step.
+
+        Returns:
+            The "result" message for the backend.
+        """
+        self.step_number += 1
+        folder = self.workspace / BOOKKEEPING_DIR / "artifacts" / self.token / str(self.step_number)
+        self.step = StepArtifacts(self.workspace, folder)
+        self.shown = set()
+        before = list_workspace(self.workspace)
+        _forget_shown_warnings()
+        value: Any = None
+        is_final_answer = False
+        error: str | None = None
+        try:
+            result = self.executor(code)
+            value, is_final_answer = result.output, result.is_final_answer
+        except BaseException as exc:  # the code may raise SystemExit & co. too
+            error = self._describe_error(exc)
+        output: str | None = None
+        try:
+            self.capture_pyplot_figures()
+            output = self._render(value, is_final_answer)
+            self.step.add_written_files(before)
+        except Exception as exc:
+            print(f"[the step's results could not all be saved: {type(exc).__name__}: {exc}]")
+        return {
+            "type": "result",
+            "output": _valid_unicode(output),
+            "is_final_answer": is_final_answer,
+            "logs": self.capture.collect(self.output_chars),
+            "error": _valid_unicode(error),
+            "artifacts": self.step.items,
+        }
+
+    def _describe_error(self, exc: BaseException) -> str:
+        message = str(exc) if isinstance(exc, InterpreterError) else f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, MemoryError) or isinstance(exc.__context__, MemoryError):
+            message += (
+                f"\nThe step ran out of memory (limit {self.memory_mb} MB). Work on less data "
+                "at a time: read only the columns you need, use smaller dtypes, or aggregate "
+                "in chunks."
+            )
+        return message
+
+    def _render(self, value: Any, is_final_answer: bool) -> str | None:
+        if value is None and not is_final_answer:
+            return None
+        # A table or chart given as the final answer is shown too, unless it already was.
+        show = is_final_answer and id(value) not in self.shown
+        if is_final_answer and is_frame_like(value):
+            if show:
+                self.display(value)
+            text = markdown_table(table_frame(value))
+        elif is_final_answer and (
+            is_plotly_figure(value) or matplotlib_figure_of(value) is not None
+        ):
+            if show:
+                self.display(value)
+            text = "[chart]"
+        else:
+            text = str(value)
+        return cap_text(text, self.output_chars)
+
+
+def _valid_unicode(text: str | None) -> str | None:
+    """Replace lone surrogates (from str() of odd objects): the backend stores this text."""
+    return None if text is None else text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _undefined_name_error(name: str, state: dict[str, Any], tools: dict[str, Any]) -> NameError:
+    known = [key for key in state if not key.startswith("_")] + list(tools)
+    matches = difflib.get_close_matches(name, known, n=1)
+    hint = f" Did you mean '{matches[0]}'?" if matches else ""
+    return NameError(f"name '{name}' is not defined.{hint}")
+
+
+def _patch_smolagents() -> None:
+    """Fix smolagents quirks for the whole worker process.
+
+    - An undefined name raises NameError with a "did you mean" hint; smolagents silently
+      resolves it to the closest existing variable (`sum(sales_2024)` summed `sales_2023`).
+    - `x += 5` on an undefined x raises NameError; smolagents starts from 0.
+    - print() writes through to the output capture, so that prints and what libraries
+      write to stdout/stderr form one stream in the order it happened.
+    - Filtered "safe" module copies are cached: smolagents rebuilds one on every import
+      statement (100-200 ms for scipy or sklearn, on every step).
+    """
+    original_evaluate_name = lpe.evaluate_name
+    original_evaluate_augassign = lpe.evaluate_augassign
+    original_get_safe_module = lpe.get_safe_module
+
+    def evaluate_name(
+        name: ast.Name,
+        state: dict[str, Any],
+        static_tools: dict[str, Any],
+        custom_tools: dict[str, Any],
+        authorized_imports: list[str],
+    ) -> Any:
+        defined = (
+            name.id in state
+            or name.id in static_tools
+            or name.id in custom_tools
+            or name.id in lpe.ERRORS
+        )
+        if not defined:
+            raise _undefined_name_error(name.id, state, {**static_tools, **custom_tools})
+        return original_evaluate_name(name, state, static_tools, custom_tools, authorized_imports)
+
+    def evaluate_augassign(
+        expression: ast.AugAssign,
+        state: dict[str, Any],
+        static_tools: dict[str, Any],
+        custom_tools: dict[str, Any],
+        authorized_imports: list[str],
+    ) -> Any:
+        target = expression.target
+        if isinstance(target, ast.Name) and target.id not in state:
+            raise _undefined_name_error(target.id, state, {**static_tools, **custom_tools})
+        return original_evaluate_augassign(
+            expression, state, static_tools, custom_tools, authorized_imports
+        )
+
+    safe_modules: dict[str, tuple[ModuleType, int, ModuleType]] = {}
+
+    def get_safe_module(
+        raw_module: Any, authorized_imports: list[str], visited: set[int] | None = None
+    ) -> Any:
+        if visited is not None or not isinstance(raw_module, ModuleType):
+            return original_get_safe_module(raw_module, authorized_imports, visited)
+        # A module that gained attributes (a submodule imported since) gets a fresh copy.
+        size = len(vars(raw_module))
+        cached = safe_modules.get(raw_module.__name__)
+        if cached is not None and cached[0] is raw_module and cached[1] == size:
+            return cached[2]
+        safe = original_get_safe_module(raw_module, authorized_imports)
+        safe_modules[raw_module.__name__] = (raw_module, size, safe)
+        return safe
+
+    class StreamingPrintContainer(lpe.PrintContainer):
+        def append(self, text: str) -> StreamingPrintContainer:
+            sys.stdout.write(text)
+            return self
+
+        def __iadd__(self, other: Any) -> StreamingPrintContainer:
+            sys.stdout.write(str(other))
+            return self
+
+    lpe.evaluate_name = evaluate_name
+    lpe.evaluate_augassign = evaluate_augassign
+    lpe.get_safe_module = get_safe_module
+    lpe.PrintContainer = StreamingPrintContainer  # type: ignore[misc]
+
+
+def _serve(session: WorkerSession, channel_in: int, channel_out: int) -> int:
+    while True:
+        message = read_message(channel_in)
+        if message is None or message.get("type") == "shutdown":
+            return 0
+        kind = message.get("type")
+        reply: Message
+        if kind == "run":
+            reply = session.run(str(message["code"]))
+        elif kind == "variables":
+            session.executor.send_variables(dict(message["values"]))
+            reply = {"type": "ok"}
+        else:
+            reply = {"type": "failed", "error": f"unknown request {kind!r}"}
+        write_message(channel_out, reply)
+
+
+def _prepare_runtime_cache(bytecode: bool) -> int:
+    """Trusted, outside any sandbox: import (and so compile) what workers will load."""
+    _import_startup_modules()
+    if bytecode:
+        for name in STARTUP_MODULES + WARM_MODULES:
+            try:
+                # The safe-module walk imports the submodules smolagents would reach.
+                lpe.get_safe_module(importlib.import_module(name), ["*"])
+            except Exception as exc:
+                print(f"warm-up of {name} failed: {exc}", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of the worker process.
+
+    Args:
+        argv: Command-line arguments; `--prepare-runtime-cache [--bytecode]` builds the
+            runtime cache instead of serving.
+
+    Returns:
+        The exit status.
+    """
+    if argv[:1] == ["--prepare-runtime-cache"]:
+        return _prepare_runtime_cache("--bytecode" in argv)
+    started = time.perf_counter()
+    # The protocol moves to private descriptors; fds 0/1/2 become /dev/null and the capture.
+    channel_in, channel_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    capture = OutputCapture(tempfile.gettempdir())
+    config = read_message(channel_in)
+    if config is None:
+        return 0
+    try:
+        apply_rlimits(
+            memory_mb=int(config["memory_mb"]),
+            cpu_seconds=int(config["cpu_seconds"]),
+            file_size_mb=int(config["file_size_mb"]),
+            max_processes=int(config["max_processes"]),
+            own_user_namespace=bool(config["own_user_namespace"]),
+        )
+        session = WorkerSession(config, capture)
+    except BaseException:
+        write_message(channel_out, {"type": "fatal", "error": traceback.format_exc()})
+        return 1
+    write_message(
+        channel_out,
+        {
+            "type": "ready",
+            "startup_ms": round((time.perf_counter() - started) * 1000),
+            "startup_output": capture.collect(session.output_chars),
+        },
+    )
+    return _serve(session, channel_in, channel_out)
+
+
+if __name__ == "__main__":
+    status = main(sys.argv[1:])
+    sys.stderr.flush()
+    # Skip the interpreter's teardown (half a second with pandas & co. loaded): there is
+    # nothing left to flush, and a closed session should free its slot at once.
+    os._exit(status)

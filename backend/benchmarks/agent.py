@@ -1,0 +1,163 @@
+"""Agent benchmark: the whole stack with a scripted LLM that answers instantly.
+
+Prints (medians on this machine): time from POST to the first event; per-step overhead of
+the stack (model time ~0, trivial code); a cold session's first step (sandbox start plus
+imports) against a warm one; and prompt tokens of a 3-step run against smolagents' default
+CodeAgent on the same task and replies (tokens counted with LiteLLM's gpt-4o tokenizer).
+Targets: first event <= 100 ms, per-step overhead <= 25 ms, cold start <= 1.5 s, prompt
+tokens <= the default CodeAgent's.
+
+    cd backend && uv run python -m benchmarks.agent [--runs 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import litellm
+from rich.console import Console
+from smolagents import CodeAgent, LiteLLMModel
+from smolagents.monitoring import AgentLogger, LogLevel
+
+from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Api, reset_state, stack_settings
+from tests.support.llm import ScriptedLLM, code_reply, final_reply
+from tests.support.server import LiveServer
+from tests.support.sse import read_events
+
+SALES = b"region,month,revenue\n" + b"".join(
+    f"{r},2026-{m:02d},{100 + 7 * m + (r == 'South') * 13}\n".encode()
+    for m in range(1, 13)
+    for r in ("North", "South", "East")
+)
+THREE_STEPS = [
+    code_reply(
+        "import pandas as pd\ndf = pd.read_csv('sales.csv')\nprint(df.head())", "Look at the data."
+    ),
+    code_reply("totals = df.groupby('region')['revenue'].sum()\nprint(totals)", "Sum by region."),
+    final_reply("'South sells most.'"),
+]
+TASK = "Which region sells most?"
+
+
+def timed_run(api: Api, session_id: str, query: str) -> dict[str, Any]:
+    """Client-side times (seconds from POST) of the events of one run."""
+    started = time.perf_counter()
+    times: dict[str, list[float]] = {}
+    with api.stream("POST", f"/sessions/{session_id}/query", json={"query": query}) as response:
+        for event in read_events(response):
+            if event is None:
+                continue
+            times.setdefault(event.event, []).append(time.perf_counter() - started)
+            if event.event == "run.finished":
+                assert event.data["status"] == "succeeded", event.data
+                break
+    return times
+
+
+def new_session(api: Api, project_id: str) -> str:
+    return str(api.post(f"/projects/{project_id}/sessions", json={}).json()["id"])
+
+
+def prompt_tokens(requests: list[dict[str, Any]]) -> int:
+    return sum(litellm.token_counter(model="gpt-4o", messages=r["messages"]) for r in requests)
+
+
+def default_agent_tokens(llm: ScriptedLLM, workdir: Path) -> int:
+    """The same task and replies through smolagents' default CodeAgent and prompts."""
+    llm.script(*THREE_STEPS)
+    cwd = os.getcwd()
+    os.chdir(workdir)
+    try:
+        agent = CodeAgent(
+            tools=[],
+            model=LiteLLMModel("openai/scripted", api_base=llm.api_base, api_key="x"),
+            additional_authorized_imports=["pandas", "numpy"],
+            logger=AgentLogger(LogLevel.OFF, console=Console(file=io.StringIO())),
+        )
+        agent.run(TASK)
+    finally:
+        os.chdir(cwd)
+    return prompt_tokens(llm.requests)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    llm = ScriptedLLM().start()
+    with tempfile.TemporaryDirectory(prefix="wb-agent-bench-") as tmp:
+        work = Path(tmp)
+        live = LiveServer(
+            stack_settings(
+                "embedded",
+                work / "data",
+                LLM_API_BASE=llm.api_base,
+                SANDBOX_STEP_TIMEOUT_SECONDS=60,
+            )
+        ).start()
+        try:
+            live.call(reset_state(live))
+            api = Api(live).as_user(ADMIN_EMAIL, ADMIN_PASSWORD)
+            project = api.project()["id"]
+            api.upload(project, "sales.csv", SALES)
+
+            first_event, cold, warm, one_step, eleven_steps = [], [], [], [], []
+            for _ in range(args.runs):
+                session = new_session(api, project)
+                llm.script(code_reply("x = 1\nprint(x)"), final_reply("'ok'"))
+                times = timed_run(api, session, "cold")
+                first_event.append(times["run.started"][0])
+                cold.append(times["step.output"][0] - times["step.code"][0])
+                llm.script(code_reply("y = 2\nprint(y)"), final_reply("'ok'"))
+                times = timed_run(api, session, "warm")
+                warm.append(times["step.output"][0] - times["step.code"][0])
+                first_event.append(times["run.started"][0])
+
+                llm.script(final_reply("'ok'"))
+                one_step.append(timed_run(api, session, "one step")["run.finished"][0])
+                llm.script(*[code_reply(f"z{i} = {i}") for i in range(10)], final_reply("'ok'"))
+                eleven_steps.append(timed_run(api, session, "eleven steps")["run.finished"][0])
+            live.call(live.state.sandboxes.stop_all())
+
+            session = new_session(api, project)
+            llm.script(*THREE_STEPS)
+            timed_run(api, session, TASK)
+            ours = prompt_tokens(llm.requests)
+            (work / "sales.csv").write_bytes(SALES)
+            theirs = default_agent_tokens(llm, work)
+        finally:
+            live.stop()
+            llm.stop()
+
+    per_step = [(b - a) / 10 for a, b in zip(one_step, eleven_steps, strict=True)]
+    print(f"POST -> first event (run.started): {_ms(first_event)} (target <= 100 ms)")
+    print(
+        f"per-step overhead (11-step run minus 1-step run, / 10): {_ms(per_step)} (target <= 25 ms)"
+    )
+    print(f"cold session, first code step (sandbox start + imports): {_ms(cold)} (target <= 1.5 s)")
+    print(f"the same step in a warm session (step.code -> step.output): {_ms(warm)}")
+    print(
+        f"prompt tokens of a 3-step run: workbench {ours:,} vs default CodeAgent {theirs:,} "
+        f"({ours / theirs:.0%}; target <= 100%, ours carries the workspace description)"
+    )
+
+
+def _ms(values: list[float]) -> str:
+    ordered = sorted(values)
+    p90 = ordered[max(0, int(len(ordered) * 0.9) - 1)]
+    return f"median {statistics.median(values) * 1000:,.1f} ms, p90 {p90 * 1000:,.1f} ms"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""Sandbox benchmark: warm step round trips and cold starts of real workers.
+
+Prints median and p90 of:
+- a warm trivial step (backend call -> worker -> back), target <= 10 ms;
+- a warm step that imports pandas, numpy and scipy.stats again (the safe-module cache);
+- a cold start: spawn + imports + first trivial step, target <= 1.5 s.
+
+    cd backend && uv run python -m benchmarks.sandbox [--warm 200] [--cold 5]
+
+WORKBENCH_SANDBOX=rlimits measures the fallback without bubblewrap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from app.sandbox import SandboxWorker, prepare_sandbox
+
+WARM_TARGET_MS = 10.0
+COLD_TARGET_MS = 1500.0
+IMPORTS = "import pandas as pd\nimport numpy as np\nimport scipy.stats as stats\n"
+
+
+def percentile(samples: list[float], fraction: float) -> float:
+    """The value below which `fraction` of the samples lie (nearest rank)."""
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def report(label: str, samples_ms: list[float], target_ms: float | None = None) -> None:
+    """Print median and p90 of a series (and whether the median meets its target)."""
+    median = statistics.median(samples_ms)
+    verdict = ""
+    if target_ms is not None:
+        verdict = f"  target <= {target_ms:g} ms: {'ok' if median <= target_ms else 'MISSED'}"
+    print(
+        f"{label:<42} median {median:8.1f} ms   p90 {percentile(samples_ms, 0.9):8.1f} ms"
+        f"   (n={len(samples_ms)}){verdict}"
+    )
+
+
+def time_ms(action: Callable[[], object]) -> float:
+    """Wall-clock milliseconds of one call."""
+    started = time.perf_counter()
+    action()
+    return (time.perf_counter() - started) * 1000
+
+
+def checked(worker: SandboxWorker, code: str) -> None:
+    """Run a step that must succeed."""
+    result = worker.run(code)
+    if result.error is not None:
+        raise RuntimeError(result.error)
+
+
+def main() -> None:
+    """Run the benchmark and print its figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--warm", type=int, default=200, help="warm steps to time")
+    parser.add_argument("--cold", type=int, default=5, help="cold starts to time")
+    args = parser.parse_args()
+
+    started = time.perf_counter()
+    status = prepare_sandbox()
+    print(f"isolation: {status['mechanism']} — {status['detail']}")
+    print(f"probe + runtime cache: {(time.perf_counter() - started) * 1000:.0f} ms (once)")
+
+    with tempfile.TemporaryDirectory(prefix="workbench-bench-") as folder:
+        workspace = Path(folder)
+        cold = []
+        for _ in range(args.cold):
+            worker = SandboxWorker(workspace)
+
+            def cold_start(worker: SandboxWorker = worker) -> None:
+                worker.start()
+                checked(worker, "1 + 1")
+
+            cold.append(time_ms(cold_start))
+            worker.close()
+
+        with SandboxWorker(workspace) as worker:
+            checked(worker, IMPORTS)  # the first import builds the safe-module copies
+            for _ in range(10):
+                checked(worker, "x = 1")
+            warm = [time_ms(lambda: checked(worker, "x = 1")) for _ in range(args.warm)]
+            imports = [time_ms(lambda: checked(worker, IMPORTS)) for _ in range(args.warm // 4)]
+
+    report("warm trivial step", warm, WARM_TARGET_MS)
+    report("warm step importing pandas/numpy/scipy", imports)
+    report("cold start (spawn + imports + first step)", cold, COLD_TARGET_MS)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""Run event logs, in-process and on real Redis: order, replay, follow, heartbeats, cancel."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+
+from app.infra.events import InProcessRunEventLog, RedisRunEventLog, RunEvent, RunEventLog
+
+
+@pytest.fixture(params=["in-process", "redis"])
+async def log(request: pytest.FixtureRequest) -> AsyncIterator[RunEventLog]:
+    if request.param == "redis":
+        store: RunEventLog = RedisRunEventLog(
+            request.getfixturevalue("redis_url"), prefix="wbtest:"
+        )
+    else:
+        store = InProcessRunEventLog()
+    yield store
+    await store.close()
+
+
+def event(seq: int, name: str = "model.delta") -> RunEvent:
+    return RunEvent(seq, name, {"seq": seq, "text": f"part {seq}"})
+
+
+async def test_replay_after_a_sequence_number(log: RunEventLog) -> None:
+    run = str(uuid.uuid4())
+    assert not await log.exists(run)
+    for seq in range(1, 6):
+        await log.append(run, event(seq))
+    assert await log.exists(run)
+    assert [e.seq for e in await log.read(run, 0)] == [1, 2, 3, 4, 5]
+    assert [e.seq for e in await log.read(run, 3)] == [4, 5]
+    assert (await log.read(run, 2))[0] == event(3)
+
+
+async def test_follow_replays_then_waits_then_stops_at_the_final_event(log: RunEventLog) -> None:
+    run = str(uuid.uuid4())
+    await log.append(run, event(1, "run.started"))
+    await log.append(run, event(2))
+    seen: list[RunEvent | None] = []
+
+    async def reader() -> None:
+        async for item in log.follow(run, 1, heartbeat=0.2):
+            seen.append(item)
+
+    task = asyncio.create_task(reader())
+    await asyncio.sleep(0.5)  # quiet: heartbeats
+    await log.append(run, event(3))
+    await log.append(run, event(4, "run.finished"))
+    await log.append(run, event(5))  # never read: the stream ended at run.finished
+    await asyncio.wait_for(task, 5)
+    events = [e for e in seen if e is not None]
+    assert [e.seq for e in events] == [2, 3, 4]
+    assert None in seen  # a heartbeat came while it was quiet
+
+
+async def test_cancel_requests_reach_any_reader(log: RunEventLog) -> None:
+    run = str(uuid.uuid4())
+    await log.append(run, event(1))
+    assert not await log.cancel_requested(run)
+    await log.request_cancel(run)
+    assert await log.cancel_requested(run)

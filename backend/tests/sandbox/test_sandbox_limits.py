@@ -1,0 +1,117 @@
+"""Limits and lifecycle: timeouts, memory, CPU time, stopping a step, threads, closing."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.sandbox import SandboxLimits, SandboxWorker
+
+STEP_TIMEOUT = 2.0
+
+
+@pytest.fixture(scope="module")
+def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxWorker]:
+    # Shared: tests that kill the worker rely on run() starting a fresh one.
+    limits = SandboxLimits(step_timeout_seconds=STEP_TIMEOUT, memory_mb=1024)
+    with SandboxWorker(tmp_path_factory.mktemp("workspace"), limits=limits) as worker:
+        yield worker
+
+
+def assert_fresh_worker_works(worker: SandboxWorker) -> None:
+    gone = worker.run("earlier")
+    assert gone.error is not None and "NameError" in gone.error
+    assert worker.run("1 + 1").output == "2"
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # Interpreted Python (the inner loop keeps smolagents' own loop cap out of reach).
+        "while True:\n    for i in range(1000):\n        pass",
+        # Stuck in C.
+        "import time\ntime.sleep(1000)",
+    ],
+    ids=["python-loop", "sleep"],
+)
+def test_step_timeout_kills_the_worker_and_the_next_run_starts_afresh(
+    worker: SandboxWorker, code: str
+) -> None:
+    worker.run("earlier = 1")
+    started = time.monotonic()
+    result = worker.run(code)
+    elapsed = time.monotonic() - started
+    assert result.timed_out
+    assert not result.crashed
+    assert result.error is not None
+    assert "ran for more than 2 s and was stopped" in result.error
+    assert "variables from earlier steps are gone" in result.error
+    assert STEP_TIMEOUT <= elapsed < STEP_TIMEOUT + 3
+    assert not worker.alive
+    assert_fresh_worker_works(worker)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "x = 'x' * 10**11",
+        "import numpy as np\nx = np.ones((10**6, 10**5))",
+        # 50 MB at a time until the limit is reached.
+        "import numpy as np\nchunks = []\n"
+        "for i in range(100):\n    chunks.append(np.ones(50 * 2**17))",
+    ],
+    ids=["string", "numpy", "gradual"],
+)
+def test_memory_bomb_is_a_clear_error(worker: SandboxWorker, code: str) -> None:
+    worker.run("earlier = 1")
+    result = worker.run(code)
+    assert result.error is not None
+    assert "ran out of memory (limit 1024 MB)" in result.error
+    # The worker survived; a new step works and even keeps the variables.
+    assert worker.run("earlier + 1").output == "2"
+
+
+def test_cpu_time_limit_ends_the_worker(tmp_path: Path) -> None:
+    # Start-up uses about a second of CPU; a C-level busy loop uses up the rest.
+    limits = SandboxLimits(cpu_seconds=3, step_timeout_seconds=60)
+    with SandboxWorker(tmp_path, limits=limits) as worker:
+        worker.run("earlier = 1")
+        result = worker.run("sum(range(10**12))")
+        assert result.crashed
+        assert result.error is not None
+        assert "CPU time limit (3 s)" in result.error
+        assert_fresh_worker_works(worker)
+
+
+def test_kill_stops_a_running_step(worker: SandboxWorker) -> None:
+    worker.run("earlier = 1")
+    threading.Timer(0.5, worker.kill).start()
+    result = worker.run("import time\ntime.sleep(1000)")
+    assert result.error == "The step was stopped."
+    assert not result.timed_out
+    assert result.duration_ms < 1900
+    assert_fresh_worker_works(worker)
+
+
+def test_close_ends_the_worker(tmp_path: Path) -> None:
+    worker = SandboxWorker(tmp_path)
+    worker.start()
+    assert worker.alive
+    worker.close()
+    assert not worker.alive
+
+
+def test_worker_outlives_the_thread_that_started_it(tmp_path: Path) -> None:
+    # The backend starts workers from short-lived threads; bubblewrap's --die-with-parent
+    # is tied to the starting thread, which must not end the session's worker.
+    with SandboxWorker(tmp_path) as worker:
+        starter = threading.Thread(target=worker.run, args=("kept = 5",))
+        starter.start()
+        starter.join()
+        time.sleep(1)
+        assert worker.alive
+        assert worker.run("kept").output == "5"

@@ -1,0 +1,195 @@
+"""A scripted OpenAI-compatible chat server on loopback: the LLM of the tests.
+
+The product reaches it through LiteLLM exactly as it reaches a real provider. Each
+request takes the next reply from the script; a reply is text (what the model says), or
+a failure: an HTTP error, garbage, or a long silence. Requests are recorded so tests can
+assert what the model was shown (e.g. the error text of the previous step).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from tests.support.services import free_port
+
+
+@dataclass(frozen=True)
+class HttpError:
+    status: int
+    message: str
+
+
+@dataclass(frozen=True)
+class Silence:
+    """Answer nothing for this long (to trip the client's timeout)."""
+
+    seconds: float
+
+
+Reply = str | HttpError | Silence | Callable[[list[dict[str, Any]]], str]
+
+
+def code_reply(code: str, thought: str = "I will run some code.") -> str:
+    """What a model following smolagents' format answers: a thought, then a code block."""
+    return f"Thought: {thought}\n<code>\n{code.strip()}\n</code>"
+
+
+def final_reply(answer_expr: str, thought: str = "I have the answer.") -> str:
+    return code_reply(f"final_answer({answer_expr})", thought)
+
+
+def count_tokens(text: str) -> int:
+    """A stable stand-in for a tokenizer: about four characters a token."""
+    return max(1, len(text) // 4)
+
+
+@dataclass
+class ScriptedLLM:
+    port: int = field(default_factory=free_port)
+    replies: deque[Reply] = field(default_factory=deque)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    chunk_delay: float = 0.0
+    _server: ThreadingHTTPServer | None = None
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def script(self, *replies: Reply) -> None:
+        self.replies.clear()
+        self.replies.extend(replies)
+        self.requests.clear()
+        self.chunk_delay = 0.0
+
+    def prompts(self) -> list[str]:
+        """The text of every request's messages, one string a request."""
+        return ["\n".join(_text(m.get("content")) for m in r["messages"]) for r in self.requests]
+
+    def start(self) -> ScriptedLLM:
+        llm = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                return None
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+                llm.requests.append(body)
+                reply: Reply = (
+                    llm.replies.popleft() if llm.replies else "The script has no more replies."
+                )
+                if isinstance(reply, Silence):
+                    time.sleep(reply.seconds)
+                    return
+                if isinstance(reply, HttpError):
+                    self._json(
+                        reply.status,
+                        {
+                            "error": {
+                                "message": reply.message,
+                                "type": "error",
+                                "code": reply.status,
+                            }
+                        },
+                    )
+                    return
+                text = reply(body["messages"]) if callable(reply) else reply
+                for stop in body.get("stop") or []:
+                    if stop in text:
+                        text = text[: text.index(stop)]
+                prompt = "\n".join(_text(m.get("content")) for m in body["messages"])
+                usage = {
+                    "prompt_tokens": count_tokens(prompt),
+                    "completion_tokens": count_tokens(text),
+                    "total_tokens": count_tokens(prompt) + count_tokens(text),
+                }
+                if body.get("stream"):
+                    self._stream(body["model"], text, usage)
+                else:
+                    self._json(
+                        200,
+                        {
+                            "id": f"chatcmpl-{uuid.uuid4().hex}",
+                            "object": "chat.completion",
+                            "created": int(time.time()),
+                            "model": body["model"],
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": text},
+                                }
+                            ],
+                            "usage": usage,
+                        },
+                    )
+
+            def _json(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _stream(self, model: str, text: str, usage: dict[str, int]) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                base = {
+                    "id": f"chatcmpl-{uuid.uuid4().hex}",
+                    "object": "chat.completion.chunk",
+                    "created": int(time.time()),
+                    "model": model,
+                }
+                pieces = [text[i : i + 12] for i in range(0, len(text), 12)] or [""]
+                for piece in pieces:
+                    chunk = {
+                        **base,
+                        "choices": [
+                            {
+                                "index": 0,
+                                "delta": {"role": "assistant", "content": piece},
+                                "finish_reason": None,
+                            }
+                        ],
+                    }
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                    if llm.chunk_delay:
+                        time.sleep(llm.chunk_delay)
+                done = {
+                    **base,
+                    "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                    "usage": usage,
+                }
+                self.wfile.write(f"data: {json.dumps(done)}\n\ndata: [DONE]\n\n".encode())
+                self.wfile.flush()
+                self.close_connection = True
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server:
+            self._server.shutdown()
+            self._server.server_close()
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return str(content or "")
