@@ -4,7 +4,7 @@ BACKEND := backend
 UV := $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 COMPOSE := docker compose
 
-.PHONY: help run test lint format migrate up down start stop deps bench-upload clean
+.PHONY: help run test lint format migrate up down start stop deps bench-upload bench-agent bench-sandbox
 
 help:
 	@echo "make run      start the workbench on embedded defaults (http://127.0.0.1:8000)"
@@ -37,6 +37,12 @@ migrate: deps
 
 bench-upload: deps
 	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.upload
+
+bench-agent: deps
+	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.agent
+
+bench-sandbox: deps
+	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.sandbox
 
 up:
 	$(COMPOSE) -f docker-compose.infra.yml up -d --wait

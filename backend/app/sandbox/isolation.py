@@ -176,17 +176,20 @@ def bwrap_argv(
     Returns:
         The full argv.
     """
-    argv = [bwrap, *options, *_runtime_mounts()]
-    argv += ["--ro-bind", str(PACKAGE_DIR), f"{LIBRARY_INSIDE}/app/sandbox"]
-    if cache is not None:
-        argv += ["--ro-bind", str(cache), CACHE_INSIDE]
-    argv += ["--bind", str(workspace), WORKSPACE_INSIDE]
-    argv += ["--proc", "/proc", "--dev", "/dev"]
+    # The private /tmp (and /proc, /dev) first: bwrap applies mounts in order, and the
+    # runtime may itself live under /tmp (a checkout there, a venv there), so its binds must
+    # land on top of the tmpfs rather than be hidden by it.
+    argv = [bwrap, *options, "--proc", "/proc", "--dev", "/dev"]
     if _bwrap_supports(bwrap, "--size"):
         argv += ["--size", str(PRIVATE_TMP_MB << 20), "--tmpfs", "/tmp"]
         argv += ["--size", str(SHM_MB << 20), "--tmpfs", "/dev/shm"]
     else:
         argv += ["--tmpfs", "/tmp"]
+    argv += _runtime_mounts()
+    argv += ["--ro-bind", str(PACKAGE_DIR), f"{LIBRARY_INSIDE}/app/sandbox"]
+    if cache is not None:
+        argv += ["--ro-bind", str(cache), CACHE_INSIDE]
+    argv += ["--bind", str(workspace), WORKSPACE_INSIDE]
     # Everything not bound read-write above (the root, the folders bwrap created) is read-only.
     argv += ["--remount-ro", "/", "--chdir", WORKSPACE_INSIDE, "--", *command]
     return argv

@@ -25,10 +25,17 @@ from app.sandbox.isolation import probe
 SECRET = "workbench-test-secret-4f1d9a"
 BACKEND_DIR = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.skipif(
-    isolation_status()["mechanism"] != "bubblewrap",
-    reason="bubblewrap is not usable on this host",
-)
+
+@pytest.fixture(autouse=True, scope="module")
+def bubblewrap_required() -> None:
+    """These tests are the isolation's proof: without bubblewrap they fail, never skip."""
+    status = isolation_status()
+    if status["mechanism"] != "bubblewrap":
+        pytest.fail(
+            f"bubblewrap must isolate the sandbox here (apt-get install bubblewrap): "
+            f"{status['detail']}",
+            pytrace=False,
+        )
 
 
 def everything(result: StepResult) -> str:
