@@ -54,7 +54,7 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[services.S3S
 def stack_settings(stack: str, data_dir: Path, **overrides: Any) -> Settings:
     base: dict[str, Any] = {
         "LLM_MODEL": "openai/scripted",
-        "LLM_MODELS": ["openai/scripted", "openai/scripted-large"],
+        "LLM_MODELS": ["openai/scripted", "openai/gpt-4o-mini"],
         "LLM_API_KEY": LLM_KEY,
         "LLM_TIMEOUT_SECONDS": 5,
         "LLM_MAX_RETRIES": 0,

@@ -380,7 +380,7 @@ def test_models_and_bad_query_bodies(alice: Api, session, bob: Api) -> None:  # 
     models = alice.get("/models").json()["items"]
     assert models == [
         {"id": "openai/scripted", "label": "scripted", "default": True},
-        {"id": "openai/scripted-large", "label": "scripted-large", "default": False},
+        {"id": "openai/gpt-4o-mini", "label": "gpt-4o-mini", "default": False},
     ]
     unknown = alice.post(
         f"/sessions/{session['id']}/query", json={"query": "q", "model": "openai/gpt-99"}
@@ -453,3 +453,27 @@ def test_an_unreachable_llm_server_fails_the_run_clearly(tmp_path, llm: Scripted
             assert LLM_KEY not in end["error"]
     finally:
         live.stop()
+
+
+def test_cost_comes_from_litellms_price_list_for_a_known_model(
+    alice: Api, session, llm: ScriptedLLM
+) -> None:  # type: ignore[no-untyped-def]
+    import litellm
+
+    llm.script(code_reply("print(6 * 7)"), final_reply("'42'"))
+    events = ask(alice, session["id"], "Six times seven?", model="openai/gpt-4o-mini")
+    end = finished(events)
+    assert events[0].data["model"] == "openai/gpt-4o-mini"
+    prompt, completion = litellm.cost_per_token(
+        model="openai/gpt-4o-mini",
+        prompt_tokens=end["tokens_in"],
+        completion_tokens=end["tokens_out"],
+    )
+    assert end["cost_usd"] == pytest.approx(prompt + completion) and end["cost_usd"] > 0
+    assert alice.get(f"/runs/{events[0].data['run_id']}").json()["cost_usd"] == pytest.approx(
+        end["cost_usd"]
+    )
+    llm.script(final_reply("'ok'"))
+    assert (
+        finished(ask(alice, session["id"], "And with the default?"))["cost_usd"] is None
+    )  # unknown price

@@ -84,6 +84,12 @@ class ScriptedLLM:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+                if self.path == "/control/script":
+                    # Browser tests script the model from outside this process.
+                    llm.script(*(_reply_from_json(r) for r in body["replies"]))
+                    llm.chunk_delay = float(body.get("chunk_delay", 0))
+                    self._json(200, {"scripted": len(llm.replies)})
+                    return
                 llm.requests.append(body)
                 reply: Reply = (
                     llm.replies.popleft() if llm.replies else "The script has no more replies."
@@ -189,7 +195,39 @@ class ScriptedLLM:
             self._server.server_close()
 
 
+def _reply_from_json(reply: Any) -> Reply:
+    """A reply from JSON: text, {"code"}, {"final"}, {"status", "message"} or {"silence"}."""
+    if isinstance(reply, str):
+        return reply
+    if "code" in reply:
+        return code_reply(reply["code"], reply.get("thought", "I will run some code."))
+    if "final" in reply:
+        return final_reply(json.dumps(reply["final"]))
+    if "status" in reply:
+        return HttpError(int(reply["status"]), str(reply.get("message", "error")))
+    return Silence(float(reply["silence"]))
+
+
+def main() -> None:
+    """`python -m tests.support.llm --port N`: the scripted LLM on its own, for browser tests."""
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    args = parser.parse_args()
+    server = ScriptedLLM(port=args.port).start()
+    print(f"scripted LLM on {server.api_base}; POST /control/script to script it", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.stop()
+
+
 def _text(content: Any) -> str:
     if isinstance(content, list):
         return "".join(part.get("text", "") for part in content if isinstance(part, dict))
     return str(content or "")
+
+
+if __name__ == "__main__":
+    main()
