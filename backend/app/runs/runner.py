@@ -191,11 +191,16 @@ class RunOrchestrator:
             keep_lock.cancel()
             self.sandboxes.release(live.session_id)
             try:
-                await self._finish(run, recorder, outcome, started)
+                await self._save_outcome(run, outcome)
             finally:
+                # The session takes questions again before anyone hears this run ended: a
+                # client that asks its follow-up on run.finished must not find it busy.
                 await self.locks.release(str(live.session_id), token)
                 self._live.pop(run.id, None)
-                live.done.set()
+                try:
+                    await self._announce_end(run, recorder, outcome, started)
+                finally:
+                    live.done.set()
 
     async def _keep_lock(self, session_id: uuid.UUID, token: str) -> None:
         while True:
@@ -203,9 +208,7 @@ class RunOrchestrator:
             if not await self.locks.renew(str(session_id), token, LOCK_TTL_SECONDS):
                 log.warning("the lock of session %s was lost while a run held it", session_id)
 
-    async def _finish(
-        self, run: Run, recorder: EventRecorder, outcome: _Outcome, started: float
-    ) -> None:
+    async def _save_outcome(self, run: Run, outcome: _Outcome) -> None:
         async with self.factory() as db:
             row = await db.get(Run, run.id)
             if row is not None:
@@ -216,6 +219,10 @@ class RunOrchestrator:
                 row.cost_usd = outcome.cost_usd
                 row.finished_at = utcnow()
                 await db.commit()
+
+    async def _announce_end(
+        self, run: Run, recorder: EventRecorder, outcome: _Outcome, started: float
+    ) -> None:
         await recorder.emit(
             "run.finished",
             status=str(outcome.status),
