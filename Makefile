@@ -1,14 +1,17 @@
 # Workbench: `make run` starts it on embedded defaults, `make test` runs every test.
 SHELL := /bin/bash
 BACKEND := backend
+FRONTEND := frontend
 UV := $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 COMPOSE := docker compose
 
-.PHONY: help run test lint format migrate up down start stop deps bench-upload bench-agent bench-sandbox
+.PHONY: help run test test-backend test-frontend lint format migrate up down start stop deps \
+	frontend-deps spa client bench-upload bench-agent bench-sandbox
 
 help:
 	@echo "make run      start the workbench on embedded defaults (http://127.0.0.1:8000)"
 	@echo "make test     run every test (needs PostgreSQL and Redis on 127.0.0.1; see README)"
+	@echo "make client   regenerate the browser app's API client from the OpenAPI document"
 	@echo "make lint     ruff and mypy"
 	@echo "make migrate  apply database migrations to DATABASE_URL"
 	@echo "make up/down  start/stop Postgres, Redis and MinIO with docker compose"
@@ -20,11 +23,33 @@ deps:
 		python3 -m pip install --quiet uv
 	cd $(BACKEND) && $(UV) sync --frozen
 
-run: deps
+# The browser app's packages, reinstalled only when package-lock.json changed.
+frontend-deps:
+	@command -v npm >/dev/null 2>&1 || { echo "Node.js (npm) is needed for the browser app: apt-get install nodejs npm"; exit 1; }
+	@cd $(FRONTEND) && if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then \
+		npm ci --no-audit --no-fund; fi
+
+# The browser app, rebuilt only when its sources are newer than the last build.
+spa: frontend-deps
+	@cd $(FRONTEND) && if [ ! -f dist/index.html ] || [ -n "$$(find src index.html package-lock.json vite.config.ts tsconfig.json -newer dist/index.html -print -quit)" ]; then \
+		npm run build; fi
+
+run: deps spa
 	cd $(BACKEND) && $(UV) run --frozen python -m app
 
-test: deps
+test: test-backend test-frontend
+
+test-backend: deps
 	cd $(BACKEND) && $(UV) run --frozen pytest
+
+# Unit tests, then the browser tests (Debian's chromium against the real backend).
+test-frontend: deps frontend-deps
+	cd $(FRONTEND) && npm test && npm run e2e
+
+# The SPA's API client, generated from the backend's OpenAPI document.
+client: deps frontend-deps
+	cd $(BACKEND) && $(UV) run --frozen python -c "import json; from app.main import create_app; print(json.dumps(create_app().openapi(), indent=2))" > ../$(FRONTEND)/openapi.json
+	cd $(FRONTEND) && npm run client
 
 lint: deps
 	cd $(BACKEND) && $(UV) run --frozen ruff check . && $(UV) run --frozen ruff format --check . && $(UV) run --frozen mypy app

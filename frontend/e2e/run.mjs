@@ -1,0 +1,416 @@
+// End-to-end test: the built SPA served by the real backend, a scripted LLM, Debian's chromium.
+// Usage: npm run e2e (builds dist first). Prints "N passed, M failed" as its last line.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const HERE = import.meta.dirname;
+const FRONTEND = path.resolve(HERE, '..');
+const BACKEND = path.resolve(FRONTEND, '..', 'backend');
+const SHOTS = path.join(HERE, 'screenshots');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const EMAIL = 'admin@example.com';
+const PASSWORD = 'admin-password-1';
+const T = 20_000;
+
+const children = [];
+const dataDir = mkdtempSync(path.join(tmpdir(), 'wb-e2e-'));
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+function start(name, args, env) {
+  const child = spawn('uv', ['run', 'python', ...args], {
+    cwd: BACKEND,
+    env: { ...process.env, ...env },
+    detached: true, // own process group, so the whole tree can be stopped
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  child.stdout.on('data', (d) => (log += d));
+  child.stderr.on('data', (d) => (log += d));
+  children.push({ name, child, log: () => log });
+  return child;
+}
+
+function stopAll() {
+  for (const { child } of children) {
+    if (child.exitCode === null && child.pid) {
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        /* already gone */
+      }
+    }
+  }
+}
+
+async function waitFor(url, ms = 60_000, anyStatus = false) {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    try {
+      const r = await fetch(url);
+      if (r.ok || anyStatus) return;
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out waiting for ${url}`);
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function main() {
+  if (!existsSync(path.join(FRONTEND, 'dist', 'index.html'))) throw new Error('frontend/dist is missing: run `npm run build` first');
+  rmSync(SHOTS, { recursive: true, force: true });
+  mkdirSync(SHOTS, { recursive: true });
+  const llmPort = await freePort();
+  const port = await freePort();
+  start('llm', ['-m', 'tests.support.llm', '--port', String(llmPort)], {});
+  start('backend', ['-m', 'app'], {
+    DATA_DIR: dataDir,
+    ADMIN_EMAIL: EMAIL,
+    ADMIN_PASSWORD: PASSWORD,
+    LLM_MODEL: 'openai/scripted',
+    LLM_API_BASE: `http://127.0.0.1:${llmPort}/v1`,
+    LLM_API_KEY: 'none',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    MAX_UPLOAD_BYTES: '20000',
+  });
+  const base = `http://127.0.0.1:${port}`;
+  await waitFor(`${base}/readyz`);
+  await waitFor(`http://127.0.0.1:${llmPort}/`, 30_000, true);
+
+  const script = async (replies, chunkDelay = 0) => {
+    const r = await fetch(`http://127.0.0.1:${llmPort}/control/script`, {
+      method: 'POST',
+      body: JSON.stringify({ replies, chunk_delay: chunkDelay }),
+    });
+    if (!r.ok) throw new Error(`scripting the LLM failed: ${r.status}`);
+  };
+
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(T);
+  const consoleErrors = [];
+  page.on('console', (m) => m.type() === 'error' && consoleErrors.push(`console: ${m.text()}`));
+  page.on('pageerror', (e) => consoleErrors.push(`pageerror: ${e.message}`));
+  const consoleWarnings = [];
+  page.on('console', (m) => m.type() === 'warning' && consoleWarnings.push(m.text()));
+  const shot = (name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+
+  const lastRun = () => page.locator('[data-testid=run]').last();
+  const ask = async (text) => {
+    const box = page.getByRole('textbox', { name: 'Ask a question about your data' });
+    await box.fill(text);
+    await box.press('Enter');
+  };
+
+  const results = [];
+  let aborted = false;
+  const test = async (name, fn) => {
+    if (aborted) {
+      results.push({ name, ok: false, error: 'skipped after an earlier failure' });
+      console.log(`not ok - ${name} (skipped)`);
+      return;
+    }
+    const t0 = Date.now();
+    try {
+      await fn();
+      results.push({ name, ok: true });
+      console.log(`ok - ${name} (${Date.now() - t0} ms)`);
+    } catch (e) {
+      results.push({ name, ok: false, error: e });
+      aborted = true;
+      console.log(`not ok - ${name}\n  ${String(e?.stack ?? e).split('\n').slice(0, 6).join('\n  ')}`);
+      await shot(`failure-${name.replace(/\W+/g, '-')}`).catch(() => undefined);
+    }
+  };
+  const expect = (cond, msg) => {
+    if (!cond) throw new Error(msg);
+  };
+
+  try {
+    await test('signed-out visit goes to the login page', async () => {
+      await page.goto(`${base}/`);
+      await page.waitForURL('**/login');
+      await page.getByLabel('Email').waitFor();
+      await shot('01-login');
+    });
+
+    await test('wrong password shows a readable message', async () => {
+      await page.getByLabel('Email').fill(EMAIL);
+      await page.getByLabel('Password').fill('not-the-password');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByText('Wrong email or password.').waitFor();
+    });
+
+    await test('log in', async () => {
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    });
+
+    await test('create a project', async () => {
+      await page.getByRole('button', { name: 'New project' }).last().click();
+      await page.getByRole('textbox', { name: 'Name' }).fill('Quarterly sales');
+      await page.getByRole('button', { name: 'Create project' }).click();
+      await page.getByTestId('project-title').filter({ hasText: 'Quarterly sales' }).waitFor();
+    });
+
+    await test('rename the project', async () => {
+      await page.getByRole('button', { name: 'Actions for Quarterly sales' }).click();
+      await page.getByRole('menuitem', { name: 'Rename' }).click();
+      await page.getByRole('textbox', { name: 'Name' }).fill('Sales 2026');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByRole('navigation').getByText('Sales 2026').waitFor();
+    });
+
+    await test('upload a CSV and see its preview with dtypes', async () => {
+      const rows = ['region,units,price'];
+      for (let i = 1; i <= 30; i++) rows.push(`r${i % 4},${i},${i * 3}.5`);
+      await page.getByTestId('file-input').setInputFiles({ name: 'sales.csv', mimeType: 'text/csv', buffer: Buffer.from(rows.join('\n') + '\n') });
+      await page.getByRole('button', { name: /^sales\.csv/ }).click();
+      const table = page.getByTestId('data-table');
+      await table.getByText('region').waitFor();
+      await table.getByText('int64').waitFor();
+      await shot('02-project-datasets');
+    });
+
+    await test('too-large and unsupported uploads get readable messages', async () => {
+      await page.getByTestId('file-input').setInputFiles([
+        { name: 'huge.csv', mimeType: 'text/csv', buffer: Buffer.from('a,b\n' + '1,2\n'.repeat(10_000)) },
+        { name: 'tool.exe', mimeType: 'application/octet-stream', buffer: Buffer.from('MZ') },
+      ]);
+      const uploads = page.getByRole('list', { name: 'Uploads' });
+      await uploads.getByRole('alert').filter({ hasText: 'huge.csv' }).waitFor();
+      await uploads.getByRole('alert').filter({ hasText: 'tool.exe' }).waitFor();
+      await shot('02b-upload-errors');
+      await page.getByRole('button', { name: 'Dismiss huge.csv' }).click();
+      await page.getByRole('button', { name: 'Dismiss tool.exe' }).click();
+    });
+
+    await test('create a session', async () => {
+      await page.getByRole('main').getByRole('button', { name: 'New session' }).click();
+      await page.waitForURL('**/sessions/**');
+      await page.getByText('What would you like to know?').waitFor();
+    });
+
+    await test('ask: code streams, the Plotly chart renders, the table pages', async () => {
+      await script(
+        [
+          {
+            thought: 'Load the data, chart units by region, and show the table.',
+            code:
+              'import pandas as pd\nimport plotly.express as px\ndf = pd.read_csv("sales.csv")\nprint(df.describe())\n' +
+              'fig = px.bar(df.groupby("region", as_index=False)["units"].sum(), x="region", y="units")\nfig.show()\ndisplay(df)',
+          },
+          { final: '**Region r0** sold the most units.\n\n- 30 rows analysed' },
+        ],
+        0.02,
+      );
+      await ask('Which region sells the most units?');
+      await lastRun().getByTestId('code').filter({ hasText: 'read_csv' }).first().waitFor();
+      await shot('03-session-streaming');
+      await lastRun().locator('.js-plotly-plot .main-svg').first().waitFor({ timeout: 40_000 });
+      const table = lastRun().getByTestId('artifact-table');
+      await table.getByTestId('page-indicator').filter({ hasText: 'Page 1 of 3' }).waitFor();
+      await table.getByRole('button', { name: 'Next page' }).click();
+      await table.getByTestId('page-indicator').filter({ hasText: 'Page 2 of 3' }).waitFor();
+      await table.getByRole('button', { name: 'Sort by units' }).click();
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'sold the most units' }).waitFor({ timeout: 40_000 });
+      await lastRun().getByText('Succeeded').waitFor();
+      await page.waitForTimeout(300);
+      await shot('04-session-answer');
+    });
+
+    await test('reload mid-run: the run resumes without lost or duplicated events', async () => {
+      await script(
+        [
+          { thought: 'Count slowly.', code: 'import time\nfor i in range(5):\n    print("tick", i)\n    time.sleep(1)' },
+          { final: 'Resumed and finished.' },
+        ],
+        0.05,
+      );
+      await ask('Count to five slowly.');
+      await lastRun().getByTestId('code').filter({ hasText: 'time.sleep' }).first().waitFor();
+      await page.reload();
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'Resumed and finished.' }).waitFor({ timeout: 40_000 });
+      const output = await lastRun().getByTestId('step-output').first().innerText();
+      const ticks = output.match(/tick \d/g) ?? [];
+      expect(ticks.join(',') === 'tick 0,tick 1,tick 2,tick 3,tick 4', `output after resume was ${JSON.stringify(output)}`);
+      const thought = await lastRun().getByTestId('step-thought').first().innerText();
+      expect(thought === 'Count slowly.', `thought after resume was ${JSON.stringify(thought)}`);
+      expect((await lastRun().getByTestId('step-card').count()) === 2, 'expected exactly two step cards');
+      expect((await page.getByTestId('run').count()) === 2, 'expected two runs in the session');
+    });
+
+    await test('connection lost mid-stream: the app re-attaches with Last-Event-ID, nothing lost or doubled', async () => {
+      await script(
+        [
+          { thought: 'Tick through an outage.', code: 'import time\nfor i in range(4):\n    print("beat", i)\n    time.sleep(0.5)' },
+          { final: 'Survived the outage.' },
+        ],
+        0.02,
+      );
+      // The query's stream "drops" after its first 12 messages; the rest must come from a re-attach.
+      const resumes = [];
+      const onRequest = (r) => r.url().includes('/events') && resumes.push(r.headers()['last-event-id']);
+      page.on('request', onRequest);
+      await page.route('**/api/v1/sessions/*/query', async (route) => {
+        const response = await route.fetch();
+        const messages = (await response.text()).split('\n\n').filter((m) => m.includes('data:'));
+        await route.fulfill({ response, body: messages.slice(0, 12).join('\n\n') + '\n\n' });
+      });
+      await ask('Keep going through an outage.');
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'Survived the outage.' }).waitFor({ timeout: 40_000 });
+      await page.unroute('**/api/v1/sessions/*/query');
+      page.off('request', onRequest);
+      expect(resumes.includes('12'), `expected a re-attach with Last-Event-ID 12, saw ${JSON.stringify(resumes)}`);
+      const output = await lastRun().getByTestId('step-output').first().innerText();
+      const beats = output.match(/beat \d/g) ?? [];
+      expect(beats.join(',') === 'beat 0,beat 1,beat 2,beat 3', `output after reconnect was ${JSON.stringify(output)}`);
+      const thought = await lastRun().getByTestId('step-thought').first().innerText();
+      expect(thought === 'Tick through an outage.', `thought after reconnect was ${JSON.stringify(thought)}`);
+      expect((await lastRun().getByTestId('step-card').count()) === 2, 'expected exactly two step cards');
+    });
+
+    await test('ask a follow-up; history shows all runs after a reload', async () => {
+      await script(
+        [
+          {
+            thought: 'Plot it with matplotlib, then save a file.',
+            code: 'import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [3, 1, 2])\nplt.title("Trend")\nplt.show()\nopen("out.txt", "w")',
+          },
+          { final: 'A follow-up answer.' },
+        ],
+        0.01,
+      );
+      await ask('And a follow-up?');
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'A follow-up answer.' }).waitFor({ timeout: 30_000 });
+      await lastRun().getByTestId('step-error').filter({ hasText: 'open' }).waitFor();
+      await lastRun().getByTestId('artifact-image').locator('img').waitFor();
+      await lastRun().getByRole('button', { name: /^Enlarge/ }).click();
+      await page.getByRole('dialog').locator('img').waitFor();
+      await shot('05-image-enlarged');
+      await page.keyboard.press('Escape');
+      await lastRun().getByTestId('step-error').scrollIntoViewIfNeeded();
+      await shot('05-error-and-recovery');
+      await page.reload();
+      await page.getByTestId('final-answer').filter({ hasText: 'A follow-up answer.' }).waitFor();
+      expect((await page.getByTestId('run').count()) === 4, 'expected four runs after reload');
+      await page.locator('.js-plotly-plot .main-svg').first().waitFor();
+    });
+
+    await test('a busy session (409) says so and shows the running question', async () => {
+      await script([{ thought: 'Background work.', code: 'import time\ntime.sleep(3)' }, { final: 'Background done.' }], 0.02);
+      // Another client starts a run in this session; this page does not know yet.
+      await page.evaluate(async (sessionUrl) => {
+        const token = JSON.parse(localStorage.getItem('wb.auth')).token;
+        const id = sessionUrl.split('/sessions/')[1];
+        const r = await fetch(`/api/v1/sessions/${id}/query`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ query: 'Started elsewhere' }),
+        });
+        await r.body.getReader().read();
+      }, page.url());
+      await ask('Am I allowed?');
+      await page.getByText('This session is busy').waitFor();
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'Background done.' }).waitFor({ timeout: 30_000 });
+      expect((await lastRun().getByText('Started elsewhere').count()) === 1, 'the run started elsewhere is shown');
+    });
+
+    await test('stop a running query', async () => {
+      await script([{ thought: 'This takes a while.', code: 'import time\ntime.sleep(8)\nprint("late")' }, { final: 'never' }], 0.02);
+      await ask('Do something slow.');
+      await lastRun().getByTestId('code').filter({ hasText: 'time.sleep' }).first().waitFor();
+      await page.getByRole('button', { name: 'Stop the running query' }).click();
+      await lastRun().getByText('Cancelled').waitFor({ timeout: 30_000 });
+      await shot('06-session-cancelled');
+    });
+
+    await test('dark theme and a narrow window', async () => {
+      await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+      await page.waitForTimeout(500);
+      await shot('07-session-dark');
+      await page.setViewportSize({ width: 420, height: 860 });
+      await page.waitForTimeout(300);
+      await shot('08-narrow-dark');
+      await page.getByRole('button', { name: 'Open navigation' }).click();
+      await page.getByRole('dialog').getByText('Sales 2026').waitFor();
+      await shot('09-narrow-navigation');
+      await page.keyboard.press('Escape');
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await page.getByRole('button', { name: 'Switch to light theme' }).click();
+    });
+
+    await test('an invalid token sends the user back to login', async () => {
+      await page.evaluate(() => {
+        const raw = JSON.parse(localStorage.getItem('wb.auth'));
+        raw.token = 'invalid-token';
+        localStorage.setItem('wb.auth', JSON.stringify(raw));
+      });
+      await page.reload();
+      await page.waitForURL('**/login');
+      await page.getByText('Your session has expired').waitFor();
+    });
+
+    await test('log out', async () => {
+      await page.getByLabel('Email').fill(EMAIL);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.waitForURL('**/login');
+    });
+
+    await test('no console errors', async () => {
+      // The browser logs the expected 401 (invalid token), 409 (busy), 413/415 (bad uploads) responses;
+      // they are not app errors.
+      const real = consoleErrors.filter((e) => !/status of (401|409|413|415)/.test(e));
+      expect(real.length === 0, `console errors:\n${real.join('\n')}`);
+    });
+  } finally {
+    await browser.close().catch(() => undefined);
+    stopAll();
+    await sleep(300);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+
+  const failed = results.filter((r) => !r.ok);
+  if (failed.length) {
+    for (const { name, log } of children) console.log(`--- ${name} log (tail) ---\n${log().split('\n').slice(-25).join('\n')}`);
+  }
+  if (consoleWarnings.length) console.log(`console warnings (not failures):\n  ${[...new Set(consoleWarnings)].join('\n  ')}`);
+  console.log(`screenshots: ${SHOTS}`);
+  console.log(`${results.length - failed.length} passed, ${failed.length} failed`);
+  process.exitCode = failed.length ? 1 : 0;
+}
+
+process.on('SIGINT', () => {
+  stopAll();
+  process.exit(130);
+});
+main().catch((e) => {
+  console.error(e);
+  stopAll();
+  console.log('0 passed, 1 failed');
+  process.exitCode = 1;
+});

@@ -1,0 +1,40 @@
+import { QueryClientProvider } from '@tanstack/react-query';
+import { useEffect } from 'react';
+import { createBrowserRouter, RouterProvider } from 'react-router';
+import { Toaster } from 'sonner';
+import { useAuthStore } from '@/features/auth/auth-store';
+import { queryClient } from '@/lib/query-client';
+import { useTheme } from '@/lib/theme';
+import { AppLayout } from '@/routes/app-layout';
+import { HomeRoute } from '@/routes/home';
+import { LoginRoute } from '@/routes/login';
+import { ProjectRoute } from '@/routes/project';
+import { SessionRoute } from '@/routes/session';
+
+const router = createBrowserRouter([
+  { path: '/login', element: <LoginRoute /> },
+  {
+    element: <AppLayout />,
+    children: [
+      { path: '/', element: <HomeRoute /> },
+      { path: '/projects/:projectId', element: <ProjectRoute /> },
+      { path: '/projects/:projectId/sessions/:sessionId', element: <SessionRoute /> },
+      { path: '*', element: <p className="p-8 text-sm text-muted-foreground">Page not found.</p> },
+    ],
+  },
+]);
+
+export function App() {
+  const [theme] = useTheme();
+  const signedIn = useAuthStore((s) => !!s.auth);
+  // Cached data belongs to the signed-in user; drop it when they sign out.
+  useEffect(() => {
+    if (!signedIn) queryClient.clear();
+  }, [signedIn]);
+  return (
+    <QueryClientProvider client={queryClient}>
+      <RouterProvider router={router} />
+      <Toaster theme={theme} position="bottom-right" richColors closeButton />
+    </QueryClientProvider>
+  );
+}

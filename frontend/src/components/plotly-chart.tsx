@@ -1,0 +1,43 @@
+import { useEffect, useRef } from 'react';
+import { useTheme } from '@/lib/theme';
+
+export type PlotlyFigure = { data?: unknown[]; layout?: Record<string, unknown>; frames?: unknown[] };
+
+/** Minimal React wrapper around plotly.js (loaded lazily: it is large). */
+export function PlotlyChart({ figure, className }: { figure: PlotlyFigure; className?: string }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const [theme] = useTheme();
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    let cancelled = false;
+    let observer: ResizeObserver | null = null;
+    void import('plotly.js-dist-min').then(({ default: Plotly }) => {
+      if (cancelled) return;
+      const fg = theme === 'dark' ? '#d4d4d8' : '#27272a';
+      const layout = {
+        ...(figure.layout ?? {}),
+        autosize: true,
+        paper_bgcolor: 'rgba(0,0,0,0)',
+        plot_bgcolor: theme === 'dark' ? 'rgba(255,255,255,0.02)' : (figure.layout?.plot_bgcolor ?? undefined),
+        font: { ...((figure.layout?.font as object) ?? {}), color: fg },
+        template: theme === 'dark' ? undefined : figure.layout?.template,
+        margin: { l: 50, r: 20, t: 40, b: 50, ...((figure.layout?.margin as object) ?? {}) },
+      };
+      void Plotly.react(el, figure.data ?? [], layout, { responsive: true, displaylogo: false });
+      observer = new ResizeObserver(() => Plotly.Plots.resize(el));
+      observer.observe(el);
+    });
+    return () => {
+      cancelled = true;
+      observer?.disconnect();
+    };
+  }, [figure, theme]);
+  useEffect(() => {
+    const el = ref.current;
+    return () => {
+      if (el) void import('plotly.js-dist-min').then(({ default: Plotly }) => Plotly.purge(el));
+    };
+  }, []);
+  return <div ref={ref} className={className} style={{ width: '100%', minHeight: 360 }} />;
+}

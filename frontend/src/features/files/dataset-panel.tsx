@@ -1,0 +1,199 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { AlertCircle, CheckCircle2, Download, FileSpreadsheet, Loader2, Trash2, Upload, X } from 'lucide-react';
+import { useRef, useState } from 'react';
+import { deleteFileApiV1FilesFileIdDelete, type FileOut } from '@/client';
+import { ConfirmDialog } from '@/components/confirm-dialog';
+import { DataTable } from '@/components/data-table';
+import { Button } from '@/components/ui/button';
+import { downloadUrl } from '@/lib/api';
+import { cn, formatBytes, formatDate } from '@/lib/utils';
+import { fileKeys, filesQuery, previewQuery } from './queries';
+import { uploadFile } from './upload';
+
+type UploadItem = { key: string; name: string; size: number; progress: number; error: string | null; done: boolean };
+
+function useUploads(projectId: string) {
+  const qc = useQueryClient();
+  const [items, setItems] = useState<UploadItem[]>([]);
+  const update = (key: string, patch: Partial<UploadItem>) =>
+    setItems((xs) => xs.map((x) => (x.key === key ? { ...x, ...patch } : x)));
+  const add = (files: File[]) => {
+    for (const file of files) {
+      const key = `${file.name}-${file.size}-${Math.random()}`;
+      setItems((xs) => [...xs, { key, name: file.name, size: file.size, progress: 0, error: null, done: false }]);
+      uploadFile(projectId, file, (p) => update(key, { progress: p }))
+        .then(() => {
+          update(key, { done: true, progress: 1 });
+          void qc.invalidateQueries({ queryKey: fileKeys.project(projectId) });
+          setTimeout(() => setItems((xs) => xs.filter((x) => x.key !== key)), 2500);
+        })
+        .catch((e: Error) => update(key, { error: e.message }));
+    }
+  };
+  const dismiss = (key: string) => setItems((xs) => xs.filter((x) => x.key !== key));
+  return { items, add, dismiss };
+}
+
+function Preview({ file }: { file: FileOut }) {
+  const preview = useQuery(previewQuery(file.id, file.sha256));
+  if (preview.isLoading)
+    return (
+      <p className="flex items-center gap-2 p-4 text-sm text-muted-foreground">
+        <Loader2 className="size-4 animate-spin" /> Loading preview…
+      </p>
+    );
+  if (preview.error)
+    return <p className="p-4 text-sm text-muted-foreground">No preview: {preview.error.message}</p>;
+  if (!preview.data) return null;
+  return (
+    <DataTable
+      columns={preview.data.columns}
+      rows={preview.data.rows as unknown[][]}
+      rowCount={preview.data.row_count}
+      className="rounded-none border-0 border-t"
+    />
+  );
+}
+
+export function DatasetPanel({ projectId }: { projectId: string }) {
+  const files = useQuery(filesQuery(projectId));
+  const uploads = useUploads(projectId);
+  const input = useRef<HTMLInputElement>(null);
+  const [dragging, setDragging] = useState(false);
+  const [openId, setOpenId] = useState<string | null>(null);
+  const [toDelete, setToDelete] = useState<FileOut | null>(null);
+  const qc = useQueryClient();
+  const del = useMutation({
+    mutationFn: async (id: string) => {
+      await deleteFileApiV1FilesFileIdDelete({ path: { file_id: id } });
+    },
+    onSuccess: () => {
+      setToDelete(null);
+      void qc.invalidateQueries({ queryKey: fileKeys.project(projectId) });
+    },
+  });
+
+  return (
+    <section aria-labelledby="datasets-heading" className="space-y-3">
+      <div className="flex items-center justify-between">
+        <h2 id="datasets-heading" className="text-base font-semibold">
+          Datasets
+        </h2>
+        <Button variant="outline" size="sm" onClick={() => input.current?.click()}>
+          <Upload /> Upload files
+        </Button>
+      </div>
+      <div
+        role="button"
+        tabIndex={0}
+        aria-label="Drop files here or press to choose files"
+        onKeyDown={(e) => (e.key === 'Enter' || e.key === ' ') && input.current?.click()}
+        onClick={() => input.current?.click()}
+        onDragOver={(e) => {
+          e.preventDefault();
+          setDragging(true);
+        }}
+        onDragLeave={() => setDragging(false)}
+        onDrop={(e) => {
+          e.preventDefault();
+          setDragging(false);
+          uploads.add(Array.from(e.dataTransfer.files));
+        }}
+        className={cn(
+          'flex cursor-pointer flex-col items-center justify-center gap-1 rounded-xl border-2 border-dashed px-4 py-6 text-center text-sm text-muted-foreground transition-colors hover:border-primary/50 hover:bg-muted/40',
+          dragging && 'border-primary bg-accent',
+        )}
+      >
+        <Upload className="size-5" />
+        <span>
+          <span className="font-medium text-foreground">Drop files here</span> or click to choose
+        </span>
+        <span className="text-xs">CSV, Excel, JSON, Parquet and other data files</span>
+      </div>
+      <input
+        ref={input}
+        type="file"
+        multiple
+        hidden
+        data-testid="file-input"
+        onChange={(e) => {
+          uploads.add(Array.from(e.target.files ?? []));
+          e.target.value = '';
+        }}
+      />
+      {uploads.items.length > 0 && (
+        <ul className="space-y-2" aria-label="Uploads">
+          {uploads.items.map((u) => (
+            <li key={u.key} className="rounded-lg border bg-card px-3 py-2 text-sm">
+              <div className="flex items-center gap-2">
+                {u.error ? (
+                  <AlertCircle className="size-4 text-destructive" />
+                ) : u.done ? (
+                  <CheckCircle2 className="size-4 text-emerald-600" />
+                ) : (
+                  <Loader2 className="size-4 animate-spin text-muted-foreground" />
+                )}
+                <span className="min-w-0 flex-1 truncate">{u.name}</span>
+                <span className="text-xs text-muted-foreground">{u.error ? 'failed' : `${Math.round(u.progress * 100)}%`}</span>
+                {u.error && (
+                  <Button variant="ghost" size="icon-sm" aria-label={`Dismiss ${u.name}`} onClick={() => uploads.dismiss(u.key)}>
+                    <X />
+                  </Button>
+                )}
+              </div>
+              {u.error ? (
+                <p role="alert" className="mt-1 text-xs text-destructive">
+                  {u.error}
+                </p>
+              ) : (
+                <div className="mt-2 h-1 overflow-hidden rounded-full bg-muted" role="progressbar" aria-valuenow={Math.round(u.progress * 100)} aria-valuemin={0} aria-valuemax={100} aria-label={`Uploading ${u.name}`}>
+                  <div className="h-full bg-primary transition-all" style={{ width: `${u.progress * 100}%` }} />
+                </div>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {files.data?.items.length === 0 && uploads.items.length === 0 && (
+        <p className="text-sm text-muted-foreground">No datasets yet.</p>
+      )}
+      <ul className="space-y-2">
+        {files.data?.items.map((f) => (
+          <li key={f.id} className="overflow-hidden rounded-lg border bg-card">
+            <div className="flex items-center gap-3 px-3 py-2">
+              <button
+                type="button"
+                className="flex min-w-0 flex-1 cursor-pointer items-center gap-3 text-left"
+                onClick={() => setOpenId(openId === f.id ? null : f.id)}
+                aria-expanded={openId === f.id}
+              >
+                <FileSpreadsheet className="size-5 shrink-0 text-primary" />
+                <span className="min-w-0">
+                  <span className="block truncate text-sm font-medium">{f.name}</span>
+                  <span className="block text-xs text-muted-foreground">
+                    {formatBytes(f.size)} · {formatDate(f.created_at)}
+                  </span>
+                </span>
+              </button>
+              <Button variant="ghost" size="icon-sm" aria-label={`Download ${f.name}`} onClick={() => void downloadUrl(`/api/v1/files/${f.id}/content`, f.name)}>
+                <Download />
+              </Button>
+              <Button variant="ghost" size="icon-sm" aria-label={`Delete ${f.name}`} onClick={() => setToDelete(f)}>
+                <Trash2 />
+              </Button>
+            </div>
+            {openId === f.id && <Preview file={f} />}
+          </li>
+        ))}
+      </ul>
+      <ConfirmDialog
+        open={!!toDelete}
+        onOpenChange={(o) => !o && setToDelete(null)}
+        title="Delete dataset?"
+        description={`“${toDelete?.name}” will be removed from this project.`}
+        pending={del.isPending}
+        onConfirm={() => toDelete && del.mutate(toDelete.id)}
+      />
+    </section>
+  );
+}

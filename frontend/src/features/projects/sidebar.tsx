@@ -1,0 +1,274 @@
+import { useQuery } from '@tanstack/react-query';
+import {
+  BarChart3,
+  ChevronRight,
+  FolderClosed,
+  FolderOpen,
+  LogOut,
+  MessageSquare,
+  Moon,
+  MoreHorizontal,
+  Pencil,
+  Plus,
+  Sun,
+  Trash2,
+} from 'lucide-react';
+import { useState } from 'react';
+import { Link, useNavigate, useParams } from 'react-router';
+import type { ProjectOut, SessionOut } from '@/client';
+import { ConfirmDialog } from '@/components/confirm-dialog';
+import { NameDialog } from '@/components/name-dialog';
+import { Button } from '@/components/ui/button';
+import { DropdownMenu, DropdownMenuContent, DropdownMenuItem, DropdownMenuTrigger } from '@/components/ui/dropdown-menu';
+import { useAuthStore } from '@/features/auth/auth-store';
+import { useCreateSession, useDeleteSession, useRenameSession } from '@/features/sessions/mutations';
+import { sessionsQuery } from '@/features/sessions/queries';
+import { useTheme } from '@/lib/theme';
+import { cn } from '@/lib/utils';
+import { useCreateProject, useDeleteProject, useRenameProject } from './mutations';
+import { projectsQuery } from './queries';
+
+type Dialogs =
+  | { kind: 'new-project' }
+  | { kind: 'rename-project'; project: ProjectOut }
+  | { kind: 'delete-project'; project: ProjectOut }
+  | { kind: 'rename-session'; session: SessionOut }
+  | { kind: 'delete-session'; session: SessionOut }
+  | null;
+
+function RowMenu({ label, onRename, onDelete }: { label: string; onRename: () => void; onDelete: () => void }) {
+  return (
+    <DropdownMenu>
+      <DropdownMenuTrigger asChild>
+        <Button
+          variant="ghost"
+          size="icon-sm"
+          className="opacity-60 group-hover:opacity-100 focus-visible:opacity-100 data-[state=open]:opacity-100"
+          aria-label={`Actions for ${label}`}
+        >
+          <MoreHorizontal />
+        </Button>
+      </DropdownMenuTrigger>
+      <DropdownMenuContent>
+        <DropdownMenuItem onSelect={onRename}>
+          <Pencil /> Rename
+        </DropdownMenuItem>
+        <DropdownMenuItem destructive onSelect={onDelete}>
+          <Trash2 /> Delete
+        </DropdownMenuItem>
+      </DropdownMenuContent>
+    </DropdownMenu>
+  );
+}
+
+function SessionLinks({ projectId, onDialog, onNavigate }: { projectId: string; onDialog: (d: Dialogs) => void; onNavigate?: () => void }) {
+  const { sessionId } = useParams();
+  const sessions = useQuery(sessionsQuery(projectId));
+  const navigate = useNavigate();
+  const create = useCreateSession(projectId);
+  return (
+    <div className="ml-4 border-l pl-2">
+      {sessions.data?.items.map((s) => (
+        <div
+          key={s.id}
+          className={cn(
+            'group flex items-center rounded-md pr-1 text-sm hover:bg-muted',
+            s.id === sessionId && 'bg-accent font-medium text-foreground',
+          )}
+        >
+          <Link
+            to={`/projects/${projectId}/sessions/${s.id}`}
+            onClick={onNavigate}
+            className="flex min-w-0 flex-1 items-center gap-2 px-2 py-1.5"
+          >
+            <MessageSquare className="size-3.5 shrink-0 text-muted-foreground" />
+            <span className="truncate">{s.title || 'Untitled session'}</span>
+          </Link>
+          <RowMenu
+            label={s.title}
+            onRename={() => onDialog({ kind: 'rename-session', session: s })}
+            onDelete={() => onDialog({ kind: 'delete-session', session: s })}
+          />
+        </div>
+      ))}
+      <button
+        type="button"
+        className="flex w-full cursor-pointer items-center gap-2 rounded-md px-2 py-1.5 text-sm text-muted-foreground hover:bg-muted hover:text-foreground"
+        onClick={() =>
+          create.mutate(undefined, {
+            onSuccess: (s) => {
+              onNavigate?.();
+              void navigate(`/projects/${projectId}/sessions/${s.id}`);
+            },
+          })
+        }
+      >
+        <Plus className="size-3.5" /> New session
+      </button>
+    </div>
+  );
+}
+
+function SessionDialogs({ dialog, setDialog }: { dialog: Dialogs; setDialog: (d: Dialogs) => void }) {
+  const session = dialog && 'session' in dialog ? dialog.session : null;
+  const projectId = session?.project_id ?? '';
+  const rename = useRenameSession(projectId);
+  const del = useDeleteSession(projectId);
+  const { sessionId } = useParams();
+  const navigate = useNavigate();
+  return (
+    <>
+      <NameDialog
+        open={dialog?.kind === 'rename-session'}
+        onOpenChange={(o) => !o && setDialog(null)}
+        title="Rename session"
+        label="Title"
+        initial={session?.title ?? ''}
+        submitLabel="Save"
+        pending={rename.isPending}
+        onSubmit={(title) => session && rename.mutate({ id: session.id, title }, { onSuccess: () => setDialog(null) })}
+      />
+      <ConfirmDialog
+        open={dialog?.kind === 'delete-session'}
+        onOpenChange={(o) => !o && setDialog(null)}
+        title="Delete session?"
+        description={`“${session?.title || 'Untitled session'}” and its history will be deleted. This cannot be undone.`}
+        pending={del.isPending}
+        onConfirm={() =>
+          session &&
+          del.mutate(session.id, {
+            onSuccess: () => {
+              setDialog(null);
+              if (session.id === sessionId) void navigate(`/projects/${session.project_id}`);
+            },
+          })
+        }
+      />
+    </>
+  );
+}
+
+export function Sidebar({ onNavigate }: { onNavigate?: () => void }) {
+  const { projectId } = useParams();
+  const navigate = useNavigate();
+  const projects = useQuery(projectsQuery());
+  const [dialog, setDialog] = useState<Dialogs>(null);
+  const create = useCreateProject();
+  const rename = useRenameProject();
+  const del = useDeleteProject();
+  const user = useAuthStore((s) => s.auth?.user);
+  const signOut = useAuthStore((s) => s.signOut);
+  const [theme, setTheme] = useTheme();
+  const project = dialog && 'project' in dialog ? dialog.project : null;
+
+  return (
+    <nav className="flex h-full flex-col bg-sidebar" aria-label="Projects and sessions">
+      <div className="flex items-center gap-2 px-4 py-4">
+        <Link to="/" className="flex items-center gap-2 font-semibold" onClick={onNavigate}>
+          <span className="flex size-7 items-center justify-center rounded-md bg-primary text-primary-foreground">
+            <BarChart3 className="size-4" />
+          </span>
+          Workbench
+        </Link>
+      </div>
+      <div className="flex items-center justify-between px-4 pb-1">
+        <span className="text-xs font-medium tracking-wide text-muted-foreground uppercase">Projects</span>
+        <Button variant="ghost" size="icon-sm" aria-label="New project" onClick={() => setDialog({ kind: 'new-project' })}>
+          <Plus />
+        </Button>
+      </div>
+      <div className="flex-1 space-y-0.5 overflow-y-auto px-2 pb-4">
+        {projects.isLoading && <p className="px-2 py-1 text-sm text-muted-foreground">Loading…</p>}
+        {projects.data?.items.length === 0 && (
+          <p className="px-2 py-1 text-sm text-muted-foreground">No projects yet. Create one to upload data.</p>
+        )}
+        {projects.data?.items.map((p) => {
+          const active = p.id === projectId;
+          return (
+            <div key={p.id}>
+              <div className={cn('group flex items-center rounded-md pr-1 hover:bg-muted', active && 'text-foreground')}>
+                <Link
+                  to={`/projects/${p.id}`}
+                  onClick={onNavigate}
+                  className={cn('flex min-w-0 flex-1 items-center gap-2 px-2 py-1.5 text-sm', active && 'font-medium')}
+                >
+                  <ChevronRight className={cn('size-3.5 shrink-0 text-muted-foreground transition-transform', active && 'rotate-90')} />
+                  {active ? <FolderOpen className="size-4 shrink-0 text-primary" /> : <FolderClosed className="size-4 shrink-0 text-muted-foreground" />}
+                  <span className="truncate">{p.name}</span>
+                </Link>
+                <RowMenu
+                  label={p.name}
+                  onRename={() => setDialog({ kind: 'rename-project', project: p })}
+                  onDelete={() => setDialog({ kind: 'delete-project', project: p })}
+                />
+              </div>
+              {active && <SessionLinks projectId={p.id} onDialog={setDialog} onNavigate={onNavigate} />}
+            </div>
+          );
+        })}
+      </div>
+      <div className="flex items-center gap-1 border-t px-3 py-2">
+        <span className="min-w-0 flex-1 truncate text-xs text-muted-foreground" title={user?.email}>
+          {user?.email}
+        </span>
+        <Button
+          variant="ghost"
+          size="icon-sm"
+          aria-label={theme === 'dark' ? 'Switch to light theme' : 'Switch to dark theme'}
+          onClick={() => setTheme(theme === 'dark' ? 'light' : 'dark')}
+        >
+          {theme === 'dark' ? <Sun /> : <Moon />}
+        </Button>
+        <Button variant="ghost" size="icon-sm" aria-label="Sign out" onClick={() => signOut()}>
+          <LogOut />
+        </Button>
+      </div>
+
+      <NameDialog
+        open={dialog?.kind === 'new-project'}
+        onOpenChange={(o) => !o && setDialog(null)}
+        title="New project"
+        description="A project holds datasets and the analysis sessions about them."
+        label="Name"
+        submitLabel="Create project"
+        pending={create.isPending}
+        onSubmit={(name) =>
+          create.mutate(name, {
+            onSuccess: (p) => {
+              setDialog(null);
+              onNavigate?.();
+              void navigate(`/projects/${p.id}`);
+            },
+          })
+        }
+      />
+      <NameDialog
+        open={dialog?.kind === 'rename-project'}
+        onOpenChange={(o) => !o && setDialog(null)}
+        title="Rename project"
+        label="Name"
+        initial={project?.name ?? ''}
+        submitLabel="Save"
+        pending={rename.isPending}
+        onSubmit={(name) => project && rename.mutate({ id: project.id, name }, { onSuccess: () => setDialog(null) })}
+      />
+      <ConfirmDialog
+        open={dialog?.kind === 'delete-project'}
+        onOpenChange={(o) => !o && setDialog(null)}
+        title="Delete project?"
+        description={`“${project?.name}” with all its datasets and sessions will be deleted. This cannot be undone.`}
+        pending={del.isPending}
+        onConfirm={() =>
+          project &&
+          del.mutate(project.id, {
+            onSuccess: () => {
+              setDialog(null);
+              if (project.id === projectId) void navigate('/');
+            },
+          })
+        }
+      />
+      <SessionDialogs dialog={dialog} setDialog={setDialog} />
+    </nav>
+  );
+}

@@ -1,0 +1,45 @@
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { fireEvent, render, screen } from '@testing-library/react';
+import { describe, expect, it, vi } from 'vitest';
+import { fileKeys } from '@/features/files/queries';
+import { Composer } from './composer';
+
+function setup(models: { id: string; label: string; default: boolean }[]) {
+  const qc = new QueryClient({ defaultOptions: { queries: { staleTime: Infinity, retry: false } } });
+  qc.setQueryData(['models'], { items: models });
+  qc.setQueryData(fileKeys.project('p'), {
+    items: [{ id: 'f1', project_id: 'p', name: 'sales.csv', size: 1, content_type: 'text/csv', sha256: '', created_at: '', updated_at: '' }],
+    total: 1,
+  });
+  const onSend = vi.fn();
+  render(
+    <QueryClientProvider client={qc}>
+      <Composer projectId="p" busy={false} onSend={onSend} />
+    </QueryClientProvider>,
+  );
+  return onSend;
+}
+
+describe('Composer', () => {
+  it('sends on Enter with the default model and pinned files; Shift+Enter does not send', () => {
+    const onSend = setup([
+      { id: 'a', label: 'A', default: false },
+      { id: 'b', label: 'B', default: true },
+    ]);
+    const box = screen.getByRole('textbox', { name: 'Ask a question about your data' });
+    fireEvent.change(box, { target: { value: 'Top region?' } });
+    fireEvent.keyDown(box, { key: 'Enter', shiftKey: true });
+    expect(onSend).not.toHaveBeenCalled();
+    fireEvent.click(screen.getByRole('button', { name: 'Pin files' }));
+    fireEvent.click(screen.getByRole('button', { name: 'sales.csv' }));
+    fireEvent.keyDown(box, { key: 'Enter' });
+    expect(onSend).toHaveBeenCalledWith({ query: 'Top region?', model: 'b', fileIds: ['f1'] });
+    expect((box as HTMLTextAreaElement).value).toBe('');
+  });
+
+  it('explains how to configure a model when none is available', () => {
+    setup([]);
+    expect(screen.getByTestId('no-model').textContent).toContain('LLM_MODEL');
+    expect(screen.queryByRole('textbox')).toBeNull();
+  });
+});

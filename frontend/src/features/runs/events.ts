@@ -1,0 +1,44 @@
+import type { ArtifactOut } from '@/client';
+
+/** The run's event stream as a typed union (see API.md, "The event stream"). */
+type Base = { run_id: string; seq: number };
+
+export type RunStatus = 'queued' | 'running' | 'waiting_input' | 'succeeded' | 'failed' | 'cancelled';
+
+export type StreamArtifact = Pick<ArtifactOut, 'id' | 'kind' | 'name' | 'mime' | 'size' | 'url'> & { step?: number };
+
+export type RunEvent =
+  | (Base & { event: 'run.started'; session_id?: string; model?: string; query?: string })
+  | (Base & { event: 'step.started'; step: number })
+  | (Base & { event: 'model.delta'; step: number; text: string })
+  | (Base & { event: 'step.code'; step: number; code: string })
+  | (Base & { event: 'step.output'; step: number; output: string })
+  | (Base & { event: 'step.error'; step: number; error: string })
+  | (Base & { event: 'artifact'; step: number; artifact: StreamArtifact })
+  | (Base & { event: 'step.finished'; step: number; duration_ms: number | null; tokens_in: number; tokens_out: number })
+  | (Base & { event: 'input.requested'; question: string })
+  | (Base & { event: 'final'; answer: string })
+  | (Base & {
+      event: 'run.finished';
+      status: RunStatus;
+      error: string | null;
+      tokens_in: number;
+      tokens_out: number;
+      cost_usd: number | null;
+      duration_ms: number | null;
+    });
+
+export const TERMINAL: RunStatus[] = ['succeeded', 'failed', 'cancelled'];
+
+export const isTerminal = (s: RunStatus) => TERMINAL.includes(s);
+
+/** Turns an SSE message into a typed event, or null for unknown/malformed ones. */
+export function toRunEvent(event: string, data: string): RunEvent | null {
+  try {
+    const parsed = JSON.parse(data) as Record<string, unknown>;
+    if (typeof parsed.seq !== 'number' || typeof parsed.run_id !== 'string') return null;
+    return { ...parsed, event } as RunEvent;
+  } catch {
+    return null;
+  }
+}

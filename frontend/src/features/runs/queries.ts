@@ -1,0 +1,36 @@
+import { queryOptions } from '@tanstack/react-query';
+import { listModelsApiV1ModelsGet, listRunsApiV1SessionsSessionIdRunsGet } from '@/client';
+import { authFetch } from '@/lib/api';
+
+export const runKeys = {
+  session: (sessionId: string) => ['runs', 'session', sessionId] as const,
+};
+
+export const runsQuery = (sessionId: string) =>
+  queryOptions({
+    queryKey: runKeys.session(sessionId),
+    queryFn: async () =>
+      (await listRunsApiV1SessionsSessionIdRunsGet({ path: { session_id: sessionId }, query: { limit: 500 } })).data!,
+  });
+
+export const modelsQuery = () =>
+  queryOptions({
+    queryKey: ['models'] as const,
+    queryFn: async () => (await listModelsApiV1ModelsGet()).data!,
+    staleTime: 60_000,
+  });
+
+/** Artifact bytes need the Bearer header, so they are fetched, not linked. */
+export const artifactJsonQuery = <T,>(url: string) =>
+  queryOptions({
+    queryKey: ['artifact', url, 'json'] as const,
+    queryFn: async () => (await (await authFetch(url)).json()) as T,
+    staleTime: Infinity,
+  });
+
+export const artifactBlobUrlQuery = (url: string) =>
+  queryOptions({
+    queryKey: ['artifact', url, 'blob'] as const,
+    queryFn: async () => URL.createObjectURL(await (await authFetch(url)).blob()),
+    staleTime: Infinity,
+  });

@@ -1,0 +1,70 @@
+import { create } from 'zustand';
+import { createJSONStorage, persist } from 'zustand/middleware';
+import type { RunEvent } from './events';
+import { emptyRun, isFinished, reduceRun, type RunView } from './run-reducer';
+
+/**
+ * Stream state only: the live views of runs this tab has watched, and which run each session is
+ * streaming. Persisted to sessionStorage so a reload can resume with Last-Event-ID = lastSeq.
+ */
+type RunStreamState = {
+  runs: Record<string, RunView>;
+  /** session id → run id currently being streamed by this tab. */
+  live: Record<string, string>;
+  /** session id → the query just sent, shown until run.started arrives. */
+  sending: Record<string, string>;
+  connection: Record<string, 'open' | 'reconnecting'>;
+  ensureRun: (runId: string, query?: string, model?: string | null) => void;
+  dispatch: (e: RunEvent) => void;
+  setLive: (sessionId: string, runId: string | null) => void;
+  setSending: (sessionId: string, query: string | null) => void;
+  setConnection: (runId: string, s: 'open' | 'reconnecting' | null) => void;
+};
+
+export const useRunStore = create<RunStreamState>()(
+  persist(
+    (set) => ({
+      runs: {},
+      live: {},
+      sending: {},
+      connection: {},
+      ensureRun: (runId, query, model) =>
+        set((s) => (s.runs[runId] ? s : { runs: { ...s.runs, [runId]: emptyRun(runId, query, model ?? null) } })),
+      dispatch: (e) =>
+        set((s) => {
+          const current = s.runs[e.run_id] ?? emptyRun(e.run_id);
+          const next = reduceRun(current, e);
+          return next === current ? s : { runs: { ...s.runs, [e.run_id]: next } };
+        }),
+      setLive: (sessionId, runId) =>
+        set((s) => {
+          const live = { ...s.live };
+          if (runId) live[sessionId] = runId;
+          else delete live[sessionId];
+          return { live };
+        }),
+      setSending: (sessionId, query) =>
+        set((s) => {
+          const sending = { ...s.sending };
+          if (query) sending[sessionId] = query;
+          else delete sending[sessionId];
+          return { sending };
+        }),
+      setConnection: (runId, c) =>
+        set((s) => {
+          const connection = { ...s.connection };
+          if (c) connection[runId] = c;
+          else delete connection[runId];
+          return { connection };
+        }),
+    }),
+    {
+      name: 'wb.runs',
+      storage: createJSONStorage(() => sessionStorage),
+      // Only unfinished runs need to survive a reload; finished ones come back from history.
+      partialize: (s) => ({
+        runs: Object.fromEntries(Object.entries(s.runs).filter(([, v]) => !isFinished(v))),
+      }),
+    },
+  ),
+);

@@ -1,0 +1,130 @@
+import { CheckCircle2, CircleSlash, Loader2, Square, WifiOff, XCircle } from 'lucide-react';
+import Markdown from 'react-markdown';
+import remarkGfm from 'remark-gfm';
+import { Badge } from '@/components/ui/badge';
+import { Button } from '@/components/ui/button';
+import { formatCost, formatDuration } from '@/lib/utils';
+import { ArtifactView } from './artifact-view';
+import { QuestionReply } from './question-reply';
+import { isTerminal, type RunStatus } from './events';
+import type { RunView as RunViewModel } from './run-reducer';
+import { StepCard } from './step-card';
+
+export function StatusBadge({ status }: { status: RunStatus }) {
+  switch (status) {
+    case 'succeeded':
+      return (
+        <Badge variant="success">
+          <CheckCircle2 /> Succeeded
+        </Badge>
+      );
+    case 'failed':
+      return (
+        <Badge variant="error">
+          <XCircle /> Failed
+        </Badge>
+      );
+    case 'cancelled':
+      return (
+        <Badge variant="warning">
+          <CircleSlash /> Cancelled
+        </Badge>
+      );
+    case 'waiting_input':
+      return <Badge variant="warning">Waiting for input</Badge>;
+    default:
+      return (
+        <Badge variant="running">
+          <Loader2 className="animate-spin" /> {status === 'queued' ? 'Queued' : 'Running'}
+        </Badge>
+      );
+  }
+}
+
+export function UserQuery({ text }: { text: string }) {
+  return (
+    <div className="flex justify-end">
+      <div className="max-w-[85%] rounded-2xl rounded-br-md bg-primary px-4 py-2.5 text-sm whitespace-pre-wrap text-primary-foreground shadow-xs">
+        {text}
+      </div>
+    </div>
+  );
+}
+
+export function Answer({ text }: { text: string }) {
+  return (
+    <div className="prose-answer text-[15px]" data-testid="final-answer">
+      <Markdown remarkPlugins={[remarkGfm]}>{text}</Markdown>
+    </div>
+  );
+}
+
+export function RunView({
+  run,
+  live,
+  reconnecting,
+  onStop,
+  stopping,
+}: {
+  run: RunViewModel;
+  live?: boolean;
+  reconnecting?: boolean;
+  onStop?: () => void;
+  stopping?: boolean;
+}) {
+  const finished = isTerminal(run.status);
+  const stepIndexes = new Set(run.steps.map((s) => s.index));
+  const loose = run.artifacts.filter((a) => a.step == null || !stepIndexes.has(a.step));
+  return (
+    <section className="space-y-4" data-testid="run" data-run-id={run.runId} data-status={run.status} aria-label={`Run: ${run.query}`}>
+      {run.query && <UserQuery text={run.query} />}
+      {run.steps.map((s) => (
+        <StepCard
+          key={s.index}
+          step={s}
+          live={live && !finished}
+          nextStep={run.steps.find((x) => x.index > s.index)?.index}
+          artifacts={run.artifacts.filter((a) => a.step === s.index)}
+        />
+      ))}
+      {loose.map((a) => (
+        <ArtifactView key={a.id} artifact={a} />
+      ))}
+      {!finished && run.steps.length === 0 && (
+        <p className="flex items-center gap-2 text-sm text-muted-foreground">
+          <Loader2 className="size-4 animate-spin" /> Thinking…
+        </p>
+      )}
+      {run.question && <QuestionReply runId={run.runId} question={run.question} canAnswer={run.status === 'waiting_input'} />}
+      {run.answer && <Answer text={run.answer} />}
+      {run.error && run.status === 'failed' && (
+        <p role="alert" className="rounded-lg border border-destructive/30 bg-destructive/5 p-3 text-sm text-destructive">
+          {run.error}
+        </p>
+      )}
+      <footer className="flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-muted-foreground" data-testid="run-footer">
+        <StatusBadge status={run.status} />
+        {reconnecting && !finished && (
+          <span className="flex items-center gap-1 text-amber-600">
+            <WifiOff className="size-3.5" /> Reconnecting…
+          </span>
+        )}
+        {finished && (
+          <>
+            <span className="tabular-nums">{formatDuration(run.durationMs)}</span>
+            <span className="tabular-nums">
+              {run.tokensIn.toLocaleString()} in · {run.tokensOut.toLocaleString()} out tokens
+            </span>
+            <span className="tabular-nums">{formatCost(run.costUsd)}</span>
+          </>
+        )}
+        {run.model && <span className="font-mono">{run.model}</span>}
+        {!finished && onStop && (
+          <Button variant="outline" size="sm" className="ml-auto" onClick={onStop} disabled={stopping}>
+            <Square className="fill-current" /> Stop
+          </Button>
+        )}
+      </footer>
+    </section>
+  );
+}

@@ -1,0 +1,131 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Loader2, Sparkles } from 'lucide-react';
+import { useEffect, useLayoutEffect, useRef } from 'react';
+import { toast } from 'sonner';
+import { cancelRunApiV1RunsRunIdCancelPost } from '@/client';
+import { useRenameSession } from '@/features/sessions/mutations';
+import { sessionQuery } from '@/features/sessions/queries';
+import { ApiError } from '@/lib/api';
+import { Composer } from './composer';
+import { isTerminal } from './events';
+import { runKeys, runsQuery } from './queries';
+import { fromHistory, type RunView as RunViewModel } from './run-reducer';
+import { useRunStore } from './run-store';
+import { attachRun, startQuery } from './run-stream';
+import { RunView, UserQuery } from './run-view';
+
+export function SessionChat({ projectId, sessionId }: { projectId: string; sessionId: string }) {
+  const history = useQuery(runsQuery(sessionId));
+  const liveRuns = useRunStore((s) => s.runs);
+  const liveId = useRunStore((s) => s.live[sessionId]);
+  const sending = useRunStore((s) => s.sending[sessionId]);
+  const connection = useRunStore((s) => s.connection);
+  const qc = useQueryClient();
+  const session = useQuery(sessionQuery(sessionId));
+  const rename = useRenameSession(projectId);
+  const scroller = useRef<HTMLDivElement>(null);
+  const stickToBottom = useRef(true);
+
+  // Re-attach to any run the server says is still going (after a reload, or one started elsewhere).
+  useEffect(() => {
+    for (const run of history.data?.items ?? []) {
+      if (!isTerminal(run.status)) void attachRun(sessionId, run.id);
+    }
+  }, [history.data, sessionId]);
+
+  const cancel = useMutation({
+    mutationFn: async (runId: string) => (await cancelRunApiV1RunsRunIdCancelPost({ path: { run_id: runId } })).data!,
+  });
+
+  const runs: RunViewModel[] = (history.data?.items ?? []).map((r) => liveRuns[r.id] ?? fromHistory(r));
+  if (liveId && liveRuns[liveId] && !runs.some((r) => r.runId === liveId)) runs.push(liveRuns[liveId]);
+  const active = runs.find((r) => !isTerminal(r.status));
+  const busy = !!sending || !!active;
+
+  const content = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (el && stickToBottom.current) el.scrollTop = el.scrollHeight;
+  });
+  // Charts and tables grow after they load: keep following the bottom while the user is there.
+  useEffect(() => {
+    const el = scroller.current;
+    const inner = content.current;
+    if (!el || !inner || typeof ResizeObserver === 'undefined') return;
+    const ro = new ResizeObserver(() => {
+      if (stickToBottom.current) el.scrollTop = el.scrollHeight;
+    });
+    ro.observe(inner);
+    return () => ro.disconnect();
+  }, []);
+
+  const send = ({ query, model, fileIds }: { query: string; model: string | null; fileIds: string[] }) => {
+    stickToBottom.current = true;
+    // A fresh session takes its first question as its title, so the sidebar says what it is about.
+    const title = session.data?.title;
+    if (history.data?.items.length === 0 && (!title || title === 'New session')) {
+      rename.mutate({ id: sessionId, title: query.length > 60 ? `${query.slice(0, 57).trimEnd()}…` : query });
+    }
+    startQuery(sessionId, { query, model, file_ids: fileIds.length ? fileIds : undefined }).catch((e: unknown) => {
+      if (e instanceof ApiError && e.code === 'session_busy') {
+        toast.error('This session is busy: another question is still running. Wait for it to finish or stop it.');
+        void qc.invalidateQueries({ queryKey: runKeys.session(sessionId) });
+      } else if (!(e instanceof ApiError && e.status === 401)) {
+        toast.error(e instanceof Error ? e.message : 'Could not send the question.');
+      }
+    });
+  };
+
+  return (
+    <div className="flex h-full min-h-0 flex-col">
+      <div
+        ref={scroller}
+        className="min-h-0 flex-1 overflow-y-auto"
+        onScroll={(e) => {
+          const el = e.currentTarget;
+          stickToBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+        }}
+      >
+        <div ref={content} className="mx-auto max-w-3xl space-y-10 px-4 py-6 md:px-6">
+          {history.isLoading && (
+            <p className="flex items-center gap-2 text-sm text-muted-foreground">
+              <Loader2 className="size-4 animate-spin" /> Loading history…
+            </p>
+          )}
+          {history.data && runs.length === 0 && !sending && (
+            <div className="flex flex-col items-center gap-2 py-16 text-center text-muted-foreground">
+              <Sparkles className="size-6 text-primary" />
+              <p className="text-base font-medium text-foreground">What would you like to know?</p>
+              <p className="max-w-sm text-sm">
+                Ask in plain words — the assistant writes and runs Python against this project's datasets and shows its work.
+              </p>
+            </div>
+          )}
+          {runs.map((r) => (
+            <RunView
+              key={r.runId}
+              run={r}
+              live={!!liveRuns[r.runId]}
+              reconnecting={connection[r.runId] === 'reconnecting'}
+              onStop={() => cancel.mutate(r.runId)}
+              stopping={cancel.isPending && cancel.variables === r.runId}
+            />
+          ))}
+          {sending && (
+            <section className="space-y-4">
+              <UserQuery text={sending} />
+              <p className="flex items-center gap-2 text-sm text-muted-foreground">
+                <Loader2 className="size-4 animate-spin" /> Starting…
+              </p>
+            </section>
+          )}
+        </div>
+      </div>
+      <div className="border-t bg-background/80 px-4 py-3 backdrop-blur md:px-6">
+        <div className="mx-auto max-w-3xl">
+          <Composer projectId={projectId} busy={busy} onSend={send} onStop={active ? () => cancel.mutate(active.runId) : undefined} />
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,50 @@
+import { fireEvent, render, screen } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+import type { StepView } from './run-reducer';
+import { splitThought, StepCard } from './step-card';
+
+const step = (over: Partial<StepView> = {}): StepView => ({
+  index: 2,
+  thought: 'Thought: Retry with the right column.\n<code>\ndf["units"].sum()\n</code>',
+  code: 'df["units"].sum()',
+  output: null,
+  error: null,
+  durationMs: 1500,
+  tokensIn: 10,
+  tokensOut: 20,
+  finished: true,
+  ...over,
+});
+
+describe('StepCard', () => {
+  it('renders the thought, the code and an error styled as an error', () => {
+    render(<StepCard step={step({ error: "KeyError: 'unit'" })} artifacts={[]} nextStep={3} />);
+    expect(screen.getByTestId('step-thought').textContent).toBe('Retry with the right column.');
+    expect(screen.getByTestId('code').textContent).toContain('df["units"].sum()');
+    expect(screen.getByRole('alert').textContent).toContain("KeyError: 'unit'");
+    expect(screen.getByText(/retried in step 3/)).toBeTruthy();
+    expect(screen.getByText(/1\.5 s · 30 tokens/)).toBeTruthy();
+  });
+
+  it('collapses long output and expands it on request', () => {
+    const output = Array.from({ length: 40 }, (_, i) => `line ${i}`).join('\n');
+    render(<StepCard step={step({ output })} artifacts={[]} />);
+    expect(screen.getByTestId('step-output').textContent).not.toContain('line 39');
+    fireEvent.click(screen.getByRole('button', { name: /Show all 40 lines/ }));
+    expect(screen.getByTestId('step-output').textContent).toContain('line 39');
+  });
+
+  it('shows the code while it is still streaming', () => {
+    render(<StepCard step={step({ code: null, finished: false, thought: 'Thought: Load.\n<code>\nimport pan' })} artifacts={[]} live />);
+    expect(screen.getByTestId('code').textContent).toContain('import pan');
+    expect(screen.getByLabelText('Step running')).toBeTruthy();
+  });
+});
+
+describe('splitThought', () => {
+  it('separates prose from code in both smolagents and markdown forms', () => {
+    expect(splitThought('Thought: a\n<code>\nx = 1\n</code>')).toEqual({ thought: 'a', draft: 'x = 1\n' });
+    expect(splitThought('Plan b\n```python\ny = 2\n```')).toEqual({ thought: 'Plan b', draft: 'y = 2\n' });
+    expect(splitThought('Thought: only words')).toEqual({ thought: 'only words', draft: null });
+  });
+});

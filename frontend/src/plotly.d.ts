@@ -1,0 +1,9 @@
+declare module 'plotly.js-dist-min' {
+  const Plotly: {
+    newPlot: (el: HTMLElement, data: unknown[], layout?: Record<string, unknown>, config?: Record<string, unknown>) => Promise<unknown>;
+    react: (el: HTMLElement, data: unknown[], layout?: Record<string, unknown>, config?: Record<string, unknown>) => Promise<unknown>;
+    purge: (el: HTMLElement) => void;
+    Plots: { resize: (el: HTMLElement) => void };
+  };
+  export default Plotly;
+}
