@@ -30,6 +30,7 @@ from app.files.upload import MultipartFile, clean_file_name
 from app.infra.storage import ObjectNotFound, ObjectStorage
 from app.models import File, Project, User
 from app.models.base import utcnow
+from app.ownership import one_owned
 
 log = logging.getLogger(__name__)
 
@@ -113,16 +114,8 @@ async def _measured(
 
 
 async def get_owned(db: AsyncSession, user: User, file_id: uuid.UUID) -> File:
-    file = (
-        await db.scalars(
-            select(File)
-            .join(Project, Project.id == File.project_id)
-            .where(File.id == file_id, Project.owner_id == user.id)
-        )
-    ).one_or_none()
-    if file is None:
-        raise NotFound("No such file.", code="file_not_found")
-    return file
+    query = select(File).join(Project, Project.id == File.project_id).where(File.id == file_id)
+    return await one_owned(db, user, query, NotFound("No such file.", code="file_not_found"))
 
 
 async def list_for_project(

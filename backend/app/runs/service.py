@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db import paginate
 from app.errors import NotFound
 from app.models import Artifact, Project, Run, RunEventRow, Session, User
+from app.ownership import one_owned
 
 
 async def list_runs(
@@ -31,17 +32,15 @@ async def list_artifacts(
 
 
 async def get_owned_artifact(db: AsyncSession, user: User, artifact_id: uuid.UUID) -> Artifact:
-    artifact = (
-        await db.scalars(
-            select(Artifact)
-            .join(Session, Session.id == Artifact.session_id)
-            .join(Project, Project.id == Session.project_id)
-            .where(Artifact.id == artifact_id, Project.owner_id == user.id)
-        )
-    ).one_or_none()
-    if artifact is None:
-        raise NotFound("No such artifact.", code="artifact_not_found")
-    return artifact
+    query = (
+        select(Artifact)
+        .join(Session, Session.id == Artifact.session_id)
+        .join(Project, Project.id == Session.project_id)
+        .where(Artifact.id == artifact_id)
+    )
+    return await one_owned(
+        db, user, query, NotFound("No such artifact.", code="artifact_not_found")
+    )
 
 
 async def artifact_keys(
@@ -59,17 +58,13 @@ async def artifact_keys(
 
 
 async def get_owned_run(db: AsyncSession, user: User, run_id: uuid.UUID) -> Run:
-    run = (
-        await db.scalars(
-            select(Run)
-            .join(Session, Session.id == Run.session_id)
-            .join(Project, Project.id == Session.project_id)
-            .where(Run.id == run_id, Project.owner_id == user.id)
-        )
-    ).one_or_none()
-    if run is None:
-        raise NotFound("No such run.", code="run_not_found")
-    return run
+    query = (
+        select(Run)
+        .join(Session, Session.id == Run.session_id)
+        .join(Project, Project.id == Session.project_id)
+        .where(Run.id == run_id)
+    )
+    return await one_owned(db, user, query, NotFound("No such run.", code="run_not_found"))
 
 
 async def get_run(db: AsyncSession, run_id: uuid.UUID) -> Run:

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db import paginate
 from app.errors import NotFound
 from app.models import Project, Session, User
+from app.ownership import one_owned
 from app.runs import service as runs_service
 from app.sessions.schemas import SessionCreate, SessionUpdate
 
@@ -17,16 +18,12 @@ DEFAULT_TITLE = "New session"
 
 
 async def get_owned(db: AsyncSession, user: User, session_id: uuid.UUID) -> Session:
-    session = (
-        await db.scalars(
-            select(Session)
-            .join(Project, Project.id == Session.project_id)
-            .where(Session.id == session_id, Project.owner_id == user.id)
-        )
-    ).one_or_none()
-    if session is None:
-        raise NotFound("No such session.", code="session_not_found")
-    return session
+    query = (
+        select(Session)
+        .join(Project, Project.id == Session.project_id)
+        .where(Session.id == session_id)
+    )
+    return await one_owned(db, user, query, NotFound("No such session.", code="session_not_found"))
 
 
 async def create(db: AsyncSession, project: Project, data: SessionCreate) -> Session:
