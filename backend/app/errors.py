@@ -11,6 +11,8 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.files.preview import PreviewError
+
 log = logging.getLogger(__name__)
 
 
@@ -98,6 +100,10 @@ def install_error_handlers(app: FastAPI) -> None:
         errors = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
         body = error_body(_validation_sentence(exc), "validation_error", errors=errors)
         return JSONResponse(body, 422)
+
+    @app.exception_handler(PreviewError)
+    async def _preview(_: Request, exc: PreviewError) -> JSONResponse:
+        return JSONResponse(error_body(str(exc), exc.code), exc.status)
 
     @app.exception_handler(DBAPIError)
     async def _database(request: Request, exc: DBAPIError) -> JSONResponse:

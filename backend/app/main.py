@@ -17,7 +17,6 @@ from app.auth import service as auth_service
 from app.config import Settings
 from app.db import create_engine, migrate, session_factory
 from app.errors import install_error_handlers
-from app.files.preview import PreviewError
 from app.infra.events import create_event_log
 from app.infra.locks import create_session_locks
 from app.infra.storage import S3Storage, create_storage
@@ -105,12 +104,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     install_error_handlers(app)
-
-    @app.exception_handler(PreviewError)
-    async def _preview_error(_, exc: PreviewError):  # type: ignore[no-untyped-def]
-        from fastapi.responses import JSONResponse
-
-        return JSONResponse({"detail": str(exc), "code": exc.code}, exc.status)
 
     for module in (auth, projects, files, sessions, runs):
         app.include_router(module.router, prefix=API_PREFIX)

@@ -130,7 +130,9 @@ async def reset_state(live: LiveServer) -> None:
                 await conn.execute(delete(table))
     storage = live.state.storage
     if isinstance(storage, LocalStorage):
-        await storage.clear()
+        for child in storage.root.iterdir():
+            if child.name != ".tmp":
+                shutil.rmtree(child) if child.is_dir() else child.unlink()
     else:
         assert isinstance(storage, S3Storage)
         for key in await storage.list_keys():

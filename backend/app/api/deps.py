@@ -13,12 +13,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.auth import service as auth_service
 from app.config import Settings
 from app.db import request_session
-from app.errors import Forbidden, Unauthorized
+from app.errors import Conflict, Forbidden, Unauthorized
 from app.files import service as files_service
 from app.infra.locks import SessionLocks
 from app.infra.storage import ObjectStorage
 from app.models import File, Project, Session, User
 from app.projects import service as projects_service
+from app.runs.sandboxes import SandboxPool
 from app.sessions import service as sessions_service
 
 
@@ -42,11 +43,27 @@ def get_locks(request: Request) -> SessionLocks:
     return locks
 
 
+def get_sandboxes(request: Request) -> SandboxPool:
+    sandboxes: SandboxPool = request.app.state.sandboxes
+    return sandboxes
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 # scope="function": the transaction commits before the response is sent, never after.
 DbDep = Annotated[AsyncSession, Depends(get_db, scope="function")]
 StorageDep = Annotated[ObjectStorage, Depends(get_storage)]
 LocksDep = Annotated[SessionLocks, Depends(get_locks)]
+SandboxesDep = Annotated[SandboxPool, Depends(get_sandboxes)]
+
+
+async def refuse_busy(locks: SessionLocks, session_ids: list[uuid.UUID], what: str) -> None:
+    """409 when any of these sessions is answering a question (its lock is held)."""
+    for session_id in session_ids:
+        if await locks.holder(str(session_id)) is not None:
+            raise Conflict(
+                f"{what} is answering a question; stop it before deleting.", code="session_busy"
+            )
+
 
 _bearer = HTTPBearer(auto_error=False, description="A login token or an API token")
 

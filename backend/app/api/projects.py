@@ -1,14 +1,22 @@
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response, status
+from fastapi import APIRouter, Response, status
 
-from app.api.deps import CurrentUser, DbDep, OwnedProject, PageDep, SettingsDep, StorageDep
+from app.api.deps import (
+    CurrentUser,
+    DbDep,
+    LocksDep,
+    OwnedProject,
+    PageDep,
+    SandboxesDep,
+    SettingsDep,
+    StorageDep,
+    refuse_busy,
+)
+from app.api.sessions import forget
 from app.db import after_commit
-from app.errors import Conflict
-from app.infra.storage import delete_objects
 from app.projects import service
 from app.projects.schemas import ProjectCreate, ProjectOut, ProjectUpdate
-from app.runs.workspace import workspace_dir
 from app.schemas import Page
 
 router = APIRouter(tags=["projects"])
@@ -37,22 +45,15 @@ async def update_project(body: ProjectUpdate, project: OwnedProject, db: DbDep) 
 
 @router.delete("/projects/{project_id}", status_code=status.HTTP_204_NO_CONTENT)
 async def delete_project(
-    project: OwnedProject, db: DbDep, storage: StorageDep, settings: SettingsDep, request: Request
+    project: OwnedProject,
+    db: DbDep,
+    storage: StorageDep,
+    settings: SettingsDep,
+    locks: LocksDep,
+    sandboxes: SandboxesDep,
 ) -> Response:
     session_ids = await service.session_ids(db, project)
-    for session_id in session_ids:
-        if await request.app.state.locks.holder(str(session_id)) is not None:
-            raise Conflict(
-                "A session of this project is answering a question; stop it before deleting.",
-                code="session_busy",
-            )
+    await refuse_busy(locks, session_ids, "A session of this project")
     keys = await service.delete(db, project)
-    sandboxes = request.app.state.sandboxes
-
-    async def clean_up() -> None:
-        await delete_objects(storage, keys)
-        for session_id in session_ids:
-            await sandboxes.discard(session_id, workspace_dir(settings.DATA_DIR, session_id))
-
-    after_commit(db, clean_up)
+    after_commit(db, lambda: forget(storage, sandboxes, settings, keys, session_ids))
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query, Request
@@ -77,16 +76,11 @@ async def run_events(
         return sse_response(frames(events.follow(run_id, start)))
     stored = await service.stored_events(db, run.id, start)
     replay = [RunEvent(r.seq, r.event, r.data) for r in stored]
-    return sse_response(frames(_nothing(), replay=replay))
+    return sse_response(frames(replay=replay))
 
 
 def _seq(last_event_id: str | None) -> int:
     return int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
-
-
-async def _nothing() -> AsyncIterator[RunEvent | None]:
-    return
-    yield
 
 
 @router.post(

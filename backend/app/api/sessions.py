@@ -1,11 +1,24 @@
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response, status
+import uuid
 
-from app.api.deps import DbDep, OwnedProject, OwnedSession, PageDep, SettingsDep, StorageDep
+from fastapi import APIRouter, Response, status
+
+from app.api.deps import (
+    DbDep,
+    LocksDep,
+    OwnedProject,
+    OwnedSession,
+    PageDep,
+    SandboxesDep,
+    SettingsDep,
+    StorageDep,
+    refuse_busy,
+)
+from app.config import Settings
 from app.db import after_commit
-from app.errors import Conflict
-from app.infra.storage import delete_objects
+from app.infra.storage import ObjectStorage, delete_objects
+from app.runs.sandboxes import SandboxPool
 from app.runs.workspace import workspace_dir
 from app.schemas import Page
 from app.sessions import service
@@ -41,14 +54,27 @@ async def update_session(body: SessionUpdate, session: OwnedSession, db: DbDep) 
 
 @router.delete("/sessions/{session_id}", status_code=status.HTTP_204_NO_CONTENT)
 async def delete_session(
-    session: OwnedSession, db: DbDep, storage: StorageDep, settings: SettingsDep, request: Request
+    session: OwnedSession,
+    db: DbDep,
+    storage: StorageDep,
+    settings: SettingsDep,
+    locks: LocksDep,
+    sandboxes: SandboxesDep,
 ) -> Response:
-    if await request.app.state.locks.holder(str(session.id)) is not None:
-        raise Conflict(
-            "This session is answering a question; stop it before deleting.", code="session_busy"
-        )
+    await refuse_busy(locks, [session.id], "This session")
     keys = await service.delete(db, session)
-    workspace = workspace_dir(settings.DATA_DIR, session.id)
-    after_commit(db, lambda: delete_objects(storage, keys))
-    after_commit(db, lambda: request.app.state.sandboxes.discard(session.id, workspace))
+    after_commit(db, lambda: forget(storage, sandboxes, settings, keys, [session.id]))
     return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+async def forget(
+    storage: ObjectStorage,
+    sandboxes: SandboxPool,
+    settings: Settings,
+    keys: list[str],
+    session_ids: list[uuid.UUID],
+) -> None:
+    """After deleting sessions: their stored bytes, sandbox workers and workspaces go too."""
+    await delete_objects(storage, keys)
+    for session_id in session_ids:
+        await sandboxes.discard(session_id, workspace_dir(settings.DATA_DIR, session_id))

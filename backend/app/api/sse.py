@@ -26,12 +26,14 @@ def frame(event: RunEvent) -> str:
 
 
 async def frames(
-    events: AsyncIterator[RunEvent | None], replay: Iterable[RunEvent] = ()
+    live: AsyncIterator[RunEvent | None] | None = None, replay: Iterable[RunEvent] = ()
 ) -> AsyncIterator[str]:
+    """Stored events first, then live ones (None from the live log becomes a heartbeat)."""
     for stored in replay:
         yield frame(stored)
-    async for event in events:
-        yield ": ping\n\n" if event is None else frame(event)
+    if live is not None:
+        async for event in live:
+            yield ": ping\n\n" if event is None else frame(event)
 
 
 def sse_response(body: AsyncIterator[str]) -> StreamingResponse:

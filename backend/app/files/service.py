@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import mimetypes
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -81,7 +80,7 @@ def content_type_for(name: str) -> str:
         raise UnsupportedMediaType(
             f"{name}: files of this type cannot be used here. Supported: {allowed}."
         )
-    return CONTENT_TYPES[suffix] or mimetypes.guess_type(name)[0] or "application/octet-stream"
+    return CONTENT_TYPES[suffix]
 
 
 def storage_key(project_id: uuid.UUID) -> str:

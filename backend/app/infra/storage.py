@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import os
 import queue
-import shutil
 import uuid
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
@@ -173,12 +172,6 @@ class LocalStorage:
 
     async def close(self) -> None:
         return None
-
-    async def clear(self) -> None:
-        """Remove every object (tests and resets)."""
-        for child in self.root.iterdir():
-            if child != self._tmp:
-                await asyncio.to_thread(shutil.rmtree, child) if child.is_dir() else child.unlink()
 
 
 class _ChunkReader:

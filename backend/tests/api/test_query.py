@@ -240,8 +240,12 @@ def test_a_busy_session_answers_409_at_once(alice: Api, session, llm: ScriptedLL
     busy = alice.post(f"/sessions/{session['id']}/query", json={"query": "Second"})
     assert busy.status_code == 409 and busy.json()["code"] == "session_busy"
     assert time.monotonic() - started < 1
+    for path in (f"/sessions/{session['id']}", f"/projects/{session['project_id']}"):
+        refused = alice.delete(path)  # nothing is deleted from under a running question
+        assert refused.status_code == 409 and refused.json()["code"] == "session_busy", path
     thread.join(20)
     assert finished(seen)["status"] == "succeeded"
+    assert alice.delete(f"/sessions/{session['id']}").status_code == 204
 
 
 def test_disconnect_then_reattach_loses_and_repeats_nothing(
