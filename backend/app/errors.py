@@ -20,9 +20,17 @@ class AppError(Exception):
     status: ClassVar[int] = 400
     code: ClassVar[str] = "bad_request"
 
-    def __init__(self, detail: str, *, code: str | None = None, status: int | None = None):
+    def __init__(
+        self,
+        detail: str,
+        *,
+        code: str | None = None,
+        status: int | None = None,
+        retry_after: int | None = None,
+    ):
         super().__init__(detail)
         self.detail = detail
+        self.retry_after = retry_after
         if code is not None:
             self.code = code  # type: ignore[misc]
         if status is not None:
@@ -89,7 +97,9 @@ def _validation_sentence(exc: RequestValidationError) -> str:
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(AppError)
     async def _app_error(_: Request, exc: AppError) -> JSONResponse:
-        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else {}
+        if exc.retry_after is not None:
+            headers["Retry-After"] = str(exc.retry_after)
         return JSONResponse(error_body(exc.detail, exc.code), exc.status, headers=headers)
 
     @app.exception_handler(RequestValidationError)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import ctypes
 import logging
 import sys
@@ -12,7 +11,8 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 import app.agent  # noqa: F401  (sets LiteLLM's offline price list before litellm is imported)
-from app.api import auth, files, health, projects, runs, sessions
+from app.api import auth, files, health, projects, runs, sessions, system
+from app.api.headers import install_security_headers
 from app.auth import service as auth_service
 from app.config import Settings
 from app.db import create_engine, migrate, session_factory
@@ -22,7 +22,6 @@ from app.infra.locks import create_session_locks
 from app.infra.storage import S3Storage, create_storage
 from app.runs.runner import RunOrchestrator
 from app.runs.sandboxes import SandboxPool
-from app.sandbox import prepare_sandbox
 from app.web import mount_spa
 
 API_PREFIX = "/api/v1"
@@ -64,9 +63,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await runs.recover_interrupted_runs()
         sandboxes.start_reaper()
         # Probes the isolation and builds the sandbox's runtime cache (slow only the first time).
-        sandbox = await asyncio.to_thread(prepare_sandbox)
-        if sandbox["mechanism"] != "bubblewrap":
-            log.warning("SANDBOX NOT ISOLATED: %s", sandbox["detail"])
+        sandbox = await sandboxes.prepare()
+        if not sandbox.available:
+            log.error("ANALYSIS IS DISABLED: %s. Fix: %s", sandbox.detail, sandbox.fix)
+        elif not sandbox.isolated:
+            log.warning("SANDBOX NOT ISOLATED: %s", sandbox.detail)
+        if sandbox.location == "backend" and sandbox.mechanism == "rlimits":
             # Without a pid namespace, sandboxed code could read this process's environment.
             forbid_reading_own_memory()
         app.state.engine = engine
@@ -81,7 +83,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             engine.dialect.name,
             storage.name,
             locks.name,
-            sandbox["mechanism"],
+            sandbox.mechanism if sandbox.available else "unavailable",
         )
         try:
             yield
@@ -104,8 +106,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     install_error_handlers(app)
+    install_security_headers(app)
 
-    for module in (auth, projects, files, sessions, runs):
+    for module in (auth, projects, files, sessions, runs, system):
         app.include_router(module.router, prefix=API_PREFIX)
     app.include_router(health.router)
     mount_spa(app)

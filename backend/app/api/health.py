@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
-
-from app.sandbox import isolation_status
 
 router = APIRouter(tags=["health"])
 
@@ -50,6 +49,9 @@ async def readyz(request: Request) -> JSONResponse:
         "events": state.events.name,
         "storage": state.storage.name,
     }
+    # Reported, not required: without a sandbox the rest of the app still works, and
+    # questions answer 503 sandbox_unavailable with the same cause.
+    sandbox = dataclasses.asdict(await state.sandboxes.status())
     failed = [name for name, result in checks.items() if result != "ok"]
     if failed:
         body = {
@@ -59,7 +61,6 @@ async def readyz(request: Request) -> JSONResponse:
             "checks": checks,
             "backends": backends,
         }
-        return JSONResponse({**body, "sandbox": isolation_status()}, status_code=503)
-    # The sandbox is reported, not required: without bubblewrap code runs with limits only.
-    body = {"status": "ok", "checks": checks, "backends": backends, "sandbox": isolation_status()}
+        return JSONResponse({**body, "sandbox": sandbox}, status_code=503)
+    body = {"status": "ok", "checks": checks, "backends": backends, "sandbox": sandbox}
     return JSONResponse(body)

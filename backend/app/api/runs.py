@@ -7,6 +7,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
 from app.api.deps import CurrentUser, DbDep, OwnedSession, PageDep, SettingsDep, StorageDep
+from app.api.headers import stored_bytes_headers
 from app.api.sse import SSE_RESPONSE_DOC, frames, sse_response
 from app.errors import Conflict
 from app.files.service import stream_object
@@ -152,5 +153,6 @@ async def get_artifact(artifact: OwnedArtifact) -> ArtifactOut:
 )
 async def artifact_content(artifact: OwnedArtifact, storage: StorageDep) -> StreamingResponse:
     body = await stream_object(storage, artifact.storage_key)
-    headers = {"Content-Length": str(artifact.size)}
-    return StreamingResponse(body, media_type=artifact.mime, headers=headers)
+    media_type, headers = stored_bytes_headers(artifact.name, artifact.mime)
+    headers["Content-Length"] = str(artifact.size)
+    return StreamingResponse(body, media_type=media_type, headers=headers)

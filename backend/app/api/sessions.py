@@ -19,7 +19,6 @@ from app.config import Settings
 from app.db import after_commit
 from app.infra.storage import ObjectStorage, delete_objects
 from app.runs.sandboxes import SandboxPool
-from app.runs.workspace import workspace_dir
 from app.schemas import Page
 from app.sessions import service
 from app.sessions.schemas import SessionCreate, SessionOut, SessionUpdate
@@ -77,4 +76,4 @@ async def forget(
     """After deleting sessions: their stored bytes, sandbox workers and workspaces go too."""
     await delete_objects(storage, keys)
     for session_id in session_ids:
-        await sandboxes.discard(session_id, workspace_dir(settings.DATA_DIR, session_id))
+        await sandboxes.discard(session_id)

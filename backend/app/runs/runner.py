@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import stat
 import threading
 import time
 import uuid
@@ -37,7 +36,7 @@ from app.agent.build import (
     step_cost,
 )
 from app.config import Settings
-from app.errors import BadRequest, Conflict
+from app.errors import BadRequest, Conflict, ServiceUnavailable
 from app.files import service as files_service
 from app.files.preview import PreviewError, preview_kind
 from app.infra.events import RunEventLog
@@ -48,8 +47,15 @@ from app.models.base import utcnow
 from app.runs.recorder import EventRecorder
 from app.runs.sandboxes import SandboxPool
 from app.runs.schemas import ArtifactOut, QueryRequest
-from app.runs.workspace import BOOKKEEPING, materialize, workspace_dir
-from app.sandbox import DEFAULT_AUTHORIZED_IMPORTS, ArtifactFile, SandboxExecutor, StepResult
+from app.runs.workspace import manifest_path, materialize, workspace_dir
+from app.sandbox import (
+    DEFAULT_AUTHORIZED_IMPORTS,
+    ArtifactFile,
+    SandboxExecutor,
+    StepResult,
+    hostfs,
+)
+from app.sandbox.capture import BOOKKEEPING_DIR
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +66,7 @@ CANCEL_GRACE_SECONDS = 10.0
 LOG_RETENTION_SECONDS = 3600
 OUTPUT_EVENT_CHARS = 20_000
 HISTORY_TURNS = 10
+SANDBOX_RETRY_SECONDS = 30
 ACTIVE = (RunStatus.queued, RunStatus.running, RunStatus.waiting_input)
 
 
@@ -99,6 +106,15 @@ class RunOrchestrator:
     async def start(self, session: Session, body: QueryRequest) -> Run:
         """Take the session lock, record the run, emit run.started and run it in the background."""
         model_id = resolve_model(self.settings, body.model)
+        sandbox = await self.sandboxes.status()
+        if not sandbox.available:
+            raise ServiceUnavailable(
+                "Analysis is disabled: "
+                + sandbox.detail
+                + (f". Fix: {sandbox.fix}." if sandbox.fix else "."),
+                code="sandbox_unavailable",
+                retry_after=SANDBOX_RETRY_SECONDS,
+            )
         file_ids = [str(f) for f in body.file_ids]
         token = await self.locks.acquire(str(session.id), LOCK_TTL_SECONDS)
         if token is None:
@@ -247,7 +263,8 @@ class RunOrchestrator:
                 )
             )
             workspace = workspace_dir(self.settings.DATA_DIR, session.id)
-            await materialize(self.storage, workspace, files)
+            manifest = manifest_path(self.settings.DATA_DIR, session.id)
+            await materialize(self.storage, workspace, manifest, files)
             file_infos = [
                 await self._describe(db, f, pinned=str(f.id) in run.file_ids) for f in files
             ]
@@ -355,13 +372,13 @@ class RunOrchestrator:
     ) -> ArtifactOut:
         """Upload an artifact's bytes and record it; the sandbox's own copy is then removed."""
         key = f"sessions/{run.session_id}/artifacts/{uuid.uuid4().hex}"
-        handle = await asyncio.to_thread(_open_inside, artifact.path, workspace)
-        try:
+        relative = artifact.path.relative_to(workspace).as_posix()
+        opened = await asyncio.to_thread(hostfs.open_regular, workspace, relative)
+        with os.fdopen(opened.fd, "rb") as handle:
             await self.storage.put(key, _chunks(handle), artifact.mime)
-        finally:
-            handle.close()
-        if (workspace / BOOKKEEPING) in artifact.path.parents:
-            artifact.path.unlink(missing_ok=True)
+        if relative.startswith(f"{BOOKKEEPING_DIR}/"):
+            # The worker's own copy; removed without following links (the code controls it).
+            await asyncio.to_thread(hostfs.remove, workspace, relative)
         async with self.factory() as db:
             row = Artifact(
                 run_id=run.id,
@@ -551,22 +568,6 @@ def _thought(model_output: object) -> str | None:
 
 def _answer_text(output: object) -> str:
     return output if isinstance(output, str) else str(output)
-
-
-def _open_inside(path: Path, workspace: Path) -> BinaryIO:
-    """Open a file the sandbox reported, refusing links and anything outside the workspace.
-
-    Sandboxed code controls the workspace, so a path checked when its step ended may since
-    have become a symlink to a host file.
-    """
-    real = path.resolve()
-    if workspace.resolve() not in real.parents:
-        raise PermissionError(f"artifact outside the workspace: {path}")
-    fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise PermissionError(f"artifact is not a regular file: {path}")
-    return os.fdopen(fd, "rb")
 
 
 async def _chunks(handle: BinaryIO, size: int = 1024 * 1024) -> AsyncIterator[bytes]:

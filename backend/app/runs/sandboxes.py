@@ -10,22 +10,50 @@ import uuid
 from pathlib import Path
 
 from app.config import Settings
-from app.sandbox import SandboxLimits, SandboxWorker
+from app.runs.workspace import manifest_path, workspace_dir
+from app.sandbox import (
+    LocalLauncher,
+    SandboxLimits,
+    SandboxStatus,
+    SandboxWorker,
+    ServiceLauncher,
+    WorkerLauncher,
+    prepare_sandbox,
+)
 
 log = logging.getLogger(__name__)
 REAP_EVERY_SECONDS = 60.0
 
 
+def create_launcher(settings: Settings) -> WorkerLauncher:
+    """The sandbox service when SANDBOX_SERVICE_SOCKET is set, else workers of our own."""
+    if settings.SANDBOX_SERVICE_SOCKET is not None:
+        return ServiceLauncher(settings.SANDBOX_SERVICE_SOCKET)
+    return LocalLauncher(settings.SANDBOX_ISOLATION.value, settings.SANDBOX_BWRAP)
+
+
 class SandboxPool:
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, launcher: WorkerLauncher | None = None):
+        self.settings = settings
+        self.launcher = launcher or create_launcher(settings)
         self.limits = SandboxLimits(
             memory_mb=settings.SANDBOX_MEMORY_MB,
             step_timeout_seconds=settings.SANDBOX_STEP_TIMEOUT_SECONDS,
             idle_seconds=settings.SANDBOX_IDLE_SECONDS,
+            disk_mb=settings.SANDBOX_DISK_MB,
         )
         self._workers: dict[uuid.UUID, SandboxWorker] = {}
         self._busy: set[uuid.UUID] = set()
         self._reaper: asyncio.Task[None] | None = None
+
+    async def prepare(self) -> SandboxStatus:
+        """Probe the isolation and build the runtime cache (slow only the first time)."""
+        await asyncio.to_thread(prepare_sandbox, self.launcher)
+        return await self.status()
+
+    async def status(self) -> SandboxStatus:
+        """Whether and how analysis code can run now (cheap: probed once, or cached briefly)."""
+        return await asyncio.to_thread(self.launcher.status)
 
     def start_reaper(self) -> None:
         self._reaper = asyncio.create_task(self._reap_forever())
@@ -34,7 +62,7 @@ class SandboxPool:
         """The session's worker, started if needed (off the event loop). Pair with release()."""
         worker = self._workers.get(session_id)
         if worker is None:
-            worker = SandboxWorker(workspace, limits=self.limits)
+            worker = SandboxWorker(workspace, launcher=self.launcher, limits=self.limits)
             self._workers[session_id] = worker
         self._busy.add(session_id)
         if not worker.alive:
@@ -44,13 +72,14 @@ class SandboxPool:
     def release(self, session_id: uuid.UUID) -> None:
         self._busy.discard(session_id)
 
-    async def discard(self, session_id: uuid.UUID, workspace: Path | None = None) -> None:
+    async def discard(self, session_id: uuid.UUID) -> None:
         """Stop the session's worker and remove its workspace (the session was deleted)."""
         worker = self._workers.pop(session_id, None)
         if worker is not None:
             await asyncio.to_thread(worker.close)
-        if workspace is not None:
-            await asyncio.to_thread(shutil.rmtree, workspace, True)
+        data_dir = self.settings.DATA_DIR
+        await asyncio.to_thread(shutil.rmtree, workspace_dir(data_dir, session_id), True)
+        await asyncio.to_thread(manifest_path(data_dir, session_id).unlink, True)
 
     async def _reap_forever(self) -> None:
         while True:

@@ -80,3 +80,20 @@ class ModelOut(BaseModel):
 
 class ModelList(BaseModel):
     items: list[ModelOut]
+
+
+class SandboxStatusOut(BaseModel):
+    """Whether questions can be answered now, and how analysis code is isolated."""
+
+    isolation: Literal["required", "none"] = Field(description="SANDBOX_ISOLATION")
+    mechanism: Literal["bubblewrap", "rlimits"] | None = Field(
+        description="What contains the code; null when no sandbox can be created"
+    )
+    location: Literal["backend", "service"] = Field(
+        description="Workers run as the backend's children or in the sandbox service"
+    )
+    available: bool = Field(description="Questions can be answered (else they answer 503)")
+    isolated: bool = Field(description="Code runs isolated, not only under resource limits")
+    detail: str
+    fix: str | None = None
+    seccomp: list[str] = Field(description="System calls the sandbox's filter refuses")

@@ -1,8 +1,11 @@
 """A session's working directory: the project's files under their own names.
 
 Files are copied (never linked: sandboxed code may overwrite them) and only when they
-changed, judged by a manifest of the content hash and the size and mtime we left there.
-Files the code wrote stay in the folder for later runs.
+changed, judged by a manifest of the content hash, size, mtime and inode we left there.
+The manifest lives outside the workspace, where sandboxed code cannot reach it, and every
+write into the workspace goes through `hostfs`, which never follows a link: the code may
+have replaced any name in there with a link to a host file. Files the code wrote stay in
+the folder for later runs.
 """
 
 from __future__ import annotations
@@ -15,13 +18,16 @@ from pathlib import Path
 
 from app.infra.storage import ObjectStorage
 from app.models import File
-
-BOOKKEEPING = ".workbench"
-MANIFEST = "inputs.json"
+from app.sandbox import hostfs
 
 
 def workspace_dir(data_dir: Path, session_id: uuid.UUID) -> Path:
     return (data_dir / "workspaces" / str(session_id)).resolve()
+
+
+def manifest_path(data_dir: Path, session_id: uuid.UUID) -> Path:
+    """Where the backend remembers what it copied into a session's workspace."""
+    return (data_dir / "workspace-manifests" / f"{session_id}.json").resolve()
 
 
 def _read_manifest(path: Path) -> dict[str, dict[str, object]]:
@@ -32,42 +38,60 @@ def _read_manifest(path: Path) -> dict[str, dict[str, object]]:
     return data if isinstance(data, dict) else {}
 
 
-def _unchanged(target: Path, entry: dict[str, object] | None, file: File) -> bool:
+def _write_manifest(path: Path, manifest: dict[str, dict[str, object]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
+    temporary.write_text(json.dumps(manifest))
+    os.replace(temporary, path)
+
+
+def _unchanged(workspace: Path, entry: dict[str, object] | None, file: File) -> bool:
     if entry is None or entry.get("sha256") != file.sha256:
         return False
-    try:
-        stat = target.stat()
-    except FileNotFoundError:
-        return False
-    return stat.st_size == entry.get("size") and stat.st_mtime_ns == entry.get("mtime_ns")
+    info = hostfs.stat_file(workspace, file.name)
+    return (
+        info is not None
+        and info.st_size == entry.get("size")
+        and info.st_mtime_ns == entry.get("mtime_ns")
+        and info.st_ino == entry.get("inode")
+    )
 
 
-async def materialize(storage: ObjectStorage, workspace: Path, files: list[File]) -> list[str]:
-    """Bring the workspace up to date with the project's files; the names copied now."""
-    meta = workspace / BOOKKEEPING
-    await asyncio.to_thread(meta.mkdir, parents=True, exist_ok=True)
-    manifest_path = meta / MANIFEST
-    manifest = await asyncio.to_thread(_read_manifest, manifest_path)
+async def materialize(
+    storage: ObjectStorage, workspace: Path, manifest: Path, files: list[File]
+) -> list[str]:
+    """Bring the workspace up to date with the project's files; the names copied now.
+
+    Args:
+        storage: Where the files' bytes are.
+        workspace: The session's workspace (created if missing).
+        manifest: The session's manifest file (outside the workspace).
+        files: The project's files.
+
+    Returns:
+        The names that were copied.
+    """
+    await asyncio.to_thread(workspace.mkdir, parents=True, exist_ok=True)
+    entries = await asyncio.to_thread(_read_manifest, manifest)
     copied = []
     for file in files:
-        target = workspace / file.name
-        if await asyncio.to_thread(_unchanged, target, manifest.get(file.name), file):
+        if await asyncio.to_thread(_unchanged, workspace, entries.get(file.name), file):
             continue
-        tmp = meta / f".incoming-{uuid.uuid4().hex}"
+        incoming = hostfs.IncomingFile(workspace, file.name)
+        await asyncio.to_thread(incoming.__enter__)
         try:
-            with tmp.open("wb") as out:
-                async for chunk in storage.iter_bytes(file.storage_key):
-                    await asyncio.to_thread(out.write, chunk)
-            await asyncio.to_thread(os.replace, tmp, target)
+            async for chunk in storage.iter_bytes(file.storage_key):
+                await asyncio.to_thread(incoming.write, chunk)
+            info = await asyncio.to_thread(incoming.commit)
         finally:
-            tmp.unlink(missing_ok=True)
-        stat = target.stat()
-        manifest[file.name] = {
+            await asyncio.to_thread(incoming.__exit__, None, None, None)
+        entries[file.name] = {
             "sha256": file.sha256,
-            "size": stat.st_size,
-            "mtime_ns": stat.st_mtime_ns,
+            "size": info.st_size,
+            "mtime_ns": info.st_mtime_ns,
+            "inode": info.st_ino,
         }
         copied.append(file.name)
     if copied:
-        await asyncio.to_thread(manifest_path.write_text, json.dumps(manifest))
+        await asyncio.to_thread(_write_manifest, manifest, entries)
     return copied

@@ -232,17 +232,34 @@ def table_frame(obj: Any) -> Any:
 class StepArtifacts:
     """Collects the artifacts of one step into a folder under the workspace's bookkeeping dir."""
 
-    def __init__(self, workspace: Path, folder: Path) -> None:
+    def __init__(self, workspace: Path, folder: Path, max_items: int = 50) -> None:
         """Start an empty collection.
 
         Args:
             workspace: The workspace root (artifact paths are reported relative to it).
             folder: Where this step's files go (created on first use).
+            max_items: Artifacts one step may make; later ones are counted, not saved.
         """
         self.workspace = workspace
         self.folder = folder
+        self.max_items = max_items
         self.items: list[dict[str, Any]] = []
+        self.dropped = 0
         self._counters: dict[str, int] = {}
+
+    def _full(self, needed: int = 1) -> bool:
+        if len(self.items) + needed > self.max_items:
+            self.dropped += 1
+            return True
+        return False
+
+    def report_dropped(self) -> None:
+        """Say in the step's output how many results were not kept."""
+        if self.dropped:
+            print(
+                f"[{self.dropped} more charts, tables or files were not kept: a step keeps "
+                f"at most {self.max_items}]"
+            )
 
     def _next_name(self, stem: str) -> str:
         self._counters[stem] = self._counters.get(stem, 0) + 1
@@ -265,6 +282,8 @@ class StepArtifacts:
 
     def add_plotly(self, figure: Any) -> str:
         """Save a plotly figure as figure JSON; returns its display name."""
+        if self._full():
+            return ""
         name = f"{self._next_name('figure')}.json"
         path = self._new_file(name)
         path.write_text(figure.to_json(), encoding="utf-8")
@@ -273,6 +292,8 @@ class StepArtifacts:
 
     def add_matplotlib(self, figure: Any) -> str:
         """Save a matplotlib figure as PNG; returns its display name."""
+        if self._full():
+            return ""
         name = f"{self._next_name('figure')}.png"
         path = self._new_file(name)
         figure.savefig(path, format="png", bbox_inches="tight")
@@ -288,6 +309,8 @@ class StepArtifacts:
         Returns:
             The display name of the table artifact.
         """
+        if self._full(2):
+            return ""
         frame = table_frame(obj)
         stem = self._next_name("table")
         # to_json turns NaN/NaT into null and timestamps into ISO strings.
@@ -313,7 +336,8 @@ class StepArtifacts:
         """
         after = list_workspace(self.workspace)
         changed = sorted(path for path, info in after.items() if before.get(path) != info)
-        for relative in changed[:MAX_WRITTEN_FILES]:
+        room = max(0, min(MAX_WRITTEN_FILES, self.max_items - len(self.items)))
+        for relative in changed[:room]:
             suffix = Path(relative).suffix.lower()
             if suffix in IMAGE_MIMES:
                 kind, mime = "image", IMAGE_MIMES[suffix]
@@ -329,8 +353,7 @@ class StepArtifacts:
                     "size": after[relative][0],
                 }
             )
-        if len(changed) > MAX_WRITTEN_FILES:
+        if len(changed) > room:
             print(
-                f"[{len(changed)} files were written; only the first {MAX_WRITTEN_FILES} "
-                "are shown as results]"
+                f"[{len(changed)} files were written; only the first {room} are shown as results]"
             )

@@ -1,26 +1,25 @@
-"""The backend's side of a sandbox worker: spawning it, talking to it, the smolagents adapter."""
+"""The backend's side of one sandbox worker: starting it, running steps, limits it can't police.
+
+The worker itself may be a child of this process or run by the sandbox service; the
+`WorkerLauncher` hides which. What the worker reports is not trusted: artifact paths are
+checked on the host without following links, and the workspace's disk quota is measured
+here, not inside.
+"""
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import os
-import queue
-import shutil
 import signal
-import stat
-import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, get_args
 
-from smolagents.local_python_executor import CodeOutput, PythonExecutor
-from smolagents.tools import Tool
-
-from app.sandbox.capture import BOOKKEEPING_DIR
+from app.sandbox import hostfs
 from app.sandbox.interface import (
     DEFAULT_AUTHORIZED_IMPORTS,
     ArtifactFile,
@@ -28,15 +27,18 @@ from app.sandbox.interface import (
     SandboxLimits,
     StepResult,
 )
-from app.sandbox.isolation import build_launch, probe
-from app.sandbox.protocol import FrameReader, Message, ProtocolError, write_message
+from app.sandbox.protocol import Message
 from app.sandbox.runtime_cache import runtime_cache
+from app.sandbox.spawn import LocalLauncher, SandboxUnavailable, WorkerLauncher
+from app.sandbox.transport import WorkerChannel
 
 logger = logging.getLogger(__name__)
 
 START_TIMEOUT_SECONDS = 120.0
 REQUEST_TIMEOUT_SECONDS = 30.0
 SHUTDOWN_GRACE_SECONDS = 2.0
+# How often a running step's workspace is measured against the disk quota.
+QUOTA_POLL_SECONDS = 0.25
 RESTARTED = (
     "the sandbox was restarted and variables from earlier steps are gone — load the data again."
 )
@@ -64,81 +66,21 @@ class SandboxStepError(Exception):
         self.result = result
 
 
-def isolation_status() -> dict[str, str]:
-    """How analysis code is isolated on this host (probed once, then cached).
-
-    Returns:
-        {"mechanism": "bubblewrap" | "rlimits", "detail": a sentence for operators}.
-    """
-    isolation = probe()
-    return {"mechanism": isolation.mechanism, "detail": isolation.detail}
-
-
-def prepare_sandbox() -> dict[str, str]:
+def prepare_sandbox(launcher: WorkerLauncher) -> None:
     """Probe the isolation and build the runtime cache now (call it at start-up, in a thread).
 
     Otherwise the first worker does it: the cache can take tens of seconds on a fresh runtime.
 
-    Returns:
-        The same as isolation_status().
+    Args:
+        launcher: The launcher workers will come from.
     """
-    runtime_cache()
-    return isolation_status()
-
-
-class _Spawner:
-    """Starts worker processes from one thread that lives as long as the backend.
-
-    bubblewrap's --die-with-parent (PR_SET_PDEATHSIG) fires when the *thread* that started
-    it exits, not the process: a worker started from a request's or a thread pool's thread
-    would die with that thread. The spawner thread ends only with the process, which is
-    exactly when workers must go.
-    """
-
-    def __init__(self) -> None:
-        self._requests: queue.SimpleQueue[tuple[dict[str, Any], Future[Any]]]
-        self._requests = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-
-    def popen(self, **kwargs: Any) -> subprocess.Popen[bytes]:
-        """subprocess.Popen(**kwargs), called on the spawner thread."""
-        with self._lock:
-            # Not alive after a fork of the backend: the child needs a spawner of its own.
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(
-                    target=self._serve, name="sandbox-spawner", daemon=True
-                )
-                self._thread.start()
-        future: Future[subprocess.Popen[bytes]] = Future()
-        self._requests.put((kwargs, future))
-        return future.result()
-
-    def _serve(self) -> None:
-        while True:
-            kwargs, future = self._requests.get()
-            try:
-                future.set_result(subprocess.Popen(**kwargs))
-            except BaseException as exc:
-                future.set_exception(exc)
-
-
-_spawner = _Spawner()
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    # The worker leads its own session (start_new_session): kill the whole group. With
-    # bubblewrap, the sandbox's pid namespace dies with it.
-    if process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        process.kill()
+    if isinstance(launcher, LocalLauncher):
+        runtime_cache()
+    launcher.status()
 
 
 class SandboxWorker:
-    """One isolated worker process that runs the code steps of one analysis session.
+    """One isolated worker that runs the code steps of one analysis session.
 
     Thread-safety: run(), start(), close() and set_variables() are serialised; kill() may be
     called from any thread at any time to stop a running step.
@@ -148,6 +90,7 @@ class SandboxWorker:
         self,
         workspace: Path,
         *,
+        launcher: WorkerLauncher | None = None,
         limits: SandboxLimits = SandboxLimits(),
         authorized_imports: Sequence[str] = DEFAULT_AUTHORIZED_IMPORTS,
     ) -> None:
@@ -155,28 +98,28 @@ class SandboxWorker:
 
         Args:
             workspace: Host folder with the session's files; the code's working directory.
+            launcher: Where the worker comes from (default: this process, bubblewrap required).
             limits: Resource limits.
             authorized_imports: Modules the code may import (smolagents' syntax, "x.*").
         """
         self.workspace = Path(workspace).resolve()
+        self.launcher: WorkerLauncher = launcher or LocalLauncher()
         self.limits = limits
         self.authorized_imports = tuple(authorized_imports)
         self.isolation = ""
         self.last_used = time.monotonic()
         self._variables: dict[str, Any] = {}
-        self._process: subprocess.Popen[bytes] | None = None
-        self._reader: FrameReader | None = None
-        self._scratch: Path | None = None
+        self._channel: WorkerChannel | None = None
         self._stop_requested = False
         self._stderr = ""  # the last worker's stderr (start-up errors, crashes)
         self._lock = threading.RLock()  # serialises requests
-        self._state_lock = threading.Lock()  # guards _process/_stop_requested for kill()
+        self._state_lock = threading.Lock()  # guards _channel/_stop_requested for kill()
 
     @property
     def alive(self) -> bool:
-        """Whether the worker process is running."""
-        process = self._process
-        return process is not None and process.poll() is None
+        """Whether the worker is running."""
+        channel = self._channel
+        return channel is not None and channel.alive()
 
     def __enter__(self) -> SandboxWorker:
         return self
@@ -185,53 +128,39 @@ class SandboxWorker:
         self.close()
 
     def start(self) -> None:
-        """Spawn the worker and wait until it has imported its libraries. Blocking.
+        """Start the worker and wait until it has imported its libraries. Blocking.
 
         Raises:
+            SandboxUnavailable: No sandbox can be created here (the status says why).
             SandboxError: The worker did not start.
         """
         with self._lock:
             if self.alive:
                 return
             self._terminate()
-            isolation = probe()
-            cache = runtime_cache()
-            (self.workspace / BOOKKEEPING_DIR).mkdir(parents=True, exist_ok=True)
-            launch = build_launch(
-                isolation,
-                self.workspace,
-                cache.path if cache else None,
-                cache.pycache if cache else False,
-            )
+            self.workspace.mkdir(parents=True, exist_ok=True)
             try:
-                process = _spawner.popen(
-                    args=launch.argv,
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    env=launch.env,
-                    cwd=launch.cwd,
-                    start_new_session=True,
-                )
+                channel = self.launcher.launch(self.workspace, self.limits)
+            except SandboxUnavailable:
+                raise
             except OSError as exc:
-                if launch.scratch is not None:
-                    shutil.rmtree(launch.scratch, ignore_errors=True)
-                raise SandboxError(f"The sandbox worker could not be spawned: {exc}") from exc
-            assert process.stdout is not None
+                raise SandboxError(f"The sandbox worker could not be started: {exc}") from exc
             with self._state_lock:
-                self._process = process
-            self._scratch = launch.scratch
-            self._reader = FrameReader(process.stdout.fileno())
-            self.isolation = isolation.mechanism
+                self._channel = channel
+            self.isolation = channel.mechanism
+            program = self.launcher.seccomp_program()
             configure: Message = {
                 "type": "configure",
                 "authorized_imports": list(self.authorized_imports),
                 "output_chars": self.limits.output_chars,
                 "memory_mb": self.limits.memory_mb,
+                "process_memory_mb": self.limits.process_memory_mb,
                 "cpu_seconds": self.limits.cpu_seconds,
-                "file_size_mb": self.limits.file_size_mb,
+                "file_size_mb": min(self.limits.file_size_mb, self.limits.disk_mb),
                 "max_processes": self.limits.max_processes,
-                "own_user_namespace": isolation.own_user_namespace,
+                "max_artifacts": self.limits.max_artifacts,
+                "own_user_namespace": channel.own_user_namespace,
+                "seccomp": base64.b64encode(program).decode("ascii") if program else None,
             }
             reply = self._request(configure, START_TIMEOUT_SECONDS)
             if reply is None or reply.get("type") != "ready":
@@ -246,27 +175,13 @@ class SandboxWorker:
 
     def _request(self, message: Message, timeout: float) -> Message | None:
         """Send a request and wait for the reply; None if the worker is gone or too slow."""
+        channel = self._channel
+        if channel is None:
+            return None
         try:
-            self._send(message)
-            return self._receive(time.monotonic() + timeout)
+            channel.send(message)
+            return channel.receive(time.monotonic() + timeout)
         except OSError:  # includes TimeoutError
-            return None
-
-    def _send(self, message: Message) -> None:
-        process = self._process
-        if process is None or process.stdin is None:
-            raise BrokenPipeError("no worker")
-        write_message(process.stdin.fileno(), message)
-
-    def _receive(self, deadline: float) -> Message | None:
-        """The next reply; None if the worker closed the channel or sent garbage."""
-        if self._reader is None:
-            return None
-        try:
-            return self._reader.read(deadline)
-        except TimeoutError:
-            raise
-        except (OSError, ProtocolError):
             return None
 
     def run(self, code: str) -> StepResult:
@@ -276,9 +191,10 @@ class SandboxWorker:
             code: Python code (it runs in smolagents' interpreter inside the sandbox).
 
         Returns:
-            The step's result; timeouts, crashes and kill() are results too.
+            The step's result; timeouts, crashes, the disk quota and kill() are results too.
 
         Raises:
+            SandboxUnavailable: A new worker was needed and no sandbox can be created.
             SandboxError: A new worker was needed and it did not start.
         """
         with self._lock:
@@ -292,10 +208,10 @@ class SandboxWorker:
                         return self._failure(STOPPED, time.monotonic())
                     raise
             started = time.monotonic()
+            started_ns = time.time_ns()
             self.last_used = started
             try:
-                self._send({"type": "run", "code": code})
-                reply = self._receive(started + self.limits.step_timeout_seconds)
+                reply, over_quota = self._run_step(code, started)
             except TimeoutError:
                 self._terminate()
                 seconds = f"{self.limits.step_timeout_seconds:g}"
@@ -304,10 +220,10 @@ class SandboxWorker:
                     started,
                     timed_out=True,
                 )
-            except OSError:
-                reply = None
             finally:
                 self.last_used = time.monotonic()
+            if over_quota or self._over_quota():
+                return self._quota_exceeded(started, started_ns, killed=reply is None)
             if reply is None or reply.get("type") != "result":
                 returncode = self._terminate()
                 if self._stop_requested:
@@ -321,6 +237,47 @@ class SandboxWorker:
                 artifacts=self._artifacts(reply.get("artifacts") or []),
                 duration_ms=round((time.monotonic() - started) * 1000),
             )
+
+    def _run_step(self, code: str, started: float) -> tuple[Message | None, bool]:
+        """Send the step and wait for its result, measuring the workspace while it runs.
+
+        Returns:
+            (the reply or None when the worker is gone, whether the disk quota was exceeded).
+        """
+        channel = self._channel
+        assert channel is not None
+        deadline = started + self.limits.step_timeout_seconds
+        try:
+            channel.send({"type": "run", "code": code})
+        except OSError:
+            return None, False
+        while True:
+            poll = min(deadline, time.monotonic() + QUOTA_POLL_SECONDS)
+            try:
+                return channel.receive(poll), False
+            except TimeoutError:
+                if time.monotonic() >= deadline:
+                    raise
+            if self._over_quota():
+                self._terminate()
+                return None, True
+
+    def _over_quota(self) -> bool:
+        limit = self.limits.disk_mb << 20
+        return hostfs.usage(self.workspace, stop_above=limit).bytes > limit
+
+    def _quota_exceeded(self, started: float, started_ns: int, *, killed: bool) -> StepResult:
+        # The worker is stopped first, so that nothing writes while the step's files go.
+        self._terminate()
+        freed = hostfs.remove_newer_than(self.workspace, started_ns)
+        logger.info("Sandbox: workspace %s over its quota; freed %d bytes", self.workspace, freed)
+        return self._failure(
+            f"The workspace is over its disk quota ({self.limits.disk_mb} MB, SANDBOX_DISK_MB): "
+            "the step was stopped and the files it wrote were removed. Write less (aggregate, "
+            f"filter columns, compress) or delete files you no longer need; {RESTARTED}",
+            started,
+            crashed=killed,
+        )
 
     def _failure(
         self, error: str, started: float, *, timed_out: bool = False, crashed: bool = False
@@ -360,30 +317,31 @@ class SandboxWorker:
         return f"The sandbox worker crashed ({how}); {RESTARTED}"
 
     def _artifacts(self, items: list[Any]) -> list[ArtifactFile]:
-        """Host-side check of what the worker reported: regular files inside the workspace.
+        """Host-side check of what the worker reported: plain files inside the workspace.
 
-        The worker is not trusted: a path must not lead out of the workspace, through a
-        symlink or otherwise, or the backend would upload a host file for it.
+        The worker is not trusted: a path must not lead out of the workspace through a
+        symlink or a hard link, or the backend would upload a host file for it. The path
+        is checked again, the same way, when the bytes are read (`hostfs.open_regular`).
         """
         artifacts = []
-        for item in items:
+        for item in items[: self.limits.max_artifacts]:
             try:
-                kind = item["kind"]
-                path = self.workspace / str(item["path"])
-                info = path.lstat()
-                resolved = path.resolve(strict=True)
-                valid = (
-                    kind in ARTIFACT_KINDS
-                    and stat.S_ISREG(info.st_mode)
-                    and resolved.is_relative_to(self.workspace)
-                )
+                kind, relative = item["kind"], str(item["path"])
+                opened = hostfs.open_regular(self.workspace, relative)
             except (OSError, KeyError, TypeError, ValueError):
-                valid = False
-            if not valid:
+                opened = None
+            if opened is None or kind not in ARTIFACT_KINDS:
                 logger.warning("Sandbox: ignoring an invalid artifact from the worker: %r", item)
                 continue
+            os.close(opened.fd)
             artifacts.append(
-                ArtifactFile(kind, str(item["name"]), str(item["mime"]), resolved, info.st_size)
+                ArtifactFile(
+                    kind,
+                    str(item["name"])[:255],
+                    str(item["mime"])[:127],
+                    self.workspace / relative,
+                    opened.size,
+                )
             )
         return artifacts
 
@@ -415,9 +373,9 @@ class SandboxWorker:
         """Stop the worker now; a run() in progress returns "The step was stopped."."""
         with self._state_lock:
             self._stop_requested = True
-            process = self._process
-        if process is not None:
-            _kill_group(process)
+            channel = self._channel
+        if channel is not None:
+            channel.kill()
         # Reap here only if no run() is waiting on the worker (it reaps otherwise).
         if self._lock.acquire(blocking=False):
             try:
@@ -431,106 +389,24 @@ class SandboxWorker:
             self.kill()  # a step is running: stop it
             return
         try:
-            process = self._process
-            if process is not None and process.poll() is None:
+            channel = self._channel
+            if channel is not None and channel.alive():
                 try:
-                    self._send({"type": "shutdown"})
-                    process.wait(SHUTDOWN_GRACE_SECONDS)
-                except (OSError, subprocess.TimeoutExpired):
+                    channel.send({"type": "shutdown"})
+                    channel.receive(time.monotonic() + SHUTDOWN_GRACE_SECONDS)
+                except OSError:
                     pass
             self._terminate()
         finally:
             self._lock.release()
 
     def _terminate(self) -> int | None:
-        """Kill the worker if needed, reap it, release its pipes; returns its exit status."""
+        """Stop the worker if needed and release it; returns its exit status if known."""
         with self._state_lock:
-            process, self._process = self._process, None
+            channel, self._channel = self._channel, None
         self._stderr = ""
-        if self._reader is not None:
-            self._reader.close()
-            self._reader = None
-        if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
-            self._scratch = None
-        if process is None:
+        if channel is None:
             return None
-        _kill_group(process)
-        returncode = process.wait()
-        if process.stderr is not None:
-            os.set_blocking(process.stderr.fileno(), False)
-            self._stderr = (process.stderr.read(1 << 16) or b"").decode("utf-8", "replace")
-        for pipe in (process.stdin, process.stdout, process.stderr):
-            if pipe is not None:
-                pipe.close()
-        return returncode
-
-
-class SandboxExecutor(PythonExecutor):
-    """smolagents executor that runs each code action in a SandboxWorker.
-
-    Give it to `CodeAgent(executor=...)`. The backend owns the worker's lifetime.
-    """
-
-    def __init__(
-        self, worker: SandboxWorker, on_result: Callable[[StepResult], None] | None = None
-    ) -> None:
-        """Wrap a worker.
-
-        Args:
-            worker: The session's worker.
-            on_result: Called with every step's result (also failed ones) before the agent
-                sees it; the backend records artifacts and output there.
-        """
-        self.worker = worker
-        self.on_result = on_result
-
-    def send_tools(self, tools: dict[str, Tool]) -> None:
-        """Accept the agent's tools: only final_answer, which the worker provides itself.
-
-        Args:
-            tools: The agent's tools by name.
-
-        Raises:
-            ValueError: A tool other than final_answer (tools cannot cross the pipe).
-        """
-        unsupported = sorted(set(tools) - {"final_answer"})
-        if unsupported:
-            raise ValueError(
-                f"The sandbox cannot provide these tools to the code: {', '.join(unsupported)}"
-            )
-
-    def send_variables(self, variables: dict[str, Any]) -> None:
-        """Forward JSON-serialisable variables to the code's namespace.
-
-        Args:
-            variables: Values by name.
-
-        Raises:
-            TypeError: A value is not JSON-serialisable.
-        """
-        self.worker.set_variables(variables)
-
-    def __call__(self, code_action: str) -> CodeOutput:
-        """Run one code action.
-
-        Args:
-            code_action: The code the model wrote.
-
-        Returns:
-            The output, logs and whether it was the final answer.
-
-        Raises:
-            SandboxStepError: The step failed; smolagents shows the message to the model.
-        """
-        result = self.worker.run(code_action)
-        if self.on_result is not None:
-            self.on_result(result)
-        if result.error is not None:
-            raise SandboxStepError(result)
-        return CodeOutput(
-            output=result.output, logs=result.logs, is_final_answer=result.is_final_answer
-        )
-
-    def cleanup(self) -> None:
-        """Nothing to do: the backend closes the worker when the session goes idle."""
+        ended = channel.reap()
+        self._stderr = ended.stderr
+        return ended.returncode

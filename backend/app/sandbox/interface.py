@@ -66,6 +66,8 @@ class SandboxLimits:
         step_timeout_seconds: Wall-clock limit of one code step, enforced by killing the worker.
         output_chars: Cap on the printed output returned per step (head and tail are kept).
         idle_seconds: How long an idle worker may live; the backend's reaper reads it.
+        disk_mb: Size quota of the workspace (what the code writes included).
+        max_artifacts: Charts, tables and files one step may produce.
     """
 
     memory_mb: int = 2048
@@ -75,6 +77,43 @@ class SandboxLimits:
     step_timeout_seconds: float = 120.0
     output_chars: int = 20_000
     idle_seconds: float = 900.0
+    disk_mb: int = 5120
+    max_artifacts: int = 50
+
+    @property
+    def tmpfs_mb(self) -> tuple[int, int]:
+        """Sizes of the sandbox's private /tmp and /dev/shm: memory outside RLIMIT_AS, so small."""
+        return min(64, self.memory_mb // 32), min(16, self.memory_mb // 128)
+
+    @property
+    def process_memory_mb(self) -> int:
+        """The worker process's address-space limit (the tmpfs sizes come on top)."""
+        return self.memory_mb
+
+
+@dataclass(frozen=True)
+class SandboxStatus:
+    """Whether analysis code can run, and how it is isolated (for /readyz, the UI and 503s).
+
+    Attributes:
+        isolation: SANDBOX_ISOLATION: "required" or "none".
+        mechanism: "bubblewrap", "rlimits" (limits only), or None when no sandbox can run.
+        location: "backend" (workers are the backend's children) or "service".
+        available: Questions can be answered.
+        isolated: Code runs in an isolated sandbox (not merely under limits).
+        detail: A sentence for operators and users.
+        fix: What to do about it when not available or not isolated.
+        seccomp: The system calls the filter refuses (empty when there is no filter).
+    """
+
+    isolation: str
+    mechanism: str | None
+    location: str
+    available: bool
+    isolated: bool
+    detail: str
+    fix: str | None = None
+    seccomp: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

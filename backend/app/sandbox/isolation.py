@@ -137,6 +137,9 @@ def worker_environment(
         "NUMEXPR_NUM_THREADS": threads,
         # glibc reserves 64 MB of address space per malloc arena; RLIMIT_AS counts it.
         "MALLOC_ARENA_MAX": "2",
+        # No process pools (the system-call filter refuses new processes): joblib and
+        # scikit-learn's n_jobs then run sequentially instead of failing.
+        "JOBLIB_MULTIPROCESSING": "0",
     }
     if cache is not None:
         env["WORKBENCH_MPL_CACHE"] = f"{cache}/matplotlib"

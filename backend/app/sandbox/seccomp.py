@@ -212,4 +212,3 @@ def install(program: bytes) -> None:
     if done != 0:
         reason = os.strerror(ctypes.get_errno()) if done < 0 else f"thread {done} out of sync"
         raise SeccompUnavailable(f"the kernel refused the system-call filter: {reason}")
-

@@ -13,6 +13,7 @@ The worker patches a few smolagents behaviours at start-up (see `_patch_smolagen
 from __future__ import annotations
 
 import ast
+import base64
 import difflib
 import importlib
 import math
@@ -32,6 +33,7 @@ from typing import Any, cast
 from smolagents import local_python_executor as lpe
 from smolagents.local_python_executor import InterpreterError, LocalPythonExecutor
 
+from app.sandbox import seccomp
 from app.sandbox.capture import (
     BOOKKEEPING_DIR,
     OutputCapture,
@@ -139,7 +141,8 @@ class WorkerSession:
         self.memory_mb = int(config["memory_mb"])
         self.token = uuid.uuid4().hex[:12]
         self.step_number = 0
-        self.step = StepArtifacts(self.workspace, self.workspace)  # replaced by each step
+        self.max_artifacts = int(config.get("max_artifacts") or 50)
+        self.step = StepArtifacts(self.workspace, self.workspace, self.max_artifacts)
         self.shown: set[int] = set()  # ids of the objects display()ed in this step
         _seed_matplotlib_cache()
         _import_startup_modules()
@@ -209,7 +212,7 @@ class WorkerSession:
         """
         self.step_number += 1
         folder = self.workspace / BOOKKEEPING_DIR / "artifacts" / self.token / str(self.step_number)
-        self.step = StepArtifacts(self.workspace, folder)
+        self.step = StepArtifacts(self.workspace, folder, self.max_artifacts)
         self.shown = set()
         before = list_workspace(self.workspace)
         _forget_shown_warnings()
@@ -226,6 +229,7 @@ class WorkerSession:
             self.capture_pyplot_figures()
             output = self._render(value, is_final_answer)
             self.step.add_written_files(before)
+            self.step.report_dropped()
         except Exception as exc:
             print(f"[the step's results could not all be saved: {type(exc).__name__}: {exc}]")
         return {
@@ -410,13 +414,17 @@ def main(argv: list[str]) -> int:
         return 0
     try:
         apply_rlimits(
-            memory_mb=int(config["memory_mb"]),
+            memory_mb=int(config.get("process_memory_mb") or config["memory_mb"]),
             cpu_seconds=int(config["cpu_seconds"]),
             file_size_mb=int(config["file_size_mb"]),
             max_processes=int(config["max_processes"]),
             own_user_namespace=bool(config["own_user_namespace"]),
         )
         session = WorkerSession(config, capture)
+        # Last, once the libraries are loaded and before any code is read: no new process,
+        # no program, no network socket from here on, for this process and all its threads.
+        if config.get("seccomp"):
+            seccomp.install(base64.b64decode(config["seccomp"]))
     except BaseException:
         write_message(channel_out, {"type": "fatal", "error": traceback.format_exc()})
         return 1

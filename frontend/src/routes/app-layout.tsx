@@ -5,6 +5,7 @@ import { Button } from '@/components/ui/button';
 import { Dialog as D } from 'radix-ui';
 import { useAuthStore } from '@/features/auth/auth-store';
 import { Sidebar } from '@/features/projects/sidebar';
+import { SandboxBanner } from '@/features/system/sandbox-banner';
 
 export function AppLayout() {
   const auth = useAuthStore((s) => s.auth);
@@ -21,29 +22,32 @@ export function AppLayout() {
   }, [auth?.expiresAt, signOut]);
   if (!auth) return <Navigate to="/login" replace state={{ from: location.pathname }} />;
   return (
-    <div className="flex h-full">
-      <aside className="hidden w-64 shrink-0 border-r md:block">
-        <Sidebar />
-      </aside>
-      <D.Root open={open} onOpenChange={setOpen}>
-        <D.Portal>
-          <D.Overlay className="fixed inset-0 z-40 bg-black/40 md:hidden" />
-          <D.Content className="fixed inset-y-0 left-0 z-50 w-72 border-r shadow-xl md:hidden" aria-describedby={undefined}>
-            <D.Title className="sr-only">Navigation</D.Title>
-            <Sidebar onNavigate={() => setOpen(false)} />
-          </D.Content>
-        </D.Portal>
-      </D.Root>
-      <div className="flex min-w-0 flex-1 flex-col">
-        <div className="flex items-center gap-2 border-b px-3 py-2 md:hidden">
-          <Button variant="ghost" size="icon-sm" aria-label="Open navigation" onClick={() => setOpen(true)}>
-            <Menu />
-          </Button>
-          <span className="font-semibold">Workbench</span>
+    <div className="flex h-full flex-col">
+      <SandboxBanner />
+      <div className="flex min-h-0 flex-1">
+        <aside className="hidden w-64 shrink-0 border-r md:block">
+          <Sidebar />
+        </aside>
+        <D.Root open={open} onOpenChange={setOpen}>
+          <D.Portal>
+            <D.Overlay className="fixed inset-0 z-40 bg-black/40 md:hidden" />
+            <D.Content className="fixed inset-y-0 left-0 z-50 w-72 border-r shadow-xl md:hidden" aria-describedby={undefined}>
+              <D.Title className="sr-only">Navigation</D.Title>
+              <Sidebar onNavigate={() => setOpen(false)} />
+            </D.Content>
+          </D.Portal>
+        </D.Root>
+        <div className="flex min-w-0 flex-1 flex-col">
+          <div className="flex items-center gap-2 border-b px-3 py-2 md:hidden">
+            <Button variant="ghost" size="icon-sm" aria-label="Open navigation" onClick={() => setOpen(true)}>
+              <Menu />
+            </Button>
+            <span className="font-semibold">Workbench</span>
+          </div>
+          <main className="min-h-0 flex-1">
+            <Outlet />
+          </main>
         </div>
-        <main className="min-h-0 flex-1">
-          <Outlet />
-        </main>
       </div>
     </div>
   );

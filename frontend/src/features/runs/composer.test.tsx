@@ -1,12 +1,26 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { fireEvent, render, screen } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
+import type { SandboxStatusOut } from '@/client';
 import { fileKeys } from '@/features/files/queries';
+import { systemKeys } from '@/features/system/queries';
 import { Composer } from './composer';
 
-function setup(models: { id: string; label: string; default: boolean }[]) {
+const RUNNING: SandboxStatusOut = {
+  isolation: 'required',
+  mechanism: 'bubblewrap',
+  location: 'backend',
+  available: true,
+  isolated: true,
+  detail: 'Code runs in bubblewrap.',
+  fix: null,
+  seccomp: [],
+};
+
+function setup(models: { id: string; label: string; default: boolean }[], sandbox: SandboxStatusOut = RUNNING) {
   const qc = new QueryClient({ defaultOptions: { queries: { staleTime: Infinity, retry: false } } });
   qc.setQueryData(['models'], { items: models });
+  qc.setQueryData(systemKeys.sandbox, sandbox);
   qc.setQueryData(fileKeys.project('p'), {
     items: [{ id: 'f1', project_id: 'p', name: 'sales.csv', size: 1, content_type: 'text/csv', sha256: '', created_at: '', updated_at: '' }],
     total: 1,
@@ -41,5 +55,24 @@ describe('Composer', () => {
     setup([]);
     expect(screen.getByTestId('no-model').textContent).toContain('LLM_MODEL');
     expect(screen.queryByRole('textbox')).toBeNull();
+  });
+
+  it('is disabled, saying why, while analysis is disabled', () => {
+    const onSend = setup([{ id: 'a', label: 'A', default: true }], {
+      ...RUNNING,
+      available: false,
+      mechanism: null,
+      detail: 'bubblewrap cannot create a namespace here',
+      fix: 'Set SANDBOX_ISOLATION=none',
+    });
+    expect(screen.getByTestId('composer-disabled').textContent).toBe(
+      'Analysis is disabled: bubblewrap cannot create a namespace here. Fix: Set SANDBOX_ISOLATION=none.',
+    );
+    const box = screen.getByRole('textbox', { name: 'Ask a question about your data' }) as HTMLTextAreaElement;
+    expect(box.disabled).toBe(true);
+    fireEvent.change(box, { target: { value: 'Top region?' } });
+    fireEvent.keyDown(box, { key: 'Enter' });
+    expect(onSend).not.toHaveBeenCalled();
+    expect((screen.getByRole('button', { name: 'Send' }) as HTMLButtonElement).disabled).toBe(true);
   });
 });

@@ -4,6 +4,8 @@ import { useEffect, useState } from 'react';
 import { Button } from '@/components/ui/button';
 import { Textarea } from '@/components/ui/input';
 import { filesQuery } from '@/features/files/queries';
+import { sandboxStatusQuery } from '@/features/system/queries';
+import { disabledReason } from '@/features/system/sandbox-banner';
 import { cn } from '@/lib/utils';
 import { modelsQuery } from './queries';
 
@@ -34,6 +36,8 @@ export function Composer({
 }) {
   const models = useQuery(modelsQuery());
   const files = useQuery(filesQuery(projectId));
+  const sandbox = useQuery(sandboxStatusQuery());
+  const disabled = sandbox.data && !sandbox.data.available ? disabledReason(sandbox.data) : null;
   const [text, setText] = useState('');
   const [model, setModel] = useState<string | null>(null);
   const [pinned, setPinned] = useState<string[]>([]);
@@ -47,17 +51,25 @@ export function Composer({
 
   const send = () => {
     const query = text.trim();
-    if (!query || busy) return;
+    if (!query || busy || disabled) return;
     onSend({ query, model, fileIds: pinned });
     setText('');
   };
 
   return (
     <div className="rounded-2xl border bg-card shadow-sm focus-within:border-primary/60 focus-within:ring-2 focus-within:ring-primary/10">
+      {disabled && (
+        <p className="border-b px-4 py-2 text-sm text-destructive" data-testid="composer-disabled">
+          {disabled}
+        </p>
+      )}
       <Textarea
         aria-label="Ask a question about your data"
-        placeholder="Ask a question about your data…  (Enter to send, Shift+Enter for a new line)"
+        placeholder={
+          disabled ? 'Questions cannot be answered until analysis is enabled.' : 'Ask a question about your data…  (Enter to send, Shift+Enter for a new line)'
+        }
         className="max-h-48 min-h-[3.5rem] border-0 bg-transparent px-4 pt-3 shadow-none focus-visible:ring-0"
+        disabled={!!disabled}
         rows={2}
         value={text}
         onChange={(e) => setText(e.target.value)}
@@ -118,7 +130,7 @@ export function Composer({
             <Square className="fill-current" />
           </Button>
         ) : (
-          <Button size="icon" onClick={send} disabled={!text.trim() || busy} aria-label="Send">
+          <Button size="icon" onClick={send} disabled={!text.trim() || busy || !!disabled} aria-label="Send">
             <ArrowUp />
           </Button>
         )}

@@ -1,9 +1,8 @@
 import { CheckCircle2, CircleSlash, Loader2, Square, WifiOff, XCircle } from 'lucide-react';
-import Markdown from 'react-markdown';
-import remarkGfm from 'remark-gfm';
 import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
 import { formatCost, formatDuration } from '@/lib/utils';
+import { Answer } from './answer';
 import { ArtifactView } from './artifact-view';
 import { QuestionReply } from './question-reply';
 import { isTerminal, type RunStatus } from './events';
@@ -47,14 +46,6 @@ export function UserQuery({ text }: { text: string }) {
       <div className="max-w-[85%] rounded-2xl rounded-br-md bg-primary px-4 py-2.5 text-sm whitespace-pre-wrap text-primary-foreground shadow-xs">
         {text}
       </div>
-    </div>
-  );
-}
-
-export function Answer({ text }: { text: string }) {
-  return (
-    <div className="prose-answer text-[15px]" data-testid="final-answer">
-      <Markdown remarkPlugins={[remarkGfm]}>{text}</Markdown>
     </div>
   );
 }

@@ -1,10 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Loader2, Sparkles } from 'lucide-react';
-import { useEffect, useLayoutEffect, useRef } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { toast } from 'sonner';
 import { cancelRunApiV1RunsRunIdCancelPost } from '@/client';
 import { useRenameSession } from '@/features/sessions/mutations';
 import { sessionQuery } from '@/features/sessions/queries';
+import { systemKeys } from '@/features/system/queries';
 import { ApiError } from '@/lib/api';
 import { Composer } from './composer';
 import { isTerminal } from './events';
@@ -25,6 +26,8 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
   const rename = useRenameSession(projectId);
   const scroller = useRef<HTMLDivElement>(null);
   const stickToBottom = useRef(true);
+  // Why the last question was refused when that is worth more than a toast (analysis disabled).
+  const [refusal, setRefusal] = useState<string | null>(null);
 
   // Re-attach to any run the server says is still going (after a reload, or one started elsewhere).
   useEffect(() => {
@@ -66,8 +69,12 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
     if (history.data?.items.length === 0 && (!title || title === 'New session')) {
       rename.mutate({ id: sessionId, title: query.length > 60 ? `${query.slice(0, 57).trimEnd()}…` : query });
     }
+    setRefusal(null);
     startQuery(sessionId, { query, model, file_ids: fileIds.length ? fileIds : undefined }).catch((e: unknown) => {
-      if (e instanceof ApiError && e.code === 'session_busy') {
+      if (e instanceof ApiError && e.code === 'sandbox_unavailable') {
+        setRefusal(e.message);
+        void qc.invalidateQueries({ queryKey: systemKeys.sandbox });
+      } else if (e instanceof ApiError && e.code === 'session_busy') {
         toast.error('This session is busy: another question is still running. Wait for it to finish or stop it.');
         void qc.invalidateQueries({ queryKey: runKeys.session(sessionId) });
       } else if (!(e instanceof ApiError && e.status === 401)) {
@@ -123,6 +130,11 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
       </div>
       <div className="border-t bg-background/80 px-4 py-3 backdrop-blur md:px-6">
         <div className="mx-auto max-w-3xl">
+          {refusal && (
+            <p role="alert" className="mb-2 rounded-lg border border-destructive/30 bg-destructive/5 p-3 text-sm text-destructive" data-testid="query-refused">
+              {refusal}
+            </p>
+          )}
           <Composer projectId={projectId} busy={busy} onSend={send} onStop={active ? () => cancel.mutate(active.runId) : undefined} />
         </div>
       </div>

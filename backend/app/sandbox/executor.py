@@ -1,0 +1,82 @@
+"""The smolagents side: a PythonExecutor whose code actions run in a SandboxWorker."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from smolagents.local_python_executor import CodeOutput, PythonExecutor
+from smolagents.tools import Tool
+
+from app.sandbox.client import SandboxStepError, SandboxWorker
+from app.sandbox.interface import StepResult
+
+
+class SandboxExecutor(PythonExecutor):
+    """smolagents executor that runs each code action in a SandboxWorker.
+
+    Give it to `CodeAgent(executor=...)`. The backend owns the worker's lifetime.
+    """
+
+    def __init__(
+        self, worker: SandboxWorker, on_result: Callable[[StepResult], None] | None = None
+    ) -> None:
+        """Wrap a worker.
+
+        Args:
+            worker: The session's worker.
+            on_result: Called with every step's result (also failed ones) before the agent
+                sees it; the backend records artifacts and output there.
+        """
+        self.worker = worker
+        self.on_result = on_result
+
+    def send_tools(self, tools: dict[str, Tool]) -> None:
+        """Accept the agent's tools: only final_answer, which the worker provides itself.
+
+        Args:
+            tools: The agent's tools by name.
+
+        Raises:
+            ValueError: A tool other than final_answer (tools cannot cross the pipe).
+        """
+        unsupported = sorted(set(tools) - {"final_answer"})
+        if unsupported:
+            raise ValueError(
+                f"The sandbox cannot provide these tools to the code: {', '.join(unsupported)}"
+            )
+
+    def send_variables(self, variables: dict[str, Any]) -> None:
+        """Forward JSON-serialisable variables to the code's namespace.
+
+        Args:
+            variables: Values by name.
+
+        Raises:
+            TypeError: A value is not JSON-serialisable.
+        """
+        self.worker.set_variables(variables)
+
+    def __call__(self, code_action: str) -> CodeOutput:
+        """Run one code action.
+
+        Args:
+            code_action: The code the model wrote.
+
+        Returns:
+            The output, logs and whether it was the final answer.
+
+        Raises:
+            SandboxStepError: The step failed; smolagents shows the message to the model.
+        """
+        result = self.worker.run(code_action)
+        if self.on_result is not None:
+            self.on_result(result)
+        if result.error is not None:
+            raise SandboxStepError(result)
+        return CodeOutput(
+            output=result.output, logs=result.logs, is_final_answer=result.is_final_answer
+        )
+
+    def cleanup(self) -> None:
+        """Nothing to do: the backend closes the worker when the session goes idle."""

@@ -1,0 +1,252 @@
+"""The backend's file operations inside a workspace, which sandboxed code controls.
+
+Anything in a workspace may have been replaced by a symlink or a hard link to a host file
+between two looks at it. So every operation here starts from a descriptor of the workspace
+folder and walks down with `openat` and O_NOFOLLOW: a link is refused, never followed, and
+a folder swapped for a link after it was opened cannot redirect what happens inside it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class UnsafePath(PermissionError):
+    """A path leads through a link, out of the workspace, or to something not a plain file."""
+
+
+def _parts(relative: str) -> list[str]:
+    path = PurePosixPath(relative)
+    if path.is_absolute() or not path.parts or any(p in ("..", ".", "") for p in path.parts):
+        raise UnsafePath(f"not a plain relative path: {relative!r}")
+    return list(path.parts)
+
+
+@contextmanager
+def open_folder(workspace: Path, relative: str = "") -> Iterator[int]:
+    """A descriptor of a folder inside the workspace, reached without following links.
+
+    Args:
+        workspace: The workspace root (the backend's own path to it).
+        relative: A folder below it ("" for the root).
+
+    Yields:
+        The folder's descriptor (closed afterwards).
+
+    Raises:
+        UnsafePath: A component is a link or not a folder.
+    """
+    fd = os.open(workspace, DIR_FLAGS)
+    try:
+        for part in _parts(relative) if relative else []:
+            try:
+                child = os.open(part, DIR_FLAGS, dir_fd=fd)
+            except (NotADirectoryError, OSError) as exc:
+                if isinstance(exc, FileNotFoundError):
+                    raise
+                raise UnsafePath(f"{relative!r} is not a plain folder: {exc}") from exc
+            os.close(fd)
+            fd = child
+        yield fd
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class OpenedFile:
+    """A regular file opened for reading; `fd` belongs to the caller."""
+
+    fd: int
+    size: int
+
+
+def open_regular(workspace: Path, relative: str) -> OpenedFile:
+    """Open a file the sandbox reported, refusing links, hard links and special files.
+
+    Args:
+        workspace: The workspace root.
+        relative: The file's path below it.
+
+    Returns:
+        The open file.
+
+    Raises:
+        UnsafePath: It is a symlink, has other hard links, or is not a regular file.
+        FileNotFoundError: It is gone.
+    """
+    *folders, name = _parts(relative)
+    with open_folder(workspace, "/".join(folders)) as parent:
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+        except OSError as exc:
+            if isinstance(exc, FileNotFoundError):
+                raise
+            raise UnsafePath(f"{relative!r} cannot be opened safely: {exc}") from exc
+    info = os.fstat(fd)
+    # A hard link to a host file is a regular file too: only a file with one name is ours.
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+        os.close(fd)
+        raise UnsafePath(f"{relative!r} is not a plain file of the workspace")
+    return OpenedFile(fd, info.st_size)
+
+
+def remove(workspace: Path, relative: str) -> None:
+    """Delete a file (or a link itself) inside the workspace, without following links.
+
+    Args:
+        workspace: The workspace root.
+        relative: The path below it.
+    """
+    *folders, name = _parts(relative)
+    try:
+        with open_folder(workspace, "/".join(folders)) as parent:
+            os.unlink(name, dir_fd=parent)
+    except (FileNotFoundError, UnsafePath, IsADirectoryError):
+        pass
+
+
+class IncomingFile:
+    """A file being written at the workspace's top level, put in place by commit().
+
+    The bytes go to a new file with a random name (O_EXCL: never an existing link), which
+    commit() renames over the target; a rename replaces a link rather than following it.
+    Not committed, it is removed. Use as a context manager; its methods block.
+    """
+
+    def __init__(self, workspace: Path, name: str) -> None:
+        """Prepare to write `name`.
+
+        Args:
+            workspace: The workspace root.
+            name: A plain file name (no folder part).
+        """
+        if _parts(name) != [name]:
+            raise UnsafePath(f"not a plain file name: {name!r}")
+        self.workspace = workspace
+        self.name = name
+        self._temporary = f".incoming-{uuid.uuid4().hex}"
+        self._folder = -1
+        self._fd = -1
+
+    def __enter__(self) -> IncomingFile:
+        self._folder = os.open(self.workspace, DIR_FLAGS)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            self._fd = os.open(self._temporary, flags, 0o644, dir_fd=self._folder)
+        except BaseException:
+            os.close(self._folder)
+            raise
+        return self
+
+    def write(self, chunk: bytes) -> None:
+        """Append bytes."""
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(self._fd, view) :]
+
+    def commit(self) -> os.stat_result:
+        """Put the file in place; returns its stat."""
+        info = os.fstat(self._fd)
+        os.close(self._fd)
+        self._fd = -1
+        os.rename(self._temporary, self.name, src_dir_fd=self._folder, dst_dir_fd=self._folder)
+        self._temporary = ""
+        return info
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+        if self._temporary:
+            with suppress(OSError):
+                os.unlink(self._temporary, dir_fd=self._folder)
+        os.close(self._folder)
+
+
+def stat_file(workspace: Path, name: str) -> os.stat_result | None:
+    """lstat() of a top-level entry of the workspace (None when it does not exist)."""
+    with open_folder(workspace) as folder:
+        try:
+            return os.stat(name, dir_fd=folder, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+
+
+@dataclass
+class Usage:
+    """What a workspace holds on disk."""
+
+    bytes: int = 0
+    files: int = 0
+
+
+def usage(workspace: Path, stop_above: int | None = None) -> Usage:
+    """Disk use of a workspace: allocated bytes and entries, links not followed.
+
+    Args:
+        workspace: The workspace root.
+        stop_above: Stop counting once this many bytes are reached (it is over quota).
+
+    Returns:
+        The usage found (a lower bound when the count stopped early).
+    """
+    found = Usage()
+    pending = [str(workspace)]
+    while pending:
+        try:
+            entries = os.scandir(pending.pop())
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                found.files += 1
+                found.bytes += info.st_blocks * 512
+                if stat.S_ISDIR(info.st_mode):
+                    pending.append(entry.path)
+                if stop_above is not None and found.bytes > stop_above:
+                    return found
+    return found
+
+
+def remove_newer_than(workspace: Path, since_ns: int) -> int:
+    """Delete the files written at or after a moment (what an over-quota step wrote).
+
+    Args:
+        workspace: The workspace root.
+        since_ns: time.time_ns() when the step started.
+
+    Returns:
+        The number of bytes freed.
+    """
+    freed = 0
+    pending = [str(workspace)]
+    while pending:
+        try:
+            entries = list(os.scandir(pending.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                pending.append(entry.path)
+            elif info.st_mtime_ns >= since_ns or info.st_ctime_ns >= since_ns:
+                try:
+                    os.unlink(entry.path)  # never follows: it removes the entry itself
+                    freed += info.st_blocks * 512
+                except OSError:
+                    continue
+    return freed

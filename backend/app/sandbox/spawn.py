@@ -1,0 +1,303 @@
+"""Where workers come from: started here (`LocalLauncher`) or by the sandbox service.
+
+A launcher answers two questions: can analysis code run, and how is it isolated
+(`status()`), and gives a channel to a new worker for a workspace (`launch()`). The
+backend uses one or the other depending on SANDBOX_SERVICE_SOCKET; everything after the
+launch is the same.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import queue
+import re
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, Protocol
+
+from app.sandbox.interface import SandboxLimits, SandboxStatus
+from app.sandbox.isolation import Isolation, Policy, build_launch, probe
+from app.sandbox.protocol import FrameReader, Message, ProtocolError, write_message
+from app.sandbox.runtime_cache import runtime_cache
+from app.sandbox.seccomp import SeccompUnavailable, denied_calls, filter_program
+from app.sandbox.transport import ProcessChannel, SocketChannel, WorkerChannel
+
+logger = logging.getLogger(__name__)
+
+SERVICE_TIMEOUT_SECONDS = 10.0
+STATUS_TTL_SECONDS = 5.0
+# A workspace crosses to the service by its folder name only (the session id).
+WORKSPACE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class SandboxUnavailable(RuntimeError):
+    """No sandbox can be created; `status` says why and what to do."""
+
+    def __init__(self, status: SandboxStatus) -> None:
+        """Carry the status.
+
+        Args:
+            status: The launcher's status (available is False).
+        """
+        text = status.detail + (f" Fix: {status.fix}." if status.fix else "")
+        super().__init__(text)
+        self.status = status
+
+
+class WorkerLauncher(Protocol):
+    """Starts workers; see the module docstring."""
+
+    def status(self) -> SandboxStatus:
+        """Whether and how analysis code can run (blocking, cheap after the first call)."""
+
+    def seccomp_program(self) -> bytes | None:
+        """The system-call filter the worker installs, if there is one."""
+
+    def launch(self, workspace: Path, limits: SandboxLimits) -> WorkerChannel:
+        """Start a worker for a workspace (blocking). Raises SandboxUnavailable or OSError."""
+
+
+class _Spawner:
+    """Starts worker processes from one thread that lives as long as the process.
+
+    bubblewrap's --die-with-parent (PR_SET_PDEATHSIG) fires when the *thread* that started
+    it exits, not the process: a worker started from a request's or a thread pool's thread
+    would die with that thread. The spawner thread ends only with the process, which is
+    exactly when workers must go.
+    """
+
+    def __init__(self) -> None:
+        self._requests: queue.SimpleQueue[tuple[dict[str, Any], Future[Any]]]
+        self._requests = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def popen(self, **kwargs: Any) -> subprocess.Popen[bytes]:
+        """subprocess.Popen(**kwargs), called on the spawner thread."""
+        with self._lock:
+            # Not alive after a fork of the process: the child needs a spawner of its own.
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._serve, name="sandbox-spawner", daemon=True
+                )
+                self._thread.start()
+        future: Future[subprocess.Popen[bytes]] = Future()
+        self._requests.put((kwargs, future))
+        return future.result()
+
+    def _serve(self) -> None:
+        while True:
+            kwargs, future = self._requests.get()
+            try:
+                future.set_result(subprocess.Popen(**kwargs))
+            except BaseException as exc:
+                future.set_exception(exc)
+
+
+spawner = _Spawner()
+
+
+class LocalLauncher:
+    """Workers as children of this process, isolated by bubblewrap (or limits only)."""
+
+    def __init__(self, policy: Policy = "required", bwrap: str | None = None) -> None:
+        """Describe the launcher; the host is probed on first use.
+
+        Args:
+            policy: SANDBOX_ISOLATION.
+            bwrap: SANDBOX_BWRAP (a system bwrap), or None for the bundled one.
+        """
+        self.policy = policy
+        self.bwrap = bwrap
+
+    def isolation(self) -> Isolation:
+        """The probe's outcome (cached per process)."""
+        return probe(self.policy, self.bwrap)
+
+    def seccomp_program(self) -> bytes | None:
+        try:
+            return filter_program()
+        except SeccompUnavailable:
+            return None
+
+    @functools.cache  # noqa: B019  (one launcher per process; the answer never changes)
+    def status(self) -> SandboxStatus:
+        isolation = self.isolation()
+        try:
+            filter_program()
+            seccomp_error = None
+        except SeccompUnavailable as exc:
+            seccomp_error = str(exc)
+        seccomp = () if seccomp_error else tuple(denied_calls())
+        if isolation.mechanism is None:
+            return SandboxStatus(
+                self.policy, None, "backend", False, False, isolation.detail, isolation.fix
+            )
+        if isolation.mechanism == "bubblewrap":
+            if seccomp_error is not None:
+                return SandboxStatus(
+                    self.policy,
+                    None,
+                    "backend",
+                    False,
+                    False,
+                    f"the sandbox's system-call filter is unavailable: {seccomp_error}",
+                    "install libseccomp (Debian/Ubuntu: apt-get install libseccomp2), or set "
+                    "SANDBOX_ISOLATION=none for a single trusted user",
+                )
+            detail = f"{isolation.detail}, system-call filter"
+            return SandboxStatus(
+                self.policy, "bubblewrap", "backend", True, True, detail, None, seccomp
+            )
+        detail = isolation.detail
+        if seccomp_error is not None:
+            detail += f" No system-call filter either: {seccomp_error}."
+        fix = "set SANDBOX_ISOLATION=required where bubblewrap works (see the README)"
+        return SandboxStatus(self.policy, "rlimits", "backend", True, False, detail, fix, seccomp)
+
+    def launch(self, workspace: Path, limits: SandboxLimits) -> ProcessChannel:
+        status = self.status()
+        if not status.available:
+            raise SandboxUnavailable(status)
+        isolation = self.isolation()
+        cache = runtime_cache()
+        launch = build_launch(
+            isolation,
+            workspace,
+            cache.path if cache else None,
+            cache.pycache if cache else False,
+            limits.tmpfs_mb,
+        )
+        try:
+            process = spawner.popen(
+                args=launch.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=launch.env,
+                cwd=launch.cwd,
+                start_new_session=True,
+            )
+        except OSError:
+            if launch.scratch is not None:
+                shutil.rmtree(launch.scratch, ignore_errors=True)
+            raise
+        return ProcessChannel(
+            process,
+            mechanism=str(isolation.mechanism),
+            own_user_namespace=isolation.own_user_namespace,
+            scratch=launch.scratch,
+        )
+
+
+class ServiceLauncher:
+    """Workers run by the sandbox service (`python -m app.sandbox.service`) on a Unix socket."""
+
+    def __init__(self, socket_path: Path) -> None:
+        """Point at the service.
+
+        Args:
+            socket_path: SANDBOX_SERVICE_SOCKET.
+        """
+        self.socket_path = Path(socket_path)
+        self._status: tuple[float, SandboxStatus] | None = None
+        self._lock = threading.Lock()
+
+    def seccomp_program(self) -> bytes | None:
+        try:
+            return filter_program()
+        except SeccompUnavailable:
+            return None
+
+    def _connect(self) -> socket.socket:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(SERVICE_TIMEOUT_SECONDS)
+        try:
+            sock.connect(str(self.socket_path))
+        except OSError:
+            sock.close()
+            raise
+        sock.settimeout(None)
+        return sock
+
+    def _ask(self, sock: socket.socket, message: Message) -> Message:
+        write_message(sock.fileno(), message)
+        reader = FrameReader(sock.fileno())
+        try:
+            reply = reader.read(time.monotonic() + SERVICE_TIMEOUT_SECONDS)
+        finally:
+            reader.close()
+        if reply is None:
+            raise ConnectionError("the sandbox service closed the connection")
+        return reply
+
+    def _unreachable(self, exc: BaseException) -> SandboxStatus:
+        return SandboxStatus(
+            "required",
+            None,
+            "service",
+            False,
+            False,
+            f"the sandbox service at {self.socket_path} does not answer "
+            f"({type(exc).__name__}: {exc})",
+            "start the sandbox service (docker compose: the `sandbox` service; its log says "
+            "why it stopped) and check that SANDBOX_SERVICE_SOCKET names its socket",
+        )
+
+    def status(self) -> SandboxStatus:
+        with self._lock:
+            if self._status is not None and time.monotonic() - self._status[0] < STATUS_TTL_SECONDS:
+                return self._status[1]
+        try:
+            with self._connect() as sock:
+                reply = self._ask(sock, {"type": "status"})
+            status = SandboxStatus(
+                isolation=str(reply["isolation"]),
+                mechanism=reply.get("mechanism"),
+                location="service",
+                available=bool(reply["available"]),
+                isolated=bool(reply["isolated"]),
+                detail=str(reply["detail"]),
+                fix=reply.get("fix"),
+                seccomp=tuple(reply.get("seccomp") or ()),
+            )
+        except (OSError, ProtocolError, KeyError, TypeError) as exc:
+            status = self._unreachable(exc)
+        with self._lock:
+            self._status = (time.monotonic(), status)
+        return status
+
+    def launch(self, workspace: Path, limits: SandboxLimits) -> SocketChannel:
+        if not WORKSPACE_NAME.match(workspace.name):
+            raise ValueError(f"a workspace folder name must be a plain id: {workspace.name!r}")
+        try:
+            sock = self._connect()
+        except OSError as exc:
+            raise SandboxUnavailable(self._unreachable(exc)) from exc
+        try:
+            reply = self._ask(
+                sock,
+                {"type": "spawn", "workspace": workspace.name, "tmpfs_mb": list(limits.tmpfs_mb)},
+            )
+        except (OSError, ProtocolError) as exc:
+            sock.close()
+            raise SandboxUnavailable(self._unreachable(exc)) from exc
+        kind = reply.get("type")
+        if kind == "spawned":
+            return SocketChannel(
+                sock,
+                mechanism=str(reply.get("mechanism")),
+                own_user_namespace=bool(reply.get("own_user_namespace")),
+            )
+        sock.close()
+        if kind == "unavailable":
+            with self._lock:
+                self._status = None
+            raise SandboxUnavailable(self.status())
+        raise OSError(f"the sandbox service did not start a worker: {reply.get('error')}")

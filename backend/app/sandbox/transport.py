@@ -1,0 +1,179 @@
+"""The channel to one worker: a child process on pipes, or a connection to the sandbox service.
+
+Both speak the same frames (`protocol.py`); the backend's `SandboxWorker` does not know
+which one it has. Killing is the channel's business: a local worker's process group is
+killed, a remote one's connection is closed, which makes the service kill it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from app.sandbox.protocol import FrameReader, Message, ProtocolError, write_message
+
+
+@dataclass(frozen=True)
+class Exit:
+    """How a worker ended: its exit status as Popen reports it (-N for a signal), its stderr."""
+
+    returncode: int | None
+    stderr: str
+
+
+class WorkerChannel(Protocol):
+    """One live worker, as the backend talks to it."""
+
+    mechanism: str
+    own_user_namespace: bool
+
+    def send(self, message: Message) -> None:
+        """Send one frame (raises OSError when the worker is gone)."""
+
+    def receive(self, deadline: float | None) -> Message | None:
+        """The next frame; None when the worker is gone. TimeoutError past the deadline."""
+
+    def alive(self) -> bool:
+        """Whether the worker may still answer."""
+
+    def kill(self) -> None:
+        """Stop the worker now (from any thread)."""
+
+    def reap(self) -> Exit:
+        """Make sure the worker is gone, release everything, and say how it ended."""
+
+
+def kill_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL a worker's whole process group (it leads its own session)."""
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        process.kill()
+
+
+class ProcessChannel:
+    """A worker this process started, on its stdin/stdout; stderr is kept for crash reports."""
+
+    def __init__(
+        self,
+        process: subprocess.Popen[bytes],
+        *,
+        mechanism: str,
+        own_user_namespace: bool,
+        scratch: Path | None = None,
+    ) -> None:
+        """Wrap a started worker.
+
+        Args:
+            process: The worker (stdin, stdout and stderr are pipes).
+            mechanism: "bubblewrap" or "rlimits".
+            own_user_namespace: Whether it has a user namespace of its own.
+            scratch: A host folder to delete once it is gone.
+        """
+        assert process.stdout is not None
+        self.process = process
+        self.mechanism = mechanism
+        self.own_user_namespace = own_user_namespace
+        self._scratch = scratch
+        self._reader = FrameReader(process.stdout.fileno())
+
+    def send(self, message: Message) -> None:
+        if self.process.stdin is None:
+            raise BrokenPipeError("no worker")
+        write_message(self.process.stdin.fileno(), message)
+
+    def receive(self, deadline: float | None) -> Message | None:
+        try:
+            return self._reader.read(deadline)
+        except TimeoutError:
+            raise
+        except (OSError, ProtocolError):
+            return None
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def kill(self) -> None:
+        kill_group(self.process)
+
+    def reap(self) -> Exit:
+        kill_group(self.process)
+        returncode = self.process.wait()
+        self._reader.close()
+        stderr = b""
+        if self.process.stderr is not None:
+            os.set_blocking(self.process.stderr.fileno(), False)
+            stderr = self.process.stderr.read(1 << 16) or b""
+        for pipe in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+        return Exit(returncode, stderr.decode("utf-8", "replace"))
+
+
+class SocketChannel:
+    """A worker the sandbox service runs for us, behind one Unix-socket connection.
+
+    The service relays frames both ways; when the worker ends it sends an `exited` frame
+    with the exit status and closes. Closing our end makes it kill the worker.
+    """
+
+    def __init__(self, sock: socket.socket, *, mechanism: str, own_user_namespace: bool) -> None:
+        """Wrap a connection on which the service has answered `spawned`.
+
+        Args:
+            sock: The connected socket (blocking).
+            mechanism: What isolates the worker on the service's side.
+            own_user_namespace: Whether it has a user namespace of its own.
+        """
+        self.sock = sock
+        self.mechanism = mechanism
+        self.own_user_namespace = own_user_namespace
+        self._reader = FrameReader(sock.fileno())
+        self._exit: Exit | None = None
+        self._closed = False
+
+    def send(self, message: Message) -> None:
+        if self._closed or self._exit is not None:
+            raise BrokenPipeError("no worker")
+        write_message(self.sock.fileno(), message)
+
+    def receive(self, deadline: float | None) -> Message | None:
+        if self._exit is not None or self._closed:
+            return None
+        try:
+            message = self._reader.read(deadline)
+        except TimeoutError:
+            raise
+        except (OSError, ProtocolError):
+            return None
+        if message is not None and message.get("type") == "exited":
+            code = message.get("returncode")
+            self._exit = Exit(code if isinstance(code, int) else None, str(message.get("stderr")))
+            return None
+        return message
+
+    def alive(self) -> bool:
+        return self._exit is None and not self._closed
+
+    def kill(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+
+    def reap(self) -> Exit:
+        if not self._closed:
+            self._closed = True
+            self.kill()
+            self._reader.close()
+            self.sock.close()
+        return self._exit or Exit(None, "")
