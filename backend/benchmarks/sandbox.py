@@ -6,8 +6,12 @@ Prints median and p90 of:
 - a cold start: spawn + imports + first trivial step, target <= 1.5 s.
 
     cd backend && uv run python -m benchmarks.sandbox [--warm 200] [--cold 5]
+        [--mode local|service|none|all]
 
-WORKBENCH_SANDBOX=rlimits measures the fallback without bubblewrap.
+Modes: "local" (workers started by this process under bubblewrap and the system-call
+filter, as `make run` does), "service" (the same workers started by a separate
+`python -m app.sandbox.service` process over its Unix socket, as docker compose does), and
+"none" (SANDBOX_ISOLATION=none: limits and the filter only). The default runs all three.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from app.sandbox import SandboxWorker, prepare_sandbox
+from app.sandbox import LocalLauncher, SandboxWorker, WorkerLauncher, prepare_sandbox
+from tests.support.sandbox_service import SandboxServiceProcess
 
 WARM_TARGET_MS = 10.0
 COLD_TARGET_MS = 1500.0
@@ -58,41 +63,62 @@ def checked(worker: SandboxWorker, code: str) -> None:
         raise RuntimeError(result.error)
 
 
+def measure(
+    label: str, launcher: WorkerLauncher, workspace: Path, warm_n: int, cold_n: int
+) -> None:
+    """Time cold starts and warm steps of workers from one launcher, and print the figures."""
+    started = time.perf_counter()
+    prepare_sandbox(launcher)
+    status = launcher.status()
+    if not status.available:
+        raise SystemExit(f"{label}: no sandbox: {status.detail}. Fix: {status.fix}")
+    print(f"\n[{label}] {status.mechanism} via {status.location}: {status.detail}")
+    print(f"probe + runtime cache: {(time.perf_counter() - started) * 1000:.0f} ms (once)")
+    cold = []
+    for _ in range(cold_n):
+        worker = SandboxWorker(workspace, launcher=launcher)
+
+        def cold_start(worker: SandboxWorker = worker) -> None:
+            worker.start()
+            checked(worker, "1 + 1")
+
+        cold.append(time_ms(cold_start))
+        worker.close()
+    with SandboxWorker(workspace, launcher=launcher) as worker:
+        checked(worker, IMPORTS)  # the first import builds the safe-module copies
+        for _ in range(10):
+            checked(worker, "x = 1")
+        warm = [time_ms(lambda: checked(worker, "x = 1")) for _ in range(warm_n)]
+        imports = [time_ms(lambda: checked(worker, IMPORTS)) for _ in range(max(1, warm_n // 4))]
+    report("warm trivial step", warm, WARM_TARGET_MS)
+    report("warm step importing pandas/numpy/scipy", imports)
+    report("cold start (spawn + imports + first step)", cold, COLD_TARGET_MS)
+
+
 def main() -> None:
     """Run the benchmark and print its figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--warm", type=int, default=200, help="warm steps to time")
     parser.add_argument("--cold", type=int, default=5, help="cold starts to time")
+    parser.add_argument("--mode", choices=("local", "service", "none", "all"), default="all")
     args = parser.parse_args()
-
-    started = time.perf_counter()
-    status = prepare_sandbox()
-    print(f"isolation: {status['mechanism']} — {status['detail']}")
-    print(f"probe + runtime cache: {(time.perf_counter() - started) * 1000:.0f} ms (once)")
-
+    modes = ("local", "service", "none") if args.mode == "all" else (args.mode,)
     with tempfile.TemporaryDirectory(prefix="workbench-bench-") as folder:
-        workspace = Path(folder)
-        cold = []
-        for _ in range(args.cold):
-            worker = SandboxWorker(workspace)
-
-            def cold_start(worker: SandboxWorker = worker) -> None:
-                worker.start()
-                checked(worker, "1 + 1")
-
-            cold.append(time_ms(cold_start))
-            worker.close()
-
-        with SandboxWorker(workspace) as worker:
-            checked(worker, IMPORTS)  # the first import builds the safe-module copies
-            for _ in range(10):
-                checked(worker, "x = 1")
-            warm = [time_ms(lambda: checked(worker, "x = 1")) for _ in range(args.warm)]
-            imports = [time_ms(lambda: checked(worker, IMPORTS)) for _ in range(args.warm // 4)]
-
-    report("warm trivial step", warm, WARM_TARGET_MS)
-    report("warm step importing pandas/numpy/scipy", imports)
-    report("cold start (spawn + imports + first step)", cold, COLD_TARGET_MS)
+        root = Path(folder)
+        for mode in modes:
+            if mode == "service":
+                service = SandboxServiceProcess(root / "service").start()
+                try:
+                    workspace = service.workspaces / "bench"
+                    workspace.mkdir()
+                    measure(mode, service.launcher(), workspace, args.warm, args.cold)
+                finally:
+                    service.stop()
+                continue
+            workspace = root / mode
+            workspace.mkdir()
+            launcher = LocalLauncher("none" if mode == "none" else "required")
+            measure(mode, launcher, workspace, args.warm, args.cold)
 
 
 if __name__ == "__main__":

@@ -85,7 +85,9 @@ def open_regular(workspace: Path, relative: str) -> OpenedFile:
     *folders, name = _parts(relative)
     with open_folder(workspace, "/".join(folders)) as parent:
         try:
-            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+            # O_NONBLOCK: opening a FIFO the code left there must not hang the backend.
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+            fd = os.open(name, flags, dir_fd=parent)
         except OSError as exc:
             if isinstance(exc, FileNotFoundError):
                 raise
@@ -95,6 +97,7 @@ def open_regular(workspace: Path, relative: str) -> OpenedFile:
     if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
         os.close(fd)
         raise UnsafePath(f"{relative!r} is not a plain file of the workspace")
+    os.set_blocking(fd, True)
     return OpenedFile(fd, info.st_size)
 
 
