@@ -9,7 +9,6 @@ from app.api.deps import (
     OwnedProject,
     PageDep,
     SandboxesDep,
-    SettingsDep,
     StorageDep,
     refuse_busy,
 )
@@ -48,12 +47,11 @@ async def delete_project(
     project: OwnedProject,
     db: DbDep,
     storage: StorageDep,
-    settings: SettingsDep,
     locks: LocksDep,
     sandboxes: SandboxesDep,
 ) -> Response:
     session_ids = await service.session_ids(db, project)
     await refuse_busy(locks, session_ids, "A session of this project")
     keys = await service.delete(db, project)
-    after_commit(db, lambda: forget(storage, sandboxes, settings, keys, session_ids))
+    after_commit(db, lambda: forget(storage, sandboxes, keys, session_ids))
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -11,11 +11,9 @@ from app.api.deps import (
     OwnedSession,
     PageDep,
     SandboxesDep,
-    SettingsDep,
     StorageDep,
     refuse_busy,
 )
-from app.config import Settings
 from app.db import after_commit
 from app.infra.storage import ObjectStorage, delete_objects
 from app.runs.sandboxes import SandboxPool
@@ -56,20 +54,18 @@ async def delete_session(
     session: OwnedSession,
     db: DbDep,
     storage: StorageDep,
-    settings: SettingsDep,
     locks: LocksDep,
     sandboxes: SandboxesDep,
 ) -> Response:
     await refuse_busy(locks, [session.id], "This session")
     keys = await service.delete(db, session)
-    after_commit(db, lambda: forget(storage, sandboxes, settings, keys, [session.id]))
+    after_commit(db, lambda: forget(storage, sandboxes, keys, [session.id]))
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 async def forget(
     storage: ObjectStorage,
     sandboxes: SandboxPool,
-    settings: Settings,
     keys: list[str],
     session_ids: list[uuid.UUID],
 ) -> None:

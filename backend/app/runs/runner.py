@@ -52,6 +52,7 @@ from app.sandbox import (
     DEFAULT_AUTHORIZED_IMPORTS,
     ArtifactFile,
     SandboxExecutor,
+    SandboxUnavailable,
     StepResult,
     hostfs,
 )
@@ -197,6 +198,8 @@ class RunOrchestrator:
             outcome.status, outcome.error = RunStatus.cancelled, "Stopped by the user."
         except MaxStepsReached as exc:
             outcome.error = str(exc)
+        except SandboxUnavailable as exc:  # e.g. the sandbox service went away since start()
+            outcome.error = f"Analysis is disabled: {exc}"
         except AgentGenerationError as exc:
             secrets = [self.settings.LLM_API_KEY]
             outcome.error = "The model provider failed: " + provider_error_message(exc, secrets)
