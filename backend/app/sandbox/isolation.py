@@ -320,6 +320,9 @@ def _in_container() -> bool:
     return Path("/.dockerenv").exists() or Path("/run/.containerenv").exists()
 
 
+CANNOT = "bubblewrap cannot create a sandbox"
+
+
 def diagnose(reason: str) -> tuple[str, str]:
     """The likely cause of a failed bubblewrap probe, and how to fix it.
 
@@ -331,13 +334,13 @@ def diagnose(reason: str) -> tuple[str, str]:
     """
     if _read_sysctl("kernel.unprivileged_userns_clone") == "0":
         return (
-            f"unprivileged user namespaces are disabled on this host ({reason})",
+            f"{CANNOT}: unprivileged user namespaces are disabled on this host ({reason})",
             "allow them: sysctl -w kernel.unprivileged_userns_clone=1 (and persist it in "
             "/etc/sysctl.d/), or set SANDBOX_ISOLATION=none for a single trusted user",
         )
     if _read_sysctl("kernel.apparmor_restrict_unprivileged_userns") == "1":
         return (
-            f"AppArmor restricts unprivileged user namespaces on this host ({reason})",
+            f"{CANNOT}: AppArmor restricts unprivileged user namespaces on this host ({reason})",
             "allow them for bwrap: sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, "
             "or load an AppArmor profile that grants `userns` to the bwrap binary (see the "
             "README, 'Sandbox isolation'), or set SANDBOX_ISOLATION=none for a single "
@@ -345,18 +348,18 @@ def diagnose(reason: str) -> tuple[str, str]:
         )
     if _read_sysctl("user.max_user_namespaces") == "0":
         return (
-            f"user namespaces are disabled on this host ({reason})",
+            f"{CANNOT}: user namespaces are disabled on this host ({reason})",
             "allow them: sysctl -w user.max_user_namespaces=15000",
         )
     if _in_container():
         return (
-            f"this container may not create namespaces ({reason})",
+            f"{CANNOT}: this container may not create namespaces ({reason})",
             "run the workers in the sandbox service of docker-compose.yml (its seccomp "
             "profile allows what bubblewrap needs) and point SANDBOX_SERVICE_SOCKET at it; "
             "see the README, 'Sandbox isolation'",
         )
     return (
-        f"bubblewrap cannot create a sandbox here ({reason})",
+        f"{CANNOT} here ({reason})",
         "check that unprivileged user namespaces are allowed (see the README, 'Sandbox "
         "isolation'), or set SANDBOX_ISOLATION=none for a single trusted user",
     )
