@@ -91,9 +91,15 @@ class Settings(BaseSettings):
     ADMIN_PASSWORD: str | None = None
     SECRET_KEY: str | None = None
     ACCESS_TOKEN_TTL_MINUTES: int = Field(60 * 24, ge=1)
+    # Failed logins an account may make within the window before every login to it answers
+    # 429 until the window ends; one client address may fail five times as many.
+    LOGIN_MAX_FAILURES: int = Field(10, ge=1)
+    LOGIN_WINDOW_SECONDS: int = Field(300, ge=1)
 
     # Uploads
     MAX_UPLOAD_BYTES: int = Field(2 * 1024**3, ge=1)
+    # Largest body of any other request (JSON); larger ones answer 413.
+    MAX_JSON_BODY_BYTES: int = Field(1024**2, ge=1024)
 
     @field_validator("LLM_MODELS", mode="before")
     @classmethod

@@ -13,6 +13,7 @@ from fastapi import FastAPI
 import app.agent  # noqa: F401  (sets LiteLLM's offline price list before litellm is imported)
 from app.api import auth, files, health, projects, runs, sessions, system
 from app.api.headers import install_security_headers
+from app.api.limits import install_body_limit
 from app.auth import service as auth_service
 from app.config import Settings
 from app.db import create_engine, migrate, session_factory
@@ -106,6 +107,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     install_error_handlers(app)
+    install_body_limit(app, settings.MAX_JSON_BODY_BYTES)
     install_security_headers(app)
 
     for module in (auth, projects, files, sessions, runs, system):

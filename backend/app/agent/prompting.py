@@ -1,8 +1,15 @@
-"""The agent's system prompt, rendered from Jinja2 templates with StrictUndefined."""
+"""The agent's system prompt, rendered from Jinja2 templates with StrictUndefined.
+
+File names, column names, sample values and earlier turns come from users and their files,
+so they are untrusted: each is made one line of bounded length with its invisible
+characters escaped, and placed inside a delimited block that the prompt tells the model to
+read as data, never as instructions. Text that imitates a delimiter is defused.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +22,20 @@ _env = Environment(
     autoescape=False,
 )
 
+NAME_CHARS = 120
+COLUMN_CHARS = 80
+DTYPE_CHARS = 40
 SAMPLE_CHARS = 24
+SAMPLES = 3
+NOTE_CHARS = 300
+QUERY_CHARS = 500
 ANSWER_CHARS = 600
+# Columns described per file; a wider table is summarised as "and N more".
+MAX_COLUMNS = 60
+# The blocks that hold untrusted text; their tags, found inside that text, are defused.
+DATA_TAG = "data-description"
+HISTORY_TAG = "session-history"
+_BLOCK_TAG = re.compile(rf"<(\s*/?\s*(?:{DATA_TAG}|{HISTORY_TAG}))", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -34,6 +53,7 @@ class FileInfo:
     columns: list[ColumnInfo] = field(default_factory=list)
     pinned: bool = False
     note: str = ""
+    more_columns: int = 0
 
 
 @dataclass(frozen=True)
@@ -51,12 +71,26 @@ def human_size(size: int) -> str:
     return f"{value:.1f} GB"
 
 
-def _short(value: Any) -> str:
-    text = str(value).replace("\n", " ")
-    return text if len(text) <= SAMPLE_CHARS else text[: SAMPLE_CHARS - 1] + "…"
+def untrusted(value: Any, limit: int) -> str:
+    """Text from a user's file or an earlier turn, made fit to place inside a prompt block.
+
+    Args:
+        value: The text (or value) as found.
+        limit: The most characters to keep; a longer text ends with "…".
+
+    Returns:
+        One line: line breaks, control and other invisible characters are written as
+        Python escapes (a column named "Revenue\\n(EUR)" stays usable in code), and a tag
+        of the prompt's blocks has its "<" written "&lt;".
+    """
+    text = "".join(
+        ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in str(value)
+    )
+    text = _BLOCK_TAG.sub(r"&lt;\1", text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def columns_from_preview(preview: dict[str, Any], samples: int = 3) -> list[ColumnInfo]:
+def columns_from_preview(preview: dict[str, Any], samples: int = SAMPLES) -> list[ColumnInfo]:
     """Column names, dtypes and a few distinct non-empty sample values from a stored preview."""
     rows = preview.get("rows", [])
     out = []
@@ -66,13 +100,31 @@ def columns_from_preview(preview: dict[str, Any], samples: int = 3) -> list[Colu
             value = row[i] if i < len(row) else None
             if value is None or value == "":
                 continue
-            text = _short(value)
+            text = untrusted(value, SAMPLE_CHARS)
             if text not in seen:
                 seen.append(text)
             if len(seen) == samples:
                 break
         out.append(ColumnInfo(column["name"], column["dtype"], ", ".join(seen)))
     return out
+
+
+def _safe_file(file: FileInfo) -> FileInfo:
+    columns = [
+        ColumnInfo(
+            untrusted(column.name, COLUMN_CHARS),
+            untrusted(column.dtype, DTYPE_CHARS),
+            untrusted(column.samples, SAMPLES * (SAMPLE_CHARS + 2)),
+        )
+        for column in file.columns[:MAX_COLUMNS]
+    ]
+    return replace(
+        file,
+        name=untrusted(file.name, NAME_CHARS),
+        columns=columns,
+        note=untrusted(file.note, NOTE_CHARS),
+        more_columns=file.more_columns + len(file.columns) - len(columns),
+    )
 
 
 def render_system_prompt(
@@ -83,19 +135,28 @@ def render_system_prompt(
     code_open: str = "<code>",
     code_close: str = "</code>",
 ) -> str:
-    """The system prompt: how to work, what is in the workspace, what was asked before."""
-    history = [
-        Turn(t.query, t.answer if len(t.answer) <= ANSWER_CHARS else t.answer[:ANSWER_CHARS] + "…")
-        for t in history
-    ]
+    """The system prompt: how to work, what is in the workspace, what was asked before.
+
+    Args:
+        files: The workspace's files, as found (they are made safe here).
+        history: The session's earlier turns, oldest first (made safe here).
+        authorized_imports: Modules the code may import.
+        code_open: The tag that opens a code block.
+        code_close: The tag that closes it.
+    """
     return (
         _env.get_template("system.j2")
         .render(
-            files=files,
-            history=history,
+            files=[_safe_file(file) for file in files],
+            history=[
+                Turn(untrusted(t.query, QUERY_CHARS), untrusted(t.answer, ANSWER_CHARS))
+                for t in history
+            ],
             authorized_imports=", ".join(sorted({m.split(".")[0] for m in authorized_imports})),
             code_open=code_open,
             code_close=code_close,
+            data_tag=DATA_TAG,
+            history_tag=HISTORY_TAG,
         )
         .strip()
         + "\n"

@@ -3,9 +3,9 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
-from fastapi import APIRouter, Response, status
+from fastapi import APIRouter, Request, Response, status
 
-from app.api.deps import AdminUser, CurrentUser, DbDep, PageDep, SettingsDep
+from app.api.deps import AdminUser, CurrentUser, DbDep, LoginRateLimitDep, PageDep, SettingsDep
 from app.auth import service
 from app.auth.schemas import (
     ApiTokenCreate,
@@ -21,10 +21,31 @@ from app.schemas import Page
 router = APIRouter(tags=["auth"])
 
 
-@router.post("/auth/login", response_model=LoginResponse)
-async def login(body: LoginRequest, db: DbDep, settings: SettingsDep) -> LoginResponse:
+@router.post(
+    "/auth/login",
+    response_model=LoginResponse,
+    responses={429: {"description": "Too many failed logins; see the Retry-After header"}},
+)
+async def login(
+    body: LoginRequest,
+    request: Request,
+    db: DbDep,
+    settings: SettingsDep,
+    limit: LoginRateLimitDep,
+) -> LoginResponse:
+    """Log in; after too many failures for the account or the address, 429 with Retry-After."""
     ttl = timedelta(minutes=settings.ACCESS_TOKEN_TTL_MINUTES)
-    result = await service.authenticate(db, body.email, body.password, settings.signing_key, ttl)
+    result = await service.authenticate(
+        db,
+        body.email,
+        body.password,
+        settings.signing_key,
+        ttl,
+        limit=limit,
+        # The peer as the server sees it: uvicorn replaces it with X-Forwarded-For only
+        # for proxies listed in FORWARDED_ALLOW_IPS.
+        address=request.client.host if request.client else None,
+    )
     return LoginResponse(
         access_token=result.token,
         expires_at=result.expires_at,

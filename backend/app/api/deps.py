@@ -15,7 +15,8 @@ from app.config import Settings
 from app.db import request_session
 from app.errors import Conflict, Forbidden, Unauthorized
 from app.files import service as files_service
-from app.infra.locks import SessionLocks
+from app.infra.locks import RedisSessionLocks, SessionLocks
+from app.infra.ratelimit import LoginRateLimit, create_login_rate_limit, deployment_namespace
 from app.infra.storage import ObjectStorage
 from app.models import File, Project, Session, User
 from app.projects import service as projects_service
@@ -48,12 +49,34 @@ def get_sandboxes(request: Request) -> SandboxPool:
     return sandboxes
 
 
+def get_login_rate_limit(request: Request) -> LoginRateLimit:
+    """The app's login rate limit, made on first use.
+
+    It counts in Redis through the session locks' client when they use Redis (so every
+    replica shares the counts and the lifespan closes the client), in this process otherwise.
+    """
+    state = request.app.state
+    limit: LoginRateLimit | None = getattr(state, "login_rate_limit", None)
+    if limit is None:
+        settings: Settings = state.settings
+        locks: SessionLocks = state.locks
+        limit = create_login_rate_limit(
+            locks.redis if isinstance(locks, RedisSessionLocks) else None,
+            deployment_namespace(settings.database_url),
+            settings.LOGIN_MAX_FAILURES,
+            settings.LOGIN_WINDOW_SECONDS,
+        )
+        state.login_rate_limit = limit
+    return limit
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 # scope="function": the transaction commits before the response is sent, never after.
 DbDep = Annotated[AsyncSession, Depends(get_db, scope="function")]
 StorageDep = Annotated[ObjectStorage, Depends(get_storage)]
 LocksDep = Annotated[SessionLocks, Depends(get_locks)]
 SandboxesDep = Annotated[SandboxPool, Depends(get_sandboxes)]
+LoginRateLimitDep = Annotated[LoginRateLimit, Depends(get_login_rate_limit)]
 
 
 async def refuse_busy(locks: SessionLocks, session_ids: list[uuid.UUID], what: str) -> None:

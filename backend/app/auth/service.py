@@ -14,11 +14,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.auth import security
 from app.auth.schemas import ApiTokenCreate, UserCreate, normalise_email
 from app.db import paginate
-from app.errors import Conflict, NotFound, Unauthorized
+from app.errors import AppError, Conflict, NotFound, Unauthorized
+from app.infra.ratelimit import LoginRateLimit
 from app.models import ApiToken, User
 from app.models.base import utcnow
 
 log = logging.getLogger(__name__)
+
+
+class LoginRateLimited(AppError):
+    status = 429
+    code = "rate_limited"
 
 
 @dataclass(frozen=True)
@@ -28,16 +34,52 @@ class Login:
     user: User
 
 
+def _wait_sentence(seconds: int) -> str:
+    if seconds < 60:
+        return f"{seconds} second{'s' if seconds != 1 else ''}"
+    minutes = -(-seconds // 60)
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
 async def authenticate(
-    db: AsyncSession, email: str, password: str, key: str, ttl: timedelta
+    db: AsyncSession,
+    email: str,
+    password: str,
+    key: str,
+    ttl: timedelta,
+    *,
+    limit: LoginRateLimit,
+    address: str | None,
 ) -> Login:
+    """Log in with a password, unless this account or address failed too often lately.
+
+    The attempt is counted before the password is checked, so once the limit is reached
+    even the right password is refused until the window ends.
+
+    Args:
+        db: The request's database session.
+        email: The email as typed.
+        password: The password as typed.
+        key: The key that signs login tokens.
+        ttl: How long the login token lasts.
+        limit: The login rate limit.
+        address: The client's IP address.
+    """
+    wait = await limit.attempt(email, address)
+    if wait:
+        raise LoginRateLimited(
+            "Too many failed logins for this account or from this address; "
+            f"try again in {_wait_sentence(wait)}.",
+            retry_after=wait,
+        )
     try:
-        email = normalise_email(email)
+        normalised = normalise_email(email)
     except ValueError:
-        email = ""
-    user = (await db.scalars(select(User).where(User.email == email))).one_or_none()
+        normalised = ""
+    user = (await db.scalars(select(User).where(User.email == normalised))).one_or_none()
     if not security.verify_password(password, user.password_hash if user else None) or user is None:
         raise Unauthorized("Wrong email or password.", code="invalid_credentials")
+    await limit.succeeded(email, address)
     token, expires = security.create_access_token(user.id, key, ttl)
     return Login(token, expires, user)
 

@@ -12,14 +12,15 @@ import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import IO, Any, Literal, get_args
 
 import charset_normalizer
 import numpy as np
-import openpyxl
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+from openpyxl.reader.excel import ExcelReader
+from openpyxl.utils.cell import range_boundaries
 
 TabularKind = Literal["csv", "excel", "parquet", "json", "jsonl"]
 TABULAR_KINDS: tuple[TabularKind, ...] = get_args(TabularKind)
@@ -28,6 +29,15 @@ INFER_ROWS = 1000
 CSV_HEAD_BYTES = 4 << 20
 CSV_HEAD_MAX_BYTES = 64 << 20
 JSON_MAX_BYTES = 256 << 20
+# A workbook is refused before it is parsed when it unpacks to more than this in all...
+EXCEL_MAX_UNPACKED_BYTES = 1 << 30
+# ...or when a part of it unpacks to this many times its packed size (real sheets: 4-25).
+EXCEL_MAX_RATIO = 100
+EXCEL_RATIO_MIN_BYTES = 1 << 20
+# A sheet that does not state its size (its <dimension>), or states it wrongly, is read in
+# full to count its rows (by openpyxl as it opens, then by us): only this big.
+EXCEL_UNSIZED_SHEET_MAX_BYTES = 16 << 20
+_SHEET_HEAD_BYTES = 1 << 20
 
 _KIND_BY_EXT: dict[str, TabularKind] = {
     "csv": "csv", "tsv": "csv", "tab": "csv", "txt": "csv",
@@ -44,6 +54,12 @@ _QUOTED = re.compile(r'"[^"]*(?:""[^"]*)*"')
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f\ufffd]")
 _RAGGED = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+# SpreadsheetML tags, with or without a namespace prefix.
+_SHEET_DATA = re.compile(rb"<(?:[\w.-]+:)?sheetData[\s/>]")
+_DIMENSION = re.compile(rb"<(?:[\w.-]+:)?dimension\s[^>]*?\bref\s*=\s*[\"']([^\"']*)[\"']")
+_ROW = re.compile(rb"<(?:[\w.-]+:)?row(?=[\s/>])([^>]*)>")
+_ROW_NUMBER = re.compile(rb"""(?:^|\s)r\s*=\s*["'](\d+)["']""")
+_VALUE = re.compile(rb"<(?:[\w.-]+:)?(?:v|is)(?=[\s/>])")
 # Overlapping matches of "break, break": each is one blank line.
 _BLANK_LINES = {
     b"\n\n": re.compile(rb"\n(?=\n)"),
@@ -291,10 +307,11 @@ def _preview_csv(path: Path, name: str) -> Preview:
 
 
 def _preview_excel(path: Path, name: str) -> Preview:
+    first_sheet = _check_workbook(path, name) if zipfile.is_zipfile(path) else None
     frame = pd.read_excel(path, sheet_name=0, nrows=INFER_ROWS)
     if len(frame) < INFER_ROWS:
         return _preview(frame, len(frame))
-    if not zipfile.is_zipfile(path):  # legacy .xls: xlrd knows the exact size
+    if first_sheet is None:  # legacy .xls: xlrd knows the exact size
         import xlrd
 
         legacy = xlrd.open_workbook(str(path), on_demand=True)
@@ -302,20 +319,133 @@ def _preview_excel(path: Path, name: str) -> Preview:
             return _preview(frame, legacy.sheet_by_index(0).nrows - 1)
         finally:
             legacy.release_resources()
-    book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    part, stated_rows = first_sheet
+    if stated_rows is not None and stated_rows >= len(frame):
+        return _preview(frame, stated_rows)
+    # Some writers leave the dimension out or wrong: count the rows that hold values.
+    with zipfile.ZipFile(path) as archive:
+        if archive.getinfo(part).file_size > EXCEL_UNSIZED_SHEET_MAX_BYTES:
+            raise _unsized_sheet(name, archive.getinfo(part).file_size)
+        with archive.open(part) as stream:
+            return _preview(frame, filled_row_span(stream))
+
+
+def _check_workbook(path: Path, name: str) -> tuple[str, int | None]:
+    """Refuses a workbook that would cost too much to open, before anything parses it.
+
+    Returns:
+        The first worksheet's part in the archive and the rows its dimension states
+        (last minus first, as a header and data rows), or None when it states none.
+    """
+    too_large = f"{name} is too large to preview"
+    later = "It can still be downloaded and used in questions."
+    with zipfile.ZipFile(path) as archive:
+        members = archive.infolist()
+        unpacked = sum(member.file_size for member in members)
+        if unpacked > EXCEL_MAX_UNPACKED_BYTES:
+            raise UnreadableFile(
+                f"{too_large}: it unpacks to {unpacked >> 20:,} MB, more than "
+                f"{EXCEL_MAX_UNPACKED_BYTES >> 20:,} MB. {later}"
+            )
+        for member in members:
+            ratio = member.file_size / max(member.compress_size, 1)
+            if member.file_size > EXCEL_RATIO_MIN_BYTES and ratio > EXCEL_MAX_RATIO:
+                raise UnreadableFile(
+                    f"{too_large}: {member.filename} unpacks to {member.file_size >> 20:,} MB "
+                    f"from {max(member.compress_size >> 10, 1):,} KB ({ratio:,.0f} times), "
+                    f"which real workbooks never do. {later}"
+                )
+        parts = _worksheet_parts(path)
+        stated: dict[str, int | None] = {}
+        for part in parts:
+            with archive.open(part) as stream:
+                stated[part] = _stated_rows(stream)
+        # openpyxl reads every sheet without a dimension in full just to open the workbook.
+        unsized = sum(archive.getinfo(part).file_size for part in parts if stated[part] is None)
+        if unsized > EXCEL_UNSIZED_SHEET_MAX_BYTES:
+            raise _unsized_sheet(name, unsized)
+    if not parts:
+        raise UnreadableFile(f"{name} could not be read as Excel: it has no worksheet")
+    return parts[0], stated[parts[0]]
+
+
+def _unsized_sheet(name: str, size: int) -> UnreadableFile:
+    return UnreadableFile(
+        f"{name} is too large to preview: {size >> 20:,} MB of sheet data does not state its"
+        f" size, and only up to {EXCEL_UNSIZED_SHEET_MAX_BYTES >> 20} MB is read in full to"
+        " count rows. It can still be downloaded and used in questions."
+    )
+
+
+def _worksheet_parts(path: Path) -> list[str]:
+    """The archive parts of a workbook's worksheets, in order, without reading any sheet."""
+    # A file object: given a path, openpyxl insists on an .xlsx-like extension.
+    with path.open("rb") as handle:
+        reader = ExcelReader(handle, read_only=True, keep_links=False)
+        try:
+            reader.read_manifest()
+            reader.read_workbook()
+            return [
+                rel.target
+                for _, rel in reader.parser.find_sheets()
+                if rel.target in reader.valid_files and "chartsheet" not in rel.Type
+            ]
+        finally:
+            reader.archive.close()
+
+
+def _stated_rows(stream: IO[bytes]) -> int | None:
+    """What a worksheet's `<dimension>` says: its last row minus its first, or None."""
+    head = b""
+    while len(head) < _SHEET_HEAD_BYTES and (chunk := stream.read(64 << 10)):
+        head += chunk
+        if data := _SHEET_DATA.search(head):
+            head = head[: data.start()]
+            break
+    found = _DIMENSION.search(head)
+    if found is None:
+        return None
     try:
-        sheet = book.worksheets[0]
-        if sheet.max_row is not None and sheet.max_row - sheet.min_row >= len(frame):
-            return _preview(frame, sheet.max_row - sheet.min_row)
-        # Some writers leave the dimension out or wrong: walk the rows instead.
-        filled = [
-            number
-            for number, row in enumerate(sheet.iter_rows(values_only=True), 1)
-            if any(value is not None for value in row)
-        ]
-        return _preview(frame, filled[-1] - filled[0] if filled else 0)
-    finally:
-        book.close()
+        _, first, _, last = range_boundaries(found[1].decode("ascii").upper())
+    except (ValueError, TypeError, UnicodeDecodeError):
+        return None
+    return last - first if first is not None and last is not None else None
+
+
+def filled_row_span(stream: IO[bytes], chunk_size: int = 1 << 20) -> int:
+    """Counts a worksheet's rows from its first row holding a value to its last, minus one.
+
+    That is the data rows under a header, with blank rows in between, as openpyxl would
+    number them; a byte scan of the XML, many times faster than parsing its cells.
+
+    Args:
+        stream: The worksheet's XML.
+        chunk_size: How much to read at a time.
+    """
+    number, first, last = 0, None, None
+    open_row = False  # inside a row that has no value yet
+    carry = b""
+    while True:
+        chunk = stream.read(chunk_size)
+        data = carry + chunk
+        start = 0
+        for row in _ROW.finditer(data):
+            if open_row and _VALUE.search(data, start, row.start()):
+                first, last = number if first is None else first, number
+            explicit = _ROW_NUMBER.search(row[1])
+            number = int(explicit[1]) if explicit else number + 1
+            open_row, start = True, row.end()
+        end = len(data)
+        if chunk:  # keep a tag cut at the chunk's end for the next round
+            cut = data.rfind(b"<", start)
+            if cut >= 0 and data.find(b">", cut) < 0:
+                end = cut
+        if open_row and _VALUE.search(data, start, end):
+            first, last = number if first is None else first, number
+            open_row = False
+        carry = data[end:]
+        if not chunk:
+            return last - first if first is not None and last is not None else 0
 
 
 def _preview_parquet(path: Path, name: str) -> Preview:

@@ -25,6 +25,7 @@ from app.errors import (
     UnsupportedMediaType,
 )
 from app.files import preview as previews
+from app.files.preview_process import run_preview
 from app.files.upload import MultipartFile, clean_file_name
 from app.infra.storage import ObjectNotFound, ObjectStorage
 from app.models import File, Project, User
@@ -239,7 +240,11 @@ CSV_HEAD_MAX = 64 * 1024 * 1024
 async def preview(
     db: AsyncSession, storage: ObjectStorage, file: File, cache_dir: Path
 ) -> dict[str, Any]:
-    """The file's preview, computed once per content and kept on the row."""
+    """The file's preview, computed once per content and kept on the row.
+
+    The parsing runs in a child process under a time and memory limit (preview_process):
+    a file too costly to preview answers 422 and can still be downloaded.
+    """
     if file.preview is not None:
         return file.preview
     kind = previews.preview_kind(file.name)
@@ -252,7 +257,7 @@ async def preview(
             result = await _preview_csv(storage, file)
         else:
             path = await storage.local_copy(file.storage_key, cache_dir, file.sha256)
-            result = await asyncio.to_thread(previews.preview_file, path, name=file.name)
+            result = await run_preview(file.name, previews.preview_file, path, name=file.name)
     except ObjectNotFound:
         raise NotFound(
             "This file's contents are missing from storage.", code="content_missing"
@@ -279,7 +284,8 @@ async def _preview_csv(storage: ObjectStorage, file: File) -> previews.Preview:
         head = await storage.read_range(file.storage_key, 0, length) if length else b""
         complete = length >= file.size
         try:
-            return await asyncio.to_thread(
+            return await run_preview(
+                file.name,
                 previews.preview_csv_head,
                 head,
                 name=file.name,

@@ -11,6 +11,7 @@ import unicodedata
 from collections.abc import AsyncIterator
 from email.message import Message
 
+from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.requests import ClientDisconnect, Request
 
@@ -27,6 +28,10 @@ class UploadAborted(BadRequest):
     code = "upload_incomplete"
 
 
+class NameTooLong(BadRequest):
+    code = "name_too_long"
+
+
 def clean_file_name(raw: str) -> str:
     """The name as uploaded, minus any directory part and control characters."""
     name = raw.replace("\\", "/").rsplit("/", 1)[-1]
@@ -34,7 +39,10 @@ def clean_file_name(raw: str) -> str:
     if name in ("", ".", ".."):
         raise BadRequest("The uploaded file has no usable name.", code="invalid_file_name")
     if len(name.encode()) > MAX_NAME_BYTES:
-        raise BadRequest("The file name is longer than 255 bytes.", code="invalid_file_name")
+        raise NameTooLong(
+            f"The file name is {len(name.encode()):,} bytes long; at most {MAX_NAME_BYTES} bytes "
+            "(UTF-8) are allowed. Rename the file and upload it again."
+        )
     return name
 
 
@@ -75,18 +83,21 @@ class MultipartFile:
         self._in_file = False
         self._done = False
         self.filename: str | None = None
-        self._parser = MultipartParser(
-            params[b"boundary"],
-            {
-                "on_part_begin": self._on_part_begin,
-                "on_header_field": self._on_header_field,
-                "on_header_value": self._on_header_value,
-                "on_header_end": self._on_header_end,
-                "on_headers_finished": self._on_headers_finished,
-                "on_part_data": self._on_part_data,
-                "on_part_end": self._on_part_end,
-            },
-        )
+        try:
+            self._parser = MultipartParser(
+                params[b"boundary"],
+                {
+                    "on_part_begin": self._on_part_begin,
+                    "on_header_field": self._on_header_field,
+                    "on_header_value": self._on_header_value,
+                    "on_header_end": self._on_header_end,
+                    "on_headers_finished": self._on_headers_finished,
+                    "on_part_data": self._on_part_data,
+                    "on_part_end": self._on_part_end,
+                },
+            )
+        except FormParserError as exc:  # e.g. a boundary longer than RFC 2046 allows
+            raise self._malformed(exc) from None
 
     # Parser callbacks -------------------------------------------------------------
     def _on_part_begin(self) -> None:
@@ -127,8 +138,23 @@ class MultipartFile:
         except ClientDisconnect:
             raise UploadAborted("the client disconnected during the upload") from None
         if piece:
-            self._parser.write(piece)
+            try:
+                self._parser.write(piece)
+            except FormParserError as exc:
+                raise self._malformed(exc) from None
         return True
+
+    def _malformed(self, exc: FormParserError) -> BadRequest:
+        # The parser caps each part header at about 4 KB; the header that long is, in
+        # practice, the Content-Disposition that carries the file name.
+        if "header size" in str(exc) and self._header_field.lower() == b"content-disposition":
+            return NameTooLong(
+                f"The file name is too long; at most {MAX_NAME_BYTES} bytes (UTF-8) are allowed. "
+                "Rename the file and upload it again."
+            )
+        return BadRequest(
+            f"The upload is not valid multipart/form-data ({exc}).", code="malformed_upload"
+        )
 
     async def open(self) -> str:
         """Read up to the start of the file's bytes; the file name as sent."""

@@ -1,0 +1,17 @@
+"""Loaded by the server process that preview children fork from (see preview_process).
+
+That process lives as long as the backend and holds its environment, secrets included.
+Like the backend itself (main.forbid_reading_own_memory), it must not be readable by other
+processes of the same user, such as analysis code in a sandbox without its own process
+namespace; its children inherit the setting. Then it imports the readers once for all.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+
+if sys.platform == "linux":
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
+
+import app.files.preview  # noqa: F401

@@ -1,0 +1,244 @@
+"""Login attempts, counted per account and per client address in fixed windows.
+
+Every attempt is counted before the password is checked, atomically with the check that
+refuses it, so a burst of parallel guesses cannot slip past the limit while the first ones
+are still being verified. A successful login forgets its account's count and takes its own
+attempt back from the address, so only failures add up.
+
+With Redis the counters are shared by every replica (one Lua script checks and counts all
+keys at once); without it they live in this process, in a bounded dictionary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import math
+import time
+from collections import OrderedDict
+from typing import Protocol
+
+from redis.asyncio import Redis
+from sqlalchemy.engine import make_url
+
+# A shared office address (or a proxy) carries many people's typos: it gets this many times
+# an account's allowance.
+ADDRESS_ALLOWANCE_FACTOR = 5
+# The in-process store forgets the least recently used counters beyond this many.
+MAX_IN_PROCESS_KEYS = 50_000
+
+# KEYS: the counters; ARGV[1]: the window in ms; ARGV[2..]: each key's limit.
+# Returns 0 after counting the attempt in every key, or the ms until the fullest key frees.
+_HIT = """
+local wait = 0
+for i, key in ipairs(KEYS) do
+  if tonumber(redis.call('get', key) or '0') >= tonumber(ARGV[i + 1]) then
+    local ttl = redis.call('pttl', key)
+    if ttl < 0 then
+      redis.call('pexpire', key, ARGV[1])
+      ttl = tonumber(ARGV[1])
+    end
+    wait = math.max(wait, ttl)
+  end
+end
+if wait > 0 then return wait end
+for _, key in ipairs(KEYS) do
+  if redis.call('incr', key) == 1 then redis.call('pexpire', key, ARGV[1]) end
+end
+return 0
+"""
+# Takes one attempt back without creating a key or touching its expiry.
+_UNDO = """
+local count = tonumber(redis.call('get', KEYS[1]) or '0')
+if count > 0 then return redis.call('decr', KEYS[1]) end
+return 0
+"""
+
+
+class WindowCounters(Protocol):
+    """Counters that start at the first event and reset `window` seconds later."""
+
+    name: str
+
+    async def hit(self, limits: dict[str, int], window: float) -> float:
+        """Count one event under every key, unless one of them is at its limit.
+
+        Args:
+            limits: Each counter's key and the count at which it refuses.
+            window: Seconds a counter lives from its first event.
+
+        Returns:
+            0 when counted; else the seconds until the fullest refusing counter resets.
+        """
+
+    async def undo(self, key: str) -> None:
+        """Take one event back from a live counter."""
+
+    async def reset(self, key: str) -> None:
+        """Forget a counter."""
+
+
+class RedisWindowCounters:
+    name = "redis"
+
+    def __init__(self, redis: Redis, prefix: str):
+        self.redis = redis
+        self.prefix = prefix
+        self._hit = redis.register_script(_HIT)
+        self._undo = redis.register_script(_UNDO)
+
+    async def hit(self, limits: dict[str, int], window: float) -> float:
+        keys = [self.prefix + key for key in limits]
+        wait_ms = await self._hit(keys=keys, args=[math.ceil(window * 1000), *limits.values()])
+        return int(wait_ms) / 1000
+
+    async def undo(self, key: str) -> None:
+        await self._undo(keys=[self.prefix + key])
+
+    async def reset(self, key: str) -> None:
+        await self.redis.delete(self.prefix + key)
+
+
+class InProcessWindowCounters:
+    """The same counters in one process, holding at most `max_keys` of them."""
+
+    name = "in-process"
+
+    def __init__(self, max_keys: int = MAX_IN_PROCESS_KEYS) -> None:
+        self.max_keys = max_keys
+        # key -> (count, when the window ends), least recently used first.
+        self._counters: OrderedDict[str, tuple[int, float]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._counters)
+
+    def _live(self, key: str, now: float) -> tuple[int, float] | None:
+        entry = self._counters.get(key)
+        if entry is not None and entry[1] <= now:
+            del self._counters[key]
+            return None
+        return entry
+
+    async def hit(self, limits: dict[str, int], window: float) -> float:
+        now = time.monotonic()
+        entries = {key: self._live(key, now) for key in limits}
+        wait = max(
+            (
+                entry[1] - now
+                for key, entry in entries.items()
+                if entry is not None and entry[0] >= limits[key]
+            ),
+            default=0.0,
+        )
+        if wait > 0:
+            return wait
+        for key, entry in entries.items():
+            count, ends = entry if entry is not None else (0, now + window)
+            self._counters[key] = (count + 1, ends)
+            self._counters.move_to_end(key)
+        while len(self._counters) > self.max_keys:
+            self._counters.popitem(last=False)
+        return 0.0
+
+    async def undo(self, key: str) -> None:
+        entry = self._live(key, time.monotonic())
+        if entry is not None and entry[0] > 0:
+            self._counters[key] = (entry[0] - 1, entry[1])
+
+    async def reset(self, key: str) -> None:
+        self._counters.pop(key, None)
+
+
+def address_key(host: str | None) -> str:
+    """The unit an address is counted in: an IPv4 address, or an IPv6 /64 network.
+
+    One IPv6 subscriber usually holds a whole /64, so counting single addresses would let
+    them rotate through billions of them.
+    """
+    if not host:
+        return "unknown"
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network(f"{address}/64", strict=False))
+    return str(address)
+
+
+def deployment_namespace(database_url: str) -> str:
+    """A short name for the deployment that owns this database (its password left out).
+
+    Replicas of one deployment share their database, so they share counters; another
+    deployment, or a test run with a database of its own, on the same Redis does not.
+    """
+    where = make_url(database_url).render_as_string(hide_password=True)
+    return hashlib.sha256(where.encode()).hexdigest()[:12]
+
+
+def _digest(value: str) -> str:
+    # Keys name no email address in Redis or in memory dumps.
+    return hashlib.sha256(value.encode()).hexdigest()[:32]
+
+
+class LoginRateLimit:
+    """How many logins an account and an address may fail within a window.
+
+    Args:
+        counters: Where the counts live.
+        max_failures: Failed attempts an account may make per window; an address may make
+            ADDRESS_ALLOWANCE_FACTOR times as many.
+        window_seconds: How long a count lasts from its first attempt.
+    """
+
+    def __init__(self, counters: WindowCounters, max_failures: int, window_seconds: float):
+        self.counters = counters
+        self.max_failures = max_failures
+        self.window_seconds = window_seconds
+
+    @staticmethod
+    def _keys(email: str, address: str | None) -> tuple[str, str]:
+        account = email.strip().lower()
+        return f"login:account:{_digest(account)}", f"login:address:{_digest(address_key(address))}"
+
+    async def attempt(self, email: str, address: str | None) -> int:
+        """Count a login attempt before its password is checked.
+
+        Args:
+            email: The email as sent; counted lower-case, whether or not such a user exists.
+            address: The client's IP address.
+
+        Returns:
+            0 when the attempt may go on; else the whole seconds until one would be allowed.
+        """
+        account, origin = self._keys(email, address)
+        limits = {account: self.max_failures, origin: self.max_failures * ADDRESS_ALLOWANCE_FACTOR}
+        wait = await self.counters.hit(limits, self.window_seconds)
+        return max(1, math.ceil(wait)) if wait > 0 else 0
+
+    async def succeeded(self, email: str, address: str | None) -> None:
+        """The attempt logged in: forget the account's failures, give the address its one back."""
+        account, origin = self._keys(email, address)
+        await self.counters.reset(account)
+        await self.counters.undo(origin)
+
+
+def create_login_rate_limit(
+    redis: Redis | None, namespace: str, max_failures: int, window_seconds: float
+) -> LoginRateLimit:
+    """Counters in Redis when a client is given, in this process otherwise.
+
+    Args:
+        redis: The app's Redis client, shared by every replica; None for embedded mode.
+        namespace: Keeps deployments (and test runs) that share one Redis apart.
+        max_failures: Failed attempts an account may make per window.
+        window_seconds: The window's length.
+    """
+    counters: WindowCounters = (
+        RedisWindowCounters(redis, f"workbench:{namespace}:")
+        if redis is not None
+        else InProcessWindowCounters()
+    )
+    return LoginRateLimit(counters, max_failures, window_seconds)
