@@ -839,6 +839,10 @@ export type LoginApiV1AuthLoginPostErrors = {
      * Validation Error
      */
     422: HttpValidationError;
+    /**
+     * Too many failed logins; see the Retry-After header
+     */
+    429: unknown;
 };
 
 export type LoginApiV1AuthLoginPostError = LoginApiV1AuthLoginPostErrors[keyof LoginApiV1AuthLoginPostErrors];
