@@ -32,6 +32,8 @@ WORKSPACE_INSIDE = "/workspace"
 LIBRARY_INSIDE = "/opt/workbench/lib"
 CACHE_INSIDE = "/opt/workbench/cache"
 SANDBOX_UID = 65534  # "nobody"
+OUTPUT_INSIDE = "/run/workbench-output"
+OUTPUT_MB = 16
 PACKAGE_DIR = Path(__file__).resolve().parent
 PROBE_TIMEOUT_SECONDS = 30.0
 FIND_PACKAGE = (
@@ -192,8 +194,11 @@ def bwrap_argv(
     if _bwrap_supports(bwrap, "--size"):
         argv += ["--size", str(tmpfs_mb[0] << 20), "--tmpfs", "/tmp"]
         argv += ["--size", str(tmpfs_mb[1] << 20), "--tmpfs", "/dev/shm"]
+        # The output capture has a tmpfs of its own: a full /tmp must not silence a session,
+        # and a step's output is capped at this size (then writes fail with ENOSPC).
+        argv += ["--size", str(OUTPUT_MB << 20), "--tmpfs", OUTPUT_INSIDE]
     else:
-        argv += ["--tmpfs", "/tmp"]
+        argv += ["--tmpfs", "/tmp", "--tmpfs", OUTPUT_INSIDE]
     argv += _runtime_mounts()
     argv += ["--ro-bind", str(PACKAGE_DIR), f"{LIBRARY_INSIDE}/app/sandbox"]
     if cache is not None:
@@ -460,6 +465,7 @@ def build_launch(
             cache=CACHE_INSIDE if cache is not None else None,
             pycache=pycache,
         )
+        env["WORKBENCH_OUTPUT_DIR"] = OUTPUT_INSIDE
         argv = bwrap_argv(bwrap, isolation.bwrap_options, workspace, cache, command, tmpfs_mb)
         return Launch(argv, env, workspace, None)
     scratch = Path(tempfile.mkdtemp(prefix="workbench-worker-"))

@@ -408,7 +408,7 @@ def main(argv: list[str]) -> int:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
-    capture = OutputCapture(tempfile.gettempdir())
+    capture = OutputCapture(os.environ.get("WORKBENCH_OUTPUT_DIR") or tempfile.gettempdir())
     config = read_message(channel_in)
     if config is None:
         return 0

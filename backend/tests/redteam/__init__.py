@@ -1,0 +1,1 @@
+"""The red-team suite: hostile code through the real query API, in every sandbox mode."""
