@@ -20,6 +20,7 @@ from typing import ClassVar
 import pytest
 
 from app.sandbox import LocalLauncher, SandboxLimits, SandboxWorker, StepResult
+from app.sandbox.isolation import probe
 from app.sandbox.transport import ProcessChannel
 
 SECRET = "workbench-test-secret-4f1d9a"
@@ -229,6 +230,7 @@ def test_rlimits_fallback_runs_code_with_a_scrubbed_environment(
     caplog: pytest.LogCaptureFixture,
     http_server: tuple[str, list[str]],
 ) -> None:
+    probe.cache_clear()  # probed once per process: an earlier test may have probed "none"
     with caplog.at_level(logging.WARNING, logger="app.sandbox"):
         launcher = LocalLauncher("none")
         status = launcher.status()
