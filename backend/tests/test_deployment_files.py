@@ -2,24 +2,73 @@
 
 Docker does not run in CI, so these tests read the files: .env.example and the backend
 service of docker-compose.yml must name every field of Settings, the compose defaults must
-make valid settings, and the infrastructure and the image must have what the brief asks.
+make valid settings, the compose files must match the Compose schema, the infrastructure
+and the image must have what the brief asks, and the sandbox service must be isolated as
+the README's "Sandbox isolation" says: no secrets, no network, only the workspaces, and
+Docker's seccomp profile with only what bubblewrap needs added.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
-from pathlib import Path
+import uuid
+from pathlib import Path, PurePosixPath
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 
-from app.config import Settings
+from app.config import SandboxIsolation, Settings
+from app.runs.workspace import manifest_path, workspace_dir
+from app.sandbox.interface import SandboxLimits
 
 ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
 SETTINGS = sorted(Settings.model_fields)
 PROVIDER_KEYS = ("OPENROUTER_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 INFRA_SERVICES = ("postgres", "redis", "minio", "minio-init")
+
+SANDBOX_SOCKET = "/run/workbench-sandbox/sandbox.sock"
+SANDBOX_WORKSPACES = "/workspaces"
+# Docker's default seccomp profile (deploy/seccomp/docker-default.json), byte for byte: the
+# default.json of github.com/moby/profiles seccomp v0.2.3. A new upstream file changes this.
+DOCKER_DEFAULT_SECCOMP_SHA256 = "536529b665dd0972c37bfb569f5d4ac8a53592e7b00752bc39ff063ca9864c74"
+CLONE_NEWUSER = 0x10000000
+_NEWUSER_ONLY = {"value": CLONE_NEWUSER, "valueTwo": CLONE_NEWUSER, "op": "SCMP_CMP_MASKED_EQ"}
+# What deploy/sandbox-seccomp.json adds to Docker's default, comments aside: bubblewrap's
+# namespaces (clone and unshare of a new user namespace only), its mounts and its hostname.
+SECCOMP_ADDITIONS = [
+    {
+        "names": ["clone"],
+        "action": "SCMP_ACT_ALLOW",
+        "args": [{"index": 0, **_NEWUSER_ONLY}],
+        "excludes": {"arches": ["s390", "s390x"]},
+    },
+    {
+        "names": ["clone"],
+        "action": "SCMP_ACT_ALLOW",
+        "args": [{"index": 1, **_NEWUSER_ONLY}],
+        "includes": {"arches": ["s390", "s390x"]},
+    },
+    {"names": ["unshare"], "action": "SCMP_ACT_ALLOW", "args": [{"index": 0, **_NEWUSER_ONLY}]},
+    {"names": ["mount", "pivot_root", "sethostname", "umount2"], "action": "SCMP_ACT_ALLOW"},
+]
+# The whole environment the sandbox service may have: nothing secret, nothing that points
+# at another service.
+SANDBOX_ENVIRONMENT = {
+    "SANDBOX_ISOLATION",
+    "SANDBOX_BWRAP",
+    "SANDBOX_SERVICE_MAX_WORKERS",
+    "LOG_LEVEL",
+    "WORKBENCH_SANDBOX_CACHE",
+}
+_SECRET_LOOKING = re.compile(
+    r"KEY|SECRET|PASSWORD|PASSWD|TOKEN|CREDENTIAL|AUTH|_URL|URI|DSN|ENDPOINT|DATABASE|"
+    r"REDIS|POSTGRES|MINIO|S3_|LLM_|ADMIN|OPENAI|ANTHROPIC|OPENROUTER",
+)
 
 # ${NAME}, ${NAME-default} or ${NAME:-default} whose default holds no further ${...}.
 _VARIABLE = re.compile(r"\$\{(\w+)(?::?-([^${}]*))?\}")
@@ -39,8 +88,48 @@ def _defaults(value: str) -> str:
     return value
 
 
+def _interpolated(node: Any) -> Any:
+    """A whole compose document with every ${...} at its default, as compose would see it."""
+    if isinstance(node, dict):
+        return {key: _interpolated(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_interpolated(value) for value in node]
+    if isinstance(node, str):
+        return _defaults(node)
+    return node
+
+
 def _backend() -> dict[str, Any]:
     return _compose("docker-compose.yml")["services"]["backend"]
+
+
+def _sandbox() -> dict[str, Any]:
+    return _compose("docker-compose.yml")["services"]["sandbox"]
+
+
+def _volumes(service: dict[str, Any]) -> dict[str, str]:
+    """A service's volumes (short syntax) as {target: source}."""
+    mounts: dict[str, str] = {}
+    for volume in service.get("volumes", []):
+        assert isinstance(volume, str), f"write volumes in the short syntax: {volume!r}"
+        source, target, *_ = volume.split(":")
+        mounts[target] = source
+    return mounts
+
+
+def _option(service: dict[str, Any], name: str) -> list[str]:
+    """The values of a security_opt, e.g. "seccomp" or "apparmor" (after interpolation)."""
+    values = []
+    for option in service.get("security_opt", []):
+        key, _, value = _defaults(option).replace(":", "=", 1).partition("=")
+        if key == name:
+            values.append(value)
+    return values
+
+
+def _dockerfile_user() -> str:
+    dockerfile = (ROOT / "backend" / "Dockerfile").read_text()
+    return re.findall(r"^USER\s+(\S+)", dockerfile, flags=re.MULTILINE)[-1]
 
 
 def _backend_environment() -> dict[str, str | None]:
@@ -74,6 +163,22 @@ def test_env_example_copied_unchanged_keeps_the_defaults(monkeypatch: pytest.Mon
 def test_compose_files_parse() -> None:
     for name in ("docker-compose.infra.yml", "docker-compose.yml"):
         assert isinstance(_compose(name).get("services"), dict), f"{name} has no services"
+
+
+def test_compose_files_match_the_compose_schema() -> None:
+    """What `docker compose config` checks first, without Docker: keys, types, shapes."""
+    schema = json.loads((DEPLOY / "schema" / "compose-spec.json").read_text())
+    validator_class = jsonschema.validators.validator_for(schema)
+    validator_class.check_schema(schema)
+    validator = validator_class(schema)
+    for name in ("docker-compose.infra.yml", "docker-compose.yml"):
+        document = _compose(name)
+        for variant in (document, _interpolated(document)):
+            errors = [
+                f"{'/'.join(map(str, error.absolute_path))}: {error.message}"
+                for error in validator.iter_errors(variant)
+            ]
+            assert not errors, f"{name} does not match the Compose schema: {errors}"
 
 
 def test_infra_defines_the_services_with_healthchecks() -> None:
@@ -138,6 +243,9 @@ def test_backend_defaults_are_valid_settings(monkeypatch: pytest.MonkeyPatch) ->
     credentials = (settings.S3_ACCESS_KEY, settings.S3_SECRET_KEY)
     assert credentials == root
     assert settings.ADMIN_EMAIL is None and settings.ADMIN_PASSWORD is None
+    # Analysis runs in the sandbox service, never in the backend's container.
+    assert Path(SANDBOX_SOCKET) == settings.SANDBOX_SERVICE_SOCKET
+    assert settings.SANDBOX_ISOLATION is SandboxIsolation.required
 
 
 def test_backend_service_is_wired_to_the_infrastructure() -> None:
@@ -149,6 +257,7 @@ def test_backend_service_is_wired_to_the_infrastructure() -> None:
         "postgres": {"condition": "service_healthy"},
         "redis": {"condition": "service_healthy"},
         "minio-init": {"condition": "service_completed_successfully"},
+        "sandbox": {"condition": "service_healthy"},
     }
     assert backend["env_file"] == [{"path": ".env", "required": False}]
     assert "/readyz" in str(backend["healthcheck"]["test"])
@@ -170,6 +279,21 @@ def test_dockerfile_installs_from_the_lock_file() -> None:
     users = re.findall(r"^USER\s+(\S+)", dockerfile, flags=re.MULTILINE)
     assert users and users[-1] not in ("root", "0"), "the image must not run as root"
     assert re.search(r"^EXPOSE 8000$", dockerfile, flags=re.MULTILINE)
+    # The system-call filter is compiled with libseccomp.
+    assert "libseccomp2" in dockerfile
+
+
+def test_dockerfile_makes_the_volume_folders_for_its_user() -> None:
+    """New named volumes copy the owner of the folder they are mounted on, from the image."""
+    dockerfile = (ROOT / "backend" / "Dockerfile").read_text()
+    uid, _, gid = _dockerfile_user().partition(":")
+    assert re.search(rf"useradd\b[^\n]*--uid {uid}\b", dockerfile)
+    assert re.search(rf"groupadd\b[^\n]*--gid {gid}\b", dockerfile)
+    mounted = {target for service in (_backend(), _sandbox()) for target in _volumes(service)}
+    assert mounted == {"/data", "/data/workspaces", SANDBOX_WORKSPACES, "/run/workbench-sandbox"}
+    chown = re.search(r"chown workbench:workbench ([^\n\\&]+)", dockerfile)
+    assert chown, "the Dockerfile must chown the volume folders to its user"
+    assert mounted <= set(chown[1].split()), f"not owned by the image's user: {mounted}"
 
 
 def test_dockerignore_keeps_local_state_out() -> None:
@@ -177,3 +301,156 @@ def test_dockerignore_keeps_local_state_out() -> None:
     for pattern in (".git", "backend/.venv", "frontend/node_modules", "**/__pycache__", "data/"):
         assert pattern in patterns, f".dockerignore lacks {pattern}"
     assert "**/.env" in patterns, "secrets in .env must not reach the image"
+
+
+def test_sandbox_service_runs_the_backends_image_as_its_user() -> None:
+    sandbox, backend = _sandbox(), _backend()
+    assert sandbox["build"] == backend["build"], "the sandbox service runs the backend's image"
+    # Same uid: the workspaces are written by both, the socket is open to owner and group.
+    assert sandbox["user"] == backend["user"] == _dockerfile_user()
+    assert sandbox["command"] == [
+        "python",
+        "-m",
+        "app.sandbox.service",
+        "--socket",
+        SANDBOX_SOCKET,
+        "--workspaces",
+        SANDBOX_WORKSPACES,
+    ]
+    assert sandbox["restart"] == "unless-stopped"
+    assert sandbox["init"] is True
+    health = "\n".join(sandbox["healthcheck"]["test"])
+    assert SANDBOX_SOCKET in health and '"status"' in health
+
+
+def test_sandbox_service_holds_no_secret() -> None:
+    sandbox = _sandbox()
+    assert "env_file" not in sandbox, "the sandbox service must not read .env (secrets)"
+    environment = sandbox["environment"]
+    assert isinstance(environment, dict), "write the sandbox's environment as a mapping"
+    assert set(environment) <= SANDBOX_ENVIRONMENT, (
+        f"unexpected variables in the sandbox service: {set(environment) - SANDBOX_ENVIRONMENT}"
+    )
+    for name, value in environment.items():
+        assert not _SECRET_LOOKING.search(name), f"{name} looks like a secret"
+        referenced = re.findall(r"\$\{(\w+)", str(value or ""))
+        assert not any(_SECRET_LOOKING.search(ref) for ref in referenced), (name, value)
+    assert _defaults(environment["SANDBOX_ISOLATION"]) in {m.value for m in SandboxIsolation}
+    assert environment["SANDBOX_BWRAP"] is None  # passed only when set
+    cache = PurePosixPath(environment["WORKBENCH_SANDBOX_CACHE"])
+    assert any(cache.is_relative_to(PurePosixPath(t.split(":")[0])) for t in sandbox["tmpfs"]), (
+        "the runtime cache must be on a tmpfs: the root file system is read-only"
+    )
+
+
+def test_sandbox_service_is_confined() -> None:
+    sandbox = _sandbox()
+    assert sandbox["network_mode"] == "none", "analysis code must have no network"
+    assert "networks" not in sandbox and "ports" not in sandbox and "expose" not in sandbox
+    assert sandbox["read_only"] is True
+    assert sandbox["cap_drop"] == ["ALL"]
+    for forbidden in ("cap_add", "privileged", "devices", "pid", "ipc", "userns_mode"):
+        assert forbidden not in sandbox, f"the sandbox service must not set {forbidden}"
+    tmp = [entry for entry in sandbox["tmpfs"] if entry.split(":")[0] == "/tmp"]
+    assert tmp and "size=" in tmp[0], "a size-limited /tmp"
+    # Workers: at most 64 tasks each (their own limit), bubblewrap's monitor, two relay
+    # threads in the service; some for the service itself.
+    workers = int(_defaults(sandbox["environment"]["SANDBOX_SERVICE_MAX_WORKERS"]))
+    assert isinstance(sandbox["pids_limit"], int)
+    assert sandbox["pids_limit"] >= workers * (SandboxLimits().max_processes + 3) + 100
+    memory = _defaults(sandbox["mem_limit"])
+    assert re.fullmatch(r"\d+[kmg]", memory), memory
+    assert _defaults(sandbox["memswap_limit"]) == memory, "no swap beyond the memory limit"
+
+    assert _option(sandbox, "no-new-privileges") == ["true"]
+    assert _option(sandbox, "seccomp") == ["./deploy/sandbox-seccomp.json"]
+    assert (ROOT / "deploy" / "sandbox-seccomp.json").is_file()
+    # Docker's AppArmor profile denies mount: unconfined by default, or the shipped profile.
+    assert _option(sandbox, "apparmor") == ["unconfined"]
+    shipped = (DEPLOY / "apparmor" / "workbench-sandbox").read_text()
+    variable = re.search(r"apparmor=\$\{(\w+):-unconfined\}", str(sandbox["security_opt"]))
+    assert variable and f"{variable[1]}=workbench-sandbox" in shipped
+    # bubblewrap mounts a fresh /proc, which the kernel refuses while Docker masks parts of it.
+    assert _option(sandbox, "systempaths") == ["unconfined"]
+    assert not {"unconfined", "builtin"} & set(_option(sandbox, "seccomp"))
+    assert not _option(sandbox, "label"), "keep SELinux labels as they are"
+
+
+def test_only_the_workspaces_and_the_socket_are_shared() -> None:
+    backend, sandbox = _volumes(_backend()), _volumes(_sandbox())
+    environment = _backend_environment()
+    data_dir = PurePosixPath(str(environment["DATA_DIR"]))
+    session = uuid.uuid4()
+
+    # The backend keeps a session's workspace at DATA_DIR/workspaces/<id>; the sandbox sees
+    # that folder at /workspaces/<id>, through the same volume.
+    workspaces = PurePosixPath(workspace_dir(Path(data_dir), session)).parent
+    assert backend[str(workspaces)] == sandbox[SANDBOX_WORKSPACES]
+    socket_dir = str(PurePosixPath(SANDBOX_SOCKET).parent)
+    assert backend[socket_dir] == sandbox[socket_dir]
+    assert environment["SANDBOX_SERVICE_SOCKET"] == SANDBOX_SOCKET
+    assert set(sandbox) == {SANDBOX_WORKSPACES, socket_dir}, "the sandbox sees nothing else"
+
+    # Named volumes, not folders of the host; the new ones are declared.
+    declared = set(_compose("docker-compose.yml")["volumes"])
+    assert set(sandbox.values()) <= declared
+    assert not any(source.startswith((".", "/", "~")) for source in sandbox.values())
+    # /data itself (database files, manifests, the generated signing key) stays private.
+    assert backend["/data"] not in sandbox.values()
+    private = [manifest_path(Path(data_dir), session), Path(data_dir) / ".secret_key"]
+    for path in private:
+        assert not PurePosixPath(path).is_relative_to(workspaces), path
+    for target, source in backend.items():
+        if source in sandbox.values():
+            assert not any(PurePosixPath(path).is_relative_to(target) for path in private)
+
+
+def test_sandbox_seccomp_profile_is_dockers_default_plus_bubblewrap() -> None:
+    default_bytes = (DEPLOY / "seccomp" / "docker-default.json").read_bytes()
+    assert hashlib.sha256(default_bytes).hexdigest() == DOCKER_DEFAULT_SECCOMP_SHA256
+    default = json.loads(default_bytes)
+    profile = json.loads((DEPLOY / "sandbox-seccomp.json").read_text())
+
+    assert profile["defaultAction"] == default["defaultAction"] == "SCMP_ACT_ERRNO"
+    assert {k: v for k, v in profile.items() if k != "syscalls"} == {
+        k: v for k, v in default.items() if k != "syscalls"
+    }
+    count = len(default["syscalls"])
+    assert profile["syscalls"][:count] == default["syscalls"], "Docker's rules, unchanged"
+    added = profile["syscalls"][count:]
+    assert all(rule["comment"].startswith("workbench sandbox:") for rule in added)
+    assert [{k: v for k, v in rule.items() if k != "comment"} for rule in added] == (
+        SECCOMP_ADDITIONS
+    )
+
+
+def test_apparmor_profiles_grant_what_bubblewrap_needs() -> None:
+    sandbox = (DEPLOY / "apparmor" / "workbench-sandbox").read_text()
+    rules = {line.strip() for line in sandbox.splitlines()}
+    assert "profile workbench-sandbox flags=(attach_disconnected,mediate_deleted) {" in rules
+    assert {"abi <abi/4.0>,", "userns,", "mount,", "umount,", "pivot_root,", "unix,"} <= rules
+    assert "deny mount," not in rules
+    assert "deny @{PROC}/kcore rwklx," in rules
+
+    bwrap = (DEPLOY / "apparmor" / "workbench-bwrap").read_text()
+    assert 'profile workbench-bwrap "@BWRAP@" flags=(unconfined) {' in bwrap
+    assert "  userns,\n" in bwrap
+
+
+def test_readme_explains_sandbox_isolation() -> None:
+    """The sandbox's error messages send operators to this section."""
+    readme = (ROOT / "README.md").read_text()
+    assert re.search(r"^## Sandbox isolation$", readme, flags=re.MULTILINE)
+    section = readme.split("## Sandbox isolation", 1)[1].split("\n## ", 1)[0]
+    for needle in (
+        "kernel.apparmor_restrict_unprivileged_userns",
+        "kernel.unprivileged_userns_clone",
+        "user.max_user_namespaces",
+        "deploy/apparmor/workbench-bwrap",
+        "deploy/apparmor/workbench-sandbox",
+        "SANDBOX_APPARMOR_PROFILE",
+        "systempaths=unconfined",
+        "sandbox_unavailable",
+        "SANDBOX_ISOLATION=none",
+    ):
+        assert needle in section, f"README 'Sandbox isolation' does not mention {needle}"
