@@ -50,6 +50,11 @@ class Settings(BaseSettings):
 
     # Metadata and history: SQLAlchemy async URL; SQLite in DATA_DIR when unset.
     DATABASE_URL: str | None = None
+    # Connections per process (Postgres): requests and runs take one only for each short
+    # unit of work; past size + overflow a request waits this long, then answers 503.
+    DATABASE_POOL_SIZE: int = Field(10, ge=1, le=500)
+    DATABASE_MAX_OVERFLOW: int = Field(10, ge=0, le=500)
+    DATABASE_POOL_TIMEOUT_SECONDS: float = Field(10, gt=0, le=300)
 
     # Locks and event logs: Redis when set, in-process otherwise.
     REDIS_URL: str | None = None
@@ -75,6 +80,9 @@ class Settings(BaseSettings):
     SANDBOX_STEP_TIMEOUT_SECONDS: float = Field(120, gt=0)
     SANDBOX_MEMORY_MB: int = Field(2048, ge=256)
     SANDBOX_IDLE_SECONDS: float = Field(900, gt=0)
+    # Sandbox workers alive at once in this process; unset: as many as fit in three
+    # quarters of the memory at SANDBOX_MEMORY_MB each. Runs beyond it wait, queued.
+    SANDBOX_MAX_WORKERS: int | None = Field(None, ge=1, le=10_000)
     # "required": analysis runs only in an isolated sandbox (else queries answer 503);
     # "none": code runs with limits only, for a single trusted user.
     SANDBOX_ISOLATION: SandboxIsolation = SandboxIsolation.required
@@ -117,6 +125,7 @@ class Settings(BaseSettings):
         "ADMIN_EMAIL",
         "SANDBOX_BWRAP",
         "SANDBOX_SERVICE_SOCKET",
+        "SANDBOX_MAX_WORKERS",
         mode="before",
     )
     @classmethod

@@ -25,12 +25,26 @@ log = logging.getLogger(__name__)
 BACKEND_DIR = Path(__file__).resolve().parent.parent
 
 
-def create_engine(url: str) -> AsyncEngine:
+def create_engine(
+    url: str, *, pool_size: int = 10, max_overflow: int = 10, pool_timeout: float = 10
+) -> AsyncEngine:
+    """The engine; past pool_size + max_overflow connections a caller waits pool_timeout
+    seconds, then gets sqlalchemy's TimeoutError (a 503 for requests, see errors.py)."""
+    pool = {"pool_size": pool_size, "max_overflow": max_overflow, "pool_timeout": pool_timeout}
     if url.startswith("sqlite"):
-        engine = create_async_engine(url, connect_args={"timeout": 30})
+        engine = create_async_engine(url, connect_args={"timeout": 30}, **pool)
         _tune_sqlite(engine.sync_engine)
         return engine
-    return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True)
+    return create_async_engine(url, pool_pre_ping=True, **pool)
+
+
+async def release_connection(session: AsyncSession) -> None:
+    """End the session's transaction so its connection goes back to the pool before slow work.
+
+    The loaded objects stay usable (expire_on_commit=False); the next query takes a
+    connection again. Call it before streaming, parsing or waiting inside a request.
+    """
+    await session.commit()
 
 
 def _tune_sqlite(engine: Engine) -> None:

@@ -9,11 +9,15 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.files.preview import PreviewError
 
 log = logging.getLogger(__name__)
+
+# Seconds a client is asked to wait before trying again after a 503 of a backing service.
+RETRY_AFTER_SECONDS = 5
 
 
 class AppError(Exception):
@@ -94,6 +98,10 @@ def _validation_sentence(exc: RequestValidationError) -> str:
     return "Invalid request: " + "; ".join(parts)
 
 
+def _unavailable(body: dict[str, Any]) -> JSONResponse:
+    return JSONResponse(body, 503, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(AppError)
     async def _app_error(_: Request, exc: AppError) -> JSONResponse:
@@ -124,8 +132,18 @@ def install_error_handlers(app: FastAPI) -> None:
             body = error_body(
                 "The database is not answering; try again shortly.", "database_unavailable"
             )
-            return JSONResponse(body, 503)
+            return _unavailable(body)
         return await _unexpected(request, exc)
+
+    @app.exception_handler(PoolTimeout)
+    async def _pool_exhausted(request: Request, exc: PoolTimeout) -> JSONResponse:
+        # Every connection of the pool stayed busy for DATABASE_POOL_TIMEOUT_SECONDS.
+        log.warning("database pool exhausted on %s %s", request.method, request.url.path)
+        body = error_body(
+            "The server is busy (all database connections are in use); try again shortly.",
+            "server_busy",
+        )
+        return _unavailable(body)
 
     @app.exception_handler(OSError)
     async def _connection(request: Request, exc: OSError) -> JSONResponse:
@@ -136,7 +154,7 @@ def install_error_handlers(app: FastAPI) -> None:
         body = error_body(
             "A backing service is not answering; try again shortly.", "service_unavailable"
         )
-        return JSONResponse(body, 503)
+        return _unavailable(body)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

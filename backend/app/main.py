@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import logging
 import sys
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
@@ -26,6 +28,7 @@ from app.runs.sandboxes import SandboxPool
 from app.web import mount_spa
 
 API_PREFIX = "/api/v1"
+BLOCKING_THREADS = 64
 log = logging.getLogger("app")
 
 
@@ -41,7 +44,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         settings.DATA_DIR.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(settings.database_url)
+        # Blocking work (file I/O, starting sandbox workers, previews) runs in threads; the
+        # default pool has cpu+4 of them, which a few slow worker starts would fill.
+        threads = ThreadPoolExecutor(max_workers=BLOCKING_THREADS, thread_name_prefix="blocking")
+        asyncio.get_running_loop().set_default_executor(threads)
+        engine = create_engine(
+            settings.database_url,
+            pool_size=settings.DATABASE_POOL_SIZE,
+            max_overflow=settings.DATABASE_MAX_OVERFLOW,
+            pool_timeout=settings.DATABASE_POOL_TIMEOUT_SECONDS,
+        )
         await migrate(settings.database_url)
         storage = create_storage(settings)
         if isinstance(storage, S3Storage):
@@ -95,6 +107,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await locks.close()
             await storage.close()
             await engine.dispose()
+            threads.shutdown(wait=False, cancel_futures=True)
 
     app = FastAPI(
         title="Workbench",

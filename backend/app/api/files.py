@@ -7,6 +7,7 @@ from fastapi.responses import StreamingResponse
 
 from app.api.deps import DbDep, OwnedFile, OwnedProject, PageDep, SettingsDep, StorageDep
 from app.api.headers import stored_bytes_headers
+from app.db import release_connection
 from app.errors import PayloadTooLarge
 from app.files import service
 from app.files.schemas import FileOut, FilePreview
@@ -103,4 +104,5 @@ async def preview_file(
     file: OwnedFile, db: DbDep, storage: StorageDep, settings: SettingsDep
 ) -> FilePreview:
     cache_dir = Path(settings.DATA_DIR) / "cache" / "files"
-    return FilePreview.model_validate(await service.preview(db, storage, file, cache_dir))
+    await release_connection(db)  # parsing may take seconds; the row is written after
+    return FilePreview.model_validate(await service.preview(storage, file, cache_dir))

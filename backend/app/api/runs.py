@@ -9,6 +9,7 @@ from fastapi.responses import StreamingResponse
 from app.api.deps import CurrentUser, DbDep, OwnedSession, PageDep, SettingsDep, StorageDep
 from app.api.headers import stored_bytes_headers
 from app.api.sse import SSE_RESPONSE_DOC, frames, sse_response
+from app.db import release_connection
 from app.errors import Conflict
 from app.files.service import stream_object
 from app.infra.events import RunEvent, RunEventLog
@@ -48,11 +49,16 @@ OwnedRun = Annotated[Run, Depends(owned_run)]
     responses={**SSE_RESPONSE_DOC, 409: {"description": "The session is busy (code session_busy)"}},
 )
 async def ask(
-    body: QueryRequest, session: OwnedSession, runs: OrchestratorDep, events: EventsDep
+    body: QueryRequest,
+    session: OwnedSession,
+    db: DbDep,
+    runs: OrchestratorDep,
+    events: EventsDep,
 ) -> StreamingResponse:
     """Ask a question: starts a run and streams its events. The run goes on if the client leaves."""
-    # The request's transaction ends before the stream starts (the DB dependency is
-    # function-scoped); the orchestrator records the run with sessions of its own.
+    # The orchestrator records the run with sessions of its own: the request's connection
+    # goes back first, so a burst of queries never waits on itself for connections.
+    await release_connection(db)
     run = await runs.start(session, body)
     return sse_response(frames(events.follow(str(run.id), 0)))
 

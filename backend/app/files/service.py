@@ -237,9 +237,7 @@ CSV_HEAD_START = 4 * 1024 * 1024
 CSV_HEAD_MAX = 64 * 1024 * 1024
 
 
-async def preview(
-    db: AsyncSession, storage: ObjectStorage, file: File, cache_dir: Path
-) -> dict[str, Any]:
+async def preview(storage: ObjectStorage, file: File, cache_dir: Path) -> dict[str, Any]:
     """The file's preview, computed once per content and kept on the row.
 
     The parsing runs in a child process under a time and memory limit (preview_process):

@@ -23,7 +23,7 @@ from smolagents.agents import ActionStep, FinalAnswerStep
 from smolagents.memory import ToolCall
 from smolagents.models import ChatMessageStreamDelta
 from smolagents.utils import AgentGenerationError
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.agent import prompting
@@ -42,10 +42,10 @@ from app.files.preview import PreviewError, preview_kind
 from app.infra.events import RunEventLog
 from app.infra.locks import SessionLocks
 from app.infra.storage import ObjectStorage
-from app.models import Artifact, File, Run, RunEventRow, RunStatus, RunStep, Session
+from app.models import Artifact, File, Project, Run, RunEventRow, RunStatus, RunStep, Session
 from app.models.base import utcnow
 from app.runs.recorder import EventRecorder
-from app.runs.sandboxes import SandboxPool
+from app.runs.sandboxes import SandboxPool, SlotTicket
 from app.runs.schemas import ArtifactOut, QueryRequest
 from app.runs.workspace import manifest_path, materialize, workspace_dir
 from app.sandbox import (
@@ -63,6 +63,7 @@ log = logging.getLogger(__name__)
 LOCK_TTL_SECONDS = 30.0
 LOCK_RENEW_SECONDS = 10.0
 CANCEL_POLL_SECONDS = 0.25
+QUEUE_POLL_SECONDS = 0.5
 CANCEL_GRACE_SECONDS = 10.0
 LOG_RETENTION_SECONDS = 3600
 OUTPUT_EVENT_CHARS = 20_000
@@ -105,7 +106,8 @@ class RunOrchestrator:
 
     # Starting ---------------------------------------------------------------------
     async def start(self, session: Session, body: QueryRequest) -> Run:
-        """Take the session lock, record the run, emit run.started and run it in the background."""
+        """Take the session lock and a sandbox slot (or a place in the queue), record the run,
+        emit run.started (or run.queued) and run it in the background."""
         model_id = resolve_model(self.settings, body.model)
         sandbox = await self.sandboxes.status()
         if not sandbox.available:
@@ -123,33 +125,66 @@ class RunOrchestrator:
                 "This session is still answering another question; wait for it or stop it.",
                 code="session_busy",
             )
+        ticket: SlotTicket | None = None
         try:
             async with self.factory() as db:
                 if file_ids:
                     await self._check_files(db, session, body.file_ids)
+                owner = await db.scalar(
+                    select(Project.owner_id).where(Project.id == session.project_id)
+                )
+                ticket = self.sandboxes.claim(session.id, owner or session.project_id)
                 run = Run(
                     session_id=session.id,
-                    status=RunStatus.running,
+                    status=RunStatus.running if ticket.granted.is_set() else RunStatus.queued,
                     query=body.query,
                     model=model_id,
                     file_ids=file_ids,
-                    started_at=utcnow(),
+                    started_at=utcnow() if ticket.granted.is_set() else None,
                 )
                 db.add(run)
                 await db.commit()
             recorder = EventRecorder(run.id, self.events, self.factory)
-            await recorder.emit(
-                "run.started", session_id=str(session.id), model=model_id, query=body.query
-            )
+            if ticket.granted.is_set():
+                await self._announce_start(run, recorder)
+            else:
+                await recorder.emit("run.queued", position=ticket.position)
         except BaseException:
+            if ticket is not None:
+                self.sandboxes.withdraw(ticket)
+                self.sandboxes.release(session.id)
             await self.locks.release(str(session.id), token)
             raise
         live = LiveRun(run.id, session.id)
         self._live[run.id] = live
         live.task = asyncio.create_task(
-            self._execute(live, run, recorder, token), name=f"run-{run.id}"
+            self._execute(live, run, recorder, token, ticket), name=f"run-{run.id}"
         )
         return run
+
+    async def _announce_start(self, run: Run, recorder: EventRecorder) -> None:
+        await recorder.emit(
+            "run.started", session_id=str(run.session_id), model=run.model, query=run.query
+        )
+
+    async def _wait_for_slot(
+        self, live: LiveRun, run: Run, recorder: EventRecorder, ticket: SlotTicket
+    ) -> None:
+        """Wait, queued, for a sandbox slot; then the run is running (and says so)."""
+        announced = ticket.position
+        while not await ticket.wait(QUEUE_POLL_SECONDS):
+            if live.stop.is_set() or await self.events.cancel_requested(str(run.id)):
+                self.sandboxes.withdraw(ticket)
+                raise RunCancelled
+            if ticket.position != announced and ticket.position > 0:
+                announced = ticket.position
+                await recorder.emit("run.queued", position=announced)
+        async with self.factory() as db:
+            row = await db.get(Run, run.id)
+            if row is not None:
+                row.status, row.started_at = RunStatus.running, utcnow()
+                await db.commit()
+        await self._announce_start(run, recorder)
 
     async def _check_files(
         self, db: AsyncSession, session: Session, file_ids: list[uuid.UUID]
@@ -187,12 +222,16 @@ class RunOrchestrator:
         await asyncio.wait_for(live.done.wait(), wait_seconds)
 
     # Running ------------------------------------------------------------------------
-    async def _execute(self, live: LiveRun, run: Run, recorder: EventRecorder, token: str) -> None:
+    async def _execute(
+        self, live: LiveRun, run: Run, recorder: EventRecorder, token: str, ticket: SlotTicket
+    ) -> None:
         started = time.monotonic()
         keep_lock = asyncio.create_task(self._keep_lock(live.session_id, token))
         outcome = _Outcome()
         try:
-            await self._answer(live, run, recorder, outcome)
+            if not ticket.granted.is_set():
+                await self._wait_for_slot(live, run, recorder, ticket)
+            await self._answer(live, run, recorder, outcome, ticket)
             outcome.status = RunStatus.succeeded
         except RunCancelled:
             outcome.status, outcome.error = RunStatus.cancelled, "Stopped by the user."
@@ -208,6 +247,7 @@ class RunOrchestrator:
             outcome.error = f"The run failed: {type(exc).__name__}: {exc}"
         finally:
             keep_lock.cancel()
+            self.sandboxes.withdraw(ticket)
             self.sandboxes.release(live.session_id)
             try:
                 await self._save_outcome(run, outcome)
@@ -255,7 +295,12 @@ class RunOrchestrator:
         await self.events.expire(str(run.id), LOG_RETENTION_SECONDS)
 
     async def _answer(
-        self, live: LiveRun, run: Run, recorder: EventRecorder, outcome: _Outcome
+        self,
+        live: LiveRun,
+        run: Run,
+        recorder: EventRecorder,
+        outcome: _Outcome,
+        ticket: SlotTicket,
     ) -> None:
         async with self.factory() as db:
             session = await db.get(Session, live.session_id)
@@ -265,18 +310,18 @@ class RunOrchestrator:
                     select(File).where(File.project_id == session.project_id).order_by(File.name)
                 )
             )
-            workspace = workspace_dir(self.settings.DATA_DIR, session.id)
-            manifest = manifest_path(self.settings.DATA_DIR, session.id)
-            await materialize(self.storage, workspace, manifest, files)
-            file_infos = [
-                await self._describe(db, f, pinned=str(f.id) in run.file_ids) for f in files
-            ]
             history = await self._history(db, session.id, run.id)
-            await db.commit()  # previews computed for the description are kept
+        # No connection is held while files download and previews are computed.
+        workspace = workspace_dir(self.settings.DATA_DIR, live.session_id)
+        manifest = manifest_path(self.settings.DATA_DIR, live.session_id)
+        await materialize(self.storage, workspace, manifest, files)
+        unpreviewed = {f.id for f in files if f.preview is None}
+        file_infos = [await self._describe(f, pinned=str(f.id) in run.file_ids) for f in files]
+        await self._keep_previews([f for f in files if f.id in unpreviewed and f.preview])
         prompt = prompting.render_system_prompt(
             files=file_infos, history=history, authorized_imports=list(DEFAULT_AUTHORIZED_IMPORTS)
         )
-        worker = await self.sandboxes.acquire(live.session_id, workspace)
+        worker = await self.sandboxes.acquire(ticket)
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
 
@@ -333,13 +378,26 @@ class RunOrchestrator:
             elif kind == "done":
                 return
 
-    async def _describe(self, db: AsyncSession, file: File, pinned: bool) -> prompting.FileInfo:
+    async def _keep_previews(self, files: list[File]) -> None:
+        """Store previews computed for the prompt, so the next run and the browser reuse them."""
+        if not files:
+            return
+        async with self.factory() as db:
+            for file in files:
+                await db.execute(
+                    update(File)
+                    .where(File.id == file.id)
+                    .values(preview=file.preview, row_count=file.row_count)
+                )
+            await db.commit()
+
+    async def _describe(self, file: File, pinned: bool) -> prompting.FileInfo:
         size = prompting.human_size(file.size)
         if preview_kind(file.name) is None:
             return prompting.FileInfo(file.name, size, pinned=pinned)
         try:
             preview = await files_service.preview(
-                db, self.storage, file, self.settings.DATA_DIR / "cache" / "files"
+                self.storage, file, self.settings.DATA_DIR / "cache" / "files"
             )
         except PreviewError as exc:
             return prompting.FileInfo(

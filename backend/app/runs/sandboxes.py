@@ -1,13 +1,31 @@
-"""One sandbox worker per live session, started on demand and reaped when idle."""
+"""A bounded pool of sandbox workers, one per live session, shared fairly between users.
+
+At most `SANDBOX_MAX_WORKERS` workers live at once (a worker may use up to
+`SANDBOX_MEMORY_MB`, so the bound is what keeps the machine's memory safe). A run asks for
+a *slot* before it starts: a session that has a worker takes it; otherwise a free slot, or
+the slot of the least recently used idle worker (which is stopped first). When every
+worker is busy the run waits in a queue. The queue is fair between users: the next slot
+goes to the user with the fewest busy workers (then to whoever waited longest), so one
+user's fifty sessions cannot starve another user's one.
+
+Slots are granted synchronously on the event loop (no await between the check and the
+grant), so there is nothing to race.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
+import os
 import shutil
 import time
 import uuid
+from collections import Counter
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from app.config import Settings
 from app.runs.workspace import manifest_path, workspace_dir
@@ -23,6 +41,9 @@ from app.sandbox import (
 
 log = logging.getLogger(__name__)
 REAP_EVERY_SECONDS = 60.0
+# Share of the machine's memory that sandbox workers may take (the default bound).
+MEMORY_SHARE = 0.75
+MAX_DEFAULT_WORKERS = 64
 
 
 def create_launcher(settings: Settings) -> WorkerLauncher:
@@ -30,6 +51,54 @@ def create_launcher(settings: Settings) -> WorkerLauncher:
     if settings.SANDBOX_SERVICE_SOCKET is not None:
         return ServiceLauncher(settings.SANDBOX_SERVICE_SOCKET)
     return LocalLauncher(settings.SANDBOX_ISOLATION.value, settings.SANDBOX_BWRAP)
+
+
+def available_memory_mb() -> int | None:
+    """The memory this process may use: the machine's, or its cgroup's limit if lower."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            raw = Path(limit_file).read_text().strip()
+        except OSError:
+            continue
+        if raw.isdigit():
+            total = min(total, int(raw))
+        break
+    return total // (1024 * 1024)
+
+
+def default_max_workers(memory_mb_per_worker: int) -> int:
+    """As many workers as fit in three quarters of the memory at their limit (at least 2)."""
+    memory = available_memory_mb()
+    if memory is None:
+        return 4
+    fits = int(memory * MEMORY_SHARE) // memory_mb_per_worker
+    return max(2, min(MAX_DEFAULT_WORKERS, fits))
+
+
+@dataclass(eq=False)
+class SlotTicket:
+    """A run's claim on a worker slot: granted at once, or queued until one frees up."""
+
+    session_id: uuid.UUID
+    user_id: uuid.UUID
+    order: int
+    granted: asyncio.Event = field(default_factory=asyncio.Event)
+    # 1 for the next in line; 0 once granted.
+    position: int = 0
+    # A worker being stopped to make room; its slot is ours once it has stopped.
+    evicting: asyncio.Task[None] | None = None
+
+    async def wait(self, seconds: float) -> bool:
+        """Whether the slot is granted, waiting at most this long for it."""
+        try:
+            await asyncio.wait_for(self.granted.wait(), seconds)
+        except TimeoutError:
+            return False
+        return True
 
 
 class SandboxPool:
@@ -42,9 +111,16 @@ class SandboxPool:
             idle_seconds=settings.SANDBOX_IDLE_SECONDS,
             disk_mb=settings.SANDBOX_DISK_MB,
         )
+        self.max_workers = settings.SANDBOX_MAX_WORKERS or default_max_workers(
+            settings.SANDBOX_MEMORY_MB
+        )
         self._workers: dict[uuid.UUID, SandboxWorker] = {}
-        self._busy: set[uuid.UUID] = set()
+        self._busy: dict[uuid.UUID, uuid.UUID] = {}  # session → its user
+        self._stopping = 0  # evicted workers not yet stopped (they still hold memory)
+        self._queue: list[SlotTicket] = []
+        self._order = itertools.count()
         self._reaper: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
 
     async def prepare(self) -> SandboxStatus:
         """Probe the isolation and build the runtime cache (slow only the first time)."""
@@ -58,25 +134,128 @@ class SandboxPool:
     def start_reaper(self) -> None:
         self._reaper = asyncio.create_task(self._reap_forever())
 
-    async def acquire(self, session_id: uuid.UUID, workspace: Path) -> SandboxWorker:
-        """The session's worker, started if needed (off the event loop). Pair with release()."""
-        worker = self._workers.get(session_id)
-        if worker is None:
-            worker = SandboxWorker(workspace, launcher=self.launcher, limits=self.limits)
-            self._workers[session_id] = worker
-        self._busy.add(session_id)
+    # Slots ----------------------------------------------------------------------------
+    def claim(self, session_id: uuid.UUID, user_id: uuid.UUID) -> SlotTicket:
+        """Claim a slot for the session's next run: granted now, or queued (see position)."""
+        if session_id in self._busy:
+            raise RuntimeError(f"session {session_id} already holds a sandbox slot")
+        ticket = SlotTicket(session_id, user_id, next(self._order))
+        if not self._queue and self._try_grant(ticket):
+            return ticket
+        self._queue.append(ticket)
+        self._dispatch()
+        return ticket
+
+    def withdraw(self, ticket: SlotTicket) -> None:
+        """Give up a queued ticket (the run was cancelled before it got a worker)."""
+        if ticket in self._queue:
+            self._queue.remove(ticket)
+            self._renumber()
+
+    def release(self, session_id: uuid.UUID) -> None:
+        """The session's run ended: its worker stays warm but may now be evicted."""
+        if self._busy.pop(session_id, None) is not None:
+            self._dispatch()
+
+    @property
+    def queued(self) -> int:
+        return len(self._queue)
+
+    @property
+    def busy(self) -> int:
+        return len(self._busy)
+
+    @property
+    def live(self) -> int:
+        return len(self._workers)
+
+    def _try_grant(self, ticket: SlotTicket) -> bool:
+        session_id = ticket.session_id
+        if session_id not in self._workers:
+            if len(self._workers) + self._stopping >= self.max_workers:
+                victim = self._least_recently_used_idle()
+                if victim is None:
+                    return False
+                log.info("stopping the sandbox of session %s: its slot is needed", victim)
+                ticket.evicting = self._evict(victim)
+            self._workers[session_id] = SandboxWorker(
+                workspace_dir(self.settings.DATA_DIR, session_id),
+                launcher=self.launcher,
+                limits=self.limits,
+            )
+        self._busy[session_id] = ticket.user_id
+        ticket.position = 0
+        ticket.granted.set()
+        return True
+
+    def _least_recently_used_idle(self) -> uuid.UUID | None:
+        idle = [(w.last_used, s) for s, w in self._workers.items() if s not in self._busy]
+        return min(idle)[1] if idle else None
+
+    def _evict(self, session_id: uuid.UUID) -> asyncio.Task[None]:
+        """Stop an idle worker; until it has stopped it still counts against the bound."""
+        worker = self._workers.pop(session_id)
+        self._stopping += 1
+
+        async def stop() -> None:
+            try:
+                await asyncio.to_thread(worker.close)
+            finally:
+                self._stopping -= 1
+
+        return self._spawn(stop())
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _dispatch(self) -> None:
+        """Grant slots to queued tickets, fairest first, while any can be had."""
+        while self._queue:
+            ticket = self._fair_order()[0]
+            if not self._try_grant(ticket):
+                break
+            self._queue.remove(ticket)
+        self._renumber()
+
+    def _fair_order(self) -> list[SlotTicket]:
+        """The queue in the order slots will go: fewest busy workers per user first."""
+        load = Counter(self._busy.values())
+        pending: dict[uuid.UUID, list[SlotTicket]] = {}
+        for ticket in sorted(self._queue, key=lambda t: t.order):
+            pending.setdefault(ticket.user_id, []).append(ticket)
+        order: list[SlotTicket] = []
+        while pending:
+            user = min(pending, key=lambda u: (load[u], pending[u][0].order))
+            order.append(pending[user].pop(0))
+            load[user] += 1
+            if not pending[user]:
+                del pending[user]
+        return order
+
+    def _renumber(self) -> None:
+        for position, ticket in enumerate(self._fair_order(), start=1):
+            ticket.position = position
+
+    # Workers --------------------------------------------------------------------------
+    async def acquire(self, ticket: SlotTicket) -> SandboxWorker:
+        """The session's worker for a granted ticket, started if needed (off the event loop)."""
+        assert ticket.granted.is_set(), "acquire() needs a granted slot"
+        if ticket.evicting is not None:
+            await asyncio.shield(ticket.evicting)  # its memory is ours only once it stopped
+        worker = self._workers[ticket.session_id]
         if not worker.alive:
             await asyncio.to_thread(worker.start)
         return worker
-
-    def release(self, session_id: uuid.UUID) -> None:
-        self._busy.discard(session_id)
 
     async def discard(self, session_id: uuid.UUID) -> None:
         """Stop the session's worker and remove its workspace (the session was deleted)."""
         worker = self._workers.pop(session_id, None)
         if worker is not None:
             await asyncio.to_thread(worker.close)
+            self._dispatch()
         data_dir = self.settings.DATA_DIR
         await asyncio.to_thread(shutil.rmtree, workspace_dir(data_dir, session_id), True)
         await asyncio.to_thread(manifest_path(data_dir, session_id).unlink, True)
@@ -91,13 +270,15 @@ class SandboxPool:
         for session_id, worker in list(self._workers.items()):
             if session_id in self._busy or now - worker.last_used < self.limits.idle_seconds:
                 continue
-            log.info("stopping the idle sandbox of session %s", session_id)
-            self._workers.pop(session_id, None)
-            await asyncio.to_thread(worker.close)
+            log.info("stopping the sandbox of session %s: idle", session_id)
+            await self._evict(session_id)
+        self._dispatch()
 
     async def stop_all(self) -> None:
         workers, self._workers = list(self._workers.values()), {}
         await asyncio.gather(*(asyncio.to_thread(w.close) for w in workers))
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def close(self) -> None:
         if self._reaper is not None:

@@ -9,6 +9,7 @@ export type StreamArtifact = Pick<ArtifactOut, 'id' | 'kind' | 'name' | 'mime' |
 
 export type RunEvent =
   | (Base & { event: 'run.started'; session_id?: string; model?: string; query?: string })
+  | (Base & { event: 'run.queued'; position: number })
   | (Base & { event: 'step.started'; step: number })
   | (Base & { event: 'model.delta'; step: number; text: string })
   | (Base & { event: 'step.code'; step: number; code: string })

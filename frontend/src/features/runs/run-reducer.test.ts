@@ -28,6 +28,16 @@ const events: RunEvent[] = [
 const inOrder = reduceRunEvents(emptyRun(R), events);
 
 describe('reduceRun', () => {
+  it('shows a queued run and its place in line until it starts', () => {
+    const queued = reduceRunEvents(emptyRun(R, 'Top region?'), [
+      { event: 'run.queued', run_id: R, seq: 1, position: 3 },
+      { event: 'run.queued', run_id: R, seq: 2, position: 1 },
+    ]);
+    expect(queued).toMatchObject({ status: 'queued', queuePosition: 1, query: 'Top region?' });
+    const started = reduceRun(queued, { event: 'run.started', run_id: R, seq: 3, query: 'Top region?', model: 'm' });
+    expect(started).toMatchObject({ status: 'running', queuePosition: null });
+  });
+
   it('builds the run from events in order', () => {
     expect(inOrder.status).toBe('succeeded');
     expect(inOrder.lastSeq).toBe(11);

@@ -19,6 +19,8 @@ export type RunView = {
   query: string;
   model: string | null;
   status: RunStatus;
+  /** Place in the queue for a sandbox worker (1: next), while the run is queued. */
+  queuePosition: number | null;
   /** Highest seq applied; every event up to it has been applied exactly once. */
   lastSeq: number;
   /** Events that arrived ahead of a gap, kept sorted by seq until the gap is filled. */
@@ -40,6 +42,7 @@ export function emptyRun(runId: string, query = '', model: string | null = null)
     query,
     model,
     status: 'queued',
+    queuePosition: null,
     lastSeq: 0,
     pending: [],
     steps: [],
@@ -72,8 +75,10 @@ function apply(v: RunView, e: RunEvent): RunView {
   const status: RunStatus = v.status === 'queued' || v.status === 'waiting_input' ? 'running' : v.status;
   const next = { ...v, lastSeq: e.seq, status };
   switch (e.event) {
+    case 'run.queued':
+      return { ...next, status: 'queued', queuePosition: e.position };
     case 'run.started':
-      return { ...next, status: 'running', query: e.query ?? next.query, model: e.model ?? next.model };
+      return { ...next, status: 'running', queuePosition: null, query: e.query ?? next.query, model: e.model ?? next.model };
     case 'step.started':
       return withStep(next, e.step, (s) => s);
     case 'model.delta':

@@ -1,4 +1,4 @@
-import { CheckCircle2, CircleSlash, Loader2, Square, WifiOff, XCircle } from 'lucide-react';
+import { CheckCircle2, CircleSlash, Hourglass, Loader2, Square, WifiOff, XCircle } from 'lucide-react';
 import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
 import { formatCost, formatDuration } from '@/lib/utils';
@@ -38,6 +38,11 @@ export function StatusBadge({ status }: { status: RunStatus }) {
         </Badge>
       );
   }
+}
+
+function queueText(position: number | null): string {
+  const where = position === 1 ? 'next in line' : position ? `number ${position} in line` : 'in line';
+  return `Waiting for a free sandbox (every worker is busy) — ${where}.`;
 }
 
 export function UserQuery({ text }: { text: string }) {
@@ -81,7 +86,12 @@ export function RunView({
       {loose.map((a) => (
         <ArtifactView key={a.id} artifact={a} />
       ))}
-      {!finished && run.steps.length === 0 && (
+      {run.status === 'queued' && (
+        <p className="flex items-center gap-2 text-sm text-muted-foreground" data-testid="run-queued">
+          <Hourglass className="size-4" /> {queueText(run.queuePosition)}
+        </p>
+      )}
+      {!finished && run.status !== 'queued' && run.steps.length === 0 && (
         <p className="flex items-center gap-2 text-sm text-muted-foreground">
           <Loader2 className="size-4 animate-spin" /> Thinking…
         </p>
