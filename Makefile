@@ -6,7 +6,7 @@ UV := $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 COMPOSE := docker compose
 
 .PHONY: help run test test-backend test-frontend lint format migrate up down start stop deps \
-	frontend-deps spa client bench-upload bench-agent bench-sandbox
+	frontend-deps spa client bench-upload bench-agent bench-sandbox bench-load
 
 help:
 	@echo "make run      start the workbench on embedded defaults (http://127.0.0.1:8000)"
@@ -68,6 +68,10 @@ bench-agent: deps
 
 bench-sandbox: deps
 	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.sandbox
+
+# N = 1, 50, 200 sessions at once on Postgres, Redis and S3 (needs the first two running).
+bench-load: deps
+	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.load
 
 up:
 	$(COMPOSE) -f docker-compose.infra.yml up -d --wait

@@ -74,6 +74,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             sandboxes=sandboxes,
         )
         await runs.recover_interrupted_runs()
+        runs.start_sweeper()
         sandboxes.start_reaper()
         # Probes the isolation and builds the sandbox's runtime cache (slow only the first time).
         sandbox = await sandboxes.prepare()

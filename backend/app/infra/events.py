@@ -13,10 +13,29 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 
 FINAL_EVENT = "run.finished"
 HEARTBEAT_SECONDS = 10.0  # the contract asks for one at least every 15 s
+# Redis connections of one process. Writers (runs appending events, cancel checks) and
+# followers (each live stream blocks one connection in XREAD) have pools of their own, so
+# a crowd of readers can never starve the runs they read. A full pool makes the caller
+# wait (up to POOL_WAIT_SECONDS), it does not fail at once.
+WRITER_CONNECTIONS = 64
+FOLLOWER_CONNECTIONS = 2000
+POOL_WAIT_SECONDS = 20.0
+
+
+def redis_pool(url: str, size: int, socket_timeout: float) -> Redis:
+    """A client whose pool holds at most `size` connections and waits when they are busy."""
+    pool = BlockingConnectionPool.from_url(
+        url,
+        max_connections=size,
+        timeout=POOL_WAIT_SECONDS,
+        decode_responses=True,
+        socket_timeout=socket_timeout,
+    )
+    return Redis(connection_pool=pool)
 
 
 @dataclass(frozen=True)
@@ -65,7 +84,8 @@ class RedisRunEventLog:
     name = "redis"
 
     def __init__(self, url: str, prefix: str = "workbench:"):
-        self.redis: Redis = Redis.from_url(url, decode_responses=True, socket_timeout=30)
+        self.redis = redis_pool(url, WRITER_CONNECTIONS, socket_timeout=30)
+        self.followers = redis_pool(url, FOLLOWER_CONNECTIONS, socket_timeout=30)
         self.prefix = prefix
 
     def _key(self, run_id: str) -> str:
@@ -93,7 +113,7 @@ class RedisRunEventLog:
         last = f"{after}-0"
         while True:
             # decode_responses=True: a list of [stream name, entries] pairs.
-            reply: Any = await self.redis.xread(
+            reply: Any = await self.followers.xread(
                 {self._key(run_id): last}, block=int(heartbeat * 1000), count=500
             )
             if not reply:
@@ -119,7 +139,8 @@ class RedisRunEventLog:
         return bool(await self.redis.exists(self._cancel_key(run_id)))
 
     async def close(self) -> None:
-        await self.redis.aclose()
+        await self.followers.aclose(close_connection_pool=True)
+        await self.redis.aclose(close_connection_pool=True)
 
 
 @dataclass

@@ -13,6 +13,8 @@ from typing import Protocol
 
 from redis.asyncio import Redis
 
+from app.infra.events import WRITER_CONNECTIONS, redis_pool
+
 # Compare-and-delete / compare-and-extend, atomically on the Redis server.
 _RELEASE = (
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
@@ -46,7 +48,7 @@ class RedisSessionLocks:
     name = "redis"
 
     def __init__(self, url: str, prefix: str = "workbench:"):
-        self.redis: Redis = Redis.from_url(url, decode_responses=True, socket_timeout=5)
+        self.redis: Redis = redis_pool(url, WRITER_CONNECTIONS, socket_timeout=5)
         self.prefix = prefix
         self._release = self.redis.register_script(_RELEASE)
         self._renew = self.redis.register_script(_RENEW)
@@ -76,7 +78,7 @@ class RedisSessionLocks:
         await self.redis.ping()
 
     async def close(self) -> None:
-        await self.redis.aclose()
+        await self.redis.aclose(close_connection_pool=True)
 
 
 class InProcessSessionLocks:

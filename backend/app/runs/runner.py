@@ -14,7 +14,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -39,7 +39,7 @@ from app.config import Settings
 from app.errors import BadRequest, Conflict, ServiceUnavailable
 from app.files import service as files_service
 from app.files.preview import PreviewError, preview_kind
-from app.infra.events import RunEventLog
+from app.infra.events import RunEvent, RunEventLog
 from app.infra.locks import SessionLocks
 from app.infra.storage import ObjectStorage
 from app.models import Artifact, File, Project, Run, RunEventRow, RunStatus, RunStep, Session
@@ -64,6 +64,8 @@ LOCK_TTL_SECONDS = 30.0
 LOCK_RENEW_SECONDS = 10.0
 CANCEL_POLL_SECONDS = 0.25
 QUEUE_POLL_SECONDS = 0.5
+SWEEP_SECONDS = LOCK_TTL_SECONDS / 2
+INTERRUPTED = "This run was interrupted: the server running it stopped. Ask again."
 CANCEL_GRACE_SECONDS = 10.0
 LOG_RETENTION_SECONDS = 3600
 OUTPUT_EVENT_CHARS = 20_000
@@ -103,6 +105,7 @@ class RunOrchestrator:
         self.events = events
         self.sandboxes = sandboxes
         self._live: dict[uuid.UUID, LiveRun] = {}
+        self._sweeper: asyncio.Task[None] | None = None
 
     # Starting ---------------------------------------------------------------------
     async def start(self, session: Session, body: QueryRequest) -> Run:
@@ -249,17 +252,19 @@ class RunOrchestrator:
             keep_lock.cancel()
             self.sandboxes.withdraw(ticket)
             self.sandboxes.release(live.session_id)
-            try:
-                await self._save_outcome(run, outcome)
-            finally:
-                # The session takes questions again before anyone hears this run ended: a
-                # client that asks its follow-up on run.finished must not find it busy.
-                await self.locks.release(str(live.session_id), token)
-                self._live.pop(run.id, None)
-                try:
-                    await self._announce_end(run, recorder, outcome, started)
-                finally:
-                    live.done.set()
+            # Each of these is tried even when another fails (say Redis or the database is
+            # down): a run that cannot be closed here is closed by the sweeper on any replica.
+            await _best_effort(self._save_outcome(run, outcome), "record the end of run", run.id)
+            # The session takes questions again before anyone hears this run ended: a
+            # client that asks its follow-up on run.finished must not find it busy.
+            await _best_effort(
+                self.locks.release(str(live.session_id), token), "unlock after run", run.id
+            )
+            self._live.pop(run.id, None)
+            await _best_effort(
+                self._announce_end(run, recorder, outcome, started), "announce the end of", run.id
+            )
+            live.done.set()
 
     async def _keep_lock(self, session_id: uuid.UUID, token: str) -> None:
         while True:
@@ -467,46 +472,64 @@ class RunOrchestrator:
                 )
             await db.commit()
 
-    # Start-up -----------------------------------------------------------------------
+    # Interrupted runs -----------------------------------------------------------------
+    def start_sweeper(self) -> None:
+        """Every SWEEP_SECONDS, fail the runs nobody runs any more (recover_interrupted_runs)."""
+        self._sweeper = asyncio.create_task(self._sweep_forever())
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(SWEEP_SECONDS)
+            await _best_effort(
+                self.recover_interrupted_runs(), "sweep runs; last run", uuid.UUID(int=0)
+            )
+
     async def recover_interrupted_runs(self) -> int:
-        """Fail the runs a dead process left active, with a run.finished to end their streams."""
-        recovered = 0
+        """Fail the active runs that no replica runs any more, with a run.finished to end their
+        streams: their process died (the session lock expired), or could not record the end."""
+        recovered: list[tuple[Run, RunEvent]] = []
         async with self.factory() as db:
             runs = list(await db.scalars(select(Run).where(Run.status.in_(ACTIVE))))
             for run in runs:
                 if run.id in self._live or await self.locks.holder(str(run.session_id)) is not None:
                     continue  # alive, here or on another replica
                 run.status = RunStatus.failed
-                run.error = "The server stopped while this run was in progress; ask again."
+                run.error = INTERRUPTED
                 run.finished_at = utcnow()
                 last = await db.scalar(
                     select(func.max(RunEventRow.seq)).where(RunEventRow.run_id == run.id)
                 )
-                seq = (last or 0) + 1
-                db.add(
-                    RunEventRow(
-                        run_id=run.id,
-                        seq=seq,
-                        event="run.finished",
-                        data={
-                            "run_id": str(run.id),
-                            "seq": seq,
-                            "status": "failed",
-                            "error": run.error,
-                            "tokens_in": run.tokens_in,
-                            "tokens_out": run.tokens_out,
-                            "cost_usd": run.cost_usd,
-                            "duration_ms": None,
-                        },
-                    )
-                )
-                recovered += 1
+                seq = max(last or 0, await self._last_logged(run.id)) + 1
+                data = {
+                    "run_id": str(run.id),
+                    "seq": seq,
+                    "status": "failed",
+                    "error": run.error,
+                    "tokens_in": run.tokens_in,
+                    "tokens_out": run.tokens_out,
+                    "cost_usd": run.cost_usd,
+                    "duration_ms": None,
+                }
+                db.add(RunEventRow(run_id=run.id, seq=seq, event="run.finished", data=data))
+                recovered.append((run, RunEvent(seq, "run.finished", data)))
             await db.commit()
+        for run, event in recovered:
+            # Streams that follow the run live (from any replica) end too.
+            if await self.events.exists(str(run.id)):
+                await self.events.append(str(run.id), event)
+                await self.events.expire(str(run.id), LOG_RETENTION_SECONDS)
         if recovered:
-            log.warning("marked %d interrupted run(s) as failed", recovered)
-        return recovered
+            log.warning("marked %d interrupted run(s) as failed", len(recovered))
+        return len(recovered)
+
+    async def _last_logged(self, run_id: uuid.UUID) -> int:
+        """The highest seq in the run's live log (events not yet flushed to the database)."""
+        events = await self.events.read(str(run_id), 0)
+        return events[-1].seq if events else 0
 
     async def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         for live in list(self._live.values()):
             live.stop.set()
         tasks = [live.task for live in self._live.values() if live.task is not None]
@@ -618,6 +641,13 @@ class StepTranslator:
             tokens_out=tokens_out,
         )
         self.step = number + 1
+
+
+async def _best_effort(action: Coroutine[Any, Any, object], what: str, run_id: uuid.UUID) -> None:
+    try:
+        await action
+    except Exception:
+        log.exception("could not %s %s", what, run_id)
 
 
 def _thought(model_output: object) -> str | None:

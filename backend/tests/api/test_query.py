@@ -411,14 +411,16 @@ def test_another_users_run_is_not_found(alice: Api, bob: Api, session, llm: Scri
     assert answer.status_code == 409 and answer.json()["code"] == "not_waiting_input"
 
 
-def test_runs_left_running_by_a_dead_process_are_failed_on_start_up(
+def test_runs_left_running_by_a_dead_process_are_failed_and_their_streams_end(
     alice: Api, session, live: LiveServer
 ) -> None:  # type: ignore[no-untyped-def]
     import uuid
 
+    from app.infra.events import RunEvent
     from app.models import Run
 
     async def orphan() -> str:
+        """A run as a replica that died mid-run leaves it: active, its live log begun."""
         async with live.state.session_factory() as db:
             run = Run(
                 session_id=uuid.UUID(session["id"]),
@@ -428,15 +430,31 @@ def test_runs_left_running_by_a_dead_process_are_failed_on_start_up(
             )
             db.add(run)
             await db.commit()
-            return str(run.id)
+        started = {"run_id": str(run.id), "seq": 1, "session_id": session["id"]}
+        await live.state.events.append(str(run.id), RunEvent(1, "run.started", started))
+        return str(run.id)
 
     run_id = live.call(orphan())
-    assert live.call(live.state.runs.recover_interrupted_runs()) == 1
+    seen: list[Event] = []
+
+    def follow() -> None:
+        with alice.stream("GET", f"/runs/{run_id}/events") as response:
+            seen.extend(collect(response))
+
+    follower = threading.Thread(target=follow, daemon=True)
+    follower.start()
+    # On start-up and every SWEEP_SECONDS on any replica; called here to not wait for it.
+    live.call(live.state.runs.recover_interrupted_runs())
+    follower.join(20)
+    assert names(seen) == ["run.started", "run.finished"]  # the live stream ended too
+    assert finished(seen)["status"] == "failed" and finished(seen)["seq"] == 2
     run = alice.get(f"/runs/{run_id}").json()
-    assert run["status"] == "failed" and "server stopped" in run["error"]
-    with alice.stream("GET", f"/runs/{run_id}/events") as response:
+    assert run["status"] == "failed" and "the server running it stopped" in run["error"]
+    with alice.stream("GET", f"/runs/{run_id}/events", params={"after": 1}) as response:
         events = collect(response)
     assert finished(events)["status"] == "failed"
+    again = alice.post(f"/sessions/{session['id']}/query", json={"query": "x"})
+    assert again.status_code == 200  # the session is not left locked
 
 
 def test_an_unreachable_llm_server_fails_the_run_clearly(tmp_path, llm: ScriptedLLM) -> None:  # type: ignore[no-untyped-def]

@@ -57,6 +57,10 @@ class ScriptedLLM:
     replies: deque[Reply] = field(default_factory=deque)
     requests: list[dict[str, Any]] = field(default_factory=list)
     chunk_delay: float = 0.0
+    # Answers requests once the script is used up (e.g. many sessions at once, each
+    # answered by what its own messages show); None: "The script has no more replies."
+    responder: Reply | None = None
+    record: bool = True
     _server: ThreadingHTTPServer | None = None
 
     @property
@@ -90,9 +94,12 @@ class ScriptedLLM:
                     llm.chunk_delay = float(body.get("chunk_delay", 0))
                     self._json(200, {"scripted": len(llm.replies)})
                     return
-                llm.requests.append(body)
+                if llm.record:
+                    llm.requests.append(body)
                 reply: Reply = (
-                    llm.replies.popleft() if llm.replies else "The script has no more replies."
+                    llm.replies.popleft()
+                    if llm.replies
+                    else llm.responder or "The script has no more replies."
                 )
                 if isinstance(reply, Silence):
                     time.sleep(reply.seconds)

@@ -1,0 +1,284 @@
+"""Load benchmark: N sessions ask a 3-step question at the same moment, on the real stack.
+
+The backend runs as its own process (`python -m app`) on Postgres, Redis and S3
+(SeaweedFS), with bubblewrapped sandbox workers and its default pool bound; the model is
+the scripted OpenAI-compatible server, taking 200 ms per answer. Each round uses N new
+sessions (so every run needs a worker of its own), spread over four users.
+
+Prints per N: runs that succeeded, how many were queued, run time p50/p95 (POST to
+run.finished, as the user waits), /healthz p99 while the round ran, and the peak resident
+memory of the backend and of all its sandbox workers together, against the pool's bound.
+Targets: every run succeeds; /healthz p99 <= 100 ms; workers never above the bound.
+
+    cd backend && uv run python -m benchmarks.load [--sizes 1,50,200] [--delay 0.2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+
+from benchmarks.sandbox import percentile
+from tests.support import services
+from tests.support.llm import ScriptedLLM, code_reply, final_reply
+
+SALES = b"region,month,revenue\n" + b"".join(
+    f"{r},2026-{m:02d},{100 + 7 * m + (r == 'South') * 13}\n".encode()
+    for m in range(1, 13)
+    for r in ("North", "South", "East")
+)
+STEPS = [
+    code_reply("import pandas as pd\ndf = pd.read_csv('sales.csv')\nprint(df.shape)", "Look."),
+    code_reply("totals = df.groupby('region')['revenue'].sum()\nprint(totals)", "Sum by region."),
+    final_reply("'South sells most.'"),
+]
+USERS = 4
+ADMIN_EMAIL, ADMIN_PASSWORD = "admin@example.com", "bench-admin-password"
+HEALTH_TARGET_MS = 100.0
+LOG_COPY = Path(tempfile.gettempdir()) / "bench-load-backend.log"
+
+
+def responder(delay: float):  # type: ignore[no-untyped-def]
+    """The reply a 3-step run needs at this point of its own conversation, after `delay`."""
+
+    def reply(messages: list[dict[str, Any]]) -> str:
+        time.sleep(delay)
+        done = sum(1 for m in messages if m.get("role") == "assistant")
+        return STEPS[min(done, len(STEPS) - 1)]
+
+    return reply
+
+
+@dataclass
+class Sampler:
+    """Samples /healthz latency and the memory of the backend and its workers."""
+
+    url: str
+    backend: psutil.Process
+    health_ms: list[float] = field(default_factory=list)
+    backend_rss: int = 0
+    workers_rss: int = 0
+    workers_peak: int = 0
+
+    async def health(self, stop: asyncio.Event) -> None:
+        async with httpx.AsyncClient(timeout=30) as client:
+            while not stop.is_set():
+                started = time.perf_counter()
+                response = await client.get(f"{self.url}/healthz")
+                response.raise_for_status()
+                self.health_ms.append((time.perf_counter() - started) * 1000)
+                await asyncio.sleep(0.05)
+
+    async def memory(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            backend, workers, count = await asyncio.to_thread(self._measure)
+            self.backend_rss = max(self.backend_rss, backend)
+            self.workers_rss = max(self.workers_rss, workers)
+            self.workers_peak = max(self.workers_peak, count)
+            await asyncio.sleep(0.5)
+
+    def _measure(self) -> tuple[int, int, int]:
+        backend = self.backend.memory_info().rss
+        workers, count = 0, 0
+        for child in self.backend.children(recursive=True):
+            try:
+                rss = child.memory_info().rss
+                worker = child.name() != "bwrap" and "app.sandbox.worker" in child.cmdline()
+            except psutil.Error:
+                continue
+            workers += rss
+            count += worker
+        return backend, workers, count
+
+
+async def one_run(client: httpx.AsyncClient, token: str, session_id: str) -> dict[str, Any]:
+    try:
+        return await _one_run(client, token, session_id)
+    except httpx.HTTPError as exc:
+        return {"status": f"{type(exc).__name__}: {exc}", "queued": False}
+
+
+async def _one_run(client: httpx.AsyncClient, token: str, session_id: str) -> dict[str, Any]:
+    started = time.perf_counter()
+    result: dict[str, Any] = {"status": "no run.finished", "queued": False}
+    async with client.stream(
+        "POST",
+        f"/api/v1/sessions/{session_id}/query",
+        json={"query": "Which region sells most?"},
+        headers={"Authorization": f"Bearer {token}"},
+    ) as response:
+        if response.status_code != 200:
+            body = await response.aread()
+            return {"status": f"HTTP {response.status_code}: {body[:200]!r}", "queued": False}
+        event = ""
+        async for line in response.aiter_lines():
+            if line.startswith("event: "):
+                event = line[7:]
+                result["queued"] |= event == "run.queued"
+            elif line.startswith("data: ") and event == "run.finished":
+                data = json.loads(line[6:])
+                result["status"] = data["status"] if not data["error"] else data["error"]
+                break
+    result["seconds"] = time.perf_counter() - started
+    return result
+
+
+async def round_of(url: str, tokens: list[tuple[str, str]], n: int, sampler: Sampler) -> None:
+    limits = httpx.Limits(max_connections=n + 20, max_keepalive_connections=n + 20)
+    async with httpx.AsyncClient(base_url=url, timeout=None, limits=limits) as client:
+        sessions = []
+        for i in range(n):
+            token, project = tokens[i % len(tokens)]
+            response = await client.post(
+                f"/api/v1/projects/{project}/sessions",
+                json={"title": f"load {n}/{i}"},
+                headers={"Authorization": f"Bearer {token}"},
+            )
+            response.raise_for_status()
+            sessions.append((token, response.json()["id"]))
+        sampler.health_ms.clear()
+        sampler.backend_rss = sampler.workers_rss = sampler.workers_peak = 0
+        stop = asyncio.Event()
+        watchers = [
+            asyncio.create_task(sampler.health(stop)),
+            asyncio.create_task(sampler.memory(stop)),
+        ]
+        started = time.perf_counter()
+        results = await asyncio.gather(*(one_run(client, t, s) for t, s in sessions))
+        wall = time.perf_counter() - started
+        stop.set()
+        await asyncio.gather(*watchers)
+    ok = [r for r in results if r["status"] == "succeeded"]
+    times = [r["seconds"] for r in ok] or [float("nan")]
+    failures = sorted({r["status"] for r in results if r["status"] != "succeeded"})
+    health = sampler.health_ms or [float("nan")]
+    print(
+        f"N={n:>4}  succeeded {len(ok)}/{n}  queued {sum(r['queued'] for r in results):>3}  "
+        f"run p50 {statistics.median(times):6.2f} s  p95 {percentile(times, 0.95):6.2f} s  "
+        f"wall {wall:6.1f} s  /healthz p99 {percentile(health, 0.99):6.1f} ms "
+        f"(max {max(health):.0f})  backend RSS {sampler.backend_rss / 2**20:5.0f} MB  "
+        f"workers {sampler.workers_peak:>3} live, RSS {sampler.workers_rss / 2**20:6.0f} MB",
+        flush=True,
+    )
+    for failure in failures[:5]:
+        print(f"        failed: {failure}")
+
+
+def start_backend(folder: Path, env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+    log = (folder / "backend.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app"], env=env, stdout=log, stderr=subprocess.STDOUT
+    )
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"the backend exited; see {folder / 'backend.log'}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise SystemExit("the backend did not become ready in 3 minutes")
+
+
+def users(url: str) -> list[tuple[str, str]]:
+    """USERS users, each with a project holding sales.csv: (token, project id) each."""
+    with httpx.Client(base_url=f"{url}/api/v1", timeout=60) as client:
+        login = {"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}
+        admin = client.post("/auth/login", json=login).json()["access_token"]
+        out = []
+        for i in range(USERS):
+            email = f"user{i}@example.com"
+            headers = {"Authorization": f"Bearer {admin}"}
+            client.post(
+                "/users", json={"email": email, "password": "user-password-1"}, headers=headers
+            )
+            login = {"email": email, "password": "user-password-1"}
+            token = client.post("/auth/login", json=login).json()["access_token"]
+            headers = {"Authorization": f"Bearer {token}"}
+            project = client.post("/projects", json={"name": "Sales"}, headers=headers).json()
+            files = {"file": ("sales.csv", SALES)}
+            client.post(f"/projects/{project['id']}/files", files=files, headers=headers)
+            out.append((token, project["id"]))
+        return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1,50,200")
+    parser.add_argument("--delay", type=float, default=0.2, help="seconds per model answer")
+    args = parser.parse_args()
+    sizes = [int(n) for n in args.sizes.split(",")]
+
+    with tempfile.TemporaryDirectory(prefix="bench-load-") as tmp:
+        folder = Path(tmp)
+        postgres_url, database = services.create_postgres_database()
+        weed, s3 = services.start_seaweed(folder)
+        llm = ScriptedLLM(responder=responder(args.delay), record=False).start()
+        port = services.free_port()
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "SANDBOX_"))},
+            "ENVIRONMENT": "test",
+            "PORT": str(port),
+            "LOG_LEVEL": "warning",
+            "DATA_DIR": str(folder / "data"),
+            "DATABASE_URL": postgres_url,
+            "REDIS_URL": services.check_redis(),
+            "S3_ENDPOINT": s3.endpoint,
+            "S3_ACCESS_KEY": s3.access_key,
+            "S3_SECRET_KEY": s3.secret_key,
+            "S3_BUCKET": f"bench-{database[-10:]}",
+            "LLM_MODEL": "openai/scripted",
+            "LLM_API_BASE": llm.api_base,
+            "LLM_API_KEY": "bench-key-not-a-secret",
+            "LLM_TIMEOUT_SECONDS": "120",
+            "ADMIN_EMAIL": ADMIN_EMAIL,
+            "ADMIN_PASSWORD": ADMIN_PASSWORD,
+            "SECRET_KEY": "bench-" + "k" * 40,
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        }
+        backend = start_backend(folder, env, port)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            sandbox = httpx.get(f"{url}/readyz").json()["sandbox"]
+            bound = os.environ.get("SANDBOX_MAX_WORKERS") or "default"
+            print(
+                f"backend pid {backend.pid}; sandbox {sandbox['mechanism']}; pool bound: "
+                f"{bound} (from memory and SANDBOX_MEMORY_MB); model {args.delay * 1000:.0f} ms "
+                f"per answer; {USERS} users"
+            )
+            tokens = users(url)
+            sampler = Sampler(url, psutil.Process(backend.pid))
+            for n in sizes:
+                asyncio.run(round_of(url, tokens, n, sampler))
+            print(f"/healthz target p99 <= {HEALTH_TARGET_MS:.0f} ms")
+        finally:
+            shutil.copy(folder / "backend.log", LOG_COPY)
+            print(f"the backend's log: {LOG_COPY}")
+            backend.terminate()
+            try:
+                backend.wait(30)
+            except subprocess.TimeoutExpired:
+                backend.kill()
+            llm.stop()
+            weed.terminate()
+            services.drop_postgres_database(database)
+
+
+if __name__ == "__main__":
+    main()
