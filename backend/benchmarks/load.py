@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,7 @@ HEALTH_TARGET_MS = 100.0
 LOG_COPY = Path(tempfile.gettempdir()) / "bench-load-backend.log"
 
 
-def responder(delay: float):  # type: ignore[no-untyped-def]
+def responder(delay: float) -> Callable[[list[dict[str, Any]]], str]:
     """The reply a 3-step run needs at this point of its own conversation, after `delay`."""
 
     def reply(messages: list[dict[str, Any]]) -> str:

@@ -54,10 +54,8 @@ async def upload_file(
     if declared and declared.isdigit() and int(declared) > limit + _ENVELOPE_BYTES:
         raise PayloadTooLarge(f"The file is larger than the upload limit of {limit:,} bytes.")
     form = MultipartFile(request)
-    # Do not hold a database connection in a transaction while the bytes stream in.
-    project_id = project.id
-    await db.rollback()
-    file = await service.upload(db, storage, project_id, form, limit)
+    await release_connection(db)  # no connection is held while the bytes stream in
+    file = await service.upload(db, storage, project.id, form, limit)
     return FileOut.model_validate(file)
 
 

@@ -97,10 +97,9 @@ async def cancel_run(run: OwnedRun, db: DbDep, runs: OrchestratorDep) -> RunOut:
     """Stop the run at the next safe point (a running code step is killed)."""
     if run.status not in ACTIVE:
         raise Conflict(f"This run has already ended ({run.status}).", code="run_not_active")
-    run_id = run.id
-    await db.rollback()
-    await runs.cancel(run_id)
-    return RunOut.model_validate(await service.get_run(db, run_id))
+    await release_connection(db)  # none is held while the run winds down
+    await runs.cancel(run.id)
+    return RunOut.model_validate(await service.get_run(db, run.id))
 
 
 @router.post(

@@ -254,15 +254,16 @@ class RunOrchestrator:
             self.sandboxes.release(live.session_id)
             # Each of these is tried even when another fails (say Redis or the database is
             # down): a run that cannot be closed here is closed by the sweeper on any replica.
-            await _best_effort(self._save_outcome(run, outcome), "record the end of run", run.id)
+            await _best_effort(self._save_outcome(run, outcome), f"record the end of run {run.id}")
             # The session takes questions again before anyone hears this run ended: a
             # client that asks its follow-up on run.finished must not find it busy.
             await _best_effort(
-                self.locks.release(str(live.session_id), token), "unlock after run", run.id
+                self.locks.release(str(live.session_id), token), f"unlock after run {run.id}"
             )
             self._live.pop(run.id, None)
             await _best_effort(
-                self._announce_end(run, recorder, outcome, started), "announce the end of", run.id
+                self._announce_end(run, recorder, outcome, started),
+                f"announce the end of run {run.id}",
             )
             live.done.set()
 
@@ -480,9 +481,7 @@ class RunOrchestrator:
     async def _sweep_forever(self) -> None:
         while True:
             await asyncio.sleep(SWEEP_SECONDS)
-            await _best_effort(
-                self.recover_interrupted_runs(), "sweep runs; last run", uuid.UUID(int=0)
-            )
+            await _best_effort(self.recover_interrupted_runs(), "sweep interrupted runs")
 
     async def recover_interrupted_runs(self) -> int:
         """Fail the active runs that no replica runs any more, with a run.finished to end their
@@ -643,11 +642,12 @@ class StepTranslator:
         self.step = number + 1
 
 
-async def _best_effort(action: Coroutine[Any, Any, object], what: str, run_id: uuid.UUID) -> None:
+async def _best_effort(action: Coroutine[Any, Any, object], what: str) -> None:
+    """Await `action`; if it fails, log that we could not `what` and go on."""
     try:
         await action
     except Exception:
-        log.exception("could not %s %s", what, run_id)
+        log.exception("could not %s", what)
 
 
 def _thought(model_output: object) -> str | None:

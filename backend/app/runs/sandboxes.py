@@ -213,8 +213,8 @@ class SandboxPool:
 
     def _dispatch(self) -> None:
         """Grant slots to queued tickets, fairest first, while any can be had."""
-        while self._queue:
-            ticket = self._fair_order()[0]
+        # The fair order already counts each grant it makes, so one pass serves them all.
+        for ticket in self._fair_order():
             if not self._try_grant(ticket):
                 break
             self._queue.remove(ticket)

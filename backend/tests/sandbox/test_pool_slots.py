@@ -11,7 +11,7 @@ import asyncio
 import uuid
 from pathlib import Path
 
-from app.runs.sandboxes import SandboxPool, default_max_workers
+from app.runs.sandboxes import SandboxPool, available_memory_mb, default_max_workers
 from tests.conftest import stack_settings
 
 
@@ -23,12 +23,16 @@ def ids(n: int) -> list[uuid.UUID]:
     return [uuid.uuid4() for _ in range(n)]
 
 
-def test_the_default_bound_follows_memory_and_the_per_worker_limit(tmp_path: Path) -> None:
-    small, large = default_max_workers(16 * 1024), default_max_workers(512)
-    assert 2 <= small <= large <= 64
-    assert SandboxPool(stack_settings("embedded", tmp_path)).max_workers == default_max_workers(
-        1024  # the test settings' SANDBOX_MEMORY_MB
-    )
+def test_the_default_bound_is_what_fits_in_three_quarters_of_the_memory(tmp_path: Path) -> None:
+    memory = available_memory_mb()
+    assert memory is not None and memory > 0
+    usable = int(memory * 0.75)
+    per_worker = usable // 8
+    assert default_max_workers(per_worker) == usable // per_worker  # 8 (or 9 with rounding)
+    assert default_max_workers(memory * 4) == 2  # never fewer than two
+    assert default_max_workers(1) == 64  # never more than 64
+    configured = SandboxPool(stack_settings("embedded", tmp_path))  # SANDBOX_MEMORY_MB=1024
+    assert configured.max_workers == default_max_workers(1024)
 
 
 def test_runs_beyond_the_bound_queue_and_get_slots_as_runs_end(tmp_path: Path) -> None:

@@ -4,18 +4,10 @@ import { describe, expect, it, vi } from 'vitest';
 import type { SandboxStatusOut } from '@/client';
 import { fileKeys } from '@/features/files/queries';
 import { systemKeys } from '@/features/system/queries';
+import { sandboxStatus } from '@/features/system/sandbox-status.fixture';
 import { Composer } from './composer';
 
-const RUNNING: SandboxStatusOut = {
-  isolation: 'required',
-  mechanism: 'bubblewrap',
-  location: 'backend',
-  available: true,
-  isolated: true,
-  detail: 'Code runs in bubblewrap.',
-  fix: null,
-  seccomp: [],
-};
+const RUNNING = sandboxStatus();
 
 function setup(models: { id: string; label: string; default: boolean }[], sandbox: SandboxStatusOut = RUNNING) {
   const qc = new QueryClient({ defaultOptions: { queries: { staleTime: Infinity, retry: false } } });

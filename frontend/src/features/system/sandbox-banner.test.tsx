@@ -4,18 +4,9 @@ import { describe, expect, it } from 'vitest';
 import type { SandboxStatusOut } from '@/client';
 import { systemKeys } from './queries';
 import { SandboxBanner } from './sandbox-banner';
+import { sandboxStatus } from './sandbox-status.fixture';
 
-const status = (over: Partial<SandboxStatusOut>): SandboxStatusOut => ({
-  isolation: 'required',
-  mechanism: 'bubblewrap',
-  location: 'backend',
-  available: true,
-  isolated: true,
-  detail: 'Code runs in bubblewrap.',
-  fix: null,
-  seccomp: [],
-  ...over,
-});
+const status = sandboxStatus;
 
 function show(s: SandboxStatusOut | undefined) {
   const qc = new QueryClient({ defaultOptions: { queries: { staleTime: Infinity, retry: false } } });
