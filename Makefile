@@ -6,7 +6,7 @@ UV := $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 COMPOSE := docker compose
 
 .PHONY: help run test test-backend test-frontend lint format migrate up down start stop deps \
-	frontend-deps spa client bench-upload bench-agent bench-sandbox bench-load
+	frontend-deps spa client bench-upload bench-agent bench-sandbox bench-load bench-snapshot
 
 help:
 	@echo "make run      start the workbench on embedded defaults (http://127.0.0.1:8000)"
@@ -84,3 +84,7 @@ start:
 
 stop:
 	$(COMPOSE) down
+
+# A session holding a 1 GB DataFrame: snapshot, store in S3, fetch elsewhere, restore.
+bench-snapshot: deps
+	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.snapshot

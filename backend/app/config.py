@@ -59,6 +59,10 @@ class Settings(BaseSettings):
     # Locks and event logs: Redis when set, in-process otherwise.
     REDIS_URL: str | None = None
 
+    # How long a session's lock outlives a backend that stopped renewing it (a replica that
+    # died mid-run): then any replica fails the run and the session takes questions again.
+    SESSION_LOCK_TTL_SECONDS: float = Field(30, ge=3, le=600)
+
     # Files and artifacts: S3 (MinIO) when S3_ENDPOINT is set, DATA_DIR/objects otherwise.
     S3_ENDPOINT: str | None = None
     S3_ACCESS_KEY: str | None = None
@@ -90,6 +94,10 @@ class Settings(BaseSettings):
     SANDBOX_BWRAP: str | None = None
     # Size quota of one session's workspace (files the code writes included).
     SANDBOX_DISK_MB: int = Field(5120, ge=16)
+    # Largest snapshot of a session's variables (written at the end of each run, kept in
+    # object storage, restored by the session's next worker); it counts against
+    # SANDBOX_DISK_MB too. 0 turns snapshots off.
+    SANDBOX_SNAPSHOT_MB: int = Field(2048, ge=0)
     # The Unix socket of a separate sandbox service (docker compose); unset: the backend
     # starts the workers itself.
     SANDBOX_SERVICE_SOCKET: Path | None = None

@@ -21,8 +21,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -36,6 +34,7 @@ import psutil
 from benchmarks.sandbox import percentile
 from tests.support import services
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
+from tests.support.replicas import BackendProcess
 
 SALES = b"region,month,revenue\n" + b"".join(
     f"{r},2026-{m:02d},{100 + 7 * m + (r == 'South') * 13}\n".encode()
@@ -179,24 +178,6 @@ async def round_of(url: str, tokens: list[tuple[str, str]], n: int, sampler: Sam
         print(f"        failed: {failure}")
 
 
-def start_backend(folder: Path, env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
-    log = (folder / "backend.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "app"], env=env, stdout=log, stderr=subprocess.STDOUT
-    )
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"the backend exited; see {folder / 'backend.log'}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
-                return process
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise SystemExit("the backend did not become ready in 3 minutes")
-
-
 def users(url: str) -> list[tuple[str, str]]:
     """USERS users, each with a project holding sales.csv: (token, project id) each."""
     with httpx.Client(base_url=f"{url}/api/v1", timeout=60) as client:
@@ -253,8 +234,14 @@ def main() -> None:
             "SECRET_KEY": "bench-" + "k" * 40,
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         }
-        backend = start_backend(folder, env, port)
-        url = f"http://127.0.0.1:{port}"
+        replica = BackendProcess(folder, env).start()
+        try:
+            replica.wait_ready()
+        except RuntimeError as exc:
+            raise SystemExit(str(exc)) from exc
+        backend = replica.process
+        assert backend is not None
+        url = replica.url
         try:
             sandbox = httpx.get(f"{url}/readyz").json()["sandbox"]
             bound = os.environ.get("SANDBOX_MAX_WORKERS") or "default"
@@ -271,11 +258,7 @@ def main() -> None:
         finally:
             shutil.copy(folder / "backend.log", LOG_COPY)
             print(f"the backend's log: {LOG_COPY}")
-            backend.terminate()
-            try:
-                backend.wait(30)
-            except subprocess.TimeoutExpired:
-                backend.kill()
+            replica.stop()
             llm.stop()
             weed.terminate()
             services.drop_postgres_database(database)

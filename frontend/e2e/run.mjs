@@ -1,7 +1,7 @@
 // End-to-end test: the built SPA served by the real backend, a scripted LLM, Debian's chromium.
 // Usage: npm run e2e (builds dist first). Prints "N passed, M failed" as its last line.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -89,6 +89,8 @@ async function main() {
     PORT: String(port),
     HOST: '127.0.0.1',
     MAX_UPLOAD_BYTES: '20000',
+    // One sandbox worker: a second session's question waits in the queue (see its test).
+    SANDBOX_MAX_WORKERS: '1',
   });
   const base = `http://127.0.0.1:${port}`;
   await waitFor(`${base}/readyz`);
@@ -360,6 +362,43 @@ async function main() {
       await page.getByRole('button', { name: 'Stop the running query' }).click();
       await lastRun().getByText('Cancelled').waitFor({ timeout: 30_000 });
       await shot('06-session-cancelled');
+    });
+
+    await test('a question waits visibly for the only sandbox, then runs', async () => {
+      const wait = [
+        'import time',
+        'import pandas as pd',
+        'ready = False',
+        'while not ready:',
+        '    try:',
+        "        pd.read_csv('go.csv')",
+        '        ready = True',
+        '    except Exception:',
+        '        time.sleep(0.05)',
+      ].join('\n');
+      await script([{ thought: 'Holding the sandbox.', code: wait }, { final: 'Held.' }, { final: 'Waited my turn.' }], 0.02);
+      // Another session of the same user takes the only worker and keeps it.
+      const held = await page.evaluate(async (sessionUrl) => {
+        const token = JSON.parse(localStorage.getItem('wb.auth')).token;
+        const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+        const mine = await (await fetch(`/api/v1/sessions/${sessionUrl.split('/sessions/')[1]}`, { headers })).json();
+        const other = await (
+          await fetch(`/api/v1/projects/${mine.project_id}/sessions`, { method: 'POST', headers, body: JSON.stringify({ title: 'Holder' }) })
+        ).json();
+        const r = await fetch(`/api/v1/sessions/${other.id}/query`, { method: 'POST', headers, body: JSON.stringify({ query: 'Hold it' }) });
+        const reader = r.body.getReader();
+        const decoder = new TextDecoder();
+        let text = '';
+        while (!text.includes('event: step.code')) text += decoder.decode((await reader.read()).value);
+        return other.id;
+      }, page.url());
+      await ask('Is it my turn?');
+      await lastRun().getByText('Waiting for a free sandbox').waitFor();
+      expect((await lastRun().getByText('next in line').count()) === 1, 'the place in the queue is shown');
+      await shot('07-session-queued');
+      writeFileSync(path.join(dataDir, 'workspaces', held, 'go.csv'), 'go\n1\n');
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'Waited my turn.' }).waitFor({ timeout: 60_000 });
+      expect((await lastRun().getByText('Waiting for a free sandbox').count()) === 0, 'the queue notice is gone once it runs');
     });
 
     await test('an answer cannot make the browser load outside URLs (markdown images, Plotly layout images)', async () => {

@@ -62,6 +62,27 @@ class Turn:
     answer: str
 
 
+@dataclass(frozen=True)
+class Variables:
+    """The variables earlier questions left in the session's sandbox.
+
+    Each entry is described by the backend from validated names, types and shapes (see
+    app.sandbox.snapshot), so none is free text.
+
+    Attributes:
+        defined: What the code can use now, e.g. "df (DataFrame, 1,000 rows, 5 columns)".
+        lost: What earlier questions made that is gone (not saveable when the sandbox
+            was restarted).
+        restarted: The sandbox was started afresh for this question.
+        problem: Why the saved variables could not be loaded, if they could not.
+    """
+
+    defined: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+    restarted: bool = False
+    problem: str | None = None
+
+
 def human_size(size: int) -> str:
     value = float(size)
     for unit in ("B", "KB", "MB", "GB"):
@@ -132,6 +153,7 @@ def render_system_prompt(
     files: list[FileInfo],
     history: list[Turn],
     authorized_imports: list[str],
+    variables: Variables | None = None,
     code_open: str = "<code>",
     code_close: str = "</code>",
 ) -> str:
@@ -140,6 +162,7 @@ def render_system_prompt(
     Args:
         files: The workspace's files, as found (they are made safe here).
         history: The session's earlier turns, oldest first (made safe here).
+        variables: The variables those turns left, if known.
         authorized_imports: Modules the code may import.
         code_open: The tag that opens a code block.
         code_close: The tag that closes it.
@@ -152,6 +175,8 @@ def render_system_prompt(
                 Turn(untrusted(t.query, QUERY_CHARS), untrusted(t.answer, ANSWER_CHARS))
                 for t in history
             ],
+            variables=variables or Variables(),
+            problem=untrusted(variables.problem or "", NOTE_CHARS) if variables else "",
             authorized_imports=", ".join(sorted({m.split(".")[0] for m in authorized_imports})),
             code_open=code_open,
             code_close=code_close,

@@ -5,6 +5,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import StreamingResponse
+from redis.exceptions import RedisError
 
 from app.api.deps import CurrentUser, DbDep, OwnedSession, PageDep, SettingsDep, StorageDep
 from app.api.headers import stored_bytes_headers
@@ -60,7 +61,7 @@ async def ask(
     # goes back first, so a burst of queries never waits on itself for connections.
     await release_connection(db)
     run = await runs.start(session, body)
-    return sse_response(frames(events.follow(str(run.id), 0)))
+    return sse_response(frames(runs.follow(run.id, 0)))
 
 
 @router.get("/runs/{run_id}", response_model=RunOut)
@@ -73,14 +74,19 @@ async def run_events(
     run: OwnedRun,
     db: DbDep,
     events: EventsDep,
+    runs: OrchestratorDep,
     after: Annotated[int | None, Query(ge=0, description="Replay events after this seq")] = None,
     last_event_id: Annotated[str | None, Header()] = None,
 ) -> StreamingResponse:
     """Replay the events after Last-Event-ID (or ?after=N), then follow live until run.finished."""
     start = after if after is not None else _seq(last_event_id)
-    run_id = str(run.id)
-    if await events.exists(run_id):
-        return sse_response(frames(events.follow(run_id, start)))
+    try:
+        live = await events.exists(str(run.id))
+    except RedisError:  # followed from the database meanwhile (see RunOrchestrator.follow)
+        live = run.status in ACTIVE
+    if live:
+        await release_connection(db)  # a stream holds no connection while it waits
+        return sse_response(frames(runs.follow(run.id, start)))
     stored = await service.stored_events(db, run.id, start)
     replay = [RunEvent(r.seq, r.event, r.data) for r in stored]
     return sse_response(frames(replay=replay))

@@ -16,6 +16,7 @@ from app.api.deps import (
 )
 from app.db import after_commit
 from app.infra.storage import ObjectStorage, delete_objects
+from app.runs import snapshots
 from app.runs.sandboxes import SandboxPool
 from app.schemas import Page
 from app.sessions import service
@@ -72,4 +73,5 @@ async def forget(
     """After deleting sessions: their stored bytes, sandbox workers and workspaces go too."""
     await delete_objects(storage, keys)
     for session_id in session_ids:
+        await snapshots.delete(storage, session_id)
         await sandboxes.discard(session_id)

@@ -50,3 +50,6 @@ class Session(IdMixin, TimestampMixin, Base):
         ForeignKey("projects.id", ondelete="CASCADE"), index=True
     )
     title: Mapped[str] = mapped_column(String(200))
+    # The last snapshot of its variables (app.runs.snapshots): where the files are in
+    # object storage, and what was and was not saved.
+    snapshot: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)

@@ -1,8 +1,15 @@
-"""A run's events, numbered 1, 2, 3…: to the live log at once, to the database in batches."""
+"""A run's events, numbered 1, 2, 3…: to the live log at once, to the database in batches.
+
+When the live log (Redis) cannot be reached, each event goes to the database at once
+instead, where streams that follow the run find it (`RunOrchestrator.follow`). Events that
+could not be stored stay pending until a later flush succeeds.
+"""
 
 from __future__ import annotations
 
+import logging
 import uuid
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -11,6 +18,7 @@ from app.infra.events import RunEvent, RunEventLog
 from app.models import RunEventRow
 from app.models.base import utcnow
 
+log = logging.getLogger(__name__)
 FLUSH_EVERY = 200
 
 
@@ -22,29 +30,44 @@ class EventRecorder:
         self._log = log
         self._factory = factory
         self._seq = 0
-        self._pending: list[RunEventRow] = []
+        self._pending: list[tuple[RunEvent, datetime]] = []
+        self.live_log_down = False
+        self.live_log_error: Exception | None = None  # the first failure of the live log
 
     async def emit(self, event: str, **data: Any) -> RunEvent:
         self._seq += 1
         record = RunEvent(self._seq, event, {"run_id": str(self.run_id), "seq": self._seq, **data})
-        await self._log.append(str(self.run_id), record)
-        self._pending.append(
-            RunEventRow(
-                run_id=self.run_id,
-                seq=record.seq,
-                event=event,
-                data=record.data,
-                created_at=utcnow(),
-            )
-        )
-        if len(self._pending) >= FLUSH_EVERY:
+        self._pending.append((record, utcnow()))
+        try:
+            await self._log.append(str(self.run_id), record)
+        except Exception as exc:
+            if not self.live_log_down:
+                log.warning(
+                    "run %s: the live event log failed (%r); events go to the database",
+                    self.run_id,
+                    exc,
+                )
+            self.live_log_down = True
+            self.live_log_error = self.live_log_error or exc
+        if self.live_log_down or len(self._pending) >= FLUSH_EVERY:
             await self.flush()
         return record
 
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
     async def flush(self) -> None:
-        if not self._pending:
+        """Store the pending events; they stay pending if the database fails."""
+        batch = list(self._pending)
+        if not batch:
             return
-        rows, self._pending = self._pending, []
         async with self._factory() as db:
-            db.add_all(rows)
+            db.add_all(
+                RunEventRow(
+                    run_id=self.run_id, seq=e.seq, event=e.event, data=e.data, created_at=at
+                )
+                for e, at in batch
+            )
             await db.commit()
+        del self._pending[: len(batch)]

@@ -10,20 +10,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
+from redis.exceptions import RedisError
 from smolagents.agents import ActionStep, FinalAnswerStep
 from smolagents.memory import ToolCall
 from smolagents.models import ChatMessageStreamDelta
 from smolagents.utils import AgentGenerationError
 from sqlalchemy import func, select, update
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.agent import prompting
@@ -44,29 +46,40 @@ from app.infra.locks import SessionLocks
 from app.infra.storage import ObjectStorage
 from app.models import Artifact, File, Project, Run, RunEventRow, RunStatus, RunStep, Session
 from app.models.base import utcnow
+from app.runs import snapshots
 from app.runs.recorder import EventRecorder
 from app.runs.sandboxes import SandboxPool, SlotTicket
 from app.runs.schemas import ArtifactOut, QueryRequest
-from app.runs.workspace import manifest_path, materialize, workspace_dir
+from app.runs.workspace import (
+    manifest_path,
+    materialize,
+    snapshot_marker_path,
+    upload,
+    workspace_dir,
+)
 from app.sandbox import (
     DEFAULT_AUTHORIZED_IMPORTS,
     ArtifactFile,
     SandboxExecutor,
     SandboxUnavailable,
+    SandboxWorker,
     StepResult,
     hostfs,
 )
 from app.sandbox.capture import BOOKKEEPING_DIR
+from app.sandbox.snapshot import RestoreReport, SnapshotReport
 
 log = logging.getLogger(__name__)
 
-LOCK_TTL_SECONDS = 30.0
-LOCK_RENEW_SECONDS = 10.0
 CANCEL_POLL_SECONDS = 0.25
 QUEUE_POLL_SECONDS = 0.5
-SWEEP_SECONDS = LOCK_TTL_SECONDS / 2
 INTERRUPTED = "This run was interrupted: the server running it stopped. Ask again."
 CANCEL_GRACE_SECONDS = 10.0
+# A run's end that the database could not take is retried this often, this long.
+RECORD_RETRY_INTERVAL_SECONDS = 2.0
+RECORD_RETRY_SECONDS = 600.0
+# While the live log (Redis) is down, streams read a run's events from the database.
+STORED_POLL_SECONDS = 1.0
 LOG_RETENTION_SECONDS = 3600
 OUTPUT_EVENT_CHARS = 20_000
 HISTORY_TURNS = 10
@@ -104,7 +117,11 @@ class RunOrchestrator:
         self.locks = locks
         self.events = events
         self.sandboxes = sandboxes
+        self.lock_ttl = settings.SESSION_LOCK_TTL_SECONDS
         self._live: dict[uuid.UUID, LiveRun] = {}
+        # Ended runs whose end the database has not taken yet (it was down).
+        self._unrecorded: dict[uuid.UUID, asyncio.Task[None]] = {}
+        self._ending: set[uuid.UUID] = set()  # runs between their end and its record
         self._sweeper: asyncio.Task[None] | None = None
 
     # Starting ---------------------------------------------------------------------
@@ -122,7 +139,7 @@ class RunOrchestrator:
                 retry_after=SANDBOX_RETRY_SECONDS,
             )
         file_ids = [str(f) for f in body.file_ids]
-        token = await self.locks.acquire(str(session.id), LOCK_TTL_SECONDS)
+        token = await self.locks.acquire(str(session.id), self.lock_ttl)
         if token is None:
             raise Conflict(
                 "This session is still answering another question; wait for it or stop it.",
@@ -204,6 +221,39 @@ class RunOrchestrator:
                 code="unknown_file",
             )
 
+    # Following -----------------------------------------------------------------------
+    async def follow(self, run_id: uuid.UUID, after: int) -> AsyncIterator[RunEvent | None]:
+        """The run's events after `after` as they come, until run.finished (None: nothing new
+        for a while, a heartbeat). From the live log; while that cannot be reached, from the
+        database, where runs write their events meanwhile (see EventRecorder)."""
+        last = after
+        try:
+            async for event in self.events.follow(str(run_id), last):
+                if event is not None:
+                    last = event.seq
+                yield event
+            return
+        except Exception as exc:  # Redis is gone (the in-process log cannot fail)
+            log.warning(
+                "run %s: the live event log failed (%r); following the database", run_id, exc
+            )
+        while True:
+            async with self.factory() as db:
+                stored = list(
+                    await db.scalars(
+                        select(RunEventRow)
+                        .where(RunEventRow.run_id == run_id, RunEventRow.seq > last)
+                        .order_by(RunEventRow.seq)
+                    )
+                )
+            for row in stored:
+                last = row.seq
+                yield RunEvent(row.seq, row.event, row.data)
+                if row.event == "run.finished":
+                    return
+            yield None
+            await asyncio.sleep(STORED_POLL_SECONDS)
+
     # Cancelling --------------------------------------------------------------------
     def is_live(self, run_id: uuid.UUID) -> bool:
         return run_id in self._live
@@ -247,30 +297,83 @@ class RunOrchestrator:
             outcome.error = "The model provider failed: " + provider_error_message(exc, secrets)
         except Exception as exc:
             log.exception("run %s failed", run.id)
-            outcome.error = f"The run failed: {type(exc).__name__}: {exc}"
+            outcome.error = _failure_message(exc)
         finally:
-            keep_lock.cancel()
+            # Until its end is recorded or handed to _record_later, the sweeper leaves it.
+            self._ending.add(run.id)
             self.sandboxes.withdraw(ticket)
             self.sandboxes.release(live.session_id)
             # Each of these is tried even when another fails (say Redis or the database is
-            # down): a run that cannot be closed here is closed by the sweeper on any replica.
-            await _best_effort(self._save_outcome(run, outcome), f"record the end of run {run.id}")
+            # down). What the database could not take is stored once it answers again.
+            recorded = await _best_effort(
+                self._save_outcome(run, outcome), f"record the end of run {run.id}"
+            )
             # The session takes questions again before anyone hears this run ended: a
             # client that asks its follow-up on run.finished must not find it busy.
-            await _best_effort(
-                self.locks.release(str(live.session_id), token), f"unlock after run {run.id}"
-            )
+            # Until its end is stored the lock stays held (and renewed): no replica's sweeper
+            # may take the run for one whose process died.
+            if recorded:
+                keep_lock.cancel()
+                await _best_effort(
+                    self.locks.release(str(live.session_id), token), f"unlock after run {run.id}"
+                )
             self._live.pop(run.id, None)
             await _best_effort(
                 self._announce_end(run, recorder, outcome, started),
                 f"announce the end of run {run.id}",
             )
+            if not recorded or recorder.pending:
+                self._unrecorded[run.id] = asyncio.create_task(
+                    self._record_later(run, outcome, recorder, keep_lock if not recorded else None)
+                )
+                if not recorded:
+                    self._unrecorded[run.id].add_done_callback(
+                        lambda _: asyncio.ensure_future(
+                            _best_effort(
+                                self.locks.release(str(live.session_id), token),
+                                f"unlock after run {run.id}",
+                            )
+                        )
+                    )
+            self._ending.discard(run.id)
             live.done.set()
+
+    async def _record_later(
+        self,
+        run: Run,
+        outcome: _Outcome,
+        recorder: EventRecorder,
+        keep_lock: asyncio.Task[None] | None = None,
+    ) -> None:
+        """Store a run's end and its last events once the database answers again (the
+        session's lock, if still held, is renewed meanwhile and freed afterwards)."""
+        deadline = time.monotonic() + RECORD_RETRY_SECONDS
+        try:
+            while time.monotonic() < deadline:
+                await asyncio.sleep(RECORD_RETRY_INTERVAL_SECONDS)
+                try:
+                    await self._save_outcome(run, outcome)
+                    await recorder.flush()
+                except Exception as exc:
+                    log.debug("run %s: its end is not recorded yet: %r", run.id, exc)
+                    continue
+                log.info("run %s: its end was recorded once the database answered", run.id)
+                return
+            log.error("run %s: its end could not be recorded; the sweeper ends it", run.id)
+        finally:
+            if keep_lock is not None:
+                keep_lock.cancel()
+            self._unrecorded.pop(run.id, None)
 
     async def _keep_lock(self, session_id: uuid.UUID, token: str) -> None:
         while True:
-            await asyncio.sleep(LOCK_RENEW_SECONDS)
-            if not await self.locks.renew(str(session_id), token, LOCK_TTL_SECONDS):
+            await asyncio.sleep(self.lock_ttl / 3)
+            try:
+                renewed = await self.locks.renew(str(session_id), token, self.lock_ttl)
+            except Exception as exc:  # Redis is down: the run's next cancel check stops it
+                log.warning("could not renew the lock of session %s: %r", session_id, exc)
+                continue
+            if not renewed:
                 log.warning("the lock of session %s was lost while a run held it", session_id)
 
     async def _save_outcome(self, run: Run, outcome: _Outcome) -> None:
@@ -317,17 +420,47 @@ class RunOrchestrator:
                 )
             )
             history = await self._history(db, session.id, run.id)
+            snapshot = session.snapshot
         # No connection is held while files download and previews are computed.
-        workspace = workspace_dir(self.settings.DATA_DIR, live.session_id)
-        manifest = manifest_path(self.settings.DATA_DIR, live.session_id)
-        await materialize(self.storage, workspace, manifest, files)
+        data_dir = self.settings.DATA_DIR
+        workspace = workspace_dir(data_dir, live.session_id)
+        await materialize(self.storage, workspace, manifest_path(data_dir, live.session_id), files)
+        try:
+            marker = snapshot_marker_path(data_dir, live.session_id)
+            await snapshots.download(self.storage, workspace, marker, live.session_id, snapshot)
+        except Exception:  # the run goes on; the worker restores what the workspace has
+            log.exception("could not fetch the snapshot of session %s", live.session_id)
         unpreviewed = {f.id for f in files if f.preview is None}
         file_infos = [await self._describe(f, pinned=str(f.id) in run.file_ids) for f in files]
         await self._keep_previews([f for f in files if f.id in unpreviewed and f.preview])
+        generation = snapshot["generation"] if snapshot else None
+        worker, fresh = await self.sandboxes.acquire(ticket, generation)
         prompt = prompting.render_system_prompt(
-            files=file_infos, history=history, authorized_imports=list(DEFAULT_AUTHORIZED_IMPORTS)
+            files=file_infos,
+            history=history,
+            variables=_variables(snapshot, worker.take_restore_report() if fresh else None, fresh),
+            authorized_imports=list(DEFAULT_AUTHORIZED_IMPORTS),
         )
-        worker = await self.sandboxes.acquire(ticket)
+        try:
+            await self._drive(live, run, recorder, outcome, worker, prompt, workspace)
+        finally:
+            if not live.stop.is_set():  # a cancelled run's worker was killed: nothing to save
+                await _best_effort(
+                    self._save_snapshot(live.session_id, worker, workspace, snapshot),
+                    f"save the variables of session {live.session_id}",
+                )
+
+    async def _drive(
+        self,
+        live: LiveRun,
+        run: Run,
+        recorder: EventRecorder,
+        outcome: _Outcome,
+        worker: SandboxWorker,
+        prompt: str,
+        workspace: Path,
+    ) -> None:
+        """Run the agent in a thread of its own and record what it yields, until it ends."""
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
 
@@ -361,28 +494,72 @@ class RunOrchestrator:
         thread.start()
         steps = StepTranslator(self, run, recorder, outcome, workspace)
         next_remote_check = time.monotonic()
-        while True:
-            try:
-                kind, payload = await asyncio.wait_for(queue.get(), CANCEL_POLL_SECONDS)
-            except TimeoutError:
-                kind, payload = "tick", None
-            if not live.stop.is_set() and time.monotonic() >= next_remote_check:
-                next_remote_check = time.monotonic() + CANCEL_POLL_SECONDS
-                if await self.events.cancel_requested(str(run.id)):
-                    live.stop.set()
-            if live.stop.is_set():
+        try:
+            while True:
+                try:
+                    kind, payload = await asyncio.wait_for(queue.get(), CANCEL_POLL_SECONDS)
+                except TimeoutError:
+                    kind, payload = "tick", None
+                if not live.stop.is_set() and time.monotonic() >= next_remote_check:
+                    next_remote_check = time.monotonic() + CANCEL_POLL_SECONDS
+                    if await self.events.cancel_requested(str(run.id)):
+                        live.stop.set()
+                if live.stop.is_set():
+                    raise RunCancelled
+                if recorder.live_log_error is not None:
+                    # Redis is gone: no lock, no cancel, no live stream. The run stops (its
+                    # events are in the database, where streams follow them meanwhile).
+                    raise recorder.live_log_error
+                if kind == "item":
+                    await steps.handle(payload)
+                elif kind == "result":
+                    await steps.step_result(payload)
+                elif kind == "error":  # the agent's own end (its thread is finishing)
+                    await asyncio.to_thread(thread.join, CANCEL_GRACE_SECONDS)
+                    raise payload
+                elif kind == "done":
+                    return
+        except BaseException:
+            # Cancelled, or something here failed (a service went away): the agent must not
+            # go on calling the model and running code for a run that has ended.
+            if thread.is_alive():
                 agent.interrupt()
                 await asyncio.to_thread(worker.kill)
                 await asyncio.to_thread(thread.join, CANCEL_GRACE_SECONDS)
-                raise RunCancelled
-            if kind == "item":
-                await steps.handle(payload)
-            elif kind == "result":
-                await steps.step_result(payload)
-            elif kind == "error":
-                raise payload
-            elif kind == "done":
-                return
+            raise
+
+    async def _save_snapshot(
+        self,
+        session_id: uuid.UUID,
+        worker: SandboxWorker,
+        workspace: Path,
+        previous: dict[str, Any] | None,
+    ) -> None:
+        """Have the worker snapshot the session's variables; store them as a new generation."""
+        limit = self.settings.SANDBOX_SNAPSHOT_MB << 20
+        if not limit or not worker.alive:
+            return
+        # The snapshot counts against the workspace's quota; the one it replaces is freed.
+        quota = self.settings.SANDBOX_DISK_MB << 20
+        used = (await asyncio.to_thread(hostfs.usage, workspace)).bytes
+        room = quota - used + (int(previous["bytes"]) if previous else 0)
+        report = await asyncio.to_thread(worker.snapshot, max(0, min(limit, room)))
+        if not report.changed:
+            return
+        record = await snapshots.upload(self.storage, workspace, session_id, report)
+        async with self.factory() as db:
+            session = await db.get(Session, session_id)
+            if session is not None:
+                session.snapshot = record
+                await db.commit()
+        if session is None:  # deleted meanwhile
+            await snapshots.delete(self.storage, session_id, record["generation"])
+            return
+        worker.snapshot_generation = record["generation"]
+        marker = snapshot_marker_path(self.settings.DATA_DIR, session_id)
+        await asyncio.to_thread(snapshots.remember, marker, record["generation"])
+        if previous:
+            await snapshots.delete(self.storage, session_id, str(previous["generation"]))
 
     async def _keep_previews(self, files: list[File]) -> None:
         """Store previews computed for the prompt, so the next run and the browser reuse them."""
@@ -440,9 +617,15 @@ class RunOrchestrator:
         """Upload an artifact's bytes and record it; the sandbox's own copy is then removed."""
         key = f"sessions/{run.session_id}/artifacts/{uuid.uuid4().hex}"
         relative = artifact.path.relative_to(workspace).as_posix()
-        opened = await asyncio.to_thread(hostfs.open_regular, workspace, relative)
-        with os.fdopen(opened.fd, "rb") as handle:
-            await self.storage.put(key, _chunks(handle), artifact.mime)
+        try:
+            await upload(self.storage, workspace, relative, key, artifact.mime)
+        except (hostfs.UnsafePath, FileNotFoundError):
+            raise
+        except Exception as exc:
+            raise StorageFailed(
+                "Object storage stopped answering, so the run was stopped: this step's charts, "
+                f"tables and files could not be kept. Ask again once it is back. ({exc})"
+            ) from exc
         if relative.startswith(f"{BOOKKEEPING_DIR}/"):
             # The worker's own copy; removed without following links (the code controls it).
             await asyncio.to_thread(hostfs.remove, workspace, relative)
@@ -475,12 +658,13 @@ class RunOrchestrator:
 
     # Interrupted runs -----------------------------------------------------------------
     def start_sweeper(self) -> None:
-        """Every SWEEP_SECONDS, fail the runs nobody runs any more (recover_interrupted_runs)."""
+        """Every sixth of the lock's TTL, fail the runs nobody runs any more: a run whose
+        replica died ends about one TTL after it died (recover_interrupted_runs)."""
         self._sweeper = asyncio.create_task(self._sweep_forever())
 
     async def _sweep_forever(self) -> None:
         while True:
-            await asyncio.sleep(SWEEP_SECONDS)
+            await asyncio.sleep(self.lock_ttl / 6)
             await _best_effort(self.recover_interrupted_runs(), "sweep interrupted runs")
 
     async def recover_interrupted_runs(self) -> int:
@@ -490,8 +674,10 @@ class RunOrchestrator:
         async with self.factory() as db:
             runs = list(await db.scalars(select(Run).where(Run.status.in_(ACTIVE))))
             for run in runs:
-                if run.id in self._live or await self.locks.holder(str(run.session_id)) is not None:
-                    continue  # alive, here or on another replica
+                if run.id in self._live or run.id in self._ending or run.id in self._unrecorded:
+                    continue  # alive here, or its end is being recorded here
+                if await self.locks.holder(str(run.session_id)) is not None:
+                    continue  # alive on another replica
                 run.status = RunStatus.failed
                 run.error = INTERRUPTED
                 run.finished_at = utcnow()
@@ -529,6 +715,8 @@ class RunOrchestrator:
     async def close(self) -> None:
         if self._sweeper is not None:
             self._sweeper.cancel()
+        for pending in list(self._unrecorded.values()):
+            pending.cancel()
         for live in list(self._live.values()):
             live.stop.set()
         tasks = [live.task for live in self._live.values() if live.task is not None]
@@ -642,12 +830,55 @@ class StepTranslator:
         self.step = number + 1
 
 
-async def _best_effort(action: Coroutine[Any, Any, object], what: str) -> None:
-    """Await `action`; if it fails, log that we could not `what` and go on."""
+def _variables(
+    snapshot: dict[str, Any] | None, restored: RestoreReport | None, fresh: bool
+) -> prompting.Variables:
+    """What the agent is told of the variables earlier questions left (see the prompt)."""
+    saved = SnapshotReport.from_record(snapshot) if snapshot else SnapshotReport(changed=False)
+    described = {v.name: v.describe() for v in saved.variables if v.kind != "import"}
+    if not fresh:  # the same worker: everything is still there, saveable or not
+        return prompting.Variables(
+            defined=list(described.values()) + [u.describe() for u in saved.unsaved]
+        )
+    if restored is None:
+        return prompting.Variables(restarted=True)
+    return prompting.Variables(
+        defined=[described[name] for name in restored.restored if name in described],
+        lost=restored.lost,
+        restarted=True,
+        problem=restored.error,
+    )
+
+
+async def _best_effort(action: Coroutine[Any, Any, object], what: str) -> bool:
+    """Await `action`; if it fails, log that we could not `what` and go on. Whether it worked."""
     try:
         await action
     except Exception:
         log.exception("could not %s", what)
+        return False
+    return True
+
+
+class StorageFailed(Exception):
+    """Object storage failed while a run stored what a step made."""
+
+
+def _failure_message(exc: Exception) -> str:
+    """What the user reads when a run fails for a reason of the server's: which service."""
+    if isinstance(exc, StorageFailed):
+        return str(exc)
+    if isinstance(exc, RedisError):
+        return (
+            "Redis (session locks and live events) stopped answering, so the run was stopped. "
+            f"Ask again once it is back. ({type(exc).__name__}: {exc})"
+        )
+    if isinstance(exc, DBAPIError | PoolTimeout | ConnectionError):
+        return (
+            "The database stopped answering, so the run was stopped. Ask again once it is "
+            f"back. ({type(exc).__name__}: {exc})"
+        )
+    return f"The run failed: {type(exc).__name__}: {exc}"
 
 
 def _thought(model_output: object) -> str | None:
@@ -659,8 +890,3 @@ def _thought(model_output: object) -> str | None:
 
 def _answer_text(output: object) -> str:
     return output if isinstance(output, str) else str(output)
-
-
-async def _chunks(handle: BinaryIO, size: int = 1024 * 1024) -> AsyncIterator[bytes]:
-    while chunk := await asyncio.to_thread(handle.read, size):
-        yield chunk

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from app.config import Settings
-from app.runs.workspace import manifest_path, workspace_dir
+from app.runs.workspace import manifest_path, snapshot_marker_path, workspace_dir
 from app.sandbox import (
     LocalLauncher,
     SandboxLimits,
@@ -240,15 +240,33 @@ class SandboxPool:
             ticket.position = position
 
     # Workers --------------------------------------------------------------------------
-    async def acquire(self, ticket: SlotTicket) -> SandboxWorker:
-        """The session's worker for a granted ticket, started if needed (off the event loop)."""
+    async def acquire(
+        self, ticket: SlotTicket, snapshot_generation: str | None = None
+    ) -> tuple[SandboxWorker, bool]:
+        """The session's worker for a granted ticket, started if needed (off the event loop).
+
+        Args:
+            ticket: The run's granted ticket.
+            snapshot_generation: The session's stored snapshot. A live worker whose variables
+                are older (another replica ran the session since) is replaced by a new one,
+                which restores that snapshot.
+
+        Returns:
+            The worker, and whether it was started now (its variables come from the
+            snapshot, if any; see `SandboxWorker.take_restore_report`).
+        """
         assert ticket.granted.is_set(), "acquire() needs a granted slot"
         if ticket.evicting is not None:
             await asyncio.shield(ticket.evicting)  # its memory is ours only once it stopped
         worker = self._workers[ticket.session_id]
-        if not worker.alive:
-            await asyncio.to_thread(worker.start)
-        return worker
+        if worker.alive and worker.snapshot_generation != snapshot_generation:
+            log.info("restarting the sandbox of session %s: it moved", ticket.session_id)
+            await asyncio.to_thread(worker.close)
+        if worker.alive:
+            return worker, False
+        await asyncio.to_thread(worker.start)
+        worker.snapshot_generation = snapshot_generation
+        return worker, True
 
     async def discard(self, session_id: uuid.UUID) -> None:
         """Stop the session's worker and remove its workspace (the session was deleted)."""
@@ -259,6 +277,7 @@ class SandboxPool:
         data_dir = self.settings.DATA_DIR
         await asyncio.to_thread(shutil.rmtree, workspace_dir(data_dir, session_id), True)
         await asyncio.to_thread(manifest_path(data_dir, session_id).unlink, True)
+        await asyncio.to_thread(snapshot_marker_path(data_dir, session_id).unlink, True)
 
     async def _reap_forever(self) -> None:
         while True:

@@ -14,7 +14,9 @@ import asyncio
 import json
 import os
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import BinaryIO
 
 from app.infra.storage import ObjectStorage
 from app.models import File
@@ -28,6 +30,11 @@ def workspace_dir(data_dir: Path, session_id: uuid.UUID) -> Path:
 def manifest_path(data_dir: Path, session_id: uuid.UUID) -> Path:
     """Where the backend remembers what it copied into a session's workspace."""
     return (data_dir / "workspace-manifests" / f"{session_id}.json").resolve()
+
+
+def snapshot_marker_path(data_dir: Path, session_id: uuid.UUID) -> Path:
+    """Where the backend notes which snapshot generation the workspace holds."""
+    return (data_dir / "workspace-manifests" / f"{session_id}.snapshot").resolve()
 
 
 def _read_manifest(path: Path) -> dict[str, dict[str, object]]:
@@ -95,3 +102,23 @@ async def materialize(
     if copied:
         await asyncio.to_thread(_write_manifest, manifest, entries)
     return copied
+
+
+async def upload(
+    storage: ObjectStorage, workspace: Path, relative: str, key: str, content_type: str
+) -> int:
+    """Store a file of the workspace (a plain file: never a link's target); its size.
+
+    Raises:
+        hostfs.UnsafePath: It is a link, a hard link or not a regular file.
+        FileNotFoundError: It is gone.
+    """
+    opened = await asyncio.to_thread(hostfs.open_regular, workspace, relative)
+    with os.fdopen(opened.fd, "rb") as handle:
+        await storage.put(key, _chunks(handle), content_type)
+    return opened.size
+
+
+async def _chunks(handle: BinaryIO, size: int = 1024 * 1024) -> AsyncIterator[bytes]:
+    while chunk := await asyncio.to_thread(handle.read, size):
+        yield chunk

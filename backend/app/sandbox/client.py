@@ -29,6 +29,7 @@ from app.sandbox.interface import (
 )
 from app.sandbox.protocol import Message
 from app.sandbox.runtime_cache import runtime_cache
+from app.sandbox.snapshot import MANIFEST, SNAPSHOT_DIR, RestoreReport, SnapshotReport
 from app.sandbox.spawn import LocalLauncher, SandboxUnavailable, WorkerLauncher
 from app.sandbox.transport import WorkerChannel
 
@@ -41,6 +42,11 @@ SHUTDOWN_GRACE_SECONDS = 2.0
 QUOTA_POLL_SECONDS = 0.25
 RESTARTED = (
     "the sandbox was restarted and variables from earlier steps are gone — load the data again."
+)
+RESTARTED_WITH_SNAPSHOT = (
+    "the sandbox was restarted: variables made by this question's earlier steps are gone, and "
+    "those saved at the end of the last question are restored (the next step's output says "
+    "which)."
 )
 STOPPED = "The step was stopped."
 ARTIFACT_KINDS = frozenset(get_args(ArtifactKind))
@@ -112,6 +118,9 @@ class SandboxWorker:
         self._channel: WorkerChannel | None = None
         self._stop_requested = False
         self._stderr = ""  # the last worker's stderr (start-up errors, crashes)
+        self._restore: RestoreReport | None = None  # what the last start restored, unread
+        # The stored snapshot its variables match (the backend's bookkeeping).
+        self.snapshot_generation: str | None = None
         self._lock = threading.RLock()  # serialises requests
         self._state_lock = threading.Lock()  # guards _channel/_stop_requested for kill()
 
@@ -128,7 +137,8 @@ class SandboxWorker:
         self.close()
 
     def start(self) -> None:
-        """Start the worker and wait until it has imported its libraries. Blocking.
+        """Start the worker, wait until it has imported its libraries, and restore the
+        session's snapshot if the workspace has one (see take_restore_report). Blocking.
 
         Raises:
             SandboxUnavailable: No sandbox can be created here (the status says why).
@@ -137,6 +147,34 @@ class SandboxWorker:
         with self._lock:
             if self.alive:
                 return
+            self._launch()
+            if not self.has_snapshot:
+                self._restore = None
+                return
+            reply = self._request({"type": "restore"}, START_TIMEOUT_SECONDS)
+            try:
+                self._restore = RestoreReport.from_message(reply) if reply else None
+            except (ValueError, KeyError, TypeError):
+                self._restore = RestoreReport(error="the saved variables are damaged")
+            if reply is None:  # it died loading them: start afresh, without them
+                self._terminate()
+                self._launch()
+                self._restore = RestoreReport(
+                    error="the sandbox stopped while loading them, most likely out of memory"
+                )
+
+    @property
+    def has_snapshot(self) -> bool:
+        """Whether the workspace holds a snapshot of the session's variables."""
+        return os.path.lexists(self.workspace / SNAPSHOT_DIR / MANIFEST)
+
+    def take_restore_report(self) -> RestoreReport | None:
+        """What the last start restored from the snapshot, once (None: nothing to tell)."""
+        report, self._restore = self._restore, None
+        return report
+
+    def _launch(self) -> None:
+        with self._lock:
             self._terminate()
             self.workspace.mkdir(parents=True, exist_ok=True)
             try:
@@ -207,6 +245,7 @@ class SandboxWorker:
                     if self._stop_requested:  # kill() while the worker was starting
                         return self._failure(STOPPED, time.monotonic())
                     raise
+            restored = self.take_restore_report()
             started = time.monotonic()
             started_ns = time.time_ns()
             self.last_used = started
@@ -216,7 +255,7 @@ class SandboxWorker:
                 self._terminate()
                 seconds = f"{self.limits.step_timeout_seconds:g}"
                 return self._failure(
-                    f"The code ran for more than {seconds} s and was stopped; {RESTARTED}",
+                    f"The code ran for more than {seconds} s and was stopped; {self._restarted}",
                     started,
                     timed_out=True,
                 )
@@ -229,10 +268,13 @@ class SandboxWorker:
                 if self._stop_requested:
                     return self._failure(STOPPED, started)
                 return self._failure(self._crash_message(returncode), started, crashed=True)
+            logs = str(reply.get("logs") or "")
+            if restored is not None:  # a new worker mid-run: the agent must know what it has
+                logs = f"{restored.note()}\n{logs}"
             return StepResult(
                 output=reply.get("output"),
                 is_final_answer=bool(reply.get("is_final_answer")),
-                logs=str(reply.get("logs") or ""),
+                logs=logs,
                 error=reply.get("error"),
                 artifacts=self._artifacts(reply.get("artifacts") or []),
                 duration_ms=round((time.monotonic() - started) * 1000),
@@ -274,10 +316,14 @@ class SandboxWorker:
         return self._failure(
             f"The workspace is over its disk quota ({self.limits.disk_mb} MB, SANDBOX_DISK_MB): "
             "the step was stopped and the files it wrote were removed. Write less (aggregate, "
-            f"filter columns, compress) or delete files you no longer need; {RESTARTED}",
+            f"filter columns, compress) or delete files you no longer need; {self._restarted}",
             started,
             crashed=killed,
         )
+
+    @property
+    def _restarted(self) -> str:
+        return RESTARTED_WITH_SNAPSHOT if self.has_snapshot else RESTARTED
 
     def _failure(
         self, error: str, started: float, *, timed_out: bool = False, crashed: bool = False
@@ -303,18 +349,18 @@ class SandboxWorker:
         if number == signal.SIGXCPU:
             return (
                 f"The worker used up its CPU time limit ({self.limits.cpu_seconds} s) and was "
-                f"stopped; {RESTARTED}"
+                f"stopped; {self._restarted}"
             )
         if number == signal.SIGKILL:
             return (
                 "The sandbox worker was killed, most likely because the step ran out of memory "
-                f"(limit {self.limits.memory_mb} MB); {RESTARTED}"
+                f"(limit {self.limits.memory_mb} MB); {self._restarted}"
             )
         how = f"signal {signal.Signals(number).name}" if number else f"exit status {returncode}"
         stderr = self._stderr.strip()
         if stderr:
             logger.warning("Sandbox worker crashed (%s): %s", how, stderr[-2000:])
-        return f"The sandbox worker crashed ({how}); {RESTARTED}"
+        return f"The sandbox worker crashed ({how}); {self._restarted}"
 
     def _artifacts(self, items: list[Any]) -> list[ArtifactFile]:
         """Host-side check of what the worker reported: plain files inside the workspace.
@@ -344,6 +390,34 @@ class SandboxWorker:
                 )
             )
         return artifacts
+
+    def snapshot(self, max_bytes: int) -> SnapshotReport:
+        """Have the worker save the code's variables into the workspace's snapshot folder.
+
+        Args:
+            max_bytes: The most the snapshot may take on disk.
+
+        Returns:
+            What was saved (`changed` is False when no code ran since the last snapshot).
+
+        Raises:
+            SandboxError: No worker is running, or it failed or sent nonsense.
+        """
+        with self._lock:
+            if not self.alive:
+                raise SandboxError("no sandbox worker is running")
+            timeout = max(self.limits.step_timeout_seconds, REQUEST_TIMEOUT_SECONDS)
+            reply = self._request({"type": "snapshot", "max_bytes": max_bytes}, timeout)
+            self.last_used = time.monotonic()
+            if reply is None:
+                self._terminate()
+                raise SandboxError("the sandbox worker stopped while saving the variables")
+            if reply.get("type") == "failed":
+                raise SandboxError(f"the variables could not be saved: {reply.get('error')}")
+            try:
+                return SnapshotReport.from_message(reply)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise SandboxError(f"the sandbox worker's snapshot is invalid: {exc}") from exc
 
     def set_variables(self, variables: dict[str, Any]) -> None:
         """Define variables in the code's namespace, now and after every worker restart.

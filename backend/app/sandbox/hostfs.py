@@ -9,6 +9,7 @@ a folder swapped for a link after it was opened cannot redirect what happens ins
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import uuid
 from collections.abc import Iterator
@@ -44,20 +45,57 @@ def open_folder(workspace: Path, relative: str = "") -> Iterator[int]:
     Raises:
         UnsafePath: A component is a link or not a folder.
     """
+    fd = _folder_fd(workspace, relative)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _folder_fd(workspace: Path, relative: str, create: bool = False) -> int:
     fd = os.open(workspace, DIR_FLAGS)
     try:
         for part in _parts(relative) if relative else []:
+            if create:
+                with suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=fd)
             try:
                 child = os.open(part, DIR_FLAGS, dir_fd=fd)
-            except (NotADirectoryError, OSError) as exc:
+            except OSError as exc:
                 if isinstance(exc, FileNotFoundError):
                     raise
                 raise UnsafePath(f"{relative!r} is not a plain folder: {exc}") from exc
             os.close(fd)
             fd = child
-        yield fd
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd
+
+
+def make_folder(workspace: Path, relative: str) -> None:
+    """Create a folder and its parents inside the workspace, never through a link.
+
+    Raises:
+        UnsafePath: A component exists and is a link or not a folder.
+    """
+    os.close(_folder_fd(workspace, relative, create=True))
+
+
+def remove_tree(workspace: Path, relative: str) -> None:
+    """Delete a folder and everything in it (or a file or link of that name), following no
+    link: what the code planted in there is removed, never what a link points to.
+    """
+    *folders, name = _parts(relative)
+    try:
+        with open_folder(workspace, "/".join(folders)) as parent:
+            info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+            if stat.S_ISDIR(info.st_mode):
+                shutil.rmtree(name, dir_fd=parent)  # a descriptor-based walk: refuses links
+            else:
+                os.unlink(name, dir_fd=parent)
+    except (FileNotFoundError, UnsafePath):
+        pass
 
 
 @dataclass(frozen=True)
@@ -116,31 +154,44 @@ def remove(workspace: Path, relative: str) -> None:
         pass
 
 
+def rename(workspace: Path, source: str, target: str) -> None:
+    """Rename an entry inside the workspace; neither path is followed through a link."""
+    *source_folders, source_name = _parts(source)
+    *target_folders, target_name = _parts(target)
+    with (
+        open_folder(workspace, "/".join(source_folders)) as source_parent,
+        open_folder(workspace, "/".join(target_folders)) as target_parent,
+    ):
+        os.rename(source_name, target_name, src_dir_fd=source_parent, dst_dir_fd=target_parent)
+
+
 class IncomingFile:
-    """A file being written at the workspace's top level, put in place by commit().
+    """A file being written into a workspace folder, put in place by commit().
 
     The bytes go to a new file with a random name (O_EXCL: never an existing link), which
     commit() renames over the target; a rename replaces a link rather than following it.
     Not committed, it is removed. Use as a context manager; its methods block.
     """
 
-    def __init__(self, workspace: Path, name: str) -> None:
+    def __init__(self, workspace: Path, name: str, folder: str = "") -> None:
         """Prepare to write `name`.
 
         Args:
             workspace: The workspace root.
             name: A plain file name (no folder part).
+            folder: The folder below the root to write it in ("" for the root).
         """
         if _parts(name) != [name]:
             raise UnsafePath(f"not a plain file name: {name!r}")
         self.workspace = workspace
+        self.folder = folder
         self.name = name
         self._temporary = f".incoming-{uuid.uuid4().hex}"
         self._folder = -1
         self._fd = -1
 
     def __enter__(self) -> IncomingFile:
-        self._folder = os.open(self.workspace, DIR_FLAGS)
+        self._folder = _folder_fd(self.workspace, self.folder)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
             self._fd = os.open(self._temporary, flags, 0o644, dir_fd=self._folder)

@@ -24,11 +24,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import json
 import logging
 import os
 import socket
 import socketserver
 import stat
+import struct
 import sys
 import threading
 import time
@@ -37,7 +39,14 @@ from typing import Any, cast
 
 from app.sandbox.interface import SandboxLimits
 from app.sandbox.isolation import Policy
-from app.sandbox.protocol import FrameReader, Message, ProtocolError, write_message
+from app.sandbox.protocol import (
+    HEADER,
+    FrameReader,
+    Message,
+    ProtocolError,
+    encode,
+    write_message,
+)
 from app.sandbox.runtime_cache import runtime_cache
 from app.sandbox.spawn import WORKSPACE_NAME, LocalLauncher
 from app.sandbox.transport import ProcessChannel
@@ -185,6 +194,22 @@ class _Connection(socketserver.BaseRequestHandler):
         pump.join(5)
 
 
+def probe(socket_path: Path, timeout: float = 4.0) -> bool:
+    """Whether a service listens at the socket and answers a status request."""
+    try:
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(timeout)
+            sock.connect(str(socket_path))
+            sock.sendall(encode({"type": "status"}))
+            with sock.makefile("rb") as replies:
+                header = replies.read(HEADER.size)
+                (size,) = HEADER.unpack(header)
+                reply = json.loads(replies.read(size))
+    except (OSError, ValueError, struct.error):
+        return False
+    return isinstance(reply, dict) and reply.get("type") == "status"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the service until it is stopped.
 
@@ -208,7 +233,14 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=int(os.environ.get("SANDBOX_SERVICE_MAX_WORKERS", DEFAULT_MAX_WORKERS)),
     )
+    parser.add_argument(
+        "--probe",
+        action="store_true",
+        help="exit 0 if the service at --socket answers (a health check), 1 otherwise",
+    )
     args = parser.parse_args(argv)
+    if args.probe:
+        return 0 if args.socket and probe(Path(args.socket)) else 1
     if not args.socket or not args.workspaces:
         parser.error("--socket and --workspaces (or their environment variables) are required")
     logging.basicConfig(

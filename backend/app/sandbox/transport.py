@@ -8,16 +8,23 @@ killed, a remote one's connection is closed, which makes the service kill it.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import select
 import shutil
 import signal
 import socket
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import IO, Protocol
 
 from app.sandbox.protocol import FrameReader, Message, ProtocolError, write_message
+
+logger = logging.getLogger(__name__)
+# How long a killed worker's own process may outlive bwrap (normally milliseconds).
+WRITERS_GONE_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,22 @@ class WorkerChannel(Protocol):
 
     def reap(self) -> Exit:
         """Make sure the worker is gone, release everything, and say how it ended."""
+
+
+def _wait_for_end_of(pipe: IO[bytes] | None, seconds: float) -> None:
+    """Read a pipe until every process that could write to it is gone (or time is up)."""
+    if pipe is None:
+        return
+    fd = pipe.fileno()
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        readable, _, _ = select.select([fd], [], [], left)
+        try:
+            if readable and not os.read(fd, 1 << 16):
+                return
+        except OSError:
+            return
+    logger.warning("a sandbox worker still held its pipe %.0f s after it was killed", seconds)
 
 
 def kill_group(process: subprocess.Popen[bytes]) -> None:
@@ -108,6 +131,10 @@ class ProcessChannel:
     def reap(self) -> Exit:
         kill_group(self.process)
         returncode = self.process.wait()
+        # bubblewrap's worker runs in a session of its own and dies of --die-with-parent,
+        # a moment after bwrap: until its end of the pipe closes it may still write files
+        # (say, into a workspace being cleaned up after it went over its quota).
+        _wait_for_end_of(self.process.stdout, WRITERS_GONE_SECONDS)
         self._reader.close()
         stderr = b""
         if self.process.stderr is not None:

@@ -4,8 +4,8 @@ It runs inside the isolation built by `isolation.py`, keeps one smolagents
 LocalPythonExecutor for its whole life (variables persist across steps) and answers
 framed requests on the pipes it was started with (see `protocol.py`):
 
-    backend -> worker: configure (first), run, variables, shutdown
-    worker -> backend: ready | fatal (once), then result / ok / failed per request
+    backend -> worker: configure (first), run, variables, snapshot, restore, shutdown
+    worker -> backend: ready | fatal (once), then result / ok / snapshot / restored / failed
 
 The worker patches a few smolagents behaviours at start-up (see `_patch_smolagents`).
 """
@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import ast
 import base64
+import contextlib
 import difflib
+import functools
 import importlib
 import math
 import os
@@ -33,7 +35,7 @@ from typing import Any, cast
 from smolagents import local_python_executor as lpe
 from smolagents.local_python_executor import InterpreterError, LocalPythonExecutor
 
-from app.sandbox import seccomp
+from app.sandbox import seccomp, snapshot
 from app.sandbox.capture import (
     BOOKKEEPING_DIR,
     OutputCapture,
@@ -50,6 +52,9 @@ from app.sandbox.protocol import Message, read_message, write_message
 from app.sandbox.runtime_cache import STARTUP_MODULES, WARM_MODULES
 
 FINAL_TABLE_ROWS = 50
+# Analysis code runs at a lower CPU priority than the backend: however many workers are
+# busy, the backend keeps answering (health checks, streams, other users' requests).
+WORKER_NICENESS = 10
 
 
 def _final_answer(answer: Any = None) -> Any:
@@ -141,6 +146,8 @@ class WorkerSession:
         self.memory_mb = int(config["memory_mb"])
         self.token = uuid.uuid4().hex[:12]
         self.step_number = 0
+        # Whether code ran since the last snapshot (or restore): nothing to save otherwise.
+        self.changed = False
         self.max_artifacts = int(config.get("max_artifacts") or 50)
         self.step = StepArtifacts(self.workspace, self.workspace, self.max_artifacts)
         self.shown: set[int] = set()  # ids of the objects display()ed in this step
@@ -211,6 +218,7 @@ class WorkerSession:
             The "result" message for the backend.
         """
         self.step_number += 1
+        self.changed = True
         folder = self.workspace / BOOKKEEPING_DIR / "artifacts" / self.token / str(self.step_number)
         self.step = StepArtifacts(self.workspace, folder, self.max_artifacts)
         self.shown = set()
@@ -240,6 +248,32 @@ class WorkerSession:
             "error": _valid_unicode(error),
             "artifacts": self.step.items,
         }
+
+    def snapshot(self, max_bytes: int) -> Message:
+        """Save the code's variables as the workspace's snapshot (see `snapshot.save`)."""
+        if not self.changed and (self.workspace / snapshot.SNAPSHOT_DIR).is_dir():
+            return {"type": "snapshot", "changed": False}
+        authorized = self.executor.authorized_imports
+        reply = snapshot.save(
+            self.executor.state,
+            self.workspace,
+            max_bytes,
+            lambda module: lpe.check_import_authorized(module, authorized),
+            functions=list(self.executor.custom_tools),
+        )
+        self.changed = False
+        return reply
+
+    def restore(self) -> Message:
+        """Define the snapshot's variables again (a new worker, before its first step)."""
+
+        def run_import(statement: str) -> None:
+            self.executor(statement)
+
+        reply = snapshot.load(self.workspace, self.executor.state, run_import)
+        self.changed = False
+        self.capture.collect(self.output_chars)  # what loading printed is nobody's output
+        return reply
 
     def _describe_error(self, exc: BaseException) -> str:
         message = str(exc) if isinstance(exc, InterpreterError) else f"{type(exc).__name__}: {exc}"
@@ -372,9 +406,20 @@ def _serve(session: WorkerSession, channel_in: int, channel_out: int) -> int:
         elif kind == "variables":
             session.executor.send_variables(dict(message["values"]))
             reply = {"type": "ok"}
+        elif kind == "snapshot":
+            reply = _or_failed(functools.partial(session.snapshot, int(message["max_bytes"])))
+        elif kind == "restore":
+            reply = _or_failed(session.restore)
         else:
             reply = {"type": "failed", "error": f"unknown request {kind!r}"}
         write_message(channel_out, reply)
+
+
+def _or_failed(request: Callable[[], Message]) -> Message:
+    try:
+        return request()
+    except Exception as exc:
+        return {"type": "failed", "error": f"{type(exc).__name__}: {exc}"[:1000]}
 
 
 def _prepare_runtime_cache(bytecode: bool) -> int:
@@ -403,6 +448,8 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--prepare-runtime-cache"]:
         return _prepare_runtime_cache("--bytecode" in argv)
     started = time.perf_counter()
+    with contextlib.suppress(OSError):
+        os.nice(WORKER_NICENESS)
     # The protocol moves to private descriptors; fds 0/1/2 become /dev/null and the capture.
     channel_in, channel_out = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)

@@ -6,6 +6,7 @@ from app.agent.prompting import (
     ColumnInfo,
     FileInfo,
     Turn,
+    Variables,
     columns_from_preview,
     render_system_prompt,
 )
@@ -98,3 +99,37 @@ def test_sample_values_from_a_preview_are_one_short_line() -> None:
     }
     (column,) = columns_from_preview(preview)
     assert column.samples == "line one\\nline two is m…, b, c"
+
+
+def variables_part(variables: Variables, history: list[Turn] | None = None) -> str:
+    prompt = render_system_prompt(
+        files=[], history=history or [], authorized_imports=IMPORTS, variables=variables
+    )
+    return prompt.split("</session-history>")[-1].split("no data files yet.")[-1].strip()
+
+
+def test_the_model_is_told_which_variables_exist_and_which_were_lost() -> None:
+    turns = [Turn("Revenue by region?", "North leads.")]
+    warm = Variables(defined=["df (DataFrame, 4 rows, 3 columns)", "model (LinearRegression)"])
+    assert variables_part(warm, turns) == (
+        "Variables from earlier questions, defined now (use them rather than loading the data "
+        "again): df (DataFrame, 4 rows, 3 columns), model (LinearRegression)."
+    )
+    restored = Variables(
+        defined=["df (DataFrame, 4 rows, 3 columns)"],
+        lost=["model (LinearRegression)"],
+        restarted=True,
+    )
+    assert variables_part(restored, turns).splitlines()[-1] == (
+        "The sandbox was restarted since the last question and these variables could not be "
+        "kept; compute them again if you need them: model (LinearRegression)."
+    )
+    gone = variables_part(Variables(restarted=True), turns)
+    assert gone == (
+        "The sandbox was restarted since the last question: no variables from earlier "
+        "questions exist now; load the data again."
+    )
+    broken = variables_part(Variables(restarted=True, problem=f"{INJECTION}\n</x>"), turns)
+    assert "\n" not in broken and "load the data again." in broken
+    # A first question has nothing to say about earlier variables.
+    assert variables_part(Variables(restarted=True)) == ""

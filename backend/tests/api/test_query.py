@@ -18,7 +18,7 @@ import pytest
 from tests.conftest import LLM_KEY, Api
 from tests.support.llm import HttpError, ScriptedLLM, Silence, code_reply, final_reply
 from tests.support.server import LiveServer
-from tests.support.sse import Event, collect, read_events
+from tests.support.sse import Event, collect, read_events, read_into
 
 SALES = (
     b"region,month,revenue\nNorth,2026-01,1200.5\nSouth,2026-01,980\n"
@@ -190,11 +190,7 @@ def _start_in_background(
 
     def read() -> None:
         with api.stream("POST", f"/sessions/{session_id}/query", json={"query": query}) as response:
-            for event in read_events(response):
-                if event is not None:
-                    seen.append(event)
-                    if event.event == "run.finished":
-                        return
+            read_into(response, seen)
 
     thread = threading.Thread(target=read, daemon=True)
     thread.start()
@@ -443,7 +439,7 @@ def test_runs_left_running_by_a_dead_process_are_failed_and_their_streams_end(
 
     follower = threading.Thread(target=follow, daemon=True)
     follower.start()
-    # On start-up and every SWEEP_SECONDS on any replica; called here to not wait for it.
+    # On start-up and every sixth of the lock TTL on any replica; called here to not wait.
     live.call(live.state.runs.recover_interrupted_runs())
     follower.join(20)
     assert names(seen) == ["run.started", "run.finished"]  # the live stream ended too

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.sandbox import SandboxLimits, SandboxWorker
+from app.sandbox.worker import WORKER_NICENESS
 
 STEP_TIMEOUT = 2.0
 
@@ -162,3 +164,9 @@ def test_worker_outlives_the_thread_that_started_it(tmp_path: Path) -> None:
         time.sleep(1)
         assert worker.alive
         assert worker.run("kept").output == "5"
+
+
+def test_analysis_code_runs_at_a_lower_priority_than_the_backend(roomy: SandboxWorker) -> None:
+    stat = roomy.run("import io\nio.open('/proc/self/stat').read()").output or ""
+    niceness = int(stat.rsplit(")", 1)[1].split()[16])  # field 19 of proc(5)
+    assert niceness == min(19, os.nice(0) + WORKER_NICENESS)

@@ -7,6 +7,8 @@ same `SandboxWorker`, given a `ServiceLauncher` instead of starting workers itse
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -47,6 +49,14 @@ def ask_service(path: Path, message: dict[str, object]) -> dict[str, object] | N
 def workers_of(service: SandboxServiceProcess) -> list[psutil.Process]:
     assert service.process is not None
     return psutil.Process(service.process.pid).children(recursive=True)
+
+
+def test_the_probe_health_checks_use_says_whether_it_answers(
+    service: SandboxServiceProcess, tmp_path: Path
+) -> None:
+    probe = [sys.executable, "-m", "app.sandbox.service", "--probe", "--socket"]
+    assert subprocess.run([*probe, str(service.socket)], timeout=60).returncode == 0
+    assert subprocess.run([*probe, str(tmp_path / "nothing.sock")], timeout=60).returncode == 1
 
 
 def test_status_says_how_code_is_isolated_over_there(service: SandboxServiceProcess) -> None:

@@ -48,3 +48,13 @@ def collect(response: httpx.Response) -> list[Event]:
         if event.event == "run.finished":
             break
     return events
+
+
+def read_into(response: httpx.Response, seen: list[Event]) -> None:
+    """Append events to `seen` as they arrive (for a test that watches from another thread),
+    up to and including run.finished."""
+    for event in read_events(response):
+        if event is not None:
+            seen.append(event)
+            if event.event == "run.finished":
+                return

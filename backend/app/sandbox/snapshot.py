@@ -1,0 +1,752 @@
+"""Session snapshots: the variables of a session, saved by its worker and restored by the next.
+
+At the end of every run the worker writes what it can of the code's variables into the
+workspace's snapshot folder: DataFrames and Series as Parquet, numpy arrays as .npy, plotly
+figures as their JSON, plain Python values as tagged JSON, and imported modules (and
+functions or classes imported from them) as the import to repeat. Anything else (a
+function the code defined, a fitted model, an open figure) is listed as not saved. A worker
+started for the session later (after an eviction, a crash, a restart or on another
+replica) loads the folder back, inside its sandbox, before the next step.
+
+Nothing here unpickles: Parquet, .npy with allow_pickle=False and JSON only, so a snapshot
+is data, whoever wrote it. The folder sits in the workspace, which the session's code
+controls; a tampered snapshot can only spoil that same session's variables.
+
+This module runs in the worker (save, load) and is imported by the backend for the names
+and the validation of what a worker reports (`SnapshotReport`, `RestoreReport`).
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import decimal
+import importlib
+import json
+import math
+import os
+import re
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.sandbox.capture import BOOKKEEPING_DIR
+
+SNAPSHOT_DIR = f"{BOOKKEEPING_DIR}/snapshot"
+MANIFEST = "manifest.json"
+FORMAT_VERSION = 1
+# Names smolagents keeps in the code's namespace for itself.
+INTERNAL_NAMES = frozenset({"_print_outputs", "_operations_count"})
+# A Parquet file is written this many bytes of the frame at a time (bounded extra memory).
+CHUNK_BYTES = 64 << 20
+MAX_VALUE_DEPTH = 64
+MAX_NAME_CHARS = 100
+MAX_TYPE_CHARS = 60
+MAX_VARIABLES = 1000
+KINDS = ("frame", "series", "array", "plotly", "value", "import")
+FILE_NAME = re.compile(r"v[0-9]{1,4}\.(parquet|npy|json)")
+TYPE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+
+
+REASONS = ("not_data", "too_large", "defined_in_code")
+
+
+class Unsaveable(Exception):
+    """This value cannot be written as data; `reason` is one of REASONS."""
+
+    def __init__(self, reason: str = "not_data") -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+# What crosses to the backend ----------------------------------------------------------------
+@dataclass(frozen=True)
+class SavedVariable:
+    """A variable in a snapshot, as the backend records it and the prompt lists it.
+
+    Attributes:
+        name: The variable's name.
+        kind: One of KINDS.
+        type: Its type's name ("DataFrame", "int", "module"…).
+        shape: Rows and columns of a table, the shape of an array, the length of a sequence.
+        file: The snapshot file that holds it ("" for an import).
+    """
+
+    name: str
+    kind: str
+    type: str
+    shape: tuple[int, ...] = ()
+    file: str = ""
+
+    def describe(self) -> str:
+        """`name` with its type and size, e.g. "df (DataFrame, 1,000 rows, 5 columns)"."""
+        size = ""
+        if self.kind == "frame" and len(self.shape) == 2:
+            size = f", {self.shape[0]:,} rows, {self.shape[1]:,} columns"
+        elif self.kind == "series" and self.shape:
+            size = f", {self.shape[0]:,} values"
+        elif self.kind == "array":
+            size = f", shape {tuple(self.shape)}"
+        elif self.kind == "value" and self.shape:
+            size = f", {self.shape[0]:,} items"
+        return f"{self.name} ({self.type}{size})"
+
+
+@dataclass(frozen=True)
+class UnsavedVariable:
+    """A variable the snapshot could not keep: its type, and why (one of REASONS)."""
+
+    name: str
+    type: str
+    reason: str = "not_data"
+
+    def describe(self) -> str:
+        """`name` with why it was not kept, e.g. "model (LinearRegression)"."""
+        if self.reason == "too_large":
+            return f"{self.name} ({self.type}, too large to keep)"
+        if self.reason == "defined_in_code":
+            return f"{self.name} (a {self.type} defined in the code)"
+        return f"{self.name} ({self.type})"
+
+
+@dataclass(frozen=True)
+class SnapshotReport:
+    """What a worker saved at the end of a run.
+
+    Attributes:
+        changed: False when nothing ran since the last snapshot (the folder is unchanged).
+        variables: What was saved.
+        unsaved: What could not be (its type says why).
+        files: The folder's files (the manifest included) with their sizes.
+    """
+
+    changed: bool
+    variables: tuple[SavedVariable, ...] = ()
+    unsaved: tuple[UnsavedVariable, ...] = ()
+    files: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def bytes(self) -> int:
+        return sum(size for _, size in self.files)
+
+    @classmethod
+    def from_message(cls, message: dict[str, Any]) -> SnapshotReport:
+        """Validate a worker's reply (the worker is not trusted).
+
+        Raises:
+            ValueError: The reply is malformed.
+        """
+        if message.get("type") != "snapshot":
+            raise ValueError(f"not a snapshot reply: {message.get('type')!r}")
+        if not message.get("changed"):
+            return cls(changed=False)
+        files = tuple(
+            (_file_name(item["name"], allow_manifest=True), _count(item["size"]))
+            for item in _items(message.get("files"))
+        )
+        names = {name for name, _ in files}
+        if MANIFEST not in names:
+            raise ValueError("a snapshot without its manifest")
+        variables = tuple(_saved_variable(item, names) for item in _items(message.get("variables")))
+        return cls(True, variables, _unsaved(message.get("unsaved")), files)
+
+    def record(self) -> dict[str, Any]:
+        """The JSON the backend stores (see `from_record`)."""
+        return {
+            "variables": [
+                {"name": v.name, "kind": v.kind, "type": v.type, "shape": list(v.shape)}
+                | ({"file": v.file} if v.file else {})
+                for v in self.variables
+            ],
+            "unsaved": [{"name": u.name, "type": u.type, "reason": u.reason} for u in self.unsaved],
+            "files": [{"name": name, "size": size} for name, size in self.files],
+        }
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> SnapshotReport:
+        """Read back what `record` stored (validated again: it came from a worker once)."""
+        return cls.from_message({"type": "snapshot", "changed": True, **record})
+
+
+@dataclass(frozen=True)
+class RestoreReport:
+    """What a new worker restored from the session's snapshot.
+
+    Attributes:
+        restored: Names defined again.
+        failed: Names saved but not restored, with the reason (for the logs).
+        unsaved: What the snapshot could not keep in the first place.
+        error: Why nothing could be restored (the worker died loading it, say).
+    """
+
+    restored: tuple[str, ...] = ()
+    failed: tuple[tuple[str, str], ...] = ()
+    unsaved: tuple[UnsavedVariable, ...] = ()
+    error: str | None = None
+
+    @classmethod
+    def from_message(cls, message: dict[str, Any]) -> RestoreReport | None:
+        """Validate a worker's reply; None when it found no snapshot.
+
+        Raises:
+            ValueError: The reply is malformed.
+        """
+        if message.get("type") == "failed":
+            return cls(error=str(message.get("error") or "")[:300] or "it failed")
+        if message.get("type") != "restored":
+            raise ValueError(f"not a restore reply: {message.get('type')!r}")
+        if not message.get("found"):
+            return None
+        restored = tuple(_variable_name(name) for name in _items(message.get("restored")))
+        failed = tuple(
+            (_variable_name(item["name"]), str(item.get("error") or "")[:300])
+            for item in _items(message.get("failed"))
+        )
+        return cls(restored, failed, _unsaved(message.get("unsaved")))
+
+    @property
+    def lost(self) -> list[str]:
+        """What the code had and no longer has, described."""
+        return [u.describe() for u in self.unsaved] + [
+            f"{name} (could not be loaded)" for name, _ in self.failed
+        ]
+
+    def note(self) -> str:
+        """Tell the agent (and the user, in the step's output) what a new sandbox has."""
+        lines = ["[A new sandbox was started for this session."]
+        if self.error:
+            lines.append(
+                f"The variables saved at the end of the last question could not be "
+                f"loaded ({self.error}); load the data again."
+            )
+        if self.restored:
+            lines.append(
+                "Restored from the end of the last question: " + ", ".join(self.restored) + "."
+            )
+        if self.lost:
+            lines.append("Not kept: " + ", ".join(self.lost) + "; compute them again if needed.")
+        return " ".join(lines) + "]"
+
+
+def _unsaved(items: Any) -> tuple[UnsavedVariable, ...]:
+    return tuple(
+        UnsavedVariable(
+            _variable_name(item["name"]),
+            _type_name(item["type"]),
+            item.get("reason") if item.get("reason") in REASONS else "not_data",
+        )
+        for item in _items(items)
+    )
+
+
+def _items(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or len(value) > MAX_VARIABLES + 1:
+        raise ValueError("expected a list of at most a thousand entries")
+    return value
+
+
+def _count(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"not a count: {value!r}")
+    return value
+
+
+def _variable_name(value: Any) -> str:
+    if not isinstance(value, str) or not value.isidentifier() or len(value) > MAX_NAME_CHARS:
+        raise ValueError(f"not a variable name: {value!r}")
+    return value
+
+
+def _type_name(value: Any) -> str:
+    if not isinstance(value, str) or not TYPE_NAME.fullmatch(value[:MAX_TYPE_CHARS]):
+        return "object"
+    return value[:MAX_TYPE_CHARS]
+
+
+def _file_name(value: Any, allow_manifest: bool = False) -> str:
+    if not isinstance(value, str) or not (
+        FILE_NAME.fullmatch(value) or (allow_manifest and value == MANIFEST)
+    ):
+        raise ValueError(f"not a snapshot file name: {value!r}")
+    return value
+
+
+def _saved_variable(item: Any, files: set[str]) -> SavedVariable:
+    if not isinstance(item, dict) or item.get("kind") not in KINDS:
+        raise ValueError(f"not a saved variable: {item!r}")
+    shape = _items(item.get("shape"))[:4]
+    file = "" if item["kind"] == "import" else _file_name(item.get("file"))
+    if file and file not in files:
+        raise ValueError(f"a variable in a file the snapshot does not have: {file}")
+    return SavedVariable(
+        _variable_name(item["name"]),
+        str(item["kind"]),
+        _type_name(item.get("type")),
+        tuple(_count(n) for n in shape),
+        file,
+    )
+
+
+# Saving (in the worker) ---------------------------------------------------------------------
+def save(
+    state: dict[str, Any],
+    workspace: Path,
+    max_bytes: int,
+    authorized: Callable[[str], bool],
+    functions: list[str] | None = None,
+) -> dict[str, Any]:
+    """Write the namespace's saveable variables as the workspace's new snapshot.
+
+    The new snapshot is written beside the old one and put in its place at the end, so a
+    worker that dies meanwhile leaves the old one whole.
+
+    Args:
+        state: The code's namespace.
+        workspace: The workspace root (the worker's working directory).
+        max_bytes: The most the snapshot may take on disk; variables beyond it are unsaved.
+        authorized: Whether a module may be imported by the code (imports are saved only then).
+        functions: The functions the code defined (smolagents keeps them apart from the
+            namespace); they cannot be saved, and are listed as not kept.
+
+    Returns:
+        The "snapshot" reply for the backend.
+    """
+    folder = workspace / SNAPSHOT_DIR
+    staging = folder.with_name("snapshot.new")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    variables: list[dict[str, Any]] = []
+    unsaved: list[dict[str, Any]] = []
+    used = 0
+    candidates = [
+        (name, value)
+        for name, value in state.items()
+        if name not in INTERNAL_NAMES and not name.startswith("__") and name.isidentifier()
+    ]
+    # Small values first: when the budget runs out, the big ones are what is left out.
+    candidates.sort(key=lambda item: _estimated_bytes(item[1]))
+    for number, (name, value) in enumerate(candidates[:MAX_VARIABLES]):
+        file = f"v{number}"
+        reason = "not_data"
+        try:
+            entry = _save_one(name, value, staging, file, max_bytes - used, authorized)
+        except Unsaveable as exc:
+            entry, reason = None, exc.reason
+        except Exception:  # a value its library refuses to write (MemoryError included)
+            entry = None
+        if entry is None:
+            for leftover in staging.glob(f"{file}.*"):
+                leftover.unlink()
+            unsaved.append({"name": name, "type": _type_of(value), "reason": reason})
+            continue
+        if entry.get("file"):
+            used += (staging / entry["file"]).stat().st_size
+        variables.append(entry)
+    for name, value in candidates[MAX_VARIABLES:]:
+        unsaved.append({"name": name, "type": _type_of(value), "reason": "too_large"})
+    for name in (functions or [])[:MAX_VARIABLES]:
+        if name.isidentifier() and name not in state:
+            unsaved.append({"name": name, "type": "function", "reason": "defined_in_code"})
+    order = {name: position for position, name in enumerate(state)}
+    variables.sort(key=lambda entry: order[entry["name"]])  # as the code defined them
+    unsaved.sort(key=lambda entry: order.get(entry["name"], len(order)))
+    manifest = {"version": FORMAT_VERSION, "variables": variables, "unsaved": unsaved}
+    (staging / MANIFEST).write_text(json.dumps(manifest, allow_nan=False))
+    old = folder.with_name("snapshot.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if folder.exists():
+        folder.rename(old)
+    staging.rename(folder)
+    shutil.rmtree(old, ignore_errors=True)
+    files = [{"name": p.name, "size": p.stat().st_size} for p in sorted(folder.iterdir())]
+    return {
+        "type": "snapshot",
+        "changed": True,
+        "files": files,
+        "variables": [
+            {k: entry[k] for k in ("name", "kind", "type", "shape", "file") if k in entry}
+            for entry in variables
+        ],
+        "unsaved": unsaved,
+    }
+
+
+def _type_of(value: Any) -> str:
+    return "class" if isinstance(value, type) else _type_name(type(value).__name__)
+
+
+def _estimated_bytes(value: Any) -> int:
+    pandas = sys.modules.get("pandas")
+    try:
+        if pandas is not None and isinstance(value, pandas.DataFrame | pandas.Series):
+            return int(value.memory_usage(index=True, deep=False).sum())
+        nbytes = getattr(value, "nbytes", None)
+        if isinstance(nbytes, int):
+            return nbytes
+    except Exception:
+        pass
+    return sys.getsizeof(value)
+
+
+def _save_one(
+    name: str,
+    value: Any,
+    folder: Path,
+    file: str,
+    budget: int,
+    authorized: Callable[[str], bool],
+) -> dict[str, Any] | None:
+    entry: dict[str, Any] = {"name": name, "type": _type_of(value), "shape": []}
+    if isinstance(value, type(sys)) or callable(value):
+        # A module, or a function or class: kept as the import that brings it back.
+        imported = _import_of(name, value)
+        if imported is None or not authorized(imported[0]):
+            raise Unsaveable("defined_in_code" if _defined_in_code(value) else "not_data")
+        return entry | {"kind": "import", "import": imported[1]}
+    pandas = sys.modules.get("pandas")
+    numpy = sys.modules.get("numpy")
+    if pandas is not None and isinstance(value, pandas.DataFrame):
+        extra = _write_frame(value, folder / f"{file}.parquet", budget)
+        shape = list(value.shape)
+        return entry | extra | {"kind": "frame", "file": f"{file}.parquet", "shape": shape}
+    if pandas is not None and isinstance(value, pandas.Series):
+        extra = _write_frame(value.to_frame(name="value"), folder / f"{file}.parquet", budget)
+        return (
+            entry
+            | extra
+            | {
+                "kind": "series",
+                "file": f"{file}.parquet",
+                "shape": [len(value)],
+                "series_name": _encode(value.name),
+            }
+        )
+    if numpy is not None and isinstance(value, numpy.ndarray):
+        if value.dtype.hasobject:
+            raise Unsaveable()
+        if value.nbytes > budget:
+            raise Unsaveable("too_large")
+        with open(folder / f"{file}.npy", "wb") as handle:
+            numpy.save(handle, value, allow_pickle=False)
+        return entry | {"kind": "array", "file": f"{file}.npy", "shape": list(value.shape)}
+    if type(value).__module__.startswith("plotly.") and hasattr(value, "to_json"):
+        text = value.to_json()
+        return entry | _write_json(folder / f"{file}.json", text, budget) | {"kind": "plotly"}
+    text = json.dumps(_encode(value), allow_nan=False)
+    shape = [len(value)] if isinstance(value, list | tuple | dict | set | frozenset | str) else []
+    return (
+        entry
+        | _write_json(folder / f"{file}.json", text, budget)
+        | {
+            "kind": "value",
+            "shape": shape if not isinstance(value, str) else [],
+        }
+    )
+
+
+def _write_json(path: Path, text: str, budget: int) -> dict[str, Any]:
+    if len(text) > budget:
+        raise Unsaveable("too_large")
+    path.write_text(text)
+    return {"file": path.name}
+
+
+def _import_of(name: str, value: Any) -> tuple[str, str] | None:
+    """The module and the import statement that define `name` as `value` again."""
+    if isinstance(value, type(sys)):
+        module = getattr(value, "__name__", "")
+        return (module, f"import {module} as {name}") if _dotted(module) else None
+    module = getattr(value, "__module__", None)
+    qualname = getattr(value, "__qualname__", None)
+    if not (isinstance(module, str) and isinstance(qualname, str)):
+        return None
+    if not (_dotted(module) and qualname.isidentifier()):
+        return None
+    loaded = sys.modules.get(module)
+    if loaded is None or getattr(loaded, qualname, None) is not value:
+        return None
+    return module, f"from {module} import {qualname} as {name}"
+
+
+def _defined_in_code(value: Any) -> bool:
+    """A function or class the analysed code defined itself (smolagents makes closures)."""
+    return isinstance(value, type) or "<locals>" in str(getattr(value, "__qualname__", ""))
+
+
+def _dotted(module: str) -> bool:
+    return bool(module) and all(part.isidentifier() for part in module.split("."))
+
+
+def _write_frame(frame: Any, path: Path, budget: int) -> dict[str, Any]:
+    """Write a DataFrame as Parquet, a slice at a time; the labels pyarrow cannot keep go
+    into the returned manifest entry."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pandas = sys.modules["pandas"]
+    extra: dict[str, Any] = {}
+    columns = frame.columns
+    if (
+        not all(isinstance(c, str) for c in columns)
+        or columns.has_duplicates
+        or isinstance(columns, pandas.MultiIndex)
+    ):
+        extra["columns"] = _encode(list(columns))
+        extra["column_levels"] = _encode(list(columns.names))
+        extra["multi"] = isinstance(columns, pandas.MultiIndex)
+        frame = frame.set_axis([f"c{i}" for i in range(len(columns))], axis=1)
+    index = frame.index
+    keep_index = True
+    if isinstance(index, pandas.RangeIndex):
+        extra["range_index"] = [index.start, index.stop, index.step, _encode(index.name)]
+        frame = frame.reset_index(drop=True)
+        keep_index = False
+    rows = len(frame)
+    row_bytes = max(1, int(frame.memory_usage(index=True, deep=False).sum()) // max(1, rows))
+    step = max(1, CHUNK_BYTES // row_bytes)
+    schema = None
+    writer = None
+    try:
+        for start in range(0, max(rows, 1), step):
+            table = pa.Table.from_pandas(
+                frame.iloc[start : start + step], schema=schema, preserve_index=keep_index
+            )
+            if writer is None:
+                schema = table.schema
+                writer = pq.ParquetWriter(path, schema)
+            writer.write_table(table)
+            del table
+            if path.stat().st_size > budget:
+                raise Unsaveable("too_large")
+    finally:
+        if writer is not None:
+            writer.close()
+    if path.stat().st_size > budget:
+        raise Unsaveable("too_large")
+    return extra
+
+
+# Plain values as tagged JSON ----------------------------------------------------------------
+def _encode(value: Any, depth: int = 0) -> Any:
+    """A JSON form of a plain value that `_decode` turns back into the same value."""
+    if depth > MAX_VALUE_DEPTH:
+        raise Unsaveable()
+    if value is None or isinstance(value, bool | str):
+        return value
+    if type(value) is int:
+        return value
+    if type(value) is float:
+        return value if math.isfinite(value) else {"$float": repr(value)}
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(value, numpy.generic):
+        if value.dtype.hasobject or value.dtype.kind in "MmVSU":
+            raise Unsaveable()
+        return {"$numpy": value.dtype.str, "value": _encode(value.item(), depth + 1)}
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(value, pandas.Timestamp):
+        return {"$timestamp": value.isoformat()}
+    if pandas is not None and isinstance(value, pandas.Timedelta):
+        return {"$pdtimedelta": int(value.value)}
+    nested = depth + 1
+    if type(value) is list:
+        return [_encode(v, nested) for v in value]
+    if type(value) is tuple:
+        return {"$tuple": [_encode(v, nested) for v in value]}
+    if type(value) in (set, frozenset):
+        return {f"${type(value).__name__}": [_encode(v, nested) for v in value]}
+    if type(value) is dict:
+        if all(isinstance(k, str) and not k.startswith("$") for k in value):
+            return {k: _encode(v, nested) for k, v in value.items()}
+        return {"$dict": [[_encode(k, nested), _encode(v, nested)] for k, v in value.items()]}
+    if type(value) is complex:
+        return {"$complex": [_encode(value.real), _encode(value.imag)]}
+    if type(value) is bytes:
+        return {"$bytes": base64.b64encode(value).decode("ascii")}
+    if type(value) is decimal.Decimal:
+        return {"$decimal": str(value)}
+    if type(value) is datetime.datetime:
+        return {"$datetime": value.isoformat()}
+    if type(value) is datetime.date:
+        return {"$date": value.isoformat()}
+    if type(value) is datetime.time:
+        return {"$time": value.isoformat()}
+    if type(value) is datetime.timedelta:
+        return {"$timedelta": [value.days, value.seconds, value.microseconds]}
+    raise Unsaveable()
+
+
+def _decode(data: Any) -> Any:
+    if isinstance(data, list):
+        return [_decode(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    tags = [k for k in data if k.startswith("$")]
+    if not tags:
+        return {k: _decode(v) for k, v in data.items()}
+    tag, payload = tags[0], data[tags[0]]
+    if tag == "$float":
+        return float(payload)
+    if tag == "$numpy":
+        numpy = importlib.import_module("numpy")
+        return numpy.dtype(payload).type(_decode(data["value"]))
+    if tag == "$timestamp":
+        return importlib.import_module("pandas").Timestamp(payload)
+    if tag == "$pdtimedelta":
+        return importlib.import_module("pandas").Timedelta(int(payload), unit="ns")
+    if tag == "$tuple":
+        return tuple(_decode(v) for v in payload)
+    if tag == "$set":
+        return {_decode(v) for v in payload}
+    if tag == "$frozenset":
+        return frozenset(_decode(v) for v in payload)
+    if tag == "$dict":
+        return {_decode(k): _decode(v) for k, v in payload}
+    if tag == "$complex":
+        return complex(_decode(payload[0]), _decode(payload[1]))
+    if tag == "$bytes":
+        return base64.b64decode(payload)
+    if tag == "$decimal":
+        return decimal.Decimal(payload)
+    if tag == "$datetime":
+        return datetime.datetime.fromisoformat(payload)
+    if tag == "$date":
+        return datetime.date.fromisoformat(payload)
+    if tag == "$time":
+        return datetime.time.fromisoformat(payload)
+    if tag == "$timedelta":
+        return datetime.timedelta(days=payload[0], seconds=payload[1], microseconds=payload[2])
+    raise ValueError(f"unknown tag {tag}")
+
+
+# Loading (in the worker) --------------------------------------------------------------------
+@dataclass
+class _Loaded:
+    restored: list[str] = field(default_factory=list)
+    failed: list[dict[str, str]] = field(default_factory=list)
+
+
+def load(
+    workspace: Path, state: dict[str, Any], run_import: Callable[[str], None]
+) -> dict[str, Any]:
+    """Define the snapshot's variables again in the code's namespace.
+
+    Args:
+        workspace: The workspace root.
+        state: The code's namespace, filled here.
+        run_import: Runs an import statement as the code would (its import rules apply).
+
+    Returns:
+        The "restored" reply for the backend.
+    """
+    folder = workspace / SNAPSHOT_DIR
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text())
+        entries = list(manifest["variables"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return {"type": "restored", "found": False}
+    loaded = _Loaded()
+    for entry in entries:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not name.isidentifier():
+            continue
+        try:
+            if entry["kind"] == "import":
+                statement = str(entry["import"])
+                if not re.fullmatch(r"(from [\w.]+ )?import [\w.]+ as \w+", statement):
+                    raise ValueError("not an import")
+                run_import(statement)
+            else:
+                state[name] = _load_one(folder, entry)
+            loaded.restored.append(name)
+        except MemoryError:
+            loaded.failed.append({"name": name, "error": "out of memory while loading it"})
+        except Exception as exc:
+            loaded.failed.append({"name": name, "error": f"{type(exc).__name__}: {exc}"[:300]})
+    return {
+        "type": "restored",
+        "found": True,
+        "restored": loaded.restored,
+        "failed": loaded.failed,
+        "unsaved": manifest.get("unsaved") if isinstance(manifest.get("unsaved"), list) else [],
+    }
+
+
+def _load_one(folder: Path, entry: dict[str, Any]) -> Any:
+    file = _file_name(entry["file"])
+    path = folder / file
+    if os.path.islink(path):
+        raise ValueError("a link, not a snapshot file")
+    kind = entry["kind"]
+    if kind in ("frame", "series"):
+        frame = _read_frame(path, entry)
+        if kind == "frame":
+            return frame
+        series = frame.iloc[:, 0]
+        series.name = _decode(entry.get("series_name"))
+        return series
+    if kind == "array":
+        numpy = importlib.import_module("numpy")
+        return numpy.load(path, allow_pickle=False)
+    if kind == "plotly":
+        figure = _typed_arrays(json.loads(path.read_text()))
+        return importlib.import_module("plotly.graph_objects").Figure(figure)
+    if kind == "value":
+        return _decode(json.loads(path.read_text()))
+    raise ValueError(f"unknown kind {kind!r}")
+
+
+def _typed_arrays(data: Any) -> Any:
+    """Plotly's JSON writes numeric arrays as base64 ("bdata"); make them arrays again."""
+    if isinstance(data, list):
+        return [_typed_arrays(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    if set(data) in ({"dtype", "bdata"}, {"dtype", "bdata", "shape"}):
+        numpy = importlib.import_module("numpy")
+        array = numpy.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"]).copy()
+        if "shape" in data:
+            array = array.reshape([int(n) for n in str(data["shape"]).split(",")])
+        return array
+    return {k: _typed_arrays(v) for k, v in data.items()}
+
+
+def _read_frame(path: Path, entry: dict[str, Any]) -> Any:
+    import pyarrow.parquet as pq
+
+    pandas = sys.modules["pandas"]
+    # A column at a time, each freed from Arrow's memory once converted: reading the whole
+    # table first would need the frame's size twice over (a 1 GB frame could not come back
+    # into a worker with 3 GB). The pandas metadata still gives each column its dtype.
+    parquet = pq.ParquetFile(path)
+    metadata = parquet.schema_arrow.pandas_metadata or {}
+    stored_index = [c for c in metadata.get("index_columns", []) if isinstance(c, str)]
+    parts: list[Any] = []
+    for name in parquet.schema_arrow.names:
+        if name in stored_index:
+            continue
+        table = parquet.read(columns=[name], use_threads=False, use_pandas_metadata=True)
+        part = table.to_pandas(self_destruct=True, split_blocks=True)
+        del table
+        if parts:
+            part.index = parts[0].index  # one index object: nothing to align or copy
+        parts.append(part)
+    if not parts:  # a frame with an index and no columns
+        frame = parquet.read(use_pandas_metadata=True).to_pandas()
+    else:
+        frame = pandas.concat(parts, axis=1) if len(parts) > 1 else parts[0]
+    if "range_index" in entry:
+        start, stop, step, name = entry["range_index"]
+        frame.index = pandas.RangeIndex(int(start), int(stop), int(step), name=_decode(name))
+    if "columns" in entry:
+        labels = _decode(entry["columns"])
+        names = _decode(entry.get("column_levels"))
+        if entry.get("multi"):
+            frame.columns = pandas.MultiIndex.from_tuples(labels, names=names)
+        else:
+            frame.columns = pandas.Index(labels, name=names[0] if names else None)
+    return frame
