@@ -74,8 +74,15 @@ _SECRET_LOOKING = re.compile(
 _VARIABLE = re.compile(r"\$\{(\w+)(?::?-([^${}]*))?\}")
 
 
+class _ComposeLoader(yaml.SafeLoader):
+    """YAML with compose's `!reset` tag (an override that empties a value): read as empty."""
+
+
+_ComposeLoader.add_constructor("!reset", lambda loader, node: [] if node.value == [] else None)
+
+
 def _compose(name: str) -> dict[str, Any]:
-    loaded = yaml.safe_load((ROOT / name).read_text())
+    loaded = yaml.load((ROOT / name).read_text(), Loader=_ComposeLoader)
     assert isinstance(loaded, dict), f"{name} is not a YAML mapping"
     return loaded
 
@@ -160,8 +167,11 @@ def test_env_example_copied_unchanged_keeps_the_defaults(monkeypatch: pytest.Mon
     assert from_example.is_embedded_db
 
 
+COMPOSE_FILES = ("docker-compose.infra.yml", "docker-compose.yml", "docker-compose.scale.yml")
+
+
 def test_compose_files_parse() -> None:
-    for name in ("docker-compose.infra.yml", "docker-compose.yml"):
+    for name in COMPOSE_FILES:
         assert isinstance(_compose(name).get("services"), dict), f"{name} has no services"
 
 
@@ -171,7 +181,7 @@ def test_compose_files_match_the_compose_schema() -> None:
     validator_class = jsonschema.validators.validator_for(schema)
     validator_class.check_schema(schema)
     validator = validator_class(schema)
-    for name in ("docker-compose.infra.yml", "docker-compose.yml"):
+    for name in COMPOSE_FILES:
         document = _compose(name)
         for variant in (document, _interpolated(document)):
             errors = [
@@ -179,6 +189,31 @@ def test_compose_files_match_the_compose_schema() -> None:
                 for error in validator.iter_errors(variant)
             ]
             assert not errors, f"{name} does not match the Compose schema: {errors}"
+
+
+def test_scaling_puts_a_proxy_in_front_of_every_backend() -> None:
+    """`--scale backend=N` with docker-compose.scale.yml: no backend publishes a port (N
+    could not share one), the proxy does, and it keeps event streams and uploads whole."""
+    scale = _compose("docker-compose.scale.yml")["services"]
+    assert scale["backend"] == {"ports": []}
+    proxy = scale["proxy"]
+    assert [_defaults(p) for p in proxy["ports"]] == ["127.0.0.1:8000:8080"]
+    assert proxy["depends_on"] == {"backend": {"condition": "service_healthy"}}
+    mount = "./deploy/nginx/workbench.conf:/etc/nginx/conf.d/default.conf:ro"
+    assert proxy["volumes"] == [mount]
+    conf = (DEPLOY / "nginx" / "workbench.conf").read_text()
+    for directive in (
+        "listen 8080;",
+        "resolver 127.0.0.11",  # re-resolved: replicas added later are found
+        "set $backend http://backend:8000;",
+        "proxy_pass $backend;",
+        "proxy_buffering off;",
+        "proxy_request_buffering off;",
+        "proxy_read_timeout 3600s;",
+        "client_max_body_size 2100m;",
+    ):
+        assert directive in conf, directive
+    assert Settings(_env_file=None).MAX_UPLOAD_BYTES < 2100 * 1024**2  # type: ignore[call-arg]
 
 
 def test_infra_defines_the_services_with_healthchecks() -> None:
