@@ -12,7 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 # Values that appear in docs and examples; refused as secrets outside development.
@@ -33,6 +33,15 @@ class Environment(StrEnum):
 class SandboxIsolation(StrEnum):
     required = "required"
     none = "none"
+
+
+class ModelPrice(BaseModel):
+    """A model's price in USD per million tokens."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
 
 
 class Settings(BaseSettings):
@@ -78,6 +87,9 @@ class Settings(BaseSettings):
     LLM_MODELS: Annotated[list[str], NoDecode] = []
     LLM_TIMEOUT_SECONDS: float = Field(120, gt=0)
     LLM_MAX_RETRIES: int = Field(2, ge=0, le=10)
+    # Prices of models LiteLLM's list lacks (local or unlisted), in USD per million tokens:
+    # {"openai/my-model": {"input": 0.5, "output": 1.5}}. They also override LiteLLM's.
+    LLM_PRICES: dict[str, ModelPrice] = {}
 
     # The agent and its sandbox
     AGENT_MAX_STEPS: int = Field(12, ge=1, le=100)

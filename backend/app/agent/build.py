@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Callable
 from typing import Any
 
 import litellm
 from rich.console import Console
 from smolagents import CodeAgent, LiteLLMModel
+from smolagents.memory import MemoryStep
 from smolagents.monitoring import AgentLogger, LogLevel
 
-from app.config import Settings
+from app.config import ModelPrice, Settings
 from app.errors import BadRequest
 
 # LiteLLM would otherwise print its own hints ("Give Feedback / Get Help") to stdout.
@@ -83,9 +85,11 @@ def create_agent(
     system_prompt: str,
     authorized_imports: list[str],
     max_steps: int,
+    step_callbacks: dict[type[MemoryStep], Callable[..., None]] | None = None,
 ) -> WorkbenchAgent:
     return WorkbenchAgent(
         system_prompt=system_prompt,
+        step_callbacks=step_callbacks,
         tools=[],
         model=model,
         executor=executor,
@@ -111,8 +115,14 @@ def provider_error_message(exc: BaseException, secrets: list[str | None]) -> str
     return text.strip()[:1000]
 
 
-def step_cost(model_id: str, tokens_in: int, tokens_out: int) -> float | None:
-    """Cost in USD by LiteLLM's price list, or None when it does not know the model."""
+def step_cost(
+    model_id: str, tokens_in: int, tokens_out: int, prices: dict[str, ModelPrice]
+) -> float | None:
+    """Cost in USD by `prices` (LLM_PRICES, per million tokens) or else LiteLLM's price list;
+    None when neither knows the model."""
+    price = prices.get(model_id)
+    if price is not None:
+        return (tokens_in * price.input + tokens_out * price.output) / 1_000_000
     try:
         prompt, completion = litellm.cost_per_token(
             model=model_id, prompt_tokens=tokens_in, completion_tokens=tokens_out

@@ -16,7 +16,7 @@ from app.api.deps import (
 )
 from app.db import after_commit
 from app.infra.storage import ObjectStorage, delete_objects
-from app.runs import snapshots
+from app.runs import budget, snapshots
 from app.runs.sandboxes import SandboxPool
 from app.schemas import Page
 from app.sessions import service
@@ -31,23 +31,25 @@ router = APIRouter(tags=["sessions"])
     status_code=status.HTTP_201_CREATED,
 )
 async def create_session(body: SessionCreate, project: OwnedProject, db: DbDep) -> SessionOut:
-    return SessionOut.model_validate(await service.create(db, project, body))
+    return SessionOut.of(await service.create(db, project, body), None)
 
 
 @router.get("/projects/{project_id}/sessions", response_model=Page[SessionOut])
 async def list_sessions(project: OwnedProject, db: DbDep, page: PageDep) -> Page[SessionOut]:
     items, total = await service.list_for_project(db, project, page.limit, page.offset)
-    return Page(items=[SessionOut.model_validate(s) for s in items], total=total)
+    usage = await budget.by_session(db, [s.id for s in items])
+    return Page(items=[SessionOut.of(s, usage.get(s.id)) for s in items], total=total)
 
 
 @router.get("/sessions/{session_id}", response_model=SessionOut)
-async def get_session(session: OwnedSession) -> SessionOut:
-    return SessionOut.model_validate(session)
+async def get_session(session: OwnedSession, db: DbDep) -> SessionOut:
+    return SessionOut.of(session, await budget.of_session(db, session.id))
 
 
 @router.patch("/sessions/{session_id}", response_model=SessionOut)
 async def update_session(body: SessionUpdate, session: OwnedSession, db: DbDep) -> SessionOut:
-    return SessionOut.model_validate(await service.update(db, session, body))
+    session = await service.update(db, session, body)
+    return SessionOut.of(session, await budget.of_session(db, session.id))
 
 
 @router.delete("/sessions/{session_id}", status_code=status.HTTP_204_NO_CONTENT)

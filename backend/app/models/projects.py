@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Float, ForeignKey, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, IdMixin, TimestampMixin
@@ -19,6 +19,9 @@ class Project(IdMixin, TimestampMixin, Base):
     )
     name: Mapped[str] = mapped_column(String(200))
     description: Mapped[str] = mapped_column(Text, default="")
+    # Spending bounds set by the owner (None: no bound): queries stop once they are reached.
+    budget_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    budget_tokens: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
 
 class File(IdMixin, TimestampMixin, Base):

@@ -44,6 +44,11 @@ async def update(db: AsyncSession, project: Project, data: ProjectUpdate) -> Pro
         project.name = data.name.strip()
     if data.description is not None:
         project.description = data.description
+    # Budgets: a field that is sent (null included) is set; one left out is kept.
+    if "budget_usd" in data.model_fields_set:
+        project.budget_usd = data.budget_usd
+    if "budget_tokens" in data.model_fields_set:
+        project.budget_tokens = data.budget_tokens
     await db.flush()
     await db.refresh(project)
     return project

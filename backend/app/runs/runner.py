@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from redis.exceptions import RedisError
-from smolagents.agents import ActionStep, FinalAnswerStep
+from smolagents.agents import ActionStep, FinalAnswerStep, PlanningStep
 from smolagents.memory import ToolCall
 from smolagents.models import ChatMessageStreamDelta
 from smolagents.utils import AgentGenerationError
@@ -38,7 +38,7 @@ from app.agent.build import (
     step_cost,
 )
 from app.config import Settings
-from app.errors import BadRequest, Conflict, ServiceUnavailable
+from app.errors import BadRequest, Conflict, Forbidden, ServiceUnavailable
 from app.files import service as files_service
 from app.files.preview import PreviewError, preview_kind
 from app.infra.events import RunEvent, RunEventLog
@@ -46,7 +46,8 @@ from app.infra.locks import SessionLocks
 from app.infra.storage import ObjectStorage
 from app.models import Artifact, File, Project, Run, RunEventRow, RunStatus, RunStep, Session
 from app.models.base import utcnow
-from app.runs import snapshots
+from app.runs import budget, snapshots
+from app.runs.budget import BudgetExceeded
 from app.runs.recorder import EventRecorder
 from app.runs.sandboxes import SandboxPool, SlotTicket
 from app.runs.schemas import ArtifactOut, QueryRequest
@@ -150,10 +151,11 @@ class RunOrchestrator:
             async with self.factory() as db:
                 if file_ids:
                     await self._check_files(db, session, body.file_ids)
-                owner = await db.scalar(
-                    select(Project.owner_id).where(Project.id == session.project_id)
-                )
-                ticket = self.sandboxes.claim(session.id, owner or session.project_id)
+                project = await db.get(Project, session.project_id)
+                assert project is not None
+                # A project past its budget takes no more questions (403 budget_exceeded).
+                budget.remaining(project, await budget.of_project(db, project.id))
+                ticket = self.sandboxes.claim(session.id, project.owner_id)
                 run = Run(
                     session_id=session.id,
                     status=RunStatus.running if ticket.granted.is_set() else RunStatus.queued,
@@ -288,6 +290,8 @@ class RunOrchestrator:
             outcome.status = RunStatus.succeeded
         except RunCancelled:
             outcome.status, outcome.error = RunStatus.cancelled, "Stopped by the user."
+        except BudgetExceeded as exc:
+            outcome.error = str(exc)
         except MaxStepsReached as exc:
             outcome.error = str(exc)
         except SandboxUnavailable as exc:  # e.g. the sandbox service went away since start()
@@ -421,6 +425,13 @@ class RunOrchestrator:
             )
             history = await self._history(db, session.id, run.id)
             snapshot = session.snapshot
+            # Other sessions of the project may have spent while this run was queued.
+            project = await db.get(Project, session.project_id)
+            assert project is not None
+            try:
+                left = budget.remaining(project, await budget.of_project(db, project.id))
+            except Forbidden as exc:
+                raise BudgetExceeded(exc.detail) from None
         # No connection is held while files download and previews are computed.
         data_dir = self.settings.DATA_DIR
         workspace = workspace_dir(data_dir, live.session_id)
@@ -442,7 +453,7 @@ class RunOrchestrator:
             authorized_imports=list(DEFAULT_AUTHORIZED_IMPORTS),
         )
         try:
-            await self._drive(live, run, recorder, outcome, worker, prompt, workspace)
+            await self._drive(live, run, recorder, outcome, worker, prompt, workspace, left)
         finally:
             if not live.stop.is_set():  # a cancelled run's worker was killed: nothing to save
                 await _best_effort(
@@ -459,6 +470,7 @@ class RunOrchestrator:
         worker: SandboxWorker,
         prompt: str,
         workspace: Path,
+        left: budget.Remaining,
     ) -> None:
         """Run the agent in a thread of its own and record what it yields, until it ends."""
         loop = asyncio.get_running_loop()
@@ -467,12 +479,14 @@ class RunOrchestrator:
         def on_result(result: StepResult) -> None:
             loop.call_soon_threadsafe(queue.put_nowait, ("result", result))
 
+        guard = budget.BudgetGuard(run.model, left, self.settings.LLM_PRICES)
         agent = create_agent(
             model=create_model(self.settings, run.model),
             executor=SandboxExecutor(worker, on_result=on_result),
             system_prompt=prompt,
             authorized_imports=list(DEFAULT_AUTHORIZED_IMPORTS),
             max_steps=self.settings.AGENT_MAX_STEPS,
+            step_callbacks={ActionStep: guard.step_callback, PlanningStep: guard.step_callback},
         )
 
         def drive() -> None:
@@ -487,7 +501,9 @@ class RunOrchestrator:
                         break
                     loop.call_soon_threadsafe(queue.put_nowait, ("item", item))
                 loop.call_soon_threadsafe(queue.put_nowait, ("done", None))
-            except BaseException as exc:  # handed to the event loop, which decides
+            except BaseException:  # handed to the event loop, which decides
+                if guard.exceeded is not None:  # the guard interrupted the agent
+                    exc = BudgetExceeded(guard.exceeded)
                 loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
 
         thread = threading.Thread(target=drive, name=f"agent-{run.id}", daemon=True)
@@ -801,7 +817,7 @@ class StepTranslator:
         tokens_in, tokens_out = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
         self.outcome.tokens_in += tokens_in
         self.outcome.tokens_out += tokens_out
-        cost = step_cost(self.run.model, tokens_in, tokens_out)
+        cost = step_cost(self.run.model, tokens_in, tokens_out, self.runner.settings.LLM_PRICES)
         if cost is not None:
             self.outcome.cost_usd = (self.outcome.cost_usd or 0.0) + cost
         duration_ms = int((action.timing.duration or 0) * 1000)

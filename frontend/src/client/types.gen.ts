@@ -362,6 +362,18 @@ export type ProjectCreate = {
  */
 export type ProjectOut = {
     /**
+     * Tokens In
+     */
+    tokens_in: number;
+    /**
+     * Tokens Out
+     */
+    tokens_out: number;
+    /**
+     * Cost Usd
+     */
+    cost_usd: number | null;
+    /**
      * Id
      */
     id: string;
@@ -373,6 +385,14 @@ export type ProjectOut = {
      * Description
      */
     description: string;
+    /**
+     * Budget Usd
+     */
+    budget_usd: number | null;
+    /**
+     * Budget Tokens
+     */
+    budget_tokens: number | null;
     /**
      * Created At
      */
@@ -395,6 +415,14 @@ export type ProjectUpdate = {
      * Description
      */
     description?: string | null;
+    /**
+     * Budget Usd
+     */
+    budget_usd?: number | null;
+    /**
+     * Budget Tokens
+     */
+    budget_tokens?: number | null;
 };
 
 /**
@@ -553,6 +581,18 @@ export type SessionCreate = {
  * SessionOut
  */
 export type SessionOut = {
+    /**
+     * Tokens In
+     */
+    tokens_in: number;
+    /**
+     * Tokens Out
+     */
+    tokens_out: number;
+    /**
+     * Cost Usd
+     */
+    cost_usd: number | null;
     /**
      * Id
      */

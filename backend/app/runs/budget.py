@@ -1,0 +1,164 @@
+"""What sessions and projects have cost, and the project budgets that bound it.
+
+A run's tokens and cost are stored on the run as it goes (each step); a session's and a
+project's totals are sums over their runs. A project may have a budget in USD, in tokens,
+or both: a query is refused once the project has reached it, and a run that crosses it
+stops at its next step boundary (BudgetGuard, in the agent's thread).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from smolagents.memory import ActionStep, PlanningStep
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.agent.build import step_cost
+from app.config import ModelPrice
+from app.errors import Forbidden
+from app.models import Project, Run, Session
+
+
+@dataclass(frozen=True)
+class Usage:
+    tokens_in: int = 0
+    tokens_out: int = 0
+    # None while no run had a known price (a model neither LiteLLM nor LLM_PRICES lists).
+    cost_usd: float | None = None
+
+    @property
+    def tokens(self) -> int:
+        return self.tokens_in + self.tokens_out
+
+
+def _sums() -> tuple[Any, ...]:
+    return (
+        func.coalesce(func.sum(Run.tokens_in), 0),
+        func.coalesce(func.sum(Run.tokens_out), 0),
+        func.sum(Run.cost_usd),
+    )
+
+
+async def by_session(db: AsyncSession, session_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, Usage]:
+    """The totals of each session's runs (sessions without runs are absent)."""
+    ids = list(session_ids)
+    if not ids:
+        return {}
+    rows = await db.execute(
+        select(Run.session_id, *_sums()).where(Run.session_id.in_(ids)).group_by(Run.session_id)
+    )
+    return {row[0]: Usage(int(row[1]), int(row[2]), row[3]) for row in rows}
+
+
+async def by_project(db: AsyncSession, project_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, Usage]:
+    """The totals of all runs in each project's sessions (projects without runs are absent)."""
+    ids = list(project_ids)
+    if not ids:
+        return {}
+    rows = await db.execute(
+        select(Session.project_id, *_sums())
+        .join(Run, Run.session_id == Session.id)
+        .where(Session.project_id.in_(ids))
+        .group_by(Session.project_id)
+    )
+    return {row[0]: Usage(int(row[1]), int(row[2]), row[3]) for row in rows}
+
+
+async def of_project(db: AsyncSession, project_id: uuid.UUID) -> Usage:
+    return (await by_project(db, [project_id])).get(project_id, Usage())
+
+
+async def of_session(db: AsyncSession, session_id: uuid.UUID) -> Usage:
+    return (await by_session(db, [session_id])).get(session_id, Usage())
+
+
+def _money(value: float) -> str:
+    """$12.50, $0.25, $0.0031, $0.00001: cents, or two significant digits of a smaller sum."""
+    if value >= 0.01 or value <= 0:
+        return f"${value:,.2f}"
+    decimals = 1 - math.floor(math.log10(value))
+    return f"${value:.{decimals}f}".rstrip("0")
+
+
+@dataclass(frozen=True)
+class Remaining:
+    """What a run may still spend of its project's budget (None: no bound of that kind)."""
+
+    usd: float | None
+    tokens: int | None
+
+
+def remaining(project: Project, used: Usage) -> Remaining:
+    """What is left of the project's budget; raises budget_exceeded (403) if nothing is."""
+    if project.budget_usd is not None and (used.cost_usd or 0.0) >= project.budget_usd:
+        raise Forbidden(
+            f"This project has used {_money(used.cost_usd or 0.0)} of its "
+            f"{_money(project.budget_usd)} budget, so it takes no more questions. Its owner "
+            "can raise or remove the budget in the project's settings.",
+            code="budget_exceeded",
+        )
+    if project.budget_tokens is not None and used.tokens >= project.budget_tokens:
+        raise Forbidden(
+            f"This project has used {used.tokens:,} of its {project.budget_tokens:,} token "
+            "budget, so it takes no more questions. Its owner can raise or remove the budget "
+            "in the project's settings.",
+            code="budget_exceeded",
+        )
+    return Remaining(
+        usd=None if project.budget_usd is None else project.budget_usd - (used.cost_usd or 0.0),
+        tokens=None if project.budget_tokens is None else project.budget_tokens - used.tokens,
+    )
+
+
+class BudgetExceeded(Exception):
+    """A run crossed its project's budget; it stopped at a step boundary."""
+
+
+class BudgetGuard:
+    """Counts a run's tokens and cost step by step, in the agent's thread (a smolagents step
+    callback), and interrupts the agent once the project's budget is crossed: the step that
+    crossed it is kept, no further model call starts."""
+
+    def __init__(self, model_id: str, left: Remaining, prices: dict[str, ModelPrice]):
+        self.model_id = model_id
+        self.left = left
+        self.prices = prices
+        self.tokens = 0
+        self.cost = 0.0
+        self._lock = threading.Lock()
+        self.exceeded: str | None = None
+
+    def add(self, tokens_in: int, tokens_out: int) -> str | None:
+        """Count one model call; the reason to stop if the budget is now crossed."""
+        with self._lock:
+            self.tokens += tokens_in + tokens_out
+            cost = step_cost(self.model_id, tokens_in, tokens_out, self.prices)
+            self.cost += cost or 0.0
+            if self.exceeded is None:
+                if self.left.usd is not None and self.cost >= self.left.usd:
+                    self.exceeded = (
+                        f"The project's budget ran out during this run (it spent "
+                        f"{_money(self.cost)}, {_money(max(self.left.usd, 0.0))} was left), so "
+                        "it stopped after its last step. Its owner can raise the budget."
+                    )
+                elif self.left.tokens is not None and self.tokens >= self.left.tokens:
+                    self.exceeded = (
+                        f"The project's token budget ran out during this run (it used "
+                        f"{self.tokens:,} tokens, {max(self.left.tokens, 0):,} were left), so "
+                        "it stopped after its last step. Its owner can raise the budget."
+                    )
+            return self.exceeded
+
+    def step_callback(self, step: object, agent: Any = None) -> None:
+        """For `CodeAgent(step_callbacks=[...])`: runs as each step (and plan) ends."""
+        if not isinstance(step, ActionStep | PlanningStep) or step.token_usage is None:
+            return
+        usage = step.token_usage
+        if self.add(usage.input_tokens, usage.output_tokens) and agent is not None:
+            agent.interrupt()  # checked before the next step's model call
