@@ -93,6 +93,12 @@ class Settings(BaseSettings):
 
     # The agent and its sandbox
     AGENT_MAX_STEPS: int = Field(12, ge=1, le=100)
+    # The agent writes a short plan before its first step and revises it every this many
+    # steps (shown above the steps); 0: no plans.
+    AGENT_PLANNING_INTERVAL: int = Field(4, ge=0, le=100)
+    # A second model call checks each final answer against the question, the code and its
+    # outputs; "revise" sends the agent back to work, at most this many times; 0: no check.
+    AGENT_VERIFY_ROUNDS: int = Field(1, ge=0, le=5)
     SANDBOX_STEP_TIMEOUT_SECONDS: float = Field(120, gt=0)
     SANDBOX_MEMORY_MB: int = Field(2048, ge=256)
     SANDBOX_IDLE_SECONDS: float = Field(900, gt=0)

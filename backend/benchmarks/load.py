@@ -225,6 +225,8 @@ def main() -> None:
             "S3_ACCESS_KEY": s3.access_key,
             "S3_SECRET_KEY": s3.secret_key,
             "S3_BUCKET": f"bench-{database[-10:]}",
+            "AGENT_PLANNING_INTERVAL": "0",
+            "AGENT_VERIFY_ROUNDS": "0",
             "LLM_MODEL": "openai/scripted",
             "LLM_API_BASE": llm.api_base,
             "LLM_API_KEY": "bench-key-not-a-secret",

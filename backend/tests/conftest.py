@@ -59,6 +59,9 @@ def stack_settings(stack: str, data_dir: Path, **overrides: Any) -> Settings:
         "LLM_TIMEOUT_SECONDS": 5,
         "LLM_MAX_RETRIES": 0,
         "AGENT_MAX_STEPS": 4,
+        # Scripts answer the steps only; tests of plans and answer checks turn them on.
+        "AGENT_PLANNING_INTERVAL": 0,
+        "AGENT_VERIFY_ROUNDS": 0,
         "SANDBOX_STEP_TIMEOUT_SECONDS": 4,
         "SANDBOX_MEMORY_MB": 1024,
         "ENVIRONMENT": "test",

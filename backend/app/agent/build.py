@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
 from typing import Any
 
 import litellm
 from rich.console import Console
 from smolagents import CodeAgent, LiteLLMModel
-from smolagents.memory import MemoryStep
-from smolagents.monitoring import AgentLogger, LogLevel
+from smolagents.memory import MemoryStep, PlanningStep
+from smolagents.models import ChatMessage, ChatMessageStreamDelta, MessageRole
+from smolagents.monitoring import AgentLogger, LogLevel, Timing, TokenUsage
+from smolagents.utils import AgentError
 
+from app.agent import prompting
 from app.config import ModelPrice, Settings
 from app.errors import BadRequest
 
@@ -24,8 +29,21 @@ class MaxStepsReached(Exception):
     """The agent used all its steps without a final answer."""
 
 
+def _user(text: str) -> ChatMessage:
+    return ChatMessage(role=MessageRole.USER, content=[{"type": "text", "text": text}])
+
+
+@dataclass(frozen=True)
+class PlanDelta:
+    """A piece of a plan as the model streams it (kept apart from the steps' own text)."""
+
+    content: str
+
+
 class WorkbenchAgent(CodeAgent):
-    """A CodeAgent with our system prompt and no free-form answer at the step limit."""
+    """A CodeAgent with our system prompt, our planning prompts (which see the files and
+    variables, unlike smolagents' own), answer checks whose reason the model reads, and no
+    free-form answer at the step limit."""
 
     def __init__(self, *, system_prompt: str, **kwargs: Any):
         # Set before CodeAgent.__init__, which builds the system prompt.
@@ -34,6 +52,44 @@ class WorkbenchAgent(CodeAgent):
 
     def initialize_system_prompt(self) -> str:
         return self._workbench_system_prompt
+
+    def _generate_planning_step(
+        self, task: str, is_first_step: bool, step: int
+    ) -> Generator[ChatMessageStreamDelta | PlanDelta | PlanningStep]:
+        started = time.time()
+        system = ChatMessage(
+            role=MessageRole.SYSTEM, content=[{"type": "text", "text": self.system_prompt}]
+        )
+        if is_first_step:
+            ask = prompting.render_initial_plan(task)
+            history: list[ChatMessage] = []
+        else:
+            ask = prompting.render_plan_update(task, step - 1, self.max_steps - step + 1)
+            history = self.write_memory_to_messages(summary_mode=True)
+        messages = [system, *history, _user(ask)]
+        text, tokens_in, tokens_out = "", 0, 0
+        for event in self.model.generate_stream(messages, stop_sequences=["<end_plan>"]):
+            if event.content:
+                text += event.content
+                yield PlanDelta(event.content)
+            if event.token_usage:
+                tokens_in = event.token_usage.input_tokens
+                tokens_out += event.token_usage.output_tokens
+        text = text.split("<end_plan>", 1)[0].strip()
+        yield PlanningStep(
+            model_input_messages=messages,
+            plan=text,
+            model_output_message=ChatMessage(role=MessageRole.ASSISTANT, content=text),
+            token_usage=TokenUsage(input_tokens=tokens_in, output_tokens=tokens_out),
+            timing=Timing(start_time=started, end_time=time.time()),
+        )
+
+    def _validate_final_answer(self, final_answer: Any) -> None:
+        # A check returns what is wrong (the model reads it as the step's error) or None.
+        for check in self.final_answer_checks:
+            problem = check(final_answer, self.memory, agent=self)
+            if problem:
+                raise AgentError(problem, self.logger)
 
     def _handle_max_steps_reached(self, task: str) -> Any:
         # smolagents would ask the model for an answer without running code; an analyst
@@ -85,10 +141,14 @@ def create_agent(
     system_prompt: str,
     authorized_imports: list[str],
     max_steps: int,
+    planning_interval: int = 0,
+    final_answer_checks: list[Callable[..., str | None]] | None = None,
     step_callbacks: dict[type[MemoryStep], Callable[..., None]] | None = None,
 ) -> WorkbenchAgent:
     return WorkbenchAgent(
         system_prompt=system_prompt,
+        planning_interval=planning_interval or None,
+        final_answer_checks=final_answer_checks,
         step_callbacks=step_callbacks,
         tools=[],
         model=model,

@@ -186,3 +186,63 @@ def render_system_prompt(
         .strip()
         + "\n"
     )
+
+
+# Plans and the check of an answer --------------------------------------------------------
+# What the check is shown of each step: the code whole (up to this), the output's end.
+CHECK_CODE_CHARS = 4000
+CHECK_OUTPUT_CHARS = 3000
+CHECK_ANSWER_CHARS = 8000
+CHECK_STEPS = 12
+_CHECK_TAG = re.compile(r"<(\s*/?\s*(?:question|answer))", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class CheckedStep:
+    number: int
+    code: str
+    output: str
+    error: str | None = None
+
+
+def _block_text(text: str, limit: int, keep_end: bool = False) -> str:
+    """Multi-line text for a check prompt: bounded, with the prompt's own tags defused."""
+    text = _CHECK_TAG.sub(r"&lt;\1", text)
+    if len(text) <= limit:
+        return text
+    return "…" + text[-(limit - 1) :] if keep_end else text[: limit - 1] + "…"
+
+
+def render_initial_plan(question: str) -> str:
+    return _env.get_template("plan_initial.j2").render(question=question).strip()
+
+
+def render_plan_update(question: str, steps_taken: int, remaining_steps: int) -> str:
+    return (
+        _env.get_template("plan_update.j2")
+        .render(question=question, steps_taken=steps_taken, remaining_steps=remaining_steps)
+        .strip()
+    )
+
+
+def render_check(question: str, steps: list[CheckedStep], answer: str) -> str:
+    """The prompt of the answer check: the question, the last steps' code and outputs (cut
+    to size, the end of an output kept), and the answer."""
+    shown = [
+        CheckedStep(
+            s.number,
+            _block_text(s.code, CHECK_CODE_CHARS),
+            _block_text(s.output, CHECK_OUTPUT_CHARS, keep_end=True),
+            _block_text(s.error, CHECK_OUTPUT_CHARS, keep_end=True) if s.error else None,
+        )
+        for s in steps[-CHECK_STEPS:]
+    ]
+    return (
+        _env.get_template("verify.j2")
+        .render(
+            question=_block_text(question, CHECK_ANSWER_CHARS),
+            steps=shown,
+            answer=_block_text(answer, CHECK_ANSWER_CHARS),
+        )
+        .strip()
+    )

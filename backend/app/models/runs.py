@@ -46,6 +46,12 @@ class Run(IdMixin, Base):
     tokens_in: Mapped[int] = mapped_column(Integer, default=0)
     tokens_out: Mapped[int] = mapped_column(Integer, default=0)
     cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # The agent's plans ({step, text, tokens_in, tokens_out}: written before that step) and
+    # the checks of its answers ({step, verdict, reason, tokens_in, tokens_out}), in order.
+    plans: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default="[]")
+    verifications: Mapped[list[dict[str, Any]]] = mapped_column(
+        JSON, default=list, server_default="[]"
+    )
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)

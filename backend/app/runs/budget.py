@@ -155,10 +155,12 @@ class BudgetGuard:
                     )
             return self.exceeded
 
-    def step_callback(self, step: object, agent: Any = None) -> None:
-        """For `CodeAgent(step_callbacks=[...])`: runs as each step (and plan) ends."""
-        if not isinstance(step, ActionStep | PlanningStep) or step.token_usage is None:
-            return
-        usage = step.token_usage
-        if self.add(usage.input_tokens, usage.output_tokens) and agent is not None:
+    def count(self, tokens_in: int, tokens_out: int, agent: Any) -> None:
+        """Count a model call of `agent`'s; past the budget, no further step starts."""
+        if self.add(tokens_in, tokens_out):
             agent.interrupt()  # checked before the next step's model call
+
+    def step_callback(self, step: object, agent: Any = None) -> None:
+        """For `CodeAgent(step_callbacks=...)`: runs as each step (and plan) ends."""
+        if isinstance(step, ActionStep | PlanningStep) and step.token_usage is not None:
+            self.count(step.token_usage.input_tokens, step.token_usage.output_tokens, agent)

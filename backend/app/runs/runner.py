@@ -31,12 +31,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.agent import prompting
 from app.agent.build import (
     MaxStepsReached,
+    PlanDelta,
     create_agent,
     create_model,
     provider_error_message,
     resolve_model,
     step_cost,
 )
+from app.agent.checking import AnswerCheck, Verdict
 from app.config import Settings
 from app.errors import BadRequest, Conflict, Forbidden, ServiceUnavailable
 from app.files import service as files_service
@@ -479,13 +481,27 @@ class RunOrchestrator:
         def on_result(result: StepResult) -> None:
             loop.call_soon_threadsafe(queue.put_nowait, ("result", result))
 
+        def on_verdict(verdict: Verdict) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, ("item", verdict))
+
         guard = budget.BudgetGuard(run.model, left, self.settings.LLM_PRICES)
+        model = create_model(self.settings, run.model)
+        rounds = self.settings.AGENT_VERIFY_ROUNDS
+        check = AnswerCheck(
+            model,
+            run.query,
+            rounds,
+            on_verdict,
+            on_tokens=lambda tokens_in, tokens_out: guard.count(tokens_in, tokens_out, agent),
+        )
         agent = create_agent(
-            model=create_model(self.settings, run.model),
+            model=model,
             executor=SandboxExecutor(worker, on_result=on_result),
             system_prompt=prompt,
             authorized_imports=list(DEFAULT_AUTHORIZED_IMPORTS),
             max_steps=self.settings.AGENT_MAX_STEPS,
+            planning_interval=self.settings.AGENT_PLANNING_INTERVAL,
+            final_answer_checks=[check] if rounds else None,
             step_callbacks={ActionStep: guard.step_callback, PlanningStep: guard.step_callback},
         )
 
@@ -501,10 +517,10 @@ class RunOrchestrator:
                         break
                     loop.call_soon_threadsafe(queue.put_nowait, ("item", item))
                 loop.call_soon_threadsafe(queue.put_nowait, ("done", None))
-            except BaseException:  # handed to the event loop, which decides
-                if guard.exceeded is not None:  # the guard interrupted the agent
-                    exc = BudgetExceeded(guard.exceeded)
-                loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
+            except BaseException as exc:  # handed to the event loop, which decides
+                # An interrupt by the budget guard ends the agent with its own error.
+                failure = exc if guard.exceeded is None else BudgetExceeded(guard.exceeded)
+                loop.call_soon_threadsafe(queue.put_nowait, ("error", failure))
 
         thread = threading.Thread(target=drive, name=f"agent-{run.id}", daemon=True)
         thread.start()
@@ -660,6 +676,25 @@ class RunOrchestrator:
             await db.commit()
             return ArtifactOut.model_validate(row)
 
+    async def save_run_notes(
+        self,
+        run: Run,
+        outcome: _Outcome,
+        plan: dict[str, Any] | None = None,
+        verification: dict[str, Any] | None = None,
+    ) -> None:
+        """Store a plan or an answer check with the run, and the run's totals with it."""
+        async with self.factory() as db:
+            row = await db.get(Run, run.id)
+            if row is not None:
+                if plan is not None:
+                    row.plans = [*row.plans, plan]
+                if verification is not None:
+                    row.verifications = [*row.verifications, verification]
+                row.tokens_in, row.tokens_out = outcome.tokens_in, outcome.tokens_out
+                row.cost_usd = outcome.cost_usd
+            await db.commit()
+
     async def save_step(self, run: Run, step: RunStep, outcome: _Outcome) -> None:
         async with self.factory() as db:
             db.add(step)
@@ -777,7 +812,14 @@ class StepTranslator:
             await self.recorder.emit("step.started", step=self.step)
 
     async def handle(self, item: object) -> None:
-        if isinstance(item, ChatMessageStreamDelta):
+        if isinstance(item, PlanDelta):
+            if item.content:
+                await self.recorder.emit("plan.delta", step=self.step, text=item.content)
+        elif isinstance(item, PlanningStep):
+            await self._plan(item)
+        elif isinstance(item, Verdict):
+            await self._verdict(item)
+        elif isinstance(item, ChatMessageStreamDelta):
             if item.content:
                 await self._ensure_started()
                 await self.recorder.emit("model.delta", step=self.step, text=item.content)
@@ -803,6 +845,38 @@ class StepTranslator:
                 "artifact", step=self.step, artifact=stored.model_dump(mode="json")
             )
 
+    def _spend(self, tokens_in: int, tokens_out: int) -> None:
+        self.outcome.tokens_in += tokens_in
+        self.outcome.tokens_out += tokens_out
+        cost = step_cost(self.run.model, tokens_in, tokens_out, self.runner.settings.LLM_PRICES)
+        if cost is not None:
+            self.outcome.cost_usd = (self.outcome.cost_usd or 0.0) + cost
+
+    async def _plan(self, plan: PlanningStep) -> None:
+        usage = plan.token_usage
+        tokens_in, tokens_out = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
+        self._spend(tokens_in, tokens_out)
+        entry = {
+            "step": self.step,
+            "text": plan.plan,
+            "tokens_in": tokens_in,
+            "tokens_out": tokens_out,
+        }
+        await self.runner.save_run_notes(self.run, self.outcome, plan=entry)
+        await self.recorder.emit("plan", **entry)
+
+    async def _verdict(self, verdict: Verdict) -> None:
+        self._spend(verdict.tokens_in, verdict.tokens_out)
+        entry = {
+            "step": self.step,
+            "verdict": verdict.verdict,
+            "reason": verdict.reason,
+            "tokens_in": verdict.tokens_in,
+            "tokens_out": verdict.tokens_out,
+        }
+        await self.runner.save_run_notes(self.run, self.outcome, verification=entry)
+        await self.recorder.emit("verification", **entry, final=verdict.final)
+
     async def _finish_step(self, action: ActionStep) -> None:
         number = action.step_number
         if number in self._finished:  # smolagents yields the last step twice at max steps
@@ -815,11 +889,7 @@ class StepTranslator:
             await self.recorder.emit("step.error", step=number, error=error)
         usage = action.token_usage
         tokens_in, tokens_out = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
-        self.outcome.tokens_in += tokens_in
-        self.outcome.tokens_out += tokens_out
-        cost = step_cost(self.run.model, tokens_in, tokens_out, self.runner.settings.LLM_PRICES)
-        if cost is not None:
-            self.outcome.cost_usd = (self.outcome.cost_usd or 0.0) + cost
+        self._spend(tokens_in, tokens_out)
         duration_ms = int((action.timing.duration or 0) * 1000)
         await self.runner.save_step(
             self.run,

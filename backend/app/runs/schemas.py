@@ -40,6 +40,21 @@ class StepOut(Schema):
     tokens_out: int
 
 
+class PlanOut(BaseModel):
+    step: int = Field(description="The plan was written before this step")
+    text: str
+    tokens_in: int
+    tokens_out: int
+
+
+class VerificationOut(BaseModel):
+    step: int = Field(description="The step whose final answer was checked")
+    verdict: Literal["approve", "revise"]
+    reason: str
+    tokens_in: int
+    tokens_out: int
+
+
 class RunOut(Schema):
     id: uuid.UUID
     session_id: uuid.UUID
@@ -49,6 +64,8 @@ class RunOut(Schema):
     final_answer: str | None
     error: str | None
     steps: list[StepOut]
+    plans: list[PlanOut]
+    verifications: list[VerificationOut]
     artifacts: list[ArtifactOut]
     tokens_in: int
     tokens_out: int

@@ -13,7 +13,8 @@ import pytest
 
 from app.agent.build import step_cost
 from app.config import ModelPrice
-from tests.api.test_query import READ, SALES, ask, finished, of
+from tests.api.conftest import SALES
+from tests.api.test_query import READ, ask, finished, of
 from tests.conftest import Api
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 

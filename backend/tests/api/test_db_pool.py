@@ -16,7 +16,8 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from tests.api.test_query import SALES, ask, finished
+from tests.api.conftest import SALES
+from tests.api.test_query import ask, finished
 from tests.conftest import (
     ADMIN_EMAIL,
     ADMIN_PASSWORD,

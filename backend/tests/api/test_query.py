@@ -20,20 +20,8 @@ from tests.support.llm import HttpError, ScriptedLLM, Silence, code_reply, final
 from tests.support.server import LiveServer
 from tests.support.sse import Event, collect, read_events, read_into
 
-SALES = (
-    b"region,month,revenue\nNorth,2026-01,1200.5\nSouth,2026-01,980\n"
-    b"North,2026-02,1310.25\nSouth,2026-02,1000\n"
-)
 READ = "import pandas as pd\ndf = pd.read_csv('sales data.csv')"
 BACKEND_SECRET = "backend-secret-value-7f3a9c"
-
-
-@pytest.fixture
-def session(alice: Api) -> dict[str, Any]:
-    project = alice.project()
-    assert alice.upload(project["id"], "sales data.csv", SALES).status_code == 201
-    response = alice.post(f"/projects/{project['id']}/sessions", json={"title": "Sales"})
-    return dict(response.json())
 
 
 def ask(api: Api, session_id: str, query: str, **body: Any) -> list[Event]:

@@ -49,6 +49,8 @@ def replicas(
         "S3_ACCESS_KEY": s3_server.access_key,
         "S3_SECRET_KEY": s3_server.secret_key,
         "S3_BUCKET": f"replicas-{database[-10:]}",
+        "AGENT_PLANNING_INTERVAL": "0",
+        "AGENT_VERIFY_ROUNDS": "0",
         "LLM_MODEL": "openai/scripted",
         "LLM_API_BASE": llm.api_base,
         "LLM_API_KEY": "replica-key-not-a-secret",

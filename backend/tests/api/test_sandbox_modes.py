@@ -15,7 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.api.test_query import SALES, ask, finished, of
+from tests.api.conftest import SALES
+from tests.api.test_query import ask, finished, of
 from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, LLM_KEY, Api, stack_settings
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.sandbox_service import SandboxServiceProcess

@@ -330,6 +330,30 @@ export type PageSessionOut = {
 };
 
 /**
+ * PlanOut
+ */
+export type PlanOut = {
+    /**
+     * Step
+     *
+     * The plan was written before this step
+     */
+    step: number;
+    /**
+     * Text
+     */
+    text: string;
+    /**
+     * Tokens In
+     */
+    tokens_in: number;
+    /**
+     * Tokens Out
+     */
+    tokens_out: number;
+};
+
+/**
  * PreviewColumn
  */
 export type PreviewColumn = {
@@ -485,6 +509,14 @@ export type RunOut = {
      * Steps
      */
     steps: Array<StepOut>;
+    /**
+     * Plans
+     */
+    plans: Array<PlanOut>;
+    /**
+     * Verifications
+     */
+    verifications: Array<VerificationOut>;
     /**
      * Artifacts
      */
@@ -732,6 +764,34 @@ export type ValidationError = {
 };
 
 /**
+ * VerificationOut
+ */
+export type VerificationOut = {
+    /**
+     * Step
+     *
+     * The step whose final answer was checked
+     */
+    step: number;
+    /**
+     * Verdict
+     */
+    verdict: 'approve' | 'revise';
+    /**
+     * Reason
+     */
+    reason: string;
+    /**
+     * Tokens In
+     */
+    tokens_in: number;
+    /**
+     * Tokens Out
+     */
+    tokens_out: number;
+};
+
+/**
  * ArtifactOut
  */
 export type ArtifactOutWritable = {
@@ -837,6 +897,14 @@ export type RunOutWritable = {
      * Steps
      */
     steps: Array<StepOut>;
+    /**
+     * Plans
+     */
+    plans: Array<PlanOut>;
+    /**
+     * Verifications
+     */
+    verifications: Array<VerificationOut>;
     /**
      * Artifacts
      */

@@ -129,6 +129,8 @@ describe('fromHistory', () => {
       final_answer: 'r0',
       error: null,
       steps: [{ index: 1, thought: 'look', code: 'print(1)', output: '1\n', error: null, duration_ms: 12, tokens_in: 5, tokens_out: 6 }],
+      plans: [],
+      verifications: [],
       artifacts: [
         { id: 'a1', run_id: R, session_id: 's', step: 1, kind: 'plotly', name: 'f.json', mime: 'application/json', size: 3, url: '/u', created_at: '' },
       ],
