@@ -91,6 +91,11 @@ async function main() {
     MAX_UPLOAD_BYTES: '20000',
     // One sandbox worker: a second session's question waits in the queue (see its test).
     SANDBOX_MAX_WORKERS: '1',
+    // The scripts answer the agent's steps only: no plan or answer-check calls in between.
+    AGENT_PLANNING_INTERVAL: '0',
+    AGENT_VERIFY_ROUNDS: '0',
+    // A price for the scripted model, so runs, sessions and projects show what they cost.
+    LLM_PRICES: JSON.stringify({ 'openai/scripted': { input: 0.5, output: 1.5 } }),
   });
   const base = `http://127.0.0.1:${port}`;
   await waitFor(`${base}/readyz`);
@@ -490,6 +495,74 @@ async function main() {
       await page.unroute('**/api/v1/sessions/*/query');
     });
 
+    await test('usage and budget: totals follow each run; past a token budget a question is refused', async () => {
+      const tokensIn = (text) => Number(/([\d,]+) tokens?/.exec(text)?.[1].replaceAll(',', '') ?? NaN);
+      const usage = page.getByTestId('session-usage');
+      const before = tokensIn(await usage.innerText());
+      expect(before > 0, `the session header shows its tokens: ${await usage.innerText()}`);
+      await script([{ final: 'There are 30 rows.' }], 0.01);
+      await ask('How many rows are there?');
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'There are 30 rows.' }).waitFor({ timeout: 30_000 });
+      // The header follows without a reload.
+      await page.waitForFunction(
+        (b) => Number(/([\d,]+) tokens?/.exec(document.querySelector('[data-testid=session-usage]')?.textContent ?? '')?.[1].replaceAll(',', '')) > b,
+        before,
+      );
+      const spent = tokensIn(await usage.innerText());
+      expect(/^[\d,]+ tokens · \$\d/.test(await usage.innerText()), `the header shows the cost too: ${await usage.innerText()}`);
+
+      await page.getByRole('main').locator('header').getByRole('link', { name: 'Sales 2026' }).click();
+      const panel = page.getByTestId('project-usage');
+      await panel.scrollIntoViewIfNeeded();
+      const number = async (id) => Number((await panel.getByTestId(id).innerText()).replaceAll(',', ''));
+      const projectTokens = (await number('usage-tokens-in')) + (await number('usage-tokens-out'));
+      expect(projectTokens >= spent, `the project has used ${projectTokens} tokens, its session alone ${spent}`);
+      expect(/^\$\d/.test(await panel.getByTestId('usage-cost').innerText()), 'the project shows its cost');
+      expect((await panel.getByRole('progressbar').count()) === 0, 'no bar without a budget');
+
+      const tokenBudget = panel.getByRole('textbox', { name: 'Token budget' });
+      await tokenBudget.fill('-5');
+      await panel.getByTestId('budget-tokens').getByRole('button', { name: 'Save' }).click();
+      await panel.getByTestId('budget-tokens').getByRole('alert').filter({ hasText: 'A budget cannot be negative.' }).waitFor();
+      await tokenBudget.fill('1,000');
+      await panel.getByTestId('budget-tokens').getByRole('button', { name: 'Save' }).click();
+      await panel.locator('[data-testid=budget-bar-tokens][data-state=reached]').waitFor();
+      await panel.getByTestId('budget-reached').filter({ hasText: 'Budget reached: new questions are refused until it is raised.' }).waitFor();
+      await panel.getByText(`${projectTokens.toLocaleString('en-US')} tokens of 1,000 tokens`).waitFor();
+      await panel.scrollIntoViewIfNeeded();
+      await shot('14-project-usage-budget-reached');
+
+      await page.goBack();
+      await page.waitForURL('**/sessions/**');
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'There are 30 rows.' }).waitFor();
+      const runs = await page.getByTestId('run').count();
+      const started = [];
+      const onRequest = (r) => /\/runs\/[^/]+\/events/.test(r.url()) && started.push(r.url());
+      page.on('request', onRequest);
+      await ask('And one more question?');
+      const refused = page.getByTestId('query-refused');
+      await refused.filter({ hasText: `This project has used ${projectTokens.toLocaleString('en-US')} of its 1,000 token budget, so it takes no more questions.` }).waitFor();
+      await page.waitForTimeout(500);
+      page.off('request', onRequest);
+      expect((await page.getByTestId('run').count()) === runs, 'no run started');
+      expect((await page.getByText('Starting…').count()) === 0, 'nothing is starting');
+      expect(started.length === 0, `no run stream was opened: ${started.join(', ')}`);
+      await shot('15-query-refused-budget');
+
+      await refused.getByRole('link', { name: 'Open project settings' }).click();
+      await page.waitForURL('**/projects/*#usage');
+      await panel.locator('[data-testid=budget-bar-tokens][data-state=reached]').waitFor();
+      const box = await panel.boundingBox();
+      const viewport = page.viewportSize();
+      expect(box && box.y >= 0 && box.y + box.height <= viewport.height, `the settings link brings the usage section into view (${JSON.stringify(box)})`);
+      await panel.getByRole('button', { name: 'Remove the token budget' }).click();
+      await panel.getByTestId('budget-tokens').getByText('No budget').waitFor();
+      expect((await panel.getByTestId('budget-reached').count()) === 0, 'the budget notice goes with the budget');
+      await page.goBack();
+      await page.waitForURL('**/sessions/**');
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'There are 30 rows.' }).waitFor();
+    });
+
     await test('dark theme and a narrow window', async () => {
       await page.getByRole('button', { name: 'Switch to dark theme' }).click();
       await page.waitForTimeout(500);
@@ -525,9 +598,9 @@ async function main() {
     });
 
     await test('no console errors', async () => {
-      // The browser logs the expected 401 (invalid token), 409 (busy), 413/415 (bad uploads) and 503
-      // (analysis disabled) responses; they are not app errors. A Content-Security-Policy violation is.
-      const real = consoleErrors.filter((e) => !/status of (401|409|413|415|503)/.test(e));
+      // The browser logs the expected 401 (invalid token), 403 (budget spent), 409 (busy), 413/415 (bad
+      // uploads) and 503 (analysis disabled) responses; they are not app errors. A Content-Security-Policy violation is.
+      const real = consoleErrors.filter((e) => !/status of (401|403|409|413|415|503)/.test(e));
       expect(real.length === 0, `console errors:\n${real.join('\n')}`);
     });
   } finally {

@@ -1,9 +1,11 @@
 import { useQuery } from '@tanstack/react-query';
 import { MessageSquare, Plus } from 'lucide-react';
-import { Link, useNavigate, useParams } from 'react-router';
+import { useEffect } from 'react';
+import { Link, useLocation, useNavigate, useParams } from 'react-router';
 import { Button } from '@/components/ui/button';
 import { DatasetPanel } from '@/features/files/dataset-panel';
 import { projectQuery } from '@/features/projects/queries';
+import { UsagePanel } from '@/features/projects/usage-panel';
 import { useCreateSession } from '@/features/sessions/mutations';
 import { sessionsQuery } from '@/features/sessions/queries';
 import { formatDate } from '@/lib/utils';
@@ -14,6 +16,12 @@ export function ProjectRoute() {
   const sessions = useQuery(sessionsQuery(projectId));
   const create = useCreateSession(projectId);
   const navigate = useNavigate();
+  const { hash } = useLocation();
+  const loaded = !!project.data;
+  // "Open project settings" (a refused question) links to #usage, which renders once the project has loaded.
+  useEffect(() => {
+    if (loaded && hash) document.getElementById(hash.slice(1))?.scrollIntoView({ block: 'start' });
+  }, [loaded, hash]);
   if (project.error) return <p className="p-8 text-sm text-muted-foreground">This project could not be found.</p>;
   return (
     <div className="h-full overflow-y-auto">
@@ -51,6 +59,7 @@ export function ProjectRoute() {
             ))}
           </ul>
         </section>
+        {project.data && <UsagePanel project={project.data} />}
       </div>
     </div>
   );

@@ -3,6 +3,7 @@ import {
   createProjectApiV1ProjectsPost,
   deleteProjectApiV1ProjectsProjectIdDelete,
   updateProjectApiV1ProjectsProjectIdPatch,
+  type ProjectUpdate,
 } from '@/client';
 import { projectKeys } from './queries';
 
@@ -30,5 +31,19 @@ export function useDeleteProject() {
       await deleteProjectApiV1ProjectsProjectIdDelete({ path: { project_id: id } });
     },
     onSuccess: () => qc.invalidateQueries({ queryKey: projectKeys.all }),
+  });
+}
+
+/** Sets or removes (null) a project's budgets; a field left out stays as it is. Errors are shown by the form. */
+export function useUpdateProjectBudget(projectId: string) {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: async (budget: Pick<ProjectUpdate, 'budget_usd' | 'budget_tokens'>) =>
+      (await updateProjectApiV1ProjectsProjectIdPatch({ path: { project_id: projectId }, body: budget })).data!,
+    meta: { silent: true },
+    onSuccess: (project) => {
+      qc.setQueryData(projectKeys.detail(projectId), project);
+      void qc.invalidateQueries({ queryKey: projectKeys.all, exact: true });
+    },
   });
 }

@@ -1,3 +1,5 @@
+import { projectKeys } from '@/features/projects/queries';
+import { sessionKeys } from '@/features/sessions/queries';
 import { authFetch, ApiError } from '@/lib/api';
 import { readSse } from '@/lib/sse';
 import { queryClient } from '@/lib/query-client';
@@ -23,6 +25,9 @@ function onFinished(sessionId: string, runId: string) {
   if (store.live[sessionId] === runId) store.setLive(sessionId, null);
   controllers.delete(runId);
   void queryClient.invalidateQueries({ queryKey: runKeys.session(sessionId) });
+  // The run's tokens and cost now count in its session's and project's totals (and budget).
+  void queryClient.invalidateQueries({ queryKey: sessionKeys.all });
+  void queryClient.invalidateQueries({ queryKey: projectKeys.all });
 }
 
 /** Consumes one SSE response, dispatching events; returns the run id it saw (if any). */

@@ -1,7 +1,7 @@
 import { CheckCircle2, CircleSlash, Hourglass, Loader2, Square, WifiOff, XCircle } from 'lucide-react';
 import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
-import { formatCost, formatDuration } from '@/lib/utils';
+import { formatCost, formatDuration, formatNumber } from '@/lib/utils';
 import { Answer } from './answer';
 import { ArtifactView } from './artifact-view';
 import { QuestionReply } from './question-reply';
@@ -114,9 +114,9 @@ export function RunView({
           <>
             <span className="tabular-nums">{formatDuration(run.durationMs)}</span>
             <span className="tabular-nums">
-              {run.tokensIn.toLocaleString()} in · {run.tokensOut.toLocaleString()} out tokens
+              {formatNumber(run.tokensIn)} in · {formatNumber(run.tokensOut)} out tokens
             </span>
-            <span className="tabular-nums">{formatCost(run.costUsd)}</span>
+            {run.costUsd != null && <span className="tabular-nums">{formatCost(run.costUsd)}</span>}
           </>
         )}
         {run.model && <span className="font-mono">{run.model}</span>}

@@ -1,8 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Loader2, Sparkles } from 'lucide-react';
 import { useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { Link } from 'react-router';
 import { toast } from 'sonner';
 import { cancelRunApiV1RunsRunIdCancelPost } from '@/client';
+import { projectKeys } from '@/features/projects/queries';
 import { useRenameSession } from '@/features/sessions/mutations';
 import { sessionQuery } from '@/features/sessions/queries';
 import { systemKeys } from '@/features/system/queries';
@@ -26,8 +28,8 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
   const rename = useRenameSession(projectId);
   const scroller = useRef<HTMLDivElement>(null);
   const stickToBottom = useRef(true);
-  // Why the last question was refused when that is worth more than a toast (analysis disabled).
-  const [refusal, setRefusal] = useState<string | null>(null);
+  // Why the last question was refused when that is worth more than a toast (analysis disabled, budget spent).
+  const [refusal, setRefusal] = useState<{ detail: string; code: string | null } | null>(null);
 
   // Re-attach to any run the server says is still going (after a reload, or one started elsewhere).
   useEffect(() => {
@@ -72,8 +74,11 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
     setRefusal(null);
     startQuery(sessionId, { query, model, file_ids: fileIds.length ? fileIds : undefined }).catch((e: unknown) => {
       if (e instanceof ApiError && e.code === 'sandbox_unavailable') {
-        setRefusal(e.message);
+        setRefusal({ detail: e.message, code: e.code });
         void qc.invalidateQueries({ queryKey: systemKeys.sandbox });
+      } else if (e instanceof ApiError && e.code === 'budget_exceeded') {
+        setRefusal({ detail: e.message, code: e.code });
+        void qc.invalidateQueries({ queryKey: projectKeys.detail(projectId) });
       } else if (e instanceof ApiError && e.code === 'session_busy') {
         toast.error('This session is busy: another question is still running. Wait for it to finish or stop it.');
         void qc.invalidateQueries({ queryKey: runKeys.session(sessionId) });
@@ -131,9 +136,19 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
       <div className="border-t bg-background/80 px-4 py-3 backdrop-blur md:px-6">
         <div className="mx-auto max-w-3xl">
           {refusal && (
-            <p role="alert" className="mb-2 rounded-lg border border-destructive/30 bg-destructive/5 p-3 text-sm text-destructive" data-testid="query-refused">
-              {refusal}
-            </p>
+            <div
+              role="alert"
+              className="mb-2 flex flex-wrap items-baseline gap-x-4 gap-y-1 rounded-lg border border-destructive/30 bg-destructive/5 p-3 text-sm text-destructive"
+              data-testid="query-refused"
+              data-code={refusal.code ?? undefined}
+            >
+              <p className="min-w-0 flex-1 basis-64">{refusal.detail}</p>
+              {refusal.code === 'budget_exceeded' && (
+                <Link to={`/projects/${projectId}#usage`} className="shrink-0 font-medium underline underline-offset-4 hover:no-underline">
+                  Open project settings
+                </Link>
+              )}
+            </div>
           )}
           <Composer projectId={projectId} busy={busy} onSend={send} onStop={active ? () => cancel.mutate(active.runId) : undefined} />
         </div>

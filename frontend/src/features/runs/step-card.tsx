@@ -1,7 +1,7 @@
 import { AlertTriangle, ChevronDown, ChevronRight, Loader2 } from 'lucide-react';
 import { useState } from 'react';
 import { CodeBlock } from '@/components/code-block';
-import { cn, formatDuration } from '@/lib/utils';
+import { cn, formatDuration, formatTokens } from '@/lib/utils';
 import { ArtifactView } from './artifact-view';
 import type { StreamArtifact } from './events';
 import type { StepView } from './run-reducer';
@@ -70,7 +70,7 @@ export function StepCard({
         )}
         <span className="ml-auto tabular-nums">
           {step.finished && step.durationMs != null && formatDuration(step.durationMs)}
-          {step.finished && step.tokensIn + step.tokensOut > 0 && ` · ${(step.tokensIn + step.tokensOut).toLocaleString()} tokens`}
+          {step.finished && step.tokensIn + step.tokensOut > 0 && ` · ${formatTokens(step.tokensIn + step.tokensOut)}`}
         </span>
       </header>
       {thought && <p className="text-sm leading-relaxed whitespace-pre-wrap text-muted-foreground" data-testid="step-thought">{thought}</p>}

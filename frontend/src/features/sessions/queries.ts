@@ -2,6 +2,7 @@ import { queryOptions } from '@tanstack/react-query';
 import { getSessionApiV1SessionsSessionIdGet, listSessionsApiV1ProjectsProjectIdSessionsGet } from '@/client';
 
 export const sessionKeys = {
+  all: ['sessions'] as const,
   project: (projectId: string) => ['sessions', 'project', projectId] as const,
   detail: (id: string) => ['sessions', id] as const,
 };
