@@ -18,6 +18,7 @@ const T = 20_000;
 
 const children = [];
 const dataDir = mkdtempSync(path.join(tmpdir(), 'wb-e2e-'));
+const planDataDir = mkdtempSync(path.join(tmpdir(), 'wb-e2e-plans-'));
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -78,8 +79,9 @@ async function main() {
   mkdirSync(SHOTS, { recursive: true });
   const llmPort = await freePort();
   const port = await freePort();
+  const planPort = await freePort();
   start('llm', ['-m', 'tests.support.llm', '--port', String(llmPort)], {});
-  start('backend', ['-m', 'app'], {
+  const backendEnv = {
     DATA_DIR: dataDir,
     ADMIN_EMAIL: EMAIL,
     ADMIN_PASSWORD: PASSWORD,
@@ -96,9 +98,21 @@ async function main() {
     AGENT_VERIFY_ROUNDS: '0',
     // A price for the scripted model, so runs, sessions and projects show what they cost.
     LLM_PRICES: JSON.stringify({ 'openai/scripted': { input: 0.5, output: 1.5 } }),
+  };
+  start('backend', ['-m', 'app'], backendEnv);
+  // A second backend that plans (before step 1, then every 2 steps) and checks each final answer
+  // once: its test scripts those model calls between the steps' replies.
+  start('backend-plans', ['-m', 'app'], {
+    ...backendEnv,
+    DATA_DIR: planDataDir,
+    PORT: String(planPort),
+    AGENT_PLANNING_INTERVAL: '2',
+    AGENT_VERIFY_ROUNDS: '1',
   });
   const base = `http://127.0.0.1:${port}`;
+  const planBase = `http://127.0.0.1:${planPort}`;
   await waitFor(`${base}/readyz`);
+  await waitFor(`${planBase}/readyz`);
   await waitFor(`http://127.0.0.1:${llmPort}/`, 30_000, true);
 
   const script = async (replies, chunkDelay = 0) => {
@@ -578,6 +592,96 @@ async function main() {
       await page.getByRole('button', { name: 'Switch to light theme' }).click();
     });
 
+    await test('plans and answer checks: the plan, its revision, a revision request and the checked answer, live and from history', async () => {
+      const reason = 'The answer states the total the code printed (4490.75).';
+      await script(
+        [
+          '1. Read `sales.csv` and look at its columns.\n2. Sum the `revenue` column.\n3. Answer with the total.<end_plan>',
+          { thought: 'Read the file first.', code: 'import pandas as pd\ndf = pd.read_csv("sales.csv")\nprint(df.shape)\nprint(df.columns.tolist())' },
+          { thought: 'Sum the revenue.', code: 'print(df["revenue"].sum())' },
+          'Established: `sales.csv` has 4 rows and the revenue total is 4490.75.\n1. Answer with the total.<end_plan>',
+          { final: 'Total revenue is 5000.' },
+          JSON.stringify({ verdict: 'revise', reason: 'The output shows 4490.75, not 5000.' }),
+          { final: 'Total revenue is **4490.75**.' },
+          JSON.stringify({ verdict: 'approve', reason }),
+        ],
+        0.02,
+      );
+      const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+      try {
+        const p = await ctx.newPage();
+        p.setDefaultTimeout(T);
+        p.on('console', (m) => m.type() === 'error' && consoleErrors.push(`console (plans): ${m.text()}`));
+        p.on('pageerror', (e) => consoleErrors.push(`pageerror (plans): ${e.message}`));
+        await p.goto(`${planBase}/login`);
+        await p.getByLabel('Email').fill(EMAIL);
+        await p.getByLabel('Password').fill(PASSWORD);
+        await p.getByRole('button', { name: 'Sign in' }).click();
+        await p.getByRole('heading', { name: 'Projects' }).waitFor();
+        await p.getByRole('button', { name: 'New project' }).last().click();
+        await p.getByRole('textbox', { name: 'Name' }).fill('Revenue');
+        await p.getByRole('button', { name: 'Create project' }).click();
+        await p.getByTestId('project-title').filter({ hasText: 'Revenue' }).waitFor();
+        const csv = 'region,revenue\nNorth,1200.5\nSouth,980.25\nNorth,1310.25\nSouth,999.75\n';
+        await p.getByTestId('file-input').setInputFiles({ name: 'sales.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+        await p.getByRole('button', { name: /^sales\.csv/ }).waitFor();
+        await p.getByRole('main').getByRole('button', { name: 'New session' }).click();
+        await p.waitForURL('**/sessions/**');
+        const box = p.getByRole('textbox', { name: 'Ask a question about your data' });
+        await box.fill('What is the total revenue?');
+        await box.press('Enter');
+        const run = p.locator('[data-testid=run]').last();
+        // The plan shows (and streams) before the first step.
+        await run.getByTestId('run-plan').first().waitFor();
+        await run.getByTestId('answer-check').waitFor({ timeout: 60_000 });
+
+        const flow = () =>
+          run.evaluate((el) =>
+            [...el.querySelectorAll('[data-testid=run-plan], [data-testid=step-card]')].map(
+              (x) => x.getAttribute('aria-label') ?? x.querySelector('header > span')?.textContent,
+            ),
+          );
+        const seen = async (when) => {
+          const order = await flow();
+          const expected = ['Plan', 'Step 1', 'Step 2', 'Revised plan (before step 3)', 'Step 3', 'Step 4'];
+          expect(JSON.stringify(order) === JSON.stringify(expected), `${when}: the flow was ${JSON.stringify(order)}`);
+          const [first, revised] = await run.getByTestId('run-plan').all();
+          // The latest plan is open; the first one is folded to its first line until opened.
+          await revised.getByTestId('plan-text').filter({ hasText: 'the revenue total is 4490.75' }).waitFor();
+          await first.getByRole('button').filter({ hasText: 'Read sales.csv and look at its columns.' }).waitFor();
+          const revision = run.getByTestId('step-card').nth(2).getByTestId('revision-request');
+          await revision.filter({ hasText: 'Check asked for a revision: The output shows 4490.75, not 5000.' }).waitFor();
+          expect((await run.getByTestId('step-card').nth(2).getByRole('alert').count()) === 0, `${when}: the revision request is not shown as an error`);
+          expect((await run.getByTestId('step-error').count()) === 0, `${when}: no step shows a code error`);
+          await run.getByTestId('final-answer').filter({ hasText: 'Total revenue is 4490.75.' }).waitFor();
+          const check = run.getByTestId('answer-check');
+          expect((await check.innerText()) === `Checked: ${reason}`, `${when}: the check reads ${JSON.stringify(await check.innerText())}`);
+          expect((await check.getAttribute('data-verdict')) === 'approve', `${when}: the check approves`);
+          await first.getByRole('button').click();
+          await first.getByTestId('plan-text').locator('li').filter({ hasText: 'Sum the revenue column.' }).waitFor();
+          await first.getByRole('button').click();
+          await first.getByTestId('plan-text').waitFor({ state: 'detached' });
+        };
+        await run.getByText('Succeeded').waitFor();
+        await seen('live');
+        await p.waitForTimeout(300);
+        await run.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+        await p.screenshot({ path: path.join(SHOTS, '16-plan-and-check.png') });
+        await run.getByTestId('answer-check').evaluate((el) => el.scrollIntoView({ block: 'end' }));
+        await p.screenshot({ path: path.join(SHOTS, '16b-revision-and-checked-answer.png') });
+
+        await p.reload();
+        await run.getByTestId('answer-check').waitFor();
+        await seen('from history');
+        await p.getByRole('button', { name: 'Switch to dark theme' }).click();
+        await p.waitForTimeout(300);
+        await run.getByTestId('run-plan').last().evaluate((el) => el.scrollIntoView({ block: 'start' }));
+        await p.screenshot({ path: path.join(SHOTS, '17-plan-and-check-history-dark.png') });
+      } finally {
+        await ctx.close();
+      }
+    });
+
     await test('an invalid token sends the user back to login', async () => {
       await page.evaluate(() => {
         const raw = JSON.parse(localStorage.getItem('wb.auth'));
@@ -608,6 +712,7 @@ async function main() {
     stopAll();
     await sleep(300);
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(planDataDir, { recursive: true, force: true });
   }
 
   const failed = results.filter((r) => !r.ok);

@@ -4,6 +4,7 @@ import type * as React from 'react';
 import Markdown, { type Components } from 'react-markdown';
 import remarkGfm from 'remark-gfm';
 import { downloadUrl } from '@/lib/api';
+import { cn } from '@/lib/utils';
 import { artifactContentPath, hostOf, isExternalHref } from '@/lib/safe-url';
 import { artifactBlobUrlQuery } from './queries';
 
@@ -66,12 +67,20 @@ function AnswerLink({ href, children }: React.ComponentProps<'a'>) {
 
 const components: Components = { img: AnswerImage, a: AnswerLink };
 
-export function Answer({ text }: { text: string }) {
+/**
+ * Markdown the model wrote (answers, plans): images only from this session's artifacts, artifact
+ * links downloaded with the token, outside links opened elsewhere without a referrer.
+ */
+export function ModelMarkdown({ text, className, ...props }: { text: string } & Omit<React.ComponentProps<'div'>, 'children'>) {
   return (
-    <div className="prose-answer text-[15px]" data-testid="final-answer">
+    <div className={cn('prose-answer', className)} {...props}>
       <Markdown remarkPlugins={[remarkGfm]} components={components}>
         {text}
       </Markdown>
     </div>
   );
+}
+
+export function Answer({ text }: { text: string }) {
+  return <ModelMarkdown text={text} className="text-[15px]" data-testid="final-answer" />;
 }

@@ -1,9 +1,12 @@
-import type { ArtifactOut } from '@/client';
+import type { ArtifactOut, VerificationOut } from '@/client';
 
 /** The run's event stream as a typed union (see API.md, "The event stream"). */
 type Base = { run_id: string; seq: number };
 
 export type RunStatus = 'queued' | 'running' | 'waiting_input' | 'succeeded' | 'failed' | 'cancelled';
+
+/** What the check of a final answer said: approve it, or send the agent back to revise it. */
+export type Verdict = VerificationOut['verdict'];
 
 export type StreamArtifact = Pick<ArtifactOut, 'id' | 'kind' | 'name' | 'mime' | 'size' | 'url'> & { step?: number };
 
@@ -17,6 +20,18 @@ export type RunEvent =
   | (Base & { event: 'step.error'; step: number; error: string })
   | (Base & { event: 'artifact'; step: number; artifact: StreamArtifact })
   | (Base & { event: 'step.finished'; step: number; duration_ms: number | null; tokens_in: number; tokens_out: number })
+  | (Base & { event: 'plan.delta'; step: number; text: string })
+  | (Base & { event: 'plan'; step: number; text: string; tokens_in: number; tokens_out: number })
+  | (Base & {
+      event: 'verification';
+      step: number;
+      verdict: Verdict;
+      reason: string;
+      tokens_in: number;
+      tokens_out: number;
+      /** No revision is left: the answer stands whatever the verdict. */
+      final: boolean;
+    })
   | (Base & { event: 'input.requested'; question: string })
   | (Base & { event: 'final'; answer: string })
   | (Base & {

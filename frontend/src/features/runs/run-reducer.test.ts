@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunOut } from '@/client';
 import type { RunEvent } from './events';
 import { toRunEvent } from './events';
-import { emptyRun, fromHistory, reduceRun, reduceRunEvents } from './run-reducer';
+import { answerCheck, emptyRun, fromHistory, isRevisionRequest, reduceRun, reduceRunEvents } from './run-reducer';
 
 const R = 'run-1';
 const events: RunEvent[] = [
@@ -107,6 +107,135 @@ describe('input.requested', () => {
     expect(v.question).toBe('Which year?');
     v = reduceRun(v, { event: 'model.delta', run_id: R, seq: 4, step: 1, text: 'ok' });
     expect(v.status).toBe('running');
+  });
+});
+
+describe('plans and answer checks', () => {
+  let seq = 0;
+  const e = (event: Record<string, unknown>) => ({ run_id: R, seq: ++seq, ...event }) as RunEvent;
+  const step = (n: number, extra: RunEvent[] = []) => [
+    e({ event: 'step.started', step: n }),
+    e({ event: 'step.code', step: n, code: `x = ${n}` }),
+    ...extra,
+    e({ event: 'step.finished', step: n, duration_ms: 5, tokens_in: 1, tokens_out: 1 }),
+  ];
+  const planned: RunEvent[] = [
+    e({ event: 'run.started', query: 'Total?', model: 'm' }),
+    e({ event: 'plan.delta', step: 1, text: '1. Read the' }),
+    e({ event: 'plan.delta', step: 1, text: ' file.\n2. Sum' }),
+    e({ event: 'plan', step: 1, text: '1. Read the file.\n2. Sum it.', tokens_in: 30, tokens_out: 8 }),
+    ...step(1),
+    ...step(2),
+    e({ event: 'plan.delta', step: 3, text: 'Established: 4490.75.' }),
+    e({ event: 'plan', step: 3, text: 'Established: 4490.75.\n1. Answer.', tokens_in: 40, tokens_out: 9 }),
+    ...step(3, [
+      e({ event: 'verification', step: 3, verdict: 'revise', reason: 'The output shows 4490.75, not 5000.', tokens_in: 20, tokens_out: 5, final: false }),
+      e({ event: 'step.error', step: 3, error: 'Your final answer was checked before the user saw it, and the check asks for a revision: …' }),
+    ]),
+    ...step(4, [e({ event: 'verification', step: 4, verdict: 'approve', reason: 'It matches the output.', tokens_in: 20, tokens_out: 5, final: false })]),
+    e({ event: 'final', answer: 'Total is 4490.75.' }),
+    e({ event: 'run.finished', status: 'succeeded', error: null, tokens_in: 200, tokens_out: 60, cost_usd: null, duration_ms: 50 }),
+  ];
+  const upTo = (n: number) => reduceRunEvents(emptyRun(R), planned.slice(0, n));
+  const indexOf = (f: (x: RunEvent) => boolean) => planned.findIndex(f);
+
+  it('streams a plan from its deltas, then replaces it with the finished text', () => {
+    expect(upTo(2).plans).toEqual([{ step: 1, text: '1. Read the', streaming: true, tokensIn: 0, tokensOut: 0 }]);
+    expect(upTo(3).plans[0]).toMatchObject({ text: '1. Read the file.\n2. Sum', streaming: true });
+    expect(upTo(4).plans).toEqual([{ step: 1, text: '1. Read the file.\n2. Sum it.', streaming: false, tokensIn: 30, tokensOut: 8 }]);
+    expect(upTo(4).status).toBe('running');
+  });
+
+  it('keeps a revision apart, by the step it was written before', () => {
+    const v = reduceRunEvents(emptyRun(R), planned);
+    expect(v.plans.map((p) => [p.step, p.text, p.streaming])).toEqual([
+      [1, '1. Read the file.\n2. Sum it.', false],
+      [3, 'Established: 4490.75.\n1. Answer.', false],
+    ]);
+    const streaming = upTo(indexOf((x) => x.event === 'plan.delta' && x.step === 3) + 1);
+    expect(streaming.plans.map((p) => [p.step, p.streaming])).toEqual([
+      [1, false],
+      [3, true],
+    ]);
+  });
+
+  it('starts a plan over when a delta follows its finished text', () => {
+    const v = reduceRun(upTo(4), { event: 'plan.delta', run_id: R, seq: 5, step: 1, text: 'Again' });
+    expect(v.plans[0]).toMatchObject({ text: 'Again', streaming: true });
+  });
+
+  it('stops a plan streaming when the run ends before the plan does', () => {
+    const v = reduceRunEvents(upTo(3), [
+      { event: 'run.finished', run_id: R, seq: 4, status: 'cancelled', error: null, tokens_in: 1, tokens_out: 1, cost_usd: null, duration_ms: 1 },
+    ]);
+    expect(v.plans[0]).toMatchObject({ text: '1. Read the file.\n2. Sum', streaming: false });
+  });
+
+  it('keeps the checks in order: a revision request in the flow, the approval with the answer', () => {
+    const beforeFinal = upTo(indexOf((x) => x.event === 'final'));
+    expect(beforeFinal.verifications.map((c) => [c.step, c.verdict, isRevisionRequest(c)])).toEqual([
+      [3, 'revise', true],
+      [4, 'approve', false],
+    ]);
+    expect(answerCheck(beforeFinal)).toBeNull(); // no answer yet to go with
+    const done = reduceRunEvents(emptyRun(R), planned);
+    expect(answerCheck(done)).toMatchObject({ step: 4, verdict: 'approve', reason: 'It matches the output.' });
+    expect(done.steps.find((s) => s.index === 3)?.error).toMatch(/^Your final answer was checked/);
+  });
+
+  it('shows a last revise (no rounds left) with the answer, not in the flow', () => {
+    const v = reduceRunEvents(emptyRun(R), [
+      { event: 'run.started', run_id: R, seq: 1 },
+      { event: 'verification', run_id: R, seq: 2, step: 1, verdict: 'revise', reason: 'Still no code ran.', tokens_in: 1, tokens_out: 1, final: true },
+      { event: 'final', run_id: R, seq: 3, answer: 'About 4,500.' },
+    ]);
+    expect(v.verifications.filter(isRevisionRequest)).toEqual([]);
+    expect(answerCheck(v)).toMatchObject({ verdict: 'revise', reason: 'Still no code ran.', final: true });
+  });
+
+  it('applies plans and checks by seq, whatever the arrival order, once', () => {
+    const inOrder = reduceRunEvents(emptyRun(R), planned);
+    const scrambled = [...planned].reverse().flatMap((x, i) => (i % 3 ? [x] : [x, x]));
+    expect(reduceRunEvents(emptyRun(R), scrambled)).toEqual(inOrder);
+  });
+
+  it('builds the same plans and checks from a stored run', () => {
+    const live = reduceRunEvents(emptyRun(R), planned);
+    const stored: RunOut = {
+      id: R,
+      session_id: 's',
+      status: 'succeeded',
+      query: 'Total?',
+      model: 'm',
+      final_answer: 'Total is 4490.75.',
+      error: null,
+      steps: [],
+      plans: live.plans.map((p) => ({ step: p.step, text: p.text, tokens_in: p.tokensIn, tokens_out: p.tokensOut })),
+      verifications: live.verifications.map((c) => ({ step: c.step, verdict: c.verdict, reason: c.reason, tokens_in: c.tokensIn, tokens_out: c.tokensOut })),
+      artifacts: [],
+      tokens_in: 200,
+      tokens_out: 60,
+      cost_usd: null,
+      created_at: '2026-01-01T00:00:00Z',
+      started_at: null,
+      finished_at: null,
+    };
+    const v = fromHistory(stored);
+    expect(v.plans).toEqual(live.plans);
+    expect(v.verifications.filter(isRevisionRequest).map((c) => c.step)).toEqual([3]);
+    expect(answerCheck(v)).toMatchObject({ step: 4, verdict: 'approve', reason: 'It matches the output.' });
+
+    // The last check of a succeeded run is about its answer, even a revise; a failed run has none.
+    const revises: RunOut['verifications'] = [
+      { step: 1, verdict: 'revise', reason: 'No code ran.', tokens_in: 1, tokens_out: 1 },
+      { step: 2, verdict: 'revise', reason: 'Still no code ran.', tokens_in: 1, tokens_out: 1 },
+    ];
+    const doubted = fromHistory({ ...stored, verifications: revises });
+    expect(doubted.verifications.map(isRevisionRequest)).toEqual([true, false]);
+    expect(answerCheck(doubted)).toMatchObject({ verdict: 'revise', reason: 'Still no code ran.' });
+    const failed = fromHistory({ ...stored, status: 'failed', final_answer: null, error: 'budget', verifications: revises });
+    expect(failed.verifications.map(isRevisionRequest)).toEqual([true, true]);
+    expect(answerCheck(failed)).toBeNull();
   });
 });
 

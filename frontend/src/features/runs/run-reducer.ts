@@ -1,5 +1,5 @@
 import type { RunOut } from '@/client';
-import { isTerminal, type RunEvent, type RunStatus, type StreamArtifact } from './events';
+import { isTerminal, type RunEvent, type RunStatus, type StreamArtifact, type Verdict } from './events';
 
 export type StepView = {
   index: number;
@@ -14,6 +14,27 @@ export type StepView = {
   finished: boolean;
 };
 
+export type PlanView = {
+  /** The plan was written before this step (1: the first plan; later: a revision). */
+  step: number;
+  text: string;
+  /** Streaming from plan.delta until the `plan` event replaces it with the finished text. */
+  streaming: boolean;
+  tokensIn: number;
+  tokensOut: number;
+};
+
+export type VerificationView = {
+  /** The step whose final answer was checked. */
+  step: number;
+  verdict: Verdict;
+  reason: string;
+  /** No revision was left, so the answer stood whatever the verdict. */
+  final: boolean;
+  tokensIn: number;
+  tokensOut: number;
+};
+
 export type RunView = {
   runId: string;
   query: string;
@@ -26,6 +47,10 @@ export type RunView = {
   /** Events that arrived ahead of a gap, kept sorted by seq until the gap is filled. */
   pending: RunEvent[];
   steps: StepView[];
+  /** The agent's plans, by the step they were written before. */
+  plans: PlanView[];
+  /** The checks of its final answers, in the order they happened. */
+  verifications: VerificationView[];
   artifacts: StreamArtifact[];
   answer: string | null;
   question: string | null;
@@ -46,6 +71,8 @@ export function emptyRun(runId: string, query = '', model: string | null = null)
     lastSeq: 0,
     pending: [],
     steps: [],
+    plans: [],
+    verifications: [],
     artifacts: [],
     answer: null,
     question: null,
@@ -67,6 +94,26 @@ function withStep(v: RunView, index: number, f: (s: StepView) => StepView): RunV
   const steps = v.steps.slice();
   steps[i] = f(steps[i]);
   return { ...v, steps };
+}
+
+function withPlan(v: RunView, step: number, f: (p: PlanView) => PlanView): RunView {
+  const i = v.plans.findIndex((p) => p.step === step);
+  if (i === -1) {
+    const fresh: PlanView = { step, text: '', streaming: true, tokensIn: 0, tokensOut: 0 };
+    return { ...v, plans: [...v.plans, f(fresh)].sort((a, b) => a.step - b.step) };
+  }
+  const plans = v.plans.slice();
+  plans[i] = f(plans[i]);
+  return { ...v, plans };
+}
+
+/** A check that sent the agent back to work: it belongs in the flow of steps, where it happened. */
+export const isRevisionRequest = (c: VerificationView) => c.verdict === 'revise' && !c.final;
+
+/** The check of the answer the user sees (approved, or standing with the check's doubts), if any. */
+export function answerCheck(v: RunView): VerificationView | null {
+  const last = v.verifications[v.verifications.length - 1];
+  return v.answer != null && last && !isRevisionRequest(last) ? last : null;
 }
 
 /** Applies one event known to be the next in sequence. */
@@ -100,6 +147,19 @@ function apply(v: RunView, e: RunEvent): RunView {
         tokensIn: e.tokens_in,
         tokensOut: e.tokens_out,
       }));
+    case 'plan.delta':
+      // A delta after the finished plan of the same step starts that plan over.
+      return withPlan(next, e.step, (p) => ({ ...p, text: p.streaming ? p.text + e.text : e.text, streaming: true }));
+    case 'plan':
+      return withPlan(next, e.step, (p) => ({ ...p, text: e.text, streaming: false, tokensIn: e.tokens_in, tokensOut: e.tokens_out }));
+    case 'verification':
+      return {
+        ...next,
+        verifications: [
+          ...next.verifications,
+          { step: e.step, verdict: e.verdict, reason: e.reason, final: e.final, tokensIn: e.tokens_in, tokensOut: e.tokens_out },
+        ],
+      };
     case 'input.requested':
       return { ...next, status: 'waiting_input', question: e.question };
     case 'final':
@@ -115,6 +175,7 @@ function apply(v: RunView, e: RunEvent): RunView {
         costUsd: e.cost_usd,
         durationMs: e.duration_ms,
         steps: next.steps.map((s) => ({ ...s, finished: true })),
+        plans: next.plans.map((p) => ({ ...p, streaming: false })),
       };
     default:
       return next;
@@ -158,6 +219,16 @@ export function fromHistory(run: RunOut): RunView {
       tokensIn: s.tokens_in,
       tokensOut: s.tokens_out,
       finished: true,
+    })),
+    plans: run.plans.map((p) => ({ step: p.step, text: p.text, streaming: false, tokensIn: p.tokens_in, tokensOut: p.tokens_out })),
+    // Stored checks carry no `final` flag: the last check of a succeeded run is about its answer.
+    verifications: run.verifications.map((c, i, all) => ({
+      step: c.step,
+      verdict: c.verdict,
+      reason: c.reason,
+      final: run.status === 'succeeded' && i === all.length - 1,
+      tokensIn: c.tokens_in,
+      tokensOut: c.tokens_out,
     })),
     artifacts: run.artifacts.map((a) => ({ id: a.id, kind: a.kind, name: a.name, mime: a.mime, size: a.size, url: a.url, step: a.step })),
     answer: run.final_answer ?? null,

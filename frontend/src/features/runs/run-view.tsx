@@ -1,12 +1,15 @@
 import { CheckCircle2, CircleSlash, Hourglass, Loader2, Square, WifiOff, XCircle } from 'lucide-react';
+import { Fragment } from 'react';
 import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
 import { formatCost, formatDuration, formatNumber } from '@/lib/utils';
 import { Answer } from './answer';
+import { AnswerCheck, RevisionNote } from './answer-check';
 import { ArtifactView } from './artifact-view';
 import { QuestionReply } from './question-reply';
 import { isTerminal, type RunStatus } from './events';
-import type { RunView as RunViewModel } from './run-reducer';
+import { PlanCard } from './plan-card';
+import { answerCheck, isRevisionRequest, type RunView as RunViewModel } from './run-reducer';
 import { StepCard } from './step-card';
 
 export function StatusBadge({ status }: { status: RunStatus }) {
@@ -71,18 +74,39 @@ export function RunView({
   const finished = isTerminal(run.status);
   const stepIndexes = new Set(run.steps.map((s) => s.index));
   const loose = run.artifacts.filter((a) => a.step == null || !stepIndexes.has(a.step));
+  const revisions = run.verifications.filter(isRevisionRequest);
+  const check = answerCheck(run);
+  const latestPlan = run.plans[run.plans.length - 1];
+  // The flow by step: a plan above the step it was written before, then that step (with the
+  // check that asked to revise its answer); a revision request whose step has no card stands alone.
+  const at = [...new Set([...run.plans.map((p) => p.step), ...stepIndexes, ...revisions.map((c) => c.step)])].sort((a, b) => a - b);
   return (
     <section className="space-y-4" data-testid="run" data-run-id={run.runId} data-status={run.status} aria-label={`Run: ${run.query}`}>
       {run.query && <UserQuery text={run.query} />}
-      {run.steps.map((s) => (
-        <StepCard
-          key={s.index}
-          step={s}
-          live={live && !finished}
-          nextStep={run.steps.find((x) => x.index > s.index)?.index}
-          artifacts={run.artifacts.filter((a) => a.step === s.index)}
-        />
-      ))}
+      {at.map((index) => {
+        const step = run.steps.find((s) => s.index === index);
+        const revision = revisions.findLast((c) => c.step === index);
+        return (
+          <Fragment key={index}>
+            {run.plans
+              .filter((p) => p.step === index)
+              .map((p) => (
+                <PlanCard key={`plan-${p.step}`} plan={p} first={p === run.plans[0]} latest={p === latestPlan} />
+              ))}
+            {step ? (
+              <StepCard
+                step={step}
+                live={live && !finished}
+                nextStep={run.steps.find((x) => x.index > step.index)?.index}
+                artifacts={run.artifacts.filter((a) => a.step === step.index)}
+                revision={revision}
+              />
+            ) : (
+              revision && <RevisionNote check={revision} />
+            )}
+          </Fragment>
+        );
+      })}
       {loose.map((a) => (
         <ArtifactView key={a.id} artifact={a} />
       ))}
@@ -91,13 +115,18 @@ export function RunView({
           <Hourglass className="size-4" /> {queueText(run.queuePosition)}
         </p>
       )}
-      {!finished && run.status !== 'queued' && run.steps.length === 0 && (
+      {!finished && run.status !== 'queued' && run.steps.length === 0 && run.plans.length === 0 && (
         <p className="flex items-center gap-2 text-sm text-muted-foreground">
           <Loader2 className="size-4 animate-spin" /> Thinking…
         </p>
       )}
       {run.question && <QuestionReply runId={run.runId} question={run.question} canAnswer={run.status === 'waiting_input'} />}
-      {run.answer && <Answer text={run.answer} />}
+      {run.answer && (
+        <div className="space-y-2">
+          <Answer text={run.answer} />
+          {check && <AnswerCheck check={check} />}
+        </div>
+      )}
       {run.error && run.status === 'failed' && (
         <p role="alert" className="rounded-lg border border-destructive/30 bg-destructive/5 p-3 text-sm text-destructive">
           {run.error}

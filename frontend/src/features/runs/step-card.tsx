@@ -1,10 +1,11 @@
-import { AlertTriangle, ChevronDown, ChevronRight, Loader2 } from 'lucide-react';
+import { AlertTriangle, ChevronDown, ChevronRight, Loader2, RotateCcw } from 'lucide-react';
 import { useState } from 'react';
 import { CodeBlock } from '@/components/code-block';
 import { cn, formatDuration, formatTokens } from '@/lib/utils';
+import { RevisionNote } from './answer-check';
 import { ArtifactView } from './artifact-view';
 import type { StreamArtifact } from './events';
-import type { StepView } from './run-reducer';
+import type { StepView, VerificationView } from './run-reducer';
 
 const LONG_OUTPUT_LINES = 12;
 
@@ -47,22 +48,35 @@ export function StepCard({
   artifacts,
   live,
   nextStep,
+  revision,
 }: {
   step: StepView;
   artifacts: StreamArtifact[];
   live?: boolean;
   /** The step after this one, if any: where the agent recovered from this step's error. */
   nextStep?: number;
+  /**
+   * The check of this step's final answer asked for a revision: the step's error is that request
+   * (addressed to the agent), not a failure of the code, and is shown as the check's reason.
+   */
+  revision?: VerificationView;
 }) {
   const { thought, draft } = splitThought(step.thought);
   const code = step.code ?? draft;
   const running = live && !step.finished;
+  const failed = step.error && !revision;
   return (
-    <article className={cn('space-y-3 rounded-xl border bg-card p-4 shadow-xs', step.error && 'border-destructive/40')} data-testid="step-card">
+    <article className={cn('space-y-3 rounded-xl border bg-card p-4 shadow-xs', failed && 'border-destructive/40')} data-testid="step-card">
       <header className="flex items-center gap-2 text-xs text-muted-foreground">
         <span className="rounded-md bg-muted px-1.5 py-0.5 font-medium text-foreground">Step {step.index}</span>
         {running && <Loader2 className="size-3.5 animate-spin" aria-label="Step running" />}
-        {step.error && (
+        {revision && (
+          <span className="flex items-center gap-1">
+            <RotateCcw className="size-3.5" />
+            {nextStep != null ? `revision requested — continued in step ${nextStep}` : live ? 'revision requested — the agent goes on' : 'revision requested'}
+          </span>
+        )}
+        {failed && (
           <span className="flex items-center gap-1 text-destructive">
             <AlertTriangle className="size-3.5" />
             {nextStep != null ? `error — retried in step ${nextStep}` : live ? 'error — the agent will try again' : 'error'}
@@ -76,7 +90,8 @@ export function StepCard({
       {thought && <p className="text-sm leading-relaxed whitespace-pre-wrap text-muted-foreground" data-testid="step-thought">{thought}</p>}
       {code && <CodeBlock code={code} />}
       {step.output && <OutputBlock output={step.output} />}
-      {step.error && (
+      {revision && <RevisionNote check={revision} />}
+      {failed && (
         <div role="alert" className="rounded-lg border border-destructive/30 bg-destructive/5 p-3">
           <div className="mb-1 text-[11px] font-medium tracking-wide text-destructive uppercase">Error</div>
           <pre className="overflow-x-auto font-mono text-xs whitespace-pre-wrap text-destructive" data-testid="step-error">

@@ -1,0 +1,167 @@
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { fireEvent, render, screen, within } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+import type { RunOut } from '@/client';
+import { keepLineBreaks, previewLine } from './plan-card';
+import { emptyRun, fromHistory, reduceRunEvents, type RunView as RunViewModel } from './run-reducer';
+import { RunView } from './run-view';
+
+const R = 'run-1';
+const REVISION = 'Your final answer was checked before the user saw it, and the check asks for a revision: The output shows 4490.75, not 5000.';
+
+const step = (index: number, code: string, error: string | null = null): RunOut['steps'][number] => ({
+  index,
+  thought: 'Thought: go.',
+  code,
+  output: null,
+  error,
+  duration_ms: 10,
+  tokens_in: 1,
+  tokens_out: 1,
+});
+
+const stored: RunOut = {
+  id: R,
+  session_id: 's',
+  status: 'succeeded',
+  query: 'Total revenue?',
+  model: 'm',
+  final_answer: 'Total revenue is **4490.75**.',
+  error: null,
+  steps: [
+    step(1, 'df = pd.read_csv("sales.csv")'),
+    step(2, 'print(df.revenue.sum())'),
+    step(3, 'final_answer("5000")', REVISION),
+    step(4, 'final_answer("4490.75")'),
+  ],
+  plans: [
+    { step: 1, text: '1. Read sales.csv.\n2. Sum the revenue.', tokens_in: 30, tokens_out: 8 },
+    { step: 3, text: 'Established: the total is 4490.75.\n1. Answer with it.', tokens_in: 40, tokens_out: 9 },
+  ],
+  verifications: [
+    { step: 3, verdict: 'revise', reason: 'The output shows 4490.75, not 5000.', tokens_in: 20, tokens_out: 5 },
+    { step: 4, verdict: 'approve', reason: 'It matches the printed total.', tokens_in: 20, tokens_out: 5 },
+  ],
+  artifacts: [],
+  tokens_in: 100,
+  tokens_out: 40,
+  cost_usd: null,
+  created_at: '2026-01-01T00:00:00Z',
+  started_at: null,
+  finished_at: null,
+};
+
+function show(run: RunViewModel, live = false) {
+  const qc = new QueryClient();
+  return render(
+    <QueryClientProvider client={qc}>
+      <RunView run={run} live={live} />
+    </QueryClientProvider>,
+  );
+}
+
+/** The run's flow as a user reads it, top to bottom. */
+const flow = (container: HTMLElement) =>
+  [...container.querySelectorAll('[data-testid=run-plan], [data-testid=step-card] > header > span:first-child, [data-testid=final-answer], [data-testid=answer-check]')].map(
+    (el) => el.getAttribute('aria-label') ?? (el.getAttribute('data-testid') === 'final-answer' ? 'answer' : el.textContent?.split(':')[0]),
+  );
+
+describe('RunView with plans and checks', () => {
+  it('puts each plan above the step it was written before, and the check with the answer', () => {
+    const { container } = show(fromHistory(stored));
+    expect(flow(container)).toEqual([
+      'Plan',
+      'Step 1',
+      'Step 2',
+      'Revised plan (before step 3)',
+      'Step 3',
+      'Step 4',
+      'answer',
+      'Checked',
+    ]);
+    expect(screen.getByTestId('answer-check').textContent).toBe('Checked: It matches the printed total.');
+    expect(screen.getByTestId('answer-check').getAttribute('data-verdict')).toBe('approve');
+  });
+
+  it('shows the latest plan open, as Markdown, and an older one folded with its first line', () => {
+    show(fromHistory(stored));
+    const [first, revised] = screen.getAllByTestId('run-plan');
+    expect(within(revised).getByTestId('plan-text').querySelectorAll('ol li')).toHaveLength(1);
+    expect(within(revised).getByTestId('plan-text').textContent).toContain('Established: the total is 4490.75.');
+    expect(within(first).queryByTestId('plan-text')).toBeNull();
+    expect(within(first).getByRole('button').textContent).toContain('1. Read sales.csv.');
+    fireEvent.click(within(first).getByRole('button', { expanded: false }));
+    expect([...within(first).getByTestId('plan-text').querySelectorAll('li')].map((li) => li.textContent)).toEqual([
+      'Read sales.csv.',
+      'Sum the revenue.',
+    ]);
+  });
+
+  it('shows a revision request in the flow, not as a code error', () => {
+    show(fromHistory(stored));
+    const third = screen.getAllByTestId('step-card')[2];
+    expect(within(third).getByTestId('revision-request').textContent).toBe('Check asked for a revision: The output shows 4490.75, not 5000.');
+    expect(within(third).getByText('revision requested — continued in step 4')).toBeTruthy();
+    expect(within(third).queryByRole('alert')).toBeNull();
+    expect(within(third).queryByTestId('step-error')).toBeNull();
+    expect(third.className).not.toContain('border-destructive');
+    expect(screen.queryAllByRole('alert')).toEqual([]);
+  });
+
+  it('keeps a real code error red next to a revision request', () => {
+    show(fromHistory({ ...stored, steps: stored.steps.map((s) => (s.index === 1 ? { ...s, error: 'NameError: pd' } : s)) }));
+    expect(screen.getByRole('alert').textContent).toContain('NameError: pd');
+    expect(screen.getAllByTestId('revision-request')).toHaveLength(1);
+  });
+
+  it('shows an answer that stands with the check still in doubt as a warning', () => {
+    show(fromHistory({ ...stored, verifications: [...stored.verifications.slice(0, 1), { ...stored.verifications[0], step: 4, reason: 'Still not shown.' }] }));
+    const check = screen.getByTestId('answer-check');
+    expect(check.textContent).toBe('The check still has doubts: Still not shown.');
+    expect(check.getAttribute('data-verdict')).toBe('revise');
+    expect(screen.getAllByTestId('revision-request')).toHaveLength(1);
+  });
+
+  it('streams a plan before step 1, open, instead of "Thinking…"', () => {
+    const run = reduceRunEvents(emptyRun(R, 'Total revenue?'), [
+      { event: 'run.started', run_id: R, seq: 1 },
+      { event: 'plan.delta', run_id: R, seq: 2, step: 1, text: '1. Read sales.csv.\n2. Sum' },
+    ]);
+    show(run, true);
+    const plan = screen.getByTestId('run-plan');
+    expect(within(plan).getByLabelText('Plan being written')).toBeTruthy();
+    expect(within(plan).getByTestId('plan-text').textContent).toContain('Sum');
+    expect(screen.queryByText('Thinking…')).toBeNull();
+    expect(screen.queryByTestId('answer-check')).toBeNull();
+  });
+
+  it('folds the older plan away when a revision streams in', () => {
+    const events = [
+      { event: 'run.started', run_id: R, seq: 1 },
+      { event: 'plan', run_id: R, seq: 2, step: 1, text: '1. Read.', tokens_in: 1, tokens_out: 1 },
+      { event: 'step.started', run_id: R, seq: 3, step: 1 },
+    ] as const;
+    const { rerender } = show(reduceRunEvents(emptyRun(R), [...events]), true);
+    expect(screen.getByTestId('plan-text').textContent?.trim()).toBe('Read.');
+    const revised = reduceRunEvents(emptyRun(R), [...events, { event: 'plan.delta', run_id: R, seq: 4, step: 3, text: 'Established' }]);
+    rerender(
+      <QueryClientProvider client={new QueryClient()}>
+        <RunView run={revised} live />
+      </QueryClientProvider>,
+    );
+    expect(screen.getAllByTestId('plan-text').map((p) => p.textContent?.trim())).toEqual(['Established']);
+  });
+});
+
+describe('keepLineBreaks', () => {
+  it('keeps single line breaks and leaves paragraphs and lists alone', () => {
+    expect(keepLineBreaks('Established: 1.\nRemaining:\n\n1. a\n2. b')).toBe('Established: 1.  \nRemaining:\n\n1. a  \n2. b');
+  });
+});
+
+describe('previewLine', () => {
+  it('shows the first line of a folded plan without Markdown marks', () => {
+    expect(previewLine('\n## Plan\n1. Read')).toBe('Plan');
+    expect(previewLine('1. Read `sales.csv`, **all** of `unit_price`.')).toBe('1. Read sales.csv, all of unit_price.');
+  });
+});
