@@ -99,6 +99,8 @@ class Settings(BaseSettings):
     # A second model call checks each final answer against the question, the code and its
     # outputs; "revise" sends the agent back to work, at most this many times; 0: no check.
     AGENT_VERIFY_ROUNDS: int = Field(1, ge=0, le=5)
+    # How long a run waits for the user's answer (or approval) before it fails.
+    RUN_INPUT_TIMEOUT_SECONDS: float = Field(24 * 3600, gt=0)
     SANDBOX_STEP_TIMEOUT_SECONDS: float = Field(120, gt=0)
     SANDBOX_MEMORY_MB: int = Field(2048, ge=256)
     SANDBOX_IDLE_SECONDS: float = Field(900, gt=0)

@@ -12,14 +12,17 @@ from typing import Any
 import litellm
 from rich.console import Console
 from smolagents import CodeAgent, LiteLLMModel
-from smolagents.memory import MemoryStep, PlanningStep
+from smolagents.agent_types import handle_agent_output_types
+from smolagents.agents import ActionOutput, FinalAnswerStep
+from smolagents.memory import ActionStep, MemoryStep, PlanningStep, SystemPromptStep
 from smolagents.models import ChatMessage, ChatMessageStreamDelta, MessageRole
 from smolagents.monitoring import AgentLogger, LogLevel, Timing, TokenUsage
-from smolagents.utils import AgentError
+from smolagents.utils import AgentError, AgentGenerationError
 
 from app.agent import prompting
 from app.config import ModelPrice, Settings
 from app.errors import BadRequest
+from app.sandbox.interface import CodeForApproval, UserQuestion
 
 # LiteLLM would otherwise print its own hints ("Give Feedback / Get Help") to stdout.
 litellm.suppress_debug_info = True
@@ -40,6 +43,25 @@ class PlanDelta:
     content: str
 
 
+class ReplayModel:
+    """A model whose next streamed answer is given (the step the user approved or edited:
+    the model wrote it before the run waited); every later call goes to the real model."""
+
+    def __init__(self, model: Any, text: str):
+        self._model = model
+        self._text: str | None = text
+
+    def generate_stream(self, *args: Any, **kwargs: Any) -> Any:
+        if self._text is None:
+            return self._model.generate_stream(*args, **kwargs)
+        text, self._text = self._text, None
+        # Its tokens were counted when the model wrote it.
+        return iter([ChatMessageStreamDelta(content=text, token_usage=TokenUsage(0, 0))])
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+
 class WorkbenchAgent(CodeAgent):
     """A CodeAgent with our system prompt, our planning prompts (which see the files and
     variables, unlike smolagents' own), answer checks whose reason the model reads, and no
@@ -48,7 +70,83 @@ class WorkbenchAgent(CodeAgent):
     def __init__(self, *, system_prompt: str, **kwargs: Any):
         # Set before CodeAgent.__init__, which builds the system prompt.
         self._workbench_system_prompt = system_prompt
+        self._first_step = 1
+        self._replayed_step: int | None = None
         super().__init__(**kwargs)
+
+    def continue_run(
+        self, task: str, steps: list[MemoryStep], next_step: int, replay: str | None = None
+    ) -> Generator[ActionStep | PlanningStep | FinalAnswerStep | ChatMessageStreamDelta]:
+        """Go on with a run that waited: `steps` is its memory (see app.agent.memory), the
+        next step is numbered `next_step`; what it yields is what `run(stream=True)` yields.
+
+        `replay`: what the model wrote for that step before the run waited (code the user
+        approved or edited): the step runs it instead of calling the model again.
+        """
+        if replay is not None:
+            self.model = ReplayModel(self.model, replay)  # type: ignore[assignment,has-type]
+            self._replayed_step = next_step  # its plan, if any, was written already
+        self.task = task
+        self.interrupt_switch = False
+        self.memory.system_prompt = SystemPromptStep(system_prompt=self.system_prompt)
+        self.memory.steps = list(steps)
+        self.python_executor.send_tools({**self.tools, **self.managed_agents})
+        self._first_step = next_step
+        return self._run_stream(task=self.task, max_steps=self.max_steps)
+
+    def _run_stream(
+        self, task: str, max_steps: int, images: list[Any] | None = None
+    ) -> Generator[ActionStep | PlanningStep | FinalAnswerStep | ChatMessageStreamDelta]:
+        # smolagents 1.26's loop, starting at self._first_step (1, or where a run that
+        # waited goes on) instead of always at 1; steps and plans keep their run's numbers.
+        self.step_number = self._first_step
+        returned_final_answer = False
+        final_answer: Any = None
+        action_step: ActionStep | None = None
+        while not returned_final_answer and self.step_number <= max_steps:
+            if self.interrupt_switch:
+                raise AgentError("Agent interrupted.", self.logger)
+            if (
+                self.planning_interval is not None
+                and self.step_number != self._replayed_step
+                and (self.step_number == 1 or (self.step_number - 1) % self.planning_interval == 0)
+            ):
+                planning_step = None
+                for element in self._generate_planning_step(
+                    task, is_first_step=self.step_number == 1, step=self.step_number
+                ):
+                    yield element  # type: ignore[misc]
+                    planning_step = element
+                assert isinstance(planning_step, PlanningStep)
+                self._finalize_step(planning_step)
+                self.memory.steps.append(planning_step)
+            action_step = ActionStep(
+                step_number=self.step_number, timing=Timing(start_time=time.time())
+            )
+            try:
+                for output in self._step_stream(action_step):
+                    yield output  # type: ignore[misc]
+                    if isinstance(output, ActionOutput) and output.is_final_answer:
+                        final_answer = output.output
+                        if self.final_answer_checks:
+                            self._validate_final_answer(final_answer)
+                        returned_final_answer = True
+                        action_step.is_final_answer = True
+            except AgentGenerationError:
+                raise
+            except AgentError as e:  # the model's mistake: it reads the error and goes on
+                action_step.error = e
+            finally:
+                self._finalize_step(action_step)
+                self.memory.steps.append(action_step)
+                yield action_step
+                self.step_number += 1
+        if not returned_final_answer and self.step_number == max_steps + 1:
+            final_answer = self._handle_max_steps_reached(task)
+            yield action_step  # type: ignore[misc]
+        final_answer_step = FinalAnswerStep(handle_agent_output_types(final_answer))
+        self._finalize_step(final_answer_step)
+        yield final_answer_step
 
     def initialize_system_prompt(self) -> str:
         return self._workbench_system_prompt
@@ -85,6 +183,8 @@ class WorkbenchAgent(CodeAgent):
         )
 
     def _validate_final_answer(self, final_answer: Any) -> None:
+        if isinstance(final_answer, UserQuestion | CodeForApproval):  # the run waits
+            return
         # A check returns what is wrong (the model reads it as the step's error) or None.
         for check in self.final_answer_checks:
             problem = check(final_answer, self.memory, agent=self)

@@ -12,6 +12,7 @@ from app.api.deps import (
     StorageDep,
     refuse_busy,
 )
+from app.api.runs import OrchestratorDep
 from app.api.sessions import forget
 from app.db import after_commit
 from app.projects import service
@@ -52,9 +53,11 @@ async def delete_project(
     storage: StorageDep,
     locks: LocksDep,
     sandboxes: SandboxesDep,
+    runs: OrchestratorDep,
 ) -> Response:
     session_ids = await service.session_ids(db, project)
     await refuse_busy(locks, session_ids, "A session of this project")
+    await runs.stop_waiting(session_ids, "Its project was deleted.")
     keys = await service.delete(db, project)
     after_commit(db, lambda: forget(storage, sandboxes, keys, session_ids))
     return Response(status_code=status.HTTP_204_NO_CONTENT)

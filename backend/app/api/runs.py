@@ -16,8 +16,16 @@ from app.files.service import stream_object
 from app.infra.events import RunEvent, RunEventLog
 from app.models import Artifact, Run
 from app.runs import service
-from app.runs.runner import ACTIVE, RunOrchestrator
-from app.runs.schemas import ArtifactOut, InputAnswer, ModelList, ModelOut, QueryRequest, RunOut
+from app.runs.runner import ACTIVE, WAITING, RunOrchestrator
+from app.runs.schemas import (
+    ApprovalDecision,
+    ArtifactOut,
+    InputAnswer,
+    ModelList,
+    ModelOut,
+    QueryRequest,
+    RunOut,
+)
 from app.schemas import Page
 
 router = APIRouter(tags=["runs"])
@@ -81,7 +89,8 @@ async def run_events(
     """Replay the events after Last-Event-ID (or ?after=N), then follow live until run.finished."""
     start = after if after is not None else _seq(last_event_id)
     try:
-        live = await events.exists(str(run.id))
+        # A run that waits for the user is followed even if its live log is gone.
+        live = run.status in WAITING or await events.exists(str(run.id))
     except RedisError:  # followed from the database meanwhile (see RunOrchestrator.follow)
         live = run.status in ACTIVE
     if live:
@@ -111,14 +120,29 @@ async def cancel_run(run: OwnedRun, db: DbDep, runs: OrchestratorDep) -> RunOut:
 @router.post(
     "/runs/{run_id}/input", response_model=RunOut, responses={409: {"description": "Not waiting"}}
 )
-async def answer_run(body: InputAnswer, run: OwnedRun) -> RunOut:
-    """Answer the agent's question while the run is waiting_input.
+async def answer_run(body: InputAnswer, run: OwnedRun, db: DbDep, runs: OrchestratorDep) -> RunOut:
+    """Answer the agent's question while the run is waiting_input: the answer is what its
+    `ask_user` returns, and the run goes on (on this replica, whichever one it started on).
+    Its stream (POST /query or GET /runs/{id}/events) carries on with input.received."""
+    await release_connection(db)  # the run is resumed with connections of its own
+    await runs.answer(run.id, body.answer)
+    return RunOut.model_validate(await service.get_run(db, run.id))
 
-    The agent has no way to ask yet (an `ask_user` tool comes later), so no run ever waits.
-    """
-    raise Conflict(
-        f"This run is not waiting for an answer ({run.status}).", code="not_waiting_input"
-    )
+
+@router.post(
+    "/runs/{run_id}/approval",
+    response_model=RunOut,
+    responses={409: {"description": "Not waiting for approval (code not_waiting_approval)"}},
+)
+async def approve_run(
+    body: ApprovalDecision, run: OwnedRun, db: DbDep, runs: OrchestratorDep
+) -> RunOut:
+    """Decide on the code a run in review mode waits with: `approve` runs it, `edit` runs
+    `code` instead (and the agent's memory records that), `reject` does not run it and the
+    agent reads `feedback` as the step's result and tries again."""
+    await release_connection(db)  # the run is resumed with connections of its own
+    await runs.decide(run.id, body.decision, body.code, body.feedback)
+    return RunOut.model_validate(await service.get_run(db, run.id))
 
 
 @router.get("/models", response_model=ModelList)

@@ -14,6 +14,7 @@ from app.api.deps import (
     StorageDep,
     refuse_busy,
 )
+from app.api.runs import OrchestratorDep
 from app.db import after_commit
 from app.infra.storage import ObjectStorage, delete_objects
 from app.runs import budget, snapshots
@@ -59,8 +60,10 @@ async def delete_session(
     storage: StorageDep,
     locks: LocksDep,
     sandboxes: SandboxesDep,
+    runs: OrchestratorDep,
 ) -> Response:
     await refuse_busy(locks, [session.id], "This session")
+    await runs.stop_waiting([session.id], "Its session was deleted.")
     keys = await service.delete(db, session)
     after_commit(db, lambda: forget(storage, sandboxes, keys, [session.id]))
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -26,6 +26,7 @@ class RunStatus(StrEnum):
     queued = "queued"
     running = "running"
     waiting_input = "waiting_input"
+    waiting_approval = "waiting_approval"
     succeeded = "succeeded"
     failed = "failed"
     cancelled = "cancelled"
@@ -52,6 +53,16 @@ class Run(IdMixin, Base):
     verifications: Mapped[list[dict[str, Any]]] = mapped_column(
         JSON, default=list, server_default="[]"
     )
+    # A run that waits for the user holds no thread: what it waits for ({kind: "input",
+    # step, question, target} or {kind: "approval", step, code}), since when, and the
+    # agent's memory (app.agent.memory) to build the agent again from, on any replica.
+    pending: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    waiting_since: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    agent_memory: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
+    # What the agent asked the user and the answers ({step, question, answer}), in order.
+    inputs: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default="[]")
+    # The user's decisions on code in review mode ({step, decision, code?, feedback?}).
+    approvals: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default="[]")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)

@@ -24,12 +24,17 @@ FLUSH_EVERY = 200
 
 class EventRecorder:
     def __init__(
-        self, run_id: uuid.UUID, log: RunEventLog, factory: async_sessionmaker[AsyncSession]
+        self,
+        run_id: uuid.UUID,
+        log: RunEventLog,
+        factory: async_sessionmaker[AsyncSession],
+        last_seq: int = 0,
     ):
+        """`last_seq`: the run's last event so far (a run that waited goes on from there)."""
         self.run_id = run_id
         self._log = log
         self._factory = factory
-        self._seq = 0
+        self._seq = last_seq
         self._pending: list[tuple[RunEvent, datetime]] = []
         self.live_log_down = False
         self.live_log_error: Exception | None = None  # the first failure of the live log

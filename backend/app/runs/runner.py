@@ -7,6 +7,7 @@ artifacts). The run belongs to no request: a client that disconnects stops nothi
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
 import logging
@@ -15,6 +16,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.agent import memory as agent_memory
 from app.agent import prompting
 from app.agent.build import (
     MaxStepsReached,
@@ -70,6 +73,7 @@ from app.sandbox import (
     hostfs,
 )
 from app.sandbox.capture import BOOKKEEPING_DIR
+from app.sandbox.interface import CodeForApproval, UserQuestion
 from app.sandbox.snapshot import RestoreReport, SnapshotReport
 
 log = logging.getLogger(__name__)
@@ -87,7 +91,17 @@ LOG_RETENTION_SECONDS = 3600
 OUTPUT_EVENT_CHARS = 20_000
 HISTORY_TURNS = 10
 SANDBOX_RETRY_SECONDS = 30
-ACTIVE = (RunStatus.queued, RunStatus.running, RunStatus.waiting_input)
+# Runs that wait for the user: no replica runs them; they hold no lock, thread or worker.
+WAITING = (RunStatus.waiting_input, RunStatus.waiting_approval)
+# Runs that some replica runs (holding the session's lock).
+RUNNING = (RunStatus.queued, RunStatus.running)
+ACTIVE = RUNNING + WAITING
+SUSPEND_FAILED = (
+    "The run could not wait for your answer: the database did not take its state. Ask again."
+)
+INPUT_TIMED_OUT = (
+    "Nobody answered the agent's question within {time}, so the run was stopped. Ask again."
+)
 
 
 class RunCancelled(Exception):
@@ -153,6 +167,16 @@ class RunOrchestrator:
             async with self.factory() as db:
                 if file_ids:
                     await self._check_files(db, session, body.file_ids)
+                waiting = await db.scalar(
+                    select(Run.status).where(Run.session_id == session.id, Run.status.in_(WAITING))
+                )
+                if waiting is not None:
+                    raise Conflict(
+                        "This session's question is waiting for your "
+                        + ("answer" if waiting == RunStatus.waiting_input else "approval")
+                        + ": answer it, or stop that run, before asking another.",
+                        code="session_busy",
+                    )
                 project = await db.get(Project, session.project_id)
                 assert project is not None
                 # A project past its budget takes no more questions (403 budget_exceeded).
@@ -192,7 +216,12 @@ class RunOrchestrator:
         )
 
     async def _wait_for_slot(
-        self, live: LiveRun, run: Run, recorder: EventRecorder, ticket: SlotTicket
+        self,
+        live: LiveRun,
+        run: Run,
+        recorder: EventRecorder,
+        ticket: SlotTicket,
+        announce: bool = True,
     ) -> None:
         """Wait, queued, for a sandbox slot; then the run is running (and says so)."""
         announced = ticket.position
@@ -206,9 +235,10 @@ class RunOrchestrator:
         async with self.factory() as db:
             row = await db.get(Run, run.id)
             if row is not None:
-                row.status, row.started_at = RunStatus.running, utcnow()
+                row.status, row.started_at = RunStatus.running, row.started_at or utcnow()
                 await db.commit()
-        await self._announce_start(run, recorder)
+        if announce:
+            await self._announce_start(run, recorder)
 
     async def _check_files(
         self, db: AsyncSession, session: Session, file_ids: list[uuid.UUID]
@@ -232,6 +262,22 @@ class RunOrchestrator:
         database, where runs write their events meanwhile (see EventRecorder)."""
         last = after
         try:
+            if not await self.events.exists(str(run_id)):
+                # A run that waits outlived the live log it started with (an in-process log
+                # after a restart): what was stored comes first, then what comes live.
+                async with self.factory() as db:
+                    stored = list(
+                        await db.scalars(
+                            select(RunEventRow)
+                            .where(RunEventRow.run_id == run_id, RunEventRow.seq > last)
+                            .order_by(RunEventRow.seq)
+                        )
+                    )
+                for row in stored:
+                    last = row.seq
+                    yield RunEvent(row.seq, row.event, row.data)
+                    if row.event == "run.finished":
+                        return
             async for event in self.events.follow(str(run_id), last):
                 if event is not None:
                     last = event.seq
@@ -265,6 +311,8 @@ class RunOrchestrator:
     async def cancel(self, run_id: uuid.UUID, wait_seconds: float = 15.0) -> None:
         """Ask the run to stop (here or on whichever replica runs it) and wait for it to end."""
         live = self._live.get(run_id)
+        if live is None and await self._cancel_waiting(run_id):
+            return
         if live is None:
             await self.events.request_cancel(str(run_id))
             deadline = time.monotonic() + wait_seconds
@@ -278,17 +326,65 @@ class RunOrchestrator:
         live.stop.set()
         await asyncio.wait_for(live.done.wait(), wait_seconds)
 
+    async def stop_waiting(self, session_ids: list[uuid.UUID], reason: str) -> None:
+        """End the runs of these sessions that wait for the user (their streams end too)."""
+        async with self.factory() as db:
+            waiting = list(
+                await db.scalars(
+                    select(Run.id).where(Run.session_id.in_(session_ids), Run.status.in_(WAITING))
+                )
+            )
+        for run_id in waiting:
+            await self._end_waiting(run_id, RunStatus.cancelled, reason)
+
+    async def _cancel_waiting(self, run_id: uuid.UUID) -> bool:
+        """Stop a run that waits for the user (no replica runs it). Whether it waited."""
+        return await self._end_waiting(run_id, RunStatus.cancelled, "Stopped by the user.")
+
+    async def _end_waiting(
+        self,
+        run_id: uuid.UUID,
+        status: RunStatus,
+        error: str,
+        since_before: datetime | None = None,
+    ) -> bool:
+        """End a run that waits for the user (since before `since_before`, if given), unless
+        an answer took it first. Whether it ended here."""
+        async with self.factory() as db:
+            waiting = update(Run).where(Run.id == run_id, Run.status.in_(WAITING))
+            if since_before is not None:
+                waiting = waiting.where(Run.waiting_since < since_before)
+            # Taken in one statement: an answer arriving now finds it no longer waiting.
+            taken = await db.execute(waiting.values(status=status))
+            if taken.rowcount != 1:  # type: ignore[attr-defined]
+                return False
+            run = await db.get(Run, run_id, populate_existing=True)
+            assert run is not None
+            event = await self._finish_unrun(db, run, status, error)
+            await db.commit()
+        await self._publish_end(run_id, event)
+        return True
+
     # Running ------------------------------------------------------------------------
     async def _execute(
-        self, live: LiveRun, run: Run, recorder: EventRecorder, token: str, ticket: SlotTicket
+        self,
+        live: LiveRun,
+        run: Run,
+        recorder: EventRecorder,
+        token: str,
+        ticket: SlotTicket,
+        resume: _Resume | None = None,
     ) -> None:
         started = time.monotonic()
         keep_lock = asyncio.create_task(self._keep_lock(live.session_id, token))
         outcome = _Outcome()
+        if resume is not None:  # the totals so far go on
+            outcome.tokens_in, outcome.tokens_out = run.tokens_in, run.tokens_out
+            outcome.cost_usd = run.cost_usd
         try:
             if not ticket.granted.is_set():
-                await self._wait_for_slot(live, run, recorder, ticket)
-            await self._answer(live, run, recorder, outcome, ticket)
+                await self._wait_for_slot(live, run, recorder, ticket, announce=resume is None)
+            await self._answer(live, run, recorder, outcome, ticket, resume)
             outcome.status = RunStatus.succeeded
         except RunCancelled:
             outcome.status, outcome.error = RunStatus.cancelled, "Stopped by the user."
@@ -309,40 +405,74 @@ class RunOrchestrator:
             self._ending.add(run.id)
             self.sandboxes.withdraw(ticket)
             self.sandboxes.release(live.session_id)
-            # Each of these is tried even when another fails (say Redis or the database is
-            # down). What the database could not take is stored once it answers again.
-            recorded = await _best_effort(
-                self._save_outcome(run, outcome), f"record the end of run {run.id}"
-            )
-            # The session takes questions again before anyone hears this run ended: a
-            # client that asks its follow-up on run.finished must not find it busy.
-            # Until its end is stored the lock stays held (and renewed): no replica's sweeper
-            # may take the run for one whose process died.
-            if recorded:
-                keep_lock.cancel()
-                await _best_effort(
-                    self.locks.release(str(live.session_id), token), f"unlock after run {run.id}"
-                )
-            self._live.pop(run.id, None)
-            await _best_effort(
-                self._announce_end(run, recorder, outcome, started),
-                f"announce the end of run {run.id}",
-            )
-            if not recorded or recorder.pending:
-                self._unrecorded[run.id] = asyncio.create_task(
-                    self._record_later(run, outcome, recorder, keep_lock if not recorded else None)
-                )
-                if not recorded:
-                    self._unrecorded[run.id].add_done_callback(
-                        lambda _: asyncio.ensure_future(
-                            _best_effort(
-                                self.locks.release(str(live.session_id), token),
-                                f"unlock after run {run.id}",
-                            )
-                        )
-                    )
+            if not await self._wait_for_user(live, run, recorder, outcome, token, keep_lock):
+                await self._end(live, run, recorder, outcome, token, keep_lock, started)
             self._ending.discard(run.id)
             live.done.set()
+
+    async def _wait_for_user(
+        self,
+        live: LiveRun,
+        run: Run,
+        recorder: EventRecorder,
+        outcome: _Outcome,
+        token: str,
+        keep_lock: asyncio.Task[None],
+    ) -> bool:
+        """If the agent asked the user, store the run as waiting: it then holds nothing (no
+        lock, thread, worker or connection). Whether it waits."""
+        if outcome.pause is None or outcome.status != RunStatus.succeeded:
+            return False
+        if not await _best_effort(self._suspend(run, outcome, recorder), f"suspend {run.id}"):
+            outcome.status, outcome.error = RunStatus.failed, SUSPEND_FAILED
+            return False
+        keep_lock.cancel()
+        await _best_effort(self.locks.release(str(live.session_id), token), f"unlock {run.id}")
+        self._live.pop(run.id, None)
+        return True
+
+    async def _end(
+        self,
+        live: LiveRun,
+        run: Run,
+        recorder: EventRecorder,
+        outcome: _Outcome,
+        token: str,
+        keep_lock: asyncio.Task[None],
+        started: float,
+    ) -> None:
+        # Each of these is tried even when another fails (say Redis or the database is
+        # down). What the database could not take is stored once it answers again.
+        recorded = await _best_effort(
+            self._save_outcome(run, outcome), f"record the end of run {run.id}"
+        )
+        # The session takes questions again before anyone hears this run ended: a
+        # client that asks its follow-up on run.finished must not find it busy.
+        # Until its end is stored the lock stays held (and renewed): no replica's sweeper
+        # may take the run for one whose process died.
+        if recorded:
+            keep_lock.cancel()
+            await _best_effort(
+                self.locks.release(str(live.session_id), token), f"unlock after run {run.id}"
+            )
+        self._live.pop(run.id, None)
+        await _best_effort(
+            self._announce_end(run, recorder, outcome, started),
+            f"announce the end of run {run.id}",
+        )
+        if not recorded or recorder.pending:
+            self._unrecorded[run.id] = asyncio.create_task(
+                self._record_later(run, outcome, recorder, keep_lock if not recorded else None)
+            )
+            if not recorded:
+                self._unrecorded[run.id].add_done_callback(
+                    lambda _: asyncio.ensure_future(
+                        _best_effort(
+                            self.locks.release(str(live.session_id), token),
+                            f"unlock after run {run.id}",
+                        )
+                    )
+                )
 
     async def _record_later(
         self,
@@ -370,6 +500,115 @@ class RunOrchestrator:
             if keep_lock is not None:
                 keep_lock.cancel()
             self._unrecorded.pop(run.id, None)
+
+    async def _suspend(self, run: Run, outcome: _Outcome, recorder: EventRecorder) -> None:
+        """Store what the run waits for and the agent's memory; tell its streams."""
+        pause = outcome.pause
+        assert pause is not None
+        if pause.kind == "input":
+            status = RunStatus.waiting_input
+            pending: dict[str, Any] = {"question": pause.question, "target": pause.target}
+            event, data = "input.requested", {"question": pause.question}
+        else:
+            status = RunStatus.waiting_approval
+            pending = {"code": pause.code, "model_output": pause.model_output}
+            pending["tokens"] = [pause.tokens_in, pause.tokens_out]
+            event, data = "approval.requested", {"code": pause.code}
+        async with self.factory() as db:
+            row = await db.get(Run, run.id)
+            if row is None:
+                raise LookupError(f"run {run.id} was deleted")
+            row.status = status
+            row.pending = {"kind": pause.kind, "step": pause.step, **pending}
+            row.agent_memory = pause.memory
+            row.waiting_since = utcnow()
+            row.tokens_in, row.tokens_out = outcome.tokens_in, outcome.tokens_out
+            row.cost_usd = outcome.cost_usd
+            await db.commit()
+        await recorder.emit(event, step=pause.step, **data)
+        await recorder.flush()
+
+    async def answer(self, run_id: uuid.UUID, text: str) -> None:
+        """Answer the question a waiting run asked, and go on with the run (on this replica,
+        whichever started it): 409 not_waiting_input unless it waits for an answer."""
+        await self._go_on(
+            run_id,
+            RunStatus.waiting_input,
+            Conflict("This run is not waiting for an answer.", code="not_waiting_input"),
+            _Reply(answer=text),
+        )
+
+    async def decide(
+        self, run_id: uuid.UUID, decision: str, code: str | None, feedback: str | None
+    ) -> None:
+        """Approve, edit or reject the code a run in review mode waits with, and go on:
+        409 not_waiting_approval unless it waits for approval."""
+        await self._go_on(
+            run_id,
+            RunStatus.waiting_approval,
+            Conflict("This run is not waiting for approval.", code="not_waiting_approval"),
+            _Reply(decision=decision, code=code, feedback=feedback),
+        )
+
+    async def _go_on(
+        self, run_id: uuid.UUID, waiting: RunStatus, not_waiting: Conflict, reply: _Reply
+    ) -> None:
+        async with self.factory() as db:
+            run = await db.get(Run, run_id)
+            if run is None or run.status != waiting:
+                raise not_waiting
+            session_id = run.session_id
+        token = await self.locks.acquire(str(session_id), self.lock_ttl)
+        if token is None:  # another replica is taking a reply to this run now
+            raise not_waiting
+        ticket: SlotTicket | None = None
+        try:
+            async with self.factory() as db:
+                # Only one reply is taken, whichever replica it reaches first.
+                taken = await db.execute(
+                    update(Run)
+                    .where(Run.id == run_id, Run.status == waiting)
+                    .values(status=RunStatus.queued, waiting_since=None)
+                )
+                if taken.rowcount != 1:  # type: ignore[attr-defined]
+                    raise not_waiting
+                run = await db.get(Run, run_id, populate_existing=True)
+                assert run is not None and run.pending is not None
+                owner = await db.scalar(
+                    select(Project.owner_id)
+                    .join(Session, Session.project_id == Project.id)
+                    .where(Session.id == session_id)
+                )
+                ticket = self.sandboxes.claim(session_id, owner or session_id)
+                pending, memory = dict(run.pending), list(run.agent_memory or [])
+                event, note = reply.note(pending)
+                if waiting == RunStatus.waiting_input:
+                    run.inputs = [*run.inputs, note]
+                else:
+                    run.approvals = [*run.approvals, note]
+                run.pending, run.agent_memory = None, None
+                if ticket.granted.is_set():
+                    run.status = RunStatus.running
+                await db.commit()
+                last = await db.scalar(
+                    select(func.max(RunEventRow.seq)).where(RunEventRow.run_id == run_id)
+                )
+            recorder = EventRecorder(run_id, self.events, self.factory, last_seq=last or 0)
+            await recorder.emit(event, **note)
+            if not ticket.granted.is_set():
+                await recorder.emit("run.queued", position=ticket.position)
+        except BaseException:
+            if ticket is not None:
+                self.sandboxes.withdraw(ticket)
+                self.sandboxes.release(session_id)
+            await self.locks.release(str(session_id), token)
+            raise
+        live = LiveRun(run_id, session_id)
+        self._live[run_id] = live
+        live.task = asyncio.create_task(
+            self._execute(live, run, recorder, token, ticket, _Resume(memory, pending, reply)),
+            name=f"run-{run_id}",
+        )
 
     async def _keep_lock(self, session_id: uuid.UUID, token: str) -> None:
         while True:
@@ -416,6 +655,7 @@ class RunOrchestrator:
         recorder: EventRecorder,
         outcome: _Outcome,
         ticket: SlotTicket,
+        resume: _Resume | None = None,
     ) -> None:
         async with self.factory() as db:
             session = await db.get(Session, live.session_id)
@@ -427,6 +667,7 @@ class RunOrchestrator:
             )
             history = await self._history(db, session.id, run.id)
             snapshot = session.snapshot
+            review = session.autonomy == "review"
             # Other sessions of the project may have spent while this run was queued.
             project = await db.get(Project, session.project_id)
             assert project is not None
@@ -455,7 +696,9 @@ class RunOrchestrator:
             authorized_imports=list(DEFAULT_AUTHORIZED_IMPORTS),
         )
         try:
-            await self._drive(live, run, recorder, outcome, worker, prompt, workspace, left)
+            await self._drive(
+                live, run, recorder, outcome, worker, prompt, workspace, left, resume, review
+            )
         finally:
             if not live.stop.is_set():  # a cancelled run's worker was killed: nothing to save
                 await _best_effort(
@@ -473,8 +716,11 @@ class RunOrchestrator:
         prompt: str,
         workspace: Path,
         left: budget.Remaining,
+        resume: _Resume | None = None,
+        review: bool = False,
     ) -> None:
-        """Run the agent in a thread of its own and record what it yields, until it ends."""
+        """Run the agent in a thread of its own and record what it yields, until it ends (or
+        waits for the user: then its memory is kept in `outcome.pause`)."""
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
 
@@ -494,9 +740,10 @@ class RunOrchestrator:
             on_verdict,
             on_tokens=lambda tokens_in, tokens_out: guard.count(tokens_in, tokens_out, agent),
         )
+        executor = SandboxExecutor(worker, on_result=on_result, review=review)
         agent = create_agent(
             model=model,
-            executor=SandboxExecutor(worker, on_result=on_result),
+            executor=executor,
             system_prompt=prompt,
             authorized_imports=list(DEFAULT_AUTHORIZED_IMPORTS),
             max_steps=self.settings.AGENT_MAX_STEPS,
@@ -505,9 +752,36 @@ class RunOrchestrator:
             step_callbacks={ActionStep: guard.step_callback, PlanningStep: guard.step_callback},
         )
 
+        translator = StepTranslator(self, run, recorder, outcome, workspace)
+        replay: str | None = None
+        if resume is not None:  # the agent is built again, with its memory and the reply
+            steps = agent_memory.load(resume.memory)
+            pending, reply = resume.pending, resume.reply
+            step = int(pending["step"])
+            translator.step = step + 1
+            if pending["kind"] == "input":
+                target = pending.get("target")
+                _answer_in_memory(steps, pending, reply.answer or "")
+                if target:
+                    await asyncio.to_thread(worker.set_variables, {target: reply.answer})
+            elif reply.decision == "reject":  # the model reads why, and writes new code
+                _reject_in_memory(steps, step, reply.feedback)
+                await translator.rejected(step, pending, reply.feedback)
+            else:  # approved (maybe edited): the step runs again from what the model wrote
+                steps = [
+                    s for s in steps if not (isinstance(s, ActionStep) and s.step_number == step)
+                ]
+                code = reply.code if reply.decision == "edit" and reply.code else pending["code"]
+                replay = _with_code(pending.get("model_output") or "", code)
+                executor.approved_next = True
+                translator.replaying(step, pending.get("tokens") or [0, 0])
+
         def drive() -> None:
             try:
-                stream = agent.run(run.query, stream=True, reset=True)
+                if resume is None:
+                    stream = agent.run(run.query, stream=True, reset=True)
+                else:
+                    stream = agent.continue_run(run.query, steps, translator.step, replay)
                 for item in stream:
                     if live.stop.is_set():
                         with contextlib.suppress(RuntimeError):
@@ -524,7 +798,6 @@ class RunOrchestrator:
 
         thread = threading.Thread(target=drive, name=f"agent-{run.id}", daemon=True)
         thread.start()
-        steps = StepTranslator(self, run, recorder, outcome, workspace)
         next_remote_check = time.monotonic()
         try:
             while True:
@@ -543,13 +816,16 @@ class RunOrchestrator:
                     # events are in the database, where streams follow them meanwhile).
                     raise recorder.live_log_error
                 if kind == "item":
-                    await steps.handle(payload)
+                    await translator.handle(payload)
                 elif kind == "result":
-                    await steps.step_result(payload)
+                    await translator.step_result(payload)
                 elif kind == "error":  # the agent's own end (its thread is finishing)
                     await asyncio.to_thread(thread.join, CANCEL_GRACE_SECONDS)
                     raise payload
                 elif kind == "done":
+                    if outcome.pause is not None:  # kept to build the agent again
+                        outcome.pause.memory = agent_memory.dump(agent.memory.steps)
+                        outcome.pause.target = _assigned_name(agent.memory.steps, outcome.pause)
                     return
         except BaseException:
             # Cancelled, or something here failed (a service went away): the agent must not
@@ -723,40 +999,66 @@ class RunOrchestrator:
         streams: their process died (the session lock expired), or could not record the end."""
         recovered: list[tuple[Run, RunEvent]] = []
         async with self.factory() as db:
-            runs = list(await db.scalars(select(Run).where(Run.status.in_(ACTIVE))))
+            runs = list(await db.scalars(select(Run).where(Run.status.in_(RUNNING))))
             for run in runs:
                 if run.id in self._live or run.id in self._ending or run.id in self._unrecorded:
                     continue  # alive here, or its end is being recorded here
                 if await self.locks.holder(str(run.session_id)) is not None:
                     continue  # alive on another replica
-                run.status = RunStatus.failed
-                run.error = INTERRUPTED
-                run.finished_at = utcnow()
-                last = await db.scalar(
-                    select(func.max(RunEventRow.seq)).where(RunEventRow.run_id == run.id)
+                recovered.append(
+                    (run, await self._finish_unrun(db, run, RunStatus.failed, INTERRUPTED))
                 )
-                seq = max(last or 0, await self._last_logged(run.id)) + 1
-                data = {
-                    "run_id": str(run.id),
-                    "seq": seq,
-                    "status": "failed",
-                    "error": run.error,
-                    "tokens_in": run.tokens_in,
-                    "tokens_out": run.tokens_out,
-                    "cost_usd": run.cost_usd,
-                    "duration_ms": None,
-                }
-                db.add(RunEventRow(run_id=run.id, seq=seq, event="run.finished", data=data))
-                recovered.append((run, RunEvent(seq, "run.finished", data)))
             await db.commit()
+        # Runs that waited for the user too long end here too (on whichever replica).
+        timeout = self.settings.RUN_INPUT_TIMEOUT_SECONDS
+        cutoff = utcnow() - timedelta(seconds=timeout)
+        async with self.factory() as db:
+            expired = list(
+                await db.scalars(
+                    select(Run.id).where(Run.status.in_(WAITING), Run.waiting_since < cutoff)
+                )
+            )
+        error = INPUT_TIMED_OUT.format(
+            time=f"{timeout / 3600:g} hours" if timeout >= 3600 else f"{timeout:g} seconds"
+        )
+        for run_id in expired:
+            if await self._end_waiting(run_id, RunStatus.failed, error, since_before=cutoff):
+                log.warning("run %s waited too long for the user and was stopped", run_id)
         for run, event in recovered:
-            # Streams that follow the run live (from any replica) end too.
-            if await self.events.exists(str(run.id)):
-                await self.events.append(str(run.id), event)
-                await self.events.expire(str(run.id), LOG_RETENTION_SECONDS)
+            await self._publish_end(run.id, event)
         if recovered:
             log.warning("marked %d interrupted run(s) as failed", len(recovered))
         return len(recovered)
+
+    async def _finish_unrun(
+        self, db: AsyncSession, run: Run, status: RunStatus, error: str | None
+    ) -> RunEvent:
+        """End a run that no replica runs (its process died, or it waits for the user): its
+        row, and the run.finished its streams end with (to store; the caller publishes it)."""
+        run.status, run.error, run.finished_at = status, error, utcnow()
+        run.pending, run.agent_memory, run.waiting_since = None, None, None
+        last = await db.scalar(
+            select(func.max(RunEventRow.seq)).where(RunEventRow.run_id == run.id)
+        )
+        seq = max(last or 0, await self._last_logged(run.id)) + 1
+        data = {
+            "run_id": str(run.id),
+            "seq": seq,
+            "status": str(status),
+            "error": error,
+            "tokens_in": run.tokens_in,
+            "tokens_out": run.tokens_out,
+            "cost_usd": run.cost_usd,
+            "duration_ms": None,
+        }
+        db.add(RunEventRow(run_id=run.id, seq=seq, event="run.finished", data=data))
+        return RunEvent(seq, "run.finished", data)
+
+    async def _publish_end(self, run_id: uuid.UUID, event: RunEvent) -> None:
+        """Streams that follow the run live (from any replica) end with this event."""
+        if await self.events.exists(str(run_id)):
+            await self.events.append(str(run_id), event)
+            await self.events.expire(str(run_id), LOG_RETENTION_SECONDS)
 
     async def _last_logged(self, run_id: uuid.UUID) -> int:
         """The highest seq in the run's live log (events not yet flushed to the database)."""
@@ -783,6 +1085,112 @@ class _Outcome:
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float | None = None
+    pause: _Pause | None = None  # the agent asked the user: the run waits
+
+
+@dataclass
+class _Pause:
+    """What a step waits for (an answer, or approval of its code), and what is kept to go
+    on once the user replies."""
+
+    step: int
+    kind: str = "input"  # or "approval"
+    question: str = ""
+    target: str | None = None  # the variable the code assigned ask_user(...) to
+    code: str = ""  # the code waiting for approval
+    model_output: str = ""  # what the model wrote for that step (replayed once approved)
+    tokens_in: int = 0
+    tokens_out: int = 0
+    memory: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Reply:
+    """The user's reply to a waiting run: an answer, or a decision on its code."""
+
+    answer: str | None = None
+    decision: str | None = None  # approve | edit | reject
+    code: str | None = None
+    feedback: str | None = None
+
+    def note(self, pending: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The event that says it was received, and what the run records of it."""
+        step = int(pending["step"])
+        if self.answer is not None:
+            return "input.received", {
+                "step": step,
+                "question": pending["question"],
+                "answer": self.answer,
+            }
+        note: dict[str, Any] = {"step": step, "decision": self.decision}
+        if self.decision == "edit":
+            note["code"] = self.code
+        if self.feedback:
+            note["feedback"] = self.feedback
+        return "approval.received", note
+
+
+@dataclass(frozen=True)
+class _Resume:
+    memory: list[dict[str, Any]]
+    pending: dict[str, Any]
+    reply: _Reply
+
+
+def _with_code(model_output: str, code: str) -> str:
+    """What the model wrote for a step, with `code` as its code block (an edit)."""
+    thought = model_output.split("<code>", 1)[0].rstrip()
+    return f"{thought}\n<code>\n{code.strip()}\n</code>"
+
+
+def _reject_in_memory(steps: list[Any], step: int, feedback: str | None) -> None:
+    """The rejected step's result, as the model will read it: why, and that nothing ran."""
+    said = "The user rejected this code, so it did not run."
+    said += f" Their feedback: {feedback}" if feedback else " They gave no reason."
+    said += " Take it into account and write different code."
+    for action in steps:
+        if isinstance(action, ActionStep) and action.step_number == step:
+            action.observations, action.error, action.action_output = said, None, None
+
+
+def _assigned_name(steps: list[Any], pause: _Pause) -> str | None:
+    """`name` when the asking step's code ends `name = ask_user(...)`: the answer goes there."""
+    code = next(
+        (s.code_action for s in steps if isinstance(s, ActionStep) and s.step_number == pause.step),
+        None,
+    )
+    try:
+        body = ast.parse(code or "").body
+    except SyntaxError:
+        return None
+    last = body[-1] if body else None
+    if (
+        isinstance(last, ast.Assign)
+        and len(last.targets) == 1
+        and isinstance(last.targets[0], ast.Name)
+        and isinstance(last.value, ast.Call)
+        and isinstance(last.value.func, ast.Name)
+        and last.value.func.id == "ask_user"
+    ):
+        return last.targets[0].id
+    return None
+
+
+def _answer_in_memory(steps: list[Any], pending: dict[str, Any], answer: str) -> None:
+    """Make the user's answer the asking step's result, as the model will read it."""
+    for step in steps:
+        if isinstance(step, ActionStep) and step.step_number == int(pending["step"]):
+            said = f"ask_user returned the user's answer: {answer!r}"
+            if pending.get("target"):
+                said += f" (it is now the value of {pending['target']})"
+            placeholder = str(UserQuestion(""))
+            observations = step.observations or ""
+            step.observations = (
+                observations.replace(placeholder, said)
+                if placeholder in observations
+                else f"{observations}\n{said}".strip()
+            )
+            step.action_output = answer
 
 
 class StepTranslator:
@@ -802,9 +1210,41 @@ class StepTranslator:
         self.recorder = recorder
         self.outcome = outcome
         self.step = 1
+        # The approved step that runs again (its model output is replayed, not streamed),
+        # and the tokens its model call cost before the run waited (counted then).
+        self._replayed: int | None = None
+        self._carried: dict[int, tuple[int, int]] = {}
         self._started: set[int] = set()
         self._finished: set[int] = set()
         self._logs: dict[int, str] = {}
+
+    def replaying(self, step: int, tokens: list[int]) -> None:
+        self.step = step
+        self._replayed = step
+        self._started.add(step)
+        self._carried[step] = (int(tokens[0]), int(tokens[1]))
+
+    async def rejected(self, step: int, pending: dict[str, Any], feedback: str | None) -> None:
+        """Record the step whose code the user rejected (it did not run)."""
+        tokens_in, tokens_out = (int(t) for t in pending.get("tokens") or [0, 0])
+        error = "Rejected by the user" + (f": {feedback}" if feedback else ".")
+        await self.runner.save_step(
+            self.run,
+            RunStep(
+                run_id=self.run.id,
+                index=step,
+                thought=_thought(pending.get("model_output")),
+                code=pending.get("code"),
+                error=error,
+                duration_ms=0,
+                tokens_in=tokens_in,
+                tokens_out=tokens_out,
+            ),
+            self.outcome,
+        )
+        await self.recorder.emit(
+            "step.finished", step=step, duration_ms=0, tokens_in=tokens_in, tokens_out=tokens_out
+        )
 
     async def _ensure_started(self) -> None:
         if self.step not in self._started:
@@ -820,7 +1260,7 @@ class StepTranslator:
         elif isinstance(item, Verdict):
             await self._verdict(item)
         elif isinstance(item, ChatMessageStreamDelta):
-            if item.content:
+            if item.content and self.step != self._replayed:
                 await self._ensure_started()
                 await self.recorder.emit("model.delta", step=self.step, text=item.content)
         elif isinstance(item, ToolCall):
@@ -829,6 +1269,11 @@ class StepTranslator:
         elif isinstance(item, ActionStep):
             await self._finish_step(item)
         elif isinstance(item, FinalAnswerStep):
+            if isinstance(item.output, UserQuestion):  # the run waits for the user's answer
+                self.outcome.pause = _Pause(max(self._finished), question=item.output.question)
+                return
+            if isinstance(item.output, CodeForApproval):  # see _finish_step
+                return
             self.outcome.final_answer = _answer_text(item.output)
             await self.recorder.emit("final", answer=self.outcome.final_answer)
 
@@ -884,12 +1329,29 @@ class StepTranslator:
         self._finished.add(number)
         self.step = number
         await self._ensure_started()
+        if isinstance(action.action_output, CodeForApproval):
+            # Review mode: the code has not run; the run waits for the user's decision.
+            # The step is recorded once it has been decided (and run).
+            usage = action.token_usage
+            tokens = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
+            self._spend(*tokens)
+            self.outcome.pause = _Pause(
+                number,
+                kind="approval",
+                code=action.action_output.code,
+                model_output=action.model_output if isinstance(action.model_output, str) else "",
+                tokens_in=tokens[0],
+                tokens_out=tokens[1],
+            )
+            return
         error = str(action.error) if action.error else None
         if error:
             await self.recorder.emit("step.error", step=number, error=error)
         usage = action.token_usage
         tokens_in, tokens_out = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
         self._spend(tokens_in, tokens_out)
+        carried_in, carried_out = self._carried.pop(number, (0, 0))  # spent before it waited
+        tokens_in, tokens_out = tokens_in + carried_in, tokens_out + carried_out
         duration_ms = int((action.timing.duration or 0) * 1000)
         await self.runner.save_step(
             self.run,

@@ -4,12 +4,14 @@ import uuid
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field, computed_field
+from pydantic import BaseModel, Field, computed_field, model_validator
 
 from app.schemas import Schema
 
 ArtifactKind = Literal["plotly", "image", "table", "file"]
-RunStatusName = Literal["queued", "running", "waiting_input", "succeeded", "failed", "cancelled"]
+RunStatusName = Literal[
+    "queued", "running", "waiting_input", "waiting_approval", "succeeded", "failed", "cancelled"
+]
 
 
 class ArtifactOut(Schema):
@@ -55,6 +57,44 @@ class VerificationOut(BaseModel):
     tokens_out: int
 
 
+class PendingOut(BaseModel):
+    """What a waiting run waits for: an answer to `question`, or approval of `code`."""
+
+    kind: Literal["input", "approval"]
+    step: int
+    question: str | None = None
+    code: str | None = None
+
+
+class InputOut(BaseModel):
+    step: int = Field(description="The step whose code asked")
+    question: str
+    answer: str
+
+
+class ApprovalDecision(BaseModel):
+    decision: Literal["approve", "edit", "reject"]
+    code: str | None = Field(
+        None, max_length=100_000, description="edit: the code to run instead (required)"
+    )
+    feedback: str | None = Field(
+        None, max_length=5_000, description="reject: what the agent should do differently"
+    )
+
+    @model_validator(mode="after")
+    def _edit_has_code(self) -> ApprovalDecision:
+        if self.decision == "edit" and not (self.code or "").strip():
+            raise ValueError("An edit needs the code to run instead (code).")
+        return self
+
+
+class ApprovalOut(BaseModel):
+    step: int
+    decision: Literal["approve", "edit", "reject"]
+    code: str | None = None
+    feedback: str | None = None
+
+
 class RunOut(Schema):
     id: uuid.UUID
     session_id: uuid.UUID
@@ -66,6 +106,9 @@ class RunOut(Schema):
     steps: list[StepOut]
     plans: list[PlanOut]
     verifications: list[VerificationOut]
+    inputs: list[InputOut]
+    approvals: list[ApprovalOut]
+    pending: PendingOut | None
     artifacts: list[ArtifactOut]
     tokens_in: int
     tokens_out: int

@@ -22,6 +22,7 @@ from typing import Any, get_args
 from app.sandbox import hostfs
 from app.sandbox.interface import (
     DEFAULT_AUTHORIZED_IMPORTS,
+    QUESTION_CHARS,
     ArtifactFile,
     ArtifactKind,
     SandboxLimits,
@@ -274,6 +275,7 @@ class SandboxWorker:
             return StepResult(
                 output=reply.get("output"),
                 is_final_answer=bool(reply.get("is_final_answer")),
+                question=_question(reply.get("question")),
                 logs=logs,
                 error=reply.get("error"),
                 artifacts=self._artifacts(reply.get("artifacts") or []),
@@ -484,3 +486,10 @@ class SandboxWorker:
         ended = channel.reap()
         self._stderr = ended.stderr
         return ended.returncode
+
+
+def _question(value: object) -> str | None:
+    """The worker's ask_user question, as text of bounded length (the worker is untrusted)."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return value.strip()[:QUESTION_CHARS]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from typing import Any
 
@@ -9,7 +10,7 @@ from smolagents.local_python_executor import CodeOutput, PythonExecutor
 from smolagents.tools import Tool
 
 from app.sandbox.client import SandboxStepError, SandboxWorker
-from app.sandbox.interface import StepResult
+from app.sandbox.interface import CodeForApproval, StepResult, UserQuestion
 
 
 class SandboxExecutor(PythonExecutor):
@@ -19,7 +20,10 @@ class SandboxExecutor(PythonExecutor):
     """
 
     def __init__(
-        self, worker: SandboxWorker, on_result: Callable[[StepResult], None] | None = None
+        self,
+        worker: SandboxWorker,
+        on_result: Callable[[StepResult], None] | None = None,
+        review: bool = False,
     ) -> None:
         """Wrap a worker.
 
@@ -27,9 +31,13 @@ class SandboxExecutor(PythonExecutor):
             worker: The session's worker.
             on_result: Called with every step's result (also failed ones) before the agent
                 sees it; the backend records artifacts and output there.
+            review: Code waits for the user's approval: instead of running it, a step ends
+                with CodeForApproval (except code that only gives a literal final answer).
         """
         self.worker = worker
         self.on_result = on_result
+        self.review = review
+        self.approved_next = False  # the next code was approved: it runs without asking
 
     def send_tools(self, tools: dict[str, Tool]) -> None:
         """Accept the agent's tools: only final_answer, which the worker provides itself.
@@ -69,14 +77,40 @@ class SandboxExecutor(PythonExecutor):
         Raises:
             SandboxStepError: The step failed; smolagents shows the message to the model.
         """
+        if self.review and not self.approved_next and not _literal_answer(code_action):
+            return CodeOutput(output=CodeForApproval(code_action), logs="", is_final_answer=True)
+        self.approved_next = False
         result = self.worker.run(code_action)
         if self.on_result is not None:
             self.on_result(result)
         if result.error is not None:
             raise SandboxStepError(result)
+        if result.question is not None:  # ask_user ends the step; the run waits (see runner)
+            return CodeOutput(
+                output=UserQuestion(result.question), logs=result.logs, is_final_answer=True
+            )
         return CodeOutput(
             output=result.output, logs=result.logs, is_final_answer=result.is_final_answer
         )
 
     def cleanup(self) -> None:
         """Nothing to do: the backend closes the worker when the session goes idle."""
+
+
+def _literal_answer(code: str) -> bool:
+    """The code only gives a final answer written out (it computes and touches nothing)."""
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return False
+    if len(body) != 1 or not isinstance(body[0], ast.Expr):
+        return False
+    call = body[0].value
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == "final_answer"
+        and not call.keywords
+        and len(call.args) == 1
+        and isinstance(call.args[0], ast.Constant)
+    )

@@ -135,6 +135,30 @@ class ArtifactFile:
     size: int
 
 
+# The longest question a step may ask the user (ask_user).
+QUESTION_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class UserQuestion:
+    """What a step's code asked with ask_user(...): the run waits for the user's answer."""
+
+    question: str
+
+    def __str__(self) -> str:
+        return "(waiting for the user's answer)"
+
+
+@dataclass(frozen=True)
+class CodeForApproval:
+    """Code the agent wrote in review mode: it has not run; the run waits for the user."""
+
+    code: str
+
+    def __str__(self) -> str:
+        return "(waiting for the user's approval)"
+
+
 @dataclass(frozen=True)
 class StepResult:
     """What one code step produced.
@@ -148,6 +172,7 @@ class StepResult:
         duration_ms: Wall-clock time of the step as the backend saw it.
         timed_out: The step hit the wall-clock limit and the worker was killed.
         crashed: The worker died during the step (for example killed for memory).
+        question: The code called ask_user(question): the run waits for the user's answer.
     """
 
     output: str | None
@@ -158,3 +183,4 @@ class StepResult:
     duration_ms: int
     timed_out: bool = False
     crashed: bool = False
+    question: str | None = None

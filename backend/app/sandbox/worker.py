@@ -47,6 +47,7 @@ from app.sandbox.capture import (
     matplotlib_figure_of,
     table_frame,
 )
+from app.sandbox.interface import QUESTION_CHARS
 from app.sandbox.isolation import apply_rlimits
 from app.sandbox.protocol import Message, read_message, write_message
 from app.sandbox.runtime_cache import STARTUP_MODULES, WARM_MODULES
@@ -60,6 +61,21 @@ WORKER_NICENESS = 10
 def _final_answer(answer: Any = None) -> Any:
     """The worker's final_answer tool; smolagents turns the call into the end of the run."""
     return answer
+
+
+class _Question:
+    """Raised (as smolagents' final answer) by ask_user: the step ends with the question."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+def _ask_user(question: Any = None) -> Any:
+    """The worker's ask_user tool: ends the step; the run waits for the user's answer."""
+    text = str(question if question is not None else "").strip()
+    if not text:
+        raise ValueError("ask_user needs the question to ask, e.g. ask_user('Net or gross?')")
+    raise lpe.FinalAnswerException(_Question(text[:QUESTION_CHARS]))
 
 
 def _format_cell(value: Any) -> str:
@@ -162,6 +178,7 @@ class WorkerSession:
         )
         tools: dict[str, Callable[..., Any]] = {
             "final_answer": _final_answer,
+            "ask_user": _ask_user,
             "display": self.display,
         }
         self.executor.send_tools(cast(dict[str, Any], tools))
@@ -227,11 +244,14 @@ class WorkerSession:
         value: Any = None
         is_final_answer = False
         error: str | None = None
+        question: str | None = None
         try:
             result = self.executor(code)
             value, is_final_answer = result.output, result.is_final_answer
         except BaseException as exc:  # the code may raise SystemExit & co. too
             error = self._describe_error(exc)
+        if isinstance(value, _Question):  # ask_user: not an answer, a question
+            question, value, is_final_answer = value.text, None, False
         output: str | None = None
         try:
             self.capture_pyplot_figures()
@@ -244,6 +264,7 @@ class WorkerSession:
             "type": "result",
             "output": _valid_unicode(output),
             "is_final_answer": is_final_answer,
+            "question": _valid_unicode(question),
             "logs": self.capture.collect(self.output_chars),
             "error": _valid_unicode(error),
             "artifacts": self.step.items,

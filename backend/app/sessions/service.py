@@ -28,7 +28,7 @@ async def get_owned(db: AsyncSession, user: User, session_id: uuid.UUID) -> Sess
 
 async def create(db: AsyncSession, project: Project, data: SessionCreate) -> Session:
     title = (data.title or "").strip() or DEFAULT_TITLE
-    session = Session(project_id=project.id, title=title)
+    session = Session(project_id=project.id, title=title, autonomy=data.autonomy)
     db.add(session)
     await db.flush()
     return session
@@ -46,7 +46,10 @@ async def list_for_project(
 
 
 async def update(db: AsyncSession, session: Session, data: SessionUpdate) -> Session:
-    session.title = data.title.strip()
+    if data.title is not None:
+        session.title = data.title.strip()
+    if data.autonomy is not None:
+        session.autonomy = data.autonomy
     await db.flush()
     await db.refresh(session)
     return session

@@ -58,3 +58,15 @@ def read_into(response: httpx.Response, seen: list[Event]) -> None:
             seen.append(event)
             if event.event == "run.finished":
                 return
+
+
+def until(response: httpx.Response, name: str) -> list[Event]:
+    """Every event up to and including the first `name` (or run.finished, whichever first)."""
+    events = []
+    for event in read_events(response):
+        if event is None:
+            continue
+        events.append(event)
+        if event.event in (name, "run.finished"):
+            break
+    return events

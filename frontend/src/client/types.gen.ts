@@ -63,6 +63,50 @@ export type ApiTokenOut = {
 };
 
 /**
+ * ApprovalDecision
+ */
+export type ApprovalDecision = {
+    /**
+     * Decision
+     */
+    decision: 'approve' | 'edit' | 'reject';
+    /**
+     * Code
+     *
+     * edit: the code to run instead (required)
+     */
+    code?: string | null;
+    /**
+     * Feedback
+     *
+     * reject: what the agent should do differently
+     */
+    feedback?: string | null;
+};
+
+/**
+ * ApprovalOut
+ */
+export type ApprovalOut = {
+    /**
+     * Step
+     */
+    step: number;
+    /**
+     * Decision
+     */
+    decision: 'approve' | 'edit' | 'reject';
+    /**
+     * Code
+     */
+    code?: string | null;
+    /**
+     * Feedback
+     */
+    feedback?: string | null;
+};
+
+/**
  * ArtifactOut
  */
 export type ArtifactOut = {
@@ -178,6 +222,26 @@ export type HttpValidationError = {
  * InputAnswer
  */
 export type InputAnswer = {
+    /**
+     * Answer
+     */
+    answer: string;
+};
+
+/**
+ * InputOut
+ */
+export type InputOut = {
+    /**
+     * Step
+     *
+     * The step whose code asked
+     */
+    step: number;
+    /**
+     * Question
+     */
+    question: string;
     /**
      * Answer
      */
@@ -327,6 +391,30 @@ export type PageSessionOut = {
      * Total
      */
     total: number;
+};
+
+/**
+ * PendingOut
+ *
+ * What a waiting run waits for: an answer to `question`, or approval of `code`.
+ */
+export type PendingOut = {
+    /**
+     * Kind
+     */
+    kind: 'input' | 'approval';
+    /**
+     * Step
+     */
+    step: number;
+    /**
+     * Question
+     */
+    question?: string | null;
+    /**
+     * Code
+     */
+    code?: string | null;
 };
 
 /**
@@ -488,7 +576,7 @@ export type RunOut = {
     /**
      * Status
      */
-    status: 'queued' | 'running' | 'waiting_input' | 'succeeded' | 'failed' | 'cancelled';
+    status: 'queued' | 'running' | 'waiting_input' | 'waiting_approval' | 'succeeded' | 'failed' | 'cancelled';
     /**
      * Query
      */
@@ -517,6 +605,15 @@ export type RunOut = {
      * Verifications
      */
     verifications: Array<VerificationOut>;
+    /**
+     * Inputs
+     */
+    inputs: Array<InputOut>;
+    /**
+     * Approvals
+     */
+    approvals: Array<ApprovalOut>;
+    pending: PendingOut | null;
     /**
      * Artifacts
      */
@@ -607,6 +704,10 @@ export type SessionCreate = {
      * Title
      */
     title?: string | null;
+    /**
+     * Autonomy
+     */
+    autonomy?: 'auto' | 'review';
 };
 
 /**
@@ -638,6 +739,10 @@ export type SessionOut = {
      */
     title: string;
     /**
+     * Autonomy
+     */
+    autonomy: 'auto' | 'review';
+    /**
      * Created At
      */
     created_at: string;
@@ -654,7 +759,13 @@ export type SessionUpdate = {
     /**
      * Title
      */
-    title: string;
+    title?: string | null;
+    /**
+     * Autonomy
+     *
+     * auto: code runs as soon as it is written; review: each code block waits for POST /runs/{id}/approval
+     */
+    autonomy?: 'auto' | 'review' | null;
 };
 
 /**
@@ -876,7 +987,7 @@ export type RunOutWritable = {
     /**
      * Status
      */
-    status: 'queued' | 'running' | 'waiting_input' | 'succeeded' | 'failed' | 'cancelled';
+    status: 'queued' | 'running' | 'waiting_input' | 'waiting_approval' | 'succeeded' | 'failed' | 'cancelled';
     /**
      * Query
      */
@@ -905,6 +1016,15 @@ export type RunOutWritable = {
      * Verifications
      */
     verifications: Array<VerificationOut>;
+    /**
+     * Inputs
+     */
+    inputs: Array<InputOut>;
+    /**
+     * Approvals
+     */
+    approvals: Array<ApprovalOut>;
+    pending: PendingOut | null;
     /**
      * Artifacts
      */
@@ -1793,6 +1913,40 @@ export type AnswerRunApiV1RunsRunIdInputPostResponses = {
 };
 
 export type AnswerRunApiV1RunsRunIdInputPostResponse = AnswerRunApiV1RunsRunIdInputPostResponses[keyof AnswerRunApiV1RunsRunIdInputPostResponses];
+
+export type ApproveRunApiV1RunsRunIdApprovalPostData = {
+    body: ApprovalDecision;
+    path: {
+        /**
+         * Run Id
+         */
+        run_id: string;
+    };
+    query?: never;
+    url: '/api/v1/runs/{run_id}/approval';
+};
+
+export type ApproveRunApiV1RunsRunIdApprovalPostErrors = {
+    /**
+     * Not waiting for approval (code not_waiting_approval)
+     */
+    409: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ApproveRunApiV1RunsRunIdApprovalPostError = ApproveRunApiV1RunsRunIdApprovalPostErrors[keyof ApproveRunApiV1RunsRunIdApprovalPostErrors];
+
+export type ApproveRunApiV1RunsRunIdApprovalPostResponses = {
+    /**
+     * Successful Response
+     */
+    200: RunOut;
+};
+
+export type ApproveRunApiV1RunsRunIdApprovalPostResponse = ApproveRunApiV1RunsRunIdApprovalPostResponses[keyof ApproveRunApiV1RunsRunIdApprovalPostResponses];
 
 export type ListModelsApiV1ModelsGetData = {
     body?: never;

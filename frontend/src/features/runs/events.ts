@@ -3,7 +3,7 @@ import type { ArtifactOut, VerificationOut } from '@/client';
 /** The run's event stream as a typed union (see API.md, "The event stream"). */
 type Base = { run_id: string; seq: number };
 
-export type RunStatus = 'queued' | 'running' | 'waiting_input' | 'succeeded' | 'failed' | 'cancelled';
+export type RunStatus = 'queued' | 'running' | 'waiting_input' | 'waiting_approval' | 'succeeded' | 'failed' | 'cancelled';
 
 /** What the check of a final answer said: approve it, or send the agent back to revise it. */
 export type Verdict = VerificationOut['verdict'];
