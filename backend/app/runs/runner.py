@@ -378,9 +378,11 @@ class RunOrchestrator:
         started = time.monotonic()
         keep_lock = asyncio.create_task(self._keep_lock(live.session_id, token))
         outcome = _Outcome()
-        if resume is not None:  # the totals so far go on
+        if resume is not None:  # the totals so far go on, and the time since it started
             outcome.tokens_in, outcome.tokens_out = run.tokens_in, run.tokens_out
             outcome.cost_usd = run.cost_usd
+            if run.started_at is not None:
+                started -= max(0.0, (utcnow() - run.started_at).total_seconds())
         try:
             if not ticket.granted.is_set():
                 await self._wait_for_slot(live, run, recorder, ticket, announce=resume is None)

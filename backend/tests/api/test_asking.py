@@ -4,7 +4,9 @@ app instance resumes it: the real API and sandbox, the scripted LLM over HTTP.""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +77,7 @@ def test_a_run_asks_waits_holding_nothing_and_goes_on_with_the_answer(
     assert busy.status_code == 409 and busy.json()["code"] == "session_busy"
     assert "waiting for your answer" in busy.json()["detail"]
 
+    time.sleep(1.5)  # the user takes a moment: the run's duration includes the wait
     answered = alice.post(f"/runs/{run_id}/input", json={"answer": "gross"})
     assert answered.status_code == 200, answered.text
     assert answered.json()["status"] in ("running", "queued")
@@ -94,6 +97,9 @@ def test_a_run_asks_waits_holding_nothing_and_goes_on_with_the_answer(
 
     run = alice.get(f"/runs/{run_id}").json()
     assert run["status"] == "succeeded" and run["pending"] is None
+    # The live duration and the stored times tell the same story, the wait included.
+    wall = datetime.fromisoformat(run["finished_at"]) - datetime.fromisoformat(run["started_at"])
+    assert end["duration_ms"] >= 1500 and end["duration_ms"] >= wall.total_seconds() * 1000 - 500
     assert run["inputs"] == [{"step": 1, "question": "Net or gross revenue?", "answer": "gross"}]
     assert [s["index"] for s in run["steps"]] == [1, 2, 3]
     # Replaying the whole run shows the question, the answer and the end, in order.
