@@ -369,9 +369,13 @@ async function main() {
         await r.body.getReader().read();
       }, page.url());
       await ask('Am I allowed?');
-      await page.getByText('This session is busy').waitFor();
+      // The server's own sentence, by the composer, until that run has ended.
+      const refused = page.getByTestId('query-refused').filter({ hasText: 'This session is still answering another question; wait for it or stop it.' });
+      await refused.waitFor();
+      expect((await refused.getAttribute('data-code')) === 'session_busy', 'the refusal says the session is busy');
       await lastRun().getByTestId('final-answer').filter({ hasText: 'Background done.' }).waitFor({ timeout: 30_000 });
       expect((await lastRun().getByText('Started elsewhere').count()) === 1, 'the run started elsewhere is shown');
+      await refused.waitFor({ state: 'detached' });
     });
 
     await test('stop a running query', async () => {
@@ -590,6 +594,159 @@ async function main() {
       await page.keyboard.press('Escape');
       await page.setViewportSize({ width: 1440, height: 900 });
       await page.getByRole('button', { name: 'Switch to light theme' }).click();
+    });
+
+    const newSession = async () => {
+      await page.getByRole('main').locator('header').getByRole('link', { name: 'Sales 2026' }).click();
+      await page.getByTestId('project-title').filter({ hasText: 'Sales 2026' }).waitFor();
+      await page.getByRole('main').getByRole('button', { name: 'New session' }).click();
+      await page.waitForURL('**/sessions/**');
+      await page.getByText('What would you like to know?').waitFor();
+    };
+    const composer = () => page.getByRole('textbox', { name: 'Ask a question about your data' });
+    // sales.csv: units 1..30 at a price of 3·units + 0.5, so revenue (units × price) totals 28,597.50.
+    const readSales = "import pandas as pd\ndf = pd.read_csv('sales.csv')\ndf['revenue'] = df['units'] * df['price']";
+
+    await test('the agent asks: the question waits through a reload, the answer lets the run go on', async () => {
+      await newSession();
+      await script(
+        [
+          { thought: 'Revenue can be net or gross; ask which.', code: `${readSales}\nkind = ask_user('Net or gross revenue?')` },
+          { thought: 'Total it, as the user asked.', code: "total = df['revenue'].sum()\nprint(kind, total)" },
+          { thought: 'Answer with it.', code: "final_answer(f'Total {kind} revenue is {total:,.2f}.')" },
+        ],
+        0.01,
+      );
+      await ask('What is the total revenue?');
+      const question = lastRun().getByTestId('question');
+      await question.filter({ hasText: 'Net or gross revenue?' }).waitFor();
+      expect((await question.getAttribute('data-state')) === 'waiting', 'the question waits for an answer');
+      await lastRun().getByTestId('run-footer').getByText('Waiting for your answer').waitFor();
+      await page.getByTestId('composer-waiting').filter({ hasText: 'Answer the question above to continue.' }).waitFor();
+      expect(await composer().isDisabled(), 'the composer waits while the question does');
+      await page.waitForTimeout(300);
+      await shot('18-question-waiting');
+
+      await page.reload();
+      const box = lastRun().getByRole('textbox', { name: 'Your answer' });
+      await box.waitFor();
+      expect((await question.getAttribute('data-state')) === 'waiting', 'after a reload the question still waits');
+      expect((await question.getByTestId('question-text').innerText()) === 'Net or gross revenue?', 'the question is shown after a reload');
+      // The composer's hint leads to the answer box.
+      await page.getByRole('button', { name: 'Go to the question' }).click();
+      await page.waitForFunction(() => document.activeElement?.getAttribute('aria-label') === 'Your answer');
+      await box.fill('gross');
+      await box.press('Enter');
+      await question.getByTestId('question-answer').filter({ hasText: 'gross' }).waitFor();
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'Total gross revenue is 28,597.50.' }).waitFor({ timeout: 40_000 });
+      await lastRun().getByText('Succeeded').waitFor();
+      const output = await lastRun().getByTestId('step-output').last().innerText();
+      expect(output.includes('gross 28597.5'), `the answer is the value of ask_user: ${JSON.stringify(output)}`);
+      expect(!(await composer().isDisabled()), 'the composer takes questions again');
+
+      await page.reload();
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'Total gross revenue' }).waitFor();
+      expect((await question.getAttribute('data-state')) === 'answered', 'history shows the question answered');
+      expect((await question.getByTestId('question-answer').innerText()) === 'gross', 'history shows the answer');
+      expect((await lastRun().getByRole('textbox').count()) === 0, 'no answer box in a finished run');
+      await question.scrollIntoViewIfNeeded();
+      await shot('18b-question-answered');
+    });
+
+    await test('review mode: code waits for approval; an edit runs instead; a rejection with feedback gets new code', async () => {
+      await newSession();
+      const toggle = page.getByTestId('autonomy-switch');
+      expect((await toggle.getAttribute('aria-checked')) === 'false', 'a new session runs code without review');
+      await toggle.click();
+      await page.locator('[data-testid=autonomy-switch][aria-checked=true]').waitFor();
+      await page.getByRole('navigation').getByTestId('review-badge').first().waitFor();
+
+      const wrong = `${readSales}\nprint('total', df['revenue'].max())`;
+      await script(
+        [
+          { thought: 'Total the revenue.', code: wrong },
+          { final: 'Total revenue is 28,597.50.' },
+        ],
+        0.01,
+      );
+      await ask('What is the total revenue?');
+      const editor = lastRun().getByRole('textbox', { name: 'Code waiting for approval' });
+      await editor.waitFor();
+      expect((await editor.inputValue()) === wrong, 'the editor holds the agent’s code');
+      await lastRun().getByTestId('run-footer').getByText('Waiting for your approval').waitFor();
+      await page.getByTestId('composer-waiting').filter({ hasText: 'Approve, edit or reject the code above to continue.' }).waitFor();
+      expect((await lastRun().getByTestId('step-output').count()) === 0, 'nothing ran before the approval');
+      await page.waitForTimeout(300);
+      await shot('19-code-waiting-for-approval');
+
+      await editor.fill(wrong.replace('.max()', '.sum()'));
+      // The selection lands on the highlighted copy under the editor: both lay the code out alike.
+      await editor.evaluate((el) => {
+        const at = el.value.indexOf('.sum()');
+        el.setSelectionRange(at, at + '.sum()'.length);
+      });
+      await shot('19b-code-edited');
+      await lastRun().getByRole('button', { name: 'Approve edited code' }).click();
+      const card = lastRun().getByTestId('step-card').first();
+      await card.getByTestId('step-output').filter({ hasText: 'total 28597.5' }).waitFor({ timeout: 40_000 });
+      await card.getByTestId('approval-decision').filter({ hasText: 'Edited before running' }).waitFor();
+      expect((await card.getByTestId('code').innerText()).includes(".sum()"), 'the step shows the edited code, the code that ran');
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'Total revenue is 28,597.50.' }).waitFor({ timeout: 40_000 });
+      await lastRun().getByText('Succeeded').waitFor();
+      expect((await lastRun().getByTestId('step-card').count()) === 2, 'the approved step continued (no second card for it)');
+      await page.waitForTimeout(300);
+      await card.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await shot('20-edited-and-approved');
+
+      const feedback = 'Do not write files; just print the mean.';
+      await script(
+        [
+          { thought: 'Save a copy first.', code: "import pandas as pd\ndf = pd.read_csv('sales.csv')\ndf.to_csv('copy.csv')" },
+          { thought: 'Print the mean, as asked.', code: "import pandas as pd\nprint('mean units', pd.read_csv('sales.csv')['units'].mean())" },
+          { final: 'The mean is 15.5 units.' },
+        ],
+        0.01,
+      );
+      await ask('What are the mean units sold?');
+      await editor.waitFor();
+      expect((await editor.inputValue()).includes('to_csv'), 'the first code block waits');
+      await lastRun().getByRole('button', { name: 'Reject…' }).click();
+      await lastRun().getByRole('textbox', { name: 'Why reject this code? (optional)' }).fill(feedback);
+      await shot('21-reject-with-feedback');
+      await lastRun().getByRole('button', { name: 'Reject code' }).click();
+      const rejected = lastRun().getByTestId('step-card').first();
+      await rejected.getByTestId('approval-decision').filter({ hasText: `Rejected: ${feedback}` }).waitFor();
+      // The agent reads why and writes new code, which waits again.
+      await page.waitForFunction(() => {
+        const box = [...document.querySelectorAll('[data-testid=run]')].at(-1)?.querySelector('textarea[aria-label="Code waiting for approval"]');
+        return box && box.value.includes('mean()');
+      });
+      await shot('22-rejected-then-waiting-again');
+      await lastRun().getByRole('button', { name: 'Approve', exact: true }).click();
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'The mean is 15.5 units.' }).waitFor({ timeout: 40_000 });
+      await lastRun().getByTestId('step-output').filter({ hasText: 'mean units 15.5' }).waitFor();
+      expect((await lastRun().getByTestId('step-error').count()) === 0, 'a rejection is not shown as an error');
+
+      await page.reload();
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'The mean is 15.5 units.' }).waitFor();
+      const decisions = await lastRun().getByTestId('approval-decision').allInnerTexts();
+      expect(
+        JSON.stringify(decisions) === JSON.stringify([`Rejected: ${feedback}`, 'Approved']),
+        `history shows the decisions: ${JSON.stringify(decisions)}`,
+      );
+      await page.getByTestId('run').first().getByTestId('approval-decision').filter({ hasText: 'Edited before running' }).waitFor();
+      expect((await page.locator('[data-testid=autonomy-switch][aria-checked=true]').count()) === 1, 'the session stays in review mode');
+      await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+      await page.waitForTimeout(300);
+      await lastRun().evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await shot('23-review-history-dark');
+      await page.setViewportSize({ width: 420, height: 860 });
+      await page.waitForTimeout(300);
+      await shot('24-review-narrow-dark');
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await page.getByRole('button', { name: 'Switch to light theme' }).click();
+      await toggle.click();
+      await page.locator('[data-testid=autonomy-switch][aria-checked=false]').waitFor();
     });
 
     await test('plans and answer checks: the plan, its revision, a revision request and the checked answer, live and from history', async () => {

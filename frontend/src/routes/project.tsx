@@ -6,6 +6,7 @@ import { Button } from '@/components/ui/button';
 import { DatasetPanel } from '@/features/files/dataset-panel';
 import { projectQuery } from '@/features/projects/queries';
 import { UsagePanel } from '@/features/projects/usage-panel';
+import { ReviewBadge } from '@/features/sessions/autonomy-switch';
 import { useCreateSession } from '@/features/sessions/mutations';
 import { sessionsQuery } from '@/features/sessions/queries';
 import { formatDate } from '@/lib/utils';
@@ -53,6 +54,7 @@ export function ProjectRoute() {
                 <Link to={`/projects/${projectId}/sessions/${s.id}`} className="flex items-center gap-3 px-4 py-3 text-sm hover:bg-muted/50">
                   <MessageSquare className="size-4 text-muted-foreground" />
                   <span className="flex-1 truncate font-medium">{s.title || 'Untitled session'}</span>
+                  {s.autonomy === 'review' && <ReviewBadge />}
                   <span className="text-xs text-muted-foreground">{formatDate(s.updated_at)}</span>
                 </Link>
               </li>

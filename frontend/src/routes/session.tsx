@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { projectQuery } from '@/features/projects/queries';
 import { SessionChat } from '@/features/runs/session-chat';
+import { AutonomySwitch } from '@/features/sessions/autonomy-switch';
 import { sessionQuery } from '@/features/sessions/queries';
 import { formatNumber, formatUsage } from '@/lib/utils';
 
@@ -17,18 +18,20 @@ export function SessionRoute() {
           {project.data?.name ?? '…'}
         </Link>
         <span className="text-muted-foreground">/</span>
-        <h1 className="truncate font-medium" data-testid="session-title">
+        <h1 className="min-w-12 truncate font-medium" data-testid="session-title">
           {session.data?.title || 'Untitled session'}
         </h1>
+        <span className="ml-auto" />
         {session.data && session.data.tokens_in + session.data.tokens_out > 0 && (
           <span
-            className="ml-auto shrink-0 pl-2 text-xs whitespace-nowrap text-muted-foreground tabular-nums"
+            className="hidden shrink-0 pl-2 text-xs whitespace-nowrap text-muted-foreground tabular-nums sm:inline"
             title={`This session's questions so far: ${formatNumber(session.data.tokens_in)} tokens in, ${formatNumber(session.data.tokens_out)} out`}
             data-testid="session-usage"
           >
             {formatUsage(session.data)}
           </span>
         )}
+        {session.data && <AutonomySwitch session={session.data} className="ml-1 sm:ml-3 sm:border-l sm:pl-3" />}
       </header>
       <div className="min-h-0 flex-1">
         <SessionChat key={sessionId} projectId={projectId} sessionId={sessionId} />

@@ -21,6 +21,7 @@ import { NameDialog } from '@/components/name-dialog';
 import { Button } from '@/components/ui/button';
 import { DropdownMenu, DropdownMenuContent, DropdownMenuItem, DropdownMenuTrigger } from '@/components/ui/dropdown-menu';
 import { useAuthStore } from '@/features/auth/auth-store';
+import { ReviewBadge } from '@/features/sessions/autonomy-switch';
 import { useCreateSession, useDeleteSession, useRenameSession } from '@/features/sessions/mutations';
 import { sessionsQuery } from '@/features/sessions/queries';
 import { useTheme } from '@/lib/theme';
@@ -83,6 +84,7 @@ function SessionLinks({ projectId, onDialog, onNavigate }: { projectId: string; 
           >
             <MessageSquare className="size-3.5 shrink-0 text-muted-foreground" />
             <span className="truncate">{s.title || 'Untitled session'}</span>
+            {s.autonomy === 'review' && <ReviewBadge />}
           </Link>
           <RowMenu
             label={s.title}

@@ -9,7 +9,11 @@ import { Composer } from './composer';
 
 const RUNNING = sandboxStatus();
 
-function setup(models: { id: string; label: string; default: boolean }[], sandbox: SandboxStatusOut = RUNNING) {
+function setup(
+  models: { id: string; label: string; default: boolean }[],
+  sandbox: SandboxStatusOut = RUNNING,
+  waiting: { waitingFor: 'input' | 'approval'; onShowWaiting: () => void } | null = null,
+) {
   const qc = new QueryClient({ defaultOptions: { queries: { staleTime: Infinity, retry: false } } });
   qc.setQueryData(['models'], { items: models });
   qc.setQueryData(systemKeys.sandbox, sandbox);
@@ -20,7 +24,7 @@ function setup(models: { id: string; label: string; default: boolean }[], sandbo
   const onSend = vi.fn();
   render(
     <QueryClientProvider client={qc}>
-      <Composer projectId="p" busy={false} onSend={onSend} />
+      <Composer projectId="p" busy={!!waiting} onSend={onSend} {...waiting} />
     </QueryClientProvider>,
   );
   return onSend;
@@ -66,5 +70,17 @@ describe('Composer', () => {
     fireEvent.keyDown(box, { key: 'Enter' });
     expect(onSend).not.toHaveBeenCalled();
     expect((screen.getByRole('button', { name: 'Send' }) as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it('waits, saying for what, while the run waits for an answer or an approval', () => {
+    const onShowWaiting = vi.fn();
+    const onSend = setup([{ id: 'a', label: 'A', default: true }], RUNNING, { waitingFor: 'input', onShowWaiting });
+    expect(screen.getByTestId('composer-waiting').textContent).toContain('Answer the question above to continue.');
+    const box = screen.getByRole('textbox', { name: 'Ask a question about your data' }) as HTMLTextAreaElement;
+    expect(box.disabled).toBe(true);
+    fireEvent.keyDown(box, { key: 'Enter' });
+    expect(onSend).not.toHaveBeenCalled();
+    fireEvent.click(screen.getByRole('button', { name: 'Go to the question' }));
+    expect(onShowWaiting).toHaveBeenCalled();
   });
 });

@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { ArrowUp, Paperclip, Square } from 'lucide-react';
+import { ArrowUp, MessageCircleQuestion, Paperclip, ShieldQuestion, Square } from 'lucide-react';
 import { useEffect, useState } from 'react';
 import { Button } from '@/components/ui/button';
 import { Textarea } from '@/components/ui/input';
@@ -23,14 +23,34 @@ export function NoModelNotice() {
   );
 }
 
+const WAITING = {
+  input: {
+    icon: MessageCircleQuestion,
+    hint: 'Answer the question above to continue.',
+    action: 'Go to the question',
+    placeholder: 'The agent is waiting for your answer to its question above.',
+  },
+  approval: {
+    icon: ShieldQuestion,
+    hint: 'Approve, edit or reject the code above to continue.',
+    action: 'Go to the code',
+    placeholder: 'The agent is waiting for you to review its code above.',
+  },
+} as const;
+
 export function Composer({
   projectId,
   busy,
+  waitingFor = null,
+  onShowWaiting,
   onSend,
   onStop,
 }: {
   projectId: string;
   busy: boolean;
+  /** The session's run waits for the user: a new question waits until it is answered (or stopped). */
+  waitingFor?: 'input' | 'approval' | null;
+  onShowWaiting?: () => void;
   onSend: (q: { query: string; model: string | null; fileIds: string[] }) => void;
   onStop?: () => void;
 }) {
@@ -49,9 +69,10 @@ export function Composer({
 
   if (models.data && models.data.items.length === 0) return <NoModelNotice />;
 
+  const waiting = waitingFor ? WAITING[waitingFor] : null;
   const send = () => {
     const query = text.trim();
-    if (!query || busy || disabled) return;
+    if (!query || busy || disabled || waiting) return;
     onSend({ query, model, fileIds: pinned });
     setText('');
   };
@@ -63,13 +84,32 @@ export function Composer({
           {disabled}
         </p>
       )}
+      {waiting && !disabled && (
+        <div
+          className="flex flex-wrap items-center gap-x-3 gap-y-1 rounded-t-2xl border-b border-amber-500/30 bg-amber-500/10 px-4 py-2 text-sm text-amber-800 dark:text-amber-300"
+          role="status"
+          data-testid="composer-waiting"
+        >
+          <waiting.icon className="size-4 shrink-0" />
+          <span className="font-medium">{waiting.hint}</span>
+          {onShowWaiting && (
+            <button type="button" className="ml-auto cursor-pointer text-xs font-medium underline underline-offset-4 hover:no-underline" onClick={onShowWaiting}>
+              {waiting.action}
+            </button>
+          )}
+        </div>
+      )}
       <Textarea
         aria-label="Ask a question about your data"
         placeholder={
-          disabled ? 'Questions cannot be answered until analysis is enabled.' : 'Ask a question about your data…  (Enter to send, Shift+Enter for a new line)'
+          disabled
+            ? 'Questions cannot be answered until analysis is enabled.'
+            : waiting
+              ? waiting.placeholder
+              : 'Ask a question about your data…  (Enter to send, Shift+Enter for a new line)'
         }
-        className="max-h-48 min-h-[3.5rem] border-0 bg-transparent px-4 pt-3 shadow-none focus-visible:ring-0"
-        disabled={!!disabled}
+        className="max-h-48 min-h-[3.5rem] border-0 bg-transparent px-4 pt-3 shadow-none focus-visible:ring-0 disabled:cursor-not-allowed"
+        disabled={!!disabled || !!waiting}
         rows={2}
         value={text}
         onChange={(e) => setText(e.target.value)}

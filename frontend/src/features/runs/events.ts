@@ -1,4 +1,4 @@
-import type { ArtifactOut, VerificationOut } from '@/client';
+import type { ApprovalDecision, ArtifactOut, VerificationOut } from '@/client';
 
 /** The run's event stream as a typed union (see API.md, "The event stream"). */
 type Base = { run_id: string; seq: number };
@@ -7,6 +7,9 @@ export type RunStatus = 'queued' | 'running' | 'waiting_input' | 'waiting_approv
 
 /** What the check of a final answer said: approve it, or send the agent back to revise it. */
 export type Verdict = VerificationOut['verdict'];
+
+/** What the user decided about a code block waiting in review mode. */
+export type Decision = ApprovalDecision['decision'];
 
 export type StreamArtifact = Pick<ArtifactOut, 'id' | 'kind' | 'name' | 'mime' | 'size' | 'url'> & { step?: number };
 
@@ -32,7 +35,13 @@ export type RunEvent =
       /** No revision is left: the answer stands whatever the verdict. */
       final: boolean;
     })
-  | (Base & { event: 'input.requested'; question: string })
+  /** The code of `step` asked the user (ask_user); the run waits for POST /runs/{id}/input. */
+  | (Base & { event: 'input.requested'; step: number; question: string })
+  | (Base & { event: 'input.received'; step: number; question: string; answer: string })
+  /** Review mode: the code of `step` waits for POST /runs/{id}/approval before it runs. */
+  | (Base & { event: 'approval.requested'; step: number; code: string })
+  /** `code` comes with an edit (it is what runs), `feedback` with a reject when the user gave some. */
+  | (Base & { event: 'approval.received'; step: number; decision: Decision; code?: string | null; feedback?: string | null })
   | (Base & { event: 'final'; answer: string })
   | (Base & {
       event: 'run.finished';

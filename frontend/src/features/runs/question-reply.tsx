@@ -1,39 +1,116 @@
-import { useMutation } from '@tanstack/react-query';
-import { MessageCircleQuestion } from 'lucide-react';
+import { Loader2, MessageCircleQuestion, SendHorizontal } from 'lucide-react';
 import { useState } from 'react';
-import { answerRunApiV1RunsRunIdInputPost } from '@/client';
 import { Button } from '@/components/ui/button';
-import { Input } from '@/components/ui/input';
+import { Textarea } from '@/components/ui/input';
+import { cn } from '@/lib/utils';
+import { useAnswerRun, isNotWaiting } from './mutations';
+import type { QuestionView } from './run-reducer';
+import { WaitingDot } from './waiting-dot';
 
-/** The agent asked the user something (input.requested): answer it to let the run go on. */
-export function QuestionReply({ runId, question, canAnswer }: { runId: string; question: string; canAnswer: boolean }) {
-  const [answer, setAnswer] = useState('');
-  const reply = useMutation({
-    mutationFn: async (text: string) => {
-      await answerRunApiV1RunsRunIdInputPost({ path: { run_id: runId }, body: { answer: text } });
-    },
-    onSuccess: () => setAnswer(''),
-  });
+/** The server's limit on an answer's length. */
+const MAX_ANSWER = 20_000;
+
+function AnswerForm({ sessionId, runId, autoFocus }: { sessionId: string; runId: string; autoFocus?: boolean }) {
+  const [text, setText] = useState('');
+  const reply = useAnswerRun(sessionId, runId);
+  // After a reply is taken the box stays as it is until the run's stream says the answer arrived.
+  const sent = reply.isPending || reply.isSuccess;
+  const send = () => {
+    const answer = text.trim();
+    if (answer && !sent) reply.mutate(answer);
+  };
   return (
-    <div className="space-y-2 rounded-xl border border-amber-500/30 bg-amber-500/5 p-3 text-sm" data-testid="question">
-      <p className="flex items-start gap-2">
-        <MessageCircleQuestion className="mt-0.5 size-4 shrink-0 text-amber-600" />
-        <span>{question}</span>
-      </p>
-      {canAnswer && (
-        <form
-          className="flex gap-2"
-          onSubmit={(e) => {
+    <form
+      className="space-y-2"
+      onSubmit={(e) => {
+        e.preventDefault();
+        send();
+      }}
+    >
+      <Textarea
+        aria-label="Your answer"
+        data-waiting-focus
+        autoFocus={autoFocus}
+        rows={2}
+        maxLength={MAX_ANSWER}
+        className="max-h-48 min-h-[3.5rem] field-sizing-content"
+        placeholder="Type your answer…  (Enter to send, Shift+Enter for a new line)"
+        value={text}
+        disabled={sent}
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
             e.preventDefault();
-            if (answer.trim()) reply.mutate(answer.trim());
-          }}
-        >
-          <Input aria-label="Your answer" value={answer} onChange={(e) => setAnswer(e.target.value)} placeholder="Your answer…" />
-          <Button type="submit" size="sm" className="h-9" disabled={!answer.trim() || reply.isPending}>
-            Reply
-          </Button>
-        </form>
+            send();
+          }
+        }}
+      />
+      <div className="flex items-center gap-3">
+        <span className="flex items-center gap-1.5 text-xs font-medium text-amber-700 dark:text-amber-400" data-testid="waiting-for-answer">
+          <WaitingDot />
+          {sent ? 'Sending your answer…' : 'Waiting for your answer — the run continues once you reply.'}
+        </span>
+        <Button type="submit" size="sm" className="ml-auto" disabled={!text.trim() || sent}>
+          {reply.isPending ? <Loader2 className="animate-spin" /> : <SendHorizontal />} Answer
+        </Button>
+      </div>
+      {reply.error && !isNotWaiting(reply.error) && (
+        <p role="alert" className="text-sm text-destructive">
+          {reply.error.message}
+        </p>
       )}
-    </div>
+    </form>
+  );
+}
+
+/**
+ * A question the agent's code asked the user (ask_user), shown after the step that asked: with an
+ * answer box while the run waits for it, with the answer once given.
+ */
+export function QuestionReply({
+  sessionId,
+  runId,
+  input,
+  waiting,
+  live,
+}: {
+  sessionId: string;
+  runId: string;
+  input: QuestionView;
+  /** The run waits for this answer now. */
+  waiting: boolean;
+  /** The question arrived on this page's stream (the answer box takes the focus). */
+  live?: boolean;
+}) {
+  const state = input.answer != null ? 'answered' : waiting ? 'waiting' : 'unanswered';
+  return (
+    <section
+      className={cn(
+        'space-y-3 rounded-xl border p-4 text-sm shadow-xs',
+        state === 'waiting' ? 'border-amber-500/40 bg-amber-500/5 ring-2 ring-amber-500/10' : 'bg-card',
+      )}
+      data-testid="question"
+      data-state={state}
+      aria-label="The agent's question"
+    >
+      <header className="flex items-center gap-2 text-xs text-muted-foreground">
+        <MessageCircleQuestion className={cn('size-4', state === 'waiting' ? 'text-amber-600 dark:text-amber-400' : 'text-primary')} />
+        <span className="font-medium text-foreground">The agent asks</span>
+        <span>after step {input.step}</span>
+      </header>
+      <p className="text-[15px] leading-relaxed whitespace-pre-wrap" data-testid="question-text">
+        {input.question}
+      </p>
+      {state === 'waiting' && <AnswerForm sessionId={sessionId} runId={runId} autoFocus={live} />}
+      {state === 'answered' && (
+        <div className="flex items-start gap-2 border-t pt-3">
+          <span className="mt-0.5 shrink-0 rounded-md bg-primary/10 px-1.5 py-0.5 text-xs font-medium text-primary">You</span>
+          <p className="whitespace-pre-wrap" data-testid="question-answer">
+            {input.answer}
+          </p>
+        </div>
+      )}
+      {state === 'unanswered' && <p className="text-xs text-muted-foreground">Not answered: the run ended first.</p>}
+    </section>
   );
 }

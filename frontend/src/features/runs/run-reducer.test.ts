@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunOut } from '@/client';
 import type { RunEvent } from './events';
 import { toRunEvent } from './events';
-import { answerCheck, emptyRun, fromHistory, isRevisionRequest, reduceRun, reduceRunEvents } from './run-reducer';
+import { answerCheck, emptyRun, fromHistory, isRevisionRequest, openApproval, openQuestion, reduceRun, reduceRunEvents } from './run-reducer';
 
 const R = 'run-1';
 const events: RunEvent[] = [
@@ -99,14 +99,232 @@ describe('reduceRun', () => {
   });
 });
 
-describe('input.requested', () => {
-  it('waits for input, then runs again on the next event', () => {
-    let v = reduceRunEvents(emptyRun(R), events.slice(0, 2));
-    v = reduceRun(v, { event: 'input.requested', run_id: R, seq: 3, question: 'Which year?' });
+/** A stored run, to build views from history with. */
+const storedRun = (over: Partial<RunOut> = {}): RunOut => ({
+  id: R,
+  session_id: 's',
+  status: 'succeeded',
+  query: 'Revenue?',
+  model: 'm',
+  final_answer: null,
+  error: null,
+  steps: [],
+  plans: [],
+  verifications: [],
+  inputs: [],
+  approvals: [],
+  pending: null,
+  artifacts: [],
+  tokens_in: 0,
+  tokens_out: 0,
+  cost_usd: null,
+  created_at: '2026-01-01T00:00:00Z',
+  started_at: null,
+  finished_at: null,
+  ...over,
+});
+
+const storedStep = (index: number, code: string, over: Partial<RunOut['steps'][number]> = {}): RunOut['steps'][number] => ({
+  index,
+  thought: 'Go.',
+  code,
+  output: null,
+  error: null,
+  duration_ms: 5,
+  tokens_in: 1,
+  tokens_out: 1,
+  ...over,
+});
+
+/** Events of one run, numbered on from `before`. */
+function numbered(list: Record<string, unknown>[], before: RunEvent[] = []): RunEvent[] {
+  return [...before, ...list.map((x, i) => ({ run_id: R, seq: before.length + i + 1, ...x }) as RunEvent)];
+}
+
+describe('asking the user (ask_user)', () => {
+  const asked = numbered([
+    { event: 'run.started', query: 'Revenue?', model: 'm' },
+    { event: 'step.started', step: 1 },
+    { event: 'step.code', step: 1, code: "kind = ask_user('Net or gross revenue?')" },
+    { event: 'step.finished', step: 1, duration_ms: 5, tokens_in: 1, tokens_out: 1 },
+    { event: 'input.requested', step: 1, question: 'Net or gross revenue?' },
+  ]);
+  const answered = numbered(
+    [
+      { event: 'input.received', step: 1, question: 'Net or gross revenue?', answer: 'gross' },
+      { event: 'step.started', step: 2 },
+      { event: 'step.code', step: 2, code: "final_answer(f'Total {kind} revenue')" },
+      { event: 'step.finished', step: 2, duration_ms: 5, tokens_in: 1, tokens_out: 1 },
+      { event: 'final', answer: 'Total gross revenue' },
+      { event: 'run.finished', status: 'succeeded', error: null, tokens_in: 2, tokens_out: 2, cost_usd: null, duration_ms: 10 },
+    ],
+    asked,
+  );
+
+  it('waits for the answer to the question the step asked', () => {
+    const v = reduceRunEvents(emptyRun(R), asked);
     expect(v.status).toBe('waiting_input');
-    expect(v.question).toBe('Which year?');
-    v = reduceRun(v, { event: 'model.delta', run_id: R, seq: 4, step: 1, text: 'ok' });
-    expect(v.status).toBe('running');
+    expect(v.inputs).toEqual([{ step: 1, question: 'Net or gross revenue?', answer: null }]);
+    expect(openQuestion(v)).toEqual(v.inputs[0]);
+    expect(openApproval(v)).toBeNull();
+    expect(v.steps.map((s) => [s.index, s.finished])).toEqual([[1, true]]);
+  });
+
+  it('goes on with the answer, under its question', () => {
+    const received = reduceRunEvents(emptyRun(R), answered.slice(0, asked.length + 1));
+    expect(received.status).toBe('running');
+    expect(received.inputs).toEqual([{ step: 1, question: 'Net or gross revenue?', answer: 'gross' }]);
+    expect(openQuestion(received)).toBeNull();
+    const done = reduceRunEvents(emptyRun(R), answered);
+    expect(done).toMatchObject({ status: 'succeeded', answer: 'Total gross revenue' });
+    expect(done.inputs).toEqual(received.inputs);
+  });
+
+  it('queues again when the answer waits for a free sandbox', () => {
+    const v = reduceRunEvents(emptyRun(R), [
+      ...answered.slice(0, asked.length + 1),
+      { event: 'run.queued', run_id: R, seq: asked.length + 2, position: 1 },
+    ]);
+    expect(v).toMatchObject({ status: 'queued', queuePosition: 1 });
+  });
+
+  it('keeps an unanswered question, no longer open, when the run is stopped', () => {
+    const v = reduceRun(reduceRunEvents(emptyRun(R), asked), {
+      event: 'run.finished',
+      run_id: R,
+      seq: asked.length + 1,
+      status: 'cancelled',
+      error: null,
+      tokens_in: 1,
+      tokens_out: 1,
+      cost_usd: null,
+      duration_ms: 3,
+    });
+    expect(v.status).toBe('cancelled');
+    expect(v.inputs).toEqual([{ step: 1, question: 'Net or gross revenue?', answer: null }]);
+    expect(openQuestion(v)).toBeNull();
+  });
+
+  it('builds the waiting question from a stored run (pending), and the answered ones (inputs)', () => {
+    const waiting = fromHistory(
+      storedRun({
+        status: 'waiting_input',
+        steps: [storedStep(1, "kind = ask_user('Net or gross revenue?')")],
+        pending: { kind: 'input', step: 1, question: 'Net or gross revenue?', code: null },
+      }),
+    );
+    const live = reduceRunEvents(emptyRun(R), asked);
+    expect(waiting.status).toBe('waiting_input');
+    expect(waiting.inputs).toEqual(live.inputs);
+    expect(openQuestion(waiting)).toEqual({ step: 1, question: 'Net or gross revenue?', answer: null });
+
+    const done = fromHistory(storedRun({ inputs: [{ step: 1, question: 'Net or gross revenue?', answer: 'gross' }] }));
+    expect(done.inputs).toEqual([{ step: 1, question: 'Net or gross revenue?', answer: 'gross' }]);
+    expect(openQuestion(done)).toBeNull();
+  });
+});
+
+describe('review mode (approval)', () => {
+  const wrong = "df = pd.read_csv('sales.csv')\nprint(df['revenue'].max())";
+  const right = "df = pd.read_csv('sales.csv')\nprint(df['revenue'].sum())";
+  const requested = numbered([
+    { event: 'run.started', query: 'Total?', model: 'm' },
+    { event: 'step.started', step: 1 },
+    { event: 'model.delta', step: 1, text: 'Thought: Sum it.\n<code>\n' },
+    { event: 'step.code', step: 1, code: wrong },
+    { event: 'approval.requested', step: 1, code: wrong },
+  ]);
+  const after = (list: Record<string, unknown>[]) => numbered(list, requested);
+
+  it('waits with the code, the step not run', () => {
+    const v = reduceRunEvents(emptyRun(R), requested);
+    expect(v.status).toBe('waiting_approval');
+    expect(v.approvals).toEqual([{ step: 1, decision: null, code: null, feedback: null }]);
+    expect(openApproval(v)).toEqual(v.approvals[0]);
+    expect(v.steps[0]).toMatchObject({ index: 1, code: wrong, output: null, finished: false });
+  });
+
+  it('continues the same step with the edited code once approved', () => {
+    const events = after([
+      { event: 'approval.received', step: 1, decision: 'edit', code: right },
+      { event: 'step.code', step: 1, code: right },
+      { event: 'step.output', step: 1, output: '4490.75\n' },
+      { event: 'step.finished', step: 1, duration_ms: 30, tokens_in: 9, tokens_out: 4 },
+    ]);
+    const decided = reduceRunEvents(emptyRun(R), events.slice(0, requested.length + 1));
+    expect(decided.status).toBe('running');
+    expect(decided.steps[0].code).toBe(right); // the edit shows at once, before step.code repeats it
+    expect(openApproval(decided)).toBeNull();
+    const v = reduceRunEvents(emptyRun(R), events);
+    expect(v.steps).toHaveLength(1);
+    expect(v.steps[0]).toMatchObject({ index: 1, thought: 'Thought: Sum it.\n<code>\n', code: right, output: '4490.75\n', finished: true, durationMs: 30 });
+    expect(v.approvals).toEqual([{ step: 1, decision: 'edit', code: right, feedback: null }]);
+  });
+
+  it('approves as written', () => {
+    const v = reduceRunEvents(
+      emptyRun(R),
+      after([
+        { event: 'approval.received', step: 1, decision: 'approve' },
+        { event: 'step.code', step: 1, code: wrong },
+        { event: 'step.output', step: 1, output: '1310.25\n' },
+        { event: 'step.finished', step: 1, duration_ms: 30, tokens_in: 9, tokens_out: 4 },
+      ]),
+    );
+    expect(v.approvals).toEqual([{ step: 1, decision: 'approve', code: null, feedback: null }]);
+    expect(v.steps[0]).toMatchObject({ code: wrong, output: '1310.25\n', finished: true });
+  });
+
+  it('after a reject, the step ends unrun and the next code waits again', () => {
+    const v = reduceRunEvents(
+      emptyRun(R),
+      after([
+        { event: 'approval.received', step: 1, decision: 'reject', feedback: 'Sum, not max.' },
+        { event: 'step.finished', step: 1, duration_ms: 0, tokens_in: 9, tokens_out: 4 },
+        { event: 'step.started', step: 2 },
+        { event: 'step.code', step: 2, code: right },
+        { event: 'approval.requested', step: 2, code: right },
+      ]),
+    );
+    expect(v.status).toBe('waiting_approval');
+    expect(v.steps.map((s) => [s.index, s.code, s.output, s.error, s.finished])).toEqual([
+      [1, wrong, null, null, true],
+      [2, right, null, null, false],
+    ]);
+    expect(v.approvals).toEqual([
+      { step: 1, decision: 'reject', code: null, feedback: 'Sum, not max.' },
+      { step: 2, decision: null, code: null, feedback: null },
+    ]);
+    expect(openApproval(v)?.step).toBe(2);
+  });
+
+  it('builds the waiting code and the decisions from a stored run', () => {
+    const waiting = fromHistory(
+      storedRun({
+        status: 'waiting_approval',
+        steps: [storedStep(1, wrong, { error: 'Rejected by the user: Sum, not max.', duration_ms: 0 })],
+        approvals: [{ step: 1, decision: 'reject', code: null, feedback: 'Sum, not max.' }],
+        pending: { kind: 'approval', step: 2, question: null, code: right },
+      }),
+    );
+    expect(waiting.status).toBe('waiting_approval');
+    // The rejection is the decision, not an error of the code.
+    expect(waiting.steps.map((s) => [s.index, s.code, s.error, s.finished])).toEqual([
+      [1, wrong, null, true],
+      [2, right, null, false],
+    ]);
+    expect(waiting.approvals.map((a) => a.decision)).toEqual(['reject', null]);
+    expect(openApproval(waiting)?.step).toBe(2);
+
+    const done = fromHistory(
+      storedRun({
+        steps: [storedStep(1, right, { output: '4490.75\n' })],
+        approvals: [{ step: 1, decision: 'edit', code: right, feedback: null }],
+      }),
+    );
+    expect(done.approvals).toEqual([{ step: 1, decision: 'edit', code: right, feedback: null }]);
+    expect(done.steps[0]).toMatchObject({ code: right, output: '4490.75\n', error: null });
+    expect(openApproval(done)).toBeNull();
   });
 });
 

@@ -1,5 +1,5 @@
 import type { RunOut } from '@/client';
-import { isTerminal, type RunEvent, type RunStatus, type StreamArtifact, type Verdict } from './events';
+import { isTerminal, type Decision, type RunEvent, type RunStatus, type StreamArtifact, type Verdict } from './events';
 
 export type StepView = {
   index: number;
@@ -35,6 +35,25 @@ export type VerificationView = {
   tokensOut: number;
 };
 
+/** A question the agent's code asked the user (ask_user), after the step that asked. */
+export type QuestionView = {
+  step: number;
+  question: string;
+  /** Null until the user answers (or for good, if the run ended first). */
+  answer: string | null;
+};
+
+/** Review mode: the user's decision on the code of a step, which waited for it. */
+export type ApprovalView = {
+  step: number;
+  /** Null while the code waits. */
+  decision: Decision | null;
+  /** The code that ran instead of the agent's (an edit). */
+  code: string | null;
+  /** Why the code was rejected, if the user said. */
+  feedback: string | null;
+};
+
 export type RunView = {
   runId: string;
   query: string;
@@ -53,7 +72,10 @@ export type RunView = {
   verifications: VerificationView[];
   artifacts: StreamArtifact[];
   answer: string | null;
-  question: string | null;
+  /** The agent's questions to the user and the answers, in the order they were asked. */
+  inputs: QuestionView[];
+  /** Decisions on code blocks in review mode (and the one waiting, undecided). */
+  approvals: ApprovalView[];
   error: string | null;
   tokensIn: number;
   tokensOut: number;
@@ -75,7 +97,8 @@ export function emptyRun(runId: string, query = '', model: string | null = null)
     verifications: [],
     artifacts: [],
     answer: null,
-    question: null,
+    inputs: [],
+    approvals: [],
     error: null,
     tokensIn: 0,
     tokensOut: 0,
@@ -116,10 +139,33 @@ export function answerCheck(v: RunView): VerificationView | null {
   return v.answer != null && last && !isRevisionRequest(last) ? last : null;
 }
 
+/** The question the run waits to have answered, if it waits for one. */
+export function openQuestion(v: RunView): QuestionView | null {
+  const last = v.inputs[v.inputs.length - 1];
+  return v.status === 'waiting_input' && last && last.answer == null ? last : null;
+}
+
+/** The code block the run waits to have approved, edited or rejected, if it waits for one. */
+export function openApproval(v: RunView): ApprovalView | null {
+  const last = v.approvals[v.approvals.length - 1];
+  return v.status === 'waiting_approval' && last && last.decision == null ? last : null;
+}
+
+/** Replaces the entry of `step` (the latest one for it), or adds one. */
+function upsert<T extends { step: number }>(list: T[], step: number, entry: T): T[] {
+  const i = list.findLastIndex((x) => x.step === step);
+  if (i === -1) return [...list, entry];
+  const next = list.slice();
+  next[i] = entry;
+  return next;
+}
+
+const isWaiting = (s: RunStatus) => s === 'waiting_input' || s === 'waiting_approval';
+
 /** Applies one event known to be the next in sequence. */
 function apply(v: RunView, e: RunEvent): RunView {
-  // Any event after input.requested means the run got its answer and goes on.
-  const status: RunStatus = v.status === 'queued' || v.status === 'waiting_input' ? 'running' : v.status;
+  // Any event after input.requested/approval.requested means the user replied and the run goes on.
+  const status: RunStatus = v.status === 'queued' || isWaiting(v.status) ? 'running' : v.status;
   const next = { ...v, lastSeq: e.seq, status };
   switch (e.event) {
     case 'run.queued':
@@ -161,7 +207,24 @@ function apply(v: RunView, e: RunEvent): RunView {
         ],
       };
     case 'input.requested':
-      return { ...next, status: 'waiting_input', question: e.question };
+      return { ...next, status: 'waiting_input', inputs: upsert(next.inputs, e.step, { step: e.step, question: e.question, answer: null }) };
+    case 'input.received':
+      return { ...next, inputs: upsert(next.inputs, e.step, { step: e.step, question: e.question, answer: e.answer }) };
+    case 'approval.requested': {
+      // The step streamed its code already; this is the code that waits (the step has not run).
+      const waiting = withStep(next, e.step, (s) => ({ ...s, code: e.code }));
+      return {
+        ...waiting,
+        status: 'waiting_approval',
+        approvals: upsert(next.approvals, e.step, { step: e.step, decision: null, code: null, feedback: null }),
+      };
+    }
+    case 'approval.received': {
+      const decided: ApprovalView = { step: e.step, decision: e.decision, code: e.code ?? null, feedback: e.feedback ?? null };
+      // An edit is what runs: step.code repeats it, but the card shows it from the moment it is decided.
+      const edited = e.decision === 'edit' && e.code ? withStep(next, e.step, (s) => ({ ...s, code: e.code ?? s.code })) : next;
+      return { ...edited, approvals: upsert(next.approvals, e.step, decided) };
+    }
     case 'final':
       return { ...next, answer: e.answer };
     case 'run.finished':
@@ -169,7 +232,6 @@ function apply(v: RunView, e: RunEvent): RunView {
         ...next,
         status: e.status,
         error: e.error,
-        question: null,
         tokensIn: e.tokens_in,
         tokensOut: e.tokens_out,
         costUsd: e.cost_usd,
@@ -206,20 +268,34 @@ export const isFinished = (v: RunView) => isTerminal(v.status);
 
 /** Builds the same view from a stored run (GET /sessions/{id}/runs). */
 export function fromHistory(run: RunOut): RunView {
+  const pending = run.pending;
+  const rejected = new Set(run.approvals.filter((a) => a.decision === 'reject').map((a) => a.step));
+  const steps: StepView[] = run.steps.map((s) => ({
+    index: s.index,
+    thought: s.thought ?? '',
+    code: s.code ?? null,
+    output: s.output ?? null,
+    // A rejected step's stored error ("Rejected by the user: …") is the decision, shown as such.
+    error: rejected.has(s.index) ? null : (s.error ?? null),
+    durationMs: s.duration_ms ?? null,
+    tokensIn: s.tokens_in,
+    tokensOut: s.tokens_out,
+    finished: true,
+  }));
+  // The step waiting for approval has no stored row yet: only its code.
+  if (pending?.kind === 'approval' && !steps.some((s) => s.index === pending.step)) {
+    steps.push({ ...newStep(pending.step), code: pending.code ?? null });
+  }
+  const inputs: QuestionView[] = run.inputs.map((i) => ({ step: i.step, question: i.question, answer: i.answer }));
+  if (pending?.kind === 'input') inputs.push({ step: pending.step, question: pending.question ?? '', answer: null });
+  const approvals: ApprovalView[] = run.approvals.map((a) => ({ step: a.step, decision: a.decision, code: a.code ?? null, feedback: a.feedback ?? null }));
+  if (pending?.kind === 'approval') approvals.push({ step: pending.step, decision: null, code: null, feedback: null });
   return {
     ...emptyRun(run.id, run.query, run.model),
     status: run.status,
-    steps: run.steps.map((s) => ({
-      index: s.index,
-      thought: s.thought ?? '',
-      code: s.code ?? null,
-      output: s.output ?? null,
-      error: s.error ?? null,
-      durationMs: s.duration_ms ?? null,
-      tokensIn: s.tokens_in,
-      tokensOut: s.tokens_out,
-      finished: true,
-    })),
+    steps: steps.sort((a, b) => a.index - b.index),
+    inputs,
+    approvals,
     plans: run.plans.map((p) => ({ step: p.step, text: p.text, streaming: false, tokensIn: p.tokens_in, tokensOut: p.tokens_out })),
     // Stored checks carry no `final` flag: the last check of a succeeded run is about its answer.
     verifications: run.verifications.map((c, i, all) => ({

@@ -61,9 +61,10 @@ export const useRunStore = create<RunStreamState>()(
     {
       name: 'wb.runs',
       storage: createJSONStorage(() => sessionStorage),
-      // Version 1 added plans and checks to a run's view. Older views are dropped: their runs,
-      // if still going, are re-attached from history and replayed from the first event.
-      version: 1,
+      // Version 1 added plans and checks to a run's view, version 2 the agent's questions and the
+      // decisions on its code. Older views are dropped: their runs, if still going (or waiting),
+      // are re-attached from history and replayed from the first event.
+      version: 2,
       migrate: () => ({ runs: {} }),
       // Only unfinished runs need to survive a reload; finished ones come back from history.
       partialize: (s) => ({

@@ -58,7 +58,7 @@ function show(run: RunViewModel, live = false) {
   const qc = new QueryClient();
   return render(
     <QueryClientProvider client={qc}>
-      <RunView run={run} live={live} />
+      <RunView sessionId="s" run={run} live={live} />
     </QueryClientProvider>,
   );
 }
@@ -149,7 +149,7 @@ describe('RunView with plans and checks', () => {
     const revised = reduceRunEvents(emptyRun(R), [...events, { event: 'plan.delta', run_id: R, seq: 4, step: 3, text: 'Established' }]);
     rerender(
       <QueryClientProvider client={new QueryClient()}>
-        <RunView run={revised} live />
+        <RunView sessionId="s" run={revised} live />
       </QueryClientProvider>,
     );
     expect(screen.getAllByTestId('plan-text').map((p) => p.textContent?.trim())).toEqual(['Established']);

@@ -1,4 +1,4 @@
-import { CheckCircle2, CircleSlash, Hourglass, Loader2, Square, WifiOff, XCircle } from 'lucide-react';
+import { CheckCircle2, CircleSlash, Hourglass, Loader2, MessageCircleQuestion, ShieldQuestion, Square, WifiOff, XCircle } from 'lucide-react';
 import { Fragment } from 'react';
 import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
@@ -9,7 +9,7 @@ import { ArtifactView } from './artifact-view';
 import { QuestionReply } from './question-reply';
 import { isTerminal, type RunStatus } from './events';
 import { PlanCard } from './plan-card';
-import { answerCheck, isRevisionRequest, type RunView as RunViewModel } from './run-reducer';
+import { answerCheck, isRevisionRequest, openApproval, openQuestion, type RunView as RunViewModel } from './run-reducer';
 import { StepCard } from './step-card';
 
 export function StatusBadge({ status }: { status: RunStatus }) {
@@ -33,7 +33,17 @@ export function StatusBadge({ status }: { status: RunStatus }) {
         </Badge>
       );
     case 'waiting_input':
-      return <Badge variant="warning">Waiting for input</Badge>;
+      return (
+        <Badge variant="warning">
+          <MessageCircleQuestion /> Waiting for your answer
+        </Badge>
+      );
+    case 'waiting_approval':
+      return (
+        <Badge variant="warning">
+          <ShieldQuestion /> Waiting for your approval
+        </Badge>
+      );
     default:
       return (
         <Badge variant="running">
@@ -59,12 +69,14 @@ export function UserQuery({ text }: { text: string }) {
 }
 
 export function RunView({
+  sessionId,
   run,
   live,
   reconnecting,
   onStop,
   stopping,
 }: {
+  sessionId: string;
   run: RunViewModel;
   live?: boolean;
   reconnecting?: boolean;
@@ -77,9 +89,14 @@ export function RunView({
   const revisions = run.verifications.filter(isRevisionRequest);
   const check = answerCheck(run);
   const latestPlan = run.plans[run.plans.length - 1];
+  const question = openQuestion(run);
+  const approval = openApproval(run);
   // The flow by step: a plan above the step it was written before, then that step (with the
-  // check that asked to revise its answer); a revision request whose step has no card stands alone.
-  const at = [...new Set([...run.plans.map((p) => p.step), ...stepIndexes, ...revisions.map((c) => c.step)])].sort((a, b) => a - b);
+  // check that asked to revise its answer, and the decision on its code in review mode), then
+  // the question its code asked; a revision request or question whose step has no card stands alone.
+  const at = [
+    ...new Set([...run.plans.map((p) => p.step), ...stepIndexes, ...revisions.map((c) => c.step), ...run.inputs.map((i) => i.step)]),
+  ].sort((a, b) => a - b);
   return (
     <section className="space-y-4" data-testid="run" data-run-id={run.runId} data-status={run.status} aria-label={`Run: ${run.query}`}>
       {run.query && <UserQuery text={run.query} />}
@@ -100,10 +117,17 @@ export function RunView({
                 nextStep={run.steps.find((x) => x.index > step.index)?.index}
                 artifacts={run.artifacts.filter((a) => a.step === step.index)}
                 revision={revision}
+                approval={run.approvals.findLast((a) => a.step === index)}
+                review={approval?.step === index ? { sessionId, runId: run.runId } : undefined}
               />
             ) : (
               revision && <RevisionNote check={revision} />
             )}
+            {run.inputs
+              .filter((i) => i.step === index)
+              .map((i, n) => (
+                <QuestionReply key={`question-${index}-${n}`} sessionId={sessionId} runId={run.runId} input={i} waiting={i === question} live={live} />
+              ))}
           </Fragment>
         );
       })}
@@ -115,12 +139,11 @@ export function RunView({
           <Hourglass className="size-4" /> {queueText(run.queuePosition)}
         </p>
       )}
-      {!finished && run.status !== 'queued' && run.steps.length === 0 && run.plans.length === 0 && (
+      {run.status === 'running' && run.steps.length === 0 && run.plans.length === 0 && (
         <p className="flex items-center gap-2 text-sm text-muted-foreground">
           <Loader2 className="size-4 animate-spin" /> Thinking…
         </p>
       )}
-      {run.question && <QuestionReply runId={run.runId} question={run.question} canAnswer={run.status === 'waiting_input'} />}
       {run.answer && (
         <div className="space-y-2">
           <Answer text={run.answer} />

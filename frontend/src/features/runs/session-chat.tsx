@@ -28,7 +28,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
   const rename = useRenameSession(projectId);
   const scroller = useRef<HTMLDivElement>(null);
   const stickToBottom = useRef(true);
-  // Why the last question was refused when that is worth more than a toast (analysis disabled, budget spent).
+  // Why the last question was refused when that is worth more than a toast (analysis disabled, budget spent, session busy).
   const [refusal, setRefusal] = useState<{ detail: string; code: string | null } | null>(null);
 
   // Re-attach to any run the server says is still going (after a reload, or one started elsewhere).
@@ -42,10 +42,34 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
     mutationFn: async (runId: string) => (await cancelRunApiV1RunsRunIdCancelPost({ path: { run_id: runId } })).data!,
   });
 
-  const runs: RunViewModel[] = (history.data?.items ?? []).map((r) => liveRuns[r.id] ?? fromHistory(r));
+  // A run re-attached from its first event shows as stored until its replay begins (a waiting
+  // question or code block stays in place instead of flashing away).
+  const runs: RunViewModel[] = (history.data?.items ?? []).map((r) => {
+    const live = liveRuns[r.id];
+    return live && live.lastSeq > 0 ? live : fromHistory(r);
+  });
   if (liveId && liveRuns[liveId] && !runs.some((r) => r.runId === liveId)) runs.push(liveRuns[liveId]);
   const active = runs.find((r) => !isTerminal(r.status));
   const busy = !!sending || !!active;
+  const waitingFor = active?.status === 'waiting_input' ? 'input' : active?.status === 'waiting_approval' ? 'approval' : null;
+
+  // "This session is busy" stands until the run it was about has ended.
+  const activeId = active?.runId ?? null;
+  const busyWith = useRef<string | null>(null);
+  useEffect(() => {
+    if (activeId) busyWith.current = activeId;
+    else if (busyWith.current) {
+      busyWith.current = null;
+      setRefusal((r) => (r?.code === 'session_busy' ? null : r));
+    }
+  }, [activeId]);
+
+  // The composer's hint leads to what the run waits for: the answer box or the code to approve.
+  const showWaiting = () => {
+    const target = scroller.current?.querySelector<HTMLElement>('[data-waiting-focus]');
+    target?.scrollIntoView({ block: 'center', behavior: 'smooth' });
+    target?.focus({ preventScroll: true });
+  };
 
   const content = useRef<HTMLDivElement>(null);
   useLayoutEffect(() => {
@@ -80,7 +104,8 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
         setRefusal({ detail: e.message, code: e.code });
         void qc.invalidateQueries({ queryKey: projectKeys.detail(projectId) });
       } else if (e instanceof ApiError && e.code === 'session_busy') {
-        toast.error('This session is busy: another question is still running. Wait for it to finish or stop it.');
+        // The server says why: another question still running, or one waiting for the user's reply.
+        setRefusal({ detail: e.message, code: e.code });
         void qc.invalidateQueries({ queryKey: runKeys.session(sessionId) });
       } else if (!(e instanceof ApiError && e.status === 401)) {
         toast.error(e instanceof Error ? e.message : 'Could not send the question.');
@@ -116,6 +141,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
           {runs.map((r) => (
             <RunView
               key={r.runId}
+              sessionId={sessionId}
               run={r}
               live={!!liveRuns[r.runId]}
               reconnecting={connection[r.runId] === 'reconnecting'}
@@ -150,7 +176,14 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
               )}
             </div>
           )}
-          <Composer projectId={projectId} busy={busy} onSend={send} onStop={active ? () => cancel.mutate(active.runId) : undefined} />
+          <Composer
+            projectId={projectId}
+            busy={busy}
+            waitingFor={waitingFor}
+            onShowWaiting={showWaiting}
+            onSend={send}
+            onStop={active ? () => cancel.mutate(active.runId) : undefined}
+          />
         </div>
       </div>
     </div>

@@ -1,11 +1,13 @@
-import { AlertTriangle, ChevronDown, ChevronRight, Loader2, RotateCcw } from 'lucide-react';
+import { AlertTriangle, Ban, ChevronDown, ChevronRight, Loader2, RotateCcw } from 'lucide-react';
 import { useState } from 'react';
 import { CodeBlock } from '@/components/code-block';
 import { cn, formatDuration, formatTokens } from '@/lib/utils';
 import { RevisionNote } from './answer-check';
 import { ArtifactView } from './artifact-view';
+import { ApprovalNote, CodeReview } from './code-review';
 import type { StreamArtifact } from './events';
-import type { StepView, VerificationView } from './run-reducer';
+import type { ApprovalView, StepView, VerificationView } from './run-reducer';
+import { WaitingDot } from './waiting-dot';
 
 const LONG_OUTPUT_LINES = 12;
 
@@ -49,6 +51,8 @@ export function StepCard({
   live,
   nextStep,
   revision,
+  approval,
+  review,
 }: {
   step: StepView;
   artifacts: StreamArtifact[];
@@ -60,16 +64,41 @@ export function StepCard({
    * (addressed to the agent), not a failure of the code, and is shown as the check's reason.
    */
   revision?: VerificationView;
+  /** Review mode: the user's decision on this step's code (undecided while it waits). */
+  approval?: ApprovalView;
+  /** The run waits for approval of this step's code: where to send the decision. */
+  review?: { sessionId: string; runId: string };
 }) {
   const { thought, draft } = splitThought(step.thought);
   const code = step.code ?? draft;
-  const running = live && !step.finished;
+  const waiting = !!review && approval?.decision == null && code != null;
+  const rejected = approval?.decision === 'reject';
+  const running = live && !step.finished && !waiting;
   const failed = step.error && !revision;
   return (
-    <article className={cn('space-y-3 rounded-xl border bg-card p-4 shadow-xs', failed && 'border-destructive/40')} data-testid="step-card">
+    <article
+      className={cn(
+        'space-y-3 rounded-xl border bg-card p-4 shadow-xs',
+        failed && 'border-destructive/40',
+        waiting && 'border-amber-500/40 ring-2 ring-amber-500/10',
+      )}
+      data-testid="step-card"
+      data-step={step.index}
+    >
       <header className="flex items-center gap-2 text-xs text-muted-foreground">
-        <span className="rounded-md bg-muted px-1.5 py-0.5 font-medium text-foreground">Step {step.index}</span>
+        <span className="shrink-0 rounded-md bg-muted px-1.5 py-0.5 font-medium whitespace-nowrap text-foreground">Step {step.index}</span>
         {running && <Loader2 className="size-3.5 animate-spin" aria-label="Step running" />}
+        {waiting && (
+          <span className="flex items-center gap-1.5 font-medium text-amber-700 dark:text-amber-400">
+            <WaitingDot /> waiting for your approval
+          </span>
+        )}
+        {rejected && (
+          <span className="flex items-center gap-1">
+            <Ban className="size-3.5" />
+            {nextStep != null ? `rejected — the agent tried again in step ${nextStep}` : 'rejected — did not run'}
+          </span>
+        )}
         {revision && (
           <span className="flex items-center gap-1">
             <RotateCcw className="size-3.5" />
@@ -82,13 +111,24 @@ export function StepCard({
             {nextStep != null ? `error — retried in step ${nextStep}` : live ? 'error — the agent will try again' : 'error'}
           </span>
         )}
-        <span className="ml-auto tabular-nums">
-          {step.finished && step.durationMs != null && formatDuration(step.durationMs)}
-          {step.finished && step.tokensIn + step.tokensOut > 0 && ` · ${formatTokens(step.tokensIn + step.tokensOut)}`}
+        <span className="ml-auto shrink-0 text-right tabular-nums">
+          {step.finished &&
+            [
+              // A rejected step did not run: it took no time, only the tokens of writing it.
+              step.durationMs != null && !rejected && formatDuration(step.durationMs),
+              step.tokensIn + step.tokensOut > 0 && formatTokens(step.tokensIn + step.tokensOut),
+            ]
+              .filter(Boolean)
+              .join(' · ')}
         </span>
       </header>
       {thought && <p className="text-sm leading-relaxed whitespace-pre-wrap text-muted-foreground" data-testid="step-thought">{thought}</p>}
-      {code && <CodeBlock code={code} />}
+      {waiting && review && code != null ? (
+        <CodeReview key={code} sessionId={review.sessionId} runId={review.runId} code={code} />
+      ) : (
+        code && <CodeBlock code={code} className={cn(rejected && 'opacity-60')} />
+      )}
+      {approval && <ApprovalNote approval={approval} />}
       {step.output && <OutputBlock output={step.output} />}
       {revision && <RevisionNote check={revision} />}
       {failed && (

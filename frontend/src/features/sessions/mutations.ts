@@ -4,6 +4,7 @@ import {
   deleteSessionApiV1SessionsSessionIdDelete,
   updateSessionApiV1SessionsSessionIdPatch,
 } from '@/client';
+import type { SessionOut } from '@/client';
 import { sessionKeys } from './queries';
 
 export function useCreateSession(projectId: string) {
@@ -35,5 +36,18 @@ export function useDeleteSession(projectId: string) {
       await deleteSessionApiV1SessionsSessionIdDelete({ path: { session_id: id } });
     },
     onSuccess: () => qc.invalidateQueries({ queryKey: sessionKeys.project(projectId) }),
+  });
+}
+
+/** Auto: code runs as soon as it is written; review: each code block waits for the user's approval. */
+export function useSetAutonomy(projectId: string) {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: async ({ id, autonomy }: { id: string; autonomy: SessionOut['autonomy'] }) =>
+      (await updateSessionApiV1SessionsSessionIdPatch({ path: { session_id: id }, body: { autonomy } })).data!,
+    onSuccess: (s) => {
+      qc.setQueryData(sessionKeys.detail(s.id), s);
+      void qc.invalidateQueries({ queryKey: sessionKeys.project(projectId) });
+    },
   });
 }
