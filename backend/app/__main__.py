@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 import sys
 
 import uvicorn
@@ -24,14 +25,31 @@ def main() -> None:
     logging.basicConfig(
         level=settings.LOG_LEVEL.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    print(f"Workbench on http://{settings.HOST}:{settings.PORT}", flush=True)
-    uvicorn.run(
+    config = uvicorn.Config(
         create_app(settings),
         host=settings.HOST,
         port=settings.PORT,
         log_level=settings.LOG_LEVEL.lower(),
         proxy_headers=True,
     )
+    server = AnnouncingServer(config, f"http://{settings.HOST}:{settings.PORT}")
+    server.run()
+    if not server.started:
+        sys.exit(3)  # what uvicorn.run answers when start-up fails
+
+
+class AnnouncingServer(uvicorn.Server):
+    """Says where the workbench is once it listens there (start-up first migrates the
+    database and prepares the sandbox, which takes a while the first time)."""
+
+    def __init__(self, config: uvicorn.Config, url: str):
+        super().__init__(config)
+        self.url = url
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            print(f"Workbench is ready on {self.url}", flush=True)
 
 
 if __name__ == "__main__":

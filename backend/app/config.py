@@ -134,6 +134,9 @@ class Settings(BaseSettings):
 
     # Uploads
     MAX_UPLOAD_BYTES: int = Field(2 * 1024**3, ge=1)
+    # Versions of a file kept when its name is uploaded again (the current one included);
+    # the oldest are deleted past it.
+    FILE_VERSIONS_KEPT: int = Field(10, ge=1, le=1000)
     # Largest body of any other request (JSON); larger ones answer 413.
     MAX_JSON_BODY_BYTES: int = Field(1024**2, ge=1024)
 

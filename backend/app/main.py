@@ -14,6 +14,7 @@ from fastapi import FastAPI
 
 import app.agent  # noqa: F401  (sets LiteLLM's offline price list before litellm is imported)
 from app.api import auth, files, health, projects, runs, sessions, system
+from app.api.docs import docs_router
 from app.api.headers import install_security_headers
 from app.api.limits import install_body_limit
 from app.auth import service as auth_service
@@ -99,6 +100,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             locks.name,
             sandbox.mechanism if sandbox.available else "unavailable",
         )
+        if not settings.llm_models:
+            log.warning(
+                "NO MODEL CONFIGURED: questions are refused until LLM_MODEL is set "
+                "(with LLM_API_KEY or LLM_API_BASE as the provider needs; see the README, "
+                "Connecting an LLM)"
+            )
         try:
             yield
         finally:
@@ -115,17 +122,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version="0.1.0",
         description="Self-hosted AI data-analysis workbench",
         openapi_url=f"{API_PREFIX}/openapi.json",
-        docs_url=f"{API_PREFIX}/docs",
+        # Served by app.api.docs, from local assets rather than a CDN.
+        docs_url=None,
         redoc_url=None,
         lifespan=lifespan,
     )
     app.state.settings = settings
     install_error_handlers(app)
     install_body_limit(app, settings.MAX_JSON_BODY_BYTES)
-    install_security_headers(app)
+    install_security_headers(app, docs_paths=(f"{API_PREFIX}/docs", f"{API_PREFIX}/redoc"))
 
     for module in (auth, projects, files, sessions, runs, system):
         app.include_router(module.router, prefix=API_PREFIX)
+    app.include_router(auth.users, prefix=API_PREFIX)
     app.include_router(health.router)
+    app.include_router(docs_router(API_PREFIX))
     mount_spa(app)
     return app

@@ -489,3 +489,12 @@ def test_readme_explains_sandbox_isolation() -> None:
         "SANDBOX_ISOLATION=none",
     ):
         assert needle in section, f"README 'Sandbox isolation' does not mention {needle}"
+
+
+def test_the_documents_the_readme_cites_are_in_the_repository() -> None:
+    readme = (ROOT / "README.md").read_text()
+    cited = re.findall(r"\]\(((?!https?:|#|mailto:)[^)\s]+)\)", readme)
+    assert "docs/API.md" in cited and "docs/DESIGN.md" in cited
+    for target in cited:
+        assert (ROOT / target.split("#")[0]).exists(), f"README cites {target}, which is missing"
+    assert "../shared" not in readme

@@ -13,8 +13,10 @@ from app.auth.schemas import (
     ApiTokenOut,
     LoginRequest,
     LoginResponse,
+    PasswordChange,
     UserCreate,
     UserOut,
+    UserUpdate,
 )
 from app.schemas import Page
 
@@ -76,6 +78,49 @@ async def revoke_token(token_id: uuid.UUID, db: DbDep, user: CurrentUser) -> Res
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-@router.post("/users", response_model=UserOut, status_code=status.HTTP_201_CREATED, tags=["users"])
+@router.post(
+    "/auth/password",
+    response_model=LoginResponse,
+    responses={400: {"description": "The current password is not right (code wrong_password)"}},
+)
+async def change_password(
+    body: PasswordChange, db: DbDep, user: CurrentUser, settings: SettingsDep
+) -> LoginResponse:
+    """Change your own password. Every login of yours ends, this one included: the answer
+    carries a new login token. API tokens stay valid (revoke them under /auth/tokens)."""
+    ttl = timedelta(minutes=settings.ACCESS_TOKEN_TTL_MINUTES)
+    result = await service.change_password(
+        db, user, body.current_password, body.new_password, settings.signing_key, ttl
+    )
+    return LoginResponse(
+        access_token=result.token,
+        expires_at=result.expires_at,
+        user=UserOut.model_validate(result.user),
+    )
+
+
+users = APIRouter(tags=["users"])
+
+
+@users.post("/users", response_model=UserOut, status_code=status.HTTP_201_CREATED)
 async def create_user(body: UserCreate, db: DbDep, _: AdminUser) -> UserOut:
+    """Administrators only."""
     return UserOut.model_validate(await service.create_user(db, body))
+
+
+@users.get("/users", response_model=Page[UserOut])
+async def list_users(db: DbDep, _: AdminUser, page: PageDep) -> Page[UserOut]:
+    """Administrators only: every user, oldest first."""
+    items, total = await service.list_users(db, page.limit, page.offset)
+    return Page(items=[UserOut.model_validate(u) for u in items], total=total)
+
+
+@users.patch(
+    "/users/{user_id}",
+    response_model=UserOut,
+    responses={409: {"description": "Not on your own account (code cannot_change_self)"}},
+)
+async def update_user(user_id: uuid.UUID, body: UserUpdate, db: DbDep, admin: AdminUser) -> UserOut:
+    """Administrators only: make or unmake an administrator, disable or enable an account,
+    or set a new password (which ends that user's logins)."""
+    return UserOut.model_validate(await service.update_user(db, admin, user_id, body))

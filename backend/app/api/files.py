@@ -10,7 +10,7 @@ from app.api.headers import stored_bytes_headers
 from app.db import release_connection
 from app.errors import PayloadTooLarge
 from app.files import service
-from app.files.schemas import FileOut, FilePreview
+from app.files.schemas import FileOut, FilePreview, FileVersionOut
 from app.files.upload import MultipartFile
 from app.schemas import Page
 
@@ -48,14 +48,19 @@ _UPLOAD_BODY = {
 async def upload_file(
     request: Request, project: OwnedProject, db: DbDep, storage: StorageDep, settings: SettingsDep
 ) -> FileOut:
-    """Upload a file (multipart field `file`); a file of the same name is replaced."""
+    """Upload a file (multipart field `file`). Uploading a name again makes a new version of
+    that file (same id): runs read the newest, earlier ones stay under /files/{id}/versions.
+    A tabular file is read right away (its preview): `check` and `problem` say whether it
+    is unreadable or empty, so a bad file is flagged before anyone asks about it."""
     limit = settings.MAX_UPLOAD_BYTES
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit + _ENVELOPE_BYTES:
         raise PayloadTooLarge(f"The file is larger than the upload limit of {limit:,} bytes.")
     form = MultipartFile(request)
     await release_connection(db)  # no connection is held while the bytes stream in
-    file = await service.upload(db, storage, project.id, form, limit)
+    file = await service.upload(db, storage, project.id, form, limit, settings.FILE_VERSIONS_KEPT)
+    await release_connection(db)  # stored; the check below holds no connection
+    await service.check(storage, file, Path(settings.DATA_DIR) / "cache" / "files")
     return FileOut.model_validate(file)
 
 
@@ -87,6 +92,34 @@ async def download_file(file: OwnedFile, storage: StorageDep) -> StreamingRespon
     body = await service.stream_object(storage, file.storage_key)
     media_type, headers = stored_bytes_headers(file.name, file.content_type, inline=False)
     headers |= {"Content-Length": str(file.size), "ETag": f'"{file.sha256}"'}
+    return StreamingResponse(body, media_type=media_type, headers=headers)
+
+
+@router.get("/files/{file_id}/versions", response_model=list[FileVersionOut])
+async def list_versions(file: OwnedFile, db: DbDep) -> list[FileVersionOut]:
+    """The versions kept of this file, newest (the current one) first."""
+    return [
+        FileVersionOut.model_validate(v).model_copy(update={"current": v.version == file.version})
+        for v in await service.versions(db, file)
+    ]
+
+
+@router.get(
+    "/files/{file_id}/versions/{version}/content",
+    response_class=StreamingResponse,
+    responses={
+        200: {"content": {"application/octet-stream": {}}, "description": "That version's bytes"}
+    },
+)
+async def download_version(
+    file: OwnedFile, version: int, db: DbDep, storage: StorageDep
+) -> StreamingResponse:
+    kept = await service.get_version(db, file, version)
+    body = await service.stream_object(storage, kept.storage_key)
+    stem, dot, suffix = file.name.rpartition(".")
+    name = f"{stem} (version {version}).{suffix}" if dot else f"{file.name} (version {version})"
+    media_type, headers = stored_bytes_headers(name, file.content_type, inline=False)
+    headers |= {"Content-Length": str(kept.size), "ETag": f'"{kept.sha256}"'}
     return StreamingResponse(body, media_type=media_type, headers=headers)
 
 

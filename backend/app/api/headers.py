@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from urllib.parse import quote
 
 from fastapi import FastAPI
@@ -37,10 +37,6 @@ APP_CSP = "; ".join(
         "frame-ancestors 'none'",
     )
 )
-
-# FastAPI's Swagger UI page loads its script and styles from this CDN.
-SWAGGER_CDN = "https://cdn.jsdelivr.net"
-SWAGGER_FAVICON_ORIGIN = "https://fastapi.tiangolo.com"
 
 COMMON_HEADERS = {
     "X-Content-Type-Options": "nosniff",
@@ -78,7 +74,7 @@ _INLINE_SCRIPT = re.compile(rb"<script>(.*?)</script>", re.DOTALL)
 
 
 def docs_csp(body: bytes) -> str:
-    """The documentation page's policy: the CDN, and exactly the inline scripts it carries."""
+    """A documentation page's policy: its own assets, and exactly the inline scripts it carries."""
     hashes = " ".join(
         f"'sha256-{base64.b64encode(hashlib.sha256(script).digest()).decode()}'"
         for script in _INLINE_SCRIPT.findall(body)
@@ -86,10 +82,13 @@ def docs_csp(body: bytes) -> str:
     return "; ".join(
         (
             "default-src 'none'",
-            f"script-src 'self' {SWAGGER_CDN} {hashes}".rstrip(),
-            f"style-src 'self' {SWAGGER_CDN} 'unsafe-inline'",
-            f"img-src 'self' data: {SWAGGER_FAVICON_ORIGIN}",
+            f"script-src 'self' {hashes}".rstrip(),
+            "style-src 'self' 'unsafe-inline'",
+            "img-src 'self' data:",
+            "font-src 'self' data:",
             "connect-src 'self'",
+            # ReDoc builds its search index in a worker started from a blob: URL.
+            "worker-src 'self' blob:",
             "object-src 'none'",
             "base-uri 'none'",
             "form-action 'self'",
@@ -149,7 +148,7 @@ def _add_headers(start: Message, csp: str) -> None:
         headers.setdefault(name, value)
 
 
-def install_security_headers(app: FastAPI) -> None:
+def install_security_headers(app: FastAPI, docs_paths: Iterable[str] = ()) -> None:
     """Add the security headers to every response of `app`, errors included.
 
     Starlette puts user middleware inside the ServerErrorMiddleware that renders unhandled
@@ -157,14 +156,13 @@ def install_security_headers(app: FastAPI) -> None:
 
     Args:
         app: The application; call before it serves its first request.
+        docs_paths: The documentation pages (they get a policy of their own).
     """
-    docs_paths = frozenset(
-        path for path in (app.docs_url, app.swagger_ui_oauth2_redirect_url) if path is not None
-    )
+    pages = frozenset(docs_paths)
     build: Callable[[], ASGIApp] = app.build_middleware_stack
 
     def build_with_headers() -> ASGIApp:
-        return SecurityHeaders(build(), docs_paths)
+        return SecurityHeaders(build(), pages)
 
     app.build_middleware_stack = build_with_headers  # type: ignore[method-assign]
 

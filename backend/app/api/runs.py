@@ -1,19 +1,27 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Header, Query, Request
-from fastapi.responses import StreamingResponse
+import pandas as pd
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi.responses import FileResponse, StreamingResponse
 from redis.exceptions import RedisError
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.background import BackgroundTask
 
 from app.api.deps import CurrentUser, DbDep, OwnedSession, PageDep, SettingsDep, StorageDep
 from app.api.headers import stored_bytes_headers
 from app.api.sse import SSE_RESPONSE_DOC, frames, sse_response
 from app.db import release_connection
-from app.errors import Conflict
+from app.errors import BadRequest, Conflict, NotFound, PayloadTooLarge, Unprocessable
+from app.files import excel
+from app.files.preview import UnreadableFile
+from app.files.preview_process import run_preview
 from app.files.service import stream_object
 from app.infra.events import RunEvent, RunEventLog
+from app.infra.storage import ObjectNotFound, ObjectStorage
 from app.models import Artifact, Run
 from app.runs import service
 from app.runs.runner import ACTIVE, WAITING, RunOrchestrator
@@ -29,6 +37,8 @@ from app.runs.schemas import (
 from app.schemas import Page
 
 router = APIRouter(tags=["runs"])
+
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
 
 def get_orchestrator(request: Request) -> RunOrchestrator:
@@ -184,10 +194,74 @@ async def get_artifact(artifact: OwnedArtifact) -> ArtifactOut:
 @router.get(
     "/artifacts/{artifact_id}/content",
     response_class=StreamingResponse,
-    responses={200: {"content": {"application/octet-stream": {}}, "description": "The bytes"}},
+    responses={
+        200: {"content": {"application/octet-stream": {}}, "description": "The bytes"},
+        400: {"description": "format=xlsx of something that is not a table (not_a_table)"},
+        413: {"description": "Too large for an Excel sheet (too_large_for_excel)"},
+    },
 )
-async def artifact_content(artifact: OwnedArtifact, storage: StorageDep) -> StreamingResponse:
+async def artifact_content(
+    artifact: OwnedArtifact,
+    db: DbDep,
+    storage: StorageDep,
+    settings: SettingsDep,
+    format: Annotated[
+        Literal["xlsx"] | None,
+        Query(description="xlsx: a table (all its rows) or a CSV as an Excel workbook"),
+    ] = None,
+) -> Response:
+    if format == "xlsx":
+        return await excel_download(artifact, db, storage, Path(settings.DATA_DIR))
     body = await stream_object(storage, artifact.storage_key)
     media_type, headers = stored_bytes_headers(artifact.name, artifact.mime)
     headers["Content-Length"] = str(artifact.size)
     return StreamingResponse(body, media_type=media_type, headers=headers)
+
+
+async def excel_download(
+    artifact: Artifact, db: AsyncSession, storage: ObjectStorage, data_dir: Path
+) -> Response:
+    """A table artifact (from the CSV of all its rows that came with it) or a CSV file the
+    code wrote, as one sheet of an .xlsx; converted in the preview child process."""
+    source, from_json = await service.excel_source(db, artifact)
+    if source is None:
+        raise BadRequest(
+            "Only tables and CSV files can be downloaded as Excel.", code="not_a_table"
+        )
+    await release_connection(db)
+    if source.size > excel.MAX_SOURCE_BYTES:
+        raise PayloadTooLarge(
+            f"This table is too large to convert to Excel ({source.size:,} bytes); "
+            "download the CSV instead.",
+            code="too_large_for_excel",
+        )
+    folder = data_dir / "cache" / "xlsx"
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        path = await storage.local_copy(source.storage_key, folder, f"{source.id}.source")
+    except ObjectNotFound:
+        raise NotFound("The contents are missing from storage.", code="content_missing") from None
+    stem = artifact.name.rsplit(".", 1)[0]
+    target = folder / f"{uuid.uuid4().hex}.xlsx"
+    try:
+        await run_preview(
+            artifact.name, excel.to_xlsx, path, target, sheet=stem, from_json=from_json
+        )
+    except excel.TooLargeForExcel as exc:
+        raise PayloadTooLarge(str(exc), code="too_large_for_excel") from None
+    except UnreadableFile as exc:
+        raise Unprocessable(str(exc), code="unreadable_table") from None
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+        raise Unprocessable(
+            f"{source.name} could not be read as a table ({exc}).", code="unreadable_table"
+        ) from None
+    finally:
+        if path.parent == folder:  # a copy made for the conversion, not the stored object
+            path.unlink(missing_ok=True)
+    media_type, headers = stored_bytes_headers(f"{stem}.xlsx", XLSX, inline=False)
+    return FileResponse(
+        target,
+        media_type=media_type,
+        headers=headers,
+        background=BackgroundTask(target.unlink, missing_ok=True),
+    )

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import asyncio
+import threading
 import uuid
+from typing import Annotated
 
-from fastapi import APIRouter, Response, status
+from fastapi import APIRouter, Query, Request, Response, status
 
 from app.api.deps import (
     DbDep,
@@ -14,13 +17,15 @@ from app.api.deps import (
     StorageDep,
     refuse_busy,
 )
+from app.api.headers import filename_parameters
 from app.api.runs import OrchestratorDep
 from app.db import after_commit
+from app.errors import ServiceUnavailable
 from app.infra.storage import ObjectStorage, delete_objects
 from app.runs import budget, snapshots
 from app.runs.sandboxes import SandboxPool
 from app.schemas import Page
-from app.sessions import service
+from app.sessions import export, service
 from app.sessions.schemas import SessionCreate, SessionOut, SessionUpdate
 
 router = APIRouter(tags=["sessions"])
@@ -80,3 +85,70 @@ async def forget(
     for session_id in session_ids:
         await snapshots.delete(storage, session_id)
         await sandboxes.discard(session_id)
+
+
+class _ExportSlots:
+    """At most `limit` exports are built at once (each is held in memory while it is):
+    past that a request answers 503 with Retry-After rather than queueing unbounded."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.busy = 0
+        self._lock = threading.Lock()
+
+    def take(self) -> bool:
+        with self._lock:
+            if self.busy >= self.limit:
+                return False
+            self.busy += 1
+            return True
+
+    def give_back(self) -> None:
+        with self._lock:
+            self.busy -= 1
+
+
+EXPORT_SLOTS = _ExportSlots(4)
+
+
+@router.get(
+    "/sessions/{session_id}/export",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "The session as a file (an attachment)",
+            "content": {media: {} for media in export.MEDIA_TYPES.values()},
+        },
+        503: {"description": "Too many exports at once (code server_busy); retry"},
+    },
+)
+async def export_session(
+    session: OwnedSession,
+    db: DbDep,
+    storage: StorageDep,
+    request: Request,
+    format: Annotated[
+        export.ExportFormat,
+        Query(description="ipynb: a Jupyter notebook; html: a standalone report; md: Markdown"),
+    ] = "ipynb",
+) -> Response:
+    """The session's questions, code, outputs, charts, tables and answers as a notebook
+    that reruns in Jupyter next to the project's files, a standalone HTML report, or Markdown.
+    A run still going is exported as far as it has been recorded."""
+    if not EXPORT_SLOTS.take():
+        raise ServiceUnavailable(
+            "Too many exports are being made right now; try again in a few seconds.",
+            code="server_busy",
+            retry_after=5,
+        )
+    try:
+        gathered = await export.gather(db, storage, session, str(request.base_url))
+        body = await asyncio.to_thread(export.render, gathered, format)
+    finally:
+        EXPORT_SLOTS.give_back()
+    name = export.file_name(gathered, format)
+    headers = {
+        "Content-Disposition": f"attachment; {filename_parameters(name)}",
+        "X-Content-Type-Options": "nosniff",
+    }
+    return Response(body, media_type=export.MEDIA_TYPES[format], headers=headers)

@@ -27,7 +27,9 @@ class UserOut(Schema):
     id: uuid.UUID
     email: str
     is_admin: bool
+    disabled: bool = Field(description="A disabled user cannot log in; their tokens are refused")
     created_at: datetime
+    password_changed_at: datetime | None = None
 
 
 class LoginResponse(BaseModel):
@@ -46,6 +48,21 @@ class UserCreate(BaseModel):
     @classmethod
     def _email(cls, value: str) -> str:
         return normalise_email(value)
+
+
+class PasswordChange(BaseModel):
+    current_password: str = Field(max_length=1024)
+    new_password: str = Field(min_length=8, max_length=1024)
+
+
+class UserUpdate(BaseModel):
+    """An administrator's changes to a user (fields left out stay as they are)."""
+
+    is_admin: bool | None = None
+    disabled: bool | None = Field(None, description="true: no login, tokens refused")
+    password: str | None = Field(
+        None, min_length=8, max_length=1024, description="A new password (ends their logins)"
+    )
 
 
 class ApiTokenCreate(BaseModel):

@@ -37,13 +37,23 @@ def verify_password(password: str, password_hash: str | None) -> bool:
         return False
 
 
-def create_access_token(user_id: uuid.UUID, key: str, ttl: timedelta) -> tuple[str, datetime]:
+def create_access_token(
+    user_id: uuid.UUID, key: str, ttl: timedelta, version: int = 0
+) -> tuple[str, datetime]:
+    """A login token for the user's current login version (see User.login_version)."""
     expires = datetime.now(UTC) + ttl
-    claims = {"sub": str(user_id), "exp": expires, "iat": datetime.now(UTC), "typ": "access"}
+    claims = {
+        "sub": str(user_id),
+        "exp": expires,
+        "iat": datetime.now(UTC),
+        "typ": "access",
+        "ver": version,
+    }
     return jwt.encode(claims, key, algorithm=_ALGORITHM), expires
 
 
-def read_access_token(token: str, key: str) -> uuid.UUID:
+def read_access_token(token: str, key: str) -> tuple[uuid.UUID, int]:
+    """The user id and login version a token was issued for."""
     try:
         claims = jwt.decode(
             token, key, algorithms=[_ALGORITHM], options={"require": ["exp", "sub"]}
@@ -54,8 +64,11 @@ def read_access_token(token: str, key: str) -> uuid.UUID:
         raise TokenInvalid from None
     if claims.get("typ") != "access":
         raise TokenInvalid
+    version = claims.get("ver", 0)
+    if not isinstance(version, int):
+        raise TokenInvalid
     try:
-        return uuid.UUID(claims["sub"])
+        return uuid.UUID(claims["sub"]), version
     except ValueError:
         raise TokenInvalid from None
 

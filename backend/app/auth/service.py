@@ -12,9 +12,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import security
-from app.auth.schemas import ApiTokenCreate, UserCreate, normalise_email
+from app.auth.schemas import ApiTokenCreate, UserCreate, UserUpdate, normalise_email
 from app.db import paginate
-from app.errors import AppError, Conflict, NotFound, Unauthorized
+from app.errors import AppError, BadRequest, Conflict, NotFound, Unauthorized
 from app.infra.ratelimit import LoginRateLimit
 from app.models import ApiToken, User
 from app.models.base import utcnow
@@ -80,7 +80,16 @@ async def authenticate(
     if not security.verify_password(password, user.password_hash if user else None) or user is None:
         raise Unauthorized("Wrong email or password.", code="invalid_credentials")
     await limit.succeeded(email, address)
-    token, expires = security.create_access_token(user.id, key, ttl)
+    if user.disabled:
+        raise Unauthorized(DISABLED, code="account_disabled")
+    return issue_login(user, key, ttl)
+
+
+DISABLED = "This account is disabled; ask an administrator to enable it."
+
+
+def issue_login(user: User, key: str, ttl: timedelta) -> Login:
+    token, expires = security.create_access_token(user.id, key, ttl, user.login_version)
     return Login(token, expires, user)
 
 
@@ -98,10 +107,12 @@ async def user_for_token(db: AsyncSession, token: str, key: str) -> User:
         if row is None:
             raise Unauthorized("This API token is not valid or was revoked.", code="invalid_token")
         api_token, user = row
+        if user.disabled:
+            raise Unauthorized(DISABLED, code="account_disabled")
         api_token.last_used_at = utcnow()
         return user
     try:
-        user_id = security.read_access_token(token, key)
+        user_id, version = security.read_access_token(token, key)
     except security.TokenExpired:
         raise Unauthorized("Your login has expired; log in again.", code="token_expired") from None
     except security.TokenInvalid:
@@ -109,7 +120,57 @@ async def user_for_token(db: AsyncSession, token: str, key: str) -> User:
     found = await db.get(User, user_id)
     if found is None:
         raise Unauthorized("This token's user no longer exists.", code="invalid_token")
+    if found.disabled:
+        raise Unauthorized(DISABLED, code="account_disabled")
+    if version != found.login_version:
+        raise Unauthorized(
+            "The password was changed since this login; log in again.", code="token_expired"
+        )
     return found
+
+
+def set_password(user: User, password: str) -> None:
+    """A new password; every earlier login of the user ends (API tokens stay)."""
+    user.password_hash = security.hash_password(password)
+    user.password_changed_at = utcnow()
+    user.login_version += 1
+
+
+async def change_password(
+    db: AsyncSession, user: User, current: str, new: str, key: str, ttl: timedelta
+) -> Login:
+    """The user's own change: the current password first. Returns a new login, since the
+    change ends the others (this one's included)."""
+    if not security.verify_password(current, user.password_hash):
+        raise BadRequest("The current password is not right.", code="wrong_password")
+    set_password(user, new)
+    await db.flush()
+    return issue_login(user, key, ttl)
+
+
+async def list_users(db: AsyncSession, limit: int, offset: int) -> tuple[list[User], int]:
+    return await paginate(db, select(User).order_by(User.created_at, User.email), limit, offset)
+
+
+async def update_user(db: AsyncSession, admin: User, user_id: uuid.UUID, data: UserUpdate) -> User:
+    """An administrator's changes to a user: role, enabled or not, a new password."""
+    user = await db.get(User, user_id)
+    if user is None:
+        raise NotFound("No such user.", code="user_not_found")
+    if user.id == admin.id and (data.disabled or data.is_admin is False):
+        raise Conflict(
+            "You cannot disable your own account or remove your own administrator role; "
+            "another administrator can.",
+            code="cannot_change_self",
+        )
+    if data.is_admin is not None:
+        user.is_admin = data.is_admin
+    if data.disabled is not None:
+        user.disabled_at = (user.disabled_at or utcnow()) if data.disabled else None
+    if data.password is not None:
+        set_password(user, data.password)
+    await db.flush()
+    return user
 
 
 async def create_user(db: AsyncSession, data: UserCreate) -> User:
@@ -164,6 +225,7 @@ async def ensure_admin(db: AsyncSession, email: str | None, password: str | None
     Without ADMIN_EMAIL/ADMIN_PASSWORD the password is generated and printed once.
     """
     if await db.scalar(select(func.count()).select_from(User)):
+        await _check_admin_settings(db, email, password)
         return
     generated = password is None
     email = normalise_email(email or "admin@example.com")
@@ -184,3 +246,28 @@ async def ensure_admin(db: AsyncSession, email: str | None, password: str | None
         )
     else:
         log.info("created admin user %s", email)
+
+
+async def _check_admin_settings(db: AsyncSession, email: str | None, password: str | None) -> None:
+    """ADMIN_EMAIL/ADMIN_PASSWORD only create the first admin: say so when they no longer
+    match, rather than leave someone wondering why the new password answers 401."""
+    if not email or not password:
+        return
+    try:
+        normalised = normalise_email(email)
+    except ValueError:
+        return
+    user = (await db.scalars(select(User).where(User.email == normalised))).one_or_none()
+    if user is None:
+        log.warning(
+            "ADMIN_EMAIL %s is not a user here: ADMIN_EMAIL and ADMIN_PASSWORD only create the "
+            "first admin, when there are no users yet",
+            normalised,
+        )
+    elif not security.verify_password(password, user.password_hash):
+        log.warning(
+            "ADMIN_PASSWORD is not the password of %s: it only sets the first admin's password. "
+            "To reset it, run on this machine: workbench admin reset-password %s",
+            normalised,
+            normalised,
+        )

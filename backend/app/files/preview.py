@@ -99,6 +99,10 @@ class UnreadableFile(PreviewError):
     """The file claims a tabular type but cannot be parsed as one."""
 
 
+class TooCostly(UnreadableFile):
+    """The file may well be fine, but previewing it would cost more than its bounds allow."""
+
+
 class NeedMoreBytes(Exception):
     """The head given to `preview_csv_head` holds too few complete rows; read a bigger one."""
 
@@ -299,7 +303,7 @@ def _preview_csv(path: Path, name: str) -> Preview:
                 return preview_csv_head(head, name=name, complete=complete, row_count=row_count)
             except NeedMoreBytes:
                 if size >= CSV_HEAD_MAX_BYTES:
-                    raise UnreadableFile(
+                    raise TooCostly(
                         f"{name} could not be read as CSV: its first {PREVIEW_ROWS} rows take more"
                         f" than {CSV_HEAD_MAX_BYTES >> 20} MB"
                     ) from None
@@ -343,14 +347,14 @@ def _check_workbook(path: Path, name: str) -> tuple[str, int | None]:
         members = archive.infolist()
         unpacked = sum(member.file_size for member in members)
         if unpacked > EXCEL_MAX_UNPACKED_BYTES:
-            raise UnreadableFile(
+            raise TooCostly(
                 f"{too_large}: it unpacks to {unpacked >> 20:,} MB, more than "
                 f"{EXCEL_MAX_UNPACKED_BYTES >> 20:,} MB. {later}"
             )
         for member in members:
             ratio = member.file_size / max(member.compress_size, 1)
             if member.file_size > EXCEL_RATIO_MIN_BYTES and ratio > EXCEL_MAX_RATIO:
-                raise UnreadableFile(
+                raise TooCostly(
                     f"{too_large}: {member.filename} unpacks to {member.file_size >> 20:,} MB "
                     f"from {max(member.compress_size >> 10, 1):,} KB ({ratio:,.0f} times), "
                     f"which real workbooks never do. {later}"
@@ -370,7 +374,7 @@ def _check_workbook(path: Path, name: str) -> tuple[str, int | None]:
 
 
 def _unsized_sheet(name: str, size: int) -> UnreadableFile:
-    return UnreadableFile(
+    return TooCostly(
         f"{name} is too large to preview: {size >> 20:,} MB of sheet data does not state its"
         f" size, and only up to {EXCEL_UNSIZED_SHEET_MAX_BYTES >> 20} MB is read in full to"
         " count rows. It can still be downloaded and used in questions."
@@ -588,7 +592,7 @@ def _describe(exc: Exception) -> str:
         return f"line {line} has {saw} fields, expected {expected}"
     if isinstance(exc, json.JSONDecodeError):
         return f"invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg})"
-    if isinstance(exc, zipfile.BadZipFile):
+    if isinstance(exc, zipfile.BadZipFile) or "Excel file format cannot be determined" in str(exc):
         return "the file is damaged or is not an Excel workbook"
     if isinstance(exc, UnicodeError):
         return "the text encoding could not be decoded"

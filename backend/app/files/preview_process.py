@@ -21,7 +21,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
-from app.files.preview import UnreadableFile
+from app.files.preview import TooCostly
 
 T = TypeVar("T")
 
@@ -73,7 +73,7 @@ async def run_preview(
         What `fn` returned.
 
     Raises:
-        UnreadableFile: The limit of time or memory was reached ("too large to preview").
+        TooCostly: The limit of time or memory was reached ("too large to preview").
         Exception: Whatever `fn` raised.
     """
     async with _slot():
@@ -90,7 +90,7 @@ async def run_preview(
             started = True
             sender.close()
             if not await asyncio.to_thread(receiver.poll, time_limit):
-                raise UnreadableFile(
+                raise TooCostly(
                     f"{label} is too large or complex to preview: reading it took more than "
                     f"{time_limit:g} seconds. It can still be downloaded and used in questions."
                 )
@@ -109,13 +109,13 @@ async def run_preview(
     if outcome == "ok":
         return value  # type: ignore[no-any-return]
     if outcome == "memory":
-        raise UnreadableFile(
+        raise TooCostly(
             f"{label} is too large to preview: reading it needed more than "
             f"{memory_bytes >> 20:,} MB of memory. It can still be downloaded and used in "
             "questions."
         )
     if outcome == "died":
-        raise UnreadableFile(
+        raise TooCostly(
             f"{label} could not be previewed: reading it stopped the preview process, most "
             "likely at its memory limit. It can still be downloaded and used in questions."
         )

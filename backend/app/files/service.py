@@ -27,8 +27,8 @@ from app.errors import (
 from app.files import preview as previews
 from app.files.preview_process import run_preview
 from app.files.upload import MultipartFile, clean_file_name
-from app.infra.storage import ObjectNotFound, ObjectStorage
-from app.models import File, Project, User
+from app.infra.storage import ObjectNotFound, ObjectStorage, delete_objects
+from app.models import File, FileVersion, Project, User
 from app.models.base import utcnow
 from app.ownership import one_owned
 
@@ -131,12 +131,15 @@ async def upload(
     project_id: uuid.UUID,
     form: MultipartFile,
     limit: int,
+    versions_kept: int = 10,
 ) -> File:
     """Stream the request's file into storage, then record it.
 
-    A file with the same name in the project is replaced: it keeps its id (so references to
-    it stay valid) and its old bytes are deleted once the new row has committed. If anything
-    fails, the new bytes are deleted and no row is written.
+    A file with the same name in the project gets a new version: it keeps its id (so
+    references to it stay valid), the new bytes are what it reads from now on, and the old
+    ones stay as its previous version; past `versions_kept` versions, the oldest are deleted
+    once the new row has committed. If anything fails, the new bytes are deleted and no row
+    is written.
     """
     name = clean_file_name(await form.open())
     content_type = content_type_for(name)
@@ -157,7 +160,7 @@ async def upload(
         project = await db.get(Project, project_id)
         if project is None:
             raise NotFound("The project was deleted during the upload.", code="project_not_found")
-        file = await _record(db, storage, project, name, key, content_type, received)
+        file = await _record(db, storage, project, name, key, content_type, received, versions_kept)
     except BaseException:
         await asyncio.shield(storage.delete(key))
         raise
@@ -172,6 +175,7 @@ async def _record(
     key: str,
     content_type: str,
     received: _Received,
+    versions_kept: int,
 ) -> File:
     fields: dict[str, Any] = {
         "size": received.size,
@@ -180,6 +184,8 @@ async def _record(
         "storage_key": key,
         "row_count": received.row_count,
         "preview": None,
+        "check": None,
+        "problem": None,
     }
     existing = (
         await db.scalars(
@@ -187,17 +193,28 @@ async def _record(
         )
     ).one_or_none()
     if existing is not None:
-        old_key = existing.storage_key
         for attr, value in fields.items():
             setattr(existing, attr, value)
+        existing.version += 1
         existing.updated_at = utcnow()
         file = existing
-        after_commit(db, lambda: storage.delete(old_key))
     else:
-        file = File(project_id=project.id, name=name, **fields)
+        file = File(project_id=project.id, name=name, version=1, **fields)
         db.add(file)
     try:
         async with db.begin_nested():
+            await db.flush()
+            db.add(
+                FileVersion(
+                    file_id=file.id,
+                    version=file.version,
+                    size=received.size,
+                    sha256=received.sha256,
+                    storage_key=key,
+                    row_count=received.row_count,
+                    created_at=file.updated_at,
+                )
+            )
             await db.flush()
     except IntegrityError:
         raise Conflict(
@@ -205,14 +222,69 @@ async def _record(
             code="upload_conflict",
         ) from None
     project.updated_at = utcnow()
+    await _prune_versions(db, storage, file, versions_kept)
     return file
 
 
+async def _prune_versions(db: AsyncSession, storage: ObjectStorage, file: File, kept: int) -> None:
+    old = list(
+        await db.scalars(
+            select(FileVersion)
+            .where(FileVersion.file_id == file.id)
+            .order_by(FileVersion.version.desc())
+            .offset(kept)
+        )
+    )
+    for version in old:
+        await db.delete(version)
+    if old:
+        keys = [v.storage_key for v in old]
+        after_commit(db, lambda: delete_objects(storage, keys))
+
+
+async def versions(db: AsyncSession, file: File) -> list[FileVersion]:
+    """The file's kept versions, newest first."""
+    query = (
+        select(FileVersion)
+        .where(FileVersion.file_id == file.id)
+        .order_by(FileVersion.version.desc())
+    )
+    return list(await db.scalars(query))
+
+
+async def get_version(db: AsyncSession, file: File, number: int) -> FileVersion:
+    found = (
+        await db.scalars(
+            select(FileVersion).where(FileVersion.file_id == file.id, FileVersion.version == number)
+        )
+    ).one_or_none()
+    if found is None:
+        raise NotFound(
+            f"{file.name} has no version {number} (it may be older than the versions kept).",
+            code="version_not_found",
+        )
+    return found
+
+
+async def version_keys(
+    db: AsyncSession, *, file_id: uuid.UUID | None = None, project_id: uuid.UUID | None = None
+) -> list[str]:
+    """Storage keys of every kept version of a file (or of a project's files)."""
+    query = select(FileVersion.storage_key)
+    if file_id is not None:
+        query = query.where(FileVersion.file_id == file_id)
+    if project_id is not None:
+        query = query.join(File, File.id == FileVersion.file_id).where(
+            File.project_id == project_id
+        )
+    return list(await db.scalars(query))
+
+
 async def delete(db: AsyncSession, storage: ObjectStorage, file: File) -> None:
-    key = file.storage_key
+    keys = {file.storage_key, *await version_keys(db, file_id=file.id)}
     await db.delete(file)
     await db.flush()
-    after_commit(db, lambda: storage.delete(key))
+    after_commit(db, lambda: delete_objects(storage, sorted(keys)))
 
 
 async def stream_object(storage: ObjectStorage, key: str) -> AsyncIterator[bytes]:
@@ -264,6 +336,27 @@ async def preview(storage: ObjectStorage, file: File, cache_dir: Path) -> dict[s
     return file.preview
 
 
+async def check(storage: ObjectStorage, file: File, cache_dir: Path) -> None:
+    """Read the file's head as its kind right after upload (the preview, within its bounds)
+    and note what a user should know at once: unreadable, empty, or too large to check."""
+    if previews.preview_kind(file.name) is None:
+        file.check, file.problem = "not_tabular", None
+        return
+    try:
+        result = await preview(storage, file, cache_dir)
+    except previews.TooCostly as exc:
+        file.check, file.problem = "too_large", str(exc)
+    except previews.UnreadableFile as exc:
+        file.check, file.problem = "unreadable", str(exc)
+    else:
+        if result["rows"] or result["row_count"]:
+            file.check, file.problem = "ok", None
+        elif result["columns"]:
+            file.check, file.problem = "empty", f"{file.name} has a header but no rows."
+        else:
+            file.check, file.problem = "empty", f"{file.name} is empty."
+
+
 async def _count_rows(storage: ObjectStorage, file: File) -> int:
     counter = previews.CsvRowCounter()
     async for chunk in storage.iter_bytes(file.storage_key):
@@ -292,7 +385,7 @@ async def _preview_csv(storage: ObjectStorage, file: File) -> previews.Preview:
             )
         except previews.NeedMoreBytes:
             if size >= CSV_HEAD_MAX:
-                raise previews.UnreadableFile(
+                raise previews.TooCostly(
                     f"{file.name}: its first 50 rows take more than 64 MB; no preview is shown."
                 ) from None
             size *= 2

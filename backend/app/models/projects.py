@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Float, ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.models.base import Base, IdMixin, TimestampMixin
+from app.models.base import Base, IdMixin, TimestampMixin, UTCDateTime, utcnow
 
 
 class Project(IdMixin, TimestampMixin, Base):
@@ -40,8 +50,34 @@ class File(IdMixin, TimestampMixin, Base):
     storage_key: Mapped[str] = mapped_column(String(512), unique=True)
     # Data rows counted while the upload streamed (delimited text only).
     row_count: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    # When the current version was uploaded: set by uploads only, not by previews or checks.
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     # The preview, computed on first request and kept until the bytes change.
     preview: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # Uploading the name again makes a new version (1, 2, …); the row always describes the
+    # newest, and FileVersion keeps each version's bytes, the newest included.
+    version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    # The check made right after upload: ok, empty, unreadable, too_large or not_tabular
+    # (None: not checked, e.g. uploaded before checks existed), with its sentence.
+    check: Mapped[str | None] = mapped_column("upload_check", String(20), nullable=True)
+    problem: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class FileVersion(IdMixin, Base):
+    """One upload of a file's name: its bytes stay in storage as long as the row lives."""
+
+    __tablename__ = "file_versions"
+    __table_args__ = (UniqueConstraint("file_id", "version"),)
+
+    file_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("files.id", ondelete="CASCADE"), index=True
+    )
+    version: Mapped[int] = mapped_column(Integer)
+    size: Mapped[int] = mapped_column(BigInteger)
+    sha256: Mapped[str] = mapped_column(String(64))
+    storage_key: Mapped[str] = mapped_column(String(512), unique=True)
+    row_count: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class Session(IdMixin, TimestampMixin, Base):

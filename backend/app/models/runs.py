@@ -63,6 +63,8 @@ class Run(IdMixin, Base):
     inputs: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default="[]")
     # The user's decisions on code in review mode ({step, decision, code?, feedback?}).
     approvals: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default="[]")
+    # The project's files as the run's workspace had them ({file_id, name, version, sha256}).
+    files: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default="[]")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)

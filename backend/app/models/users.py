@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, String
+from sqlalchemy import Boolean, ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, IdMixin, UTCDateTime, utcnow
@@ -18,6 +18,16 @@ class User(IdMixin, Base):
     password_hash: Mapped[str] = mapped_column(String(255))
     is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # A disabled user's logins and API tokens are refused; nothing of theirs is deleted.
+    disabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    password_changed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # Login tokens carry the version they were issued at: a password change or reset bumps
+    # it, which signs out every earlier login at once.
+    login_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+
+    @property
+    def disabled(self) -> bool:
+        return self.disabled_at is not None
 
 
 class ApiToken(IdMixin, Base):

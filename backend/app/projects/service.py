@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import paginate
 from app.errors import NotFound
+from app.files import service as files_service
 from app.models import File, Project, Session, User
 from app.projects.schemas import ProjectCreate, ProjectUpdate
 from app.runs import service as runs_service
@@ -65,6 +66,7 @@ async def delete(db: AsyncSession, project: Project) -> list[str]:
         The storage keys of its files, to delete once the transaction has committed.
     """
     keys = list(await db.scalars(select(File.storage_key).where(File.project_id == project.id)))
+    keys = sorted({*keys, *await files_service.version_keys(db, project_id=project.id)})
     keys += await runs_service.artifact_keys(db, project_id=project.id)
     await db.delete(project)
     await db.flush()

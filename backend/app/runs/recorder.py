@@ -40,9 +40,22 @@ class EventRecorder:
         self.live_log_error: Exception | None = None  # the first failure of the live log
 
     async def emit(self, event: str, **data: Any) -> RunEvent:
+        record = self.prepare(event, **data)
+        await self.publish(record)
+        if self.live_log_down or len(self._pending) >= FLUSH_EVERY:
+            await self.flush()
+        return record
+
+    def prepare(self, event: str, **data: Any) -> RunEvent:
+        """Number the next event and keep it to store, without sending it live yet (the
+        last event is stored first: whoever acts on it finds the run's events stored)."""
         self._seq += 1
         record = RunEvent(self._seq, event, {"run_id": str(self.run_id), "seq": self._seq, **data})
         self._pending.append((record, utcnow()))
+        return record
+
+    async def publish(self, record: RunEvent) -> None:
+        """Send a prepared event to the live log (or note that the live log is down)."""
         try:
             await self._log.append(str(self.run_id), record)
         except Exception as exc:
@@ -54,9 +67,6 @@ class EventRecorder:
                 )
             self.live_log_down = True
             self.live_log_error = self.live_log_error or exc
-        if self.live_log_down or len(self._pending) >= FLUSH_EVERY:
-            await self.flush()
-        return record
 
     @property
     def pending(self) -> int:

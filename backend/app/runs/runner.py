@@ -425,12 +425,17 @@ class RunOrchestrator:
         lock, thread, worker or connection). Whether it waits."""
         if outcome.pause is None or outcome.status != RunStatus.succeeded:
             return False
-        if not await _best_effort(self._suspend(run, outcome, recorder), f"suspend {run.id}"):
+        try:
+            requested = await self._suspend(run, outcome, recorder)
+        except Exception:
+            log.exception("could not suspend %s", run.id)
             outcome.status, outcome.error = RunStatus.failed, SUSPEND_FAILED
             return False
         keep_lock.cancel()
         await _best_effort(self.locks.release(str(live.session_id), token), f"unlock {run.id}")
         self._live.pop(run.id, None)
+        # Only now is the user told: an answer given at once finds the session free.
+        await _best_effort(recorder.publish(requested), f"announce that {run.id} waits")
         return True
 
     async def _end(
@@ -448,6 +453,18 @@ class RunOrchestrator:
         recorded = await _best_effort(
             self._save_outcome(run, outcome), f"record the end of run {run.id}"
         )
+        # run.finished and every event before it are stored while the lock is still held:
+        # a client that deletes the session on run.finished finds nothing left to write.
+        finished = recorder.prepare(
+            "run.finished",
+            status=str(outcome.status),
+            error=outcome.error,
+            tokens_in=outcome.tokens_in,
+            tokens_out=outcome.tokens_out,
+            cost_usd=outcome.cost_usd,
+            duration_ms=int((time.monotonic() - started) * 1000),
+        )
+        await _best_effort(recorder.flush(), f"store the events of run {run.id}")
         # The session takes questions again before anyone hears this run ended: a
         # client that asks its follow-up on run.finished must not find it busy.
         # Until its end is stored the lock stays held (and renewed): no replica's sweeper
@@ -458,9 +475,9 @@ class RunOrchestrator:
                 self.locks.release(str(live.session_id), token), f"unlock after run {run.id}"
             )
         self._live.pop(run.id, None)
+        await _best_effort(recorder.publish(finished), f"announce the end of run {run.id}")
         await _best_effort(
-            self._announce_end(run, recorder, outcome, started),
-            f"announce the end of run {run.id}",
+            self.events.expire(str(run.id), LOG_RETENTION_SECONDS), f"expire run {run.id}"
         )
         if not recorded or recorder.pending:
             self._unrecorded[run.id] = asyncio.create_task(
@@ -503,8 +520,9 @@ class RunOrchestrator:
                 keep_lock.cancel()
             self._unrecorded.pop(run.id, None)
 
-    async def _suspend(self, run: Run, outcome: _Outcome, recorder: EventRecorder) -> None:
-        """Store what the run waits for and the agent's memory; tell its streams."""
+    async def _suspend(self, run: Run, outcome: _Outcome, recorder: EventRecorder) -> RunEvent:
+        """Store what the run waits for, the agent's memory and the event that asks the
+        user (the caller sends it live once the session's lock is free)."""
         pause = outcome.pause
         assert pause is not None
         if pause.kind == "input":
@@ -527,8 +545,9 @@ class RunOrchestrator:
             row.tokens_in, row.tokens_out = outcome.tokens_in, outcome.tokens_out
             row.cost_usd = outcome.cost_usd
             await db.commit()
-        await recorder.emit(event, step=pause.step, **data)
+        requested = recorder.prepare(event, step=pause.step, **data)
         await recorder.flush()
+        return requested
 
     async def answer(self, run_id: uuid.UUID, text: str) -> None:
         """Answer the question a waiting run asked, and go on with the run (on this replica,
@@ -635,21 +654,6 @@ class RunOrchestrator:
                 row.finished_at = utcnow()
                 await db.commit()
 
-    async def _announce_end(
-        self, run: Run, recorder: EventRecorder, outcome: _Outcome, started: float
-    ) -> None:
-        await recorder.emit(
-            "run.finished",
-            status=str(outcome.status),
-            error=outcome.error,
-            tokens_in=outcome.tokens_in,
-            tokens_out=outcome.tokens_out,
-            cost_usd=outcome.cost_usd,
-            duration_ms=int((time.monotonic() - started) * 1000),
-        )
-        await recorder.flush()
-        await self.events.expire(str(run.id), LOG_RETENTION_SECONDS)
-
     async def _answer(
         self,
         live: LiveRun,
@@ -677,6 +681,14 @@ class RunOrchestrator:
                 left = budget.remaining(project, await budget.of_project(db, project.id))
             except Forbidden as exc:
                 raise BudgetExceeded(exc.detail) from None
+            # Which version of each file this run's workspace has (the run view tells when
+            # a file changed since).
+            run.files = [
+                {"file_id": str(f.id), "name": f.name, "version": f.version, "sha256": f.sha256}
+                for f in files
+            ]
+            await db.execute(update(Run).where(Run.id == run.id).values(files=run.files))
+            await db.commit()
         # No connection is held while files download and previews are computed.
         data_dir = self.settings.DATA_DIR
         workspace = workspace_dir(data_dir, live.session_id)
@@ -690,7 +702,13 @@ class RunOrchestrator:
         file_infos = [await self._describe(f, pinned=str(f.id) in run.file_ids) for f in files]
         await self._keep_previews([f for f in files if f.id in unpreviewed and f.preview])
         generation = snapshot["generation"] if snapshot else None
-        worker, fresh = await self.sandboxes.acquire(ticket, generation)
+        # A new worker takes a few seconds (more when it restores variables): say so, rather
+        # than leave the user looking at "thinking".
+        worker, fresh = await self.sandboxes.acquire(
+            ticket,
+            generation,
+            on_start=lambda: recorder.emit("sandbox.starting", restoring=generation is not None),
+        )
         prompt = prompting.render_system_prompt(
             files=file_infos,
             history=history,

@@ -22,7 +22,7 @@ import shutil
 import time
 import uuid
 from collections import Counter
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -241,7 +241,10 @@ class SandboxPool:
 
     # Workers --------------------------------------------------------------------------
     async def acquire(
-        self, ticket: SlotTicket, snapshot_generation: str | None = None
+        self,
+        ticket: SlotTicket,
+        snapshot_generation: str | None = None,
+        on_start: Callable[[], Awaitable[object]] | None = None,
     ) -> tuple[SandboxWorker, bool]:
         """The session's worker for a granted ticket, started if needed (off the event loop).
 
@@ -250,6 +253,7 @@ class SandboxPool:
             snapshot_generation: The session's stored snapshot. A live worker whose variables
                 are older (another replica ran the session since) is replaced by a new one,
                 which restores that snapshot.
+            on_start: Awaited just before a worker has to be started (it takes seconds).
 
         Returns:
             The worker, and whether it was started now (its variables come from the
@@ -264,6 +268,8 @@ class SandboxPool:
             await asyncio.to_thread(worker.close)
         if worker.alive:
             return worker, False
+        if on_start is not None:
+            await on_start()
         await asyncio.to_thread(worker.start)
         worker.snapshot_generation = snapshot_generation
         return worker, True

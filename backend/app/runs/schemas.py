@@ -95,6 +95,13 @@ class ApprovalOut(BaseModel):
     feedback: str | None = None
 
 
+class RunFileOut(BaseModel):
+    file_id: uuid.UUID
+    name: str
+    version: int = Field(description="The file's version the run's workspace had")
+    sha256: str
+
+
 class RunOut(Schema):
     id: uuid.UUID
     session_id: uuid.UUID
@@ -109,6 +116,12 @@ class RunOut(Schema):
     inputs: list[InputOut]
     approvals: list[ApprovalOut]
     pending: PendingOut | None
+    file_ids: list[uuid.UUID] = Field(
+        default_factory=list, description="The files the question was pinned to (its file_ids)"
+    )
+    files: list[RunFileOut] = Field(
+        default_factory=list, description="The project's files as this run read them"
+    )
     artifacts: list[ArtifactOut]
     tokens_in: int
     tokens_out: int

@@ -83,3 +83,25 @@ async def stored_events(db: AsyncSession, run_id: uuid.UUID, after: int) -> list
             .order_by(RunEventRow.seq)
         )
     )
+
+
+async def excel_source(db: AsyncSession, artifact: Artifact) -> tuple[Artifact | None, bool]:
+    """What an Excel download of `artifact` converts: a table's full-data CSV (the file
+    artifact of the same step and name that display() wrote with it) or else the table's
+    own preview; a CSV file itself. (None, False) for anything else."""
+    if artifact.kind == "table":
+        stem = artifact.name.rsplit(".", 1)[0]
+        companion = (
+            await db.scalars(
+                select(Artifact).where(
+                    Artifact.run_id == artifact.run_id,
+                    Artifact.step == artifact.step,
+                    Artifact.kind == "file",
+                    Artifact.name == f"{stem}.csv",
+                )
+            )
+        ).first()
+        return (companion, False) if companion is not None else (artifact, True)
+    if artifact.kind == "file" and artifact.name.lower().endswith(".csv"):
+        return artifact, False
+    return None, False

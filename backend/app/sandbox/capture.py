@@ -10,6 +10,7 @@ import io
 import json
 import mimetypes
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -229,6 +230,31 @@ def table_frame(obj: Any) -> Any:
     return frame
 
 
+# Plotly titles may carry HTML tags (<b>, <br>); names keep the words only.
+_TITLE_TAGS = re.compile(r"<[^>]{0,200}>")
+_UNSAFE_NAME = re.compile(r'[\x00-\x1f/\\:*?"<>|]+')
+
+
+def plotly_title(figure: Any) -> str | None:
+    """The title text of a plotly figure, if it has one."""
+    try:
+        text = figure.layout.title.text
+    except AttributeError:
+        return None
+    return str(text) if text else None
+
+
+def matplotlib_title(figure: Any) -> str | None:
+    """A matplotlib figure's suptitle, else its first axes' title, if any."""
+    suptitle = getattr(figure, "_suptitle", None)
+    if suptitle is not None and suptitle.get_text():
+        return str(suptitle.get_text())
+    for axes in getattr(figure, "axes", []):
+        if axes.get_title():
+            return str(axes.get_title())
+    return None
+
+
 class StepArtifacts:
     """Collects the artifacts of one step into a folder under the workspace's bookkeeping dir."""
 
@@ -280,22 +306,38 @@ class StepArtifacts:
         self.folder.mkdir(parents=True, exist_ok=True)
         return self.folder / name
 
+    def _titled(self, stem: str, title: str | None, suffix: str) -> tuple[str, str]:
+        """The file name on disk (stem-N) and the name the user sees: the chart's title
+        when it has one (made unique within the step), else the same stem-N."""
+        file_name = f"{self._next_name(stem)}{suffix}"
+        cleaned = " ".join(_TITLE_TAGS.sub(" ", title or "").split())
+        cleaned = _UNSAFE_NAME.sub("-", cleaned).strip(" .-")[:80]
+        if not cleaned:
+            return file_name, file_name
+        shown = f"{cleaned}{suffix}"
+        taken = {item["name"] for item in self.items}
+        number = 2
+        while shown in taken:
+            shown = f"{cleaned} ({number}){suffix}"
+            number += 1
+        return file_name, shown
+
     def add_plotly(self, figure: Any) -> str:
-        """Save a plotly figure as figure JSON; returns its display name."""
+        """Save a plotly figure as figure JSON, named after its title; returns that name."""
         if self._full():
             return ""
-        name = f"{self._next_name('figure')}.json"
-        path = self._new_file(name)
+        file_name, name = self._titled("figure", plotly_title(figure), ".json")
+        path = self._new_file(file_name)
         path.write_text(figure.to_json(), encoding="utf-8")
         self._add("plotly", name, PLOTLY_MIME, path)
         return name
 
     def add_matplotlib(self, figure: Any) -> str:
-        """Save a matplotlib figure as PNG; returns its display name."""
+        """Save a matplotlib figure as PNG, named after its title; returns that name."""
         if self._full():
             return ""
-        name = f"{self._next_name('figure')}.png"
-        path = self._new_file(name)
+        file_name, name = self._titled("figure", matplotlib_title(figure), ".png")
+        path = self._new_file(file_name)
         figure.savefig(path, format="png", bbox_inches="tight")
         self._add("image", name, "image/png", path)
         return name

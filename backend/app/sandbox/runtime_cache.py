@@ -179,4 +179,6 @@ def _build(folder: Path, pycache: bool) -> None:
             timeout=BUILD_TIMEOUT_SECONDS,
         )
         if done.returncode != 0:
-            raise subprocess.SubprocessError(done.stderr.strip()[-2000:])
+            raise subprocess.SubprocessError(
+                f"exit status {done.returncode}: {done.stderr.strip()[-2000:]}"
+            )

@@ -138,19 +138,19 @@ def test_a_streamed_upload_without_length_is_cut_at_the_limit(alice: Api, live) 
     assert keys(live) == []
 
 
-def test_uploading_the_same_name_replaces_the_file(alice: Api, live) -> None:  # type: ignore[no-untyped-def]
+def test_uploading_the_same_name_makes_a_new_version(alice: Api, live) -> None:  # type: ignore[no-untyped-def]
     project = alice.project()
     first = alice.upload(project["id"], "sales.csv", SALES).json()
     alice.get(f"/files/{first['id']}/preview")
     newer = SALES + b"West,2026-03,77\n"
     second = alice.upload(project["id"], "sales.csv", newer).json()
-    assert second["id"] == first["id"]
+    assert second["id"] == first["id"] and second["version"] == 2
     assert second["sha256"] == hashlib.sha256(newer).hexdigest() and second["size"] == len(newer)
     listing = alice.get(f"/projects/{project['id']}/files").json()
     assert listing["total"] == 1 and listing["items"][0]["sha256"] == second["sha256"]
     assert alice.get(f"/files/{first['id']}/content").content == newer
     assert alice.get(f"/files/{first['id']}/preview").json()["row_count"] == 4
-    assert len(keys(live)) == 1  # the old bytes are gone
+    assert len(keys(live)) == 2  # the old bytes stay, as version 1 (see test_file_versions)
 
 
 def test_deleting_a_file_removes_its_bytes(alice: Api, live) -> None:  # type: ignore[no-untyped-def]

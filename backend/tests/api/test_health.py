@@ -59,6 +59,19 @@ CONTRACT = [
     ("get", "/sessions/{session_id}/artifacts"),
     ("get", "/artifacts/{artifact_id}"),
     ("get", "/artifacts/{artifact_id}/content"),
+    ("post", "/sessions/{session_id}/query"),
+    ("get", "/runs/{run_id}"),
+    ("get", "/runs/{run_id}/events"),
+    ("post", "/runs/{run_id}/cancel"),
+    ("post", "/runs/{run_id}/input"),
+    ("post", "/runs/{run_id}/approval"),
+    ("get", "/models"),
+    ("get", "/sessions/{session_id}/export"),
+    ("post", "/auth/password"),
+    ("get", "/users"),
+    ("patch", "/users/{user_id}"),
+    ("get", "/files/{file_id}/versions"),
+    ("get", "/files/{file_id}/versions/{version}/content"),
 ]
 
 

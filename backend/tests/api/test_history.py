@@ -6,12 +6,19 @@ Runs are written here straight into the database and storage, as the query runne
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from app.models import Artifact, Run, RunStep
+import pytest
+from sqlalchemy import func, select, text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.models import Artifact, Run, RunEventRow, RunStep
 from tests.conftest import Api
+from tests.support.llm import final_reply
 from tests.support.server import LiveServer
+from tests.support.sse import read_events
 
 FIGURE = json.dumps({"data": [{"type": "bar", "x": ["N", "S"], "y": [3, 5]}]}).encode()
 
@@ -138,3 +145,49 @@ def test_deleting_a_session_or_project_deletes_artifact_bytes(alice: Api, live: 
 
     assert alice.delete(f"/projects/{project['id']}").status_code == 204
     assert live.call(live.state.storage.list_keys()) == []
+
+
+@pytest.mark.parametrize("server", ["services"], indirect=True)
+def test_a_run_is_stored_whole_before_its_end_is_announced(
+    alice: Api, session, llm, live: LiveServer
+) -> None:  # type: ignore[no-untyped-def]
+    """A client that acts on run.finished (deletes the session, reads the history) finds
+    every event stored: nothing is written after the end is announced. The events table is
+    held locked from the answer on, so a run.finished sent before its rows are stored would
+    arrive while they cannot be."""
+    llm.script(final_reply("'Done.'"))
+    held: dict[str, AsyncConnection] = {}
+
+    async def lock_events() -> None:
+        connection = await live.state.engine.connect()
+        await connection.begin()
+        await connection.execute(text("LOCK TABLE run_events IN EXCLUSIVE MODE"))
+        held["connection"] = connection
+
+    async def unlock_events() -> None:
+        connection = held.pop("connection")
+        await connection.rollback()
+        await connection.close()
+
+    async def stored(run_id: str) -> int:
+        async with live.state.session_factory() as db:
+            query = select(func.count()).where(RunEventRow.run_id == uuid.UUID(run_id))
+            return int(await db.scalar(query) or 0)
+
+    path = f"/sessions/{session['id']}/query"
+    timer = threading.Timer(5, lambda: live.call(unlock_events()))
+    try:
+        with alice.stream("POST", path, json={"query": "Done?"}) as response:
+            for event in read_events(response):
+                if event is None:
+                    continue
+                if event.event == "final":
+                    live.call(lock_events())
+                    timer.start()
+                if event.event == "run.finished":
+                    # At this moment, before anything else happens: all of it is stored.
+                    assert live.call(stored(event.data["run_id"])) == event.id
+                    break
+    finally:
+        timer.join()
+    assert alice.delete(f"/sessions/{session['id']}").status_code == 204

@@ -65,7 +65,9 @@ def test_a_question_streams_steps_and_a_correct_answer(
         events[0].data["query"] == "Which region sells more?"
         and events[0].data["model"] == "openai/scripted"
     )
-    assert names(events)[1] == "step.started"
+    # The session's first question starts its sandbox, and says so before the agent works.
+    assert names(events)[1:3] == ["sandbox.starting", "step.started"]
+    assert events[1].data["restoring"] is False
     assert of(events, "step.code")[0]["code"].startswith("import pandas as pd")
     assert "North    2510.75" in of(events, "step.output")[0]["output"]
     streamed = "".join(d["text"] for d in of(events, "model.delta") if d["step"] == 1)
@@ -163,6 +165,7 @@ def test_a_follow_up_uses_the_previous_runs_variables(
         code_reply("print(round(totals['North'] / totals.sum(), 3))"), final_reply("'55.9%'")
     )
     events = ask(alice, session["id"], "What share is North's?")
+    assert "sandbox.starting" not in names(events)  # its worker is still there
     assert of(events, "step.output")[0]["output"].strip() == "0.559"
     assert finished(events)["status"] == "succeeded"
     system = llm.requests[0]["messages"][0]["content"]

@@ -130,6 +130,29 @@ def test_plotly_show_and_display_make_figure_artifacts(worker: SandboxWorker) ->
     assert traces == ["bar", "scatter"]
 
 
+def test_charts_are_named_after_their_titles(worker: SandboxWorker) -> None:
+    code = (
+        "import plotly.express as px\nimport matplotlib.pyplot as plt\n"
+        "px.bar(x=['a'], y=[1], title='<b>Revenue</b> by region').show()\n"
+        "px.bar(x=['a'], y=[1], title='Revenue by region').show()\n"
+        "px.line(x=[1], y=[1], title='Sales / month: 2026?').show()\n"
+        "fig, ax = plt.subplots()\nax.plot([1, 2])\nax.set_title('Trend')\nplt.show()\n"
+        "plt.plot([1, 2])\nplt.suptitle('Whole figure')\nplt.show()\n"
+        "plt.plot([3, 4])\nplt.show()\n"
+    )
+    result = ok(worker, code)
+    assert [a.name for a in result.artifacts] == [
+        "Revenue by region.json",
+        "Revenue by region (2).json",
+        "Sales - month- 2026.json",
+        "Trend.png",
+        "Whole figure.png",
+        "figure-6.png",
+    ]
+    # On disk they keep plain names, whatever the titles say.
+    assert all(a.path.name.startswith("figure-") for a in result.artifacts)
+
+
 def test_matplotlib_show_and_open_figures_become_pngs(worker: SandboxWorker) -> None:
     code = (
         "import matplotlib.pyplot as plt\n"
