@@ -88,3 +88,9 @@ stop:
 # A session holding a 1 GB DataFrame: snapshot, store in S3, fetch elsewhere, restore.
 bench-snapshot: deps
 	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.snapshot
+
+# The project's own task set (backend/evals) against a running workbench, with the token of
+# `workbench login` (or WORKBENCH_URL/WORKBENCH_TOKEN); e.g. ARGS="--model openai/gpt-4o --concurrency 4".
+.PHONY: eval
+eval: deps
+	cd $(BACKEND) && $(UV) run --frozen workbench eval evals/tasks.jsonl --tables evals/tables $(ARGS)

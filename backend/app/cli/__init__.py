@@ -1,0 +1,1 @@
+"""The `workbench` command: the public API from a terminal."""

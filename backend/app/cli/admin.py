@@ -1,0 +1,124 @@
+"""`workbench admin …`: recovery on the server's own machine, straight to its database.
+
+Unlike the rest of the CLI this does not go through the API (a lost admin password is
+exactly when the API cannot be used): it reads the server's settings the way the server
+does (the environment and `.env`: DATABASE_URL, or DATA_DIR for the embedded database).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:  # the server's code is imported only when an admin command runs
+    from app.config import Settings
+
+admin = typer.Typer(
+    help="Recover accounts on the server's own machine (uses its settings and database).",
+    no_args_is_help=True,
+)
+
+MIN_PASSWORD = 8
+
+
+def _settings() -> Settings:
+    from pydantic import ValidationError
+
+    from app.config import Settings
+
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        raise typer.BadParameter(
+            "the server's settings are not valid: "
+            + "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        ) from None
+    if settings.is_embedded_db:
+        path = Path(settings.database_url.split("///", 1)[1])
+        if not path.exists():
+            typer.echo(
+                f"No workbench database at {path}. Run this where the workbench runs, with "
+                "its DATA_DIR (or DATABASE_URL) set as the server has it.",
+                err=True,
+            )
+            raise typer.Exit(1)
+    return settings
+
+
+@admin.command("reset-password")
+def reset_password(
+    email: Annotated[str, typer.Argument(help="The account's email")],
+    password_stdin: Annotated[
+        bool, typer.Option("--password-stdin", help="Read the new password from standard input")
+    ] = False,
+    enable: Annotated[
+        bool, typer.Option("--enable", help="Also enable the account if it was disabled")
+    ] = False,
+) -> None:
+    """Set a new password for an account (e.g. a lost admin password). Its logins end;
+    its API tokens stay."""
+    from app.auth.schemas import normalise_email
+
+    try:
+        normalised = normalise_email(email)
+    except ValueError:
+        raise typer.BadParameter(f"{email!r} is not an email address") from None
+    settings = _settings()
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = typer.prompt("New password", hide_input=True, confirmation_prompt=True)
+    if len(password) < MIN_PASSWORD:
+        typer.echo(f"The password needs at least {MIN_PASSWORD} characters.", err=True)
+        raise typer.Exit(2)
+    outcome = asyncio.run(_reset(settings, normalised, password, enable))
+    typer.echo(outcome.message)
+    if not outcome.found:
+        raise typer.Exit(1)
+
+
+class _Outcome:
+    def __init__(self, found: bool, message: str):
+        self.found = found
+        self.message = message
+
+
+async def _reset(settings: Settings, email: str, password: str, enable: bool) -> _Outcome:
+    from sqlalchemy import select
+
+    from app.auth import service as auth_service
+    from app.db import create_engine, session_factory
+    from app.models import User
+
+    engine = create_engine(settings.database_url, pool_size=1, max_overflow=0)
+    try:
+        async with session_factory(engine)() as db:
+            user = (await db.scalars(select(User).where(User.email == email))).one_or_none()
+            if user is None:
+                known = list(await db.scalars(select(User.email).order_by(User.email).limit(20)))
+                return _Outcome(
+                    False,
+                    f"No account {email} here. Accounts: {', '.join(known) or 'none'}.",
+                )
+            auth_service.set_password(user, password)
+            note = ""
+            if user.disabled and enable:
+                user.disabled_at = None
+                note = " The account is enabled again."
+            elif user.disabled:
+                note = " The account is still disabled (add --enable to enable it)."
+            await db.commit()
+            return _Outcome(
+                True,
+                f"The password of {email} is reset; earlier logins of it are signed out.{note}",
+            )
+    finally:
+        await engine.dispose()
+
+
+if __name__ == "__main__":
+    admin()

@@ -1,0 +1,95 @@
+"""Projects, sessions and files as a user names them: by id, by name, or by an id's start.
+
+An exact id wins, then an exact name, then a name in any case, then a unique id prefix (at
+least four characters). Two matches are an error that lists the ids to choose from.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from app.cli.client import ApiError, WorkbenchClient
+from app.cli.output import Failure
+
+# The project `workbench ask` uses when none is named (WORKBENCH_PROJECT overrides it).
+DEFAULT_PROJECT = "Terminal"
+DEFAULT_PROJECT_DESCRIPTION = "Questions asked with the workbench command."
+UUID = re.compile(r"^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
+
+
+def pick(kind: str, ref: str, items: list[dict[str, Any]], name_key: str) -> dict[str, Any]:
+    """The one item of `items` that `ref` names.
+
+    Args:
+        kind: What the items are, for messages ("project", "session", "file").
+        ref: An id, a name, or the start of an id, as the user typed it.
+        items: The candidates, each with "id" and `name_key`.
+        name_key: The field holding the item's name ("name" or "title").
+    """
+    for exact in items:
+        if exact["id"] == ref:
+            return exact
+    folded = ref.casefold()
+    prefix = ref.lower() if len(ref) >= 4 else None
+    for matches in (
+        [i for i in items if i[name_key] == ref],
+        [i for i in items if str(i[name_key]).casefold() == folded],
+        [i for i in items if prefix and str(i["id"]).startswith(prefix)],
+    ):
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            ids = ", ".join(str(m["id"]) for m in matches)
+            raise Failure(f'{len(matches)} {kind}s match "{ref}": give the id ({ids}).')
+    raise Failure(f'No {kind} "{ref}". `workbench {kind}s list` shows them.')
+
+
+def project(client: WorkbenchClient, ref: str) -> dict[str, Any]:
+    return pick("project", ref, client.projects(), "name")
+
+
+def existing_default_project(client: WorkbenchClient) -> dict[str, Any] | None:
+    """The project named by WORKBENCH_PROJECT, else "Terminal", if it exists."""
+    named = os.environ.get("WORKBENCH_PROJECT")
+    if named:
+        return project(client, named)
+    return next((p for p in client.projects() if p["name"] == DEFAULT_PROJECT), None)
+
+
+def project_or_default(client: WorkbenchClient, ref: str | None) -> dict[str, Any]:
+    """The named project, else the default one ("Terminal" is made on first use)."""
+    if ref:
+        return project(client, ref)
+    return existing_default_project(client) or client.create_project(
+        DEFAULT_PROJECT, DEFAULT_PROJECT_DESCRIPTION
+    )
+
+
+def session(client: WorkbenchClient, ref: str, project_ref: str | None = None) -> dict[str, Any]:
+    """A session by id, or by title (in the named project, else in any project)."""
+    if UUID.match(ref):
+        try:
+            return client.session(ref.lower())
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+            raise Failure(f'No session "{ref}". `workbench sessions list` shows them.') from exc
+    projects = [project(client, project_ref)] if project_ref else client.projects()
+    candidates = [s for p in projects for s in client.sessions(p["id"])]
+    return pick("session", ref, candidates, "title")
+
+
+def file(client: WorkbenchClient, ref: str, project_ref: str | None = None) -> dict[str, Any]:
+    """A file by id, or by name (in the named project, else in any project)."""
+    if UUID.match(ref):
+        try:
+            return client.file(ref.lower())
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+            raise Failure(f'No file "{ref}". `workbench files list` shows them.') from exc
+    projects = [project(client, project_ref)] if project_ref else client.projects()
+    candidates = [f for p in projects for f in client.files(p["id"])]
+    return pick("file", ref, candidates, "name")

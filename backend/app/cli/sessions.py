@@ -1,0 +1,133 @@
+"""`workbench sessions`: list, create, rename, review mode, delete."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+
+from app.cli import lookup
+from app.cli.config import connect
+from app.cli.output import cost, out, print_json, print_table, tokens, when
+
+app = typer.Typer(help="List and manage analysis sessions.")
+
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+InProject = Annotated[
+    str | None, typer.Option("--project", "-p", help="Project id or name.", show_default="all")
+]
+SessionRef = Annotated[str, typer.Argument(help="Session id or title.")]
+
+
+class Switch(StrEnum):
+    on = "on"
+    off = "off"
+
+
+@app.callback(invoke_without_command=True)
+def sessions(ctx: typer.Context, project: InProject = None, as_json: AsJson = False) -> None:
+    """List and manage sessions (alone: list them)."""
+    if ctx.invoked_subcommand is None:
+        list_sessions(project, as_json)
+
+
+@app.command("list")
+def list_sessions(project: InProject = None, as_json: AsJson = False) -> None:
+    """List the sessions of a project, or of every project, most recent first."""
+    with connect() as client:
+        projects = [lookup.project(client, project)] if project else client.projects()
+        items: list[dict[str, Any]] = []
+        names = {}
+        for p in projects:
+            names[p["id"]] = p["name"]
+            items.extend(client.sessions(p["id"]))
+    items.sort(key=lambda s: str(s.get("updated_at")), reverse=True)
+    if as_json:
+        print_json(items)
+        return
+    if not items:
+        out.print("No sessions yet: `workbench ask QUESTION` starts one.")
+        return
+    rows = [
+        (
+            s["id"],
+            s["title"],
+            names.get(s["project_id"], ""),
+            s.get("autonomy", ""),
+            tokens(s.get("tokens_in"), s.get("tokens_out")),
+            cost(s.get("cost_usd")),
+            when(s.get("updated_at")),
+        )
+        for s in items
+    ]
+    print_table(
+        ("ID", "TITLE", "PROJECT", "MODE", "TOKENS", "COST", "UPDATED"),
+        rows,
+        wrap=("TITLE", "PROJECT"),
+        optional=("TOKENS", "MODE", "COST", "PROJECT", "UPDATED"),
+    )
+
+
+@app.command()
+def create(
+    title: Annotated[str | None, typer.Argument(help="The session's title.")] = None,
+    project: Annotated[
+        str | None,
+        typer.Option(
+            "--project",
+            "-p",
+            help="Project id or name.",
+            show_default='$WORKBENCH_PROJECT or "Terminal"',
+        ),
+    ] = None,
+    review: Annotated[
+        bool, typer.Option("--review", help="Review each code block before it runs.")
+    ] = False,
+    as_json: AsJson = False,
+) -> None:
+    """Create a session."""
+    with connect() as client:
+        chosen = lookup.project_or_default(client, project)
+        created = client.create_session(chosen["id"], title, autonomy="review" if review else None)
+    if as_json:
+        print_json(created)
+    else:
+        out.print(f"Created session {created['title']} ({created['id']}) in {chosen['name']}.")
+
+
+@app.command()
+def rename(
+    session: SessionRef, title: Annotated[str, typer.Argument(help="The new title.")]
+) -> None:
+    """Rename a session."""
+    with connect() as client:
+        chosen = lookup.session(client, session)
+        client.update_session(chosen["id"], title=title)
+    out.print(f"Renamed session {chosen['title']} to {title}.")
+
+
+@app.command()
+def review(
+    session: SessionRef,
+    switch: Annotated[Switch, typer.Argument(help="on: review each code block; off: run it.")],
+) -> None:
+    """Turn review mode on or off: with it on, each code block waits for your approval."""
+    autonomy = "review" if switch is Switch.on else "auto"
+    with connect() as client:
+        chosen = lookup.session(client, session)
+        client.update_session(chosen["id"], autonomy=autonomy)
+    state = "reviews each code block" if autonomy == "review" else "runs code without asking"
+    out.print(f"Session {chosen['title']} now {state}.")
+
+
+@app.command()
+def delete(session: SessionRef, yes: Yes = False) -> None:
+    """Delete a session with its runs and artifacts."""
+    with connect() as client:
+        chosen = lookup.session(client, session)
+        if not yes:
+            typer.confirm(f"Delete session {chosen['title']} with its runs?", abort=True)
+        client.delete_session(chosen["id"])
+    out.print(f"Deleted session {chosen['title']}.")

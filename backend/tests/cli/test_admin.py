@@ -1,0 +1,89 @@
+"""`workbench admin reset-password`: a lost admin password is reset on the server's own
+machine, straight to its database (embedded or Postgres), with its settings."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.api.test_auth import assert_error
+from tests.conftest import ADMIN_EMAIL, Api
+from tests.support.server import LiveServer
+
+WORKBENCH = Path(sys.executable).parent / "workbench"
+
+
+def admin_command(
+    live: LiveServer, *args: str, stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "DATA_DIR"))}
+    env["DATA_DIR"] = str(live.settings.DATA_DIR)
+    if live.settings.DATABASE_URL:
+        env["DATABASE_URL"] = live.settings.DATABASE_URL
+    return subprocess.run(
+        [str(WORKBENCH), "admin", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=live.settings.DATA_DIR,
+    )
+
+
+def test_a_lost_admin_password_is_reset_on_the_server(
+    admin: Api, anon: Api, live: LiveServer
+) -> None:
+    old_login = admin.headers["Authorization"]
+    me = admin.get("/auth/me").json()
+    # Meanwhile someone disabled the account too (another admin could).
+    second = admin.new_user("second@example.com")
+    promoted = admin.patch("/users/" + second.get("/auth/me").json()["id"], json={"is_admin": True})
+    assert promoted.status_code == 200
+    assert second.patch(f"/users/{me['id']}", json={"disabled": True}).status_code == 200
+
+    done = admin_command(
+        live,
+        "reset-password",
+        ADMIN_EMAIL,
+        "--password-stdin",
+        "--enable",
+        stdin="recovered-pass-1\n",
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"The password of {ADMIN_EMAIL} is reset" in done.stdout
+    assert "enabled again" in done.stdout
+
+    login = anon.post("/auth/login", json={"email": ADMIN_EMAIL, "password": "recovered-pass-1"})
+    assert login.status_code == 200, login.text
+    assert_error(anon.get("/auth/me", headers={"Authorization": old_login}), 401, "token_expired")
+
+    unknown = admin_command(
+        live, "reset-password", "nobody@example.com", "--password-stdin", stdin="whatever-123\n"
+    )
+    assert unknown.returncode == 1
+    assert "No account nobody@example.com here" in unknown.stdout
+    assert ADMIN_EMAIL in unknown.stdout  # the accounts there, to pick from
+
+    short = admin_command(live, "reset-password", ADMIN_EMAIL, "--password-stdin", stdin="short\n")
+    assert short.returncode == 2 and "at least 8 characters" in short.stderr
+
+
+def test_reset_password_says_where_it_looked_when_there_is_no_database(
+    tmp_path: Path,
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "DATA_DIR"))}
+    env["DATA_DIR"] = str(tmp_path / "nothing-here")
+    done = subprocess.run(
+        [str(WORKBENCH), "admin", "reset-password", ADMIN_EMAIL, "--password-stdin"],
+        input="recovered-pass-1\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1
+    assert f"No workbench database at {tmp_path / 'nothing-here' / 'workbench.db'}" in done.stderr
