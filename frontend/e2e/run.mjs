@@ -1,7 +1,7 @@
 // End-to-end test: the built SPA served by the real backend, a scripted LLM, Debian's chromium.
 // Usage: npm run e2e (builds dist first). Prints "N passed, M failed" as its last line.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, existsSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,6 +19,7 @@ const T = 20_000;
 const children = [];
 const dataDir = mkdtempSync(path.join(tmpdir(), 'wb-e2e-'));
 const planDataDir = mkdtempSync(path.join(tmpdir(), 'wb-e2e-plans-'));
+const noModelDataDir = mkdtempSync(path.join(tmpdir(), 'wb-e2e-no-model-'));
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -80,6 +81,7 @@ async function main() {
   const llmPort = await freePort();
   const port = await freePort();
   const planPort = await freePort();
+  const noModelPort = await freePort();
   start('llm', ['-m', 'tests.support.llm', '--port', String(llmPort)], {});
   const backendEnv = {
     DATA_DIR: dataDir,
@@ -109,10 +111,22 @@ async function main() {
     AGENT_PLANNING_INTERVAL: '2',
     AGENT_VERIFY_ROUNDS: '1',
   });
+  // A third backend as on a first start without an LLM: no LLM_MODEL, no LLM_MODELS. Only its own
+  // test waits for it, so it starts alongside the others.
+  start('backend-no-model', ['-m', 'app'], {
+    ...backendEnv,
+    DATA_DIR: noModelDataDir,
+    PORT: String(noModelPort),
+    LLM_MODEL: '',
+    LLM_MODELS: '',
+  });
   const base = `http://127.0.0.1:${port}`;
   const planBase = `http://127.0.0.1:${planPort}`;
-  await waitFor(`${base}/readyz`);
-  await waitFor(`${planBase}/readyz`);
+  const noModelBase = `http://127.0.0.1:${noModelPort}`;
+  // A first start on a new machine prepares the sandbox's runtime cache (tens of seconds, three
+  // backends at once on two cores): give it time.
+  await waitFor(`${base}/readyz`, 300_000);
+  await waitFor(`${planBase}/readyz`, 300_000);
   await waitFor(`http://127.0.0.1:${llmPort}/`, 30_000, true);
 
   const script = async (replies, chunkDelay = 0) => {
@@ -138,6 +152,16 @@ async function main() {
   const shot = (name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
 
   const lastRun = () => page.locator('[data-testid=run]').last();
+  // A finished run leads with its answer and folds its steps into one line: open them.
+  const openSteps = async (run = lastRun()) => {
+    const toggle = run.getByTestId('steps-toggle');
+    if ((await toggle.getAttribute('aria-expanded')) === 'false') await toggle.click();
+    await run.getByTestId('run-steps').waitFor();
+  };
+  // While a run goes, a finished step folds to its header: open one.
+  const openStep = async (card) => {
+    if ((await card.getAttribute('data-open')) === 'false') await card.locator('header').click();
+  };
   const ask = async (text) => {
     const box = page.getByRole('textbox', { name: 'Ask a question about your data' });
     await box.fill(text);
@@ -265,16 +289,22 @@ async function main() {
       await ask('Which region sells the most units?');
       await lastRun().getByTestId('code').filter({ hasText: 'read_csv' }).first().waitFor();
       await shot('03-session-streaming');
-      await lastRun().locator('.js-plotly-plot .main-svg').first().waitFor({ timeout: 40_000 });
-      const table = lastRun().getByTestId('artifact-table');
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'sold the most units' }).waitFor({ timeout: 40_000 });
+      await lastRun().getByText('Succeeded').waitFor();
+      // The answer leads, with the run's last result (the table) under it; the steps fold away.
+      const table = lastRun().getByTestId('run-result').getByTestId('artifact-table');
       await table.getByTestId('page-indicator').filter({ hasText: 'Page 1 of 3' }).waitFor();
       await table.getByRole('button', { name: 'Next page' }).click();
       await table.getByTestId('page-indicator').filter({ hasText: 'Page 2 of 3' }).waitFor();
       await table.getByRole('button', { name: 'Sort by units' }).click();
-      await lastRun().getByTestId('final-answer').filter({ hasText: 'sold the most units' }).waitFor({ timeout: 40_000 });
-      await lastRun().getByText('Succeeded').waitFor();
+      expect((await lastRun().getByTestId('step-card').count()) === 0, 'the steps of a finished run are folded');
       await page.waitForTimeout(300);
       await shot('04-session-answer');
+      await openSteps();
+      await lastRun().locator('.js-plotly-plot .main-svg').first().waitFor({ timeout: 40_000 });
+      await lastRun().getByTestId('code').filter({ hasText: 'read_csv' }).first().waitFor();
+      await page.waitForTimeout(300);
+      await shot('04b-session-steps-open');
     });
 
     await test('reload mid-run: the run resumes without lost or duplicated events', async () => {
@@ -289,6 +319,7 @@ async function main() {
       await lastRun().getByTestId('code').filter({ hasText: 'time.sleep' }).first().waitFor();
       await page.reload();
       await lastRun().getByTestId('final-answer').filter({ hasText: 'Resumed and finished.' }).waitFor({ timeout: 40_000 });
+      await openSteps();
       const output = await lastRun().getByTestId('step-output').first().innerText();
       const ticks = output.match(/tick \d/g) ?? [];
       expect(ticks.join(',') === 'tick 0,tick 1,tick 2,tick 3,tick 4', `output after resume was ${JSON.stringify(output)}`);
@@ -319,6 +350,7 @@ async function main() {
       await lastRun().getByTestId('final-answer').filter({ hasText: 'Survived the outage.' }).waitFor({ timeout: 40_000 });
       await page.unroute('**/api/v1/sessions/*/query');
       page.off('request', onRequest);
+      await openSteps();
       expect(resumes.includes('12'), `expected a re-attach with Last-Event-ID 12, saw ${JSON.stringify(resumes)}`);
       const output = await lastRun().getByTestId('step-output').first().innerText();
       const beats = output.match(/beat \d/g) ?? [];
@@ -341,8 +373,9 @@ async function main() {
       );
       await ask('And a follow-up?');
       await lastRun().getByTestId('final-answer').filter({ hasText: 'A follow-up answer.' }).waitFor({ timeout: 30_000 });
+      await lastRun().getByTestId('run-result').getByTestId('artifact-image').locator('img').waitFor();
+      await openSteps();
       await lastRun().getByTestId('step-error').filter({ hasText: 'open' }).waitFor();
-      await lastRun().getByTestId('artifact-image').locator('img').waitFor();
       await lastRun().getByRole('button', { name: /^Enlarge/ }).click();
       await page.getByRole('dialog').locator('img').waitFor();
       await shot('05-image-enlarged');
@@ -352,7 +385,112 @@ async function main() {
       await page.reload();
       await page.getByTestId('final-answer').filter({ hasText: 'A follow-up answer.' }).waitFor();
       expect((await page.getByTestId('run').count()) === 4, 'expected four runs after reload');
+      await openSteps(page.getByTestId('run').first());
       await page.locator('.js-plotly-plot .main-svg').first().waitFor();
+    });
+
+    // The session menu's exports, saved as the browser saves them: name and bytes.
+    const sessionMenu = () => page.getByRole('button', { name: 'Session actions' });
+    const exportFile = async (item, open = () => sessionMenu().click()) => {
+      await open();
+      const downloading = page.waitForEvent('download', { timeout: 40_000 });
+      await page.getByRole('menu').getByRole('menuitem', { name: item }).click();
+      const download = await downloading;
+      const file = await download.path();
+      await page.getByRole('menu').waitFor({ state: 'detached' });
+      return { name: download.suggestedFilename(), text: readFileSync(file, 'utf8') };
+    };
+
+    await test('the session menu exports the notebook and the report', async () => {
+      await sessionMenu().click();
+      const menu = page.getByRole('menu');
+      await menu.getByRole('menuitem', { name: 'Export as Markdown (.md)' }).waitFor();
+      const items = await menu.getByRole('menuitem').allInnerTexts();
+      expect(
+        JSON.stringify(items) === JSON.stringify(['Export as notebook (.ipynb)', 'Export as report (.html)', 'Export as Markdown (.md)']),
+        `the menu offers ${JSON.stringify(items)}`,
+      );
+      await page.waitForTimeout(300);
+      await shot('05c-export-menu');
+      await page.keyboard.press('Escape');
+      await menu.waitFor({ state: 'detached' });
+
+      const notebook = await exportFile('Export as notebook (.ipynb)');
+      expect(notebook.name.endsWith('.ipynb'), `the notebook is saved as ${JSON.stringify(notebook.name)}`);
+      const nb = JSON.parse(notebook.text);
+      expect(nb.nbformat === 4 && Array.isArray(nb.cells), `the notebook is nbformat 4: ${notebook.text.slice(0, 200)}`);
+      const source = (cell) => (Array.isArray(cell.source) ? cell.source.join('') : String(cell.source ?? ''));
+      const cells = (type) => nb.cells.filter((c) => c.cell_type === type).map(source);
+      expect(
+        cells('markdown').some((t) => t.includes('Which region sells the most units?')),
+        `a markdown cell holds the question: ${JSON.stringify(cells('markdown')).slice(0, 400)}`,
+      );
+      expect(
+        cells('code').some((t) => t.includes('pd.read_csv("sales.csv")') && t.includes('px.bar(')),
+        `a code cell holds the step's code: ${JSON.stringify(cells('code')).slice(0, 400)}`,
+      );
+
+      // The report, from the keyboard: Enter opens the menu on its first item, ArrowDown moves on.
+      const report = await exportFile('Export as report (.html)', async () => {
+        await sessionMenu().focus();
+        await page.keyboard.press('Enter');
+        await page.getByRole('menuitem', { name: 'Export as notebook (.ipynb)' }).and(page.locator(':focus')).waitFor();
+        await page.keyboard.press('ArrowDown');
+        await page.getByRole('menuitem', { name: 'Export as report (.html)' }).and(page.locator(':focus')).waitFor();
+      });
+      expect(report.name.endsWith('.html'), `the report is saved as ${JSON.stringify(report.name)}`);
+      expect(/<html[\s>]/i.test(report.text), 'the report is an HTML document');
+      expect(report.text.includes('Which region sells the most units?'), 'the report holds the question');
+      expect(report.text.includes('sold the most units'), 'the report holds the answer');
+    });
+
+    await test("a failed export shows the server's reason in the menu", async () => {
+      const detail = 'Object storage is not reachable right now; try again in a minute.';
+      const isExport = (url) => /\/api\/v1\/sessions\/[^/]+\/export$/.test(url.pathname);
+      // The answer waits until the test has seen the item say it is at work.
+      let release;
+      const released = new Promise((resolve) => (release = resolve));
+      await page.route(isExport, async (route) => {
+        await released;
+        await route.fulfill({ status: 503, headers: { 'Retry-After': '30' }, json: { detail, code: 'storage_unavailable' } });
+      });
+      await sessionMenu().click();
+      await page.getByRole('menuitem', { name: 'Export as Markdown (.md)' }).click();
+      const busy = page.getByRole('menu').getByRole('menuitem', { name: 'Exporting…' });
+      await busy.waitFor();
+      expect((await busy.getAttribute('aria-disabled')) === 'true', 'the item at work cannot be chosen again');
+      await shot('05d-exporting');
+      release();
+      await page.getByRole('menu').getByRole('alert').filter({ hasText: `Export failed: ${detail}` }).waitFor();
+      expect(!(await page.getByRole('menuitem', { name: 'Export as Markdown (.md)' }).isDisabled()), 'the item can be tried again');
+      await shot('05e-export-failed');
+      await page.unroute(isExport);
+      await page.keyboard.press('Escape');
+      await page.getByRole('menu').waitFor({ state: 'detached' });
+    });
+
+    await test('a session with a run in progress can still be exported', async () => {
+      const go = 'go-export.csv';
+      const wait = [
+        'import time',
+        'import pandas as pd',
+        'ready = False',
+        'while not ready:',
+        '    try:',
+        `        pd.read_csv('${go}')`,
+        '        ready = True',
+        '    except Exception:',
+        '        time.sleep(0.05)',
+        'print("released")',
+      ].join('\n');
+      await script([{ thought: 'Wait for the signal.', code: wait }, { final: 'Released after the export.' }], 0.01);
+      await ask('Wait for the signal, please.');
+      await lastRun().getByTestId('code').filter({ hasText: 'released' }).first().waitFor();
+      const md = await exportFile('Export as Markdown (.md)');
+      expect(md.name.endsWith('.md'), `the Markdown is saved as ${JSON.stringify(md.name)}`);
+      expect(md.text.includes('Which region sells the most units?'), 'the Markdown holds what was recorded');
+      writeFileSync(path.join(dataDir, 'workspaces', page.url().split('/sessions/')[1], go), 'go\n1\n');
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'Released after the export.' }).waitFor({ timeout: 40_000 });
     });
 
     await test('a busy session (409) says so and shows the running question', async () => {
@@ -588,6 +726,12 @@ async function main() {
       await page.setViewportSize({ width: 420, height: 860 });
       await page.waitForTimeout(300);
       await shot('08-narrow-dark');
+      await sessionMenu().click();
+      await page.getByRole('menuitem', { name: 'Export as Markdown (.md)' }).waitFor();
+      await page.waitForTimeout(300);
+      await shot('08b-narrow-dark-export-menu');
+      await page.keyboard.press('Escape');
+      await page.getByRole('menu').waitFor({ state: 'detached' });
       await page.getByRole('button', { name: 'Open navigation' }).click();
       await page.getByRole('dialog').getByText('Sales 2026').waitFor();
       await shot('09-narrow-navigation');
@@ -640,12 +784,14 @@ async function main() {
       await question.getByTestId('question-answer').filter({ hasText: 'gross' }).waitFor();
       await lastRun().getByTestId('final-answer').filter({ hasText: 'Total gross revenue is 28,597.50.' }).waitFor({ timeout: 40_000 });
       await lastRun().getByText('Succeeded').waitFor();
+      await openSteps();
       const output = await lastRun().getByTestId('step-output').last().innerText();
       expect(output.includes('gross 28597.5'), `the answer is the value of ask_user: ${JSON.stringify(output)}`);
       expect(!(await composer().isDisabled()), 'the composer takes questions again');
 
       await page.reload();
       await lastRun().getByTestId('final-answer').filter({ hasText: 'Total gross revenue' }).waitFor();
+      await openSteps();
       expect((await question.getAttribute('data-state')) === 'answered', 'history shows the question answered');
       expect((await question.getByTestId('question-answer').innerText()) === 'gross', 'history shows the answer');
       expect((await lastRun().getByRole('textbox').count()) === 0, 'no answer box in a finished run');
@@ -687,12 +833,13 @@ async function main() {
       });
       await shot('19b-code-edited');
       await lastRun().getByRole('button', { name: 'Approve edited code' }).click();
-      const card = lastRun().getByTestId('step-card').first();
-      await card.getByTestId('step-output').filter({ hasText: 'total 28597.5' }).waitFor({ timeout: 40_000 });
-      await card.getByTestId('approval-decision').filter({ hasText: 'Edited before running' }).waitFor();
-      expect((await card.getByTestId('code').innerText()).includes(".sum()"), 'the step shows the edited code, the code that ran');
       await lastRun().getByTestId('final-answer').filter({ hasText: 'Total revenue is 28,597.50.' }).waitFor({ timeout: 40_000 });
       await lastRun().getByText('Succeeded').waitFor();
+      await openSteps();
+      const card = lastRun().getByTestId('step-card').first();
+      await card.getByTestId('step-output').filter({ hasText: 'total 28597.5' }).waitFor();
+      await card.getByTestId('approval-decision').filter({ hasText: 'Edited before running' }).waitFor();
+      expect((await card.getByTestId('code').innerText()).includes(".sum()"), 'the step shows the edited code, the code that ran');
       expect((await lastRun().getByTestId('step-card').count()) === 2, 'the approved step continued (no second card for it)');
       await page.waitForTimeout(300);
       await card.evaluate((el) => el.scrollIntoView({ block: 'start' }));
@@ -715,25 +862,29 @@ async function main() {
       await shot('21-reject-with-feedback');
       await lastRun().getByRole('button', { name: 'Reject code' }).click();
       const rejected = lastRun().getByTestId('step-card').first();
-      await rejected.getByTestId('approval-decision').filter({ hasText: `Rejected: ${feedback}` }).waitFor();
       // The agent reads why and writes new code, which waits again.
       await page.waitForFunction(() => {
         const box = [...document.querySelectorAll('[data-testid=run]')].at(-1)?.querySelector('textarea[aria-label="Code waiting for approval"]');
         return box && box.value.includes('mean()');
       });
+      await openStep(rejected);
+      await rejected.getByTestId('approval-decision').filter({ hasText: `Rejected: ${feedback}` }).waitFor();
       await shot('22-rejected-then-waiting-again');
       await lastRun().getByRole('button', { name: 'Approve', exact: true }).click();
       await lastRun().getByTestId('final-answer').filter({ hasText: 'The mean is 15.5 units.' }).waitFor({ timeout: 40_000 });
+      await openSteps();
       await lastRun().getByTestId('step-output').filter({ hasText: 'mean units 15.5' }).waitFor();
       expect((await lastRun().getByTestId('step-error').count()) === 0, 'a rejection is not shown as an error');
 
       await page.reload();
       await lastRun().getByTestId('final-answer').filter({ hasText: 'The mean is 15.5 units.' }).waitFor();
+      await openSteps();
       const decisions = await lastRun().getByTestId('approval-decision').allInnerTexts();
       expect(
         JSON.stringify(decisions) === JSON.stringify([`Rejected: ${feedback}`, 'Approved']),
         `history shows the decisions: ${JSON.stringify(decisions)}`,
       );
+      await openSteps(page.getByTestId('run').first());
       await page.getByTestId('run').first().getByTestId('approval-decision').filter({ hasText: 'Edited before running' }).waitFor();
       expect((await page.locator('[data-testid=autonomy-switch][aria-checked=true]').count()) === 1, 'the session stays in review mode');
       await page.getByRole('button', { name: 'Switch to dark theme' }).click();
@@ -799,6 +950,10 @@ async function main() {
             ),
           );
         const seen = async (when) => {
+          // The answer and its check lead; the flow folds beneath until opened.
+          const toggle = run.getByTestId('steps-toggle');
+          if ((await toggle.getAttribute('aria-expanded')) === 'false') await toggle.click();
+          await run.getByTestId('run-steps').waitFor();
           const order = await flow();
           const expected = ['Plan', 'Step 1', 'Step 2', 'Revised plan (before step 3)', 'Step 3', 'Step 4'];
           expect(JSON.stringify(order) === JSON.stringify(expected), `${when}: the flow was ${JSON.stringify(order)}`);
@@ -839,6 +994,448 @@ async function main() {
       }
     });
 
+    const saved = async (click) => {
+      const downloading = page.waitForEvent('download', { timeout: 40_000 });
+      await click();
+      const download = await downloading;
+      return { name: download.suggestedFilename(), bytes: readFileSync(await download.path()) };
+    };
+    const apiGet = (url) =>
+      page.evaluate(async (u) => {
+        const token = JSON.parse(localStorage.getItem('wb.auth')).token;
+        const r = await fetch(u, { headers: { Authorization: `Bearer ${token}` } });
+        return r.text();
+      }, url);
+
+    await test("a session's first question says the sandbox is starting; the answer leads with its chart, the steps fold", async () => {
+      await newSession();
+      await script(
+        [
+          {
+            thought: 'Total revenue by region, as a table and a chart.',
+            code:
+              `${readSales}\nby_region = df.groupby('region', as_index=False)['revenue'].sum()\ndisplay(by_region)\n` +
+              "import plotly.express as px\nfig = px.bar(by_region, x='region', y='revenue', title='Revenue by region')\nfig.show()",
+          },
+          { final: 'Region **r2** has the most revenue.' },
+        ],
+        0.01,
+      );
+      // The query's stream stops right after sandbox.starting, and the re-attach that would
+      // bring the rest waits for the test: what the user sees then is deterministic.
+      let release;
+      const released = new Promise((resolve) => (release = resolve));
+      let events = [];
+      await page.route('**/api/v1/sessions/*/query', async (route) => {
+        const response = await route.fetch();
+        const messages = (await response.text()).split('\n\n').filter((m) => m.includes('data:'));
+        events = messages.map((m) => /^event: (.+)$/m.exec(m)?.[1]);
+        const upTo = events.indexOf('sandbox.starting');
+        await route.fulfill({ response, body: messages.slice(0, upTo + 1).join('\n\n') + '\n\n' });
+      });
+      await page.route('**/api/v1/runs/*/events', async (route) => {
+        await released;
+        await route.continue();
+      });
+      try {
+        await ask('Which region has the most revenue?');
+        await lastRun().getByTestId('sandbox-starting').filter({ hasText: 'Starting the sandbox' }).waitFor();
+        expect(events[0] === 'run.started' && events[1] === 'sandbox.starting', `the run's first events were ${JSON.stringify(events.slice(0, 4))}`);
+        expect((await lastRun().getByText('Thinking…').count()) === 0, 'no "Thinking…" while the sandbox starts');
+        await shot('35-sandbox-starting');
+      } finally {
+        release();
+        await page.unroute('**/api/v1/sessions/*/query');
+        await page.unroute('**/api/v1/runs/*/events');
+      }
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'Region r2 has the most revenue.' }).waitFor({ timeout: 40_000 });
+      await lastRun().getByText('Succeeded').waitFor();
+      // The run's stored events say the same.
+      const runId = await lastRun().getAttribute('data-run-id');
+      const stored = (await apiGet(`/api/v1/runs/${runId}/events`)).match(/^event: .+$/gm).map((l) => l.slice(7));
+      expect(stored[0] === 'run.started' && stored[1] === 'sandbox.starting', `stored events begin ${JSON.stringify(stored.slice(0, 3))}`);
+
+      const result = lastRun().getByTestId('run-result');
+      const chart = result.getByTestId('artifact-plotly');
+      await chart.locator('.js-plotly-plot .main-svg').first().waitFor({ timeout: 40_000 });
+      expect((await chart.getByTestId('artifact-title').innerText()) === 'Revenue by region', 'the chart is titled by its title, no extension');
+      expect((await lastRun().getByTestId('step-card').count()) === 0, 'the steps are folded');
+      const summary = await lastRun().getByTestId('steps-toggle').innerText();
+      expect(/^\d+ steps? · 1 more result · [\d.]+ (s|ms)/.test(summary), `the summary reads ${JSON.stringify(summary)}`);
+      const box = (await result.boundingBox()) ?? { y: -1 };
+      const toggleBox = (await lastRun().getByTestId('steps-toggle').boundingBox()) ?? { y: -1 };
+      expect(box.y < toggleBox.y, 'the answer and its chart come before the steps');
+      await lastRun().evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await page.waitForTimeout(300);
+      await shot('36-answer-first');
+      await openSteps();
+      await lastRun().getByTestId('step-card').first().getByTestId('code').waitFor();
+      await page.waitForTimeout(300);
+      await shot('36b-steps-open');
+    });
+
+    await test('the chart downloads as PNG and SVG; the table shows once, with CSV and Excel', async () => {
+      const chart = lastRun().getByTestId('run-result').getByTestId('artifact-plotly');
+      const png = await saved(() => chart.getByRole('button', { name: 'Download Revenue by region as PNG' }).click());
+      expect(png.name === 'Revenue by region.png', `the PNG is saved as ${JSON.stringify(png.name)}`);
+      expect(png.bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])), 'the PNG starts with the PNG signature');
+      const svg = await saved(() => chart.getByRole('button', { name: 'Download Revenue by region as SVG' }).click());
+      expect(svg.bytes.toString('utf8').includes('<svg'), 'the SVG is an SVG document');
+
+      const tables = lastRun().getByTestId('artifact-table');
+      expect((await tables.count()) === 1, `one table card (${await tables.count()})`);
+      expect((await lastRun().getByTestId('artifact-file').count()) === 0, "the table's CSV has no card of its own");
+      const table = tables.first();
+      await table.getByTestId('data-table').getByText('region').waitFor();
+      const csv = await saved(() => table.getByRole('button', { name: /as CSV$/ }).click());
+      expect(csv.name.endsWith('.csv') && csv.bytes.toString('utf8').startsWith('region,revenue'), `the CSV: ${csv.name} ${csv.bytes.toString('utf8').slice(0, 40)}`);
+      const xlsx = await saved(() => table.getByRole('button', { name: /as Excel$/ }).click());
+      expect(xlsx.name.endsWith('.xlsx'), `the workbook is saved as ${JSON.stringify(xlsx.name)}`);
+      expect(xlsx.bytes.subarray(0, 2).toString('latin1') === 'PK', 'the workbook is a zip (PK)');
+      await table.scrollIntoViewIfNeeded();
+      await page.waitForTimeout(300);
+      await shot('37-table-card');
+    });
+
+    await test('retry a failed run and edit-and-resend a question: new runs, the old ones stay', async () => {
+      await script([{ status: 400, message: 'The scripted model refuses this one.' }]);
+      await ask('What is the total revenue?');
+      await page.locator('[data-testid=run][data-status=failed]').last().waitFor({ timeout: 60_000 });
+      const failed = lastRun();
+      await failed.getByTestId('run-result').getByTestId('run-error').waitFor();
+      await page.waitForTimeout(300);
+      await shot('38-failed-run');
+      const before = await page.getByTestId('run').count();
+      await script([{ final: 'Total revenue is 28,597.50.' }], 0.01);
+      await failed.getByRole('button', { name: 'Retry' }).click();
+      await page.waitForFunction((n) => document.querySelectorAll('[data-testid=run]').length === n + 1, before);
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'Total revenue is 28,597.50.' }).waitFor({ timeout: 40_000 });
+      expect((await lastRun().getByText('What is the total revenue?').count()) === 1, 'the retry asks the same question');
+      expect((await page.locator('[data-testid=run][data-status=failed]').count()) === 1, 'the failed run stays in history');
+
+      await script([{ final: 'The mean revenue is 953.25.' }], 0.01);
+      // The run folds its steps as it finishes: let the page settle before aiming at its buttons.
+      await page.waitForFunction(() => [...document.querySelectorAll('[data-testid=run]')].at(-1)?.getAttribute('data-status') === 'succeeded');
+      await page.waitForTimeout(500);
+      await lastRun().getByRole('button', { name: 'Edit' }).click();
+      const editor = lastRun().getByRole('textbox', { name: 'Edit the question' });
+      expect((await editor.inputValue()) === 'What is the total revenue?', 'the editor holds the question');
+      await editor.fill('What is the mean revenue?');
+      await shot('39-edit-question');
+      await editor.press('Enter');
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'The mean revenue is 953.25.' }).waitFor({ timeout: 40_000 });
+      expect((await lastRun().getByText('What is the mean revenue?').count()) === 1, 'the edited question is a new run');
+      expect((await page.getByTestId('run').count()) === before + 2, 'two new runs');
+      const queries = await page.locator('[data-testid=run]').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
+      expect(
+        JSON.stringify(queries.slice(-3)) ===
+          JSON.stringify(['Run: What is the total revenue?', 'Run: What is the total revenue?', 'Run: What is the mean revenue?']),
+        `the runs in order: ${JSON.stringify(queries)}`,
+      );
+      await page.reload();
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'The mean revenue is 953.25.' }).waitFor();
+      expect((await page.getByTestId('run').count()) === before + 2, 'history keeps all of them');
+    });
+
+    await test('? lists the keyboard shortcuts; / focuses the question box', async () => {
+      await page.evaluate(() => document.activeElement instanceof HTMLElement && document.activeElement.blur());
+      await page.keyboard.press('?');
+      const dialog = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+      await dialog.getByText('Focus the question box').waitFor();
+      await page.waitForTimeout(300);
+      await shot('40-shortcuts');
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'detached' });
+      await page.keyboard.press('/');
+      await page.waitForFunction(() => document.activeElement?.getAttribute('aria-label') === 'Ask a question about your data');
+      // Typed in the box, ? is a character, not a shortcut.
+      await page.keyboard.type('?');
+      expect((await composer().inputValue()) === '?', 'the question box took the ?');
+      expect((await dialog.count()) === 0, 'no dialog while typing');
+      await composer().fill('');
+    });
+
+    await test('re-upload a file: v2, its versions, and the earlier answer says it changed', async () => {
+      const session = page.url();
+      await page.getByRole('main').locator('header').getByRole('link', { name: 'Sales 2026' }).click();
+      await page.getByTestId('project-title').filter({ hasText: 'Sales 2026' }).waitFor();
+      const row = page.getByRole('listitem').filter({ has: page.getByRole('button', { name: /^sales\.csv/ }) });
+      expect((await row.getByTestId('file-version').innerText()) === 'v1', 'the first upload is v1');
+      const rows = ['region,units,price'];
+      for (let i = 1; i <= 32; i++) rows.push(`r${i % 4},${i},${i * 3}.5`);
+      await page.getByTestId('file-input').setInputFiles({ name: 'sales.csv', mimeType: 'text/csv', buffer: Buffer.from(rows.join('\n') + '\n') });
+      await row.getByTestId('file-version').filter({ hasText: 'v2' }).waitFor();
+      await row.getByRole('button', { name: 'Versions of sales.csv' }).click();
+      const versions = page.getByRole('list', { name: 'Versions of sales.csv' });
+      await versions.getByRole('listitem').nth(1).waitFor();
+      const listed = await versions.getByRole('listitem').evaluateAll((els) => els.map((e) => e.getAttribute('data-version')));
+      expect(JSON.stringify(listed) === '["2","1"]', `the versions listed: ${JSON.stringify(listed)}`);
+      const old = await saved(() => versions.getByRole('button', { name: 'Download version 1 of sales.csv' }).click());
+      expect(old.bytes.toString('utf8').split('\n').filter(Boolean).length === 31, 'version 1 has its 30 rows');
+      await page.waitForTimeout(300);
+      await shot('41-file-versions');
+      await page.goto(session);
+      await page.getByTestId('run').first().getByTestId('final-answer').waitFor();
+      const notice = page.getByTestId('run').first().getByTestId('files-changed');
+      await notice.filter({ hasText: 'sales.csv changed since this answer (v1 → v2)' }).waitFor();
+      await page.getByTestId('run').first().evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await page.waitForTimeout(300);
+      await shot('42-changed-since');
+    });
+
+    await test('the new run view in dark and at 390 px', async () => {
+      await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+      await page.getByTestId('run').first().evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await page.waitForTimeout(500);
+      await shot('43-answer-first-dark');
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.waitForTimeout(500);
+      await page.getByTestId('run').first().evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await shot('44-answer-first-narrow-dark');
+      await lastRun().evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await shot('44b-runs-narrow-dark');
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await page.getByRole('button', { name: 'Switch to light theme' }).click();
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.getByTestId('run').first().evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await page.waitForTimeout(500);
+      await shot('44c-answer-first-narrow-light');
+      await page.setViewportSize({ width: 1440, height: 900 });
+    });
+
+    // Another browser: its own context (cookies, localStorage), its console errors counted with the rest.
+    const otherBrowser = async (label) => {
+      const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+      const p = await ctx.newPage();
+      p.setDefaultTimeout(T);
+      p.on('console', (m) => m.type() === 'error' && consoleErrors.push(`console (${label}): ${m.text()}`));
+      p.on('pageerror', (e) => consoleErrors.push(`pageerror (${label}): ${e.message}`));
+      return { ctx, p };
+    };
+    const signInAs = async (p, email, password) => {
+      await p.getByLabel('Email').fill(email);
+      await p.getByLabel('Password').fill(password);
+      await p.getByRole('button', { name: 'Sign in' }).click();
+    };
+    const accountMenu = (p = page) => p.getByRole('button', { name: /^Account: / });
+    const narrow = { width: 390, height: 844 };
+    const wide = { width: 1440, height: 900 };
+
+    await test('no model configured: a banner says so, and the composer says why it cannot send', async () => {
+      const noModel = 'No model is configured: questions cannot be answered until the server sets LLM_MODEL (see the README, Connecting an LLM).';
+      await waitFor(`${noModelBase}/readyz`, 120_000);
+      const { ctx, p } = await otherBrowser('no model');
+      try {
+        await p.goto(`${noModelBase}/login`);
+        const models = p.waitForResponse((r) => r.url().endsWith('/api/v1/models'));
+        await signInAs(p, EMAIL, PASSWORD);
+        await p.getByRole('heading', { name: 'Projects' }).waitFor();
+        const body = await (await models).json();
+        expect(Array.isArray(body.items) && body.items.length === 0, `a backend without LLM_MODEL lists no models: ${JSON.stringify(body)}`);
+        const banner = p.getByTestId('model-banner');
+        await banner.waitFor();
+        expect((await banner.innerText()) === noModel, `the banner reads ${JSON.stringify(await banner.innerText())}`);
+        await p.screenshot({ path: path.join(SHOTS, '25-no-model-home.png') });
+
+        await p.getByRole('main').getByRole('button', { name: 'New project' }).click();
+        await p.getByRole('textbox', { name: 'Name' }).fill('First start');
+        await p.getByRole('button', { name: 'Create project' }).click();
+        await p.getByTestId('project-title').filter({ hasText: 'First start' }).waitFor();
+        await p.getByRole('main').getByRole('button', { name: 'New session' }).click();
+        await p.waitForURL('**/sessions/**');
+        const reason = p.getByTestId('composer-disabled');
+        await reason.filter({ hasText: 'Questions cannot be sent: the server has no model configured (LLM_MODEL).' }).waitFor();
+        await p.getByText('What would you like to know?').waitFor();
+        expect(await p.getByRole('textbox', { name: 'Ask a question about your data' }).isDisabled(), 'the composer takes no question');
+        expect(await p.getByRole('button', { name: 'Send' }).isDisabled(), 'Send is disabled');
+        expect((await banner.count()) === 1, 'the banner stays on the session page');
+        await p.screenshot({ path: path.join(SHOTS, '26-no-model-session.png') });
+        await p.getByRole('button', { name: 'Switch to dark theme' }).click();
+        await p.waitForTimeout(300);
+        await p.screenshot({ path: path.join(SHOTS, '26b-no-model-session-dark.png') });
+        await p.setViewportSize(narrow);
+        await p.waitForTimeout(300);
+        await p.screenshot({ path: path.join(SHOTS, '26c-no-model-narrow-dark.png') });
+      } finally {
+        await ctx.close();
+      }
+    });
+
+    const NEW_PASSWORD = 'admin-password-2';
+    await test('change the password: this login stays, another login goes back to the login page, the new password works', async () => {
+      const { ctx, p } = await otherBrowser('second login');
+      try {
+        await p.goto(`${base}/login`);
+        await signInAs(p, EMAIL, PASSWORD);
+        await p.getByRole('heading', { name: 'Projects' }).waitFor();
+
+        await accountMenu().click();
+        await page.getByRole('menuitem', { name: 'Change password…' }).click();
+        const dialog = page.getByRole('dialog', { name: 'Change password' });
+        await dialog.getByLabel('Current password').fill(PASSWORD);
+        await dialog.getByLabel('New password', { exact: true }).fill(NEW_PASSWORD);
+        await dialog.getByLabel('Confirm new password').fill('admin-password-3');
+        await dialog.getByRole('button', { name: 'Change password' }).click();
+        await dialog.getByRole('alert').filter({ hasText: 'The new password and its confirmation differ.' }).waitFor();
+        await dialog.getByLabel('Current password').fill('not-the-password');
+        await dialog.getByLabel('Confirm new password').fill(NEW_PASSWORD);
+        await dialog.getByRole('button', { name: 'Change password' }).click();
+        await dialog.getByRole('alert').filter({ hasText: 'The current password is not right.' }).waitFor();
+        await shot('27-change-password-wrong');
+        await dialog.getByLabel('Current password').fill(PASSWORD);
+        await dialog.getByRole('button', { name: 'Change password' }).click();
+        await dialog.getByRole('status').filter({ hasText: 'Password changed; your other logins are signed out.' }).waitFor();
+        await shot('27b-password-changed');
+        await dialog.getByRole('button', { name: 'Done' }).click();
+
+        // This browser stays in: the new login was stored at once.
+        const me = page.waitForResponse((r) => r.url().endsWith('/api/v1/auth/me'));
+        await page.reload();
+        expect((await me).status() === 200, `after the change this login is still accepted (${(await me).status()})`);
+        await lastRun().getByTestId('final-answer').first().waitFor();
+        expect(!page.url().endsWith('/login'), 'this login stays signed in');
+        // The other one is sent to the login page, saying why.
+        await p.reload();
+        await p.waitForURL('**/login');
+        await p.getByTestId('login-notice').filter({ hasText: 'The password was changed since this login; log in again.' }).waitFor();
+        await p.screenshot({ path: path.join(SHOTS, '28-other-login-dropped.png') });
+        await signInAs(p, EMAIL, PASSWORD);
+        await p.getByRole('alert').filter({ hasText: 'Wrong email or password.' }).waitFor();
+        await signInAs(p, EMAIL, NEW_PASSWORD);
+        await p.getByRole('heading', { name: 'Projects' }).waitFor();
+      } finally {
+        await ctx.close();
+      }
+    });
+
+    await test('users: an admin creates a user, disables them (their login says so), enables them and resets their password', async () => {
+      const ANA = 'ana@example.com';
+      const { ctx, p } = await otherBrowser('ana');
+      try {
+        await accountMenu().click();
+        await page.getByRole('menuitem', { name: 'Users' }).click();
+        await page.waitForURL('**/admin/users');
+        await page.getByRole('heading', { name: 'Users' }).waitFor();
+        const row = (email) => page.locator(`[data-testid=user-row][data-email="${email}"]`);
+        const own = row(EMAIL);
+        await own.getByText('You').waitFor();
+        for (const [name, why] of [
+          ['Disable', 'You cannot disable your own account; another administrator can.'],
+          ['Remove admin', 'You cannot remove your own administrator role; another administrator can.'],
+        ]) {
+          const button = own.getByRole('button', { name });
+          expect(await button.isDisabled(), `${name} is disabled on the admin's own row`);
+          expect((await button.getAttribute('title')) === why, `${name} says why: ${await button.getAttribute('title')}`);
+        }
+
+        await page.getByRole('button', { name: 'New user' }).click();
+        const create = page.getByRole('dialog', { name: 'New user' });
+        await create.getByLabel('Email').fill(ANA);
+        await create.getByLabel('Password', { exact: true }).fill('ana-password-1');
+        await shot('29-new-user');
+        await create.getByRole('button', { name: 'Create user' }).click();
+        await create.waitFor({ state: 'detached' });
+        await page.getByTestId('users-notice').filter({ hasText: `Created ${ANA}.` }).waitFor();
+        await row(ANA).getByText('Active').waitFor();
+        // The same email again: the server's sentence, in the dialog.
+        await page.getByRole('button', { name: 'New user' }).click();
+        await create.getByLabel('Email').fill(ANA);
+        await create.getByLabel('Password', { exact: true }).fill('ana-password-1');
+        await create.getByRole('button', { name: 'Create user' }).click();
+        await create.getByRole('alert').filter({ hasText: `A user with email ${ANA} already exists.` }).waitFor();
+        await create.getByRole('button', { name: 'Cancel' }).click();
+
+        await p.goto(`${base}/login`);
+        await signInAs(p, ANA, 'ana-password-1');
+        await p.getByRole('heading', { name: 'Projects' }).waitFor();
+        await accountMenu(p).click();
+        await p.getByRole('menuitem', { name: 'Change password…' }).waitFor();
+        expect((await p.getByRole('menuitem', { name: 'Users' }).count()) === 0, 'a user who is not an admin has no users screen');
+        await p.keyboard.press('Escape');
+
+        await row(ANA).getByRole('button', { name: 'Disable' }).click();
+        const confirm = page.getByRole('dialog', { name: 'Disable this account?' });
+        await confirm.getByText(`${ANA} will be signed out everywhere`).waitFor();
+        await shot('30-confirm-disable');
+        await confirm.getByRole('button', { name: 'Disable' }).click();
+        await page.getByTestId('users-notice').filter({ hasText: `${ANA} is disabled: their logins and API tokens are refused.` }).waitFor();
+        await row(ANA).getByText('Disabled').waitFor();
+        await shot('31-users-disabled');
+
+        const disabled = 'This account is disabled; ask an administrator to enable it.';
+        await p.reload();
+        await p.waitForURL('**/login');
+        await p.getByTestId('login-notice').filter({ hasText: disabled }).waitFor();
+        await signInAs(p, ANA, 'ana-password-1');
+        await p.getByRole('alert').filter({ hasText: disabled }).waitFor();
+        await p.screenshot({ path: path.join(SHOTS, '31b-disabled-login.png') });
+
+        await row(ANA).getByRole('button', { name: 'Enable' }).click();
+        await page.getByTestId('users-notice').filter({ hasText: `${ANA} can sign in again.` }).waitFor();
+        await row(ANA).getByText('Active').waitFor();
+        await row(ANA).getByRole('button', { name: 'Reset password' }).click();
+        const reset = page.getByRole('dialog', { name: 'Reset password' });
+        await reset.getByText('Their logins end at once').waitFor();
+        await reset.getByLabel('New password', { exact: true }).fill('ana-password-2');
+        await shot('32-reset-password');
+        await reset.getByRole('button', { name: 'Set password' }).click();
+        await reset.waitFor({ state: 'detached' });
+        await page.getByTestId('users-notice').filter({ hasText: `New password set for ${ANA}.` }).waitFor();
+
+        await signInAs(p, ANA, 'ana-password-1');
+        await p.getByRole('alert').filter({ hasText: 'Wrong email or password.' }).waitFor();
+        await signInAs(p, ANA, 'ana-password-2');
+        await p.getByRole('heading', { name: 'Projects' }).waitFor();
+
+        // The screen in light, dark and a phone-sized window, and its dialogs there. The theme button
+        // lives in the sidebar, which a narrow window folds away: the theme is switched while wide.
+        await page.waitForTimeout(300);
+        await shot('33-users-light');
+        await page.setViewportSize(narrow);
+        await page.waitForTimeout(300);
+        await shot('33b-users-narrow-light');
+        await page.getByRole('button', { name: 'Open navigation' }).click();
+        await accountMenu().click();
+        await page.getByRole('menuitem', { name: 'Change password…' }).waitFor();
+        await page.waitForTimeout(300);
+        await shot('34-narrow-account-menu');
+        await page.getByRole('menuitem', { name: 'Change password…' }).click();
+        const change = page.getByRole('dialog', { name: 'Change password' });
+        await change.getByLabel('Current password').waitFor();
+        await page.waitForTimeout(300);
+        await shot('34b-narrow-change-password');
+        await page.keyboard.press('Escape');
+        await change.waitFor({ state: 'detached' });
+        await page.keyboard.press('Escape');
+        await page.getByRole('dialog').waitFor({ state: 'detached' });
+
+        await page.setViewportSize(wide);
+        await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+        await page.waitForTimeout(300);
+        await shot('33c-users-dark');
+        await accountMenu().click();
+        await page.getByRole('menuitem', { name: 'Change password…' }).click();
+        await change.getByLabel('Current password').waitFor();
+        await page.waitForTimeout(300);
+        await shot('34c-change-password-dark');
+        await page.keyboard.press('Escape');
+        await change.waitFor({ state: 'detached' });
+        await page.setViewportSize(narrow);
+        await page.waitForTimeout(300);
+        await shot('33d-users-narrow-dark');
+        await row(ANA).getByRole('button', { name: 'Reset password' }).click();
+        await reset.getByLabel('New password', { exact: true }).waitFor();
+        await page.waitForTimeout(300);
+        await shot('33e-reset-narrow-dark');
+        await page.keyboard.press('Escape');
+        await reset.waitFor({ state: 'detached' });
+        await page.setViewportSize(wide);
+        await page.getByRole('button', { name: 'Switch to light theme' }).click();
+      } finally {
+        await ctx.close();
+      }
+    });
+
     await test('an invalid token sends the user back to login', async () => {
       await page.evaluate(() => {
         const raw = JSON.parse(localStorage.getItem('wb.auth'));
@@ -852,16 +1449,17 @@ async function main() {
 
     await test('log out', async () => {
       await page.getByLabel('Email').fill(EMAIL);
-      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByLabel('Password').fill(NEW_PASSWORD);
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.waitForURL('**/login');
     });
 
     await test('no console errors', async () => {
-      // The browser logs the expected 401 (invalid token), 403 (budget spent), 409 (busy), 413/415 (bad
-      // uploads) and 503 (analysis disabled) responses; they are not app errors. A Content-Security-Policy violation is.
-      const real = consoleErrors.filter((e) => !/status of (401|403|409|413|415|503)/.test(e));
+      // The browser logs the expected 400 (wrong current password), 401 (invalid token, a replaced or disabled
+      // login), 403 (budget spent), 409 (busy, an email taken), 413/415 (bad uploads) and 503 (analysis disabled)
+      // responses; they are not app errors. A Content-Security-Policy violation is.
+      const real = consoleErrors.filter((e) => !/status of (400|401|403|409|413|415|503)/.test(e));
       expect(real.length === 0, `console errors:\n${real.join('\n')}`);
     });
   } finally {
@@ -870,6 +1468,7 @@ async function main() {
     await sleep(300);
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(planDataDir, { recursive: true, force: true });
+    rmSync(noModelDataDir, { recursive: true, force: true });
   }
 
   const failed = results.filter((r) => !r.ok);

@@ -5,6 +5,7 @@ import { Toaster } from 'sonner';
 import { useAuthStore } from '@/features/auth/auth-store';
 import { queryClient } from '@/lib/query-client';
 import { useTheme } from '@/lib/theme';
+import { AdminUsersRoute } from '@/routes/admin-users';
 import { AppLayout } from '@/routes/app-layout';
 import { HomeRoute } from '@/routes/home';
 import { LoginRoute } from '@/routes/login';
@@ -19,6 +20,7 @@ const router = createBrowserRouter([
       { path: '/', element: <HomeRoute /> },
       { path: '/projects/:projectId', element: <ProjectRoute /> },
       { path: '/projects/:projectId/sessions/:sessionId', element: <SessionRoute /> },
+      { path: '/admin/users', element: <AdminUsersRoute /> },
       { path: '*', element: <p className="p-8 text-sm text-muted-foreground">Page not found.</p> },
     ],
   },

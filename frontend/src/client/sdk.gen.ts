@@ -2,7 +2,7 @@
 
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape } from './client';
 import { client } from './client.gen';
-import type { AnswerRunApiV1RunsRunIdInputPostData, AnswerRunApiV1RunsRunIdInputPostErrors, AnswerRunApiV1RunsRunIdInputPostResponses, ApproveRunApiV1RunsRunIdApprovalPostData, ApproveRunApiV1RunsRunIdApprovalPostErrors, ApproveRunApiV1RunsRunIdApprovalPostResponses, ArtifactContentApiV1ArtifactsArtifactIdContentGetData, ArtifactContentApiV1ArtifactsArtifactIdContentGetErrors, ArtifactContentApiV1ArtifactsArtifactIdContentGetResponses, AskApiV1SessionsSessionIdQueryPostData, AskApiV1SessionsSessionIdQueryPostErrors, AskApiV1SessionsSessionIdQueryPostResponse, AskApiV1SessionsSessionIdQueryPostResponses, CancelRunApiV1RunsRunIdCancelPostData, CancelRunApiV1RunsRunIdCancelPostErrors, CancelRunApiV1RunsRunIdCancelPostResponses, CreateProjectApiV1ProjectsPostData, CreateProjectApiV1ProjectsPostErrors, CreateProjectApiV1ProjectsPostResponses, CreateSessionApiV1ProjectsProjectIdSessionsPostData, CreateSessionApiV1ProjectsProjectIdSessionsPostErrors, CreateSessionApiV1ProjectsProjectIdSessionsPostResponses, CreateTokenApiV1AuthTokensPostData, CreateTokenApiV1AuthTokensPostErrors, CreateTokenApiV1AuthTokensPostResponses, CreateUserApiV1UsersPostData, CreateUserApiV1UsersPostErrors, CreateUserApiV1UsersPostResponses, DeleteFileApiV1FilesFileIdDeleteData, DeleteFileApiV1FilesFileIdDeleteErrors, DeleteFileApiV1FilesFileIdDeleteResponses, DeleteProjectApiV1ProjectsProjectIdDeleteData, DeleteProjectApiV1ProjectsProjectIdDeleteErrors, DeleteProjectApiV1ProjectsProjectIdDeleteResponses, DeleteSessionApiV1SessionsSessionIdDeleteData, DeleteSessionApiV1SessionsSessionIdDeleteErrors, DeleteSessionApiV1SessionsSessionIdDeleteResponses, DownloadFileApiV1FilesFileIdContentGetData, DownloadFileApiV1FilesFileIdContentGetErrors, DownloadFileApiV1FilesFileIdContentGetResponses, GetArtifactApiV1ArtifactsArtifactIdGetData, GetArtifactApiV1ArtifactsArtifactIdGetErrors, GetArtifactApiV1ArtifactsArtifactIdGetResponses, GetFileApiV1FilesFileIdGetData, GetFileApiV1FilesFileIdGetErrors, GetFileApiV1FilesFileIdGetResponses, GetProjectApiV1ProjectsProjectIdGetData, GetProjectApiV1ProjectsProjectIdGetErrors, GetProjectApiV1ProjectsProjectIdGetResponses, GetRunApiV1RunsRunIdGetData, GetRunApiV1RunsRunIdGetErrors, GetRunApiV1RunsRunIdGetResponses, GetSessionApiV1SessionsSessionIdGetData, GetSessionApiV1SessionsSessionIdGetErrors, GetSessionApiV1SessionsSessionIdGetResponses, HealthzHealthzGetData, HealthzHealthzGetResponses, ListArtifactsApiV1SessionsSessionIdArtifactsGetData, ListArtifactsApiV1SessionsSessionIdArtifactsGetErrors, ListArtifactsApiV1SessionsSessionIdArtifactsGetResponses, ListFilesApiV1ProjectsProjectIdFilesGetData, ListFilesApiV1ProjectsProjectIdFilesGetErrors, ListFilesApiV1ProjectsProjectIdFilesGetResponses, ListModelsApiV1ModelsGetData, ListModelsApiV1ModelsGetResponses, ListProjectsApiV1ProjectsGetData, ListProjectsApiV1ProjectsGetErrors, ListProjectsApiV1ProjectsGetResponses, ListRunsApiV1SessionsSessionIdRunsGetData, ListRunsApiV1SessionsSessionIdRunsGetErrors, ListRunsApiV1SessionsSessionIdRunsGetResponses, ListSessionsApiV1ProjectsProjectIdSessionsGetData, ListSessionsApiV1ProjectsProjectIdSessionsGetErrors, ListSessionsApiV1ProjectsProjectIdSessionsGetResponses, ListTokensApiV1AuthTokensGetData, ListTokensApiV1AuthTokensGetErrors, ListTokensApiV1AuthTokensGetResponses, LoginApiV1AuthLoginPostData, LoginApiV1AuthLoginPostErrors, LoginApiV1AuthLoginPostResponses, MeApiV1AuthMeGetData, MeApiV1AuthMeGetResponses, PreviewFileApiV1FilesFileIdPreviewGetData, PreviewFileApiV1FilesFileIdPreviewGetErrors, PreviewFileApiV1FilesFileIdPreviewGetResponses, ReadyzReadyzGetData, ReadyzReadyzGetErrors, ReadyzReadyzGetResponses, RevokeTokenApiV1AuthTokensTokenIdDeleteData, RevokeTokenApiV1AuthTokensTokenIdDeleteErrors, RevokeTokenApiV1AuthTokensTokenIdDeleteResponses, RunEventsApiV1RunsRunIdEventsGetData, RunEventsApiV1RunsRunIdEventsGetErrors, RunEventsApiV1RunsRunIdEventsGetResponse, RunEventsApiV1RunsRunIdEventsGetResponses, SandboxStatusApiV1SandboxGetData, SandboxStatusApiV1SandboxGetResponses, UpdateProjectApiV1ProjectsProjectIdPatchData, UpdateProjectApiV1ProjectsProjectIdPatchErrors, UpdateProjectApiV1ProjectsProjectIdPatchResponses, UpdateSessionApiV1SessionsSessionIdPatchData, UpdateSessionApiV1SessionsSessionIdPatchErrors, UpdateSessionApiV1SessionsSessionIdPatchResponses, UploadFileApiV1ProjectsProjectIdFilesPostData, UploadFileApiV1ProjectsProjectIdFilesPostErrors, UploadFileApiV1ProjectsProjectIdFilesPostResponses } from './types.gen';
+import type { AnswerRunApiV1RunsRunIdInputPostData, AnswerRunApiV1RunsRunIdInputPostErrors, AnswerRunApiV1RunsRunIdInputPostResponses, ApproveRunApiV1RunsRunIdApprovalPostData, ApproveRunApiV1RunsRunIdApprovalPostErrors, ApproveRunApiV1RunsRunIdApprovalPostResponses, ArtifactContentApiV1ArtifactsArtifactIdContentGetData, ArtifactContentApiV1ArtifactsArtifactIdContentGetErrors, ArtifactContentApiV1ArtifactsArtifactIdContentGetResponses, AskApiV1SessionsSessionIdQueryPostData, AskApiV1SessionsSessionIdQueryPostErrors, AskApiV1SessionsSessionIdQueryPostResponse, AskApiV1SessionsSessionIdQueryPostResponses, CancelRunApiV1RunsRunIdCancelPostData, CancelRunApiV1RunsRunIdCancelPostErrors, CancelRunApiV1RunsRunIdCancelPostResponses, ChangePasswordApiV1AuthPasswordPostData, ChangePasswordApiV1AuthPasswordPostErrors, ChangePasswordApiV1AuthPasswordPostResponses, CreateProjectApiV1ProjectsPostData, CreateProjectApiV1ProjectsPostErrors, CreateProjectApiV1ProjectsPostResponses, CreateSessionApiV1ProjectsProjectIdSessionsPostData, CreateSessionApiV1ProjectsProjectIdSessionsPostErrors, CreateSessionApiV1ProjectsProjectIdSessionsPostResponses, CreateTokenApiV1AuthTokensPostData, CreateTokenApiV1AuthTokensPostErrors, CreateTokenApiV1AuthTokensPostResponses, CreateUserApiV1UsersPostData, CreateUserApiV1UsersPostErrors, CreateUserApiV1UsersPostResponses, DeleteFileApiV1FilesFileIdDeleteData, DeleteFileApiV1FilesFileIdDeleteErrors, DeleteFileApiV1FilesFileIdDeleteResponses, DeleteProjectApiV1ProjectsProjectIdDeleteData, DeleteProjectApiV1ProjectsProjectIdDeleteErrors, DeleteProjectApiV1ProjectsProjectIdDeleteResponses, DeleteSessionApiV1SessionsSessionIdDeleteData, DeleteSessionApiV1SessionsSessionIdDeleteErrors, DeleteSessionApiV1SessionsSessionIdDeleteResponses, DownloadFileApiV1FilesFileIdContentGetData, DownloadFileApiV1FilesFileIdContentGetErrors, DownloadFileApiV1FilesFileIdContentGetResponses, DownloadVersionApiV1FilesFileIdVersionsVersionContentGetData, DownloadVersionApiV1FilesFileIdVersionsVersionContentGetErrors, DownloadVersionApiV1FilesFileIdVersionsVersionContentGetResponses, ExportSessionApiV1SessionsSessionIdExportGetData, ExportSessionApiV1SessionsSessionIdExportGetErrors, ExportSessionApiV1SessionsSessionIdExportGetResponses, GetArtifactApiV1ArtifactsArtifactIdGetData, GetArtifactApiV1ArtifactsArtifactIdGetErrors, GetArtifactApiV1ArtifactsArtifactIdGetResponses, GetFileApiV1FilesFileIdGetData, GetFileApiV1FilesFileIdGetErrors, GetFileApiV1FilesFileIdGetResponses, GetProjectApiV1ProjectsProjectIdGetData, GetProjectApiV1ProjectsProjectIdGetErrors, GetProjectApiV1ProjectsProjectIdGetResponses, GetRunApiV1RunsRunIdGetData, GetRunApiV1RunsRunIdGetErrors, GetRunApiV1RunsRunIdGetResponses, GetSessionApiV1SessionsSessionIdGetData, GetSessionApiV1SessionsSessionIdGetErrors, GetSessionApiV1SessionsSessionIdGetResponses, HealthzHealthzGetData, HealthzHealthzGetResponses, ListArtifactsApiV1SessionsSessionIdArtifactsGetData, ListArtifactsApiV1SessionsSessionIdArtifactsGetErrors, ListArtifactsApiV1SessionsSessionIdArtifactsGetResponses, ListFilesApiV1ProjectsProjectIdFilesGetData, ListFilesApiV1ProjectsProjectIdFilesGetErrors, ListFilesApiV1ProjectsProjectIdFilesGetResponses, ListModelsApiV1ModelsGetData, ListModelsApiV1ModelsGetResponses, ListProjectsApiV1ProjectsGetData, ListProjectsApiV1ProjectsGetErrors, ListProjectsApiV1ProjectsGetResponses, ListRunsApiV1SessionsSessionIdRunsGetData, ListRunsApiV1SessionsSessionIdRunsGetErrors, ListRunsApiV1SessionsSessionIdRunsGetResponses, ListSessionsApiV1ProjectsProjectIdSessionsGetData, ListSessionsApiV1ProjectsProjectIdSessionsGetErrors, ListSessionsApiV1ProjectsProjectIdSessionsGetResponses, ListTokensApiV1AuthTokensGetData, ListTokensApiV1AuthTokensGetErrors, ListTokensApiV1AuthTokensGetResponses, ListUsersApiV1UsersGetData, ListUsersApiV1UsersGetErrors, ListUsersApiV1UsersGetResponses, ListVersionsApiV1FilesFileIdVersionsGetData, ListVersionsApiV1FilesFileIdVersionsGetErrors, ListVersionsApiV1FilesFileIdVersionsGetResponses, LoginApiV1AuthLoginPostData, LoginApiV1AuthLoginPostErrors, LoginApiV1AuthLoginPostResponses, MeApiV1AuthMeGetData, MeApiV1AuthMeGetResponses, PreviewFileApiV1FilesFileIdPreviewGetData, PreviewFileApiV1FilesFileIdPreviewGetErrors, PreviewFileApiV1FilesFileIdPreviewGetResponses, ReadyzReadyzGetData, ReadyzReadyzGetErrors, ReadyzReadyzGetResponses, RevokeTokenApiV1AuthTokensTokenIdDeleteData, RevokeTokenApiV1AuthTokensTokenIdDeleteErrors, RevokeTokenApiV1AuthTokensTokenIdDeleteResponses, RunEventsApiV1RunsRunIdEventsGetData, RunEventsApiV1RunsRunIdEventsGetErrors, RunEventsApiV1RunsRunIdEventsGetResponse, RunEventsApiV1RunsRunIdEventsGetResponses, SandboxStatusApiV1SandboxGetData, SandboxStatusApiV1SandboxGetResponses, UpdateProjectApiV1ProjectsProjectIdPatchData, UpdateProjectApiV1ProjectsProjectIdPatchErrors, UpdateProjectApiV1ProjectsProjectIdPatchResponses, UpdateSessionApiV1SessionsSessionIdPatchData, UpdateSessionApiV1SessionsSessionIdPatchErrors, UpdateSessionApiV1SessionsSessionIdPatchResponses, UpdateUserApiV1UsersUserIdPatchData, UpdateUserApiV1UsersUserIdPatchErrors, UpdateUserApiV1UsersUserIdPatchResponses, UploadFileApiV1ProjectsProjectIdFilesPostData, UploadFileApiV1ProjectsProjectIdFilesPostErrors, UploadFileApiV1ProjectsProjectIdFilesPostResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -73,11 +73,14 @@ export const revokeTokenApiV1AuthTokensTokenIdDelete = <ThrowOnError extends boo
 });
 
 /**
- * Create User
+ * Change Password
+ *
+ * Change your own password. Every login of yours ends, this one included: the answer
+ * carries a new login token. API tokens stay valid (revoke them under /auth/tokens).
  */
-export const createUserApiV1UsersPost = <ThrowOnError extends boolean = false>(options: Options<CreateUserApiV1UsersPostData, ThrowOnError>) => (options.client ?? client).post<CreateUserApiV1UsersPostResponses, CreateUserApiV1UsersPostErrors, ThrowOnError>({
+export const changePasswordApiV1AuthPasswordPost = <ThrowOnError extends boolean = false>(options: Options<ChangePasswordApiV1AuthPasswordPostData, ThrowOnError>) => (options.client ?? client).post<ChangePasswordApiV1AuthPasswordPostResponses, ChangePasswordApiV1AuthPasswordPostErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
-    url: '/api/v1/users',
+    url: '/api/v1/auth/password',
     ...options,
     headers: {
         'Content-Type': 'application/json',
@@ -150,7 +153,10 @@ export const listFilesApiV1ProjectsProjectIdFilesGet = <ThrowOnError extends boo
 /**
  * Upload File
  *
- * Upload a file (multipart field `file`); a file of the same name is replaced.
+ * Upload a file (multipart field `file`). Uploading a name again makes a new version of
+ * that file (same id): runs read the newest, earlier ones stay under /files/{id}/versions.
+ * A tabular file is read right away (its preview): `check` and `problem` say whether it
+ * is unreadable or empty, so a bad file is flagged before anyone asks about it.
  */
 export const uploadFileApiV1ProjectsProjectIdFilesPost = <ThrowOnError extends boolean = false>(options: Options<UploadFileApiV1ProjectsProjectIdFilesPostData, ThrowOnError>) => (options.client ?? client).post<UploadFileApiV1ProjectsProjectIdFilesPostResponses, UploadFileApiV1ProjectsProjectIdFilesPostErrors, ThrowOnError>({
     ...formDataBodySerializer,
@@ -187,6 +193,26 @@ export const getFileApiV1FilesFileIdGet = <ThrowOnError extends boolean = false>
 export const downloadFileApiV1FilesFileIdContentGet = <ThrowOnError extends boolean = false>(options: Options<DownloadFileApiV1FilesFileIdContentGetData, ThrowOnError>) => (options.client ?? client).get<DownloadFileApiV1FilesFileIdContentGetResponses, DownloadFileApiV1FilesFileIdContentGetErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/files/{file_id}/content',
+    ...options
+});
+
+/**
+ * List Versions
+ *
+ * The versions kept of this file, newest (the current one) first.
+ */
+export const listVersionsApiV1FilesFileIdVersionsGet = <ThrowOnError extends boolean = false>(options: Options<ListVersionsApiV1FilesFileIdVersionsGetData, ThrowOnError>) => (options.client ?? client).get<ListVersionsApiV1FilesFileIdVersionsGetResponses, ListVersionsApiV1FilesFileIdVersionsGetErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/files/{file_id}/versions',
+    ...options
+});
+
+/**
+ * Download Version
+ */
+export const downloadVersionApiV1FilesFileIdVersionsVersionContentGet = <ThrowOnError extends boolean = false>(options: Options<DownloadVersionApiV1FilesFileIdVersionsVersionContentGetData, ThrowOnError>) => (options.client ?? client).get<DownloadVersionApiV1FilesFileIdVersionsVersionContentGetResponses, DownloadVersionApiV1FilesFileIdVersionsVersionContentGetErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/files/{file_id}/versions/{version}/content',
     ...options
 });
 
@@ -250,6 +276,19 @@ export const updateSessionApiV1SessionsSessionIdPatch = <ThrowOnError extends bo
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Export Session
+ *
+ * The session's questions, code, outputs, charts, tables and answers as a notebook
+ * that reruns in Jupyter next to the project's files, a standalone HTML report, or Markdown.
+ * A run still going is exported as far as it has been recorded.
+ */
+export const exportSessionApiV1SessionsSessionIdExportGet = <ThrowOnError extends boolean = false>(options: Options<ExportSessionApiV1SessionsSessionIdExportGetData, ThrowOnError>) => (options.client ?? client).get<ExportSessionApiV1SessionsSessionIdExportGetResponses, ExportSessionApiV1SessionsSessionIdExportGetErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/sessions/{session_id}/export',
+    ...options
 });
 
 /**
@@ -390,6 +429,48 @@ export const sandboxStatusApiV1SandboxGet = <ThrowOnError extends boolean = fals
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/sandbox',
     ...options
+});
+
+/**
+ * List Users
+ *
+ * Administrators only: every user, oldest first.
+ */
+export const listUsersApiV1UsersGet = <ThrowOnError extends boolean = false>(options?: Options<ListUsersApiV1UsersGetData, ThrowOnError>) => (options?.client ?? client).get<ListUsersApiV1UsersGetResponses, ListUsersApiV1UsersGetErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/users',
+    ...options
+});
+
+/**
+ * Create User
+ *
+ * Administrators only.
+ */
+export const createUserApiV1UsersPost = <ThrowOnError extends boolean = false>(options: Options<CreateUserApiV1UsersPostData, ThrowOnError>) => (options.client ?? client).post<CreateUserApiV1UsersPostResponses, CreateUserApiV1UsersPostErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/users',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Update User
+ *
+ * Administrators only: make or unmake an administrator, disable or enable an account,
+ * or set a new password (which ends that user's logins).
+ */
+export const updateUserApiV1UsersUserIdPatch = <ThrowOnError extends boolean = false>(options: Options<UpdateUserApiV1UsersUserIdPatchData, ThrowOnError>) => (options.client ?? client).patch<UpdateUserApiV1UsersUserIdPatchResponses, UpdateUserApiV1UsersUserIdPatchErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/users/{user_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**

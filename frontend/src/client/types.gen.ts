@@ -181,13 +181,31 @@ export type FileOut = {
      */
     sha256: string;
     /**
+     * Version
+     *
+     * 1 for the first upload, one more each time the name is uploaded again
+     */
+    version: number;
+    /**
      * Created At
      */
     created_at: string;
     /**
      * Updated At
+     *
+     * When the current version was uploaded
      */
     updated_at: string;
+    /**
+     * Check
+     *
+     * What reading the file right after upload found (null: not checked); `problem` says it in a sentence
+     */
+    check?: 'ok' | 'empty' | 'unreadable' | 'too_large' | 'not_tabular' | null;
+    /**
+     * Problem
+     */
+    problem?: string | null;
 };
 
 /**
@@ -206,6 +224,34 @@ export type FilePreview = {
      * Row Count
      */
     row_count: number;
+};
+
+/**
+ * FileVersionOut
+ */
+export type FileVersionOut = {
+    /**
+     * Version
+     */
+    version: number;
+    /**
+     * Size
+     */
+    size: number;
+    /**
+     * Sha256
+     */
+    sha256: string;
+    /**
+     * Created At
+     *
+     * When this version was uploaded
+     */
+    created_at: string;
+    /**
+     * Current
+     */
+    current?: boolean;
 };
 
 /**
@@ -394,6 +440,34 @@ export type PageSessionOut = {
 };
 
 /**
+ * Page[UserOut]
+ */
+export type PageUserOut = {
+    /**
+     * Items
+     */
+    items: Array<UserOut>;
+    /**
+     * Total
+     */
+    total: number;
+};
+
+/**
+ * PasswordChange
+ */
+export type PasswordChange = {
+    /**
+     * Current Password
+     */
+    current_password: string;
+    /**
+     * New Password
+     */
+    new_password: string;
+};
+
+/**
  * PendingOut
  *
  * What a waiting run waits for: an answer to `question`, or approval of `code`.
@@ -562,6 +636,30 @@ export type QueryRequest = {
 };
 
 /**
+ * RunFileOut
+ */
+export type RunFileOut = {
+    /**
+     * File Id
+     */
+    file_id: string;
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Version
+     *
+     * The file's version the run's workspace had
+     */
+    version: number;
+    /**
+     * Sha256
+     */
+    sha256: string;
+};
+
+/**
  * RunOut
  */
 export type RunOut = {
@@ -614,6 +712,18 @@ export type RunOut = {
      */
     approvals: Array<ApprovalOut>;
     pending: PendingOut | null;
+    /**
+     * File Ids
+     *
+     * The files the question was pinned to (its file_ids)
+     */
+    file_ids?: Array<string>;
+    /**
+     * Files
+     *
+     * The project's files as this run read them
+     */
+    files?: Array<RunFileOut>;
     /**
      * Artifacts
      */
@@ -841,9 +951,43 @@ export type UserOut = {
      */
     is_admin: boolean;
     /**
+     * Disabled
+     *
+     * A disabled user cannot log in; their tokens are refused
+     */
+    disabled: boolean;
+    /**
      * Created At
      */
     created_at: string;
+    /**
+     * Password Changed At
+     */
+    password_changed_at?: string | null;
+};
+
+/**
+ * UserUpdate
+ *
+ * An administrator's changes to a user (fields left out stay as they are).
+ */
+export type UserUpdate = {
+    /**
+     * Is Admin
+     */
+    is_admin?: boolean | null;
+    /**
+     * Disabled
+     *
+     * true: no login, tokens refused
+     */
+    disabled?: boolean | null;
+    /**
+     * Password
+     *
+     * A new password (ends their logins)
+     */
+    password?: string | null;
 };
 
 /**
@@ -1026,6 +1170,18 @@ export type RunOutWritable = {
     approvals: Array<ApprovalOut>;
     pending: PendingOut | null;
     /**
+     * File Ids
+     *
+     * The files the question was pinned to (its file_ids)
+     */
+    file_ids?: Array<string>;
+    /**
+     * Files
+     *
+     * The project's files as this run read them
+     */
+    files?: Array<RunFileOut>;
+    /**
      * Artifacts
      */
     artifacts: Array<ArtifactOutWritable>;
@@ -1193,30 +1349,34 @@ export type RevokeTokenApiV1AuthTokensTokenIdDeleteResponses = {
 
 export type RevokeTokenApiV1AuthTokensTokenIdDeleteResponse = RevokeTokenApiV1AuthTokensTokenIdDeleteResponses[keyof RevokeTokenApiV1AuthTokensTokenIdDeleteResponses];
 
-export type CreateUserApiV1UsersPostData = {
-    body: UserCreate;
+export type ChangePasswordApiV1AuthPasswordPostData = {
+    body: PasswordChange;
     path?: never;
     query?: never;
-    url: '/api/v1/users';
+    url: '/api/v1/auth/password';
 };
 
-export type CreateUserApiV1UsersPostErrors = {
+export type ChangePasswordApiV1AuthPasswordPostErrors = {
+    /**
+     * The current password is not right (code wrong_password)
+     */
+    400: unknown;
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type CreateUserApiV1UsersPostError = CreateUserApiV1UsersPostErrors[keyof CreateUserApiV1UsersPostErrors];
+export type ChangePasswordApiV1AuthPasswordPostError = ChangePasswordApiV1AuthPasswordPostErrors[keyof ChangePasswordApiV1AuthPasswordPostErrors];
 
-export type CreateUserApiV1UsersPostResponses = {
+export type ChangePasswordApiV1AuthPasswordPostResponses = {
     /**
      * Successful Response
      */
-    201: UserOut;
+    200: LoginResponse;
 };
 
-export type CreateUserApiV1UsersPostResponse = CreateUserApiV1UsersPostResponses[keyof CreateUserApiV1UsersPostResponses];
+export type ChangePasswordApiV1AuthPasswordPostResponse = ChangePasswordApiV1AuthPasswordPostResponses[keyof ChangePasswordApiV1AuthPasswordPostResponses];
 
 export type ListProjectsApiV1ProjectsGetData = {
     body?: never;
@@ -1544,6 +1704,72 @@ export type DownloadFileApiV1FilesFileIdContentGetResponses = {
 
 export type DownloadFileApiV1FilesFileIdContentGetResponse = DownloadFileApiV1FilesFileIdContentGetResponses[keyof DownloadFileApiV1FilesFileIdContentGetResponses];
 
+export type ListVersionsApiV1FilesFileIdVersionsGetData = {
+    body?: never;
+    path: {
+        /**
+         * File Id
+         */
+        file_id: string;
+    };
+    query?: never;
+    url: '/api/v1/files/{file_id}/versions';
+};
+
+export type ListVersionsApiV1FilesFileIdVersionsGetErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ListVersionsApiV1FilesFileIdVersionsGetError = ListVersionsApiV1FilesFileIdVersionsGetErrors[keyof ListVersionsApiV1FilesFileIdVersionsGetErrors];
+
+export type ListVersionsApiV1FilesFileIdVersionsGetResponses = {
+    /**
+     * Response List Versions Api V1 Files  File Id  Versions Get
+     *
+     * Successful Response
+     */
+    200: Array<FileVersionOut>;
+};
+
+export type ListVersionsApiV1FilesFileIdVersionsGetResponse = ListVersionsApiV1FilesFileIdVersionsGetResponses[keyof ListVersionsApiV1FilesFileIdVersionsGetResponses];
+
+export type DownloadVersionApiV1FilesFileIdVersionsVersionContentGetData = {
+    body?: never;
+    path: {
+        /**
+         * Version
+         */
+        version: number;
+        /**
+         * File Id
+         */
+        file_id: string;
+    };
+    query?: never;
+    url: '/api/v1/files/{file_id}/versions/{version}/content';
+};
+
+export type DownloadVersionApiV1FilesFileIdVersionsVersionContentGetErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type DownloadVersionApiV1FilesFileIdVersionsVersionContentGetError = DownloadVersionApiV1FilesFileIdVersionsVersionContentGetErrors[keyof DownloadVersionApiV1FilesFileIdVersionsVersionContentGetErrors];
+
+export type DownloadVersionApiV1FilesFileIdVersionsVersionContentGetResponses = {
+    /**
+     * That version's bytes
+     */
+    200: Blob | File;
+};
+
+export type DownloadVersionApiV1FilesFileIdVersionsVersionContentGetResponse = DownloadVersionApiV1FilesFileIdVersionsVersionContentGetResponses[keyof DownloadVersionApiV1FilesFileIdVersionsVersionContentGetResponses];
+
 export type PreviewFileApiV1FilesFileIdPreviewGetData = {
     body?: never;
     path: {
@@ -1738,6 +1964,45 @@ export type UpdateSessionApiV1SessionsSessionIdPatchResponses = {
 };
 
 export type UpdateSessionApiV1SessionsSessionIdPatchResponse = UpdateSessionApiV1SessionsSessionIdPatchResponses[keyof UpdateSessionApiV1SessionsSessionIdPatchResponses];
+
+export type ExportSessionApiV1SessionsSessionIdExportGetData = {
+    body?: never;
+    path: {
+        /**
+         * Session Id
+         */
+        session_id: string;
+    };
+    query?: {
+        /**
+         * Format
+         *
+         * ipynb: a Jupyter notebook; html: a standalone report; md: Markdown
+         */
+        format?: 'ipynb' | 'html' | 'md';
+    };
+    url: '/api/v1/sessions/{session_id}/export';
+};
+
+export type ExportSessionApiV1SessionsSessionIdExportGetErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+    /**
+     * Too many exports at once (code server_busy); retry
+     */
+    503: unknown;
+};
+
+export type ExportSessionApiV1SessionsSessionIdExportGetError = ExportSessionApiV1SessionsSessionIdExportGetErrors[keyof ExportSessionApiV1SessionsSessionIdExportGetErrors];
+
+export type ExportSessionApiV1SessionsSessionIdExportGetResponses = {
+    /**
+     * The session as a file (an attachment)
+     */
+    200: unknown;
+};
 
 export type AskApiV1SessionsSessionIdQueryPostData = {
     body: QueryRequest;
@@ -2088,11 +2353,26 @@ export type ArtifactContentApiV1ArtifactsArtifactIdContentGetData = {
          */
         artifact_id: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * Format
+         *
+         * xlsx: a table (all its rows) or a CSV as an Excel workbook
+         */
+        format?: 'xlsx' | null;
+    };
     url: '/api/v1/artifacts/{artifact_id}/content';
 };
 
 export type ArtifactContentApiV1ArtifactsArtifactIdContentGetErrors = {
+    /**
+     * format=xlsx of something that is not a table (not_a_table)
+     */
+    400: unknown;
+    /**
+     * Too large for an Excel sheet (too_large_for_excel)
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -2125,6 +2405,103 @@ export type SandboxStatusApiV1SandboxGetResponses = {
 };
 
 export type SandboxStatusApiV1SandboxGetResponse = SandboxStatusApiV1SandboxGetResponses[keyof SandboxStatusApiV1SandboxGetResponses];
+
+export type ListUsersApiV1UsersGetData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Limit
+         *
+         * How many items at most
+         */
+        limit?: number;
+        /**
+         * Offset
+         *
+         * How many items to skip
+         */
+        offset?: number;
+    };
+    url: '/api/v1/users';
+};
+
+export type ListUsersApiV1UsersGetErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ListUsersApiV1UsersGetError = ListUsersApiV1UsersGetErrors[keyof ListUsersApiV1UsersGetErrors];
+
+export type ListUsersApiV1UsersGetResponses = {
+    /**
+     * Successful Response
+     */
+    200: PageUserOut;
+};
+
+export type ListUsersApiV1UsersGetResponse = ListUsersApiV1UsersGetResponses[keyof ListUsersApiV1UsersGetResponses];
+
+export type CreateUserApiV1UsersPostData = {
+    body: UserCreate;
+    path?: never;
+    query?: never;
+    url: '/api/v1/users';
+};
+
+export type CreateUserApiV1UsersPostErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type CreateUserApiV1UsersPostError = CreateUserApiV1UsersPostErrors[keyof CreateUserApiV1UsersPostErrors];
+
+export type CreateUserApiV1UsersPostResponses = {
+    /**
+     * Successful Response
+     */
+    201: UserOut;
+};
+
+export type CreateUserApiV1UsersPostResponse = CreateUserApiV1UsersPostResponses[keyof CreateUserApiV1UsersPostResponses];
+
+export type UpdateUserApiV1UsersUserIdPatchData = {
+    body: UserUpdate;
+    path: {
+        /**
+         * User Id
+         */
+        user_id: string;
+    };
+    query?: never;
+    url: '/api/v1/users/{user_id}';
+};
+
+export type UpdateUserApiV1UsersUserIdPatchErrors = {
+    /**
+     * Not on your own account (code cannot_change_self)
+     */
+    409: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type UpdateUserApiV1UsersUserIdPatchError = UpdateUserApiV1UsersUserIdPatchErrors[keyof UpdateUserApiV1UsersUserIdPatchErrors];
+
+export type UpdateUserApiV1UsersUserIdPatchResponses = {
+    /**
+     * Successful Response
+     */
+    200: UserOut;
+};
+
+export type UpdateUserApiV1UsersUserIdPatchResponse = UpdateUserApiV1UsersUserIdPatchResponses[keyof UpdateUserApiV1UsersUserIdPatchResponses];
 
 export type HealthzHealthzGetData = {
     body?: never;

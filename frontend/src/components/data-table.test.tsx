@@ -1,6 +1,6 @@
 import { fireEvent, render, screen, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
-import { DataTable } from './data-table';
+import { DataTable, formatCell } from './data-table';
 
 const columns = [{ name: 'region', dtype: 'object' }, { name: 'units', dtype: 'int64' }];
 const rows = Array.from({ length: 25 }, (_, i) => [`r${i % 3}`, i + 1]);
@@ -34,5 +34,24 @@ describe('DataTable', () => {
     fireEvent.click(sort);
     const second = firstCells()[0];
     expect([first, second].sort()).toEqual(['1', '25']);
+  });
+});
+
+describe('formatCell', () => {
+  it('keeps integers exact with separators and rounds other numbers sensibly', () => {
+    expect(formatCell(28597)).toBe('28,597');
+    expect(formatCell(9007199254740993n.toString())).toBe('9007199254740993');
+    expect(formatCell(28597.5)).toBe('28,597.5');
+    expect(formatCell(3.14159265)).toBe('3.1416');
+    expect(formatCell(0.000123456)).toBe('0.0001235');
+    expect(formatCell(-0.5)).toBe('-0.5');
+    expect(formatCell(null)).toBe('');
+    expect(formatCell('r1')).toBe('r1');
+  });
+
+  it('shows the full value of a rounded number as its tooltip', () => {
+    render(<DataTable columns={[{ name: 'x' }]} rows={[[1 / 3]]} />);
+    const cell = screen.getByText('0.3333');
+    expect(cell.getAttribute('title')).toBe(String(1 / 3));
   });
 });

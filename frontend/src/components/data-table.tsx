@@ -21,6 +21,23 @@ function show(v: unknown): string {
   return String(v);
 }
 
+const whole = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+
+/**
+ * A cell as it reads best: integers exact with thousands separators (an id-like integer past 2^53
+ * arrives as a string and stays as it is), other numbers with thousands separators and at most 4
+ * decimals, or 4 significant digits when smaller than 1 (0.0001234 → 0.0001234, 3.14159 → 3.1416).
+ */
+export function formatCell(v: unknown): string {
+  if (typeof v !== 'number') return show(v);
+  if (!Number.isFinite(v)) return String(v);
+  if (Number.isInteger(v)) return Math.abs(v) >= 1e21 ? String(v) : whole.format(v);
+  const abs = Math.abs(v);
+  if (abs >= 1e15) return v.toExponential(4);
+  if (abs < 1) return abs < 1e-6 ? v.toExponential(3) : String(Number(v.toPrecision(4)));
+  return new Intl.NumberFormat('en-US', { maximumFractionDigits: 4 }).format(v);
+}
+
 /** A paged, sortable table for previews and table artifacts (rows are arrays aligned with columns). */
 export function DataTable({
   columns,
@@ -42,12 +59,19 @@ export function DataTable({
         id: `${i}`,
         accessorFn: (r) => r[i],
         header: c.name,
-        cell: (info) => show(info.getValue()),
+        cell: (info) => {
+          const v = info.getValue();
+          const text = formatCell(v);
+          const full = show(v);
+          return full === text ? text : <span title={full}>{text}</span>;
+        },
         sortingFn: 'basic',
         sortUndefined: 'last',
       })),
     [columns],
   );
+  // Numbers line up on the right, their headers with them.
+  const numeric = useMemo(() => columns.map((_, i) => typeof rows.find((r) => r[i] != null)?.[i] === 'number'), [columns, rows]);
   const table = useReactTable({
     data: rows,
     columns: defs,
@@ -71,7 +95,10 @@ export function DataTable({
                   const sorted = h.column.getIsSorted();
                   const dtype = columns[Number(h.column.id)]?.dtype;
                   return (
-                    <th key={h.id} className="border-b px-3 py-2 text-left align-bottom font-medium whitespace-nowrap">
+                    <th
+                      key={h.id}
+                      className={cn('border-b px-3 py-2 align-bottom font-medium whitespace-nowrap', numeric[Number(h.column.id)] ? 'text-right' : 'text-left')}
+                    >
                       <button
                         type="button"
                         className="inline-flex cursor-pointer items-center gap-1 hover:text-primary"
@@ -93,7 +120,10 @@ export function DataTable({
             {table.getRowModel().rows.map((r) => (
               <tr key={r.id} className="border-b last:border-0 hover:bg-muted/40">
                 {r.getVisibleCells().map((c) => (
-                  <td key={c.id} className="max-w-72 truncate px-3 py-1.5 font-mono text-xs tabular-nums">
+                  <td
+                    key={c.id}
+                    className={cn('max-w-72 truncate px-3 py-1.5 font-mono text-xs tabular-nums', typeof c.getValue() === 'number' && 'text-right')}
+                  >
                     {flexRender(c.column.columnDef.cell, c.getContext())}
                   </td>
                 ))}

@@ -1,13 +1,23 @@
-import { useEffect, useRef } from 'react';
+import { useEffect, useRef, type RefObject } from 'react';
 import { sanitizeFigure, type PlotlyFigure } from '@/lib/plotly-figure';
 import { useTheme } from '@/lib/theme';
 
 /** Minimal React wrapper around plotly.js (loaded lazily: it is large). */
-export function PlotlyChart({ figure, className }: { figure: PlotlyFigure; className?: string }) {
+export function PlotlyChart({
+  figure,
+  className,
+  plotRef,
+}: {
+  figure: PlotlyFigure;
+  className?: string;
+  /** The element Plotly draws into, for exporting the chart as drawn (`chartImage`). */
+  plotRef?: RefObject<HTMLDivElement | null>;
+}) {
   const ref = useRef<HTMLDivElement>(null);
   const [theme] = useTheme();
   useEffect(() => {
     const el = ref.current;
+    if (plotRef) plotRef.current = el;
     if (!el) return;
     let cancelled = false;
     let observer: ResizeObserver | null = null;
@@ -32,7 +42,7 @@ export function PlotlyChart({ figure, className }: { figure: PlotlyFigure; class
       cancelled = true;
       observer?.disconnect();
     };
-  }, [figure, theme]);
+  }, [figure, theme, plotRef]);
   useEffect(() => {
     const el = ref.current;
     return () => {
@@ -40,4 +50,31 @@ export function PlotlyChart({ figure, className }: { figure: PlotlyFigure; class
     };
   }, []);
   return <div ref={ref} className={className} style={{ width: '100%', minHeight: 360 }} />;
+}
+
+/** A `data:` URL as a Blob (the CSP lets the app fetch only its own origin, so it is decoded here). */
+export function dataUrlToBlob(url: string): Blob {
+  const comma = url.indexOf(',');
+  const head = url.slice(5, comma);
+  const body = url.slice(comma + 1);
+  const mime = head.split(';')[0] || 'application/octet-stream';
+  if (head.endsWith(';base64')) {
+    const bin = atob(body);
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    return new Blob([bytes], { type: mime });
+  }
+  return new Blob([decodeURIComponent(body)], { type: mime });
+}
+
+/** The chart drawn in `el` as a PNG (twice the pixels, for sharp slides) or SVG, via Plotly.toImage. */
+export async function chartImage(el: HTMLElement, format: 'png' | 'svg'): Promise<Blob> {
+  const { default: Plotly } = await import('plotly.js-dist-min');
+  // Drawn on white with dark text whatever the app's theme: a file is read outside the app.
+  const gd = el as HTMLElement & { data?: unknown[]; layout?: Record<string, unknown> };
+  const layout = gd.layout ?? {};
+  const font = (layout.font as Record<string, unknown> | undefined) ?? {};
+  const figure = { data: gd.data ?? [], layout: { ...layout, paper_bgcolor: '#ffffff', font: { ...font, color: '#27272a' } } };
+  const url = await Plotly.toImage(figure, { format, width: el.clientWidth || 800, height: el.clientHeight || 450, scale: format === 'png' ? 2 : 1 });
+  return dataUrlToBlob(url);
 }

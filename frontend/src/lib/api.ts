@@ -1,5 +1,6 @@
 import { client } from '@/client/client.gen';
 import { getToken, useAuthStore } from '@/features/auth/auth-store';
+import { filenameFromContentDisposition } from './content-disposition';
 
 /** An API failure with the server's human sentence and machine code. */
 export class ApiError extends Error {
@@ -27,9 +28,24 @@ export function codeOf(body: unknown): string | null {
   return null;
 }
 
-export function handleUnauthorized() {
-  if (useAuthStore.getState().auth) useAuthStore.getState().signOut('Your session has expired. Please sign in again.');
+export const SESSION_EXPIRED = 'Your session has expired. Please sign in again.';
+
+/** 401 codes whose sentence tells the user more than "expired": shown on the login page as the server wrote it. */
+const SAID_ON_LOGIN = new Set(['account_disabled', 'token_expired']);
+
+/**
+ * Back to the login page after a 401, saying why. `usedToken` is the token the refused request
+ * carried: a request still in flight with a login that was already replaced (a password change
+ * stores its new login at once) must not sign the user out.
+ */
+export function handleUnauthorized(usedToken: string | null, body: unknown = null) {
+  const { auth, signOut } = useAuthStore.getState();
+  if (!auth || (usedToken !== null && usedToken !== auth.token)) return;
+  const code = codeOf(body);
+  signOut(code && SAID_ON_LOGIN.has(code) ? detailOf(body, 401) : SESSION_EXPIRED);
 }
+
+const bearerOf = (headers: Headers) => headers.get('Authorization')?.replace(/^Bearer /, '') ?? null;
 
 client.setConfig({ baseUrl: '', throwOnError: true });
 client.interceptors.request.use((request) => {
@@ -37,12 +53,10 @@ client.interceptors.request.use((request) => {
   if (token && !request.headers.has('Authorization')) request.headers.set('Authorization', `Bearer ${token}`);
   return request;
 });
-client.interceptors.response.use((response, request) => {
-  if (response.status === 401 && !request.url.endsWith('/auth/login')) handleUnauthorized();
-  return response;
-});
-client.interceptors.error.use((error, response) => {
+client.interceptors.error.use((error, response, request) => {
   const status = response?.status ?? 0;
+  // The body is read by now, so the login page can say why (a disabled account, a changed password).
+  if (status === 401 && !request.url.endsWith('/auth/login')) handleUnauthorized(bearerOf(request.headers), error);
   return new ApiError(status, detailOf(error, status), codeOf(error));
 });
 
@@ -61,21 +75,20 @@ export async function authFetch(url: string, init: RequestInit = {}): Promise<Re
     throw new ApiError(0, detailOf(null, 0));
   }
   if (!res.ok) {
-    if (res.status === 401) handleUnauthorized();
     let body: unknown = null;
     try {
       body = await res.json();
     } catch {
       /* not JSON */
     }
+    if (res.status === 401) handleUnauthorized(token, body);
     throw new ApiError(res.status, detailOf(body, res.status), codeOf(body));
   }
   return res;
 }
 
-export async function downloadUrl(url: string, filename: string) {
-  const res = await authFetch(url);
-  const blob = await res.blob();
+/** Hands a blob to the browser as a download named `filename`. */
+export function saveBlob(blob: Blob, filename: string) {
   const href = URL.createObjectURL(blob);
   const a = document.createElement('a');
   a.href = href;
@@ -84,4 +97,20 @@ export async function downloadUrl(url: string, filename: string) {
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(href), 1000);
+}
+
+export async function downloadUrl(url: string, filename: string) {
+  const res = await authFetch(url);
+  saveBlob(await res.blob(), filename);
+}
+
+/**
+ * Downloads an attachment under the name the server gives in `Content-Disposition`
+ * (`fallback` when it gives none), and returns that name.
+ */
+export async function downloadAttachment(url: string, fallback: string): Promise<string> {
+  const res = await authFetch(url);
+  const filename = filenameFromContentDisposition(res.headers.get('Content-Disposition')) ?? fallback;
+  saveBlob(await res.blob(), filename);
+  return filename;
 }

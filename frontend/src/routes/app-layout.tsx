@@ -5,7 +5,9 @@ import { Button } from '@/components/ui/button';
 import { Dialog as D } from 'radix-ui';
 import { useAuthStore } from '@/features/auth/auth-store';
 import { Sidebar } from '@/features/projects/sidebar';
+import { ModelBanner } from '@/features/system/model-banner';
 import { SandboxBanner } from '@/features/system/sandbox-banner';
+import { SESSION_EXPIRED } from '@/lib/api';
 
 export function AppLayout() {
   const auth = useAuthStore((s) => s.auth);
@@ -17,13 +19,14 @@ export function AppLayout() {
     if (!auth?.expiresAt) return;
     const ms = new Date(auth.expiresAt).getTime() - Date.now();
     if (ms > 2 ** 31 - 1) return;
-    const t = setTimeout(() => signOut('Your session has expired. Please sign in again.'), Math.max(ms, 0));
+    const t = setTimeout(() => signOut(SESSION_EXPIRED), Math.max(ms, 0));
     return () => clearTimeout(t);
   }, [auth?.expiresAt, signOut]);
   if (!auth) return <Navigate to="/login" replace state={{ from: location.pathname }} />;
   return (
     <div className="flex h-full flex-col">
       <SandboxBanner />
+      <ModelBanner />
       <div className="flex min-h-0 flex-1">
         <aside className="hidden w-64 shrink-0 border-r md:block">
           <Sidebar />

@@ -4,6 +4,7 @@ import { projectQuery } from '@/features/projects/queries';
 import { SessionChat } from '@/features/runs/session-chat';
 import { AutonomySwitch } from '@/features/sessions/autonomy-switch';
 import { sessionQuery } from '@/features/sessions/queries';
+import { SessionMenu } from '@/features/sessions/session-menu';
 import { formatNumber, formatUsage } from '@/lib/utils';
 
 export function SessionRoute() {
@@ -32,6 +33,7 @@ export function SessionRoute() {
           </span>
         )}
         {session.data && <AutonomySwitch session={session.data} className="ml-1 sm:ml-3 sm:border-l sm:pl-3" />}
+        {session.data && <SessionMenu key={session.data.id} session={session.data} className="-my-1 -mr-2" />}
       </header>
       <div className="min-h-0 flex-1">
         <SessionChat key={sessionId} projectId={projectId} sessionId={sessionId} />

@@ -26,11 +26,19 @@ export function DropdownMenuItem({
   return (
     <M.Item
       className={cn(
-        'flex cursor-pointer items-center gap-2 rounded-sm px-2 py-1.5 outline-none select-none data-[highlighted]:bg-muted [&_svg]:size-4',
+        'flex cursor-pointer items-center gap-2 rounded-sm px-2 py-1.5 outline-none select-none data-[disabled]:pointer-events-none data-[disabled]:opacity-50 data-[highlighted]:bg-muted [&_svg]:size-4 [&_svg]:shrink-0',
         destructive && 'text-destructive',
         className,
       )}
       {...props}
     />
   );
+}
+
+export function DropdownMenuSeparator({ className, ...props }: React.ComponentProps<typeof M.Separator>) {
+  return <M.Separator className={cn('-mx-1 my-1 h-px bg-border', className)} {...props} />;
+}
+
+export function DropdownMenuLabel({ className, ...props }: React.ComponentProps<typeof M.Label>) {
+  return <M.Label className={cn('px-2 py-1.5 text-xs text-muted-foreground', className)} {...props} />;
 }

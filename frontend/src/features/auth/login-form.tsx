@@ -17,9 +17,10 @@ export function LoginForm() {
     onSuccess: (r) => signIn({ token: r.access_token, user: r.user, expiresAt: r.expires_at }),
     meta: { silent: true },
   });
+  // A disabled account gets the server's own sentence; any other 401 is a wrong email or password.
   const error =
     login.error instanceof ApiError
-      ? login.error.status === 401
+      ? login.error.status === 401 && login.error.code !== 'account_disabled'
         ? 'Wrong email or password.'
         : login.error.message
       : login.error
@@ -43,7 +44,11 @@ export function LoginForm() {
             <p className="text-xs text-muted-foreground">Sign in to analyse your data</p>
           </div>
         </div>
-        {notice && !error && <p className="rounded-md bg-amber-500/10 px-3 py-2 text-sm text-amber-700 dark:text-amber-400">{notice}</p>}
+        {notice && !error && (
+          <p role="status" data-testid="login-notice" className="rounded-md bg-amber-500/10 px-3 py-2 text-sm text-amber-700 dark:text-amber-400">
+            {notice}
+          </p>
+        )}
         <div className="grid gap-2">
           <Label htmlFor="email">Email</Label>
           <Input id="email" type="email" autoComplete="username" value={email} onChange={(e) => setEmail(e.target.value)} required autoFocus />

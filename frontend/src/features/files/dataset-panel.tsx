@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { AlertCircle, CheckCircle2, Download, FileSpreadsheet, Loader2, Trash2, Upload, X } from 'lucide-react';
+import { AlertCircle, CheckCircle2, Download, FileSpreadsheet, History, Loader2, Trash2, Upload, X } from 'lucide-react';
 import { useRef, useState } from 'react';
 import { deleteFileApiV1FilesFileIdDelete, type FileOut } from '@/client';
 import { ConfirmDialog } from '@/components/confirm-dialog';
@@ -7,7 +7,7 @@ import { DataTable } from '@/components/data-table';
 import { Button } from '@/components/ui/button';
 import { downloadUrl } from '@/lib/api';
 import { cn, formatBytes, formatDate } from '@/lib/utils';
-import { fileKeys, filesQuery, previewQuery } from './queries';
+import { fileKeys, filesQuery, previewQuery, versionsQuery } from './queries';
 import { uploadFile } from './upload';
 
 type UploadItem = { key: string; name: string; size: number; progress: number; error: string | null; done: boolean };
@@ -24,7 +24,9 @@ function useUploads(projectId: string) {
       uploadFile(projectId, file, (p) => update(key, { progress: p }))
         .then(() => {
           update(key, { done: true, progress: 1 });
+          // A re-upload is a new version: the list shows its time, and the versions list grows.
           void qc.invalidateQueries({ queryKey: fileKeys.project(projectId) });
+          void qc.invalidateQueries({ queryKey: fileKeys.allVersions });
           setTimeout(() => setItems((xs) => xs.filter((x) => x.key !== key)), 2500);
         })
         .catch((e: Error) => update(key, { error: e.message }));
@@ -55,12 +57,53 @@ function Preview({ file }: { file: FileOut }) {
   );
 }
 
+/** The versions kept of a file, each with its upload time and size, and a download. */
+function Versions({ file }: { file: FileOut }) {
+  const versions = useQuery(versionsQuery(file.id));
+  if (versions.isLoading)
+    return (
+      <p className="flex items-center gap-2 border-t p-3 text-sm text-muted-foreground">
+        <Loader2 className="size-4 animate-spin" /> Loading versions…
+      </p>
+    );
+  if (versions.error) return <p className="border-t p-3 text-sm text-destructive">Could not list the versions: {versions.error.message}</p>;
+  const stem = file.name.replace(/(\.[^.]*)?$/, '');
+  const ext = file.name.slice(stem.length);
+  return (
+    <ul className="divide-y border-t text-sm" aria-label={`Versions of ${file.name}`} data-testid="file-versions">
+      {versions.data?.map((v) => (
+        <li key={v.version} className="flex items-center gap-3 px-3 py-1.5" data-version={v.version}>
+          <span className="w-8 shrink-0 font-medium tabular-nums">v{v.version}</span>
+          <span className="min-w-0 flex-1 truncate text-xs text-muted-foreground">
+            {formatDate(v.created_at)} · {formatBytes(v.size)}
+            {v.current && <span className="ml-2 rounded bg-primary/10 px-1.5 py-0.5 text-[11px] font-medium text-primary">current</span>}
+          </span>
+          <Button
+            variant="ghost"
+            size="icon-sm"
+            aria-label={`Download version ${v.version} of ${file.name}`}
+            onClick={() =>
+              void downloadUrl(
+                v.current ? `/api/v1/files/${file.id}/content` : `/api/v1/files/${file.id}/versions/${v.version}/content`,
+                v.current ? file.name : `${stem} (v${v.version})${ext}`,
+              )
+            }
+          >
+            <Download />
+          </Button>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 export function DatasetPanel({ projectId }: { projectId: string }) {
   const files = useQuery(filesQuery(projectId));
   const uploads = useUploads(projectId);
   const input = useRef<HTMLInputElement>(null);
   const [dragging, setDragging] = useState(false);
   const [openId, setOpenId] = useState<string | null>(null);
+  const [versionsId, setVersionsId] = useState<string | null>(null);
   const [toDelete, setToDelete] = useState<FileOut | null>(null);
   const qc = useQueryClient();
   const del = useMutation({
@@ -170,11 +213,26 @@ export function DatasetPanel({ projectId }: { projectId: string }) {
                 <FileSpreadsheet className="size-5 shrink-0 text-primary" />
                 <span className="min-w-0">
                   <span className="block truncate text-sm font-medium">{f.name}</span>
-                  <span className="block text-xs text-muted-foreground">
-                    {formatBytes(f.size)} · {formatDate(f.created_at)}
+                  <span className="block text-xs text-muted-foreground" data-testid="file-meta">
+                    <span className="font-medium text-foreground/80" data-testid="file-version">
+                      v{f.version}
+                    </span>{' '}
+                    · {formatBytes(f.size)} · {formatDate(f.updated_at)}
                   </span>
                 </span>
               </button>
+              {f.version > 1 && (
+                <Button
+                  variant="ghost"
+                  size="icon-sm"
+                  aria-label={`Versions of ${f.name}`}
+                  aria-expanded={versionsId === f.id}
+                  title="Earlier versions"
+                  onClick={() => setVersionsId(versionsId === f.id ? null : f.id)}
+                >
+                  <History />
+                </Button>
+              )}
               <Button variant="ghost" size="icon-sm" aria-label={`Download ${f.name}`} onClick={() => void downloadUrl(`/api/v1/files/${f.id}/content`, f.name)}>
                 <Download />
               </Button>
@@ -182,6 +240,7 @@ export function DatasetPanel({ projectId }: { projectId: string }) {
                 <Trash2 />
               </Button>
             </div>
+            {versionsId === f.id && <Versions file={f} />}
             {openId === f.id && <Preview file={f} />}
           </li>
         ))}

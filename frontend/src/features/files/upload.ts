@@ -38,7 +38,7 @@ export function uploadFile(projectId: string, file: File, onProgress: (fraction:
         onProgress(1);
         resolve(body as FileOut);
       } else {
-        if (xhr.status === 401) handleUnauthorized();
+        if (xhr.status === 401) handleUnauthorized(token, body);
         reject(new ApiError(xhr.status, uploadErrorMessage(xhr.status, body, file), codeOf(body)));
       }
     };

@@ -4,13 +4,10 @@ import {
   ChevronRight,
   FolderClosed,
   FolderOpen,
-  LogOut,
   MessageSquare,
-  Moon,
   MoreHorizontal,
   Pencil,
   Plus,
-  Sun,
   Trash2,
 } from 'lucide-react';
 import { useState } from 'react';
@@ -20,11 +17,10 @@ import { ConfirmDialog } from '@/components/confirm-dialog';
 import { NameDialog } from '@/components/name-dialog';
 import { Button } from '@/components/ui/button';
 import { DropdownMenu, DropdownMenuContent, DropdownMenuItem, DropdownMenuTrigger } from '@/components/ui/dropdown-menu';
-import { useAuthStore } from '@/features/auth/auth-store';
+import { UserArea } from '@/features/auth/user-area';
 import { ReviewBadge } from '@/features/sessions/autonomy-switch';
 import { useCreateSession, useDeleteSession, useRenameSession } from '@/features/sessions/mutations';
 import { sessionsQuery } from '@/features/sessions/queries';
-import { useTheme } from '@/lib/theme';
 import { cn } from '@/lib/utils';
 import { useCreateProject, useDeleteProject, useRenameProject } from './mutations';
 import { projectsQuery } from './queries';
@@ -158,9 +154,6 @@ export function Sidebar({ onNavigate }: { onNavigate?: () => void }) {
   const create = useCreateProject();
   const rename = useRenameProject();
   const del = useDeleteProject();
-  const user = useAuthStore((s) => s.auth?.user);
-  const signOut = useAuthStore((s) => s.signOut);
-  const [theme, setTheme] = useTheme();
   const project = dialog && 'project' in dialog ? dialog.project : null;
 
   return (
@@ -209,22 +202,7 @@ export function Sidebar({ onNavigate }: { onNavigate?: () => void }) {
           );
         })}
       </div>
-      <div className="flex items-center gap-1 border-t px-3 py-2">
-        <span className="min-w-0 flex-1 truncate text-xs text-muted-foreground" title={user?.email}>
-          {user?.email}
-        </span>
-        <Button
-          variant="ghost"
-          size="icon-sm"
-          aria-label={theme === 'dark' ? 'Switch to light theme' : 'Switch to dark theme'}
-          onClick={() => setTheme(theme === 'dark' ? 'light' : 'dark')}
-        >
-          {theme === 'dark' ? <Sun /> : <Moon />}
-        </Button>
-        <Button variant="ghost" size="icon-sm" aria-label="Sign out" onClick={() => signOut()}>
-          <LogOut />
-        </Button>
-      </div>
+      <UserArea onNavigate={onNavigate} />
 
       <NameDialog
         open={dialog?.kind === 'new-project'}

@@ -1,13 +1,15 @@
 import { useQuery } from '@tanstack/react-query';
 import { BarChart3, Download, FileText, ImageIcon, Loader2, Table2 } from 'lucide-react';
-import { useState } from 'react';
+import { useRef, useState, type RefObject } from 'react';
+import { toast } from 'sonner';
 import { DataTable, type TableColumn } from '@/components/data-table';
-import { PlotlyChart } from '@/components/plotly-chart';
+import { chartImage, PlotlyChart } from '@/components/plotly-chart';
 import { Button } from '@/components/ui/button';
 import { Dialog, DialogContent, DialogTitle } from '@/components/ui/dialog';
-import { downloadUrl } from '@/lib/api';
+import { downloadAttachment, downloadUrl, saveBlob } from '@/lib/api';
 import type { PlotlyFigure } from '@/lib/plotly-figure';
-import { formatBytes } from '@/lib/utils';
+import { cn, formatBytes } from '@/lib/utils';
+import { artifactTitle } from './artifacts';
 import type { StreamArtifact } from './events';
 import { artifactBlobUrlQuery, artifactJsonQuery } from './queries';
 
@@ -25,11 +27,11 @@ function Failed({ message }: { message: string }) {
   return <p className="p-3 text-sm text-destructive">Could not load this artifact: {message}</p>;
 }
 
-function PlotlyArtifact({ a }: { a: StreamArtifact }) {
+function PlotlyArtifact({ a, plotRef }: { a: StreamArtifact; plotRef: RefObject<HTMLDivElement | null> }) {
   const q = useQuery(artifactJsonQuery<PlotlyFigure>(a.url));
   if (q.isLoading) return <Loading />;
   if (q.error) return <Failed message={q.error.message} />;
-  return q.data ? <PlotlyChart figure={q.data} /> : null;
+  return q.data ? <PlotlyChart figure={q.data} plotRef={plotRef} /> : null;
 }
 
 function ImageArtifact({ a }: { a: StreamArtifact }) {
@@ -44,7 +46,7 @@ function ImageArtifact({ a }: { a: StreamArtifact }) {
       </button>
       <Dialog open={open} onOpenChange={setOpen}>
         <DialogContent className="max-w-[min(95vw,1400px)]" aria-describedby={undefined}>
-          <DialogTitle>{a.name}</DialogTitle>
+          <DialogTitle>{artifactTitle(a)}</DialogTitle>
           <img src={q.data} alt={a.name} className="max-h-[80vh] w-full object-contain" />
         </DialogContent>
       </Dialog>
@@ -63,19 +65,74 @@ function TableArtifact({ a }: { a: StreamArtifact }) {
 
 const ICONS = { plotly: BarChart3, image: ImageIcon, table: Table2, file: FileText } as const;
 
-export function ArtifactView({ artifact: a }: { artifact: StreamArtifact }) {
-  const Icon = ICONS[a.kind as keyof typeof ICONS] ?? FileText;
+/** A small labelled download button in a card's caption ("PNG", "CSV", …). */
+function DownloadButton({ label, title, onClick }: { label: string; title: string; onClick: () => Promise<unknown> }) {
+  const [busy, setBusy] = useState(false);
   return (
-    <figure className="overflow-hidden rounded-xl border bg-card" data-testid={`artifact-${a.kind}`}>
-      <figcaption className="flex items-center gap-2 border-b bg-muted/40 px-3 py-1.5 text-xs text-muted-foreground">
-        <Icon className="size-3.5" />
-        <span className="min-w-0 flex-1 truncate font-medium text-foreground">{a.name}</span>
-        <span>{formatBytes(a.size)}</span>
-        <Button variant="ghost" size="icon-sm" aria-label={`Download ${a.name}`} onClick={() => void downloadUrl(a.url, a.name)}>
-          <Download />
-        </Button>
+    <Button
+      variant="ghost"
+      size="sm"
+      className="h-7 gap-1 px-2"
+      title={title}
+      aria-label={title}
+      disabled={busy}
+      onClick={() => {
+        setBusy(true);
+        onClick()
+          .catch((e: unknown) => toast.error(e instanceof Error ? e.message : 'The download failed.'))
+          .finally(() => setBusy(false));
+      }}
+    >
+      {busy ? <Loader2 className="animate-spin" /> : <Download />}
+      {label}
+    </Button>
+  );
+}
+
+/**
+ * One artifact as a card. A chart downloads as PNG or SVG (drawn from the chart on screen) or as
+ * its figure JSON; a table as the CSV written with it (`csv`) or as an Excel workbook.
+ */
+export function ArtifactView({ artifact: a, csv = null, className }: { artifact: StreamArtifact; csv?: StreamArtifact | null; className?: string }) {
+  const Icon = ICONS[a.kind as keyof typeof ICONS] ?? FileText;
+  const title = artifactTitle(a);
+  const plotRef = useRef<HTMLDivElement | null>(null);
+  const image = async (format: 'png' | 'svg') => {
+    if (!plotRef.current) throw new Error('The chart has not been drawn yet.');
+    saveBlob(await chartImage(plotRef.current, format), `${title}.${format}`);
+  };
+  return (
+    <figure className={cn('overflow-hidden rounded-xl border bg-card', className)} data-testid={`artifact-${a.kind}`} data-name={a.name}>
+      <figcaption className="flex flex-wrap items-center gap-x-2 gap-y-0.5 border-b bg-muted/40 px-3 py-1 text-xs text-muted-foreground">
+        <Icon className="size-3.5 shrink-0" />
+        <span className="min-w-0 flex-1 basis-32 truncate font-medium text-foreground" title={a.name} data-testid="artifact-title">
+          {title}
+        </span>
+        {a.kind === 'plotly' ? (
+          <span className="flex items-center" role="group" aria-label={`Download ${title}`}>
+            <DownloadButton label="PNG" title={`Download ${title} as PNG`} onClick={() => image('png')} />
+            <DownloadButton label="SVG" title={`Download ${title} as SVG`} onClick={() => image('svg')} />
+            <DownloadButton label="JSON" title={`Download ${title} as JSON`} onClick={() => downloadUrl(a.url, a.name)} />
+          </span>
+        ) : a.kind === 'table' ? (
+          <span className="flex items-center" role="group" aria-label={`Download ${title}`}>
+            {csv && <DownloadButton label="CSV" title={`Download ${title} as CSV`} onClick={() => downloadUrl(csv.url, csv.name)} />}
+            <DownloadButton
+              label="Excel"
+              title={`Download ${title} as Excel`}
+              onClick={() => downloadAttachment(`/api/v1/artifacts/${a.id}/content?format=xlsx`, `${title}.xlsx`)}
+            />
+          </span>
+        ) : (
+          <>
+            <span>{formatBytes(a.size)}</span>
+            <Button variant="ghost" size="icon-sm" aria-label={`Download ${a.name}`} onClick={() => void downloadUrl(a.url, a.name)}>
+              <Download />
+            </Button>
+          </>
+        )}
       </figcaption>
-      {a.kind === 'plotly' && <PlotlyArtifact a={a} />}
+      {a.kind === 'plotly' && <PlotlyArtifact a={a} plotRef={plotRef} />}
       {a.kind === 'image' && <ImageArtifact a={a} />}
       {a.kind === 'table' && <TableArtifact a={a} />}
       {a.kind !== 'plotly' && a.kind !== 'image' && a.kind !== 'table' && (

@@ -47,10 +47,18 @@ describe('Composer', () => {
     expect((box as HTMLTextAreaElement).value).toBe('');
   });
 
-  it('explains how to configure a model when none is available', () => {
-    setup([]);
-    expect(screen.getByTestId('no-model').textContent).toContain('LLM_MODEL');
-    expect(screen.queryByRole('textbox')).toBeNull();
+  it('says why it cannot send, before anything is typed, while the server has no model', () => {
+    const onSend = setup([]);
+    expect(screen.getByTestId('composer-disabled').textContent).toBe(
+      'Questions cannot be sent: the server has no model configured (LLM_MODEL).',
+    );
+    const box = screen.getByRole('textbox', { name: 'Ask a question about your data' }) as HTMLTextAreaElement;
+    expect(box.disabled).toBe(true);
+    expect(box.placeholder).toBe('Questions cannot be answered until a model is configured.');
+    fireEvent.keyDown(box, { key: 'Enter' });
+    expect(onSend).not.toHaveBeenCalled();
+    expect((screen.getByRole('button', { name: 'Send' }) as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.queryByRole('combobox', { name: 'Model' })).toBeNull();
   });
 
   it('is disabled, saying why, while analysis is disabled', () => {

@@ -4,24 +4,13 @@ import { useEffect, useState } from 'react';
 import { Button } from '@/components/ui/button';
 import { Textarea } from '@/components/ui/input';
 import { filesQuery } from '@/features/files/queries';
-import { sandboxStatusQuery } from '@/features/system/queries';
+import { noModelConfigured } from '@/features/system/model-banner';
+import { modelsQuery, sandboxStatusQuery } from '@/features/system/queries';
 import { disabledReason } from '@/features/system/sandbox-banner';
 import { cn } from '@/lib/utils';
-import { modelsQuery } from './queries';
 
-export function NoModelNotice() {
-  return (
-    <div className="rounded-xl border border-amber-500/30 bg-amber-500/5 p-4 text-sm" role="status" data-testid="no-model">
-      <p className="font-medium">No language model is configured.</p>
-      <p className="mt-1 text-muted-foreground">
-        Ask the administrator to set <code className="font-mono">LLM_MODEL</code> (for example{' '}
-        <code className="font-mono">openai/gpt-4o-mini</code>), <code className="font-mono">LLM_API_KEY</code> and, for a
-        self-hosted or compatible endpoint, <code className="font-mono">LLM_API_BASE</code> in the server's{' '}
-        <code className="font-mono">.env</code> file, then restart it. The README's configuration section lists every option.
-      </p>
-    </div>
-  );
-}
+/** What the composer says, in place of sending, while the server has no model. */
+export const NO_MODEL_REASON = 'Questions cannot be sent: the server has no model configured (LLM_MODEL).';
 
 const WAITING = {
   input: {
@@ -57,7 +46,14 @@ export function Composer({
   const models = useQuery(modelsQuery());
   const files = useQuery(filesQuery(projectId));
   const sandbox = useQuery(sandboxStatusQuery());
-  const disabled = sandbox.data && !sandbox.data.available ? disabledReason(sandbox.data) : null;
+  // Why nothing can be sent right now: said before the user types, not after a refused request.
+  const blocked =
+    sandbox.data && !sandbox.data.available
+      ? { reason: disabledReason(sandbox.data), tone: 'error', placeholder: 'Questions cannot be answered until analysis is enabled.' }
+      : noModelConfigured(models.data)
+        ? { reason: NO_MODEL_REASON, tone: 'warning', placeholder: 'Questions cannot be answered until a model is configured.' }
+        : null;
+  const disabled = blocked?.reason ?? null;
   const [text, setText] = useState('');
   const [model, setModel] = useState<string | null>(null);
   const [pinned, setPinned] = useState<string[]>([]);
@@ -66,8 +62,6 @@ export function Composer({
   useEffect(() => {
     if (!model && models.data?.items.length) setModel((models.data.items.find((m) => m.default) ?? models.data.items[0]).id);
   }, [models.data, model]);
-
-  if (models.data && models.data.items.length === 0) return <NoModelNotice />;
 
   const waiting = waitingFor ? WAITING[waitingFor] : null;
   const send = () => {
@@ -79,9 +73,15 @@ export function Composer({
 
   return (
     <div className="rounded-2xl border bg-card shadow-sm focus-within:border-primary/60 focus-within:ring-2 focus-within:ring-primary/10">
-      {disabled && (
-        <p className="border-b px-4 py-2 text-sm text-destructive" data-testid="composer-disabled">
-          {disabled}
+      {blocked && (
+        <p
+          className={cn(
+            'border-b px-4 py-2 text-sm',
+            blocked.tone === 'error' ? 'text-destructive' : 'rounded-t-2xl border-amber-500/30 bg-amber-500/10 text-amber-800 dark:text-amber-300',
+          )}
+          data-testid="composer-disabled"
+        >
+          {blocked.reason}
         </p>
       )}
       {waiting && !disabled && (
@@ -101,9 +101,10 @@ export function Composer({
       )}
       <Textarea
         aria-label="Ask a question about your data"
+        data-composer
         placeholder={
-          disabled
-            ? 'Questions cannot be answered until analysis is enabled.'
+          blocked
+            ? blocked.placeholder
             : waiting
               ? waiting.placeholder
               : 'Ask a question about your data…  (Enter to send, Shift+Enter for a new line)'
@@ -153,6 +154,7 @@ export function Composer({
           <Paperclip /> {pinned.length ? `${pinned.length} pinned` : 'Pin files'}
         </Button>
         <select
+          hidden={!models.data?.items.length}
           aria-label="Model"
           className="h-8 max-w-48 cursor-pointer truncate rounded-md border-0 bg-transparent px-2 text-xs text-muted-foreground hover:bg-muted"
           value={model ?? ''}

@@ -16,6 +16,8 @@ export type StreamArtifact = Pick<ArtifactOut, 'id' | 'kind' | 'name' | 'mime' |
 export type RunEvent =
   | (Base & { event: 'run.started'; session_id?: string; model?: string; query?: string })
   | (Base & { event: 'run.queued'; position: number })
+  /** The session's sandbox is being started (seconds); `restoring`: its saved variables are loaded back. */
+  | (Base & { event: 'sandbox.starting'; restoring: boolean })
   | (Base & { event: 'step.started'; step: number })
   | (Base & { event: 'model.delta'; step: number; text: string })
   | (Base & { event: 'step.code'; step: number; code: string })

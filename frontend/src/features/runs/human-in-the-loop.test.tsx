@@ -61,11 +61,14 @@ const stored = (over: Partial<RunOut>): RunOut => ({
 
 function show(run: RunOut | ReturnType<typeof emptyRun>, live = false) {
   const view = 'runId' in run ? run : fromHistory(run);
-  return render(
+  const result = render(
     <QueryClientProvider client={new QueryClient({ defaultOptions: { mutations: { retry: false } } })}>
       <RunView sessionId={S} run={view} live={live} />
     </QueryClientProvider>,
   );
+  // A finished run folds its steps under its answer: open them to look at the flow.
+  for (const toggle of screen.queryAllByTestId('steps-toggle')) if (toggle.getAttribute('aria-expanded') === 'false') fireEvent.click(toggle);
+  return result;
 }
 
 const waitingForAnswer = stored({

@@ -1,5 +1,5 @@
 import { queryOptions } from '@tanstack/react-query';
-import { listModelsApiV1ModelsGet, listRunsApiV1SessionsSessionIdRunsGet } from '@/client';
+import { listRunsApiV1SessionsSessionIdRunsGet } from '@/client';
 import { authFetch } from '@/lib/api';
 
 export const runKeys = {
@@ -11,13 +11,6 @@ export const runsQuery = (sessionId: string) =>
     queryKey: runKeys.session(sessionId),
     queryFn: async () =>
       (await listRunsApiV1SessionsSessionIdRunsGet({ path: { session_id: sessionId }, query: { limit: 500 } })).data!,
-  });
-
-export const modelsQuery = () =>
-  queryOptions({
-    queryKey: ['models'] as const,
-    queryFn: async () => (await listModelsApiV1ModelsGet()).data!,
-    staleTime: 60_000,
   });
 
 /** Artifact bytes need the Bearer header, so they are fetched, not linked. */

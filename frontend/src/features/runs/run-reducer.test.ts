@@ -501,3 +501,20 @@ describe('fromHistory', () => {
     expect(v.answer).toBe('r0');
   });
 });
+
+describe('sandbox.starting', () => {
+  it('holds from sandbox.starting until the next event', () => {
+    const v = reduceRunEvents(emptyRun('r'), [
+      { event: 'run.started', run_id: 'r', seq: 1 },
+      { event: 'sandbox.starting', run_id: 'r', seq: 2, restoring: true },
+    ]);
+    expect(v.sandboxStarting).toEqual({ restoring: true });
+    expect(reduceRunEvents(v, [{ event: 'step.started', run_id: 'r', seq: 3, step: 1 }]).sandboxStarting).toBeNull();
+    expect(toRunEvent('sandbox.starting', '{"run_id":"r","seq":2,"restoring":false}')).toEqual({
+      event: 'sandbox.starting',
+      run_id: 'r',
+      seq: 2,
+      restoring: false,
+    });
+  });
+});

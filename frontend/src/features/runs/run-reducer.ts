@@ -61,6 +61,8 @@ export type RunView = {
   status: RunStatus;
   /** Place in the queue for a sandbox worker (1: next), while the run is queued. */
   queuePosition: number | null;
+  /** The session's sandbox is starting (from sandbox.starting until the next event). */
+  sandboxStarting: { restoring: boolean } | null;
   /** Highest seq applied; every event up to it has been applied exactly once. */
   lastSeq: number;
   /** Events that arrived ahead of a gap, kept sorted by seq until the gap is filled. */
@@ -90,6 +92,7 @@ export function emptyRun(runId: string, query = '', model: string | null = null)
     model,
     status: 'queued',
     queuePosition: null,
+    sandboxStarting: null,
     lastSeq: 0,
     pending: [],
     steps: [],
@@ -166,8 +169,11 @@ const isWaiting = (s: RunStatus) => s === 'waiting_input' || s === 'waiting_appr
 function apply(v: RunView, e: RunEvent): RunView {
   // Any event after input.requested/approval.requested means the user replied and the run goes on.
   const status: RunStatus = v.status === 'queued' || isWaiting(v.status) ? 'running' : v.status;
-  const next = { ...v, lastSeq: e.seq, status };
+  // The sandbox has started once anything else happens.
+  const next = { ...v, lastSeq: e.seq, status, sandboxStarting: null };
   switch (e.event) {
+    case 'sandbox.starting':
+      return { ...next, sandboxStarting: { restoring: !!e.restoring } };
     case 'run.queued':
       return { ...next, status: 'queued', queuePosition: e.position };
     case 'run.started':

@@ -14,11 +14,14 @@ type RunStreamState = {
   /** session id → the query just sent, shown until run.started arrives. */
   sending: Record<string, string>;
   connection: Record<string, 'open' | 'reconnecting'>;
+  /** run id → the files pinned to its question (file_ids), for runs this tab started: Retry sends them again. */
+  pinned: Record<string, string[]>;
   ensureRun: (runId: string, query?: string, model?: string | null) => void;
   dispatch: (e: RunEvent) => void;
   setLive: (sessionId: string, runId: string | null) => void;
   setSending: (sessionId: string, query: string | null) => void;
   setConnection: (runId: string, s: 'open' | 'reconnecting' | null) => void;
+  setPinned: (runId: string, fileIds: string[]) => void;
 };
 
 export const useRunStore = create<RunStreamState>()(
@@ -28,6 +31,8 @@ export const useRunStore = create<RunStreamState>()(
       live: {},
       sending: {},
       connection: {},
+      pinned: {},
+      setPinned: (runId, fileIds) => set((s) => ({ pinned: { ...s.pinned, [runId]: fileIds } })),
       ensureRun: (runId, query, model) =>
         set((s) => (s.runs[runId] ? s : { runs: { ...s.runs, [runId]: emptyRun(runId, query, model ?? null) } })),
       dispatch: (e) =>
@@ -63,12 +68,14 @@ export const useRunStore = create<RunStreamState>()(
       storage: createJSONStorage(() => sessionStorage),
       // Version 1 added plans and checks to a run's view, version 2 the agent's questions and the
       // decisions on its code. Older views are dropped: their runs, if still going (or waiting),
-      // are re-attached from history and replayed from the first event.
-      version: 2,
-      migrate: () => ({ runs: {} }),
+      // are re-attached from history and replayed from the first event. Version 3 added the
+      // starting sandbox and the pinned files.
+      version: 3,
+      migrate: () => ({ runs: {}, pinned: {} }),
       // Only unfinished runs need to survive a reload; finished ones come back from history.
       partialize: (s) => ({
         runs: Object.fromEntries(Object.entries(s.runs).filter(([, v]) => !isFinished(v))),
+        pinned: s.pinned,
       }),
     },
   ),

@@ -19,12 +19,14 @@ const sleep = (ms: number, signal: AbortSignal) =>
     });
   });
 
-function onFinished(sessionId: string, runId: string) {
+async function onFinished(sessionId: string, runId: string) {
   const store = useRunStore.getState();
   store.setConnection(runId, null);
-  if (store.live[sessionId] === runId) store.setLive(sessionId, null);
   controllers.delete(runId);
-  void queryClient.invalidateQueries({ queryKey: runKeys.session(sessionId) });
+  // The run stays the session's live one until the refetched history holds it: cleared
+  // earlier, a just-finished run would vanish from the page until the history came back.
+  await queryClient.invalidateQueries({ queryKey: runKeys.session(sessionId) });
+  if (useRunStore.getState().live[sessionId] === runId) store.setLive(sessionId, null);
   // The run's tokens and cost now count in its session's and project's totals (and budget).
   void queryClient.invalidateQueries({ queryKey: sessionKeys.all });
   void queryClient.invalidateQueries({ queryKey: projectKeys.all });
@@ -94,7 +96,7 @@ async function follow(sessionId: string, runId: string, ac: AbortController) {
     await sleep(delay, ac.signal);
     delay = Math.min(delay * 2, 8000);
   }
-  if (!ac.signal.aborted) onFinished(sessionId, runId);
+  if (!ac.signal.aborted) void onFinished(sessionId, runId);
 }
 
 /** Starts a query (POST /sessions/{id}/query) and streams it; falls back to re-attaching if the stream breaks. */
@@ -113,6 +115,7 @@ export async function startQuery(sessionId: string, body: { query: string; file_
     runId = await consume(res, sessionId, null, (id) => {
       runId = id;
       controllers.set(id, ac);
+      if (body.file_ids?.length) store.setPinned(id, body.file_ids);
     });
   } catch (e) {
     if (!runId) {
@@ -125,7 +128,7 @@ export async function startQuery(sessionId: string, body: { query: string; file_
     return;
   }
   const view = useRunStore.getState().runs[runId];
-  if (view && isFinished(view)) onFinished(sessionId, runId);
+  if (view && isFinished(view)) void onFinished(sessionId, runId);
   else if (!ac.signal.aborted) await follow(sessionId, runId, ac);
 }
 

@@ -1,10 +1,10 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { fireEvent, render, screen, within } from '@testing-library/react';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { RunOut } from '@/client';
 import { keepLineBreaks, previewLine } from './plan-card';
 import { emptyRun, fromHistory, reduceRunEvents, type RunView as RunViewModel } from './run-reducer';
-import { RunView } from './run-view';
+import { RunView, stepsSummary } from './run-view';
 
 const R = 'run-1';
 const REVISION = 'Your final answer was checked before the user saw it, and the check asks for a revision: The output shows 4490.75, not 5000.';
@@ -54,13 +54,17 @@ const stored: RunOut = {
   finished_at: null,
 };
 
-function show(run: RunViewModel, live = false) {
+function show(run: RunViewModel, live = false, openSteps = true) {
   const qc = new QueryClient();
-  return render(
+  const result = render(
     <QueryClientProvider client={qc}>
       <RunView sessionId="s" run={run} live={live} />
     </QueryClientProvider>,
   );
+  // A finished run folds its steps under its answer: open them to look at the flow.
+  const toggle = screen.queryByTestId('steps-toggle');
+  if (openSteps && toggle) fireEvent.click(toggle);
+  return result;
 }
 
 /** The run's flow as a user reads it, top to bottom. */
@@ -70,17 +74,17 @@ const flow = (container: HTMLElement) =>
   );
 
 describe('RunView with plans and checks', () => {
-  it('puts each plan above the step it was written before, and the check with the answer', () => {
+  it('puts the answer and its check first, then each plan above the step it was written before', () => {
     const { container } = show(fromHistory(stored));
     expect(flow(container)).toEqual([
+      'answer',
+      'Checked',
       'Plan',
       'Step 1',
       'Step 2',
       'Revised plan (before step 3)',
       'Step 3',
       'Step 4',
-      'answer',
-      'Checked',
     ]);
     expect(screen.getByTestId('answer-check').textContent).toBe('Checked: It matches the printed total.');
     expect(screen.getByTestId('answer-check').getAttribute('data-verdict')).toBe('approve');
@@ -153,6 +157,150 @@ describe('RunView with plans and checks', () => {
       </QueryClientProvider>,
     );
     expect(screen.getAllByTestId('plan-text').map((p) => p.textContent?.trim())).toEqual(['Established']);
+  });
+});
+
+describe('a finished run reads like an answer', () => {
+  const artifact = (id: string, kind: string, name: string, step: number) => ({
+    id,
+    run_id: R,
+    session_id: 's',
+    step,
+    kind: kind as 'plotly',
+    name,
+    mime: 'x',
+    size: 10,
+    url: `/api/v1/artifacts/${id}/content`,
+    created_at: '2026-01-01T00:00:00Z',
+  });
+  const answered: RunOut = {
+    ...stored,
+    plans: [],
+    verifications: [],
+    steps: [step(1, 'df = pd.read_csv("sales.csv")', 'NameError: pd'), step(2, 'display(df)'), step(3, 'final_answer("r0")')],
+    final_answer: '**Region r0** sold the most.',
+    artifacts: [
+      artifact('chart', 'plotly', 'Units by region.json', 2),
+      artifact('table', 'table', 'table-1.json', 2),
+      artifact('csv', 'file', 'table-1.csv', 2),
+    ],
+    started_at: '2026-01-01T00:00:00Z',
+    finished_at: '2026-01-01T00:00:03.900Z',
+  };
+
+  it('shows the answer, then its main table with CSV and Excel, then the steps folded in one line', () => {
+    const { container } = show(fromHistory(answered), false, false);
+    const top = screen.getByTestId('run-result');
+    expect(within(top).getByTestId('final-answer').textContent).toBe('Region r0 sold the most.');
+    const table = within(top).getByTestId('artifact-table');
+    expect(within(table).getByTestId('artifact-title').textContent).toBe('table-1');
+    expect(within(table).getByRole('button', { name: 'Download table-1 as CSV' })).toBeTruthy();
+    expect(within(table).getByRole('button', { name: 'Download table-1 as Excel' })).toBeTruthy();
+    expect(screen.queryByTestId('artifact-file')).toBeNull();
+    expect(screen.queryByTestId('step-card')).toBeNull();
+    const toggle = screen.getByTestId('steps-toggle');
+    expect(toggle.textContent).toContain('3 steps · 1 fixed error · 1 more result · 3.9 s');
+    expect(top.compareDocumentPosition(toggle) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+    fireEvent.click(toggle);
+    expect(screen.getAllByTestId('step-card')).toHaveLength(3);
+    // The chart, not the main result, shows in its step, titled without its extension.
+    expect(within(screen.getAllByTestId('step-card')[1]).getByTestId('artifact-title').textContent).toBe('Units by region');
+    expect(within(screen.getAllByTestId('step-card')[1]).getByRole('button', { name: 'Download Units by region as PNG' })).toBeTruthy();
+    expect(container.querySelectorAll('[data-testid=artifact-table]')).toHaveLength(1);
+  });
+
+  it('shows a failed run’s error at the top instead of an answer', () => {
+    show(fromHistory({ ...answered, status: 'failed', final_answer: null, error: 'The model could not be reached.', artifacts: [] }), false, false);
+    expect(within(screen.getByTestId('run-result')).getByRole('alert').textContent).toBe('The model could not be reached.');
+    expect(screen.queryByTestId('final-answer')).toBeNull();
+  });
+
+  it('retries the same question, and sends an edited one, as new runs', () => {
+    const onResend = vi.fn();
+    render(
+      <QueryClientProvider client={new QueryClient()}>
+        <RunView sessionId="s" run={fromHistory({ ...answered, artifacts: [] })} onResend={onResend} />
+      </QueryClientProvider>,
+    );
+    fireEvent.click(screen.getByRole('button', { name: /Retry/ }));
+    expect(onResend).toHaveBeenLastCalledWith('Total revenue?');
+    fireEvent.click(screen.getByRole('button', { name: /Edit/ }));
+    const box = screen.getByRole('textbox', { name: 'Edit the question' });
+    fireEvent.keyDown(box, { key: 'Escape' });
+    expect(screen.queryByRole('textbox')).toBeNull();
+    fireEvent.click(screen.getByRole('button', { name: /Edit/ }));
+    fireEvent.change(screen.getByRole('textbox', { name: 'Edit the question' }), { target: { value: 'Total units?' } });
+    fireEvent.keyDown(screen.getByRole('textbox', { name: 'Edit the question' }), { key: 'Enter' });
+    expect(onResend).toHaveBeenLastCalledWith('Total units?');
+    expect(screen.queryByRole('textbox')).toBeNull();
+  });
+
+  it('offers no retry while another question runs, and says why', () => {
+    render(
+      <QueryClientProvider client={new QueryClient()}>
+        <RunView sessionId="s" run={fromHistory(answered)} onResend={vi.fn()} resendBlocked="Another question is still running." />
+      </QueryClientProvider>,
+    );
+    const retry = screen.getByRole('button', { name: /Retry/ }) as HTMLButtonElement;
+    expect(retry.disabled).toBe(true);
+    expect(retry.title).toBe('Another question is still running.');
+  });
+
+  it('says when a file it used has changed since', () => {
+    show(fromHistory(answered), false, false);
+    expect(screen.queryByTestId('files-changed')).toBeNull();
+    render(
+      <QueryClientProvider client={new QueryClient()}>
+        <RunView sessionId="s" run={fromHistory(answered)} changed={[{ name: 'sales.csv', from: 1, to: 2 }]} />
+      </QueryClientProvider>,
+    );
+    expect(screen.getByTestId('files-changed').textContent).toBe('sales.csv changed since this answer (v1 → v2)');
+  });
+
+  it('summarises steps, errors left and plans', () => {
+    const run = fromHistory({ ...stored, status: 'failed', steps: [step(1, 'x', 'boom')], started_at: null });
+    expect(stepsSummary(run)).toBe('1 step · 1 error · 2 plans');
+  });
+});
+
+describe('a run while it goes', () => {
+  const started = { event: 'run.started', run_id: R, seq: 1 } as const;
+
+  it('says the sandbox is starting (or restoring) in place of "Thinking…", until the next event', () => {
+    const { rerender } = show(reduceRunEvents(emptyRun(R, 'Q'), [started, { event: 'sandbox.starting', run_id: R, seq: 2, restoring: false }]), true);
+    expect(screen.getByTestId('sandbox-starting').textContent).toBe('Starting the sandbox…');
+    expect(screen.queryByText('Thinking…')).toBeNull();
+    const view = (run: RunViewModel) => (
+      <QueryClientProvider client={new QueryClient()}>
+        <RunView sessionId="s" run={run} live />
+      </QueryClientProvider>
+    );
+    rerender(view(reduceRunEvents(emptyRun(R, 'Q'), [started, { event: 'sandbox.starting', run_id: R, seq: 2, restoring: true }])));
+    expect(screen.getByTestId('sandbox-starting').textContent).toBe('Starting the sandbox and restoring your variables…');
+    rerender(
+      view(
+        reduceRunEvents(emptyRun(R, 'Q'), [
+          started,
+          { event: 'sandbox.starting', run_id: R, seq: 2, restoring: true },
+          { event: 'model.delta', run_id: R, seq: 3, step: 1, text: 'Thought: ' },
+        ]),
+      ),
+    );
+    expect(screen.queryByTestId('sandbox-starting')).toBeNull();
+  });
+
+  it('shows the running step open and folds the finished ones', () => {
+    show(
+      reduceRunEvents(emptyRun(R, 'Q'), [
+        started,
+        { event: 'step.code', run_id: R, seq: 2, step: 1, code: 'print(1)' },
+        { event: 'step.finished', run_id: R, seq: 3, step: 1, duration_ms: 5, tokens_in: 1, tokens_out: 1 },
+        { event: 'step.code', run_id: R, seq: 4, step: 2, code: 'print(2)' },
+      ]),
+      true,
+    );
+    expect(screen.queryByTestId('steps-toggle')).toBeNull();
+    expect(screen.getAllByTestId('step-card').map((c) => c.getAttribute('data-open'))).toEqual(['false', 'true']);
   });
 });
 

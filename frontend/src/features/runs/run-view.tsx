@@ -1,15 +1,33 @@
-import { CheckCircle2, CircleSlash, Hourglass, Loader2, MessageCircleQuestion, ShieldQuestion, Square, WifiOff, XCircle } from 'lucide-react';
-import { Fragment } from 'react';
+import {
+  CheckCircle2,
+  ChevronDown,
+  ChevronRight,
+  CircleSlash,
+  Hourglass,
+  Loader2,
+  MessageCircleQuestion,
+  Pencil,
+  RotateCcw,
+  Server,
+  ShieldQuestion,
+  Square,
+  WifiOff,
+  XCircle,
+} from 'lucide-react';
+import { Fragment, useState } from 'react';
 import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
+import { Textarea } from '@/components/ui/input';
 import { formatCost, formatDuration, formatNumber } from '@/lib/utils';
 import { Answer } from './answer';
 import { AnswerCheck, RevisionNote } from './answer-check';
 import { ArtifactView } from './artifact-view';
+import { groupArtifacts, mainResult } from './artifacts';
 import { QuestionReply } from './question-reply';
 import { isTerminal, type RunStatus } from './events';
 import { PlanCard } from './plan-card';
 import { answerCheck, isRevisionRequest, openApproval, openQuestion, type RunView as RunViewModel } from './run-reducer';
+import { ChangedFilesNote, type ChangedFile } from './run-files';
 import { StepCard } from './step-card';
 
 export function StatusBadge({ status }: { status: RunStatus }) {
@@ -68,6 +86,60 @@ export function UserQuery({ text }: { text: string }) {
   );
 }
 
+/** "4 steps · 2 fixed errors · 1 question · 3.9 s": what the folded steps of a finished run hold. */
+export function stepsSummary(run: RunViewModel, moreResults = 0): string {
+  const revisions = new Set(run.verifications.filter(isRevisionRequest).map((c) => c.step));
+  const failed = run.steps.filter((s) => s.error && !revisions.has(s.index));
+  const fixed = failed.filter((s) => run.steps.some((x) => x.index > s.index)).length;
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  return [
+    plural(run.steps.length, 'step'),
+    fixed > 0 && plural(fixed, 'fixed error'),
+    failed.length - fixed > 0 && plural(failed.length - fixed, 'error'),
+    run.plans.length > 0 && plural(run.plans.length, 'plan'),
+    run.inputs.length > 0 && plural(run.inputs.length, 'question'),
+    moreResults > 0 && plural(moreResults, 'more result'),
+    run.durationMs != null && formatDuration(run.durationMs),
+  ]
+    .filter(Boolean)
+    .join(' · ');
+}
+
+/** The question of a finished run, edited in place: sending it asks it as a new run. */
+function QueryEditor({ text, onSend, onCancel }: { text: string; onSend: (query: string) => void; onCancel: () => void }) {
+  const [value, setValue] = useState(text);
+  const send = () => value.trim() && onSend(value.trim());
+  return (
+    <div className="ml-auto max-w-[85%] space-y-2 rounded-2xl border bg-card p-2 shadow-xs" data-testid="query-editor">
+      <Textarea
+        aria-label="Edit the question"
+        autoFocus
+        rows={2}
+        className="min-w-[min(28rem,70vw)] border-0 shadow-none focus-visible:ring-0"
+        value={value}
+        onChange={(e) => setValue(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
+            e.preventDefault();
+            send();
+          } else if (e.key === 'Escape') {
+            e.preventDefault();
+            onCancel();
+          }
+        }}
+      />
+      <div className="flex justify-end gap-2">
+        <Button variant="ghost" size="sm" onClick={onCancel}>
+          Cancel
+        </Button>
+        <Button size="sm" onClick={send} disabled={!value.trim()}>
+          Send as a new question
+        </Button>
+      </div>
+    </div>
+  );
+}
+
 export function RunView({
   sessionId,
   run,
@@ -75,6 +147,9 @@ export function RunView({
   reconnecting,
   onStop,
   stopping,
+  onResend,
+  resendBlocked,
+  changed = [],
 }: {
   sessionId: string;
   run: RunViewModel;
@@ -82,24 +157,50 @@ export function RunView({
   reconnecting?: boolean;
   onStop?: () => void;
   stopping?: boolean;
+  /** Asks this run's question again (Retry) or an edited one (Edit) as a new run. */
+  onResend?: (query: string) => void;
+  /** Why nothing can be resent now (another run is going), if so. */
+  resendBlocked?: string | null;
+  /** The files it used that have a newer version now. */
+  changed?: ChangedFile[];
 }) {
   const finished = isTerminal(run.status);
+  const [stepsOpen, setStepsOpen] = useState(false);
+  const [editing, setEditing] = useState(false);
   const stepIndexes = new Set(run.steps.map((s) => s.index));
-  const loose = run.artifacts.filter((a) => a.step == null || !stepIndexes.has(a.step));
+  const results = groupArtifacts(run.artifacts);
+  // A finished run leads with its answer and its main result; the way there folds beneath.
+  const main = finished ? mainResult(results) : null;
+  const shownAbove = new Set(main ? [main.artifact.id, main.csv?.id] : []);
+  const below = run.artifacts.filter((a) => !shownAbove.has(a.id));
+  const loose = below.filter((a) => a.step == null || !stepIndexes.has(a.step));
+  const moreResults = groupArtifacts(below).length;
   const revisions = run.verifications.filter(isRevisionRequest);
   const check = answerCheck(run);
   const latestPlan = run.plans[run.plans.length - 1];
   const question = openQuestion(run);
   const approval = openApproval(run);
+  const hasFlow = run.steps.length + run.plans.length + run.inputs.length + loose.length > 0;
+  const showFlow = !finished || stepsOpen;
   // The flow by step: a plan above the step it was written before, then that step (with the
   // check that asked to revise its answer, and the decision on its code in review mode), then
   // the question its code asked; a revision request or question whose step has no card stands alone.
   const at = [
     ...new Set([...run.plans.map((p) => p.step), ...stepIndexes, ...revisions.map((c) => c.step), ...run.inputs.map((i) => i.step)]),
   ].sort((a, b) => a - b);
-  return (
-    <section className="space-y-4" data-testid="run" data-run-id={run.runId} data-status={run.status} aria-label={`Run: ${run.query}`}>
-      {run.query && <UserQuery text={run.query} />}
+  const answer = run.answer && (
+    <div className="space-y-2">
+      <Answer text={run.answer} />
+      {check && <AnswerCheck check={check} />}
+    </div>
+  );
+  const failure = run.error && run.status === 'failed' && (
+    <p role="alert" className="rounded-lg border border-destructive/30 bg-destructive/5 p-3 text-sm text-destructive" data-testid="run-error">
+      {run.error}
+    </p>
+  );
+  const flow = (
+    <div className="space-y-4" data-testid="run-steps">
       {at.map((index) => {
         const step = run.steps.find((s) => s.index === index);
         const revision = revisions.findLast((c) => c.step === index);
@@ -115,10 +216,12 @@ export function RunView({
                 step={step}
                 live={live && !finished}
                 nextStep={run.steps.find((x) => x.index > step.index)?.index}
-                artifacts={run.artifacts.filter((a) => a.step === step.index)}
+                artifacts={below.filter((a) => a.step === step.index)}
                 revision={revision}
                 approval={run.approvals.findLast((a) => a.step === index)}
                 review={approval?.step === index ? { sessionId, runId: run.runId } : undefined}
+                // Opened from a finished run's summary, every step shows; while a run goes, finished steps fold.
+                defaultOpen={finished ? true : undefined}
               />
             ) : (
               revision && <RevisionNote check={revision} />
@@ -131,30 +234,64 @@ export function RunView({
           </Fragment>
         );
       })}
-      {loose.map((a) => (
-        <ArtifactView key={a.id} artifact={a} />
+      {groupArtifacts(loose).map((i) => (
+        <ArtifactView key={i.artifact.id} artifact={i.artifact} csv={i.csv} />
       ))}
+    </div>
+  );
+  return (
+    <section className="space-y-4" data-testid="run" data-run-id={run.runId} data-status={run.status} aria-label={`Run: ${run.query}`}>
+      {run.query &&
+        (editing && onResend ? (
+          <QueryEditor
+            text={run.query}
+            onCancel={() => setEditing(false)}
+            onSend={(q) => {
+              setEditing(false);
+              onResend(q);
+            }}
+          />
+        ) : (
+          <UserQuery text={run.query} />
+        ))}
+      {finished && (
+        <div className="space-y-3" data-testid="run-result">
+          {failure || answer || (run.status === 'cancelled' && <p className="text-sm text-muted-foreground">Stopped before an answer.</p>)}
+          {main && <ArtifactView artifact={main.artifact} csv={main.csv} />}
+          <ChangedFilesNote changed={changed} />
+        </div>
+      )}
+      {finished && hasFlow && (
+        <button
+          type="button"
+          className="flex w-full cursor-pointer items-center gap-1.5 rounded-lg border border-dashed px-3 py-2 text-left text-xs text-muted-foreground hover:bg-muted/50 hover:text-foreground"
+          aria-expanded={stepsOpen}
+          data-testid="steps-toggle"
+          onClick={() => setStepsOpen(!stepsOpen)}
+        >
+          {stepsOpen ? <ChevronDown className="size-3.5 shrink-0" /> : <ChevronRight className="size-3.5 shrink-0" />}
+          <span className="min-w-0 flex-1">{stepsSummary(run, moreResults)}</span>
+          <span className="shrink-0">{stepsOpen ? 'Hide steps' : 'Show steps'}</span>
+        </button>
+      )}
+      {showFlow && flow}
       {run.status === 'queued' && (
         <p className="flex items-center gap-2 text-sm text-muted-foreground" data-testid="run-queued">
           <Hourglass className="size-4" /> {queueText(run.queuePosition)}
         </p>
       )}
-      {run.status === 'running' && run.steps.length === 0 && run.plans.length === 0 && (
+      {run.status === 'running' && run.sandboxStarting && (
+        <p className="flex items-center gap-2 text-sm text-muted-foreground" data-testid="sandbox-starting">
+          <Server className="size-4 animate-pulse" />
+          {run.sandboxStarting.restoring ? 'Starting the sandbox and restoring your variables…' : 'Starting the sandbox…'}
+        </p>
+      )}
+      {run.status === 'running' && !run.sandboxStarting && run.steps.length === 0 && run.plans.length === 0 && (
         <p className="flex items-center gap-2 text-sm text-muted-foreground">
           <Loader2 className="size-4 animate-spin" /> Thinking…
         </p>
       )}
-      {run.answer && (
-        <div className="space-y-2">
-          <Answer text={run.answer} />
-          {check && <AnswerCheck check={check} />}
-        </div>
-      )}
-      {run.error && run.status === 'failed' && (
-        <p role="alert" className="rounded-lg border border-destructive/30 bg-destructive/5 p-3 text-sm text-destructive">
-          {run.error}
-        </p>
-      )}
+      {!finished && answer}
       <footer className="flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-muted-foreground" data-testid="run-footer">
         <StatusBadge status={run.status} />
         {reconnecting && !finished && (
@@ -172,6 +309,30 @@ export function RunView({
           </>
         )}
         {run.model && <span className="font-mono">{run.model}</span>}
+        {finished && onResend && run.query && !editing && (
+          <span className="ml-auto flex items-center gap-1">
+            <Button
+              variant="ghost"
+              size="sm"
+              className="h-7 px-2"
+              disabled={!!resendBlocked}
+              title={resendBlocked ?? 'Ask the same question again, as a new run'}
+              onClick={() => onResend(run.query)}
+            >
+              <RotateCcw /> Retry
+            </Button>
+            <Button
+              variant="ghost"
+              size="sm"
+              className="h-7 px-2"
+              disabled={!!resendBlocked}
+              title={resendBlocked ?? 'Change the question and ask it as a new run'}
+              onClick={() => setEditing(true)}
+            >
+              <Pencil /> Edit
+            </Button>
+          </span>
+        )}
         {!finished && onStop && (
           <Button variant="outline" size="sm" className="ml-auto" onClick={onStop} disabled={stopping}>
             <Square className="fill-current" /> Stop

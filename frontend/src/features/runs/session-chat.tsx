@@ -1,9 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Loader2, Sparkles } from 'lucide-react';
-import { useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { toast } from 'sonner';
 import { cancelRunApiV1RunsRunIdCancelPost } from '@/client';
+import { filesQuery } from '@/features/files/queries';
 import { projectKeys } from '@/features/projects/queries';
 import { useRenameSession } from '@/features/sessions/mutations';
 import { sessionQuery } from '@/features/sessions/queries';
@@ -15,7 +16,9 @@ import { runKeys, runsQuery } from './queries';
 import { fromHistory, type RunView as RunViewModel } from './run-reducer';
 import { useRunStore } from './run-store';
 import { attachRun, startQuery } from './run-stream';
+import { changedFiles } from './run-files';
 import { RunView, UserQuery } from './run-view';
+import { ShortcutsDialog, useSessionShortcuts } from './shortcuts';
 
 export function SessionChat({ projectId, sessionId }: { projectId: string; sessionId: string }) {
   const history = useQuery(runsQuery(sessionId));
@@ -23,6 +26,10 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
   const liveId = useRunStore((s) => s.live[sessionId]);
   const sending = useRunStore((s) => s.sending[sessionId]);
   const connection = useRunStore((s) => s.connection);
+  const pinned = useRunStore((s) => s.pinned);
+  const projectFiles = useQuery(filesQuery(projectId));
+  const focusComposer = useCallback(() => document.querySelector<HTMLTextAreaElement>('textarea[data-composer]')?.focus(), []);
+  const shortcuts = useSessionShortcuts(focusComposer);
   const qc = useQueryClient();
   const session = useQuery(sessionQuery(sessionId));
   const rename = useRenameSession(projectId);
@@ -51,6 +58,8 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
   if (liveId && liveRuns[liveId] && !runs.some((r) => r.runId === liveId)) runs.push(liveRuns[liveId]);
   const active = runs.find((r) => !isTerminal(r.status));
   const busy = !!sending || !!active;
+  const resendBlocked = busy ? 'Another question is still running in this session.' : null;
+  const stored = new Map((history.data?.items ?? []).map((r) => [r.id, r]));
   const waitingFor = active?.status === 'waiting_input' ? 'input' : active?.status === 'waiting_approval' ? 'approval' : null;
 
   // "This session is busy" stands until the run it was about has ended.
@@ -147,6 +156,20 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
               reconnecting={connection[r.runId] === 'reconnecting'}
               onStop={() => cancel.mutate(r.runId)}
               stopping={cancel.isPending && cancel.variables === r.runId}
+              onResend={(query) =>
+                send({
+                  query,
+                  model: stored.get(r.runId)?.model ?? null,
+                  fileIds: stored.get(r.runId)?.file_ids ?? pinned[r.runId] ?? [],
+                })
+              }
+              resendBlocked={resendBlocked}
+              changed={changedFiles(
+                r,
+                stored.get(r.runId)?.files ?? [],
+                projectFiles.data?.items ?? [],
+                stored.get(r.runId)?.file_ids ?? pinned[r.runId],
+              )}
             />
           ))}
           {sending && (
@@ -186,6 +209,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
           />
         </div>
       </div>
+      <ShortcutsDialog open={shortcuts.open} onOpenChange={shortcuts.setOpen} />
     </div>
   );
 }

@@ -18,7 +18,7 @@ const step = (over: Partial<StepView> = {}): StepView => ({
 
 describe('StepCard', () => {
   it('renders the thought, the code and an error styled as an error', () => {
-    render(<StepCard step={step({ error: "KeyError: 'unit'" })} artifacts={[]} nextStep={3} />);
+    render(<StepCard step={step({ error: "KeyError: 'unit'" })} artifacts={[]} nextStep={3} defaultOpen />);
     expect(screen.getByTestId('step-thought').textContent).toBe('Retry with the right column.');
     expect(screen.getByTestId('code').textContent).toContain('df["units"].sum()');
     expect(screen.getByRole('alert').textContent).toContain("KeyError: 'unit'");
@@ -28,7 +28,7 @@ describe('StepCard', () => {
 
   it('collapses long output and expands it on request', () => {
     const output = Array.from({ length: 40 }, (_, i) => `line ${i}`).join('\n');
-    render(<StepCard step={step({ output })} artifacts={[]} />);
+    render(<StepCard step={step({ output })} artifacts={[]} defaultOpen />);
     expect(screen.getByTestId('step-output').textContent).not.toContain('line 39');
     fireEvent.click(screen.getByRole('button', { name: /Show all 40 lines/ }));
     expect(screen.getByTestId('step-output').textContent).toContain('line 39');
@@ -38,6 +38,34 @@ describe('StepCard', () => {
     render(<StepCard step={step({ code: null, finished: false, thought: 'Thought: Load.\n<code>\nimport pan' })} artifacts={[]} live />);
     expect(screen.getByTestId('code').textContent).toContain('import pan');
     expect(screen.getByLabelText('Step running')).toBeTruthy();
+  });
+});
+
+describe('StepCard folding', () => {
+  it('folds a finished step to its header and first line of thought, and opens it on request', () => {
+    render(<StepCard step={step({ output: 'done' })} artifacts={[]} />);
+    expect(screen.queryByTestId('code')).toBeNull();
+    expect(screen.getByTestId('step-preview').textContent).toBe('Retry with the right column.');
+    fireEvent.click(screen.getByRole('button', { name: 'Show step 2' }));
+    expect(screen.getByTestId('code').textContent).toContain('df["units"].sum()');
+    expect(screen.getByTestId('step-output').textContent).toBe('done');
+    fireEvent.click(screen.getByRole('button', { name: 'Fold step 2' }));
+    expect(screen.queryByTestId('code')).toBeNull();
+  });
+
+  it('keeps a running step open, and folds it when it finishes', () => {
+    const { rerender } = render(<StepCard step={step({ finished: false })} artifacts={[]} live />);
+    expect(screen.getByTestId('code')).toBeTruthy();
+    rerender(<StepCard step={step({ finished: true })} artifacts={[]} live />);
+    expect(screen.queryByTestId('code')).toBeNull();
+  });
+
+  it('clips a long error to its first lines, with Show all', () => {
+    const error = Array.from({ length: 30 }, (_, i) => `frame ${i}`).join('\n');
+    render(<StepCard step={step({ error })} artifacts={[]} defaultOpen />);
+    expect(screen.getByTestId('step-error').textContent).not.toContain('frame 29');
+    fireEvent.click(screen.getByRole('button', { name: /Show all 30 lines/ }));
+    expect(screen.getByTestId('step-error').textContent).toContain('frame 29');
   });
 });
 

@@ -4,6 +4,7 @@ import { CodeBlock } from '@/components/code-block';
 import { cn, formatDuration, formatTokens } from '@/lib/utils';
 import { RevisionNote } from './answer-check';
 import { ArtifactView } from './artifact-view';
+import { groupArtifacts } from './artifacts';
 import { ApprovalNote, CodeReview } from './code-review';
 import type { StreamArtifact } from './events';
 import type { ApprovalView, StepView, VerificationView } from './run-reducer';
@@ -23,23 +24,50 @@ export function splitThought(text: string): { thought: string; draft: string | n
   return { thought: prose, draft };
 }
 
-export function OutputBlock({ output }: { output: string }) {
-  const lines = output.split('\n');
+/** The first lines of a long text, with "Show all N lines" to see the rest. */
+function useClipped(text: string) {
+  const lines = text.split('\n');
   const long = lines.length > LONG_OUTPUT_LINES;
   const [open, setOpen] = useState(!long);
+  const toggle = long ? (
+    <button
+      type="button"
+      className="flex cursor-pointer items-center gap-1 text-[11px] font-medium tracking-wide normal-case hover:text-foreground"
+      onClick={() => setOpen(!open)}
+      aria-expanded={open}
+    >
+      {open ? <ChevronDown className="size-3" /> : <ChevronRight className="size-3" />}
+      {open ? 'Collapse' : `Show all ${lines.length} lines`}
+    </button>
+  ) : null;
+  return { shown: open ? text : lines.slice(0, LONG_OUTPUT_LINES).join('\n') + '\n…', toggle };
+}
+
+export function OutputBlock({ output }: { output: string }) {
+  const { shown, toggle } = useClipped(output);
   return (
     <div className="rounded-lg border bg-code">
       <div className="flex items-center justify-between px-3 pt-2 text-[11px] font-medium tracking-wide text-muted-foreground uppercase">
         Output
-        {long && (
-          <button type="button" className="flex cursor-pointer items-center gap-1 normal-case hover:text-foreground" onClick={() => setOpen(!open)} aria-expanded={open}>
-            {open ? <ChevronDown className="size-3" /> : <ChevronRight className="size-3" />}
-            {open ? 'Collapse' : `Show all ${lines.length} lines`}
-          </button>
-        )}
+        {toggle}
       </div>
       <pre className="overflow-x-auto px-3 pt-1 pb-2 font-mono text-xs leading-relaxed whitespace-pre" data-testid="step-output">
-        {open ? output : lines.slice(0, LONG_OUTPUT_LINES).join('\n') + '\n…'}
+        {shown}
+      </pre>
+    </div>
+  );
+}
+
+export function ErrorBlock({ error }: { error: string }) {
+  const { shown, toggle } = useClipped(error);
+  return (
+    <div role="alert" className="rounded-lg border border-destructive/30 bg-destructive/5 p-3">
+      <div className="mb-1 flex items-center justify-between text-[11px] font-medium tracking-wide text-destructive uppercase">
+        Error
+        {toggle}
+      </div>
+      <pre className="overflow-x-auto font-mono text-xs whitespace-pre-wrap text-destructive" data-testid="step-error">
+        {shown}
       </pre>
     </div>
   );
@@ -53,6 +81,7 @@ export function StepCard({
   revision,
   approval,
   review,
+  defaultOpen,
 }: {
   step: StepView;
   artifacts: StreamArtifact[];
@@ -68,6 +97,11 @@ export function StepCard({
   approval?: ApprovalView;
   /** The run waits for approval of this step's code: where to send the decision. */
   review?: { sessionId: string; runId: string };
+  /**
+   * Whether the step shows its body until the user opens or closes it: by default a step shows
+   * while it runs (or waits) and folds to its header once finished.
+   */
+  defaultOpen?: boolean;
 }) {
   const { thought, draft } = splitThought(step.thought);
   const code = step.code ?? draft;
@@ -75,17 +109,26 @@ export function StepCard({
   const rejected = approval?.decision === 'reject';
   const running = live && !step.finished && !waiting;
   const failed = step.error && !revision;
+  const [userOpen, setUserOpen] = useState<boolean | null>(null);
+  // Code waiting for approval always shows: it is what the user has to decide on.
+  const open = waiting || (userOpen ?? defaultOpen ?? !step.finished);
+  const toggle = () => setUserOpen(!open);
   return (
     <article
       className={cn(
         'space-y-3 rounded-xl border bg-card p-4 shadow-xs',
+        !open && 'py-2.5',
         failed && 'border-destructive/40',
         waiting && 'border-amber-500/40 ring-2 ring-amber-500/10',
       )}
       data-testid="step-card"
       data-step={step.index}
+      data-open={open}
     >
-      <header className="flex items-center gap-2 text-xs text-muted-foreground">
+      <header
+        className={cn('flex items-center gap-2 text-xs text-muted-foreground', !waiting && 'cursor-pointer select-none')}
+        onClick={waiting ? undefined : toggle}
+      >
         <span className="shrink-0 rounded-md bg-muted px-1.5 py-0.5 font-medium whitespace-nowrap text-foreground">Step {step.index}</span>
         {running && <Loader2 className="size-3.5 animate-spin" aria-label="Step running" />}
         {waiting && (
@@ -121,27 +164,43 @@ export function StepCard({
               .filter(Boolean)
               .join(' · ')}
         </span>
+        {!waiting && (
+          <button
+            type="button"
+            className="-m-1 shrink-0 cursor-pointer rounded p-1 hover:bg-muted hover:text-foreground"
+            aria-expanded={open}
+            aria-label={open ? `Fold step ${step.index}` : `Show step ${step.index}`}
+            onClick={(e) => {
+              e.stopPropagation();
+              toggle();
+            }}
+          >
+            {open ? <ChevronDown className="size-3.5" /> : <ChevronRight className="size-3.5" />}
+          </button>
+        )}
       </header>
-      {thought && <p className="text-sm leading-relaxed whitespace-pre-wrap text-muted-foreground" data-testid="step-thought">{thought}</p>}
-      {waiting && review && code != null ? (
-        <CodeReview key={code} sessionId={review.sessionId} runId={review.runId} code={code} />
-      ) : (
-        code && <CodeBlock code={code} className={cn(rejected && 'opacity-60')} />
+      {!open && thought && (
+        <p className="-mt-1.5 truncate text-sm text-muted-foreground" data-testid="step-preview">
+          {thought.split('\n')[0]}
+        </p>
       )}
-      {approval && <ApprovalNote approval={approval} />}
-      {step.output && <OutputBlock output={step.output} />}
-      {revision && <RevisionNote check={revision} />}
-      {failed && (
-        <div role="alert" className="rounded-lg border border-destructive/30 bg-destructive/5 p-3">
-          <div className="mb-1 text-[11px] font-medium tracking-wide text-destructive uppercase">Error</div>
-          <pre className="overflow-x-auto font-mono text-xs whitespace-pre-wrap text-destructive" data-testid="step-error">
-            {step.error}
-          </pre>
-        </div>
+      {open && (
+        <>
+          {thought && <p className="text-sm leading-relaxed whitespace-pre-wrap text-muted-foreground" data-testid="step-thought">{thought}</p>}
+          {waiting && review && code != null ? (
+            <CodeReview key={code} sessionId={review.sessionId} runId={review.runId} code={code} />
+          ) : (
+            code && <CodeBlock code={code} className={cn(rejected && 'opacity-60')} />
+          )}
+          {approval && <ApprovalNote approval={approval} />}
+          {step.output && <OutputBlock output={step.output} />}
+          {revision && <RevisionNote check={revision} />}
+          {failed && step.error && <ErrorBlock error={step.error} />}
+          {groupArtifacts(artifacts).map((i) => (
+            <ArtifactView key={i.artifact.id} artifact={i.artifact} csv={i.csv} />
+          ))}
+        </>
       )}
-      {artifacts.map((a) => (
-        <ArtifactView key={a.id} artifact={a} />
-      ))}
     </article>
   );
 }

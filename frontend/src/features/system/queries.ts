@@ -1,8 +1,9 @@
 import { queryOptions } from '@tanstack/react-query';
-import { sandboxStatusApiV1SandboxGet } from '@/client';
+import { listModelsApiV1ModelsGet, sandboxStatusApiV1SandboxGet } from '@/client';
 
 export const systemKeys = {
   sandbox: ['system', 'sandbox'] as const,
+  models: ['models'] as const,
 };
 
 /** Whether analysis code can run, and how it is isolated: polled, and checked again on focus. */
@@ -14,4 +15,12 @@ export const sandboxStatusQuery = () =>
     refetchOnWindowFocus: true,
     // A failed check is not worth a toast every minute; the next poll tries again.
     meta: { silent: true },
+  });
+
+/** The models a question may use; none at all when the server has no LLM_MODEL. */
+export const modelsQuery = () =>
+  queryOptions({
+    queryKey: systemKeys.models,
+    queryFn: async () => (await listModelsApiV1ModelsGet()).data!,
+    staleTime: 60_000,
   });

@@ -1,0 +1,149 @@
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { toast } from 'sonner';
+import type { SessionOut } from '@/client';
+import { useAuthStore } from '@/features/auth/auth-store';
+import { fallbackExportName } from './export';
+import { SessionMenu } from './session-menu';
+
+vi.mock('sonner', () => ({ toast: { error: vi.fn() } }));
+
+const session: SessionOut = {
+  id: 's1',
+  project_id: 'p1',
+  title: 'Revenue by region',
+  autonomy: 'auto',
+  tokens_in: 0,
+  tokens_out: 0,
+  cost_usd: null,
+  created_at: '',
+  updated_at: '',
+};
+
+const fetchMock = vi.fn<typeof fetch>();
+let saved: { name: string; href: string }[] = [];
+
+function renderMenu() {
+  render(
+    <QueryClientProvider client={new QueryClient()}>
+      <SessionMenu session={session} />
+    </QueryClientProvider>,
+  );
+}
+
+function openMenu() {
+  // Radix opens its menu on the trigger's keyboard (and pointer) events, not on click.
+  fireEvent.keyDown(screen.getByRole('button', { name: 'Session actions' }), { key: 'Enter' });
+  return screen.getByRole('menu');
+}
+
+beforeEach(() => {
+  vi.stubGlobal('fetch', fetchMock);
+  vi.stubGlobal(
+    'ResizeObserver',
+    class {
+      observe() {}
+      unobserve() {}
+      disconnect() {}
+    },
+  );
+  URL.createObjectURL = vi.fn(() => 'blob:export');
+  URL.revokeObjectURL = vi.fn();
+  saved = [];
+  vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(function (this: HTMLAnchorElement) {
+    saved.push({ name: this.download, href: this.getAttribute('href') ?? '' });
+  });
+  useAuthStore.setState({ auth: { token: 'tok', user: {} as never, expiresAt: '2999-01-01T00:00:00Z' } });
+});
+
+afterEach(() => {
+  fetchMock.mockReset();
+  vi.restoreAllMocks();
+  vi.unstubAllGlobals();
+});
+
+describe('SessionMenu', () => {
+  it('offers the notebook, the report and Markdown', () => {
+    renderMenu();
+    openMenu();
+    expect(screen.getAllByRole('menuitem').map((i) => i.textContent)).toEqual([
+      'Export as notebook (.ipynb)',
+      'Export as report (.html)',
+      'Export as Markdown (.md)',
+    ]);
+  });
+
+  it('shows the progress, then saves the file under the name the server gives', async () => {
+    let respond!: (r: Response) => void;
+    fetchMock.mockReturnValue(new Promise((r) => (respond = r)));
+    renderMenu();
+    openMenu();
+    fireEvent.click(screen.getByRole('menuitem', { name: 'Export as notebook (.ipynb)' }));
+
+    const busy = await screen.findByRole('menuitem', { name: 'Exporting…' });
+    expect(busy.getAttribute('aria-busy')).toBe('true');
+    expect(screen.getAllByRole('menuitem').every((i) => i.getAttribute('aria-disabled') === 'true')).toBe(true);
+    const [url, init] = fetchMock.mock.calls[0];
+    expect(url).toBe('/api/v1/sessions/s1/export?format=ipynb');
+    expect(new Headers(init?.headers).get('Authorization')).toBe('Bearer tok');
+
+    respond(
+      new Response('{"nbformat": 4}', {
+        headers: {
+          'Content-Type': 'application/x-ipynb+json',
+          'Content-Disposition': `attachment; filename="Revenue by region.ipynb"; filename*=UTF-8''Revenue%20by%20r%C3%A9gion.ipynb`,
+        },
+      }),
+    );
+    await waitFor(() => expect(saved).toEqual([{ name: 'Revenue by région.ipynb', href: 'blob:export' }]));
+    await waitFor(() => expect(screen.queryByRole('menu')).toBeNull());
+  });
+
+  it("shows the server's sentence when the export fails, and lets the user try again", async () => {
+    const detail = 'Object storage is not reachable; try again in a minute.';
+    fetchMock.mockResolvedValue(
+      new Response(JSON.stringify({ detail, code: 'storage_unavailable' }), {
+        status: 503,
+        headers: { 'Content-Type': 'application/json', 'Retry-After': '30' },
+      }),
+    );
+    renderMenu();
+    openMenu();
+    fireEvent.click(screen.getByRole('menuitem', { name: 'Export as report (.html)' }));
+
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toBe(`Export failed: ${detail}`);
+    expect(screen.getByRole('menu')).toBeTruthy();
+    expect(saved).toEqual([]);
+    const again = screen.getByRole('menuitem', { name: 'Export as report (.html)' });
+    expect(again.getAttribute('aria-disabled')).toBeNull();
+
+    fetchMock.mockResolvedValue(new Response('<html></html>', { headers: { 'Content-Type': 'text/html' } }));
+    fireEvent.click(again);
+    await waitFor(() => expect(saved).toEqual([{ name: 'Revenue by region.html', href: 'blob:export' }]));
+  });
+
+  it('reports a failure in a toast when the menu was closed meanwhile', async () => {
+    let respond!: (r: Response) => void;
+    fetchMock.mockReturnValue(new Promise((r) => (respond = r)));
+    renderMenu();
+    openMenu();
+    fireEvent.click(screen.getByRole('menuitem', { name: 'Export as Markdown (.md)' }));
+    await screen.findByRole('menuitem', { name: 'Exporting…' });
+    fireEvent.keyDown(screen.getByRole('menu'), { key: 'Escape' });
+    await waitFor(() => expect(screen.queryByRole('menu')).toBeNull());
+
+    respond(new Response(JSON.stringify({ detail: 'Session not found.', code: 'not_found' }), { status: 404 }));
+    await waitFor(() => expect(toast.error).toHaveBeenCalledWith('Export failed: Session not found.'));
+    expect(saved).toEqual([]);
+  });
+});
+
+describe('fallbackExportName', () => {
+  it('names the file after the session, safely', () => {
+    expect(fallbackExportName('Q1: sales/returns?', 'md')).toBe('Q1 sales returns.md');
+    expect(fallbackExportName('', 'ipynb')).toBe('session.ipynb');
+    expect(fallbackExportName(null, 'html')).toBe('session.html');
+  });
+});

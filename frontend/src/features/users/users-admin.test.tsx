@@ -1,0 +1,132 @@
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { createUserApiV1UsersPost, listUsersApiV1UsersGet, updateUserApiV1UsersUserIdPatch, type UserOut } from '@/client';
+import { ApiError } from '@/lib/api';
+import { userKeys } from './queries';
+import { OWN_ACCOUNT, UsersAdmin } from './users-admin';
+
+vi.mock('@/client', async (original) => ({
+  ...(await original<typeof import('@/client')>()),
+  createUserApiV1UsersPost: vi.fn(),
+  listUsersApiV1UsersGet: vi.fn(),
+  updateUserApiV1UsersUserIdPatch: vi.fn(),
+}));
+const list = vi.mocked(listUsersApiV1UsersGet);
+const create = vi.mocked(createUserApiV1UsersPost);
+const patch = vi.mocked(updateUserApiV1UsersUserIdPatch);
+
+const user = (over: Partial<UserOut>): UserOut => ({
+  id: 'u',
+  email: 'u@example.com',
+  is_admin: false,
+  disabled: false,
+  created_at: '2026-01-05T10:00:00Z',
+  password_changed_at: null,
+  ...over,
+});
+const admin = user({ id: 'a', email: 'admin@example.com', is_admin: true });
+const ana = user({ id: 'b', email: 'ana@example.com' });
+
+function show(users: UserOut[] = [admin, ana]) {
+  const qc = new QueryClient({ defaultOptions: { queries: { staleTime: Infinity, retry: false } } });
+  qc.setQueryData(userKeys.all, { items: users, total: users.length });
+  // A change refetches the list.
+  list.mockResolvedValue({ data: { items: users, total: users.length } } as never);
+  render(
+    <QueryClientProvider client={qc}>
+      <UsersAdmin me={admin} />
+    </QueryClientProvider>,
+  );
+  return qc;
+}
+
+const row = (email: string) => screen.getAllByTestId('user-row').find((r) => r.dataset.email === email)!;
+const button = (email: string, name: string) => within(row(email)).getByRole('button', { name }) as HTMLButtonElement;
+
+beforeEach(() => {
+  create.mockReset();
+  patch.mockReset();
+});
+
+describe('UsersAdmin', () => {
+  it('lists each user with role, status and dates', () => {
+    show([admin, { ...ana, disabled: true, password_changed_at: '2026-02-01T09:00:00Z' }]);
+    const mine = within(row('admin@example.com'));
+    expect(mine.getByText('You')).toBeTruthy();
+    expect(mine.getByText('Administrator')).toBeTruthy();
+    expect(mine.getByText('Active')).toBeTruthy();
+    expect(mine.getByText('Never')).toBeTruthy();
+    const hers = within(row('ana@example.com'));
+    expect(hers.getByText('User')).toBeTruthy();
+    expect(hers.getByText('Disabled')).toBeTruthy();
+    expect(hers.getByRole('button', { name: 'Enable' })).toBeTruthy();
+    expect(hers.getByText('Feb 1, 2026', { exact: false })).toBeTruthy();
+  });
+
+  it("cannot disable, demote or reset the administrator's own account, and says why", () => {
+    show();
+    const disable = button('admin@example.com', 'Disable');
+    expect(disable.disabled).toBe(true);
+    expect(disable.title).toBe(OWN_ACCOUNT.disable);
+    expect(button('admin@example.com', 'Remove admin').title).toBe(OWN_ACCOUNT.demote);
+    expect(button('admin@example.com', 'Reset password').disabled).toBe(true);
+    expect(button('ana@example.com', 'Disable').disabled).toBe(false);
+  });
+
+  it('asks before disabling, then disables', async () => {
+    patch.mockResolvedValue({ data: { ...ana, disabled: true } } as never);
+    show();
+    fireEvent.click(button('ana@example.com', 'Disable'));
+    const dialog = screen.getByRole('dialog', { name: 'Disable this account?' });
+    expect(dialog.textContent).toContain('ana@example.com will be signed out everywhere');
+    expect(patch).not.toHaveBeenCalled();
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Disable' }));
+    await waitFor(() =>
+      expect(screen.getByTestId('users-notice').textContent).toBe('ana@example.com is disabled: their logins and API tokens are refused.'),
+    );
+    expect(patch).toHaveBeenCalledWith({ path: { user_id: 'b' }, body: { disabled: true } });
+    expect(screen.queryByRole('dialog')).toBeNull();
+  });
+
+  it("shows the server's sentence when it refuses a change", async () => {
+    const detail = 'You cannot disable your own account or remove your own administrator role; another administrator can.';
+    patch.mockRejectedValue(new ApiError(409, detail, 'cannot_change_self'));
+    show();
+    fireEvent.click(button('ana@example.com', 'Make admin'));
+    await waitFor(() => expect(screen.getByRole('alert').textContent).toBe(detail));
+  });
+
+  it('creates a user, and shows why not when the email is taken', async () => {
+    create.mockRejectedValueOnce(new ApiError(409, 'A user with email bo@example.com already exists.', 'email_taken'));
+    create.mockResolvedValueOnce({ data: user({ id: 'c', email: 'bo@example.com', is_admin: true }) } as never);
+    show();
+    fireEvent.click(screen.getByRole('button', { name: 'New user' }));
+    const dialog = screen.getByRole('dialog', { name: 'New user' });
+    fireEvent.change(within(dialog).getByLabelText('Email'), { target: { value: 'bo@example.com' } });
+    fireEvent.change(within(dialog).getByLabelText('Password'), { target: { value: 'short' } });
+    fireEvent.click(within(dialog).getByRole('checkbox'));
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Create user' }));
+    expect(within(dialog).getByRole('alert').textContent).toBe('A password needs at least 8 characters.');
+    expect(create).not.toHaveBeenCalled();
+    fireEvent.change(within(dialog).getByLabelText('Password'), { target: { value: 'first-password' } });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Create user' }));
+    await waitFor(() => expect(within(dialog).getByRole('alert').textContent).toBe('A user with email bo@example.com already exists.'));
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Create user' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    expect(create).toHaveBeenLastCalledWith({ body: { email: 'bo@example.com', password: 'first-password', is_admin: true } });
+    expect(screen.getByTestId('users-notice').textContent).toContain('Created bo@example.com, an administrator.');
+  });
+
+  it("resets a user's password, saying that their logins end", async () => {
+    patch.mockResolvedValue({ data: ana } as never);
+    show();
+    fireEvent.click(button('ana@example.com', 'Reset password'));
+    const dialog = screen.getByRole('dialog', { name: 'Reset password' });
+    expect(dialog.textContent).toContain('Their logins end at once');
+    fireEvent.change(within(dialog).getByLabelText('New password'), { target: { value: 'second-password' } });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Set password' }));
+    await waitFor(() => expect(screen.getByTestId('users-notice').textContent).toContain('New password set for ana@example.com.'));
+    expect(patch).toHaveBeenCalledWith({ path: { user_id: 'b' }, body: { password: 'second-password' } });
+  });
+});

@@ -1,0 +1,260 @@
+import { useQuery } from '@tanstack/react-query';
+import { Ban, CheckCircle2, CircleCheck, KeyRound, Loader2, Plus, ShieldMinus, ShieldPlus, X } from 'lucide-react';
+import type * as React from 'react';
+import { useState } from 'react';
+import type { UserOut } from '@/client';
+import { ConfirmDialog } from '@/components/confirm-dialog';
+import { Badge } from '@/components/ui/badge';
+import { Button } from '@/components/ui/button';
+import { cn, formatDate } from '@/lib/utils';
+import { useUpdateUser } from './mutations';
+import { usersQuery } from './queries';
+import { CreateUserDialog, ResetPasswordDialog } from './user-dialogs';
+
+/** Why the administrator's own row cannot do something: the server refuses it too (409 cannot_change_self). */
+export const OWN_ACCOUNT = {
+  disable: 'You cannot disable your own account; another administrator can.',
+  demote: 'You cannot remove your own administrator role; another administrator can.',
+  reset: 'Change your own password from your account menu (Change password…).',
+} as const;
+
+type Notice = { tone: 'ok' | 'error'; text: string };
+type Dialogs = { kind: 'create' } | { kind: 'disable'; user: UserOut } | { kind: 'reset'; user: UserOut } | null;
+
+const day = (iso: string) => new Date(iso).toLocaleDateString(undefined, { dateStyle: 'medium' });
+
+function DateCell({ label, iso, none }: { label: string; iso: string | null | undefined; none: string }) {
+  return (
+    <td className="px-3 py-2.5 whitespace-nowrap text-muted-foreground max-md:p-0">
+      <span className="block text-xs md:hidden">{label}</span>
+      {iso ? (
+        <time dateTime={iso} title={formatDate(iso)} className="max-md:text-foreground">
+          {day(iso)}
+        </time>
+      ) : (
+        <span className="max-md:text-foreground">{none}</span>
+      )}
+    </td>
+  );
+}
+
+/** A row's action; on the administrator's own row it is disabled, saying why on hover. */
+function RowAction({
+  blockedBecause,
+  pending,
+  className,
+  children,
+  ...props
+}: React.ComponentProps<typeof Button> & { blockedBecause?: string; pending?: boolean }) {
+  const button = (
+    <Button size="sm" variant="outline" disabled={!!blockedBecause || pending} title={blockedBecause} className={className} {...props}>
+      {children}
+    </Button>
+  );
+  // A disabled button takes no pointer events, so the reason also hangs on its wrapper for the tooltip.
+  return blockedBecause ? (
+    <span title={blockedBecause} className="inline-flex cursor-not-allowed">
+      {button}
+    </span>
+  ) : (
+    button
+  );
+}
+
+/** The users screen: every account, creating one, and per account its role, whether it may log in, and a new password. */
+export function UsersAdmin({ me }: { me: UserOut }) {
+  const users = useQuery(usersQuery());
+  const update = useUpdateUser();
+  const [dialog, setDialog] = useState<Dialogs>(null);
+  const [notice, setNotice] = useState<Notice | null>(null);
+  const close = () => setDialog(null);
+
+  const change = (user: UserOut, body: { is_admin?: boolean; disabled?: boolean }, done: string) => {
+    setNotice(null);
+    update.mutate(
+      { id: user.id, ...body },
+      {
+        onSuccess: () => setNotice({ tone: 'ok', text: done }),
+        onError: (e) => setNotice({ tone: 'error', text: e.message }),
+        onSettled: () => setDialog((d) => (d?.kind === 'disable' ? null : d)),
+      },
+    );
+  };
+  const busy = (user: UserOut) => update.isPending && update.variables?.id === user.id;
+
+  return (
+    <div className="h-full overflow-y-auto">
+      <div className="mx-auto max-w-6xl space-y-6 px-4 py-8 md:px-6">
+        <header className="flex flex-wrap items-end justify-between gap-4">
+          <div>
+            <h1 className="text-2xl font-semibold tracking-tight">Users</h1>
+            <p className="text-sm text-muted-foreground">Everyone who can sign in to this Workbench. Disabling an account deletes nothing.</p>
+          </div>
+          <Button onClick={() => setDialog({ kind: 'create' })}>
+            <Plus /> New user
+          </Button>
+        </header>
+
+        {notice && (
+          <div
+            role={notice.tone === 'error' ? 'alert' : 'status'}
+            data-testid="users-notice"
+            className={cn(
+              'flex items-start gap-2 rounded-lg border px-3 py-2 text-sm',
+              notice.tone === 'error'
+                ? 'border-destructive/30 bg-destructive/5 text-destructive'
+                : 'border-emerald-500/30 bg-emerald-500/5 text-emerald-800 dark:text-emerald-300',
+            )}
+          >
+            {notice.tone === 'ok' && <CheckCircle2 className="mt-0.5 size-4 shrink-0" />}
+            <p className="min-w-0 flex-1">{notice.text}</p>
+            <button type="button" aria-label="Dismiss" className="cursor-pointer rounded-sm opacity-60 hover:opacity-100" onClick={() => setNotice(null)}>
+              <X className="size-4" />
+            </button>
+          </div>
+        )}
+
+        {users.isLoading && (
+          <p className="flex items-center gap-2 text-sm text-muted-foreground">
+            <Loader2 className="size-4 animate-spin" /> Loading users…
+          </p>
+        )}
+        {users.error && (
+          <p role="alert" className="text-sm text-destructive">
+            {users.error.message}
+          </p>
+        )}
+        {users.data && (
+          <div className="md:overflow-x-auto md:rounded-xl md:border md:bg-card">
+            <table className="w-full text-sm max-md:block" aria-label="Users">
+              <thead className="text-left text-xs text-muted-foreground max-md:sr-only">
+                <tr className="border-b">
+                  <th scope="col" className="px-3 py-2 font-medium whitespace-nowrap">
+                    Email
+                  </th>
+                  <th scope="col" className="px-3 py-2 font-medium whitespace-nowrap">
+                    Role
+                  </th>
+                  <th scope="col" className="px-3 py-2 font-medium whitespace-nowrap">
+                    Status
+                  </th>
+                  <th scope="col" className="px-3 py-2 font-medium whitespace-nowrap">
+                    Created
+                  </th>
+                  <th scope="col" className="px-3 py-2 font-medium whitespace-nowrap">
+                    Password changed
+                  </th>
+                  <th scope="col" className="px-3 py-2 font-medium whitespace-nowrap">
+                    <span className="sr-only">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody className="max-md:grid max-md:gap-3">
+                {users.data.items.map((u) => {
+                  const self = u.id === me.id;
+                  return (
+                    <tr
+                      key={u.id}
+                      data-testid="user-row"
+                      data-email={u.email}
+                      className="border-b last:border-b-0 max-md:grid max-md:grid-cols-2 max-md:gap-x-4 max-md:gap-y-3 max-md:rounded-xl max-md:border max-md:bg-card max-md:p-4 max-md:last:border-b"
+                    >
+                      <td className="px-3 py-2.5 max-md:col-span-2 max-md:p-0">
+                        <span className="flex min-w-0 items-center gap-2">
+                          <span className={cn('truncate font-medium', u.disabled && 'text-muted-foreground')}>
+                            {u.email}
+                          </span>
+                          {self && <Badge>You</Badge>}
+                        </span>
+                      </td>
+                      <td className="px-3 py-2.5 max-md:p-0">
+                        <span className="block text-xs text-muted-foreground md:hidden">Role</span>
+                        {u.is_admin ? <Badge variant="running">Administrator</Badge> : <Badge>User</Badge>}
+                      </td>
+                      <td className="px-3 py-2.5 max-md:p-0">
+                        <span className="block text-xs text-muted-foreground md:hidden">Status</span>
+                        {u.disabled ? <Badge variant="error">Disabled</Badge> : <Badge variant="success">Active</Badge>}
+                      </td>
+                      <DateCell label="Created" iso={u.created_at} none="—" />
+                      <DateCell label="Password changed" iso={u.password_changed_at} none="Never" />
+                      <td className="px-3 py-2.5 max-md:col-span-2 max-md:p-0">
+                        <div className="flex flex-wrap justify-end gap-1.5 max-md:justify-start lg:flex-nowrap">
+                          {u.disabled ? (
+                            <RowAction pending={busy(u)} onClick={() => change(u, { disabled: false }, `${u.email} can sign in again.`)}>
+                              <CircleCheck /> Enable
+                            </RowAction>
+                          ) : (
+                            <RowAction
+                              blockedBecause={self ? OWN_ACCOUNT.disable : undefined}
+                              pending={busy(u)}
+                              onClick={() => setDialog({ kind: 'disable', user: u })}
+                            >
+                              <Ban /> Disable
+                            </RowAction>
+                          )}
+                          {u.is_admin ? (
+                            <RowAction
+                              blockedBecause={self ? OWN_ACCOUNT.demote : undefined}
+                              pending={busy(u)}
+                              onClick={() => change(u, { is_admin: false }, `${u.email} is no longer an administrator.`)}
+                            >
+                              <ShieldMinus /> Remove admin
+                            </RowAction>
+                          ) : (
+                            <RowAction pending={busy(u)} onClick={() => change(u, { is_admin: true }, `${u.email} is now an administrator.`)}>
+                              <ShieldPlus /> Make admin
+                            </RowAction>
+                          )}
+                          <RowAction
+                            blockedBecause={self ? OWN_ACCOUNT.reset : undefined}
+                            pending={busy(u)}
+                            onClick={() => setDialog({ kind: 'reset', user: u })}
+                          >
+                            <KeyRound /> Reset password
+                          </RowAction>
+                        </div>
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </div>
+
+      <CreateUserDialog
+        open={dialog?.kind === 'create'}
+        onOpenChange={(o) => !o && close()}
+        onCreated={(u) => {
+          close();
+          setNotice({ tone: 'ok', text: `Created ${u.email}${u.is_admin ? ', an administrator' : ''}. They can sign in with the password you set.` });
+        }}
+      />
+      <ResetPasswordDialog
+        user={dialog?.kind === 'reset' ? dialog.user : null}
+        onOpenChange={(o) => !o && close()}
+        onDone={(u) => {
+          close();
+          setNotice({ tone: 'ok', text: `New password set for ${u.email}. Their logins have ended; they sign in again with it.` });
+        }}
+      />
+      <ConfirmDialog
+        open={dialog?.kind === 'disable'}
+        onOpenChange={(o) => !o && close()}
+        title="Disable this account?"
+        description={
+          dialog?.kind === 'disable'
+            ? `${dialog.user.email} will be signed out everywhere and cannot sign in or use their API tokens until an administrator enables the account again. Nothing of theirs is deleted.`
+            : ''
+        }
+        confirmLabel="Disable"
+        pending={update.isPending}
+        onConfirm={() =>
+          dialog?.kind === 'disable' &&
+          change(dialog.user, { disabled: true }, `${dialog.user.email} is disabled: their logins and API tokens are refused.`)
+        }
+      />
+    </div>
+  );
+}
