@@ -6,7 +6,8 @@ UV := $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 COMPOSE := docker compose
 
 .PHONY: help run test test-backend test-frontend lint format migrate up down start stop deps \
-	frontend-deps spa client bench-upload bench-agent bench-sandbox bench-load bench-snapshot
+	frontend-deps spa client bench-upload bench-agent bench-sandbox bench-load bench-snapshot \
+	bench-local-model
 
 help:
 	@echo "make run      start the workbench on embedded defaults (http://127.0.0.1:8000)"
@@ -94,3 +95,9 @@ bench-snapshot: deps
 .PHONY: eval
 eval: deps
 	cd $(BACKEND) && $(UV) run --frozen workbench eval evals/tasks.jsonl --tables evals/tables $(ARGS)
+
+# Gemma 3 270M on llama.cpp's OpenAI-compatible server, through `workbench eval`. It builds
+# llama-cpp-python once into backend/.bench-llama (about ten minutes), never into the
+# product's environment. ARGS="--limit 5 --max-steps 4" for a quick try.
+bench-local-model: deps
+	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.local_model $(ARGS)
