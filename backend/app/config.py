@@ -85,7 +85,12 @@ class Settings(BaseSettings):
     LLM_API_BASE: str | None = None
     LLM_API_KEY: str | None = None
     LLM_MODELS: Annotated[list[str], NoDecode] = []
+    # The longest a model may take for one reply (in total, and between two pieces of it).
     LLM_TIMEOUT_SECONDS: float = Field(120, gt=0)
+    # The most tokens a model may write in one reply (sent as max_tokens).
+    LLM_MAX_OUTPUT_TOKENS: int = Field(4096, ge=64)
+    # The model's context window in tokens, for models LiteLLM does not know (local ones).
+    LLM_CONTEXT_TOKENS: int | None = Field(None, ge=1024)
     LLM_MAX_RETRIES: int = Field(2, ge=0, le=10)
     # Prices of models LiteLLM's list lacks (local or unlisted), in USD per million tokens:
     # {"openai/my-model": {"input": 0.5, "output": 1.5}}. They also override LiteLLM's.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-import re
+import logging
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
@@ -14,18 +14,39 @@ from rich.console import Console
 from smolagents import CodeAgent, LiteLLMModel
 from smolagents.agent_types import handle_agent_output_types
 from smolagents.agents import ActionOutput, FinalAnswerStep
-from smolagents.memory import ActionStep, MemoryStep, PlanningStep, SystemPromptStep
-from smolagents.models import ChatMessage, ChatMessageStreamDelta, MessageRole
+from smolagents.local_python_executor import fix_final_answer_code
+from smolagents.memory import ActionStep, MemoryStep, PlanningStep, SystemPromptStep, ToolCall
+from smolagents.models import (
+    ChatMessage,
+    ChatMessageStreamDelta,
+    MessageRole,
+    agglomerate_stream_deltas,
+)
 from smolagents.monitoring import AgentLogger, LogLevel, Timing, TokenUsage
-from smolagents.utils import AgentError, AgentGenerationError
+from smolagents.utils import (
+    AgentError,
+    AgentExecutionError,
+    AgentGenerationError,
+    AgentParsingError,
+    truncate_content,
+)
 
-from app.agent import prompting
+from app.agent import calls, prompting, repair
+from app.agent.calls import CallLimits, ModelFailed, StepLimit, context_overflow
 from app.config import ModelPrice, Settings
 from app.errors import BadRequest
 from app.sandbox.interface import CodeForApproval, UserQuestion
 
 # LiteLLM would otherwise print its own hints ("Give Feedback / Get Help") to stdout.
 litellm.suppress_debug_info = True
+
+log = logging.getLogger(__name__)
+# What the model reads back of a reply that had no code (the rest is of no use to it and
+# would fill a small model's context).
+UNREADABLE_ECHO_CHARS = 1000
+# How smolagents frames a step's observation (see CodeAgent._step_stream).
+_LOGS_HEAD = "Execution logs:\n"
+_VALUE_HEAD = "Last output from code snippet:\n"
 
 
 class MaxStepsReached(Exception):
@@ -64,12 +85,14 @@ class ReplayModel:
 
 class WorkbenchAgent(CodeAgent):
     """A CodeAgent with our system prompt, our planning prompts (which see the files and
-    variables, unlike smolagents' own), answer checks whose reason the model reads, and no
-    free-form answer at the step limit."""
+    variables, unlike smolagents' own), answer checks whose reason the model reads, replies
+    read with the repairs of app.agent.repair, and no free-form answer at the step limit."""
 
-    def __init__(self, *, system_prompt: str, **kwargs: Any):
+    def __init__(self, *, system_prompt: str, limits: CallLimits, **kwargs: Any):
         # Set before CodeAgent.__init__, which builds the system prompt.
         self._workbench_system_prompt = system_prompt
+        self.limits = limits
+        self._empty_replies = 0  # in a row
         self._first_step = 1
         self._replayed_step: int | None = None
         super().__init__(**kwargs)
@@ -132,7 +155,8 @@ class WorkbenchAgent(CodeAgent):
                             self._validate_final_answer(final_answer)
                         returned_final_answer = True
                         action_step.is_final_answer = True
-            except AgentGenerationError:
+            except AgentGenerationError as e:  # the run ends; its step says why too
+                action_step.error = e
                 raise
             except AgentError as e:  # the model's mistake: it reads the error and goes on
                 action_step.error = e
@@ -147,6 +171,141 @@ class WorkbenchAgent(CodeAgent):
         final_answer_step = FinalAnswerStep(handle_agent_output_types(final_answer))
         self._finalize_step(final_answer_step)
         yield final_answer_step
+
+    def _step_stream(
+        self, memory_step: ActionStep
+    ) -> Generator[ChatMessageStreamDelta | ToolCall | ActionOutput]:
+        # smolagents 1.26's CodeAgent step (streamed, no structured outputs), with the reply
+        # read by app.agent.repair instead of smolagents' parse_code_blobs.
+        memory_step.model_input_messages = self.write_memory_to_messages()
+        stop_sequences = ["Observation:", "Calling tools:", repair.CODE_CLOSE]
+        deltas: list[ChatMessageStreamDelta] = []
+        streamed = ""
+        # LLM_TIMEOUT_SECONDS bounds the whole reply, not only the wait for each piece.
+        deadline = time.monotonic() + self.limits.timeout_seconds
+        overtime = False
+        try:
+            stream = self.model.generate_stream(
+                memory_step.model_input_messages, stop_sequences=stop_sequences
+            )
+            try:
+                for event in stream:
+                    deltas.append(event)
+                    yield event
+                    if not event.content:
+                        continue
+                    streamed += event.content
+                    # A fenced block of code has ended: like "</code>", that ends the reply.
+                    if "\n" in event.content and repair.first_block_end(streamed) is not None:
+                        break
+                    if repair.repeats_itself(streamed):
+                        log.info("step %s: cut the model's reply (a loop)", self.step_number)
+                        break
+                    if time.monotonic() > deadline:
+                        overtime = True
+                        break
+            finally:
+                close = getattr(stream, "close", None)
+                if close is not None:
+                    close()  # a reply cut short: the connection closes, the server stops
+        except Exception as e:
+            # The step keeps what the model wrote before it failed, and what that cost.
+            memory_step.model_output = streamed
+            memory_step.token_usage = self._usage(memory_step, deltas, streamed)
+            raise ModelFailed(self.limits.failure(e), self.logger) from e
+        output = agglomerate_stream_deltas(deltas)
+        memory_step.model_output_message = output
+        memory_step.token_usage = self._usage(memory_step, deltas, streamed)
+        text = output.content if isinstance(output.content, str) else None
+        memory_step.model_output = text
+        if overtime:
+            raise StepLimit(
+                f"The model's reply took longer than LLM_TIMEOUT_SECONDS "
+                f"({self.limits.timeout_seconds:g} s) and was cut off; its code did not run.",
+                self.logger,
+            )
+        self._check_not_empty(text, memory_step.token_usage)
+        try:
+            reply = repair.read_reply(text, last_output=self._last_output())
+        except repair.UnreadableReply as e:
+            if memory_step.token_usage.output_tokens >= self.limits.max_output_tokens:
+                raise StepLimit(
+                    f"The model's reply reached LLM_MAX_OUTPUT_TOKENS "
+                    f"({self.limits.max_output_tokens:,} tokens) before its code was complete; "
+                    "it did not run. Write less before the code.",
+                    self.logger,
+                ) from e
+            if text and len(text) > UNREADABLE_ECHO_CHARS:
+                memory_step.model_output = output.content = text[:UNREADABLE_ECHO_CHARS] + "…"
+            raise AgentParsingError(str(e), self.logger) from e
+        if reply.repair:
+            log.info("step %s: repaired the model's reply (%s)", self.step_number, reply.repair)
+        # The model reads its reply back in the expected form, which it then tends to copy.
+        memory_step.model_output = output.content = reply.as_expected()
+        code = fix_final_answer_code(reply.code)
+        memory_step.code_action = code
+        tool_call = ToolCall(
+            name="python_interpreter", arguments=code, id=f"call_{len(self.memory.steps)}"
+        )
+        yield tool_call
+        memory_step.tool_calls = [tool_call]
+        try:
+            code_output = self.python_executor(code)
+        except Exception as e:
+            raise AgentExecutionError(str(e), self.logger) from e
+        value = truncate_content(str(code_output.output))
+        memory_step.observations = _LOGS_HEAD + code_output.logs + _VALUE_HEAD + value
+        memory_step.action_output = code_output.output
+        yield ActionOutput(output=code_output.output, is_final_answer=code_output.is_final_answer)
+
+    def _usage(
+        self, step: ActionStep, deltas: list[ChatMessageStreamDelta], text: str
+    ) -> TokenUsage:
+        """The reply's tokens as the server counted them, else counted here (estimated)."""
+        sent = [d.token_usage for d in deltas if d.token_usage is not None]
+        if not _server_counted(self.model):
+            step.tokens_estimated = True  # type: ignore[attr-defined]
+        if sent and (sent[-1].input_tokens or sent[-1].output_tokens):
+            return TokenUsage(
+                input_tokens=sent[-1].input_tokens,
+                output_tokens=sum(u.output_tokens for u in sent),
+            )
+        step.tokens_estimated = True  # type: ignore[attr-defined]
+        messages = [m.dict() for m in step.model_input_messages or []]
+        return TokenUsage(
+            input_tokens=self.limits.count(messages=messages),
+            output_tokens=self.limits.count(text=text) if text else 0,
+        )
+
+    def _check_not_empty(self, text: str | None, usage: TokenUsage) -> None:
+        """An empty reply is a step error the model is asked again after, once; a second
+        one, or one whose prompt filled the model's context, ends the run."""
+        if text and text.strip():
+            self._empty_replies = 0
+            return
+        self._empty_replies += 1
+        window = self.limits.context_tokens
+        if window and usage.input_tokens + 64 >= window:
+            raise ModelFailed(context_overflow(window), self.logger)
+        if self._empty_replies >= 2:
+            raise ModelFailed(
+                f"The model returned nothing twice in a row (its prompt was "
+                f"{usage.input_tokens:,} tokens). If its server's context is smaller than "
+                "that, give it a larger one and set LLM_CONTEXT_TOKENS; otherwise try "
+                "another model.",
+                self.logger,
+            )
+        raise StepLimit(repair.EMPTY_REPLY, self.logger)  # the model reads it, and goes on
+
+    def _last_output(self) -> str | None:
+        """What the previous step's code printed and returned, if it ran without an error."""
+        previous = next((s for s in reversed(self.memory.steps) if isinstance(s, ActionStep)), None)
+        if previous is None or previous.error is not None or not previous.observations:
+            return None
+        text = previous.observations.removeprefix(_LOGS_HEAD)
+        logs, _, value = text.partition(_VALUE_HEAD)
+        shown = [part.strip() for part in (logs, value) if part.strip() not in ("", "None")]
+        return "\n".join(shown) or None
 
     def initialize_system_prompt(self) -> str:
         return self._workbench_system_prompt
@@ -166,21 +325,39 @@ class WorkbenchAgent(CodeAgent):
             history = self.write_memory_to_messages(summary_mode=True)
         messages = [system, *history, _user(ask)]
         text, tokens_in, tokens_out = "", 0, 0
-        for event in self.model.generate_stream(messages, stop_sequences=["<end_plan>"]):
-            if event.content:
-                text += event.content
-                yield PlanDelta(event.content)
-            if event.token_usage:
-                tokens_in = event.token_usage.input_tokens
-                tokens_out += event.token_usage.output_tokens
+        deadline = time.monotonic() + self.limits.timeout_seconds
+        try:
+            stream = self.model.generate_stream(messages, stop_sequences=["<end_plan>"])
+            try:
+                for event in stream:
+                    if event.content:
+                        text += event.content
+                        yield PlanDelta(event.content)
+                    if event.token_usage:
+                        tokens_in = event.token_usage.input_tokens
+                        tokens_out += event.token_usage.output_tokens
+                    if repair.repeats_itself(text):
+                        log.info("plan %s: cut the model's plan (a loop)", step)
+                        break
+                    if time.monotonic() > deadline:  # the plan so far will do
+                        log.info("plan %s: cut at LLM_TIMEOUT_SECONDS", step)
+                        break
+            finally:
+                close = getattr(stream, "close", None)
+                if close is not None:
+                    close()
+        except Exception as e:
+            raise ModelFailed(self.limits.failure(e), self.logger) from e
         text = text.split("<end_plan>", 1)[0].strip()
-        yield PlanningStep(
+        planned = PlanningStep(
             model_input_messages=messages,
             plan=text,
             model_output_message=ChatMessage(role=MessageRole.ASSISTANT, content=text),
             token_usage=TokenUsage(input_tokens=tokens_in, output_tokens=tokens_out),
             timing=Timing(start_time=started, end_time=time.time()),
         )
+        planned.tokens_estimated = not _server_counted(self.model)  # type: ignore[attr-defined]
+        yield planned
 
     def _validate_final_answer(self, final_answer: Any) -> None:
         if isinstance(final_answer, UserQuestion | CodeForApproval):  # the run waits
@@ -193,10 +370,22 @@ class WorkbenchAgent(CodeAgent):
 
     def _handle_max_steps_reached(self, task: str) -> Any:
         # smolagents would ask the model for an answer without running code; an analyst
-        # needs to know the analysis did not finish instead.
+        # needs to know the analysis did not finish instead, and why when the model never
+        # wrote code that could run.
+        actions = [s for s in self.memory.steps if isinstance(s, ActionStep)]
+        # Replies without code: unreadable, empty, or cut off by a limit before their code.
+        unreadable = sum(s.error is not None and not s.code_action for s in actions)
+        if actions and unreadable == len(actions):
+            raise MaxStepsReached(
+                f"The agent used all {self.max_steps} steps without reaching an answer: the "
+                "model wrote no code that could run in any of them (its replies were empty "
+                "or had no code block). It may be too small to follow the agent's format; "
+                "try a larger model."
+            )
         raise MaxStepsReached(
-            f"The agent used all {self.max_steps} steps without reaching an answer. "
-            "Ask a narrower question, or ask it to continue."
+            f"The agent used all {self.max_steps} steps without reaching an answer"
+            + (f" ({unreadable} of its replies had no code)" if unreadable else "")
+            + ". Ask a narrower question, or ask it to continue."
         )
 
 
@@ -220,7 +409,7 @@ def resolve_model(settings: Settings, requested: str | None) -> str:
 
 
 def create_model(settings: Settings, model_id: str) -> LiteLLMModel:
-    return LiteLLMModel(
+    model = LiteLLMModel(
         model_id=model_id,
         api_base=settings.LLM_API_BASE,
         api_key=settings.LLM_API_KEY,
@@ -231,12 +420,61 @@ def create_model(settings: Settings, model_id: str) -> LiteLLMModel:
         retry=False,
         max_retries=settings.LLM_MAX_RETRIES,
         timeout=settings.LLM_TIMEOUT_SECONDS,
+        max_tokens=settings.LLM_MAX_OUTPUT_TOKENS,
+    )
+    model.client = UsageWatch(model.client)
+    return model
+
+
+class UsageWatch:
+    """LiteLLM as smolagents calls it, keeping the last stream: its raw chunks tell whether
+    the server reported the tokens, or LiteLLM counted them itself (then they are
+    estimated: a local server's model has a tokenizer LiteLLM may not know)."""
+
+    def __init__(self, client: Any):
+        self._client = client
+        self._stream: Any = None
+
+    def completion(self, *args: Any, **kwargs: Any) -> Any:
+        result = self._client.completion(*args, **kwargs)
+        self._stream = result if kwargs.get("stream") else None
+        return result
+
+    def server_counted(self) -> bool:
+        chunks = getattr(self._stream, "chunks", None)
+        if chunks is None:
+            return True
+        return any(_has_usage(chunk) for chunk in chunks)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+def _has_usage(chunk: Any) -> bool:
+    usage = chunk.get("usage") if isinstance(chunk, dict) else getattr(chunk, "usage", None)
+    return usage is not None
+
+
+def _server_counted(model: Any) -> bool:
+    watch = getattr(model, "client", None)
+    return watch.server_counted() if isinstance(watch, UsageWatch) else True
+
+
+def call_limits(settings: Settings, model_id: str) -> CallLimits:
+    return CallLimits(
+        model_id=model_id,
+        api_base=settings.LLM_API_BASE,
+        secrets=(settings.LLM_API_KEY,),
+        timeout_seconds=settings.LLM_TIMEOUT_SECONDS,
+        max_output_tokens=settings.LLM_MAX_OUTPUT_TOKENS,
+        context_tokens=calls.context_tokens(model_id, settings.LLM_CONTEXT_TOKENS),
     )
 
 
 def create_agent(
     *,
     model: LiteLLMModel,
+    limits: CallLimits,
     executor: Any,
     system_prompt: str,
     authorized_imports: list[str],
@@ -247,6 +485,7 @@ def create_agent(
 ) -> WorkbenchAgent:
     return WorkbenchAgent(
         system_prompt=system_prompt,
+        limits=limits,
         planning_interval=planning_interval or None,
         final_answer_checks=final_answer_checks,
         step_callbacks=step_callbacks,
@@ -259,20 +498,6 @@ def create_agent(
         # smolagents draws a live view on stdout even at LogLevel.OFF unless given a console.
         logger=AgentLogger(LogLevel.OFF, console=Console(file=io.StringIO())),
     )
-
-
-_SECRET_SHAPES = re.compile(r"\b(sk|pk|rk|key|or)-[A-Za-z0-9_\-]{8,}|\bBearer\s+\S+", re.IGNORECASE)
-
-
-def provider_error_message(exc: BaseException, secrets: list[str | None]) -> str:
-    """The provider's error for the user, without any key in it."""
-    text = str(exc.__cause__ or exc)
-    text = text.removeprefix("Error in generating model output:\n")
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "[redacted]")
-    text = _SECRET_SHAPES.sub("[redacted]", text)
-    return text.strip()[:1000]
 
 
 def step_cost(

@@ -16,9 +16,9 @@ from typing import Any
 
 from smolagents.memory import ActionStep, AgentMemory
 from smolagents.models import ChatMessage, MessageRole, Model
-from smolagents.utils import AgentGenerationError
 
 from app.agent import prompting
+from app.agent.calls import ModelFailed
 
 log = logging.getLogger(__name__)
 
@@ -91,9 +91,9 @@ class AnswerCheck:
         try:
             reply = self.model.generate([message])
         except Exception as exc:  # the provider failed: the run fails as on any model call
-            raise AgentGenerationError(
-                f"Error in generating model output:\n{exc}", agent.logger
-            ) from exc
+            limits = getattr(agent, "limits", None)
+            said = limits.failure(exc) if limits else f"The model provider failed: {exc}"
+            raise ModelFailed(said, agent.logger) from exc
         usage = reply.token_usage
         tokens_in, tokens_out = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
         if self.on_tokens is not None:

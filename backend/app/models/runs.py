@@ -10,12 +10,14 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     Float,
     ForeignKey,
     Integer,
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -46,6 +48,8 @@ class Run(IdMixin, Base):
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     tokens_in: Mapped[int] = mapped_column(Integer, default=0)
     tokens_out: Mapped[int] = mapped_column(Integer, default=0)
+    # Some of its tokens were counted here (the model's server did not say).
+    tokens_estimated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
     # The agent's plans ({step, text, tokens_in, tokens_out}: written before that step) and
     # the checks of its answers ({step, verdict, reason, tokens_in, tokens_out}), in order.

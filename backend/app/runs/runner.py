@@ -11,10 +11,11 @@ import ast
 import asyncio
 import contextlib
 import logging
+import sys
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -35,12 +36,13 @@ from app.agent import prompting
 from app.agent.build import (
     MaxStepsReached,
     PlanDelta,
+    call_limits,
     create_agent,
     create_model,
-    provider_error_message,
     resolve_model,
     step_cost,
 )
+from app.agent.calls import CallLimits, ModelFailed
 from app.agent.checking import AnswerCheck, Verdict
 from app.config import Settings
 from app.errors import BadRequest, Conflict, Forbidden, ServiceUnavailable
@@ -396,9 +398,11 @@ class RunOrchestrator:
             outcome.error = str(exc)
         except SandboxUnavailable as exc:  # e.g. the sandbox service went away since start()
             outcome.error = f"Analysis is disabled: {exc}"
+        except ModelFailed as exc:  # already a sentence with the cause and the fix
+            outcome.error = str(exc)
         except AgentGenerationError as exc:
-            secrets = [self.settings.LLM_API_KEY]
-            outcome.error = "The model provider failed: " + provider_error_message(exc, secrets)
+            limits = call_limits(self.settings, run.model)
+            outcome.error = limits.failure(exc.__cause__ or exc)
         except Exception as exc:
             log.exception("run %s failed", run.id)
             outcome.error = _failure_message(exc)
@@ -461,6 +465,7 @@ class RunOrchestrator:
             error=outcome.error,
             tokens_in=outcome.tokens_in,
             tokens_out=outcome.tokens_out,
+            tokens_estimated=outcome.tokens_estimated or run.tokens_estimated,
             cost_usd=outcome.cost_usd,
             duration_ms=int((time.monotonic() - started) * 1000),
         )
@@ -650,6 +655,7 @@ class RunOrchestrator:
                 row.error = outcome.error
                 row.final_answer = outcome.final_answer
                 row.tokens_in, row.tokens_out = outcome.tokens_in, outcome.tokens_out
+                row.tokens_estimated = row.tokens_estimated or outcome.tokens_estimated
                 row.cost_usd = outcome.cost_usd
                 row.finished_at = utcnow()
                 await db.commit()
@@ -752,6 +758,7 @@ class RunOrchestrator:
 
         guard = budget.BudgetGuard(run.model, left, self.settings.LLM_PRICES)
         model = create_model(self.settings, run.model)
+        limits = call_limits(self.settings, run.model)
         rounds = self.settings.AGENT_VERIFY_ROUNDS
         check = AnswerCheck(
             model,
@@ -763,6 +770,7 @@ class RunOrchestrator:
         executor = SandboxExecutor(worker, on_result=on_result, review=review)
         agent = create_agent(
             model=model,
+            limits=limits,
             executor=executor,
             system_prompt=prompt,
             authorized_imports=list(DEFAULT_AUTHORIZED_IMPORTS),
@@ -773,6 +781,10 @@ class RunOrchestrator:
         )
 
         translator = StepTranslator(self, run, recorder, outcome, workspace)
+
+        def prompt_tokens() -> int:  # what the step being written was prompted with
+            return limits.count(messages=[m.dict() for m in agent.write_memory_to_messages()])
+
         replay: str | None = None
         if resume is not None:  # the agent is built again, with its memory and the reply
             steps = agent_memory.load(resume.memory)
@@ -854,6 +866,15 @@ class RunOrchestrator:
                 agent.interrupt()
                 await asyncio.to_thread(worker.kill)
                 await asyncio.to_thread(thread.join, CANCEL_GRACE_SECONDS)
+            stopped = sys.exc_info()[1]
+            await _best_effort(
+                translator.keep_unfinished(
+                    "Stopped by the user." if isinstance(stopped, RunCancelled) else None,
+                    limits,
+                    prompt_tokens,
+                ),
+                f"keep the unfinished step of {run.id}",
+            )
             raise
 
     async def _save_snapshot(
@@ -988,6 +1009,7 @@ class RunOrchestrator:
                 if verification is not None:
                     row.verifications = [*row.verifications, verification]
                 row.tokens_in, row.tokens_out = outcome.tokens_in, outcome.tokens_out
+                row.tokens_estimated = row.tokens_estimated or outcome.tokens_estimated
                 row.cost_usd = outcome.cost_usd
             await db.commit()
 
@@ -1105,6 +1127,8 @@ class _Outcome:
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float | None = None
+    # Some of its tokens were counted here, not by the model's server.
+    tokens_estimated: bool = False
     pause: _Pause | None = None  # the agent asked the user: the run waits
 
 
@@ -1237,6 +1261,7 @@ class StepTranslator:
         self._started: set[int] = set()
         self._finished: set[int] = set()
         self._logs: dict[int, str] = {}
+        self._streamed: dict[int, str] = {}  # what the model wrote of each step so far
 
     def replaying(self, step: int, tokens: list[int]) -> None:
         self.step = step
@@ -1282,6 +1307,7 @@ class StepTranslator:
         elif isinstance(item, ChatMessageStreamDelta):
             if item.content and self.step != self._replayed:
                 await self._ensure_started()
+                self._streamed[self.step] = self._streamed.get(self.step, "") + item.content
                 await self.recorder.emit("model.delta", step=self.step, text=item.content)
         elif isinstance(item, ToolCall):
             await self._ensure_started()
@@ -1310,6 +1336,40 @@ class StepTranslator:
                 "artifact", step=self.step, artifact=stored.model_dump(mode="json")
             )
 
+    async def keep_unfinished(
+        self, error: str | None, limits: CallLimits, prompt_tokens: Callable[[], int]
+    ) -> None:
+        """Record the step the run stopped in (cancelled, or failed outside the agent): what
+        the model wrote of it so far, and its tokens (counted here: the server never said)."""
+        step = self.step
+        if step not in self._started or step in self._finished:
+            return
+        self._finished.add(step)
+        text = self._streamed.get(step, "")
+        tokens_out = limits.count(text=text) if text else 0
+        tokens_in = await asyncio.to_thread(prompt_tokens) if text else 0
+        self._spend(tokens_in, tokens_out)
+        self.outcome.tokens_estimated = True
+        error = error or "The run stopped before this step finished."
+        await self.runner.save_step(
+            self.run,
+            RunStep(
+                run_id=self.run.id,
+                index=step,
+                thought=text.strip().removeprefix("Thought:").strip() or None,
+                output=self._logs.get(step),
+                error=error,
+                duration_ms=0,
+                tokens_in=tokens_in,
+                tokens_out=tokens_out,
+            ),
+            self.outcome,
+        )
+        await self.recorder.emit("step.error", step=step, error=error)
+        await self.recorder.emit(
+            "step.finished", step=step, duration_ms=0, tokens_in=tokens_in, tokens_out=tokens_out
+        )
+
     def _spend(self, tokens_in: int, tokens_out: int) -> None:
         self.outcome.tokens_in += tokens_in
         self.outcome.tokens_out += tokens_out
@@ -1318,6 +1378,8 @@ class StepTranslator:
             self.outcome.cost_usd = (self.outcome.cost_usd or 0.0) + cost
 
     async def _plan(self, plan: PlanningStep) -> None:
+        if getattr(plan, "tokens_estimated", False):
+            self.outcome.tokens_estimated = True
         usage = plan.token_usage
         tokens_in, tokens_out = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
         self._spend(tokens_in, tokens_out)
@@ -1367,6 +1429,8 @@ class StepTranslator:
         error = str(action.error) if action.error else None
         if error:
             await self.recorder.emit("step.error", step=number, error=error)
+        if getattr(action, "tokens_estimated", False):
+            self.outcome.tokens_estimated = True
         usage = action.token_usage
         tokens_in, tokens_out = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
         self._spend(tokens_in, tokens_out)

@@ -125,6 +125,11 @@ class RunOut(Schema):
     artifacts: list[ArtifactOut]
     tokens_in: int
     tokens_out: int
+    tokens_estimated: bool = Field(
+        False,
+        description="Some of the token counts were estimated with the model's tokenizer: "
+        "the model's server did not report them",
+    )
     cost_usd: float | None
     created_at: datetime
     started_at: datetime | None

@@ -226,7 +226,9 @@ def test_the_model_provider_going_away_mid_run(faulty, llm: ScriptedLLM) -> None
     session, run_id, seen = run_until_cut(live, api, llm, proxies["llm"])
     end = seen[-1].data
     assert end["status"] == "failed"
-    assert end["error"].startswith("The model provider failed")
+    assert "closed the connection in the middle of its reply" in end["error"] or (
+        end["error"].startswith("Could not reach the model server at ")
+    ), end["error"]
     artifacts = [e for e in seen if e.event == "artifact"]
     assert artifacts  # the step finished and what it showed was kept
     run = after_recovery(api, llm, proxies["llm"], session, run_id)

@@ -185,7 +185,9 @@ def test_a_check_that_cannot_reach_the_model_fails_the_run_clearly(
     with agent_settings(live, AGENT_VERIFY_ROUNDS=1):
         end = finished(ask(alice, session["id"], "The answer?"))
     assert end["status"] == "failed"
-    assert end["error"].startswith("The model provider failed") and "overloaded" in end["error"]
+    assert end["error"].startswith("The model server at ") and (
+        "failed with a server error (HTTP 503) (upstream overloaded)" in end["error"]
+    ), end["error"]
 
 
 @pytest.mark.parametrize(

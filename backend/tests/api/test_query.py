@@ -332,20 +332,35 @@ def test_sandboxed_code_cannot_read_secrets_or_write_outside(
 @pytest.mark.parametrize(
     ("reply", "expected"),
     [
-        (HttpError(401, f"Incorrect API key provided: {LLM_KEY}"), "Incorrect API key"),
-        (HttpError(429, "Rate limit reached for requests"), "Rate limit"),
-        (HttpError(500, "The server had an error"), "server had an error"),
-        (Silence(8), "imeout"),
+        (
+            HttpError(401, f"Incorrect API key provided: {LLM_KEY}"),
+            "refused the API key (HTTP 401) (Incorrect API key provided: [redacted]). "
+            "Check LLM_API_KEY",
+        ),
+        (
+            HttpError(429, "Rate limit reached for requests"),
+            "is limiting requests (HTTP 429) (Rate limit reached for requests). Wait a minute",
+        ),
+        (
+            HttpError(500, "The server had an error"),
+            "failed with a server error (HTTP 500) (The server had an error). Try again",
+        ),
+        (Silence(8), "timed out: it sent nothing for LLM_TIMEOUT_SECONDS"),
     ],
 )
-def test_provider_failures_end_the_run_with_the_providers_message(
+def test_provider_failures_end_the_run_with_a_sentence_naming_cause_server_and_fix(
     alice: Api, session, llm: ScriptedLLM, reply, expected: str
 ) -> None:  # type: ignore[no-untyped-def]
     llm.script(reply)
     events = ask(alice, session["id"], "Anything")
     end = finished(events)
     assert end["status"] == "failed"
-    assert end["error"].startswith("The model provider failed") and expected in end["error"]
+    server = llm.api_base.removeprefix("http://").removesuffix("/v1")
+    assert end["error"].startswith(f"The model server at {server} "), end["error"]
+    assert expected in end["error"]
+    assert "litellm" not in end["error"] and "Exception" not in end["error"]
+    # The step that called the model says so too, and keeps it.
+    assert [(e["step"], e["error"]) for e in of(events, "step.error")] == [(1, end["error"])]
     assert LLM_KEY not in json.dumps([e.data for e in events])
     run = alice.get(f"/runs/{events[0].data['run_id']}").json()
     assert run["status"] == "failed" and LLM_KEY not in run["error"]
@@ -458,7 +473,11 @@ def test_an_unreachable_llm_server_fails_the_run_clearly(tmp_path, llm: Scripted
             events = ask(admin, session["id"], "Anyone there?")
             end = finished(events)
             assert end["status"] == "failed"
-            assert "The model provider failed" in end["error"] and "onnect" in end["error"]
+            host = dead.removeprefix("http://").removesuffix("/v1")
+            assert end["error"] == (
+                f"Could not reach the model server at {host} (connection refused). Check "
+                "that it is running and that LLM_API_BASE points at it."
+            )
             assert LLM_KEY not in end["error"]
     finally:
         live.stop()

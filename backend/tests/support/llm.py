@@ -34,7 +34,37 @@ class Silence:
     seconds: float
 
 
-Reply = str | HttpError | Silence | Callable[[list[dict[str, Any]]], str]
+@dataclass(frozen=True)
+class Endless:
+    """Write `piece` and a count again and again ("and then 1, and then 2, …"): until the
+    request's max_tokens (then finish_reason "length", as a real server does) or, without
+    one, for `seconds`."""
+
+    piece: str = "and then "
+    seconds: float = 30.0
+
+
+@dataclass(frozen=True)
+class Disconnect:
+    """Stream `text`, then drop the connection mid-reply (a server that died)."""
+
+    text: str = "Thought: I will look at the"
+
+
+@dataclass(frozen=True)
+class NoUsage:
+    """Stream `text` with no usage at all (as some local servers do)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Empty:
+    """A 200 stream with nothing in it (llama.cpp's answer to a prompt it cannot fit)."""
+
+
+Misbehaviour = Endless | Disconnect | NoUsage | Empty
+Reply = str | HttpError | Silence | Misbehaviour | Callable[[list[dict[str, Any]]], str]
 
 
 def code_reply(code: str, thought: str = "I will run some code.") -> str:
@@ -104,6 +134,9 @@ class ScriptedLLM:
                 if isinstance(reply, Silence):
                     time.sleep(reply.seconds)
                     return
+                if isinstance(reply, Endless | Disconnect | NoUsage | Empty):
+                    self._misbehave(reply, body)
+                    return
                 if isinstance(reply, HttpError):
                     self._json(
                         reply.status,
@@ -155,17 +188,65 @@ class ScriptedLLM:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _stream(self, model: str, text: str, usage: dict[str, int]) -> None:
+            def _chunk(self, base: dict[str, Any], **over: Any) -> None:
+                self.wfile.write(f"data: {json.dumps({**base, **over})}\n\n".encode())
+                self.wfile.flush()
+
+            def _piece(self, base: dict[str, Any], text: str) -> None:
+                delta = {"role": "assistant", "content": text}
+                self._chunk(base, choices=[{"index": 0, "delta": delta, "finish_reason": None}])
+
+            def _misbehave(self, reply: Misbehaviour, body: dict[str, Any]) -> None:
+                # A server that dies mid-reply leaves its body short of what it announced.
+                announced = 1_000_000 if isinstance(reply, Disconnect) else None
+                base = self._begin_stream(body["model"], announced)
+                if isinstance(reply, Endless):
+                    limit, written, n = body.get("max_tokens"), "", 0
+                    until = time.monotonic() + reply.seconds
+                    while time.monotonic() < until:
+                        if limit and count_tokens(written) >= limit:
+                            break
+                        n += 1  # numbered: new text each time, no loop to spot
+                        piece = f"{reply.piece}{n}, "
+                        self._piece(base, piece)
+                        written += piece
+                        time.sleep(llm.chunk_delay or 0.001)
+                    finish = {"index": 0, "delta": {}, "finish_reason": "length"}
+                    self._chunk(base, choices=[finish])
+                    usage = {"prompt_tokens": 100, "completion_tokens": count_tokens(written)}
+                    self._chunk(base, choices=[], usage=usage)
+                elif isinstance(reply, Disconnect):
+                    self._piece(base, reply.text)
+                    time.sleep(0.05)
+                    self.connection.shutdown(2)  # gone without a word: no finish, no [DONE]
+                    self.close_connection = True
+                    return
+                elif isinstance(reply, NoUsage):
+                    for i in range(0, len(reply.text), 12):
+                        self._piece(base, reply.text[i : i + 12])
+                    self._chunk(base, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}])
+                else:  # Empty
+                    self._chunk(base, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}])
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+                self.close_connection = True
+
+            def _begin_stream(self, model: str, length: int | None = None) -> dict[str, Any]:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Connection", "close")
+                if length is not None:
+                    self.send_header("Content-Length", str(length))
                 self.end_headers()
-                base = {
+                return {
                     "id": f"chatcmpl-{uuid.uuid4().hex}",
                     "object": "chat.completion.chunk",
                     "created": int(time.time()),
                     "model": model,
                 }
+
+            def _stream(self, model: str, text: str, usage: dict[str, int]) -> None:
+                base = self._begin_stream(model)
                 pieces = [text[i : i + 12] for i in range(0, len(text), 12)] or [""]
                 for piece in pieces:
                     chunk = {
@@ -212,6 +293,10 @@ def _reply_from_json(reply: Any) -> Reply:
         return final_reply(json.dumps(reply["final"]))
     if "status" in reply:
         return HttpError(int(reply["status"]), str(reply.get("message", "error")))
+    if "endless" in reply:
+        return Endless(str(reply["endless"]))
+    if reply.get("empty"):
+        return Empty()
     return Silence(float(reply["silence"]))
 
 
