@@ -737,6 +737,12 @@ export type RunOut = {
      */
     tokens_out: number;
     /**
+     * Tokens Estimated
+     *
+     * Some of the token counts were estimated with the model's tokenizer: the model's server did not report them
+     */
+    tokens_estimated?: boolean;
+    /**
      * Cost Usd
      */
     cost_usd: number | null;
@@ -1193,6 +1199,12 @@ export type RunOutWritable = {
      * Tokens Out
      */
     tokens_out: number;
+    /**
+     * Tokens Estimated
+     *
+     * Some of the token counts were estimated with the model's tokenizer: the model's server did not report them
+     */
+    tokens_estimated?: boolean;
     /**
      * Cost Usd
      */

@@ -51,6 +51,8 @@ export type RunEvent =
       error: string | null;
       tokens_in: number;
       tokens_out: number;
+      /** Some counts were estimated here: the model's server sent none. */
+      tokens_estimated?: boolean;
       cost_usd: number | null;
       duration_ms: number | null;
     });

@@ -81,6 +81,8 @@ export type RunView = {
   error: string | null;
   tokensIn: number;
   tokensOut: number;
+  /** The counts are (partly) estimated: the model's server did not report them. */
+  tokensEstimated: boolean;
   costUsd: number | null;
   durationMs: number | null;
 };
@@ -105,6 +107,7 @@ export function emptyRun(runId: string, query = '', model: string | null = null)
     error: null,
     tokensIn: 0,
     tokensOut: 0,
+    tokensEstimated: false,
     costUsd: null,
     durationMs: null,
   };
@@ -240,6 +243,7 @@ function apply(v: RunView, e: RunEvent): RunView {
         error: e.error,
         tokensIn: e.tokens_in,
         tokensOut: e.tokens_out,
+        tokensEstimated: !!e.tokens_estimated,
         costUsd: e.cost_usd,
         durationMs: e.duration_ms,
         steps: next.steps.map((s) => ({ ...s, finished: true })),
@@ -317,6 +321,7 @@ export function fromHistory(run: RunOut): RunView {
     error: run.error ?? null,
     tokensIn: run.tokens_in,
     tokensOut: run.tokens_out,
+    tokensEstimated: !!run.tokens_estimated,
     costUsd: run.cost_usd ?? null,
     durationMs:
       run.started_at && run.finished_at ? new Date(run.finished_at).getTime() - new Date(run.started_at).getTime() : null,

@@ -316,3 +316,25 @@ describe('previewLine', () => {
     expect(previewLine('1. Read `sales.csv`, **all** of `unit_price`.')).toBe('1. Read sales.csv, all of unit_price.');
   });
 });
+
+describe('token counts', () => {
+  it('marks counts the model server did not report as estimated (≈), live and from history', () => {
+    const exact = fromHistory({ ...stored, status: 'succeeded', tokens_in: 1200, tokens_out: 80 });
+    show(exact);
+    expect(screen.getByTestId('run-tokens').textContent).toBe('1,200 in · 80 out tokens');
+    document.body.innerHTML = '';
+
+    show(fromHistory({ ...stored, status: 'succeeded', tokens_in: 1200, tokens_out: 80, tokens_estimated: true }));
+    const estimated = screen.getByTestId('run-tokens');
+    expect(estimated.textContent).toBe('≈ 1,200 in · 80 out tokens');
+    expect(estimated.getAttribute('title')).toMatch(/did not report/);
+    document.body.innerHTML = '';
+
+    const live = reduceRunEvents(emptyRun(R, 'q'), [
+      { event: 'run.started', run_id: R, seq: 1, query: 'q', model: 'm' },
+      { event: 'run.finished', run_id: R, seq: 2, status: 'cancelled', error: 'Stopped by the user.', tokens_in: 900, tokens_out: 40, tokens_estimated: true, cost_usd: null, duration_ms: 5 },
+    ] as Parameters<typeof reduceRunEvents>[1]);
+    show(live);
+    expect(screen.getByTestId('run-tokens').textContent).toBe('≈ 900 in · 40 out tokens');
+  });
+});

@@ -302,7 +302,12 @@ export function RunView({
         {finished && (
           <>
             <span className="tabular-nums">{formatDuration(run.durationMs)}</span>
-            <span className="tabular-nums">
+            <span
+              className="tabular-nums"
+              data-testid="run-tokens"
+              title={run.tokensEstimated ? "Estimated: the model's server did not report its token counts" : undefined}
+            >
+              {run.tokensEstimated && '≈ '}
               {formatNumber(run.tokensIn)} in · {formatNumber(run.tokensOut)} out tokens
             </span>
             {run.costUsd != null && <span className="tabular-nums">{formatCost(run.costUsd)}</span>}
