@@ -307,6 +307,60 @@ class WorkbenchAgent(CodeAgent):
         shown = [part.strip() for part in (logs, value) if part.strip() not in ("", "None")]
         return "\n".join(shown) or None
 
+    def write_memory_to_messages(self, summary_mode: bool = False) -> list[ChatMessage]:
+        return self._fit(super().write_memory_to_messages(summary_mode=summary_mode))
+
+    def _fit(self, messages: list[ChatMessage]) -> list[ChatMessage]:
+        """The messages, made to fit the model's context (when it is known) with room for a
+        reply: older repeats of code go first, then the oldest outputs, then the oldest
+        replies, then the last output. The system prompt and the question always stay; a
+        conversation that does not fit even so ends the run, saying so."""
+        window = self.limits.context_tokens
+        if not window:
+            return messages
+        room = window - min(self.limits.max_output_tokens, window // 2)
+
+        def size() -> int:
+            return self.limits.count(messages=[m.dict() for m in messages])
+
+        if size() <= room:
+            return messages
+        messages = list(messages)
+        later = range(2, len(messages))  # after the system prompt and the question
+        last = {
+            role: max((i for i in later if messages[i].role == role), default=-1)
+            for role in (MessageRole.TOOL_CALL, MessageRole.TOOL_RESPONSE, MessageRole.ASSISTANT)
+        }
+        order = [
+            *(i for i in later if messages[i].role == MessageRole.TOOL_CALL),
+            *(
+                i
+                for i in later
+                if messages[i].role == MessageRole.TOOL_RESPONSE
+                and i != last[MessageRole.TOOL_RESPONSE]
+            ),
+            *(
+                i
+                for i in later
+                if messages[i].role == MessageRole.ASSISTANT and i != last[MessageRole.ASSISTANT]
+            ),
+            last[MessageRole.TOOL_RESPONSE],
+        ]
+        left_out = (
+            "[Left out to fit the model's context of "
+            f"{window:,} tokens: this earlier part of the conversation.]"
+        )
+        for i in order:
+            if i < 0:
+                continue
+            messages[i] = ChatMessage(
+                role=messages[i].role, content=[{"type": "text", "text": left_out}]
+            )
+            if size() <= room:
+                log.info("step %s: left out older messages to fit the context", self.step_number)
+                return messages
+        raise ModelFailed(context_overflow(window), self.logger)
+
     def initialize_system_prompt(self) -> str:
         return self._workbench_system_prompt
 

@@ -13,6 +13,8 @@ import threading
 import time
 from typing import Any
 
+import litellm
+
 from app.agent.repair import EMPTY_REPLY
 from tests.api.test_plans_and_checks import agent_settings
 from tests.api.test_query import ask, finished, of
@@ -24,6 +26,7 @@ from tests.support.llm import (
     HttpError,
     NoUsage,
     ScriptedLLM,
+    code_reply,
     final_reply,
 )
 from tests.support.server import LiveServer
@@ -117,7 +120,23 @@ def test_two_empty_replies_end_the_run_instead_of_looping(
 def test_an_empty_reply_to_a_prompt_that_fills_the_context_says_it_no_longer_fits(
     alice: Api, session, llm: ScriptedLLM, live: LiveServer
 ) -> None:  # type: ignore[no-untyped-def]
-    llm.script(Empty(), final_reply("'never asked'"))
+    # By the server's own count the prompt filled its context (its tokenizer is not ours).
+    llm.script(Empty(prompt_tokens=8190), final_reply("'never asked'"))
+    with agent_settings(live, LLM_CONTEXT_TOKENS=8192):
+        events = ask(alice, session["id"], "Describe the data.")
+    end = finished(events)
+    assert end["status"] == "failed"
+    assert end["error"].startswith(
+        "The conversation no longer fits the model's context of 8,192 tokens."
+    )
+    assert len(llm.requests) == 1  # not asked again and again
+    assert of(events, "step.error")[0]["error"] == end["error"]
+
+
+def test_a_question_too_long_for_the_context_is_not_sent(
+    alice: Api, session, llm: ScriptedLLM, live: LiveServer
+) -> None:  # type: ignore[no-untyped-def]
+    llm.script(final_reply("'never asked'"))
     with agent_settings(live, LLM_CONTEXT_TOKENS=1024):
         events = ask(alice, session["id"], "Describe the data. " * 300)
     end = finished(events)
@@ -125,8 +144,35 @@ def test_an_empty_reply_to_a_prompt_that_fills_the_context_says_it_no_longer_fit
     assert end["error"].startswith(
         "The conversation no longer fits the model's context of 1,024 tokens."
     )
-    assert len(llm.requests) == 1  # not asked again and again
-    assert of(events, "step.error")[0]["error"] == end["error"]
+    assert llm.requests == []
+
+
+def test_older_outputs_are_left_out_to_keep_the_prompt_inside_the_context(
+    alice: Api, session, llm: ScriptedLLM, live: LiveServer
+) -> None:  # type: ignore[no-untyped-def]
+    # The prompt without outputs, by the same count the workbench makes.
+    llm.script(final_reply("'warm'"))
+    ask(alice, session["id"], "Print two long lists")
+    bare = litellm.token_counter(model="openai/scripted", messages=llm.requests[0]["messages"])
+    printing = "print(' '.join(f'{word}{{i}}' for i in range(1200)))"  # ~2,600 tokens each
+    llm.script(
+        code_reply(printing.format(word="alpha")),
+        code_reply(printing.format(word="beta")),
+        final_reply("'Both printed.'"),
+    )
+    # Room for the bare prompt and one output, not two.
+    window = bare + 4000 + 512
+    with agent_settings(live, LLM_CONTEXT_TOKENS=window, LLM_MAX_OUTPUT_TOKENS=512):
+        events = ask(alice, session["id"], "Print two long lists")
+    end = finished(events)
+    assert end["status"] == "succeeded", end
+    last = llm.prompts()[2]
+    # The newest output is still there; the oldest had to go, with a word saying so.
+    assert "beta1199" in last and "alpha1199" not in last
+    assert f"Left out to fit the model's context of {window:,} tokens" in last
+    assert "Print two long lists" in last
+    # Nothing was left out while the prompt still fitted.
+    assert "alpha1199" in llm.prompts()[1] and "Left out" not in llm.prompts()[1]
 
 
 def test_a_context_error_from_the_server_ends_the_run_with_the_context_size(

@@ -8,6 +8,7 @@ assert what the model was shown (e.g. the error text of the previous step).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -60,7 +61,10 @@ class NoUsage:
 
 @dataclass(frozen=True)
 class Empty:
-    """A 200 stream with nothing in it (llama.cpp's answer to a prompt it cannot fit)."""
+    """A 200 stream with nothing in it (llama.cpp's answer to a prompt it cannot fit), with
+    usage saying how long the prompt was by the server's count, if given."""
+
+    prompt_tokens: int | None = None
 
 
 Misbehaviour = Endless | Disconnect | NoUsage | Empty
@@ -115,6 +119,10 @@ class ScriptedLLM:
 
             def log_message(self, *args: object) -> None:
                 return None
+
+            def finish(self) -> None:
+                with contextlib.suppress(OSError):  # a connection dropped on purpose
+                    super().finish()
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
@@ -227,6 +235,9 @@ class ScriptedLLM:
                     self._chunk(base, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}])
                 else:  # Empty
                     self._chunk(base, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}])
+                    if reply.prompt_tokens is not None:
+                        usage = {"prompt_tokens": reply.prompt_tokens, "completion_tokens": 0}
+                        self._chunk(base, choices=[], usage=usage)
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
                 self.close_connection = True
