@@ -73,6 +73,7 @@ GEMMA_TEMPLATE = (
     "{% endfor %}"
 )
 _REPAIRED = re.compile(r"repaired the model's reply \((.+)\)$")
+_CALL = re.compile(r"agent-([0-9a-f-]{36}) step \d+: the model call took ([\d.]+) s")
 _STATUS = re.compile(r'" (\d{3})(?: |$)')
 
 
@@ -283,6 +284,22 @@ def report(
         f"tokens: {sum(r['tokens_in'] for r in runs):,} in, "
         f"{sum(r['tokens_out'] for r in runs):,} out"
     )
+    longest: dict[str, float] = {}
+    for run_id, seconds in _CALL.findall(backend_log):
+        longest[run_id] = max(longest.get(run_id, 0.0), float(seconds))
+    print("per run: steps, wall time, longest single model call, how it ended")
+    for r in runs:
+        wall = (
+            f"{_time(r['finished_at']) - _time(r['started_at'] or r['created_at']):.1f} s"
+            if r["finished_at"]
+            else "unfinished"
+        )
+        call = f"{longest[r['id']]:.1f} s" if r["id"] in longest else "n/a"
+        ending = r["status"] + (f": {r['error'][:90]}" if r.get("error") else "")
+        tokens = f"{r['tokens_in']:,}/{r['tokens_out']:,} tokens" + (
+            " (estimated)" if r.get("tokens_estimated") else ""
+        )
+        print(f"  {r['id'][:8]}  {len(r['steps'])} steps, {wall}, {call}; {tokens}; {ending}")
     print(f"logs and report: {folder}")
 
 
@@ -294,8 +311,10 @@ def _reason(run: dict[str, Any]) -> str:
     error = run.get("error") or ""
     if error.startswith("The agent used all"):
         return "failed at max steps"
-    if error.startswith("The model provider failed"):
-        return "failed: provider error"
+    if error.startswith(("The model server", "Could not reach", "The conversation no longer")):
+        return "failed: model server"
+    if error.startswith("The model returned nothing"):
+        return "failed: empty replies"
     return f"{run['status']}: other"
 
 

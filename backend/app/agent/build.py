@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
+import threading
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
@@ -184,6 +186,7 @@ class WorkbenchAgent(CodeAgent):
         # LLM_TIMEOUT_SECONDS bounds the whole reply, not only the wait for each piece.
         deadline = time.monotonic() + self.limits.timeout_seconds
         overtime = False
+        called = time.monotonic()
         try:
             stream = self.model.generate_stream(
                 memory_step.model_input_messages, stop_sequences=stop_sequences
@@ -208,6 +211,14 @@ class WorkbenchAgent(CodeAgent):
                 close = getattr(stream, "close", None)
                 if close is not None:
                     close()  # a reply cut short: the connection closes, the server stops
+                _close_response(self.model)
+                # The thread is named after the run (see the runner): benchmarks read this.
+                log.info(
+                    "%s step %s: the model call took %.1f s",
+                    threading.current_thread().name,
+                    self.step_number,
+                    time.monotonic() - called,
+                )
         except Exception as e:
             # The step keeps what the model wrote before it failed, and what that cost.
             memory_step.model_output = streamed
@@ -400,6 +411,7 @@ class WorkbenchAgent(CodeAgent):
                 close = getattr(stream, "close", None)
                 if close is not None:
                     close()
+                _close_response(self.model)
         except Exception as e:
             raise ModelFailed(self.limits.failure(e), self.logger) from e
         text = text.split("<end_plan>", 1)[0].strip()
@@ -494,6 +506,17 @@ class UsageWatch:
         self._stream = result if kwargs.get("stream") else None
         return result
 
+    def close(self) -> None:
+        """Close the last stream's HTTP response, here and now. Left to the garbage
+        collector, a reply cut short closes whenever a collection runs: possibly inside
+        httpcore's connection pool while it holds its (non-reentrant) lock, in the middle of
+        the next request, which then waits for itself forever."""
+        raw = getattr(self._stream, "completion_stream", None)
+        close = getattr(raw, "close", None)
+        if close is not None:
+            with contextlib.suppress(Exception):
+                close()
+
     def server_counted(self) -> bool:
         chunks = getattr(self._stream, "chunks", None)
         if chunks is None:
@@ -507,6 +530,12 @@ class UsageWatch:
 def _has_usage(chunk: Any) -> bool:
     usage = chunk.get("usage") if isinstance(chunk, dict) else getattr(chunk, "usage", None)
     return usage is not None
+
+
+def _close_response(model: Any) -> None:
+    watch = getattr(model, "client", None)
+    if isinstance(watch, UsageWatch):
+        watch.close()
 
 
 def _server_counted(model: Any) -> bool:
