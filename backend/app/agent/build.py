@@ -208,10 +208,7 @@ class WorkbenchAgent(CodeAgent):
                         overtime = True
                         break
             finally:
-                close = getattr(stream, "close", None)
-                if close is not None:
-                    close()  # a reply cut short: the connection closes, the server stops
-                _close_response(self.model)
+                _close_stream(stream, self.model)
                 # The thread is named after the run (see the runner): benchmarks read this.
                 log.info(
                     "%s step %s: the model call took %.1f s",
@@ -408,10 +405,7 @@ class WorkbenchAgent(CodeAgent):
                         log.info("plan %s: cut at LLM_TIMEOUT_SECONDS", step)
                         break
             finally:
-                close = getattr(stream, "close", None)
-                if close is not None:
-                    close()
-                _close_response(self.model)
+                _close_stream(stream, self.model)
         except Exception as e:
             raise ModelFailed(self.limits.failure(e), self.logger) from e
         text = text.split("<end_plan>", 1)[0].strip()
@@ -532,7 +526,12 @@ def _has_usage(chunk: Any) -> bool:
     return usage is not None
 
 
-def _close_response(model: Any) -> None:
+def _close_stream(stream: Any, model: Any) -> None:
+    """End a model's reply stream, read to its end or cut short: the generator, then its
+    HTTP response (the connection closes and the server stops writing)."""
+    close = getattr(stream, "close", None)
+    if close is not None:
+        close()
     watch = getattr(model, "client", None)
     if isinstance(watch, UsageWatch):
         watch.close()
