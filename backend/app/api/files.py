@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
-from fastapi import APIRouter, Request, Response, status
+from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
 
 from app.api.deps import DbDep, OwnedFile, OwnedProject, PageDep, SettingsDep, StorageDep
@@ -10,7 +11,7 @@ from app.api.headers import stored_bytes_headers
 from app.db import release_connection
 from app.errors import PayloadTooLarge
 from app.files import service
-from app.files.schemas import FileOut, FilePreview, FileVersionOut
+from app.files.schemas import FileOut, FilePreview, FileProfile, FileVersionOut
 from app.files.upload import MultipartFile
 from app.schemas import Page
 
@@ -123,17 +124,58 @@ async def download_version(
     return StreamingResponse(body, media_type=media_type, headers=headers)
 
 
+_SHEET = Query(
+    min_length=1,
+    max_length=255,
+    description="A worksheet of an Excel workbook, by name (default: the first)",
+)
+
+
 @router.get(
     "/files/{file_id}/preview",
     response_model=FilePreview,
     responses={
+        404: {"description": "No such file, or no such sheet in the workbook"},
         415: {"description": "Not a tabular file"},
-        422: {"description": "Cannot be parsed"},
+        422: {"description": "Cannot be parsed, or a sheet asked of a file that is not a workbook"},
     },
 )
 async def preview_file(
-    file: OwnedFile, db: DbDep, storage: StorageDep, settings: SettingsDep
+    file: OwnedFile,
+    db: DbDep,
+    storage: StorageDep,
+    settings: SettingsDep,
+    sheet: Annotated[str | None, _SHEET] = None,
 ) -> FilePreview:
+    """The file's columns with their types, its first 50 rows and its row count. A workbook
+    lists its worksheets (`sheets`) and shows one (`sheet`); a CSV says how it was read
+    (`format`: delimiter, decimal separator, encoding), and text columns of dates say their
+    `date_format`."""
     cache_dir = Path(settings.DATA_DIR) / "cache" / "files"
     await release_connection(db)  # parsing may take seconds; the row is written after
-    return FilePreview.model_validate(await service.preview(storage, file, cache_dir))
+    return FilePreview.model_validate(await service.preview(storage, file, cache_dir, sheet))
+
+
+@router.get(
+    "/files/{file_id}/profile",
+    response_model=FileProfile,
+    responses={
+        404: {"description": "No such file, or no such sheet in the workbook"},
+        415: {"description": "Not a tabular file"},
+        422: {"description": "Cannot be parsed, or a sheet asked of a file that is not a workbook"},
+    },
+)
+async def profile_file(
+    file: OwnedFile,
+    db: DbDep,
+    storage: StorageDep,
+    settings: SettingsDep,
+    sheet: Annotated[str | None, _SHEET] = None,
+) -> FileProfile:
+    """Each column's type, missing and distinct counts, and its range and mean (numbers,
+    dates) or most frequent values (text), over the first rows (up to 100,000, fewer for
+    wide tables and workbooks): `rows_profiled` says how many, `complete` whether that is
+    the whole file."""
+    cache_dir = Path(settings.DATA_DIR) / "cache" / "files"
+    await release_connection(db)  # parsing may take seconds; the row is written after
+    return FileProfile.model_validate(await service.profile(storage, file, cache_dir, sheet))

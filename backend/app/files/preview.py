@@ -10,7 +10,7 @@ import json
 import math
 import re
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any, Literal, get_args
 
@@ -21,6 +21,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from openpyxl.reader.excel import ExcelReader
 from openpyxl.utils.cell import range_boundaries
+
+from app.files.detect import Detected, convert_comma_numbers, convert_dates, uses_decimal_comma
 
 TabularKind = Literal["csv", "excel", "parquet", "json", "jsonl"]
 TABULAR_KINDS: tuple[TabularKind, ...] = get_args(TabularKind)
@@ -70,15 +72,35 @@ _BLANK_LINES = {
 
 @dataclass(frozen=True)
 class Preview:
-    """What `GET /files/{id}/preview` returns."""
+    """What `GET /files/{id}/preview` returns.
+
+    Attributes:
+        columns: `{name, dtype}` each, plus `date_format` for a text column read as dates.
+        rows: The first rows, JSON-safe.
+        row_count: The data rows of the whole file (or sheet).
+        sheets: A workbook's worksheets in order; None for other kinds.
+        sheet: The worksheet previewed; None for other kinds.
+        format: How a delimited text file was read (`delimiter`, `decimal`, `thousands`,
+            `encoding`); None for other kinds.
+    """
 
     columns: list[dict[str, str]]
     rows: list[list[Any]]
     row_count: int
+    sheets: list[str] | None = None
+    sheet: str | None = None
+    format: dict[str, str | None] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Returns the JSON body: `{"columns", "rows", "row_count"}`."""
-        return {"columns": self.columns, "rows": self.rows, "row_count": self.row_count}
+        """Returns the JSON body."""
+        return {
+            "columns": self.columns,
+            "rows": self.rows,
+            "row_count": self.row_count,
+            "sheets": self.sheets,
+            "sheet": self.sheet,
+            "format": self.format,
+        }
 
 
 class PreviewError(Exception):
@@ -101,6 +123,20 @@ class UnreadableFile(PreviewError):
 
 class TooCostly(UnreadableFile):
     """The file may well be fine, but previewing it would cost more than its bounds allow."""
+
+
+class SheetNotFound(PreviewError):
+    """The workbook has no worksheet of the name asked for."""
+
+    status = 404
+    code = "sheet_not_found"
+
+
+class NotAWorkbook(PreviewError):
+    """A sheet was asked for in a file that has none."""
+
+    status = 422
+    code = "not_a_workbook"
 
 
 class NeedMoreBytes(Exception):
@@ -233,17 +269,18 @@ def preview_csv_head(head: bytes, *, name: str, complete: bool, row_count: int |
     """
     if not complete and row_count is None:
         raise ValueError("row_count is required when the head is not the whole file")
-    text = _decode(head, name=name, complete=complete)
+    text, encoding = decode_text(head, name=name, complete=complete)
     if not complete:
-        text = _complete_records(text)
+        text = complete_records(text)
         if not text:
             raise NeedMoreBytes
     elif not text.strip():
         return Preview(columns=[], rows=[], row_count=0)
-    tab = name.lower().endswith((".tsv", ".tab"))
-    sep = "\t" if tab else _sniff_delimiter(text)
     try:
-        frame = _read_csv(text, sep, name)
+        frame, text_format, dates = read_delimited(
+            text, name=name, encoding=encoding, nrows=INFER_ROWS
+        )
+        sep = str(text_format["delimiter"])
         if complete:
             row_count = len(frame)
             if row_count >= INFER_ROWS:
@@ -256,34 +293,88 @@ def preview_csv_head(head: bytes, *, name: str, complete: bool, row_count: int |
     assert row_count is not None
     if not complete and len(frame) < min(PREVIEW_ROWS, row_count):
         raise NeedMoreBytes
-    return _preview(frame, row_count)
+    return _preview(frame, row_count, dates=dates, text_format=text_format)
 
 
-def preview_file(path: Path, *, name: str) -> Preview:
+def read_delimited(
+    text: str, *, name: str, encoding: str, nrows: int
+) -> tuple[pd.DataFrame, dict[str, str | None], dict[str, str]]:
+    """Reads the first rows of delimited text, with decimal commas and dates detected.
+
+    Args:
+        text: Complete records of the file, decoded.
+        name: The file name, for the delimiter (.tsv/.tab) and for error messages.
+        encoding: The codec `text` was decoded with, to report.
+        nrows: The most rows to read.
+
+    Returns:
+        The table; how it was read (`delimiter`, `decimal`, `thousands`, `encoding`); and
+        the format of each text column that was read as dates.
+    """
+    tab = name.lower().endswith((".tsv", ".tab"))
+    sep = "\t" if tab else _sniff_delimiter(text)
+    frame = _read_csv(text, sep, name, nrows=nrows)
+    detected = Detected()
+    if uses_decimal_comma(frame, sep):
+        detected.decimal = ","
+        frame = convert_comma_numbers(
+            _read_csv(text, sep, name, nrows=nrows, decimal=","), detected
+        )
+    frame = convert_dates(frame, detected, day_first=detected.decimal == "," or sep == ";")
+    text_format: dict[str, str | None] = {
+        "delimiter": sep,
+        "decimal": detected.decimal,
+        "thousands": detected.thousands,
+        "encoding": encoding,
+    }
+    return frame, text_format, detected.date_formats
+
+
+def preview_file(path: Path, *, name: str, sheet: str | None = None) -> Preview:
     """Builds the preview of a local file of any tabular kind, reading only what it needs.
 
     Args:
         path: The local file.
         name: The file's user-facing name: its extension picks the kind; errors quote it.
+        sheet: The worksheet of a workbook to preview (None: the first).
 
     Raises:
         PreviewUnsupported: The extension is not a tabular kind.
         UnreadableFile: The file cannot be parsed as its kind.
+        NotAWorkbook: A sheet was asked of a file that is not a workbook.
+        SheetNotFound: The workbook has no worksheet of that name.
     """
+    kind = tabular_kind(name)
+    if sheet is not None and kind != "excel":
+        raise no_sheets(name)
+    path.stat()  # a missing file is our fault, not an unreadable upload
+    try:
+        if kind == "excel":
+            return _preview_excel(path, name, sheet)
+        return _READERS[kind](path, name)
+    except (PreviewError, MemoryError):
+        raise
+    except Exception as exc:
+        raise unreadable(name, kind, exc) from exc
+
+
+def tabular_kind(name: str) -> TabularKind:
+    """The file's tabular kind; raises PreviewUnsupported for any other file."""
     kind = preview_kind(name)
     if kind is None:
         raise PreviewUnsupported(
             f"{name} cannot be previewed: only CSV, TSV, Excel, Parquet and JSON files can"
         )
-    path.stat()  # a missing file is our fault, not an unreadable upload
-    try:
-        return _READERS[kind](path, name)
-    except (PreviewError, MemoryError):
-        raise
-    except Exception as exc:
-        raise UnreadableFile(
-            f"{name} could not be read as {_LABELS[kind]}: {_describe(exc)}"
-        ) from exc
+    return kind
+
+
+def unreadable(name: str, kind: TabularKind, exc: Exception) -> UnreadableFile:
+    """The error for a file that failed to parse as `kind`, naming the cause in words."""
+    return UnreadableFile(f"{name} could not be read as {_LABELS[kind]}: {_describe(exc)}")
+
+
+def no_sheets(name: str) -> NotAWorkbook:
+    return NotAWorkbook(f"{name} has no sheets: only Excel workbooks do.")
 
 
 def _preview_csv(path: Path, name: str) -> Preview:
@@ -310,36 +401,106 @@ def _preview_csv(path: Path, name: str) -> Preview:
                 size *= 2
 
 
-def _preview_excel(path: Path, name: str) -> Preview:
-    first_sheet = _check_workbook(path, name) if zipfile.is_zipfile(path) else None
-    frame = pd.read_excel(path, sheet_name=0, nrows=INFER_ROWS)
-    if len(frame) < INFER_ROWS:
-        return _preview(frame, len(frame))
-    if first_sheet is None:  # legacy .xls: xlrd knows the exact size
-        import xlrd
+@dataclass(frozen=True)
+class Worksheet:
+    """A worksheet of a workbook, as found before any sheet is parsed.
+
+    Attributes:
+        name: Its title, as the workbook's tabs show it.
+        part: Its XML part in the archive (None in a legacy .xls file).
+        stated_rows: The rows its dimension states (last minus first: a header and data
+            rows), or None when it states none; exact in a legacy .xls file.
+    """
+
+    name: str
+    part: str | None
+    stated_rows: int | None
+
+
+_OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+
+
+def open_worksheet(path: Path, name: str, sheet: str | None) -> tuple[list[Worksheet], Worksheet]:
+    """Lists a workbook's worksheets within the preview's bounds and picks one.
+
+    Every bound (unpacked size, packing ratio, sheets that do not state their size) is
+    checked for the whole workbook before anything parses it, whichever sheet is asked for.
+
+    Args:
+        path: The workbook.
+        name: Its user-facing name, for errors.
+        sheet: The worksheet's name; None for the first.
+
+    Raises:
+        SheetNotFound: No worksheet has that name.
+        TooCostly: The workbook is beyond the bounds.
+        UnreadableFile: It is not a workbook, or has no worksheet.
+    """
+    if zipfile.is_zipfile(path):
+        sheets = _check_workbook(path, name)
+    else:
+        with path.open("rb") as handle:
+            if handle.read(len(_OLE2_MAGIC)) != _OLE2_MAGIC:
+                raise UnreadableFile(
+                    f"{name} could not be read as Excel: the file is damaged or is not an"
+                    " Excel workbook"
+                )
+        import xlrd  # legacy .xls: xlrd knows each sheet's exact size
 
         legacy = xlrd.open_workbook(str(path), on_demand=True)
         try:
-            return _preview(frame, legacy.sheet_by_index(0).nrows - 1)
+            sheets = [
+                Worksheet(title, None, legacy.sheet_by_name(title).nrows - 1)
+                for title in legacy.sheet_names()
+            ]
         finally:
             legacy.release_resources()
-    part, stated_rows = first_sheet
-    if stated_rows is not None and stated_rows >= len(frame):
-        return _preview(frame, stated_rows)
+        if not sheets:
+            raise UnreadableFile(f"{name} could not be read as Excel: it has no worksheet")
+    if sheet is None:
+        return sheets, sheets[0]
+    chosen = next((s for s in sheets if s.name == sheet), None)
+    if chosen is None:
+        raise sheet_not_found(name, sheet, [s.name for s in sheets])
+    return sheets, chosen
+
+
+def sheet_not_found(name: str, sheet: str, titles: list[str]) -> SheetNotFound:
+    listed = ", ".join(f'"{title}"' for title in titles)
+    return SheetNotFound(f'{name} has no sheet named "{sheet}". Its sheets: {listed}.')
+
+
+def read_worksheet(path: Path, name: str, sheet: Worksheet, nrows: int) -> pd.DataFrame:
+    """The first `nrows` rows of a worksheet found by `open_worksheet`."""
+    return pd.read_excel(path, sheet_name=sheet.name, nrows=nrows)
+
+
+def _preview_excel(path: Path, name: str, sheet: str | None) -> Preview:
+    sheets, chosen = open_worksheet(path, name, sheet)
+    frame = read_worksheet(path, name, chosen, INFER_ROWS)
+    titles = [s.name for s in sheets]
+
+    def done(row_count: int) -> Preview:
+        return replace(_preview(frame, row_count), sheets=titles, sheet=chosen.name)
+
+    if len(frame) < INFER_ROWS:
+        return done(len(frame))
+    if chosen.stated_rows is not None and (chosen.part is None or chosen.stated_rows >= len(frame)):
+        return done(chosen.stated_rows)
+    assert chosen.part is not None
     # Some writers leave the dimension out or wrong: count the rows that hold values.
     with zipfile.ZipFile(path) as archive:
-        if archive.getinfo(part).file_size > EXCEL_UNSIZED_SHEET_MAX_BYTES:
-            raise _unsized_sheet(name, archive.getinfo(part).file_size)
-        with archive.open(part) as stream:
-            return _preview(frame, filled_row_span(stream))
+        if archive.getinfo(chosen.part).file_size > EXCEL_UNSIZED_SHEET_MAX_BYTES:
+            raise _unsized_sheet(name, archive.getinfo(chosen.part).file_size)
+        with archive.open(chosen.part) as stream:
+            return done(filled_row_span(stream))
 
 
-def _check_workbook(path: Path, name: str) -> tuple[str, int | None]:
+def _check_workbook(path: Path, name: str) -> list[Worksheet]:
     """Refuses a workbook that would cost too much to open, before anything parses it.
 
     Returns:
-        The first worksheet's part in the archive and the rows its dimension states
-        (last minus first, as a header and data rows), or None when it states none.
+        Its worksheets, in order.
     """
     too_large = f"{name} is too large to preview"
     later = "It can still be downloaded and used in questions."
@@ -359,18 +520,19 @@ def _check_workbook(path: Path, name: str) -> tuple[str, int | None]:
                     f"from {max(member.compress_size >> 10, 1):,} KB ({ratio:,.0f} times), "
                     f"which real workbooks never do. {later}"
                 )
-        parts = _worksheet_parts(path)
-        stated: dict[str, int | None] = {}
-        for part in parts:
+        sheets = []
+        for title, part in _worksheet_parts(path):
             with archive.open(part) as stream:
-                stated[part] = _stated_rows(stream)
+                sheets.append(Worksheet(title, part, _stated_rows(stream)))
         # openpyxl reads every sheet without a dimension in full just to open the workbook.
-        unsized = sum(archive.getinfo(part).file_size for part in parts if stated[part] is None)
+        unsized = sum(
+            archive.getinfo(s.part).file_size for s in sheets if s.stated_rows is None and s.part
+        )
         if unsized > EXCEL_UNSIZED_SHEET_MAX_BYTES:
             raise _unsized_sheet(name, unsized)
-    if not parts:
+    if not sheets:
         raise UnreadableFile(f"{name} could not be read as Excel: it has no worksheet")
-    return parts[0], stated[parts[0]]
+    return sheets
 
 
 def _unsized_sheet(name: str, size: int) -> UnreadableFile:
@@ -381,8 +543,8 @@ def _unsized_sheet(name: str, size: int) -> UnreadableFile:
     )
 
 
-def _worksheet_parts(path: Path) -> list[str]:
-    """The archive parts of a workbook's worksheets, in order, without reading any sheet."""
+def _worksheet_parts(path: Path) -> list[tuple[str, str]]:
+    """The titles and archive parts of a workbook's worksheets, in order, reading no sheet."""
     # A file object: given a path, openpyxl insists on an .xlsx-like extension.
     with path.open("rb") as handle:
         reader = ExcelReader(handle, read_only=True, keep_links=False)
@@ -390,8 +552,8 @@ def _worksheet_parts(path: Path) -> list[str]:
             reader.read_manifest()
             reader.read_workbook()
             return [
-                rel.target
-                for _, rel in reader.parser.find_sheets()
+                (sheet.name, rel.target)
+                for sheet, rel in reader.parser.find_sheets()
                 if rel.target in reader.valid_files and "chartsheet" not in rel.Type
             ]
         finally:
@@ -460,6 +622,14 @@ def _preview_parquet(path: Path, name: str) -> Preview:
 
 
 def _preview_json(path: Path, name: str) -> Preview:
+    frame = read_json_table(path, name)
+    dates = Detected()
+    frame = convert_dates(frame, dates, day_first=False)
+    return _preview(frame, len(frame), dates=dates.date_formats)
+
+
+def read_json_table(path: Path, name: str) -> pd.DataFrame:
+    """A JSON file's table: an array of records, or an object of columns."""
     if path.stat().st_size > JSON_MAX_BYTES:
         raise UnreadableFile(
             f"{name} is too large to preview as JSON (over {JSON_MAX_BYTES >> 20} MB);"
@@ -478,39 +648,57 @@ def _preview_json(path: Path, name: str) -> Preview:
             f"{name} could not be read as JSON: it is not a table (expected an array of objects"
             " or an object of equally long column arrays)"
         )
-    return _preview(frame, len(frame))
+    return frame
 
 
 def _preview_jsonl(path: Path, name: str) -> Preview:
-    records: list[dict[str, Any]] = []
     counter = CsvRowCounter(header=False, quoting=False)
     with path.open("rb") as file:
-        for number, line in enumerate(file, 1):
-            counter.feed(line)
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                problem = "" if isinstance(record, dict) else "is not a JSON object"
-            except ValueError as exc:
-                problem = f"is not valid JSON ({getattr(exc, 'msg', exc)})"
-            if problem:
-                raise UnreadableFile(
-                    f"{name} could not be read as JSON lines: line {number} {problem}"
-                )
-            records.append(record)
-            if len(records) == INFER_ROWS:
-                break
+        records = read_json_lines(file, name, INFER_ROWS, counter)
         while chunk := file.read(8 << 20):
             counter.feed(chunk)
-    return _preview(pd.json_normalize(records), counter.finish())
+    frame = pd.json_normalize(records)
+    dates = Detected()
+    frame = convert_dates(frame, dates, day_first=False)
+    return _preview(frame, counter.finish(), dates=dates.date_formats)
 
 
-_READERS = {"csv": _preview_csv, "excel": _preview_excel, "parquet": _preview_parquet,
+def read_json_lines(
+    file: IO[bytes], name: str, limit: int, counter: CsvRowCounter | None = None
+) -> list[dict[str, Any]]:
+    """Reads up to `limit` records of a JSON lines file, feeding what it reads to `counter`."""
+    records: list[dict[str, Any]] = []
+    for number, line in enumerate(file, 1):
+        if counter is not None:
+            counter.feed(line)
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            problem = "" if isinstance(record, dict) else "is not a JSON object"
+        except ValueError as exc:
+            problem = f"is not valid JSON ({getattr(exc, 'msg', exc)})"
+        if problem:
+            raise UnreadableFile(f"{name} could not be read as JSON lines: line {number} {problem}")
+        records.append(record)
+        if len(records) == limit:
+            break
+    return records
+
+
+_READERS = {"csv": _preview_csv, "parquet": _preview_parquet,
             "json": _preview_json, "jsonl": _preview_jsonl}  # fmt: skip
 
 
-def _decode(head: bytes, *, name: str, complete: bool) -> str:
+def decode_text(head: bytes, *, name: str, complete: bool) -> tuple[str, str]:
+    """Decodes a text file's first bytes: by its BOM, as UTF-8, or as the likeliest code page.
+
+    Returns:
+        The text and the codec it was decoded with.
+
+    Raises:
+        UnreadableFile: The bytes are not text.
+    """
     encoding = next((enc for bom, enc in _BOMS.items() if head.startswith(bom)), None)
     if encoding != "utf-16" and b"\x00" in head:
         raise UnreadableFile(f"{name} does not look like a text file")
@@ -522,7 +710,7 @@ def _decode(head: bytes, *, name: str, complete: bool) -> str:
     sample = text[:65536]
     if len(_CONTROL.findall(sample)) * 50 > len(sample):
         raise UnreadableFile(f"{name} does not look like a text file")
-    return text
+    return text, encoding or "utf-8"
 
 
 def _guess_encoding(head: bytes, bad_at: int) -> str:
@@ -542,7 +730,7 @@ def _guess_encoding(head: bytes, bad_at: int) -> str:
     return next(windows, best).encoding
 
 
-def _complete_records(text: str) -> str:
+def complete_records(text: str) -> str:
     """Cuts an incomplete head after its last line break that is not inside quotes."""
     quotes, end = text.count('"'), len(text)
     while (at := max(text.rfind("\n", 0, end), text.rfind("\r", 0, end))) >= 0:
@@ -567,9 +755,9 @@ def _sniff_delimiter(text: str) -> str:
     return best
 
 
-def _read_csv(text: str, sep: str, name: str) -> pd.DataFrame:
+def _read_csv(text: str, sep: str, name: str, *, nrows: int, decimal: str = ".") -> pd.DataFrame:
     try:
-        frame = pd.read_csv(io.StringIO(text), sep=sep, nrows=INFER_ROWS)
+        frame = pd.read_csv(io.StringIO(text), sep=sep, nrows=nrows, decimal=decimal)
     except pd.errors.EmptyDataError:
         return pd.DataFrame()
     extra = frame.index.nlevels
@@ -600,13 +788,25 @@ def _describe(exc: Exception) -> str:
     return message.splitlines()[0][:300] if message else type(exc).__name__
 
 
-def _preview(frame: pd.DataFrame, row_count: int) -> Preview:
-    columns = [{"name": str(col), "dtype": str(dtype)} for col, dtype in frame.dtypes.items()]
+def _preview(
+    frame: pd.DataFrame,
+    row_count: int,
+    *,
+    dates: dict[str, str] | None = None,
+    text_format: dict[str, str | None] | None = None,
+) -> Preview:
+    columns = []
+    for col, dtype in frame.dtypes.items():
+        column = {"name": str(col), "dtype": str(dtype)}
+        if dates and str(col) in dates:
+            column["date_format"] = dates[str(col)]
+        columns.append(column)
     head = frame.head(PREVIEW_ROWS).itertuples(index=False, name=None)
-    return Preview(columns, [[_jsonable(value) for value in row] for row in head], row_count)
+    rows = [[jsonable(value) for value in row] for row in head]
+    return Preview(columns, rows, row_count, format=text_format)
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
     """Turns a cell into a JSON-safe python value: missing and non-finite become None."""
     if value is None or value is pd.NaT or value is pd.NA:
         return None
@@ -616,15 +816,15 @@ def _jsonable(value: Any) -> Any:
         return float(value) if math.isfinite(value) else None
     if isinstance(value, np.datetime64 | np.timedelta64):
         scalar = pd.Timestamp(value) if isinstance(value, np.datetime64) else pd.Timedelta(value)
-        return _jsonable(scalar)
+        return jsonable(scalar)
     if isinstance(value, np.generic):
-        return _jsonable(value.item())
+        return jsonable(value.item())
     if isinstance(value, dt.datetime | dt.date | dt.time):
         return value.isoformat()
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     if isinstance(value, dict):
-        return {str(key): _jsonable(item) for key, item in value.items()}
+        return {str(key): jsonable(item) for key, item in value.items()}
     if isinstance(value, list | tuple | np.ndarray):
-        return [_jsonable(item) for item in value]
+        return [jsonable(item) for item in value]
     return str(value)  # Decimal, Timedelta, ...

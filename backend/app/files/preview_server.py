@@ -14,4 +14,4 @@ import sys
 if sys.platform == "linux":
     ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
 
-import app.files.preview  # noqa: F401
+import app.files.profile  # noqa: F401  (and app.files.preview, which it uses)

@@ -39,10 +39,65 @@ class FileVersionOut(Schema):
 
 class PreviewColumn(BaseModel):
     name: str
-    dtype: str
+    dtype: str = Field(
+        description="The pandas dtype the column was read as: int64, float64, bool, str, "
+        "datetime64[us], …"
+    )
+    date_format: str | None = Field(
+        None,
+        description="For a text column read as dates: the format it was read with, a strptime "
+        'format such as "%d/%m/%Y" or "ISO8601"',
+    )
+
+
+class TextFormat(BaseModel):
+    """How a delimited text file was read."""
+
+    delimiter: str = Field(description="The field separator: `,`, `;`, a tab or `|`")
+    decimal: str = Field(description='The decimal separator of its numbers: "." or ","')
+    thousands: str | None = Field(
+        None, description="The thousands separator seen in numbers with a decimal comma"
+    )
+    encoding: str = Field(
+        description="The text encoding, as a Python codec name (utf-8, utf-8-sig, utf-16, cp1252…)"
+    )
 
 
 class FilePreview(BaseModel):
     columns: list[PreviewColumn]
     rows: list[list[Any]]
     row_count: int
+    sheets: list[str] | None = Field(
+        None, description="A workbook's worksheets, in order (null for other kinds of file)"
+    )
+    sheet: str | None = Field(None, description="The worksheet shown (null for other kinds)")
+    format: TextFormat | None = Field(
+        None, description="How a CSV/TSV file was read (null for other kinds)"
+    )
+
+
+class TopValue(BaseModel):
+    value: Any
+    count: int
+
+
+class ColumnProfile(BaseModel):
+    name: str
+    dtype: str
+    kind: Literal["number", "datetime", "boolean", "text"]
+    missing: int = Field(description="Empty cells among the rows profiled")
+    distinct: int = Field(description="Distinct values (not counting empty cells)")
+    min: Any = Field(None, description="Numbers and datetimes (ISO 8601)")
+    max: Any = Field(None, description="Numbers and datetimes (ISO 8601)")
+    mean: float | str | None = Field(None, description="Numbers and datetimes (ISO 8601)")
+    top: list[TopValue] | None = Field(
+        None, description="Text and booleans: the most frequent values (up to 5), most first"
+    )
+
+
+class FileProfile(BaseModel):
+    sheet: str | None = Field(None, description="The worksheet profiled (null for other kinds)")
+    row_count: int = Field(description="The data rows of the whole file (or sheet)")
+    rows_profiled: int = Field(description="The first rows that were profiled")
+    complete: bool = Field(description="Whether the rows profiled are all the rows")
+    columns: list[ColumnProfile]

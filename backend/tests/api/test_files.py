@@ -45,11 +45,19 @@ def test_upload_list_get_download_preview(alice: Api, live) -> None:  # type: ig
     assert download.headers["content-type"].startswith("text/csv")
 
     preview = alice.get(f"/files/{file['id']}/preview").json()
+    # "2026-01" is a month, not a date: it stays text.
     assert preview["columns"] == [
-        {"name": "region", "dtype": preview["columns"][0]["dtype"]},
-        {"name": "month", "dtype": preview["columns"][1]["dtype"]},
-        {"name": "revenue", "dtype": "float64"},
+        {"name": "region", "dtype": preview["columns"][0]["dtype"], "date_format": None},
+        {"name": "month", "dtype": preview["columns"][1]["dtype"], "date_format": None},
+        {"name": "revenue", "dtype": "float64", "date_format": None},
     ]
+    assert preview["format"] == {
+        "delimiter": ",",
+        "decimal": ".",
+        "thousands": None,
+        "encoding": "utf-8",
+    }
+    assert (preview["sheets"], preview["sheet"]) == (None, None)
     assert preview["rows"] == [
         ["North", "2026-01", 1200.5],
         ["South", "2026-01", 980.0],
@@ -97,6 +105,9 @@ def test_an_empty_file_uploads_and_previews_as_empty(alice: Api) -> None:
         "columns": [],
         "rows": [],
         "row_count": 0,
+        "sheets": None,
+        "sheet": None,
+        "format": None,
     }
 
 

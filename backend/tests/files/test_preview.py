@@ -94,6 +94,9 @@ def test_plain_csv(tmp_path: Path) -> None:
         "columns": preview.columns,
         "rows": preview.rows,
         "row_count": 2,
+        "sheets": None,
+        "sheet": None,
+        "format": {"delimiter": ",", "decimal": ".", "thousands": None, "encoding": "utf-8"},
     }
 
 
@@ -148,18 +151,13 @@ def test_utf16_without_tsv_extension_sniffs_the_delimiter(tmp_path: Path) -> Non
     assert preview.rows == [[1, 2]]
 
 
-def test_semicolons_with_decimal_commas_stay_strings(tmp_path: Path) -> None:
-    data = b"date;amount;city\n2024-01-02;1,5;Lyon\n2024-01-03;2,25;Metz\n"
-    preview = preview_file(write(tmp_path, "fr.csv", data), name="fr.csv")
-    assert dtypes(preview) == {"date": "str", "amount": "str", "city": "str"}
-    assert preview.rows == [["2024-01-02", "1,5", "Lyon"], ["2024-01-03", "2,25", "Metz"]]
-
-
 @pytest.mark.parametrize("delimiter", [b"\t", b"|"])
 def test_tab_and_pipe_delimiters_are_sniffed(tmp_path: Path, delimiter: bytes) -> None:
     data = delimiter.join([b"a", b"b"]) + b"\n" + delimiter.join([b"1,5", b"x;y"]) + b"\n"
     preview = preview_file(write(tmp_path, "d.csv", data), name="d.csv")
-    assert preview.rows == [["1,5", "x;y"]]
+    # "1,5" is one field: a number with a decimal comma, which a tab or pipe allows.
+    assert preview.rows == [[1.5, "x;y"]]
+    assert preview.format is not None and preview.format["delimiter"] == delimiter.decode()
 
 
 def test_quoted_delimiters_do_not_confuse_the_sniffer(tmp_path: Path) -> None:

@@ -153,6 +153,60 @@ export type ArtifactOut = {
 };
 
 /**
+ * ColumnProfile
+ */
+export type ColumnProfile = {
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Dtype
+     */
+    dtype: string;
+    /**
+     * Kind
+     */
+    kind: 'number' | 'datetime' | 'boolean' | 'text';
+    /**
+     * Missing
+     *
+     * Empty cells among the rows profiled
+     */
+    missing: number;
+    /**
+     * Distinct
+     *
+     * Distinct values (not counting empty cells)
+     */
+    distinct: number;
+    /**
+     * Min
+     *
+     * Numbers and datetimes (ISO 8601)
+     */
+    min?: unknown;
+    /**
+     * Max
+     *
+     * Numbers and datetimes (ISO 8601)
+     */
+    max?: unknown;
+    /**
+     * Mean
+     *
+     * Numbers and datetimes (ISO 8601)
+     */
+    mean?: number | string | null;
+    /**
+     * Top
+     *
+     * Text and booleans: the most frequent values (up to 5), most first
+     */
+    top?: Array<TopValue> | null;
+};
+
+/**
  * FileOut
  */
 export type FileOut = {
@@ -224,6 +278,56 @@ export type FilePreview = {
      * Row Count
      */
     row_count: number;
+    /**
+     * Sheets
+     *
+     * A workbook's worksheets, in order (null for other kinds of file)
+     */
+    sheets?: Array<string> | null;
+    /**
+     * Sheet
+     *
+     * The worksheet shown (null for other kinds)
+     */
+    sheet?: string | null;
+    /**
+     * How a CSV/TSV file was read (null for other kinds)
+     */
+    format?: TextFormat | null;
+};
+
+/**
+ * FileProfile
+ */
+export type FileProfile = {
+    /**
+     * Sheet
+     *
+     * The worksheet profiled (null for other kinds)
+     */
+    sheet?: string | null;
+    /**
+     * Row Count
+     *
+     * The data rows of the whole file (or sheet)
+     */
+    row_count: number;
+    /**
+     * Rows Profiled
+     *
+     * The first rows that were profiled
+     */
+    rows_profiled: number;
+    /**
+     * Complete
+     *
+     * Whether the rows profiled are all the rows
+     */
+    complete: boolean;
+    /**
+     * Columns
+     */
+    columns: Array<ColumnProfile>;
 };
 
 /**
@@ -525,8 +629,16 @@ export type PreviewColumn = {
     name: string;
     /**
      * Dtype
+     *
+     * The pandas dtype the column was read as: int64, float64, bool, str, datetime64[us], …
      */
     dtype: string;
+    /**
+     * Date Format
+     *
+     * For a text column read as dates: the format it was read with, a strptime format such as "%d/%m/%Y" or "ISO8601"
+     */
+    date_format?: string | null;
 };
 
 /**
@@ -920,6 +1032,52 @@ export type StepOut = {
      * Tokens Out
      */
     tokens_out: number;
+};
+
+/**
+ * TextFormat
+ *
+ * How a delimited text file was read.
+ */
+export type TextFormat = {
+    /**
+     * Delimiter
+     *
+     * The field separator: `,`, `;`, a tab or `|`
+     */
+    delimiter: string;
+    /**
+     * Decimal
+     *
+     * The decimal separator of its numbers: "." or ","
+     */
+    decimal: string;
+    /**
+     * Thousands
+     *
+     * The thousands separator seen in numbers with a decimal comma
+     */
+    thousands?: string | null;
+    /**
+     * Encoding
+     *
+     * The text encoding, as a Python codec name (utf-8, utf-8-sig, utf-16, cp1252…)
+     */
+    encoding: string;
+};
+
+/**
+ * TopValue
+ */
+export type TopValue = {
+    /**
+     * Value
+     */
+    value: unknown;
+    /**
+     * Count
+     */
+    count: number;
 };
 
 /**
@@ -1790,17 +1948,28 @@ export type PreviewFileApiV1FilesFileIdPreviewGetData = {
          */
         file_id: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * Sheet
+         *
+         * A worksheet of an Excel workbook, by name (default: the first)
+         */
+        sheet?: string | null;
+    };
     url: '/api/v1/files/{file_id}/preview';
 };
 
 export type PreviewFileApiV1FilesFileIdPreviewGetErrors = {
     /**
+     * No such file, or no such sheet in the workbook
+     */
+    404: unknown;
+    /**
      * Not a tabular file
      */
     415: unknown;
     /**
-     * Cannot be parsed
+     * Cannot be parsed, or a sheet asked of a file that is not a workbook
      */
     422: unknown;
 };
@@ -1813,6 +1982,49 @@ export type PreviewFileApiV1FilesFileIdPreviewGetResponses = {
 };
 
 export type PreviewFileApiV1FilesFileIdPreviewGetResponse = PreviewFileApiV1FilesFileIdPreviewGetResponses[keyof PreviewFileApiV1FilesFileIdPreviewGetResponses];
+
+export type ProfileFileApiV1FilesFileIdProfileGetData = {
+    body?: never;
+    path: {
+        /**
+         * File Id
+         */
+        file_id: string;
+    };
+    query?: {
+        /**
+         * Sheet
+         *
+         * A worksheet of an Excel workbook, by name (default: the first)
+         */
+        sheet?: string | null;
+    };
+    url: '/api/v1/files/{file_id}/profile';
+};
+
+export type ProfileFileApiV1FilesFileIdProfileGetErrors = {
+    /**
+     * No such file, or no such sheet in the workbook
+     */
+    404: unknown;
+    /**
+     * Not a tabular file
+     */
+    415: unknown;
+    /**
+     * Cannot be parsed, or a sheet asked of a file that is not a workbook
+     */
+    422: unknown;
+};
+
+export type ProfileFileApiV1FilesFileIdProfileGetResponses = {
+    /**
+     * Successful Response
+     */
+    200: FileProfile;
+};
+
+export type ProfileFileApiV1FilesFileIdProfileGetResponse = ProfileFileApiV1FilesFileIdProfileGetResponses[keyof ProfileFileApiV1FilesFileIdProfileGetResponses];
 
 export type ListSessionsApiV1ProjectsProjectIdSessionsGetData = {
     body?: never;

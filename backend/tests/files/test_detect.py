@@ -1,0 +1,146 @@
+"""Tests for what text files do not state: decimal commas and dates (app.files.detect), as
+the preview reads them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.files.preview import Preview, preview_file
+
+
+def read(tmp_path: Path, name: str, data: bytes) -> Preview:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return preview_file(path, name=name)
+
+
+def dtypes(preview: Preview) -> dict[str, str]:
+    return {column["name"]: column["dtype"] for column in preview.columns}
+
+
+def test_semicolons_with_decimal_commas_and_thousands_dots_are_numbers(tmp_path: Path) -> None:
+    data = (
+        "région;montant;prix;jour;code\n"
+        "Nord;1.234,56;12,5;31/01/2026;007\n"
+        "Sud;-2,5;3;01/02/2026;010\n"
+        "Est;1.000.000;0,25;15/02/2026;011\n"
+    ).encode("cp1252")
+    preview = read(tmp_path, "ventes.csv", data)
+    assert dtypes(preview) == {
+        "région": "str",
+        "montant": "float64",
+        "prix": "float64",
+        "jour": "datetime64[us]",
+        "code": "int64",
+    }
+    assert preview.rows == [
+        ["Nord", 1234.56, 12.5, "2026-01-31T00:00:00", 7],
+        ["Sud", -2.5, 3.0, "2026-02-01T00:00:00", 10],
+        ["Est", 1000000.0, 0.25, "2026-02-15T00:00:00", 11],
+    ]
+    assert preview.format == {
+        "delimiter": ";",
+        "decimal": ",",
+        "thousands": ".",
+        "encoding": "cp1252",
+    }
+    assert preview.columns[3]["date_format"] == "%d/%m/%Y"
+    assert "date_format" not in preview.columns[1]
+
+
+def test_decimal_commas_without_thousands(tmp_path: Path) -> None:
+    preview = read(tmp_path, "t.tsv", b"x\ty\n12,5\ta\n3\tb\n")
+    assert dtypes(preview) == {"x": "float64", "y": "str"}
+    assert preview.rows == [[12.5, "a"], [3.0, "b"]]
+    assert preview.format == {
+        "delimiter": "\t",
+        "decimal": ",",
+        "thousands": None,
+        "encoding": "utf-8",
+    }
+
+
+@pytest.mark.parametrize(
+    ("data", "first"),
+    [
+        # In a comma-separated file a quoted "1,234" may as well be a thousand.
+        (b'a,b\n"1,5",x\n"2,25",y\n', "1,5"),
+        # Prices with a currency sign, and a column that is not all numbers, stay text.
+        ("a;b\n€ 3,50;x\n€ 4,00;y\n".encode(), "€ 3,50"),
+        (b"a;b\n1,5;x\nabout 2;y\n", "1,5"),
+        # Decimal points in a semicolon file are decimal points.
+        (b"a;b\n1.5;x\n2.25;y\n", 1.5),
+    ],
+)
+def test_what_is_not_a_decimal_comma(tmp_path: Path, data: bytes, first: object) -> None:
+    preview = read(tmp_path, "n.csv", data)
+    assert preview.format is not None and preview.format["decimal"] == "."
+    assert preview.rows[0][0] == first
+
+
+@pytest.mark.parametrize(
+    ("values", "fmt", "first"),
+    [
+        (["2026-01-31", "2026-02-01"], "ISO8601", "2026-01-31T00:00:00"),
+        (["2026-01-31 10:30:00", "2026-02-01T08:00:00"], "ISO8601", "2026-01-31T10:30:00"),
+        (["31/01/2026", "01/02/2026"], "%d/%m/%Y", "2026-01-31T00:00:00"),
+        (["01/31/2026", "02/01/2026"], "%m/%d/%Y", "2026-01-31T00:00:00"),
+        (["01.02.2026", "28.02.2026"], "%d.%m.%Y", "2026-02-01T00:00:00"),
+        (["31-01-2026", "01-02-2026"], "%d-%m-%Y", "2026-01-31T00:00:00"),
+        (["2026/01/31", "2026/02/01"], "%Y/%m/%d", "2026-01-31T00:00:00"),
+        (["31/01/2026 14:05", "01/02/2026 09:00"], "%d/%m/%Y %H:%M", "2026-01-31T14:05:00"),
+    ],
+)
+def test_date_spellings(tmp_path: Path, values: list[str], fmt: str, first: str) -> None:
+    data = ("id,when\n" + "".join(f"{i},{v}\n" for i, v in enumerate(values))).encode()
+    preview = read(tmp_path, "d.csv", data)
+    assert preview.columns[1] == {"name": "when", "dtype": "datetime64[us]", "date_format": fmt}
+    assert preview.rows[0][1] == first
+
+
+def test_a_day_or_a_month_first_follows_the_file(tmp_path: Path) -> None:
+    """01/02/2026 is the 2nd of January with commas and points, the 1st of February with
+    semicolons and decimal commas."""
+    us = read(tmp_path, "us.csv", b"when,n\n01/02/2026,1.5\n03/04/2026,2\n")
+    eu = read(tmp_path, "eu.csv", b"when;n\n01/02/2026;1,5\n03/04/2026;2\n")
+    assert us.rows[0][0] == "2026-01-02T00:00:00"
+    assert eu.rows[0][0] == "2026-02-01T00:00:00"
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["2026-01", "2026-02"],  # months, not days
+        ["2026-01-31", "soon"],  # not every value
+        ["31/02/2026", "30/02/2026"],  # no such days
+        ["2026-01-31", "31/01/2026"],  # two spellings
+        ["31/01/2026", "31/01/2026 10:00"],  # with and without a time
+    ],
+)
+def test_what_is_not_a_date_column(tmp_path: Path, values: list[str]) -> None:
+    data = ("when\n" + "".join(f"{v}\n" for v in values)).encode()
+    preview = read(tmp_path, "d.csv", data)
+    assert preview.columns == [{"name": "when", "dtype": "str"}]
+    assert [row[0] for row in preview.rows] == values
+
+
+def test_missing_values_in_a_date_column(tmp_path: Path) -> None:
+    preview = read(tmp_path, "d.csv", b"when,n\n2026-01-31,1\n,2\n2026-02-02,3\n")
+    assert dtypes(preview)["when"] == "datetime64[us]"
+    assert [row[0] for row in preview.rows] == ["2026-01-31T00:00:00", None, "2026-02-02T00:00:00"]
+
+
+def test_json_dates(tmp_path: Path) -> None:
+    records = [{"day": "2026-03-01", "n": 1}, {"day": "2026-03-02", "n": 2}]
+    preview = read(tmp_path, "r.json", json.dumps(records).encode())
+    assert preview.columns[0] == {
+        "name": "day",
+        "dtype": "datetime64[us]",
+        "date_format": "ISO8601",
+    }
+    assert preview.format is None
+    lines = read(tmp_path, "r.jsonl", "\n".join(json.dumps(r) for r in records).encode())
+    assert dtypes(lines)["day"] == "datetime64[us]"
