@@ -112,6 +112,10 @@ class Settings(BaseSettings):
     # Sandbox workers alive at once in this process; unset: as many as fit in three
     # quarters of the memory at SANDBOX_MEMORY_MB each. Runs beyond it wait, queued.
     SANDBOX_MAX_WORKERS: int | None = Field(None, ge=1, le=10_000)
+    # Workers started ahead of need, so that a session's first question finds one ready
+    # (its libraries imported) instead of waiting seconds for a cold start. They count
+    # against SANDBOX_MAX_WORKERS and are started only into free room; 0: none.
+    SANDBOX_SPARE_WORKERS: int = Field(1, ge=0, le=64)
     # "required": analysis runs only in an isolated sandbox (else queries answer 503);
     # "none": code runs with limits only, for a single trusted user.
     SANDBOX_ISOLATION: SandboxIsolation = SandboxIsolation.required

@@ -64,6 +64,8 @@ def stack_settings(stack: str, data_dir: Path, **overrides: Any) -> Settings:
         "AGENT_VERIFY_ROUNDS": 0,
         "SANDBOX_STEP_TIMEOUT_SECONDS": 4,
         "SANDBOX_MEMORY_MB": 1024,
+        # Cold starts, as the tests of sandbox.starting expect; test_spare_workers keeps one.
+        "SANDBOX_SPARE_WORKERS": 0,
         "ENVIRONMENT": "test",
         "DATA_DIR": data_dir,
         "SECRET_KEY": TEST_SECRET,

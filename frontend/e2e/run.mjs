@@ -95,6 +95,8 @@ async function main() {
     MAX_UPLOAD_BYTES: '20000',
     // One sandbox worker: a second session's question waits in the queue (see its test).
     SANDBOX_MAX_WORKERS: '1',
+    // No spare started ahead: a session's first question starts its sandbox (its test says so).
+    SANDBOX_SPARE_WORKERS: '0',
     // The scripts answer the agent's steps only: no plan or answer-check calls in between.
     AGENT_PLANNING_INTERVAL: '0',
     AGENT_VERIFY_ROUNDS: '0',

@@ -8,6 +8,12 @@ worker is busy the run waits in a queue. The queue is fair between users: the ne
 goes to the user with the fewest busy workers (then to whoever waited longest), so one
 user's fifty sessions cannot starve another user's one.
 
+Spare workers (`SANDBOX_SPARE_WORKERS`) are started ahead of need into free room, with an
+empty folder of their own as workspace: a session that needs a new worker takes a spare,
+whose folder is renamed to the session's (the sandbox follows the folder), so its first
+step does not wait seconds for Python and pandas to start. Spares count against the bound;
+a run never waits for one, and a queued run gets the room before a new spare does.
+
 Slots are granted synchronously on the event loop (no await between the check and the
 grant), so there is nothing to race.
 """
@@ -41,6 +47,9 @@ from app.sandbox import (
 
 log = logging.getLogger(__name__)
 REAP_EVERY_SECONDS = 60.0
+SPARE_PREFIX = "spare-"  # spares' folders in DATA_DIR/workspaces (session folders are ids)
+# After a spare failed to start, no other is tried for this long.
+SPARE_RETRY_SECONDS = 60.0
 # Share of the machine's memory that sandbox workers may take (the default bound).
 MEMORY_SHARE = 0.75
 MAX_DEFAULT_WORKERS = 64
@@ -115,6 +124,11 @@ class SandboxPool:
             settings.SANDBOX_MEMORY_MB
         )
         self._workers: dict[uuid.UUID, SandboxWorker] = {}
+        # Started workers no session has taken yet, and how many are starting.
+        self._spares: list[SandboxWorker] = []
+        self._spares_starting = 0
+        self._spares_wanted = 0  # set once the sandbox is known to work
+        self._spare_retry_at = 0.0
         self._busy: dict[uuid.UUID, uuid.UUID] = {}  # session → its user
         self._stopping = 0  # evicted workers not yet stopped (they still hold memory)
         self._queue: list[SlotTicket] = []
@@ -125,7 +139,17 @@ class SandboxPool:
     async def prepare(self) -> SandboxStatus:
         """Probe the isolation and build the runtime cache (slow only the first time)."""
         await asyncio.to_thread(prepare_sandbox, self.launcher)
-        return await self.status()
+        status = await self.status()
+        if status.available:
+            await self.keep_spares(self.settings.SANDBOX_SPARE_WORKERS)
+        return status
+
+    async def keep_spares(self, count: int) -> None:
+        """Keep this many spare workers from now on (started in the background)."""
+        self._spares_wanted = count
+        extra, self._spares = self._spares[count:], self._spares[:count]
+        await asyncio.gather(*(asyncio.to_thread(_close_worker, w) for w in extra))
+        self._replenish()
 
     async def status(self) -> SandboxStatus:
         """Whether and how analysis code can run now (cheap: probed once, or cached briefly)."""
@@ -141,6 +165,7 @@ class SandboxPool:
             raise RuntimeError(f"session {session_id} already holds a sandbox slot")
         ticket = SlotTicket(session_id, user_id, next(self._order))
         if not self._queue and self._try_grant(ticket):
+            self._replenish()  # it may have taken a spare
             return ticket
         self._queue.append(ticket)
         self._dispatch()
@@ -167,22 +192,36 @@ class SandboxPool:
 
     @property
     def live(self) -> int:
+        """Workers of sessions, spares not included."""
         return len(self._workers)
+
+    @property
+    def spares(self) -> int:
+        """Spare workers ready to be taken."""
+        return len(self._spares)
+
+    @property
+    def _room_used(self) -> int:
+        return len(self._workers) + self._stopping + len(self._spares) + self._spares_starting
 
     def _try_grant(self, ticket: SlotTicket) -> bool:
         session_id = ticket.session_id
         if session_id not in self._workers:
-            if len(self._workers) + self._stopping >= self.max_workers:
-                victim = self._least_recently_used_idle()
-                if victim is None:
-                    return False
-                log.info("stopping the sandbox of session %s: its slot is needed", victim)
-                ticket.evicting = self._evict(victim)
-            self._workers[session_id] = SandboxWorker(
-                workspace_dir(self.settings.DATA_DIR, session_id),
-                launcher=self.launcher,
-                limits=self.limits,
-            )
+            if self._spares:
+                # acquire() moves it into the session's workspace.
+                self._workers[session_id] = self._spares.pop()
+            else:
+                if self._room_used >= self.max_workers:
+                    victim = self._least_recently_used_idle()
+                    if victim is None:
+                        return False
+                    log.info("stopping the sandbox of session %s: its slot is needed", victim)
+                    ticket.evicting = self._evict(victim)
+                self._workers[session_id] = SandboxWorker(
+                    workspace_dir(self.settings.DATA_DIR, session_id),
+                    launcher=self.launcher,
+                    limits=self.limits,
+                )
         self._busy[session_id] = ticket.user_id
         ticket.position = 0
         ticket.granted.set()
@@ -199,9 +238,10 @@ class SandboxPool:
 
         async def stop() -> None:
             try:
-                await asyncio.to_thread(worker.close)
+                await asyncio.to_thread(_close_worker, worker)
             finally:
                 self._stopping -= 1
+                self._replenish()
 
         return self._spawn(stop())
 
@@ -219,6 +259,7 @@ class SandboxPool:
                 break
             self._queue.remove(ticket)
         self._renumber()
+        self._replenish()
 
     def _fair_order(self) -> list[SlotTicket]:
         """The queue in the order slots will go: fewest busy workers per user first."""
@@ -238,6 +279,42 @@ class SandboxPool:
     def _renumber(self) -> None:
         for position, ticket in enumerate(self._fair_order(), start=1):
             ticket.position = position
+
+    # Spares ---------------------------------------------------------------------------
+    def _replenish(self) -> None:
+        """Start spares into free room, up to SANDBOX_SPARE_WORKERS (queued runs first)."""
+        while (
+            len(self._spares) + self._spares_starting < self._spares_wanted
+            and self._room_used < self.max_workers
+            and not self._queue
+            and time.monotonic() >= self._spare_retry_at
+        ):
+            self._spares_starting += 1
+            self._spawn(self._start_spare())
+
+    async def _start_spare(self) -> None:
+        folder = (
+            self.settings.DATA_DIR / "workspaces" / f"{SPARE_PREFIX}{uuid.uuid4().hex}"
+        ).resolve()
+        worker = SandboxWorker(folder, launcher=self.launcher, limits=self.limits)
+        try:
+            await asyncio.to_thread(worker.start)
+        except Exception as exc:
+            log.warning(
+                "a spare sandbox worker did not start (%s); next try in %.0f s",
+                exc,
+                SPARE_RETRY_SECONDS,
+            )
+            self._spare_retry_at = time.monotonic() + SPARE_RETRY_SECONDS
+            await asyncio.to_thread(_close_worker, worker)
+            return
+        finally:
+            self._spares_starting -= 1
+        if len(self._spares) >= self._spares_wanted:  # fewer wanted now, or closing
+            await asyncio.to_thread(_close_worker, worker)
+            return
+        self._spares.append(worker)
+        self._dispatch()
 
     # Workers --------------------------------------------------------------------------
     async def acquire(
@@ -263,6 +340,15 @@ class SandboxPool:
         if ticket.evicting is not None:
             await asyncio.shield(ticket.evicting)  # its memory is ours only once it stopped
         worker = self._workers[ticket.session_id]
+        workspace = workspace_dir(self.settings.DATA_DIR, ticket.session_id)
+        if worker.workspace != workspace:  # a spare: it becomes the session's worker
+            if on_start is not None and snapshot_generation is not None:
+                await on_start()  # restoring the variables takes a while
+                on_start = None
+            worker = await self._take_spare(ticket.session_id, worker, workspace)
+            if worker.alive:
+                worker.snapshot_generation = snapshot_generation
+                return worker, True
         if worker.alive and worker.snapshot_generation != snapshot_generation:
             log.info("restarting the sandbox of session %s: it moved", ticket.session_id)
             await asyncio.to_thread(worker.close)
@@ -274,11 +360,26 @@ class SandboxPool:
         worker.snapshot_generation = snapshot_generation
         return worker, True
 
+    async def _take_spare(
+        self, session_id: uuid.UUID, spare: SandboxWorker, workspace: Path
+    ) -> SandboxWorker:
+        """The spare, moved into the session's workspace; or, if that failed, a new worker
+        (not started) for the workspace in its place."""
+        try:
+            await asyncio.to_thread(spare.take_over, workspace)
+            return spare
+        except Exception as exc:
+            log.warning("could not hand a spare sandbox to session %s: %s", session_id, exc)
+            await asyncio.to_thread(_close_worker, spare)
+        worker = SandboxWorker(workspace, launcher=self.launcher, limits=self.limits)
+        self._workers[session_id] = worker
+        return worker
+
     async def discard(self, session_id: uuid.UUID) -> None:
         """Stop the session's worker and remove its workspace (the session was deleted)."""
         worker = self._workers.pop(session_id, None)
         if worker is not None:
-            await asyncio.to_thread(worker.close)
+            await asyncio.to_thread(_close_worker, worker)
             self._dispatch()
         data_dir = self.settings.DATA_DIR
         await asyncio.to_thread(shutil.rmtree, workspace_dir(data_dir, session_id), True)
@@ -300,12 +401,22 @@ class SandboxPool:
         self._dispatch()
 
     async def stop_all(self) -> None:
-        workers, self._workers = list(self._workers.values()), {}
-        await asyncio.gather(*(asyncio.to_thread(w.close) for w in workers))
+        """Stop every worker, spares included (more spares start as wanted)."""
+        workers = [*self._workers.values(), *self._spares]
+        self._workers, self._spares = {}, []
+        await asyncio.gather(*(asyncio.to_thread(_close_worker, w) for w in workers))
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def close(self) -> None:
         if self._reaper is not None:
             self._reaper.cancel()
+        self._spares_wanted = 0
         await self.stop_all()
+
+
+def _close_worker(worker: SandboxWorker) -> None:
+    """Stop a worker; a spare's folder goes too (a session's stays)."""
+    worker.close()
+    if worker.workspace.name.startswith(SPARE_PREFIX):  # no code ran there: it is empty
+        shutil.rmtree(worker.workspace, ignore_errors=True)

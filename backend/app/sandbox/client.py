@@ -120,6 +120,7 @@ class SandboxWorker:
         self._stop_requested = False
         self._stderr = ""  # the last worker's stderr (start-up errors, crashes)
         self._restore: RestoreReport | None = None  # what the last start restored, unread
+        self._ran_code = False  # a worker that ran code never serves another workspace
         # The stored snapshot its variables match (the backend's bookkeeping).
         self.snapshot_generation: str | None = None
         self._lock = threading.RLock()  # serialises requests
@@ -149,6 +150,50 @@ class SandboxWorker:
             if self.alive:
                 return
             self._launch()
+            self._restore_snapshot()
+
+    def take_over(self, workspace: Path) -> None:
+        """Make this started, unused worker (a spare) the worker of another workspace.
+
+        The worker's own folder (bound into its sandbox, still empty) takes the workspace's
+        name, with the workspace's files moved into it; the sandbox follows the folder, not
+        its name. Then the session's snapshot, if the workspace has one, is restored.
+        Blocking.
+
+        Args:
+            workspace: The session's workspace (its files are there; it may not exist yet).
+
+        Raises:
+            SandboxError: The worker is not running, or has run code (it is not a spare).
+            OSError: The folders could not be moved; the worker should be closed.
+        """
+        workspace = Path(workspace).resolve()
+        with self._lock:
+            if not self.alive:
+                raise SandboxError("the spare sandbox worker is not running")
+            if self._ran_code or self._variables:
+                raise SandboxError("only an unused sandbox worker can change its workspace")
+            if os.listdir(self.workspace):
+                raise SandboxError("the spare sandbox worker's folder is not empty")
+            workspace.parent.mkdir(parents=True, exist_ok=True)
+            existed = workspace.exists()
+            try:
+                if existed:
+                    hostfs.move_entries(workspace, self.workspace)
+                    workspace.rmdir()
+                os.rename(self.workspace, workspace)
+            except OSError:
+                if existed:  # the session's files go back where they were
+                    workspace.mkdir(exist_ok=True)
+                    hostfs.move_entries(self.workspace, workspace)
+                raise
+            self.workspace = workspace
+            self.last_used = time.monotonic()
+            self._restore_snapshot()
+
+    def _restore_snapshot(self) -> None:
+        """Have a new worker load the workspace's snapshot, if there is one."""
+        with self._lock:
             if not self.has_snapshot:
                 self._restore = None
                 return
@@ -237,6 +282,7 @@ class SandboxWorker:
             SandboxError: A new worker was needed and it did not start.
         """
         with self._lock:
+            self._ran_code = True
             with self._state_lock:
                 self._stop_requested = False
             if not self.alive:

@@ -165,6 +165,23 @@ def rename(workspace: Path, source: str, target: str) -> None:
         os.rename(source_name, target_name, src_dir_fd=source_parent, dst_dir_fd=target_parent)
 
 
+def move_entries(source: Path, target: Path) -> int:
+    """Move every entry of one workspace folder into another; how many moved.
+
+    Each entry is renamed by name between descriptors of the two folders: a link moves as
+    the link itself, never what it points to. Both folders must be on one filesystem; an
+    entry of the target with a name from the source is replaced.
+
+    Raises:
+        UnsafePath: The source or the target is a link.
+    """
+    with open_folder(source) as source_fd, open_folder(target) as target_fd:
+        names = os.listdir(source_fd)
+        for name in names:
+            os.rename(name, name, src_dir_fd=source_fd, dst_dir_fd=target_fd)
+    return len(names)
+
+
 class IncomingFile:
     """A file being written into a workspace folder, put in place by commit().
 

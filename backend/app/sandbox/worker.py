@@ -157,7 +157,6 @@ class WorkerSession:
             capture: The process's output capture.
         """
         self.capture = capture
-        self.workspace = Path.cwd()
         self.output_chars = int(config["output_chars"])
         self.memory_mb = int(config["memory_mb"])
         self.token = uuid.uuid4().hex[:12]
@@ -182,6 +181,12 @@ class WorkerSession:
             "display": self.display,
         }
         self.executor.send_tools(cast(dict[str, Any], tools))
+
+    @property
+    def workspace(self) -> Path:
+        """The working directory, read afresh: a spare worker's folder is renamed to its
+        session's when the session takes it (without bubblewrap the path changes)."""
+        return Path.cwd()
 
     def _patch_display_hooks(self) -> None:
         import matplotlib.figure
