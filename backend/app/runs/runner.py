@@ -82,6 +82,11 @@ log = logging.getLogger(__name__)
 
 CANCEL_POLL_SECONDS = 0.25
 QUEUE_POLL_SECONDS = 0.5
+# A queued run tells every change of its place while it is among the next few; further
+# back, at most one a few seconds (every grant moves every queued run: told each time, 200
+# queued runs would send some 20,000 events).
+QUEUE_NEAR_POSITION = 10
+QUEUE_ANNOUNCE_SECONDS = 5.0
 INTERRUPTED = "This run was interrupted: the server running it stopped. Ask again."
 CANCEL_GRACE_SECONDS = 10.0
 # A run's end that the database could not take is retried this often, this long.
@@ -226,13 +231,14 @@ class RunOrchestrator:
         announce: bool = True,
     ) -> None:
         """Wait, queued, for a sandbox slot; then the run is running (and says so)."""
-        announced = ticket.position
+        announced, announced_at = ticket.position, time.monotonic()
         while not await ticket.wait(QUEUE_POLL_SECONDS):
             if live.stop.is_set() or await self.events.cancel_requested(str(run.id)):
                 self.sandboxes.withdraw(ticket)
                 raise RunCancelled
-            if ticket.position != announced and ticket.position > 0:
-                announced = ticket.position
+            position = ticket.position
+            if tell_position(position, announced, time.monotonic() - announced_at):
+                announced, announced_at = position, time.monotonic()
                 await recorder.emit("run.queued", position=announced)
         async with self.factory() as db:
             row = await db.get(Run, run.id)
@@ -1494,6 +1500,19 @@ async def _best_effort(action: Coroutine[Any, Any, object], what: str) -> bool:
 
 class StorageFailed(Exception):
     """Object storage failed while a run stored what a step made."""
+
+
+def tell_position(position: int, announced: int, seconds_since: float) -> bool:
+    """Whether a queued run sends its new place in line (see QUEUE_NEAR_POSITION).
+
+    Args:
+        position: Its place now (0: granted).
+        announced: The place it last sent.
+        seconds_since: Seconds since it sent that.
+    """
+    if position == announced or position <= 0:
+        return False
+    return position <= QUEUE_NEAR_POSITION or seconds_since >= QUEUE_ANNOUNCE_SECONDS
 
 
 def _failure_message(exc: Exception) -> str:

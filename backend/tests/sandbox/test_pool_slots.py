@@ -11,6 +11,7 @@ import asyncio
 import uuid
 from pathlib import Path
 
+from app.runs.runner import tell_position
 from app.runs.sandboxes import SandboxPool, available_memory_mb, default_max_workers
 from tests.conftest import stack_settings
 
@@ -110,3 +111,13 @@ def test_one_users_many_sessions_cannot_starve_another_user(tmp_path: Path) -> N
         assert greedy_waiting[0].granted.is_set()  # then greedy's, in the order asked
 
     asyncio.run(scenario())
+
+
+def test_a_queued_run_tells_each_move_near_the_front_and_at_most_every_few_seconds_behind() -> None:
+    assert tell_position(3, 4, 0.1)  # near the front: every move
+    assert tell_position(10, 11, 0.1)
+    assert not tell_position(40, 41, 0.1)  # far back: not each of the many moves...
+    assert not tell_position(40, 45, 4.9)
+    assert tell_position(40, 45, 5.0)  # ...but within a few seconds
+    assert not tell_position(7, 7, 60.0)  # no move, nothing to tell
+    assert not tell_position(0, 3, 60.0)  # granted: run.started says it
