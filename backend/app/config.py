@@ -64,6 +64,10 @@ class Settings(BaseSettings):
     DATABASE_POOL_SIZE: int = Field(10, ge=1, le=500)
     DATABASE_MAX_OVERFLOW: int = Field(10, ge=0, le=500)
     DATABASE_POOL_TIMEOUT_SECONDS: float = Field(10, gt=0, le=300)
+    # Runs in progress have connections of their own (kept, and as many again under load),
+    # so that a flood of requests cannot make a run fail for want of a connection; a run
+    # waits up to a minute for one.
+    DATABASE_RUNS_POOL_SIZE: int = Field(5, ge=1, le=500)
 
     # Locks and event logs: Redis when set, in-process otherwise.
     REDIS_URL: str | None = None

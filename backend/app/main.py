@@ -30,6 +30,8 @@ from app.web import mount_spa
 
 API_PREFIX = "/api/v1"
 BLOCKING_THREADS = 64
+# How long a run waits for a connection of its pool before it fails (the database hangs).
+RUNS_POOL_TIMEOUT_SECONDS = 60.0
 log = logging.getLogger("app")
 
 
@@ -55,6 +57,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             max_overflow=settings.DATABASE_MAX_OVERFLOW,
             pool_timeout=settings.DATABASE_POOL_TIMEOUT_SECONDS,
         )
+        # Runs in progress draw from a pool of their own: requests never starve them.
+        runs_engine = create_engine(
+            settings.database_url,
+            pool_size=settings.DATABASE_RUNS_POOL_SIZE,
+            max_overflow=settings.DATABASE_RUNS_POOL_SIZE,
+            pool_timeout=RUNS_POOL_TIMEOUT_SECONDS,
+        )
         await migrate(settings.database_url)
         storage = create_storage(settings)
         if isinstance(storage, S3Storage):
@@ -68,7 +77,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         sandboxes = SandboxPool(settings)
         runs = RunOrchestrator(
             settings=settings,
-            factory=factory,
+            factory=session_factory(runs_engine),
+            requests_factory=factory,
             storage=storage,
             locks=locks,
             events=events,
@@ -115,6 +125,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await locks.close()
             await storage.close()
             await engine.dispose()
+            await runs_engine.dispose()
             threads.shutdown(wait=False, cancel_futures=True)
 
     app = FastAPI(

@@ -134,9 +134,16 @@ class RunOrchestrator:
         locks: SessionLocks,
         events: RunEventLog,
         sandboxes: SandboxPool,
+        requests_factory: async_sessionmaker[AsyncSession] | None = None,
     ):
+        """Args:
+        factory: Database sessions for the runs' own work (their pool).
+        requests_factory: Database sessions for work done while a request waits (start,
+            follow, cancel); default: `factory`.
+        """
         self.settings = settings
         self.factory = factory
+        self.requests_factory = requests_factory or factory
         self.storage = storage
         self.locks = locks
         self.events = events
@@ -171,7 +178,7 @@ class RunOrchestrator:
             )
         ticket: SlotTicket | None = None
         try:
-            async with self.factory() as db:
+            async with self.requests_factory() as db:
                 if file_ids:
                     await self._check_files(db, session, body.file_ids)
                 waiting = await db.scalar(
@@ -273,7 +280,7 @@ class RunOrchestrator:
             if not await self.events.exists(str(run_id)):
                 # A run that waits outlived the live log it started with (an in-process log
                 # after a restart): what was stored comes first, then what comes live.
-                async with self.factory() as db:
+                async with self.requests_factory() as db:
                     stored = list(
                         await db.scalars(
                             select(RunEventRow)
@@ -296,7 +303,7 @@ class RunOrchestrator:
                 "run %s: the live event log failed (%r); following the database", run_id, exc
             )
         while True:
-            async with self.factory() as db:
+            async with self.requests_factory() as db:
                 stored = list(
                     await db.scalars(
                         select(RunEventRow)
@@ -325,7 +332,7 @@ class RunOrchestrator:
             await self.events.request_cancel(str(run_id))
             deadline = time.monotonic() + wait_seconds
             while time.monotonic() < deadline:
-                async with self.factory() as db:
+                async with self.requests_factory() as db:
                     run = await db.get(Run, run_id)
                     if run is None or run.status not in ACTIVE:
                         return

@@ -8,16 +8,20 @@ scale, twenty connections and fifty queries) deadlocked until the pool timed out
 
 from __future__ import annotations
 
+import dataclasses
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from app.runs.workspace import workspace_dir
 from tests.api.conftest import SALES
-from tests.api.test_query import ask, finished
+from tests.api.test_query import _start_in_background, _wait_for, ask, finished
+from tests.api.test_queue import WAIT_FOR_GO
 from tests.conftest import (
     ADMIN_EMAIL,
     ADMIN_PASSWORD,
@@ -34,6 +38,7 @@ ONE_CONNECTION = {
     "DATABASE_POOL_SIZE": 1,
     "DATABASE_MAX_OVERFLOW": 0,
     "DATABASE_POOL_TIMEOUT_SECONDS": 1,
+    "DATABASE_RUNS_POOL_SIZE": 1,
 }
 
 
@@ -85,12 +90,7 @@ def test_an_exhausted_pool_answers_503_with_retry_after_then_recovers(
         project = admin.project()
         engine = tiny_pool.state.engine
 
-        async def hold() -> AsyncConnection:
-            connection = await engine.connect()
-            await connection.exec_driver_sql("SELECT 1")
-            return connection
-
-        held = tiny_pool.call(hold())  # the only connection, taken by "someone else"
+        held = tiny_pool.call(hold(engine))  # the only connection, taken by "someone else"
         try:
             busy = admin.get(f"/projects/{project['id']}")
             assert busy.status_code == 503
@@ -102,3 +102,37 @@ def test_an_exhausted_pool_answers_503_with_retry_after_then_recovers(
             tiny_pool.call(held.close())
         again = admin.get(f"/projects/{project['id']}")
         assert again.status_code == 200 and again.json()["name"] == project["name"]
+
+
+def test_a_run_goes_on_while_requests_hold_every_connection(
+    tiny_pool: LiveServer, llm: ScriptedLLM
+) -> None:
+    pool = tiny_pool.state.sandboxes
+    pool.limits = dataclasses.replace(pool.limits, step_timeout_seconds=60)  # held for the test
+    with Api(tiny_pool).as_user(ADMIN_EMAIL, ADMIN_PASSWORD) as admin:
+        project = admin.project()
+        session = admin.post(f"/projects/{project['id']}/sessions", json={}).json()
+        llm.script(code_reply(WAIT_FOR_GO), final_reply("'went on'"))
+        thread, seen = _start_in_background(admin, session["id"], "Wait, then answer")
+        _wait_for(lambda: any(e.event == "step.code" for e in seen), 60)
+        # A flood of requests has every request connection: the run has a pool of its own.
+        held = tiny_pool.call(hold(tiny_pool.state.engine))
+        try:
+            assert admin.get(f"/projects/{project['id']}").status_code == 503
+            workspace = workspace_dir(tiny_pool.settings.DATA_DIR, uuid.UUID(session["id"]))
+            (workspace / "go.csv").write_text("go\n1\n")
+            thread.join(120)
+            end = finished(seen)
+        finally:
+            tiny_pool.call(held.close())
+        assert end["status"] == "succeeded", end  # its steps and its end were stored meanwhile
+        run = admin.get(f"/runs/{seen[0].data['run_id']}").json()
+        assert run["status"] == "succeeded" and run["final_answer"] == "went on"
+        assert any(e.event == "step.output" and "released" in e.data["output"] for e in seen)
+
+
+async def hold(engine: AsyncEngine) -> AsyncConnection:
+    """Take a connection of the engine's pool (as a request would) and keep it."""
+    connection = await engine.connect()
+    await connection.exec_driver_sql("SELECT 1")
+    return connection
