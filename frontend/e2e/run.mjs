@@ -1,6 +1,7 @@
 // End-to-end test: the built SPA served by the real backend, a scripted LLM, Debian's chromium.
 // Usage: npm run e2e (builds dist first). Prints "N passed, M failed" as its last line.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -1157,6 +1158,30 @@ async function main() {
       await composer().fill('');
     });
 
+    await test('Esc stops a running question (not while Esc closes a dialog); ? lists it', async () => {
+      await script([{ thought: 'This takes a while.', code: 'import time\ntime.sleep(15)\nprint("late")' }, { final: 'never' }], 0.02);
+      await ask('Do something slow, then let me stop it.');
+      const run = lastRun();
+      await run.getByTestId('code').filter({ hasText: 'time.sleep' }).first().waitFor();
+      await page.evaluate(() => document.activeElement instanceof HTMLElement && document.activeElement.blur());
+      await page.keyboard.press('?');
+      const dialog = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+      await dialog.getByText('Stop the running question').waitFor();
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'detached' });
+      // That Esc closed the dialog only: the run goes on.
+      expect((await page.getByRole('button', { name: 'Stop the running query' }).count()) === 1, 'the run is still live after closing the dialog');
+      expect((await run.getByText('Cancelled').count()) === 0, 'the run was not cancelled by closing the dialog');
+      await composer().focus();
+      await page.keyboard.press('Escape');
+      await run.getByText('Cancelled').waitFor({ timeout: 30_000 });
+      await page.getByRole('button', { name: 'Stop the running query' }).waitFor({ state: 'detached' });
+      // The session goes on, and its last run has an answer again (later tests read it).
+      await script([{ final: 'Done after the stop.' }], 0.01);
+      await ask('And now?');
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'Done after the stop.' }).waitFor();
+    });
+
     await test('re-upload a file: v2, its versions, and the earlier answer says it changed', async () => {
       const session = page.url();
       await page.getByRole('main').locator('header').getByRole('link', { name: 'Sales 2026' }).click();
@@ -1436,6 +1461,98 @@ async function main() {
       } finally {
         await ctx.close();
       }
+    });
+
+    // A two-sheet workbook, written by the backend's own pandas (no spreadsheet library here).
+    const workbookBytes = () => {
+      const code = [
+        'import io, sys, pandas as pd',
+        'b = io.BytesIO()',
+        'with pd.ExcelWriter(b) as w:',
+        '    pd.DataFrame({"region": ["North", "South"], "units": [10, 30]}).to_excel(w, sheet_name="Sales", index=False)',
+        '    pd.DataFrame({"item": ["pen", "ink", "pen"], "cost": [1.5, 2.0, 4.0]}).to_excel(w, sheet_name="Costs", index=False)',
+        'sys.stdout.buffer.write(b.getvalue())',
+      ].join('\n');
+      const out = spawnSync('uv', ['run', 'python', '-c', code], { cwd: BACKEND, maxBuffer: 1 << 20 });
+      if (out.status !== 0) throw new Error(`could not write the workbook: ${out.stderr}`);
+      return out.stdout;
+    };
+
+    await test('datasets: a bad file is marked with its sentence, sheets switch, decimal commas and dates are read, columns are profiled', async () => {
+      await page.getByRole('navigation').getByText('Sales 2026').first().click();
+      await page.getByTestId('project-title').filter({ hasText: 'Sales 2026' }).waitFor();
+      const noise = randomBytes(4096);
+      noise[100] = 0; // random bytes, with at least one NUL as binary files have
+      await page.getByTestId('file-input').setInputFiles([
+        { name: 'book.xlsx', mimeType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', buffer: workbookBytes() },
+        { name: 'ventes.csv', mimeType: 'text/csv', buffer: Buffer.from('ville;montant;jour\nLyon;1.234,56;31/01/2026\nMetz;12,5;01/02/2026\nLyon;-3;\n') },
+        { name: 'random.csv', mimeType: 'text/csv', buffer: noise },
+      ]);
+      const fileRow = (name) => page.locator(`[data-testid=file-row][data-file="${name}"]`);
+      const problem = 'random.csv does not look like a text file';
+      const marker = fileRow('random.csv').getByTestId('file-check');
+      await marker.waitFor();
+      expect((await marker.getAttribute('data-check')) === 'unreadable', 'random.csv is marked unreadable');
+      expect((await marker.getAttribute('title')) === problem, `the marker's tooltip is the sentence: ${await marker.getAttribute('title')}`);
+      expect((await fileRow('ventes.csv').getByTestId('file-check').count()) === 0, 'a good CSV has no marker');
+      await fileRow('random.csv').getByRole('button', { expanded: false }).first().click();
+      await fileRow('random.csv').getByTestId('file-problem').filter({ hasText: problem }).waitFor();
+      await fileRow('random.csv').getByRole('button', { expanded: true }).click();
+
+      // The workbook: a tab per sheet, each showing its own rows; then its columns' profile.
+      const book = fileRow('book.xlsx');
+      await book.getByRole('button', { expanded: false }).first().click();
+      const sheets = book.getByRole('tablist', { name: 'Sheets of book.xlsx' });
+      await sheets.getByRole('tab', { name: 'Costs' }).waitFor();
+      const tabs = await sheets.getByRole('tab').allInnerTexts();
+      expect(JSON.stringify(tabs) === '["Sales","Costs"]', `the sheet tabs: ${JSON.stringify(tabs)}`);
+      const bookTable = book.getByTestId('data-table');
+      await bookTable.getByText('North').waitFor();
+      await sheets.getByRole('tab', { name: 'Costs' }).click();
+      await bookTable.getByText('ink').waitFor();
+      expect((await bookTable.getByText('North').count()) === 0, 'the Costs tab shows its own rows only');
+      await page.waitForTimeout(300);
+      await shot('50-datasets-sheets');
+      await book.getByRole('tab', { name: 'Columns' }).click();
+      await book.getByTestId('profile-coverage').filter({ hasText: 'All 3 rows profiled.' }).waitFor();
+      const cost = await book.locator('[data-column=cost] [data-testid=profile-values]').innerText();
+      expect(cost.replace(/\s+/g, ' ') === 'min 1.5 · mean 2.5 · max 4', `the cost column's range: ${cost}`);
+      const item = await book.locator('[data-column=item] [data-testid=profile-values]').innerText();
+      expect(item.replace(/\s+/g, ' ').includes('pen ×2') && item.includes('ink ×1'), `the item column's top values: ${item}`);
+      await sheets.getByRole('tab', { name: 'Sales' }).click();
+      await book.locator('[data-column=units] [data-testid=profile-values]').filter({ hasText: 'mean 20' }).waitFor();
+      await book.getByRole('button', { expanded: true }).first().click();
+
+      // The semicolon CSV: numbers with decimal commas, dates, and how it was read.
+      const ventes = fileRow('ventes.csv');
+      await ventes.getByRole('button', { expanded: false }).first().click();
+      const table = ventes.getByTestId('data-table');
+      await table.getByText('1,234.56').waitFor();
+      expect((await table.getByText('float64').count()) === 1, 'montant is float64');
+      expect((await table.getByText(/^datetime64/).count()) === 1, 'jour is a datetime');
+      await table.getByText('2026-01-31').waitFor();
+      const format = await ventes.getByTestId('file-format').innerText();
+      expect(format.includes('Separated by “;”') && format.includes('decimal comma'), `how it was read: ${format}`);
+      await ventes.getByRole('tab', { name: 'Columns' }).click();
+      await ventes.getByTestId('profile').waitFor();
+      const montant = await ventes.locator('[data-column=montant] [data-testid=profile-values]').innerText();
+      expect(montant.replace(/\s+/g, ' ') === 'min -3 · mean 414.6867 · max 1,234.56', `montant's range: ${montant}`);
+      const missing = await ventes.locator('[data-column=jour] [data-testid=profile-missing]').innerText();
+      expect(missing === '1 (33%)', `jour's missing days: ${missing}`);
+      await page.waitForTimeout(300);
+      await shot('51-datasets-profile');
+      await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+      await page.waitForTimeout(500);
+      await shot('52-datasets-profile-dark');
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.waitForTimeout(500);
+      await shot('53-datasets-narrow-dark');
+      await ventes.getByRole('tab', { name: 'Rows' }).click();
+      await fileRow('random.csv').evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await page.waitForTimeout(300);
+      await shot('54-datasets-narrow-rows-dark');
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await page.getByRole('button', { name: 'Switch to light theme' }).click();
     });
 
     await test('an invalid token sends the user back to login', async () => {

@@ -48,4 +48,30 @@ describe('DatasetPanel versions', () => {
     expect(items[1].textContent).toContain('1.0 KB');
     expect(within(items[1]).getByRole('button', { name: 'Download version 1 of sales.csv' })).toBeTruthy();
   });
+
+  it('marks each file by what its check found, and opens an unreadable one on its problem', () => {
+    const problem = 'random.csv does not look like a text file';
+    const qc = new QueryClient({ defaultOptions: { queries: { staleTime: Infinity, retry: false } } });
+    qc.setQueryData(fileKeys.project('p'), {
+      items: [
+        { ...file, id: 'a', name: 'random.csv', version: 1, check: 'unreadable', problem },
+        { ...file, id: 'b', name: 'notes.md', version: 1, check: 'not_tabular', problem: null },
+        { ...file, id: 'c', name: 'sales.csv', version: 1, check: 'ok', problem: null },
+      ],
+      total: 3,
+    });
+    render(
+      <QueryClientProvider client={qc}>
+        <DatasetPanel projectId="p" />
+      </QueryClientProvider>,
+    );
+    const rows = screen.getAllByTestId('file-row');
+    const check = (row: HTMLElement) => within(row).queryByTestId('file-check');
+    expect(check(rows[0])?.getAttribute('title')).toBe(problem);
+    expect(check(rows[1])?.textContent?.trim()).toBe('No preview');
+    expect(check(rows[2])).toBeNull();
+    fireEvent.click(within(rows[0]).getByRole('button', { expanded: false }));
+    expect(within(rows[0]).getByTestId('file-problem').textContent).toContain(problem);
+  });
 });
+

@@ -1,16 +1,16 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { AlertCircle, CheckCircle2, Download, FileSpreadsheet, History, Loader2, Trash2, Upload, X } from 'lucide-react';
+import { AlertCircle, AlertTriangle, CheckCircle2, Download, FileSpreadsheet, FileText, History, Loader2, Trash2, Upload, X } from 'lucide-react';
 import { useRef, useState } from 'react';
 import { deleteFileApiV1FilesFileIdDelete, type FileOut } from '@/client';
 import { ConfirmDialog } from '@/components/confirm-dialog';
-import { DataTable } from '@/components/data-table';
 import { Button } from '@/components/ui/button';
 import { downloadUrl } from '@/lib/api';
 import { cn, formatBytes, formatDate } from '@/lib/utils';
-import { fileKeys, filesQuery, previewQuery, versionsQuery } from './queries';
+import { FileCheckBadge, FileDetails, hasProblem } from './file-details';
+import { fileKeys, filesQuery, versionsQuery } from './queries';
 import { uploadFile } from './upload';
 
-type UploadItem = { key: string; name: string; size: number; progress: number; error: string | null; done: boolean };
+type UploadItem = { key: string; name: string; size: number; progress: number; error: string | null; done: boolean; file?: FileOut };
 
 function useUploads(projectId: string) {
   const qc = useQueryClient();
@@ -22,8 +22,8 @@ function useUploads(projectId: string) {
       const key = `${file.name}-${file.size}-${Math.random()}`;
       setItems((xs) => [...xs, { key, name: file.name, size: file.size, progress: 0, error: null, done: false }]);
       uploadFile(projectId, file, (p) => update(key, { progress: p }))
-        .then(() => {
-          update(key, { done: true, progress: 1 });
+        .then((uploaded) => {
+          update(key, { done: true, progress: 1, file: uploaded });
           // A re-upload is a new version: the list shows its time, and the versions list grows.
           void qc.invalidateQueries({ queryKey: fileKeys.project(projectId) });
           void qc.invalidateQueries({ queryKey: fileKeys.allVersions });
@@ -34,27 +34,6 @@ function useUploads(projectId: string) {
   };
   const dismiss = (key: string) => setItems((xs) => xs.filter((x) => x.key !== key));
   return { items, add, dismiss };
-}
-
-function Preview({ file }: { file: FileOut }) {
-  const preview = useQuery(previewQuery(file.id, file.sha256));
-  if (preview.isLoading)
-    return (
-      <p className="flex items-center gap-2 p-4 text-sm text-muted-foreground">
-        <Loader2 className="size-4 animate-spin" /> Loading preview…
-      </p>
-    );
-  if (preview.error)
-    return <p className="p-4 text-sm text-muted-foreground">No preview: {preview.error.message}</p>;
-  if (!preview.data) return null;
-  return (
-    <DataTable
-      columns={preview.data.columns}
-      rows={preview.data.rows as unknown[][]}
-      rowCount={preview.data.row_count}
-      className="rounded-none border-0 border-t"
-    />
-  );
 }
 
 /** The versions kept of a file, each with its upload time and size, and a download. */
@@ -171,6 +150,8 @@ export function DatasetPanel({ projectId }: { projectId: string }) {
               <div className="flex items-center gap-2">
                 {u.error ? (
                   <AlertCircle className="size-4 text-destructive" />
+                ) : u.file && hasProblem(u.file) ? (
+                  <AlertTriangle className="size-4 text-amber-600" />
                 ) : u.done ? (
                   <CheckCircle2 className="size-4 text-emerald-600" />
                 ) : (
@@ -188,6 +169,8 @@ export function DatasetPanel({ projectId }: { projectId: string }) {
                 <p role="alert" className="mt-1 text-xs text-destructive">
                   {u.error}
                 </p>
+              ) : u.file && hasProblem(u.file) ? (
+                <p className="mt-1 text-xs text-amber-700 dark:text-amber-400">Uploaded, but: {u.file.problem}</p>
               ) : (
                 <div className="mt-2 h-1 overflow-hidden rounded-full bg-muted" role="progressbar" aria-valuenow={Math.round(u.progress * 100)} aria-valuemin={0} aria-valuemax={100} aria-label={`Uploading ${u.name}`}>
                   <div className="h-full bg-primary transition-all" style={{ width: `${u.progress * 100}%` }} />
@@ -202,7 +185,7 @@ export function DatasetPanel({ projectId }: { projectId: string }) {
       )}
       <ul className="space-y-2">
         {files.data?.items.map((f) => (
-          <li key={f.id} className="overflow-hidden rounded-lg border bg-card">
+          <li key={f.id} className="overflow-hidden rounded-lg border bg-card" data-testid="file-row" data-file={f.name}>
             <div className="flex items-center gap-3 px-3 py-2">
               <button
                 type="button"
@@ -210,9 +193,16 @@ export function DatasetPanel({ projectId }: { projectId: string }) {
                 onClick={() => setOpenId(openId === f.id ? null : f.id)}
                 aria-expanded={openId === f.id}
               >
-                <FileSpreadsheet className="size-5 shrink-0 text-primary" />
+                {f.check === 'not_tabular' ? (
+                  <FileText className="size-5 shrink-0 text-muted-foreground" />
+                ) : (
+                  <FileSpreadsheet className="size-5 shrink-0 text-primary" />
+                )}
                 <span className="min-w-0">
-                  <span className="block truncate text-sm font-medium">{f.name}</span>
+                  <span className="flex min-w-0 items-center gap-2">
+                    <span className="truncate text-sm font-medium">{f.name}</span>
+                    <FileCheckBadge file={f} />
+                  </span>
                   <span className="block text-xs text-muted-foreground" data-testid="file-meta">
                     <span className="font-medium text-foreground/80" data-testid="file-version">
                       v{f.version}
@@ -241,7 +231,7 @@ export function DatasetPanel({ projectId }: { projectId: string }) {
               </Button>
             </div>
             {versionsId === f.id && <Versions file={f} />}
-            {openId === f.id && <Preview file={f} />}
+            {openId === f.id && <FileDetails file={f} />}
           </li>
         ))}
       </ul>

@@ -1,9 +1,15 @@
 import { queryOptions } from '@tanstack/react-query';
-import { listFilesApiV1ProjectsProjectIdFilesGet, listVersionsApiV1FilesFileIdVersionsGet, previewFileApiV1FilesFileIdPreviewGet } from '@/client';
+import {
+  listFilesApiV1ProjectsProjectIdFilesGet,
+  listVersionsApiV1FilesFileIdVersionsGet,
+  previewFileApiV1FilesFileIdPreviewGet,
+  profileFileApiV1FilesFileIdProfileGet,
+} from '@/client';
 
 export const fileKeys = {
   project: (projectId: string) => ['files', 'project', projectId] as const,
-  preview: (fileId: string, sha: string) => ['files', 'preview', fileId, sha] as const,
+  preview: (fileId: string, sha: string, sheet: string | null = null) => ['files', 'preview', fileId, sha, sheet] as const,
+  profile: (fileId: string, sha: string, sheet: string | null = null) => ['files', 'profile', fileId, sha, sheet] as const,
   versions: (fileId: string) => ['files', 'versions', fileId] as const,
   allVersions: ['files', 'versions'] as const,
 };
@@ -15,10 +21,22 @@ export const filesQuery = (projectId: string) =>
       (await listFilesApiV1ProjectsProjectIdFilesGet({ path: { project_id: projectId }, query: { limit: 500 } })).data!,
   });
 
-export const previewQuery = (fileId: string, sha: string) =>
+/** The first rows of a file (of one sheet of a workbook: null for the first); the same bytes preview the same. */
+export const previewQuery = (fileId: string, sha: string, sheet: string | null = null) =>
   queryOptions({
-    queryKey: fileKeys.preview(fileId, sha),
-    queryFn: async () => (await previewFileApiV1FilesFileIdPreviewGet({ path: { file_id: fileId } })).data!,
+    queryKey: fileKeys.preview(fileId, sha, sheet),
+    queryFn: async () =>
+      (await previewFileApiV1FilesFileIdPreviewGet({ path: { file_id: fileId }, query: sheet === null ? undefined : { sheet } })).data!,
+    staleTime: Infinity,
+    meta: { silent: true },
+  });
+
+/** Each column's type, missing and distinct counts, range or top values (of one sheet of a workbook). */
+export const profileQuery = (fileId: string, sha: string, sheet: string | null = null) =>
+  queryOptions({
+    queryKey: fileKeys.profile(fileId, sha, sheet),
+    queryFn: async () =>
+      (await profileFileApiV1FilesFileIdProfileGet({ path: { file_id: fileId }, query: sheet === null ? undefined : { sheet } })).data!,
     staleTime: Infinity,
     meta: { silent: true },
   });

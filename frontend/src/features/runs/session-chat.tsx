@@ -29,7 +29,6 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
   const pinned = useRunStore((s) => s.pinned);
   const projectFiles = useQuery(filesQuery(projectId));
   const focusComposer = useCallback(() => document.querySelector<HTMLTextAreaElement>('textarea[data-composer]')?.focus(), []);
-  const shortcuts = useSessionShortcuts(focusComposer);
   const qc = useQueryClient();
   const session = useQuery(sessionQuery(sessionId));
   const rename = useRenameSession(projectId);
@@ -57,6 +56,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
   });
   if (liveId && liveRuns[liveId] && !runs.some((r) => r.runId === liveId)) runs.push(liveRuns[liveId]);
   const active = runs.find((r) => !isTerminal(r.status));
+  const shortcuts = useSessionShortcuts(focusComposer, active && !cancel.isPending ? () => cancel.mutate(active.runId) : null);
   const busy = !!sending || !!active;
   const resendBlocked = busy ? 'Another question is still running in this session.' : null;
   const stored = new Map((history.data?.items ?? []).map((r) => [r.id, r]));

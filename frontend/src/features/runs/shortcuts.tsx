@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Dialog, DialogContent, DialogDescription, DialogTitle } from '@/components/ui/dialog';
 
 /** The keyboard shortcuts of a session's page: every one listed here works there. */
@@ -6,6 +6,7 @@ export const SHORTCUTS: { keys: string[]; what: string }[] = [
   { keys: ['/'], what: 'Focus the question box' },
   { keys: ['Enter'], what: 'Send the question (in the question box, or when editing a question)' },
   { keys: ['Shift', 'Enter'], what: 'New line in the question' },
+  { keys: ['Esc'], what: 'Stop the running question (also in the question box)' },
   { keys: ['Esc'], what: 'Close a dialog or menu; cancel editing a question' },
   { keys: ['?'], what: 'Show these shortcuts' },
 ];
@@ -16,12 +17,35 @@ function isTyping(target: EventTarget | null): boolean {
   return target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName);
 }
 
-/** `?` opens the shortcuts, `/` focuses the question box (outside text fields). */
-export function useSessionShortcuts(focusComposer: () => void) {
+/** Where Esc means something else: an open dialog or menu closes, an edited question or code is left. */
+function escapeIsTaken(target: EventTarget | null): boolean {
+  if (document.querySelector('[role="dialog"], [role="alertdialog"], [role="menu"], [role="listbox"]')) return true;
+  // The question box has no use for Esc; any other text field may (cancel an edit, leave the code editor).
+  return isTyping(target) && !(target instanceof HTMLElement && target.hasAttribute('data-composer'));
+}
+
+/**
+ * `?` opens the shortcuts, `/` focuses the question box (outside text fields), and Esc stops
+ * the running question when `stopRun` is given (a run is live) and Esc means nothing else there.
+ */
+export function useSessionShortcuts(focusComposer: () => void, stopRun?: (() => void) | null) {
   const [open, setOpen] = useState(false);
+  const stop = useRef(stopRun);
+  useEffect(() => {
+    stop.current = stopRun;
+  }, [stopRun]);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || isTyping(e.target)) return;
+      // A dialog or menu that closed on this Esc has marked it handled.
+      if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
+      if (e.key === 'Escape') {
+        if (stop.current && !escapeIsTaken(e.target)) {
+          e.preventDefault();
+          stop.current();
+        }
+        return;
+      }
+      if (isTyping(e.target)) return;
       if (e.key === '?') {
         e.preventDefault();
         setOpen(true);
