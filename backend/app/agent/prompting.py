@@ -54,6 +54,10 @@ class FileInfo:
     pinned: bool = False
     note: str = ""
     more_columns: int = 0
+    # How the file must be read for the columns above (built from checked values: see
+    # read_hint), and a workbook's sheets.
+    read: str = ""
+    sheets: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -130,6 +134,45 @@ def columns_from_preview(preview: dict[str, Any], samples: int = SAMPLES) -> lis
     return out
 
 
+_DELIMITERS = {",": "','", ";": "';'", "\t": "'\\t'", "|": "'|'"}
+_THOUSANDS = {".": "'.'", ",": "','", " ": "' '", "\u00a0": "'\\xa0'", "'": '"\'"'}
+_CODEC = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+_DATE_FORMAT = re.compile(r"^(ISO8601|[%A-Za-z0-9 ./:_-]{1,32})$")
+MAX_SHEETS = 20
+
+
+def read_hint(preview: dict[str, Any]) -> str:
+    """The read_csv arguments a file needs beyond pandas' defaults for the columns the preview
+    found (separator, decimal comma, encoding, text dates), or "" when it needs none.
+
+    Every part is checked against what the preview can produce (a file's bytes chose them),
+    so the hint carries no free text but column names, which are escaped.
+    """
+    parts = []
+    text_format = preview.get("format") or {}
+    delimiter = text_format.get("delimiter")
+    if delimiter in _DELIMITERS and delimiter != ",":
+        parts.append(f"sep={_DELIMITERS[delimiter]}")
+    if text_format.get("decimal") == ",":
+        parts.append("decimal=','")
+    if text_format.get("thousands") in _THOUSANDS:
+        parts.append(f"thousands={_THOUSANDS[text_format['thousands']]}")
+    encoding = str(text_format.get("encoding") or "utf-8")
+    if _CODEC.match(encoding) and encoding.lower().replace("_", "-") not in ("utf-8", "utf8"):
+        parts.append(f"encoding={encoding!r}")
+    hint = f"read with pd.read_csv(name, {', '.join(parts)})" if parts else ""
+    dates = [
+        f"{untrusted(c['name'], COLUMN_CHARS)!r}: {c['date_format']!r}"
+        for c in preview.get("columns", [])
+        if isinstance(c.get("date_format"), str) and _DATE_FORMAT.match(c["date_format"])
+    ]
+    if dates:
+        convert = "then convert text dates with pd.to_datetime(df[column], format=...) for {"
+        hint = f"{hint}; {convert}" if hint else convert.replace("then c", "c", 1)
+        hint += ", ".join(dates[:MAX_COLUMNS]) + "}"
+    return hint
+
+
 def _safe_file(file: FileInfo) -> FileInfo:
     columns = [
         ColumnInfo(
@@ -145,6 +188,7 @@ def _safe_file(file: FileInfo) -> FileInfo:
         columns=columns,
         note=untrusted(file.note, NOTE_CHARS),
         more_columns=file.more_columns + len(file.columns) - len(columns),
+        sheets=[untrusted(sheet, NAME_CHARS) for sheet in file.sheets[:MAX_SHEETS]],
     )
 
 

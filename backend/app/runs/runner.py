@@ -954,6 +954,8 @@ class RunOrchestrator:
             row_count=preview["row_count"],
             pinned=pinned,
             columns=prompting.columns_from_preview(preview),
+            read=prompting.read_hint(preview),
+            sheets=list(preview.get("sheets") or []),
         )
 
     async def _history(

@@ -3,6 +3,7 @@ profiles: through the API, on both stacks."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import shutil
 import uuid
@@ -13,7 +14,9 @@ import pandas as pd
 from sqlalchemy import update
 
 from app.models import File
+from tests.api.test_query import ask, finished, of
 from tests.conftest import Api
+from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.server import LiveServer
 
 EUROPEAN = b"ville;montant;jour\nLyon;1.234,56;31/01/2026\nMetz;12,5;01/02/2026\nLyon;-3;\n"
@@ -206,3 +209,43 @@ def test_a_preview_stored_in_the_old_shape_is_read_again(alice: Api, live: LiveS
     preview = alice.get(f"/files/{book['id']}/preview").json()
     assert preview["sheets"] == ["Sales", "Costs"]
     assert preview["rows"] == [["North", 10], ["South", 30]]
+
+
+def test_the_agent_is_told_how_to_read_such_files_and_its_code_gets_the_numbers(
+    alice: Api, llm: ScriptedLLM, live: LiveServer
+) -> None:
+    pool = live.state.sandboxes
+    limits = pool.limits  # reading a workbook imports openpyxl: not a test of speed
+    pool.limits = dataclasses.replace(limits, step_timeout_seconds=60)
+    try:
+        _told_how_to_read(alice, llm)
+    finally:
+        pool.limits = limits
+
+
+def _told_how_to_read(alice: Api, llm: ScriptedLLM) -> None:
+    project = alice.project()
+    uploaded(alice, project["id"], "ventes.csv", EUROPEAN)
+    uploaded(alice, project["id"], "book.xlsx", workbook())
+    session = alice.post(f"/projects/{project['id']}/sessions", json={}).json()
+    code = (
+        "import pandas as pd\n"
+        "df = pd.read_csv('ventes.csv', sep=';', decimal=',', thousands='.')\n"
+        "df['jour'] = pd.to_datetime(df['jour'], format='%d/%m/%Y')\n"
+        "costs = pd.read_excel('book.xlsx', sheet_name='Costs')\n"
+        "print(df['montant'].sum(), df['jour'].max().date(), costs['cost'].sum())"
+    )
+    llm.script(code_reply(code), final_reply("'done'"))
+    events = ask(alice, session["id"], "Total amount, last day and total cost?")
+    assert finished(events)["status"] == "succeeded"
+    assert of(events, "step.output")[0]["output"].strip() == "1244.06 2026-02-01 7.5"
+    prompt = str(llm.requests[0]["messages"][0]["content"])
+    assert (
+        "  read with pd.read_csv(name, sep=';', decimal=',', thousands='.'); then convert text "
+        "dates with pd.to_datetime(df[column], format=...) for {'jour': '%d/%m/%Y'}"
+    ) in prompt.splitlines()
+    sheets = (
+        "  sheets: Sales, Costs (the columns are the first's; pd.read_excel(name, "
+        "sheet_name=...) reads another)"
+    )
+    assert sheets in prompt.splitlines()
