@@ -77,6 +77,10 @@ class RunEventLog(Protocol):
 
     async def cancel_requested(self, run_id: str) -> bool: ...
 
+    async def cancels_requested(self, run_ids: list[str]) -> set[str]:
+        """Which of these runs were asked to stop (one round trip for all)."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -137,6 +141,12 @@ class RedisRunEventLog:
 
     async def cancel_requested(self, run_id: str) -> bool:
         return bool(await self.redis.exists(self._cancel_key(run_id)))
+
+    async def cancels_requested(self, run_ids: list[str]) -> set[str]:
+        if not run_ids:
+            return set()
+        values = await self.redis.mget([self._cancel_key(run_id) for run_id in run_ids])
+        return {run_id for run_id, value in zip(run_ids, values, strict=True) if value is not None}
 
     async def close(self) -> None:
         await self.followers.aclose(close_connection_pool=True)
@@ -202,6 +212,9 @@ class InProcessRunEventLog:
     async def cancel_requested(self, run_id: str) -> bool:
         log = self._logs.get(run_id)
         return bool(log and log.cancel)
+
+    async def cancels_requested(self, run_ids: list[str]) -> set[str]:
+        return {run_id for run_id in run_ids if await self.cancel_requested(run_id)}
 
     async def close(self) -> None:
         self._logs.clear()

@@ -154,6 +154,7 @@ class RunOrchestrator:
         self._unrecorded: dict[uuid.UUID, asyncio.Task[None]] = {}
         self._ending: set[uuid.UUID] = set()  # runs between their end and its record
         self._sweeper: asyncio.Task[None] | None = None
+        self._cancel_watch: asyncio.Task[None] | None = None
 
     # Starting ---------------------------------------------------------------------
     async def start(self, session: Session, body: QueryRequest) -> Run:
@@ -240,7 +241,7 @@ class RunOrchestrator:
         """Wait, queued, for a sandbox slot; then the run is running (and says so)."""
         announced, announced_at = ticket.position, time.monotonic()
         while not await ticket.wait(QUEUE_POLL_SECONDS):
-            if live.stop.is_set() or await self.events.cancel_requested(str(run.id)):
+            if live.stop.is_set():  # cancelled here or on another replica (_watch_cancels)
                 self.sandboxes.withdraw(ticket)
                 raise RunCancelled
             position = ticket.position
@@ -843,18 +844,13 @@ class RunOrchestrator:
 
         thread = threading.Thread(target=drive, name=f"agent-{run.id}", daemon=True)
         thread.start()
-        next_remote_check = time.monotonic()
         try:
             while True:
                 try:
                     kind, payload = await asyncio.wait_for(queue.get(), CANCEL_POLL_SECONDS)
                 except TimeoutError:
                     kind, payload = "tick", None
-                if not live.stop.is_set() and time.monotonic() >= next_remote_check:
-                    next_remote_check = time.monotonic() + CANCEL_POLL_SECONDS
-                    if await self.events.cancel_requested(str(run.id)):
-                        live.stop.set()
-                if live.stop.is_set():
+                if live.stop.is_set():  # cancelled here or on another replica (_watch_cancels)
                     raise RunCancelled
                 if recorder.live_log_error is not None:
                     # Redis is gone: no lock, no cancel, no live stream. The run stops (its
@@ -1043,8 +1039,23 @@ class RunOrchestrator:
     # Interrupted runs -----------------------------------------------------------------
     def start_sweeper(self) -> None:
         """Every sixth of the lock's TTL, fail the runs nobody runs any more: a run whose
-        replica died ends about one TTL after it died (recover_interrupted_runs)."""
+        replica died ends about one TTL after it died (recover_interrupted_runs). And every
+        CANCEL_POLL_SECONDS, stop the runs here that another replica was asked to cancel."""
         self._sweeper = asyncio.create_task(self._sweep_forever())
+        self._cancel_watch = asyncio.create_task(self._watch_cancels())
+
+    async def _watch_cancels(self) -> None:
+        """One look for all the runs of this replica, queued or running, however many."""
+        while True:
+            await asyncio.sleep(CANCEL_POLL_SECONDS)
+            live = {str(run_id): run for run_id, run in self._live.items() if not run.stop.is_set()}
+            try:
+                cancelled = await self.events.cancels_requested(list(live))
+            except Exception as exc:  # Redis is down: each run notices through its log
+                log.debug("could not look for cancelled runs: %r", exc)
+                continue
+            for run_id in cancelled:
+                live[run_id].stop.set()
 
     async def _sweep_forever(self) -> None:
         while True:
@@ -1055,17 +1066,29 @@ class RunOrchestrator:
         """Fail the active runs that no replica runs any more, with a run.finished to end their
         streams: their process died (the session lock expired), or could not record the end."""
         recovered: list[tuple[Run, RunEvent]] = []
+        # Every replica sweeps every few seconds, with maybe hundreds of runs active: ids
+        # first, the locks checked holding no connection, whole rows only for the orphans.
         async with self.factory() as db:
-            runs = list(await db.scalars(select(Run).where(Run.status.in_(RUNNING))))
-            for run in runs:
-                if run.id in self._live or run.id in self._ending or run.id in self._unrecorded:
-                    continue  # alive here, or its end is being recorded here
-                if await self.locks.holder(str(run.session_id)) is not None:
-                    continue  # alive on another replica
-                recovered.append(
-                    (run, await self._finish_unrun(db, run, RunStatus.failed, INTERRUPTED))
+            active = (
+                await db.execute(select(Run.id, Run.session_id).where(Run.status.in_(RUNNING)))
+            ).all()
+        orphans = [
+            run_id
+            for run_id, session_id in active
+            if not self._here(run_id) and await self.locks.holder(str(session_id)) is None
+        ]
+        if orphans:
+            async with self.factory() as db:
+                runs = await db.scalars(
+                    select(Run).where(Run.id.in_(orphans), Run.status.in_(RUNNING))
                 )
-            await db.commit()
+                for run in list(runs):
+                    if self._here(run.id) or await self.locks.holder(str(run.session_id)):
+                        continue  # taken up meanwhile
+                    recovered.append(
+                        (run, await self._finish_unrun(db, run, RunStatus.failed, INTERRUPTED))
+                    )
+                await db.commit()
         # Runs that waited for the user too long end here too (on whichever replica).
         timeout = self.settings.RUN_INPUT_TIMEOUT_SECONDS
         cutoff = utcnow() - timedelta(seconds=timeout)
@@ -1086,6 +1109,10 @@ class RunOrchestrator:
         if recovered:
             log.warning("marked %d interrupted run(s) as failed", len(recovered))
         return len(recovered)
+
+    def _here(self, run_id: uuid.UUID) -> bool:
+        """Whether this replica runs the run, or is recording its end."""
+        return run_id in self._live or run_id in self._ending or run_id in self._unrecorded
 
     async def _finish_unrun(
         self, db: AsyncSession, run: Run, status: RunStatus, error: str | None
@@ -1123,8 +1150,9 @@ class RunOrchestrator:
         return events[-1].seq if events else 0
 
     async def close(self) -> None:
-        if self._sweeper is not None:
-            self._sweeper.cancel()
+        for task in (self._sweeper, self._cancel_watch):
+            if task is not None:
+                task.cancel()
         for pending in list(self._unrecorded.values()):
             pending.cancel()
         for live in list(self._live.values()):

@@ -65,3 +65,14 @@ async def test_cancel_requests_reach_any_reader(log: RunEventLog) -> None:
     assert not await log.cancel_requested(run)
     await log.request_cancel(run)
     assert await log.cancel_requested(run)
+
+
+async def test_one_look_tells_which_of_many_runs_were_asked_to_stop(log: RunEventLog) -> None:
+    runs = [str(uuid.uuid4()) for _ in range(5)]
+    for run in runs:
+        await log.append(run, event(1))
+    assert await log.cancels_requested(runs) == set()
+    await log.request_cancel(runs[1])
+    await log.request_cancel(runs[4])
+    assert await log.cancels_requested(runs) == {runs[1], runs[4]}
+    assert await log.cancels_requested([]) == set()
