@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
@@ -131,14 +131,18 @@ _SHEET = Query(
 )
 
 
+# What reading a file's contents can answer besides 200 (preview and profile alike).
+_PARSE_RESPONSES: dict[int | str, dict[str, Any]] = {
+    404: {"description": "No such file, or no such sheet in the workbook"},
+    415: {"description": "Not a tabular file"},
+    422: {"description": "Cannot be parsed, or a sheet asked of a file that is not a workbook"},
+}
+
+
 @router.get(
     "/files/{file_id}/preview",
     response_model=FilePreview,
-    responses={
-        404: {"description": "No such file, or no such sheet in the workbook"},
-        415: {"description": "Not a tabular file"},
-        422: {"description": "Cannot be parsed, or a sheet asked of a file that is not a workbook"},
-    },
+    responses=_PARSE_RESPONSES,
 )
 async def preview_file(
     file: OwnedFile,
@@ -159,11 +163,7 @@ async def preview_file(
 @router.get(
     "/files/{file_id}/profile",
     response_model=FileProfile,
-    responses={
-        404: {"description": "No such file, or no such sheet in the workbook"},
-        415: {"description": "Not a tabular file"},
-        422: {"description": "Cannot be parsed, or a sheet asked of a file that is not a workbook"},
-    },
+    responses=_PARSE_RESPONSES,
 )
 async def profile_file(
     file: OwnedFile,
