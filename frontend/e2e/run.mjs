@@ -1553,6 +1553,11 @@ async function main() {
       await shot('54-datasets-narrow-rows-dark');
       await page.setViewportSize({ width: 1440, height: 900 });
       await page.getByRole('button', { name: 'Switch to light theme' }).click();
+      await page.setViewportSize({ width: 390, height: 844 });
+      await fileRow('random.csv').evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await page.waitForTimeout(500);
+      await shot('55-datasets-narrow-rows-light');
+      await page.setViewportSize({ width: 1440, height: 900 });
     });
 
     await test('an invalid token sends the user back to login', async () => {
