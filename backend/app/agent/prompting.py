@@ -160,17 +160,20 @@ def read_hint(preview: dict[str, Any]) -> str:
     encoding = str(text_format.get("encoding") or "utf-8")
     if _CODEC.match(encoding) and encoding.lower().replace("_", "-") not in ("utf-8", "utf8"):
         parts.append(f"encoding={encoding!r}")
-    hint = f"read with pd.read_csv(name, {', '.join(parts)})" if parts else ""
     dates = [
         f"{untrusted(c['name'], COLUMN_CHARS)!r}: {c['date_format']!r}"
         for c in preview.get("columns", [])
         if isinstance(c.get("date_format"), str) and _DATE_FORMAT.match(c["date_format"])
     ]
-    if dates:
-        convert = "then convert text dates with pd.to_datetime(df[column], format=...) for {"
-        hint = f"{hint}; {convert}" if hint else convert.replace("then c", "c", 1)
-        hint += ", ".join(dates[:MAX_COLUMNS]) + "}"
-    return hint
+    convert = (
+        "convert text dates with pd.to_datetime(df[column], format=...) for "
+        f"{{{', '.join(dates[:MAX_COLUMNS])}}}"
+    )
+    if parts and dates:
+        return f"read with pd.read_csv(name, {', '.join(parts)}); then {convert}"
+    if parts:
+        return f"read with pd.read_csv(name, {', '.join(parts)})"
+    return convert if dates else ""
 
 
 def _safe_file(file: FileInfo) -> FileInfo:
