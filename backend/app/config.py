@@ -120,6 +120,10 @@ class Settings(BaseSettings):
     # (its libraries imported) instead of waiting seconds for a cold start. They count
     # against SANDBOX_MAX_WORKERS and are started only into free room; 0: none.
     SANDBOX_SPARE_WORKERS: int = Field(1, ge=0, le=64)
+    # With bubblewrap, workers are forked (in milliseconds) from one process that has
+    # Python, pandas & co. loaded, each in namespaces of its own; false: every worker starts
+    # a new Python (seconds of CPU each).
+    SANDBOX_FORK_SERVER: bool = True
     # "required": analysis runs only in an isolated sandbox (else queries answer 503);
     # "none": code runs with limits only, for a single trusted user.
     SANDBOX_ISOLATION: SandboxIsolation = SandboxIsolation.required

@@ -10,7 +10,8 @@ backpressure when its database pool is busy) is asked again after that long.
 
 Prints per N: runs that succeeded, how many were queued, how many were first answered 503,
 run time p50/p95 (POST to run.finished, as the user waits), /healthz p99 while the round
-ran, and the peak resident memory of the backend and of all its sandbox workers together,
+ran, and the peak resident memory of the backend and the proportional memory (PSS) of all
+its sandbox processes together,
 against the pool's bound.
 Targets: every run succeeds; /healthz p99 <= 100 ms; workers never above the bound.
 
@@ -35,6 +36,7 @@ from typing import Any
 import httpx
 import psutil
 
+from app.runs.sandboxes import default_max_workers
 from benchmarks.sandbox import percentile
 from tests.support import services
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
@@ -97,17 +99,30 @@ class Sampler:
             await asyncio.sleep(0.5)
 
     def _measure(self) -> tuple[int, int, int]:
+        """The backend's RSS; all sandbox processes' PSS (forked workers share the fork
+        server's pages: RSS would count those once per worker); how many workers live."""
         backend = self.backend.memory_info().rss
         workers, count = 0, 0
         for child in self.backend.children(recursive=True):
             try:
-                rss = child.memory_info().rss
-                worker = child.name() != "bwrap" and "app.sandbox.worker" in child.cmdline()
+                pss = child.memory_full_info().pss
+                count += _is_worker(child)
             except psutil.Error:
                 continue
-            workers += rss
-            count += worker
+            workers += pss
         return backend, workers, count
+
+
+def _is_worker(process: psutil.Process) -> bool:
+    """A worker started on its own, or forked by the fork server (whose command line it
+    keeps; the fork server's parent, and a forked worker's init's, is bubblewrap's)."""
+    if process.name() == "bwrap":
+        return False
+    command = " ".join(process.cmdline())
+    if "app.sandbox.worker" in command:
+        return True
+    parent = process.parent()
+    return "app.sandbox.zygote" in command and parent is not None and parent.name() != "bwrap"
 
 
 async def one_run(client: httpx.AsyncClient, token: str, session_id: str) -> dict[str, Any]:
@@ -191,7 +206,7 @@ async def round_of(url: str, tokens: list[tuple[str, str]], n: int, sampler: Sam
         f"run p50 {statistics.median(times):6.2f} s  p95 {percentile(times, 0.95):6.2f} s  "
         f"wall {wall:6.1f} s  /healthz p99 {percentile(health, 0.99):6.1f} ms "
         f"(max {max(health):.0f})  backend RSS {sampler.backend_rss / 2**20:5.0f} MB  "
-        f"workers {sampler.workers_peak:>3} live, RSS {sampler.workers_rss / 2**20:6.0f} MB",
+        f"workers {sampler.workers_peak:>3} live, PSS {sampler.workers_rss / 2**20:6.0f} MB",
         flush=True,
     )
     for failure in failures[:5]:
@@ -224,6 +239,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1,50,200")
     parser.add_argument("--delay", type=float, default=0.2, help="seconds per model answer")
+    parser.add_argument(
+        "--max-workers", type=int, help="SANDBOX_MAX_WORKERS (default: from memory)"
+    )
     args = parser.parse_args()
     sizes = [int(n) for n in args.sizes.split(",")]
 
@@ -256,6 +274,8 @@ def main() -> None:
             "SECRET_KEY": "bench-" + "k" * 40,
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         }
+        if args.max_workers:
+            env["SANDBOX_MAX_WORKERS"] = str(args.max_workers)
         replica = BackendProcess(folder, env).start()
         try:
             replica.wait_ready()
@@ -266,11 +286,14 @@ def main() -> None:
         url = replica.url
         try:
             sandbox = httpx.get(f"{url}/readyz").json()["sandbox"]
-            bound = os.environ.get("SANDBOX_MAX_WORKERS") or "default"
+            bound = (
+                f"{args.max_workers} workers (SANDBOX_MAX_WORKERS)"
+                if args.max_workers
+                else f"{default_max_workers(2048)} workers (from memory and SANDBOX_MEMORY_MB)"
+            )
             print(
                 f"backend pid {backend.pid}; sandbox {sandbox['mechanism']}; pool bound: "
-                f"{bound} (from memory and SANDBOX_MEMORY_MB); model {args.delay * 1000:.0f} ms "
-                f"per answer; {USERS} users"
+                f"{bound}; model {args.delay * 1000:.0f} ms per answer; {USERS} users"
             )
             tokens = users(url)
             sampler = Sampler(url, psutil.Process(backend.pid))

@@ -59,7 +59,8 @@ def create_launcher(settings: Settings) -> WorkerLauncher:
     """The sandbox service when SANDBOX_SERVICE_SOCKET is set, else workers of our own."""
     if settings.SANDBOX_SERVICE_SOCKET is not None:
         return ServiceLauncher(settings.SANDBOX_SERVICE_SOCKET)
-    return LocalLauncher(settings.SANDBOX_ISOLATION.value, settings.SANDBOX_BWRAP)
+    workspaces = settings.DATA_DIR / "workspaces" if settings.SANDBOX_FORK_SERVER else None
+    return LocalLauncher(settings.SANDBOX_ISOLATION.value, settings.SANDBOX_BWRAP, workspaces)
 
 
 def available_memory_mb() -> int | None:
@@ -413,6 +414,7 @@ class SandboxPool:
             self._reaper.cancel()
         self._spares_wanted = 0
         await self.stop_all()
+        await asyncio.to_thread(self.launcher.close)
 
 
 def _close_worker(worker: SandboxWorker) -> None:

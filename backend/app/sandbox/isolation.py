@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import re
 import resource
 import shutil
 import site
@@ -29,6 +30,10 @@ Policy = Literal["required", "none"]
 
 # Inside the bubblewrap sandbox.
 WORKSPACE_INSIDE = "/workspace"
+# A workspace is named by its folder only (a session id, or spare-<hex>).
+WORKSPACE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+# The fork server's view of every session's workspace folder (see zygote.py).
+WORKSPACES_INSIDE = "/run/workbench-workspaces"
 LIBRARY_INSIDE = "/opt/workbench/lib"
 CACHE_INSIDE = "/opt/workbench/cache"
 SANDBOX_UID = 65534  # "nobody"
@@ -168,21 +173,24 @@ def _runtime_mounts() -> list[str]:
 def bwrap_argv(
     bwrap: str,
     options: tuple[str, ...],
-    workspace: Path,
+    workspace: Path | None,
     cache: Path | None,
     command: list[str],
     tmpfs_mb: tuple[int, int] = (64, 16),
+    workspaces: Path | None = None,
 ) -> list[str]:
     """The bubblewrap command line around a command.
 
     Args:
         bwrap: Path of the bwrap executable.
         options: Namespace/user options (from the probe).
-        workspace: Host folder bound read-write at /workspace.
+        workspace: Host folder bound read-write at /workspace (None: an empty folder).
         cache: Host runtime cache bound read-only, if any.
         command: What to run inside.
         tmpfs_mb: Sizes of the private /tmp and /dev/shm in MB (they live in memory, so
             they come out of the worker's memory limit).
+        workspaces: For the fork server only: the folder of every session's workspace,
+            bound read-write at WORKSPACES_INSIDE.
 
     Returns:
         The full argv.
@@ -203,9 +211,15 @@ def bwrap_argv(
     argv += ["--ro-bind", str(PACKAGE_DIR), f"{LIBRARY_INSIDE}/app/sandbox"]
     if cache is not None:
         argv += ["--ro-bind", str(cache), CACHE_INSIDE]
-    argv += ["--bind", str(workspace), WORKSPACE_INSIDE]
+    if workspace is not None:
+        argv += ["--bind", str(workspace), WORKSPACE_INSIDE]
+    else:
+        argv += ["--dir", WORKSPACE_INSIDE]
+    if workspaces is not None:
+        argv += ["--bind", str(workspaces), WORKSPACES_INSIDE]
     # Everything not bound read-write above (the root, the folders bwrap created) is read-only.
-    argv += ["--remount-ro", "/", "--chdir", WORKSPACE_INSIDE, "--", *command]
+    chdir = WORKSPACE_INSIDE if workspace is not None else "/"
+    argv += ["--remount-ro", "/", "--chdir", chdir, "--", *command]
     return argv
 
 
@@ -476,6 +490,41 @@ def build_launch(
         pycache=pycache,
     )
     return Launch([*isolation.launcher, *command], env, workspace, scratch)
+
+
+def build_fork_server_launch(
+    isolation: Isolation, workspaces: Path, cache: Path | None, pycache: bool
+) -> Launch:
+    """The command and environment of the fork server (zygote.py) for a workspaces folder.
+
+    The same sandbox as a worker's, but with every workspace bound (its forked workers each
+    keep only their own) and without bwrap's --disable-userns: the workers' isolation is
+    made of user namespaces the fork server creates. Its workers then create none.
+
+    Args:
+        isolation: The probe's outcome (bubblewrap only).
+        workspaces: The folder holding one workspace folder per session.
+        cache: The runtime cache folder, if one was prepared.
+        pycache: Whether the cache holds bytecode.
+
+    Returns:
+        What to pass to subprocess.Popen (plus the control socket as descriptor 3).
+    """
+    if isolation.mechanism != "bubblewrap":
+        raise RuntimeError("the fork server needs bubblewrap")
+    env = worker_environment(
+        home="/tmp",
+        library=LIBRARY_INSIDE,
+        cache=CACHE_INSIDE if cache is not None else None,
+        pycache=pycache,
+    )
+    env["WORKBENCH_OUTPUT_DIR"] = OUTPUT_INSIDE
+    options = tuple(option for option in isolation.bwrap_options if option != "--disable-userns")
+    command = [sys.executable, "-m", "app.sandbox.zygote"]
+    argv = bwrap_argv(
+        isolation.bwrap, options, None, cache, command, (16, 1), workspaces=workspaces
+    )
+    return Launch(argv, env, workspaces, None)
 
 
 def link_package(folder: Path) -> Path:

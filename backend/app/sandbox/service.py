@@ -37,8 +37,9 @@ import time
 from pathlib import Path
 from typing import Any, cast
 
+from app.sandbox.forkserver import ForkedChannel
 from app.sandbox.interface import SandboxLimits
-from app.sandbox.isolation import Policy
+from app.sandbox.isolation import WORKSPACE_NAME, Policy
 from app.sandbox.protocol import (
     HEADER,
     FrameReader,
@@ -48,7 +49,7 @@ from app.sandbox.protocol import (
     write_message,
 )
 from app.sandbox.runtime_cache import runtime_cache
-from app.sandbox.spawn import WORKSPACE_NAME, LocalLauncher
+from app.sandbox.spawn import LocalLauncher
 from app.sandbox.transport import ProcessChannel
 
 logger = logging.getLogger("app.sandbox.service")
@@ -145,6 +146,7 @@ class _Connection(socketserver.BaseRequestHandler):
             limits = SandboxLimits(memory_mb=max(256, 8 * tmp, 32 * shm))
             try:
                 channel = launcher.launch(workspace, limits)
+                assert isinstance(channel, ProcessChannel | ForkedChannel)
             except Exception as exc:
                 self._reply(sock, {"type": "failed", "error": f"{type(exc).__name__}: {exc}"})
                 return
@@ -161,16 +163,12 @@ class _Connection(socketserver.BaseRequestHandler):
             with self.server.live_lock:
                 self.server.live -= 1
 
-    def _relay(self, sock: socket.socket, channel: ProcessChannel) -> None:
-        stdin = channel.process.stdin
-        assert stdin is not None
-
+    def _relay(self, sock: socket.socket, channel: ProcessChannel | ForkedChannel) -> None:
         def to_worker() -> None:
             # Raw bytes: the worker parses its own frames. The backend hanging up kills it.
             try:
                 while data := sock.recv(1 << 16):
-                    stdin.write(data)
-                    stdin.flush()
+                    channel.write_raw(data)
             except OSError:
                 pass
             channel.kill()
@@ -247,7 +245,10 @@ def main(argv: list[str] | None = None) -> int:
         level=os.environ.get("LOG_LEVEL", "info").upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    launcher = LocalLauncher(cast(Policy, args.isolation), args.bwrap)
+    # Workers are forked by a fork server unless SANDBOX_FORK_SERVER=false.
+    fork_server = os.environ.get("SANDBOX_FORK_SERVER", "true").lower() not in ("0", "false", "no")
+    workspaces = Path(args.workspaces) if fork_server else None
+    launcher = LocalLauncher(cast(Policy, args.isolation), args.bwrap, workspaces)
     runtime_cache()
     status = launcher.status()
     if status.available:
@@ -268,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         pass
     finally:
         server.server_close()
+        launcher.close()
     return 0
 
 

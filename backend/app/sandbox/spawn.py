@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import queue
-import re
 import shutil
 import socket
 import subprocess
@@ -21,8 +21,9 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Protocol
 
+from app.sandbox.forkserver import ForkServer, ForkServerError
 from app.sandbox.interface import SandboxLimits, SandboxStatus
-from app.sandbox.isolation import Isolation, Policy, build_launch, probe
+from app.sandbox.isolation import WORKSPACE_NAME, Isolation, Policy, build_launch, probe
 from app.sandbox.protocol import FrameReader, Message, ProtocolError, write_message
 from app.sandbox.runtime_cache import runtime_cache
 from app.sandbox.seccomp import SeccompUnavailable, denied_calls, filter_program
@@ -31,9 +32,9 @@ from app.sandbox.transport import ProcessChannel, SocketChannel, WorkerChannel
 logger = logging.getLogger(__name__)
 
 SERVICE_TIMEOUT_SECONDS = 10.0
+# After the fork server failed, workers start from scratch for this long.
+FORK_SERVER_RETRY_SECONDS = 60.0
 STATUS_TTL_SECONDS = 5.0
-# A workspace crosses to the service by its folder name only (the session id).
-WORKSPACE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -61,6 +62,9 @@ class WorkerLauncher(Protocol):
 
     def launch(self, workspace: Path, limits: SandboxLimits) -> WorkerChannel:
         """Start a worker for a workspace (blocking). Raises SandboxUnavailable or OSError."""
+
+    def close(self) -> None:
+        """Release what the launcher keeps between launches (blocking)."""
 
 
 class _Spawner:
@@ -106,15 +110,27 @@ spawner = _Spawner()
 class LocalLauncher:
     """Workers as children of this process, isolated by bubblewrap (or limits only)."""
 
-    def __init__(self, policy: Policy = "required", bwrap: str | None = None) -> None:
+    def __init__(
+        self,
+        policy: Policy = "required",
+        bwrap: str | None = None,
+        workspaces: Path | None = None,
+    ) -> None:
         """Describe the launcher; the host is probed on first use.
 
         Args:
             policy: SANDBOX_ISOLATION.
             bwrap: SANDBOX_BWRAP (a system bwrap), or None for the bundled one.
+            workspaces: The folder of the sessions' workspaces: workers for folders in it
+                are forked by a fork server (bubblewrap only; SANDBOX_FORK_SERVER). None:
+                every worker starts from scratch.
         """
         self.policy = policy
         self.bwrap = bwrap
+        self.workspaces = workspaces.resolve() if workspaces is not None else None
+        self._fork_server: ForkServer | None = None
+        self._fork_server_lock = threading.Lock()
+        self._fork_server_failed_at: float | None = None
 
     def isolation(self) -> Isolation:
         """The probe's outcome (cached per process)."""
@@ -161,10 +177,63 @@ class LocalLauncher:
         fix = "set SANDBOX_ISOLATION=required where bubblewrap works (see the README)"
         return SandboxStatus(self.policy, "rlimits", "backend", True, False, detail, fix, seccomp)
 
-    def launch(self, workspace: Path, limits: SandboxLimits) -> ProcessChannel:
+    def launch(self, workspace: Path, limits: SandboxLimits) -> WorkerChannel:
         status = self.status()
         if not status.available:
             raise SandboxUnavailable(status)
+        fork_server = self._fork_server_for(workspace)
+        if fork_server is not None:
+            try:
+                return fork_server.spawn(workspace.resolve(), limits.tmpfs_mb)
+            except ForkServerError as exc:
+                self._fork_server_failed(exc)
+        return self._start(workspace, limits)
+
+    def _fork_server_for(self, workspace: Path) -> ForkServer | None:
+        if self.workspaces is None or workspace.resolve().parent != self.workspaces:
+            return None
+        if self.isolation().mechanism != "bubblewrap":
+            return None
+        with self._fork_server_lock:
+            failed_at = self._fork_server_failed_at
+            if failed_at is not None and time.monotonic() - failed_at < FORK_SERVER_RETRY_SECONDS:
+                return None
+            if self._fork_server is None:
+                cache = runtime_cache()
+                self._fork_server = ForkServer(
+                    self.isolation(),
+                    self.workspaces,
+                    cache.path if cache else None,
+                    cache.pycache if cache else False,
+                )
+            return self._fork_server
+
+    def _fork_server_failed(self, exc: ForkServerError) -> None:
+        if exc.lasting:
+            logger.warning(
+                "Sandbox: %s. Workers start from scratch instead (seconds each instead of "
+                "milliseconds); they are isolated as before.",
+                exc,
+            )
+        else:
+            logger.warning(
+                "Sandbox: %s. This worker starts from scratch (seconds instead of "
+                "milliseconds); the fork server is tried again in %.0f s.",
+                exc,
+                FORK_SERVER_RETRY_SECONDS,
+            )
+        with self._fork_server_lock:
+            self._fork_server_failed_at = math.inf if exc.lasting else time.monotonic()
+
+    def close(self) -> None:
+        """Stop the fork server, if one runs (its workers end with it)."""
+        with self._fork_server_lock:
+            fork_server, self._fork_server = self._fork_server, None
+        if fork_server is not None:
+            fork_server.close()
+
+    def _start(self, workspace: Path, limits: SandboxLimits) -> ProcessChannel:
+        """A worker started from scratch: bwrap (or the fallback) running a new Python."""
         isolation = self.isolation()
         cache = runtime_cache()
         launch = build_launch(
@@ -272,6 +341,9 @@ class ServiceLauncher:
         with self._lock:
             self._status = (time.monotonic(), status)
         return status
+
+    def close(self) -> None:
+        """Nothing to release: each worker has its own connection."""
 
     def launch(self, workspace: Path, limits: SandboxLimits) -> SocketChannel:
         if not WORKSPACE_NAME.match(workspace.name):

@@ -122,6 +122,13 @@ class ProcessChannel:
         except (OSError, ProtocolError):
             return None
 
+    def write_raw(self, data: bytes) -> None:
+        """Pass bytes on to the worker as they are (the sandbox service relays frames)."""
+        if self.process.stdin is None:
+            raise BrokenPipeError("no worker")
+        self.process.stdin.write(data)
+        self.process.stdin.flush()
+
     def alive(self) -> bool:
         return self.process.poll() is None
 

@@ -146,6 +146,12 @@ def _import_startup_modules() -> None:
         importlib.import_module(name)
 
 
+def preload() -> None:
+    """Import and patch what every worker needs (a fork server does this once for all)."""
+    _import_startup_modules()
+    _patch_smolagents()
+
+
 class WorkerSession:
     """The executor and per-step capture of one worker process."""
 
@@ -167,8 +173,7 @@ class WorkerSession:
         self.step = StepArtifacts(self.workspace, self.workspace, self.max_artifacts)
         self.shown: set[int] = set()  # ids of the objects display()ed in this step
         _seed_matplotlib_cache()
-        _import_startup_modules()
-        _patch_smolagents()
+        preload()
         self._patch_display_hooks()
         warnings.formatwarning = _format_warning
         self.executor = LocalPythonExecutor(
@@ -353,7 +358,12 @@ def _patch_smolagents() -> None:
       write to stdout/stderr form one stream in the order it happened.
     - Filtered "safe" module copies are cached: smolagents rebuilds one on every import
       statement (100-200 ms for scipy or sklearn, on every step).
+
+    Once per process (a forked worker inherits its fork server's patches).
     """
+    if getattr(lpe, "_workbench_patched", False):
+        return
+    lpe._workbench_patched = True  # type: ignore[attr-defined]
     original_evaluate_name = lpe.evaluate_name
     original_evaluate_augassign = lpe.evaluate_augassign
     original_get_safe_module = lpe.get_safe_module
@@ -474,13 +484,27 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--prepare-runtime-cache"]:
         return _prepare_runtime_cache("--bytecode" in argv)
     started = time.perf_counter()
-    with contextlib.suppress(OSError):
-        os.nice(WORKER_NICENESS)
     # The protocol moves to private descriptors; fds 0/1/2 become /dev/null and the capture.
     channel_in, channel_out = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
+    return serve(channel_in, channel_out, started)
+
+
+def serve(channel_in: int, channel_out: int, started: float) -> int:
+    """Configure, import, lock down and answer requests until told to stop.
+
+    Args:
+        channel_in: The descriptor requests arrive on.
+        channel_out: The descriptor replies go out on (may be the same socket).
+        started: perf_counter() when the worker began (for `startup_ms`).
+
+    Returns:
+        The exit status.
+    """
+    with contextlib.suppress(OSError):
+        os.nice(WORKER_NICENESS)
     capture = OutputCapture(os.environ.get("WORKBENCH_OUTPUT_DIR") or tempfile.gettempdir())
     config = read_message(channel_in)
     if config is None:

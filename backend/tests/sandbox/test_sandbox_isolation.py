@@ -6,6 +6,7 @@ The executor's own checks are not trusted here: the code uses what smolagents le
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -20,8 +21,10 @@ from typing import ClassVar
 import pytest
 
 from app.sandbox import LocalLauncher, SandboxLimits, SandboxWorker, StepResult
+from app.sandbox.forkserver import ForkedChannel
 from app.sandbox.isolation import probe
 from app.sandbox.transport import ProcessChannel
+from tests.support.launch_modes import LAUNCH_MODES, worker_started
 
 SECRET = "workbench-test-secret-4f1d9a"
 BACKEND_DIR = Path(__file__).resolve().parents[2]
@@ -50,9 +53,12 @@ def secret_env() -> Iterator[None]:
         yield
 
 
-@pytest.fixture(scope="module")
-def worker(tmp_path_factory: pytest.TempPathFactory, secret_env: None) -> Iterator[SandboxWorker]:
-    with SandboxWorker(tmp_path_factory.mktemp("workspace")) as worker:
+@pytest.fixture(scope="module", params=LAUNCH_MODES)
+def worker(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, secret_env: None
+) -> Iterator[SandboxWorker]:
+    folder = tmp_path_factory.mktemp("workspaces")
+    with worker_started(request.param, folder, SandboxLimits()) as worker:
         yield worker
 
 
@@ -95,6 +101,8 @@ def test_backend_process_is_not_visible(worker: SandboxWorker) -> None:
     result = worker.run(f"import io\nio.open('/proc/{os.getpid()}/status').read()")
     assert result.error is not None
     assert "No such file" in result.error
+    if isinstance(worker._channel, ForkedChannel):
+        return  # the fork server's sandbox: tested in test_fork_server.py
     # Only the sandbox's own processes exist: bubblewrap's init and the worker (whose
     # threads answer at /proc/<tid> too, hence the thread-group ids).
     listing = worker.run(
@@ -190,8 +198,12 @@ def test_no_network(worker: SandboxWorker, http_server: tuple[str, list[str]]) -
 def test_a_killed_worker_is_reported_and_replaced(worker: SandboxWorker) -> None:
     worker.run("earlier = 1")
     channel = worker._channel  # the OOM killer's view: kill the process from outside
-    assert isinstance(channel, ProcessChannel)
-    threading.Timer(0.3, os.killpg, (channel.process.pid, signal.SIGKILL)).start()
+    if isinstance(channel, ForkedChannel):
+        kill = functools.partial(signal.pidfd_send_signal, channel._pidfd, signal.SIGKILL)
+    else:
+        assert isinstance(channel, ProcessChannel)
+        kill = functools.partial(os.killpg, channel.process.pid, signal.SIGKILL)
+    threading.Timer(0.3, kill).start()
     result = worker.run("import time\ntime.sleep(30)")
     assert result.crashed
     assert result.error is not None

@@ -12,24 +12,31 @@ import pytest
 
 from app.sandbox import SandboxLimits, SandboxWorker
 from app.sandbox.worker import WORKER_NICENESS
+from tests.support.launch_modes import LAUNCH_MODES, worker_started
 
 STEP_TIMEOUT = 2.0
 
 
-@pytest.fixture(scope="module")
-def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxWorker]:
+@pytest.fixture(scope="module", params=LAUNCH_MODES)
+def worker(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SandboxWorker]:
     # Shared: tests that kill the worker rely on run() starting a fresh one.
     limits = SandboxLimits(step_timeout_seconds=STEP_TIMEOUT, memory_mb=1024)
-    with SandboxWorker(tmp_path_factory.mktemp("workspace"), limits=limits) as worker:
+    folder = tmp_path_factory.mktemp("workspaces")
+    with worker_started(request.param, folder, limits) as worker:
         yield worker
 
 
-@pytest.fixture(scope="module")
-def roomy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxWorker]:
+@pytest.fixture(scope="module", params=LAUNCH_MODES)
+def roomy(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SandboxWorker]:
     # No tight time limit: on a busy machine a limit must be reached by what it measures,
     # never by a step that merely ran slowly.
     limits = SandboxLimits(step_timeout_seconds=600, memory_mb=1024, disk_mb=32)
-    with SandboxWorker(tmp_path_factory.mktemp("workspace"), limits=limits) as worker:
+    folder = tmp_path_factory.mktemp("workspaces")
+    with worker_started(request.param, folder, limits) as worker:
         yield worker
 
 
@@ -125,10 +132,12 @@ def test_the_system_call_filter_is_on_for_every_thread(roomy: SandboxWorker) -> 
     assert "Seccomp:\t2" in status
 
 
-def test_cpu_time_limit_ends_the_worker(tmp_path: Path) -> None:
-    # Start-up uses about a second of CPU; a C-level busy loop uses up the rest.
+@pytest.mark.parametrize("mode", LAUNCH_MODES)
+def test_cpu_time_limit_ends_the_worker(tmp_path: Path, mode: str) -> None:
+    # Start-up uses about a second of CPU (none when forked); a C-level busy loop uses up
+    # the rest.
     limits = SandboxLimits(cpu_seconds=3, step_timeout_seconds=60)
-    with SandboxWorker(tmp_path, limits=limits) as worker:
+    with worker_started(mode, tmp_path, limits) as worker:
         worker.run("earlier = 1")
         result = worker.run("sum(range(10**12))")
         assert result.crashed

@@ -47,8 +47,21 @@ def ask_service(path: Path, message: dict[str, object]) -> dict[str, object] | N
 
 
 def workers_of(service: SandboxServiceProcess) -> list[psutil.Process]:
+    """The service's worker processes (not bubblewrap's, nor the fork server itself)."""
     assert service.process is not None
-    return psutil.Process(service.process.pid).children(recursive=True)
+    workers = []
+    for process in psutil.Process(service.process.pid).children(recursive=True):
+        try:
+            parent = process.parent()
+            if process.name() == "bwrap":
+                continue
+            fork_server = "app.sandbox.zygote" in " ".join(process.cmdline())
+            if fork_server and parent is not None and parent.name() == "bwrap":
+                continue
+        except psutil.NoSuchProcess:
+            continue
+        workers.append(process)
+    return workers
 
 
 def test_the_probe_health_checks_use_says_whether_it_answers(

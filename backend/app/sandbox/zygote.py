@@ -1,0 +1,301 @@
+"""The fork server: `python -m app.sandbox.zygote`, inside bubblewrap, one per backend.
+
+A worker started from nothing spends seconds of CPU importing Python, pandas, matplotlib,
+plotly and smolagents; fifty sessions starting at once on two cores wait a minute for
+that alone. The fork server imports all of it once and forks a worker per session in
+milliseconds. It never runs analysis code itself.
+
+It runs in the same bubblewrap sandbox as a worker (no network, read-only runtime, no
+secrets in its environment), except that every session's workspace folder is bound at
+`/run/workbench-workspaces` and it may create user namespaces. Each worker it forks is
+isolated from it and from the others before any of its code is read:
+
+    fork server --fork--> keeper: new user, mount, pid, net, ipc and uts namespaces;
+                          its own workspace bound at /workspace, the folder of all
+                          workspaces covered by an empty read-only tmpfs, fresh /tmp,
+                          /dev/shm and output tmpfs; no new user namespaces below it
+        keeper --fork--> init: pid 1 of the new pid namespace (the keeper exits)
+          init --fork--> worker: no capabilities, not dumpable (no /proc/<pid>/root for
+                          anybody), then the usual worker: resource limits, executor,
+                          system-call filter (which refuses mount, unshare, fork and exec)
+
+The init waits for its worker and reports how it ended; when it dies, so does the worker.
+Requests arrive on the control socket (SOCK_SEQPACKET; its descriptor in
+WORKBENCH_CONTROL_FD) as one JSON object with two descriptors: the worker's channel (a
+stream socket, on which the backend then speaks the worker protocol) and the write end of a
+pipe for the exit status:
+
+    backend -> fork server: {"workspace": "<folder name>", "tmpfs_mb": [tmp, shm]} + 2 fds
+    init -> backend, on the channel:   b"P" + a pidfd of the worker (SCM_RIGHTS), or
+                                       b"E" + why the worker could not be started
+    init -> backend, on the pipe:      the worker's exit status (Popen's convention)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import socket
+import sys
+import time
+import traceback
+from typing import Any
+
+from app.sandbox.isolation import (
+    OUTPUT_INSIDE,
+    OUTPUT_MB,
+    WORKSPACE_INSIDE,
+    WORKSPACE_NAME,
+    WORKSPACES_INSIDE,
+)
+
+KEEPER_FAILED = 70
+
+# <sched.h>, <sys/mount.h>, <linux/prctl.h>, <linux/capability.h>
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY = 0x1
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+MS_NOEXEC = 0x8
+MS_BIND = 0x1000
+MS_REC = 0x4000
+MS_PRIVATE = 0x40000
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        number = ctypes.get_errno()
+        raise OSError(number, f"{what}: {os.strerror(number)}")
+
+
+def _mount(source: str | None, target: str, kind: str | None, flags: int, data: str = "") -> None:
+    _check(
+        _libc.mount(
+            source.encode() if source else None,
+            target.encode(),
+            kind.encode() if kind else None,
+            ctypes.c_ulong(flags),
+            data.encode() if data else None,
+        ),
+        f"mount {target}",
+    )
+
+
+def _prctl(option: int, value: int) -> None:
+    _check(_libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0), f"prctl {option}")
+
+
+def _drop_capabilities() -> None:
+    header = _CapHeader(LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    _check(_libc.capset(ctypes.byref(header), data), "capset")
+
+
+def _tmpfs(target: str, megabytes: int) -> None:
+    _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"size={megabytes << 20},mode=1777")
+
+
+def _isolate(workspace: str, tmpfs_mb: tuple[int, int]) -> None:
+    """Namespaces and mounts of the keeper (and so of its worker): see the module docstring."""
+    _enter_namespaces()
+    _mount(f"{WORKSPACES_INSIDE}/{workspace}", WORKSPACE_INSIDE, None, MS_BIND | MS_REC)
+    # Every other session's folder disappears under an empty, read-only tmpfs. The mount
+    # beneath is locked to this namespace: nobody here can take the cover off.
+    cover = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
+    _mount("tmpfs", WORKSPACES_INSIDE, "tmpfs", cover, "size=4k")
+    _tmpfs("/tmp", tmpfs_mb[0])
+    _tmpfs("/dev/shm", tmpfs_mb[1])
+    _tmpfs(OUTPUT_INSIDE, OUTPUT_MB)
+    # No user namespaces below this one (the worker's system-call filter refuses them too).
+    with contextlib.suppress(OSError), open("/proc/sys/user/max_user_namespaces", "w") as file:
+        file.write("0")
+
+
+def _enter_namespaces() -> None:
+    uid, gid = os.getuid(), os.getgid()
+    flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC
+    _check(_libc.unshare(flags | CLONE_NEWUTS), "unshare")
+    # Writing our own maps needs /proc/self owned by us (the fork server is not dumpable).
+    _prctl(PR_SET_DUMPABLE, 1)
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1")):
+        with open(f"/proc/self/{name}", "w") as file:
+            file.write(text)
+    with open("/proc/self/gid_map", "w") as file:
+        file.write(f"{gid} {gid} 1")
+    _prctl(PR_SET_DUMPABLE, 0)
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+
+
+def _self_test() -> str | None:
+    """Why workers cannot be isolated here (no nested user namespaces, say), or None."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        code = 0
+        try:
+            _enter_namespaces()
+            _tmpfs("/tmp", 1)
+        except BaseException as exc:
+            os.write(write, f"{type(exc).__name__}: {exc}".encode())
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        reason = pipe.read().decode("utf-8", "replace")
+    _, wait_status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(wait_status) != 0:
+        return reason or f"the test ended with status {os.waitstatus_to_exitcode(wait_status)}"
+    return None
+
+
+def _only_descriptors(keep: set[int]) -> None:
+    """Close every inherited descriptor but these; 0, 1 and 2 become /dev/null."""
+    low = 3
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 16)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def _become_worker(channel: int, started: float) -> int:
+    """The worker: shed what is left and serve the backend."""
+    from app.sandbox import worker
+
+    os.chdir(WORKSPACE_INSIDE)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:  # fork copies the global generator's state: each worker its own
+        numpy.random.seed()
+    _drop_capabilities()
+    return worker.serve(channel, channel, started)
+
+
+def _keep(request: dict[str, Any], channel: int, status: int) -> int:
+    """The keeper: isolate, fork the namespace's init, and go (the fork server reaps it)."""
+    started = time.perf_counter()
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    _only_descriptors({channel, status})
+    try:
+        workspace = str(request.get("workspace"))
+        if not WORKSPACE_NAME.match(workspace):
+            raise ValueError(f"not a workspace folder name: {workspace!r}")
+        tmp_mb, shm_mb = (int(mb) for mb in request.get("tmpfs_mb") or (64, 16))
+        _isolate(workspace, (tmp_mb, shm_mb))
+        if os.fork() == 0:
+            code = KEEPER_FAILED
+            try:
+                code = _init(channel, status, started)
+            finally:
+                os._exit(code)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.write(channel, b"E" + traceback.format_exc(limit=3).encode()[-4000:])
+        return KEEPER_FAILED
+    return 0
+
+
+def _init(channel: int, status: int, started: float) -> int:
+    """Pid 1 of the new namespace: fork the worker, hand the backend its pidfd, report its
+    end. (The worker itself must not be pid 1: the kernel drops signals such as SIGXCPU,
+    the CPU-time limit's, that pid 1 has no handler for.)"""
+    pid = os.fork()
+    if pid == 0:
+        os.close(status)
+        code = 1
+        try:
+            _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            code = _become_worker(channel, started)
+        finally:
+            os._exit(code)
+    pidfd = os.pidfd_open(pid)
+    with socket.socket(fileno=channel) as sock:
+        socket.send_fds(sock, [b"P"], [pidfd])
+    os.close(pidfd)
+    _, wait_status = os.waitpid(pid, 0)
+    os.write(status, str(os.waitstatus_to_exitcode(wait_status)).encode())
+    return 0
+
+
+def _reap(*_: Any) -> None:
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+
+
+def _spawn(message: bytes, fds: list[int]) -> None:
+    if len(fds) != 2:
+        for fd in fds:
+            os.close(fd)
+        return
+    channel, status = fds
+    try:
+        request = json.loads(message)
+        pid = os.fork()
+    except (ValueError, OSError) as exc:
+        with contextlib.suppress(OSError):
+            os.write(channel, b"E" + f"{type(exc).__name__}: {exc}".encode())
+        pid = -1
+    if pid == 0:
+        code = KEEPER_FAILED
+        try:
+            code = _keep(request, channel, status)
+        finally:
+            os._exit(code)
+    os.close(channel)
+    os.close(status)
+
+
+def main() -> int:
+    """Load the libraries, say ready, then fork a worker per request until the backend goes."""
+    _prctl(PR_SET_DUMPABLE, 0)  # nobody may look into /proc/<our pid>: we see every workspace
+    control = socket.socket(fileno=int(os.environ.pop("WORKBENCH_CONTROL_FD")))
+    from app.sandbox import worker
+
+    worker.preload()
+    reason = _self_test()
+    if reason is not None:
+        control.send(json.dumps({"type": "unusable", "error": reason}).encode())
+        return 1
+    signal.signal(signal.SIGCHLD, _reap)
+    control.send(json.dumps({"type": "ready"}).encode())
+    while True:
+        message, fds, _, _ = socket.recv_fds(control, 1 << 16, 2)
+        if not message:
+            return 0
+        _spawn(message, fds)
+
+
+if __name__ == "__main__":
+    status = main()
+    sys.stderr.flush()
+    os._exit(status)
