@@ -137,6 +137,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         docs_url=None,
         redoc_url=None,
         lifespan=lifespan,
+        # FastAPI's OpenTelemetry hooks look up the global providers (environment variables
+        # included) on every request; nothing here exports traces, metrics or logs by OTel.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.settings = settings
     install_error_handlers(app)

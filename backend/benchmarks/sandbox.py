@@ -6,12 +6,13 @@ Prints median and p90 of:
 - a cold start: spawn + imports + first trivial step, target <= 1.5 s.
 
     cd backend && uv run python -m benchmarks.sandbox [--warm 200] [--cold 5]
-        [--mode local|service|none|all]
+        [--mode local|forked|service|none|all]
 
 Modes: "local" (workers started by this process under bubblewrap and the system-call
-filter, as `make run` does), "service" (the same workers started by a separate
+filter, each a new Python), "forked" (the same isolation, workers forked by the fork
+server, as `make run` does), "service" (the same workers started by a separate
 `python -m app.sandbox.service` process over its Unix socket, as docker compose does), and
-"none" (SANDBOX_ISOLATION=none: limits and the filter only). The default runs all three.
+"none" (SANDBOX_ISOLATION=none: limits and the filter only). The default runs all four.
 """
 
 from __future__ import annotations
@@ -74,6 +75,9 @@ def measure(
         raise SystemExit(f"{label}: no sandbox: {status.detail}. Fix: {status.fix}")
     print(f"\n[{label}] {status.mechanism} via {status.location}: {status.detail}")
     print(f"probe + runtime cache: {(time.perf_counter() - started) * 1000:.0f} ms (once)")
+    with SandboxWorker(workspace, launcher=launcher) as first:
+        first_ms = time_ms(lambda: checked(first, "1 + 1"))
+    print(f"first start: {first_ms:.0f} ms (once; it starts the fork server where there is one)")
     cold = []
     for _ in range(cold_n):
         worker = SandboxWorker(workspace, launcher=launcher)
@@ -100,9 +104,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--warm", type=int, default=200, help="warm steps to time")
     parser.add_argument("--cold", type=int, default=5, help="cold starts to time")
-    parser.add_argument("--mode", choices=("local", "service", "none", "all"), default="all")
+    parser.add_argument(
+        "--mode", choices=("local", "forked", "service", "none", "all"), default="all"
+    )
     args = parser.parse_args()
-    modes = ("local", "service", "none") if args.mode == "all" else (args.mode,)
+    modes = ("local", "forked", "service", "none") if args.mode == "all" else (args.mode,)
     with tempfile.TemporaryDirectory(prefix="workbench-bench-") as folder:
         root = Path(folder)
         for mode in modes:
@@ -114,6 +120,15 @@ def main() -> None:
                     measure(mode, service.launcher(), workspace, args.warm, args.cold)
                 finally:
                     service.stop()
+                continue
+            if mode == "forked":
+                workspace = root / "workspaces" / "bench"
+                workspace.mkdir(parents=True)
+                launcher = LocalLauncher("required", workspaces=workspace.parent)
+                try:
+                    measure(mode, launcher, workspace, args.warm, args.cold)
+                finally:
+                    launcher.close()
                 continue
             workspace = root / mode
             workspace.mkdir()

@@ -120,6 +120,7 @@ def test_the_sandbox_gets_no_secret_and_no_kubernetes_credentials() -> None:
     assert names == {
         "SANDBOX_ISOLATION",
         "SANDBOX_SERVICE_MAX_WORKERS",
+        "SANDBOX_FORK_SERVER",
         "LOG_LEVEL",
         "WORKBENCH_SANDBOX_CACHE",
     }

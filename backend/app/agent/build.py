@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import contextlib
+import copy
+import functools
+import importlib.resources
 import io
 import logging
 import threading
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import litellm
+import yaml
 from rich.console import Console
 from smolagents import CodeAgent, LiteLLMModel
 from smolagents.agent_types import handle_agent_output_types
-from smolagents.agents import ActionOutput, FinalAnswerStep
+from smolagents.agents import ActionOutput, FinalAnswerStep, PromptTemplates
 from smolagents.local_python_executor import fix_final_answer_code
 from smolagents.memory import ActionStep, MemoryStep, PlanningStep, SystemPromptStep, ToolCall
 from smolagents.models import (
@@ -41,6 +45,11 @@ from app.sandbox.interface import CodeForApproval, UserQuestion
 
 # LiteLLM would otherwise print its own hints ("Give Feedback / Get Help") to stdout.
 litellm.suppress_debug_info = True
+# At the end of every streamed reply LiteLLM runs its logging callbacks on a new event loop
+# (asyncio.run: a selector and a socket pair made and closed per model call): a sixth of
+# the backend's CPU with 50 runs at once. No callback is registered here: token counts come
+# from the stream itself and costs from our own price lookup (see `_usage`, `calls.py`).
+litellm.disable_streaming_logging = True
 
 log = logging.getLogger(__name__)
 # What the model reads back of a reply that had no code (the rest is of no use to it and
@@ -553,6 +562,14 @@ def call_limits(settings: Settings, model_id: str) -> CallLimits:
     )
 
 
+@functools.cache
+def _code_agent_templates() -> dict[str, Any]:
+    """smolagents' CodeAgent prompt templates, parsed once (CodeAgent parses its YAML file
+    on every construction: a few milliseconds of CPU per run, a lot with many at once)."""
+    text = importlib.resources.files("smolagents.prompts").joinpath("code_agent.yaml").read_text()
+    return cast(dict[str, Any], yaml.safe_load(text))
+
+
 def create_agent(
     *,
     model: LiteLLMModel,
@@ -567,6 +584,7 @@ def create_agent(
 ) -> WorkbenchAgent:
     return WorkbenchAgent(
         system_prompt=system_prompt,
+        prompt_templates=cast(PromptTemplates, copy.deepcopy(_code_agent_templates())),
         limits=limits,
         planning_interval=planning_interval or None,
         final_answer_checks=final_answer_checks,

@@ -844,12 +844,16 @@ class RunOrchestrator:
 
         thread = threading.Thread(target=drive, name=f"agent-{run.id}", daemon=True)
         thread.start()
+        held: tuple[str, Any] | None = None  # taken from the queue while joining text pieces
         try:
             while True:
-                try:
-                    kind, payload = await asyncio.wait_for(queue.get(), CANCEL_POLL_SECONDS)
-                except TimeoutError:
-                    kind, payload = "tick", None
+                if held is not None:
+                    (kind, payload), held = held, None
+                else:
+                    try:
+                        kind, payload = await asyncio.wait_for(queue.get(), CANCEL_POLL_SECONDS)
+                    except TimeoutError:
+                        kind, payload = "tick", None
                 if live.stop.is_set():  # cancelled here or on another replica (_watch_cancels)
                     raise RunCancelled
                 if recorder.live_log_error is not None:
@@ -857,6 +861,8 @@ class RunOrchestrator:
                     # events are in the database, where streams follow them meanwhile).
                     raise recorder.live_log_error
                 if kind == "item":
+                    if isinstance(payload, ChatMessageStreamDelta):
+                        payload, held = _join_waiting_pieces(payload, queue)
                     await translator.handle(payload)
                 elif kind == "result":
                     await translator.step_result(payload)
@@ -1278,6 +1284,33 @@ def _answer_in_memory(steps: list[Any], pending: dict[str, Any], answer: str) ->
                 else f"{observations}\n{said}".strip()
             )
             step.action_output = answer
+
+
+def _join_waiting_pieces(
+    delta: ChatMessageStreamDelta, queue: asyncio.Queue[tuple[str, Any]]
+) -> tuple[ChatMessageStreamDelta, tuple[str, Any] | None]:
+    """The model's text pieces already waiting in the queue, joined into one `model.delta`.
+
+    Nothing waits for more: with few runs each piece goes out alone as it comes; with many,
+    the pieces that queued up while the event loop served other runs go out as one event
+    instead of one each (every event is a Redis write, a read per follower and a database
+    row).
+
+    Returns:
+        The joined piece, and the first queued entry that was not a piece (to handle next).
+    """
+    texts = [delta.content or ""]
+    while True:
+        try:
+            entry = queue.get_nowait()
+        except asyncio.QueueEmpty:
+            entry = None
+        kind, item = entry if entry is not None else ("", None)
+        if kind != "item" or not isinstance(item, ChatMessageStreamDelta) or item.tool_calls:
+            if len(texts) == 1:
+                return delta, entry
+            return ChatMessageStreamDelta(content="".join(texts)), entry
+        texts.append(item.content or "")
 
 
 class StepTranslator:

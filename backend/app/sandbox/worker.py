@@ -152,6 +152,13 @@ def preload() -> None:
     _patch_smolagents()
 
 
+def warm_safe_modules() -> None:
+    """Build the executor's safe copies of the start-up modules (see `_patch_smolagents`)
+    now: a fork server does, so that no forked worker spends its first import on them."""
+    for name in STARTUP_MODULES:
+        lpe.get_safe_module(importlib.import_module(name), [])
+
+
 class WorkerSession:
     """The executor and per-step capture of one worker process."""
 

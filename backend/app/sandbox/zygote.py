@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import json
 import os
 import signal
@@ -282,11 +283,15 @@ def main() -> int:
     from app.sandbox import worker
 
     worker.preload()
+    worker.warm_safe_modules()
     reason = _self_test()
     if reason is not None:
         control.send(json.dumps({"type": "unusable", "error": reason}).encode())
         return 1
     signal.signal(signal.SIGCHLD, _reap)
+    # What is loaded now stays out of the garbage collector's sight: a collection in a
+    # worker would otherwise write to every object's header and so copy every page.
+    gc.freeze()
     control.send(json.dumps({"type": "ready"}).encode())
     while True:
         message, fds, _, _ = socket.recv_fds(control, 1 << 16, 2)
