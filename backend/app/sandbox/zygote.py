@@ -40,6 +40,7 @@ import json
 import os
 import signal
 import socket
+import stat
 import sys
 import time
 import traceback
@@ -51,6 +52,7 @@ from app.sandbox.isolation import (
     WORKSPACE_INSIDE,
     WORKSPACE_NAME,
     WORKSPACES_INSIDE,
+    python_roots,
 )
 
 KEEPER_FAILED = 70
@@ -66,6 +68,7 @@ MS_RDONLY = 0x1
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
 MS_NOEXEC = 0x8
+MS_REMOUNT = 0x20
 MS_BIND = 0x1000
 MS_REC = 0x4000
 MS_PRIVATE = 0x40000
@@ -121,15 +124,33 @@ def _tmpfs(target: str, megabytes: int) -> None:
     _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"size={megabytes << 20},mode=1777")
 
 
+def _fresh_tmp(megabytes: int) -> None:
+    """An empty /tmp of our own. Parts of the Python runtime that live under /tmp (a
+    checkout or a virtualenv there) are bound again on top of it, read-only, as bubblewrap
+    binds them on top of its own /tmp: libraries not imported yet are read from there."""
+    runtime = [root for root in python_roots() if root.startswith("/tmp/")]
+    held = [os.open(root, os.O_PATH | os.O_DIRECTORY) for root in runtime]
+    _tmpfs("/tmp", megabytes)
+    for root, fd in zip(runtime, held, strict=True):
+        os.makedirs(root, exist_ok=True)
+        _mount(f"/proc/self/fd/{fd}", root, None, MS_BIND | MS_REC)
+        _mount(None, root, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        os.close(fd)
+
+
 def _isolate(workspace: str, tmpfs_mb: tuple[int, int]) -> None:
     """Namespaces and mounts of the keeper (and so of its worker): see the module docstring."""
+    folder = f"{WORKSPACES_INSIDE}/{workspace}"
+    # A bind mount follows links: the folder must be one (only the backend makes them).
+    if not stat.S_ISDIR(os.lstat(folder).st_mode):
+        raise ValueError(f"{workspace!r} is not a workspace folder")
     _enter_namespaces()
-    _mount(f"{WORKSPACES_INSIDE}/{workspace}", WORKSPACE_INSIDE, None, MS_BIND | MS_REC)
+    _mount(folder, WORKSPACE_INSIDE, None, MS_BIND | MS_REC)
     # Every other session's folder disappears under an empty, read-only tmpfs. The mount
     # beneath is locked to this namespace: nobody here can take the cover off.
     cover = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
     _mount("tmpfs", WORKSPACES_INSIDE, "tmpfs", cover, "size=4k")
-    _tmpfs("/tmp", tmpfs_mb[0])
+    _fresh_tmp(tmpfs_mb[0])
     _tmpfs("/dev/shm", tmpfs_mb[1])
     _tmpfs(OUTPUT_INSIDE, OUTPUT_MB)
     # No user namespaces below this one (the worker's system-call filter refuses them too).
@@ -161,7 +182,11 @@ def _self_test() -> str | None:
         code = 0
         try:
             _enter_namespaces()
-            _tmpfs("/tmp", 1)
+            _mount(WORKSPACES_INSIDE, WORKSPACE_INSIDE, None, MS_BIND | MS_REC)
+            _fresh_tmp(1)
+            for root in python_roots():  # the runtime is still all there
+                if not os.listdir(root):
+                    raise RuntimeError(f"{root} looks empty to a forked worker")
         except BaseException as exc:
             os.write(write, f"{type(exc).__name__}: {exc}".encode())
             code = 1

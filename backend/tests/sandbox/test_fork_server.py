@@ -91,6 +91,22 @@ def test_forked_workers_see_only_their_own_session(launcher: LocalLauncher, tmp_
         assert sorted(p.name for p in tmp_path.iterdir()) == ["alice", "bob"]
 
 
+def test_a_forked_worker_imports_what_the_fork_server_had_not_loaded(
+    launcher: LocalLauncher, tmp_path: Path
+) -> None:
+    # The worker's /tmp is new: where the runtime itself lives under /tmp (a checkout or a
+    # virtualenv there, as in CI), it must still be readable beneath it.
+    with session(launcher, tmp_path, "s1") as worker:
+        fitted = worker.run(
+            "from sklearn.linear_model import LinearRegression\n"
+            "import scipy.stats\n"
+            "round(float(LinearRegression().fit([[0], [1], [2]], [1, 3, 5]).coef_[0]), 3)"
+        )
+        assert fitted.error is None
+        assert fitted.output == "2.0"
+        assert isinstance(worker._channel, ForkedChannel)
+
+
 def test_a_forked_worker_has_no_capabilities_and_its_filter(
     launcher: LocalLauncher, tmp_path: Path
 ) -> None:
