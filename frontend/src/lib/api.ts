@@ -6,11 +6,20 @@ import { filenameFromContentDisposition } from './content-disposition';
 export class ApiError extends Error {
   status: number;
   code: string | null;
-  constructor(status: number, detail: string, code: string | null = null) {
+  /** Seconds the server asked us to wait before asking again (its Retry-After header). */
+  retryAfter: number | null;
+  constructor(status: number, detail: string, code: string | null = null, retryAfter: number | null = null) {
     super(detail);
     this.status = status;
     this.code = code;
+    this.retryAfter = retryAfter;
   }
+}
+
+/** Retry-After in seconds (the HTTP-date form is not used by this server). */
+export function retryAfterOf(res: Response): number | null {
+  const value = Number(res.headers.get('Retry-After'));
+  return res.headers.has('Retry-After') && Number.isFinite(value) && value >= 0 ? value : null;
 }
 
 export function detailOf(body: unknown, status: number): string {
@@ -82,7 +91,7 @@ export async function authFetch(url: string, init: RequestInit = {}): Promise<Re
       /* not JSON */
     }
     if (res.status === 401) handleUnauthorized(token, body);
-    throw new ApiError(res.status, detailOf(body, res.status), codeOf(body));
+    throw new ApiError(res.status, detailOf(body, res.status), codeOf(body), retryAfterOf(res));
   }
   return res;
 }

@@ -1,10 +1,10 @@
 import { QueryObserver } from '@tanstack/react-query';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { authFetch } from '@/lib/api';
+import { ApiError, authFetch } from '@/lib/api';
 import { queryClient } from '@/lib/query-client';
 import { runKeys } from './queries';
 import { useRunStore } from './run-store';
-import { startQuery } from './run-stream';
+import { BUSY_RETRIES, startQuery } from './run-stream';
 
 vi.mock('@/lib/api', async (original) => ({
   ...(await original<typeof import('@/lib/api')>()),
@@ -50,5 +50,37 @@ describe('a run that finishes', () => {
     historyBack({ items: [{ id: R }] });
     await vi.waitFor(() => expect(useRunStore.getState().live[S]).toBeUndefined());
     stop();
+  });
+});
+
+describe('a busy server', () => {
+  const busy = () =>
+    new ApiError(503, 'The server is busy (all database connections are in use); try again shortly.', 'server_busy', 0);
+
+  it('is asked again after its Retry-After, and the question goes through', async () => {
+    vi.mocked(authFetch)
+      .mockReset()
+      .mockRejectedValueOnce(busy())
+      .mockRejectedValueOnce(busy())
+      .mockResolvedValueOnce(
+        sse([
+          ['run.started', { query: 'Total revenue?', model: 'm' }],
+          ['run.finished', { status: 'succeeded', final_answer: '42', duration_ms: 5, tokens_in: 1, tokens_out: 1 }],
+        ]),
+      );
+    await startQuery(S, { query: 'Total revenue?' });
+    expect(authFetch).toHaveBeenCalledTimes(3);
+    expect(useRunStore.getState().runs[R].status).toBe('succeeded');
+  });
+
+  it('says so once it stays busy, and other errors are not asked again', async () => {
+    vi.mocked(authFetch).mockReset().mockRejectedValue(busy());
+    await expect(startQuery(S, { query: 'Total revenue?' })).rejects.toThrow('The server is busy');
+    expect(authFetch).toHaveBeenCalledTimes(BUSY_RETRIES + 1);
+    expect(useRunStore.getState().sending[S]).toBeUndefined();
+
+    vi.mocked(authFetch).mockReset().mockRejectedValue(new ApiError(503, 'No sandbox here.', 'sandbox_unavailable', 5));
+    await expect(startQuery(S, { query: 'Total revenue?' })).rejects.toThrow('No sandbox here.');
+    expect(authFetch).toHaveBeenCalledTimes(1);
   });
 });

@@ -99,6 +99,28 @@ async function follow(sessionId: string, runId: string, ac: AbortController) {
   if (!ac.signal.aborted) void onFinished(sessionId, runId);
 }
 
+/** How often a question answered "the server is busy" (503 server_busy) is asked again. */
+export const BUSY_RETRIES = 3;
+const BUSY_WAIT_MAX_MS = 10_000;
+
+/** POST /sessions/{id}/query, asked again after the server's Retry-After while it says it is busy. */
+async function postQuery(sessionId: string, body: object, signal: AbortSignal): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await authFetch(`/api/v1/sessions/${sessionId}/query`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+        body: JSON.stringify(body),
+        signal,
+      });
+    } catch (e) {
+      const busy = e instanceof ApiError && e.status === 503 && e.code === 'server_busy' && e.retryAfter !== null;
+      if (!busy || attempt >= BUSY_RETRIES) throw e;
+      await sleep(Math.min(e.retryAfter! * 1000, BUSY_WAIT_MAX_MS), signal);
+    }
+  }
+}
+
 /** Starts a query (POST /sessions/{id}/query) and streams it; falls back to re-attaching if the stream breaks. */
 export async function startQuery(sessionId: string, body: { query: string; file_ids?: string[]; model?: string | null }) {
   const store = useRunStore.getState();
@@ -106,12 +128,7 @@ export async function startQuery(sessionId: string, body: { query: string; file_
   const ac = new AbortController();
   let runId: string | null = null;
   try {
-    const res = await authFetch(`/api/v1/sessions/${sessionId}/query`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
-      body: JSON.stringify(body),
-      signal: ac.signal,
-    });
+    const res = await postQuery(sessionId, body, ac.signal);
     runId = await consume(res, sessionId, null, (id) => {
       runId = id;
       controllers.set(id, ac);
