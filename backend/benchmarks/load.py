@@ -16,6 +16,7 @@ against the pool's bound.
 Targets: every run succeeds; /healthz p99 <= 100 ms; workers never above the bound.
 
     cd backend && uv run python -m benchmarks.load [--sizes 1,50,200] [--delay 0.2]
+        [--max-workers N] [--no-fork-server]
 """
 
 from __future__ import annotations
@@ -242,6 +243,12 @@ def main() -> None:
     parser.add_argument(
         "--max-workers", type=int, help="SANDBOX_MAX_WORKERS (default: from memory)"
     )
+    parser.add_argument(
+        "--fork-server",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="SANDBOX_FORK_SERVER: fork workers (default) or start each as a new Python",
+    )
     args = parser.parse_args()
     sizes = [int(n) for n in args.sizes.split(",")]
 
@@ -276,6 +283,7 @@ def main() -> None:
         }
         if args.max_workers:
             env["SANDBOX_MAX_WORKERS"] = str(args.max_workers)
+        env["SANDBOX_FORK_SERVER"] = "true" if args.fork_server else "false"
         replica = BackendProcess(folder, env).start()
         try:
             replica.wait_ready()
@@ -293,7 +301,8 @@ def main() -> None:
             )
             print(
                 f"backend pid {backend.pid}; sandbox {sandbox['mechanism']}; pool bound: "
-                f"{bound}; model {args.delay * 1000:.0f} ms per answer; {USERS} users"
+                f"{bound}; workers {'forked' if args.fork_server else 'each a new Python'}; "
+                f"model {args.delay * 1000:.0f} ms per answer; {USERS} users"
             )
             tokens = users(url)
             sampler = Sampler(url, psutil.Process(backend.pid))
