@@ -150,6 +150,36 @@ def preload() -> None:
     """Import and patch what every worker needs (a fork server does this once for all)."""
     _import_startup_modules()
     _patch_smolagents()
+    _patch_display_hooks()
+
+
+# The process's session, once created: the display hooks show to it.
+_session: WorkerSession | None = None
+
+
+def _show_figure(figure: Any, *args: Any, **kwargs: Any) -> None:
+    if _session is not None:
+        _session.display(figure)
+
+
+def _show_pyplot(*args: Any, **kwargs: Any) -> None:
+    if _session is not None:
+        _session.capture_pyplot_figures()
+
+
+def _patch_display_hooks() -> None:
+    """Nothing may try to open a browser or a window: showing means "make an artifact".
+
+    Patched before any step imports them (and before a fork server builds the executor's
+    module copies), so smolagents' copies of these modules hold the patched functions.
+    """
+    import matplotlib.figure
+    import matplotlib.pyplot
+    import plotly.io
+
+    plotly.io.show = _show_figure
+    matplotlib.pyplot.show = _show_pyplot
+    matplotlib.figure.Figure.show = _show_figure  # type: ignore[method-assign,assignment]
 
 
 def warm_safe_modules() -> None:
@@ -181,7 +211,8 @@ class WorkerSession:
         self.shown: set[int] = set()  # ids of the objects display()ed in this step
         _seed_matplotlib_cache()
         preload()
-        self._patch_display_hooks()
+        global _session
+        _session = self  # what the display hooks show to (see _patch_display_hooks)
         warnings.formatwarning = _format_warning
         self.executor = LocalPythonExecutor(
             additional_authorized_imports=list(config["authorized_imports"]),
@@ -199,19 +230,6 @@ class WorkerSession:
         """The working directory, read afresh: a spare worker's folder is renamed to its
         session's when the session takes it (without bubblewrap the path changes)."""
         return Path.cwd()
-
-    def _patch_display_hooks(self) -> None:
-        import matplotlib.figure
-        import matplotlib.pyplot
-        import plotly.io
-
-        # Nothing may try to open a browser or a window: showing means "make an artifact".
-        # Patched before any step imports them, so smolagents' module copies see the patch.
-        plotly.io.show = lambda figure, *args, **kwargs: self.display(figure)
-        matplotlib.pyplot.show = lambda *args, **kwargs: self.capture_pyplot_figures()
-        matplotlib.figure.Figure.show = (  # type: ignore[method-assign]
-            lambda figure, *args, **kwargs: self.display(figure)
-        )
 
     def display(self, *objects: Any) -> None:
         """Show objects to the user: charts and tables become artifacts, the rest is printed.

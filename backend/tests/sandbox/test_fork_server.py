@@ -107,6 +107,23 @@ def test_a_forked_worker_imports_what_the_fork_server_had_not_loaded(
         assert isinstance(worker._channel, ForkedChannel)
 
 
+def test_a_chart_shown_in_a_forked_worker_is_shown_where_the_code_shows_it(
+    launcher: LocalLauncher, tmp_path: Path
+) -> None:
+    # The fork server builds the executor's copies of pyplot & co. before forking: they
+    # must hold the showing hooks, or plt.show() would do nothing and the chart would only
+    # turn up, out of order, at the end of the step.
+    with session(launcher, tmp_path, "s1") as worker:
+        shown = worker.run(
+            "import matplotlib.pyplot as plt\nimport pandas as pd\n"
+            "plt.plot([1, 2, 3], [3, 1, 2])\nplt.show()\n"
+            "display(pd.DataFrame({'a': [1, 2]}))"
+        )
+        assert shown.error is None
+        assert [a.kind for a in shown.artifacts] == ["image", "table", "file"]
+        assert isinstance(worker._channel, ForkedChannel)
+
+
 def test_a_forked_worker_has_no_capabilities_and_its_filter(
     launcher: LocalLauncher, tmp_path: Path
 ) -> None:
