@@ -14,6 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
 
 FINAL_EVENT = "run.finished"
 HEARTBEAT_SECONDS = 10.0  # the contract asks for one at least every 15 s
@@ -27,13 +31,20 @@ POOL_WAIT_SECONDS = 20.0
 
 
 def redis_pool(url: str, size: int, socket_timeout: float) -> Redis:
-    """A client whose pool holds at most `size` connections and waits when they are busy."""
+    """A client whose pool holds at most `size` connections and waits when they are busy.
+
+    A command on a pooled connection that the server (or something between) has closed
+    meanwhile is sent once more on a new connection, instead of failing the run that sent
+    it; Redis being down still fails within a moment.
+    """
     pool = BlockingConnectionPool.from_url(
         url,
         max_connections=size,
         timeout=POOL_WAIT_SECONDS,
         decode_responses=True,
         socket_timeout=socket_timeout,
+        retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 1),
+        retry_on_error=[RedisConnectionError],
     )
     return Redis(connection_pool=pool)
 
@@ -99,7 +110,15 @@ class RedisRunEventLog:
         return f"{self.prefix}run:{run_id}:cancel"
 
     async def append(self, run_id: str, event: RunEvent) -> None:
-        await self.redis.xadd(self._key(run_id), {"e": event.to_json()}, id=f"{event.seq}-0")
+        try:
+            await self.redis.xadd(self._key(run_id), {"e": event.to_json()}, id=f"{event.seq}-0")
+        except ResponseError as exc:
+            # Sent again after a lost reply (see redis_pool): the first one had landed.
+            if "equal or smaller" not in str(exc) or not await self._holds(run_id, event.seq):
+                raise
+
+    async def _holds(self, run_id: str, seq: int) -> bool:
+        return bool(await self.redis.xrange(self._key(run_id), f"{seq}-0", f"{seq}-0"))
 
     @staticmethod
     def _decode(entries: Any) -> list[RunEvent]:

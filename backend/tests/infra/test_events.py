@@ -7,6 +7,7 @@ import uuid
 from collections.abc import AsyncIterator
 
 import pytest
+from redis.asyncio import Redis
 
 from app.infra.events import InProcessRunEventLog, RedisRunEventLog, RunEvent, RunEventLog
 
@@ -76,3 +77,25 @@ async def test_one_look_tells_which_of_many_runs_were_asked_to_stop(log: RunEven
     await log.request_cancel(runs[4])
     assert await log.cancels_requested(runs) == {runs[1], runs[4]}
     assert await log.cancels_requested([]) == set()
+
+
+async def test_a_connection_the_server_closed_is_opened_again_for_the_next_event(
+    redis_url: str,
+) -> None:
+    # Redis restarted, a proxy's idle timeout, a failover: the pool still holds a
+    # connection the server has closed. The run's next event must not fail on it.
+    store = RedisRunEventLog(redis_url, prefix="wbtest:")
+    admin = Redis.from_url(redis_url)
+    run_id = str(uuid.uuid4())
+    try:
+        await store.append(run_id, event(1))
+        pooled = await store.redis.client_id()
+        assert await admin.execute_command("CLIENT", "KILL", "ID", pooled) == 1
+        await store.append(run_id, event(2))
+        assert [e.seq for e in await store.read(run_id, 0)] == [1, 2]
+        # An event sent twice (its first reply lost) is there once, and no error.
+        await store.append(run_id, event(2))
+        assert [e.seq for e in await store.read(run_id, 0)] == [1, 2]
+    finally:
+        await admin.aclose()
+        await store.close()
