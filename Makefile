@@ -68,11 +68,11 @@ bench-agent: deps
 	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.agent
 
 bench-sandbox: deps
-	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.sandbox
+	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.sandbox $(ARGS)
 
 # N = 1, 50, 200 sessions at once on Postgres, Redis and S3 (needs the first two running).
 bench-load: deps
-	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.load
+	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.load $(ARGS)
 
 up:
 	$(COMPOSE) -f docker-compose.infra.yml up -d --wait
