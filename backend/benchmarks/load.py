@@ -37,6 +37,7 @@ from typing import Any
 import httpx
 import psutil
 
+from app.config import Settings
 from app.runs.sandboxes import default_max_workers
 from benchmarks.sandbox import percentile
 from tests.support import services
@@ -57,6 +58,7 @@ USERS = 4
 ADMIN_EMAIL, ADMIN_PASSWORD = "admin@example.com", "bench-admin-password"
 HEALTH_TARGET_MS = 100.0
 BUSY_RETRIES = 5
+DEFAULT_MEMORY_MB = int(Settings.model_fields["SANDBOX_MEMORY_MB"].default)
 LOG_COPY = Path(tempfile.gettempdir()) / "bench-load-backend.log"
 
 
@@ -297,7 +299,8 @@ def main() -> None:
             bound = (
                 f"{args.max_workers} workers (SANDBOX_MAX_WORKERS)"
                 if args.max_workers
-                else f"{default_max_workers(2048)} workers (from memory and SANDBOX_MEMORY_MB)"
+                else f"{default_max_workers(DEFAULT_MEMORY_MB)} workers (from memory and "
+                "SANDBOX_MEMORY_MB)"
             )
             print(
                 f"backend pid {backend.pid}; sandbox {sandbox['mechanism']}; pool bound: "

@@ -20,8 +20,9 @@ import time
 from pathlib import Path
 
 from app.sandbox.isolation import Isolation, build_fork_server_launch
-from app.sandbox.protocol import FrameReader, Message, ProtocolError, write_message
-from app.sandbox.transport import WRITERS_GONE_SECONDS, Exit, kill_group
+from app.sandbox.protocol import FrameReader, Message, write_message
+from app.sandbox.runtime_cache import RuntimeCache
+from app.sandbox.transport import WRITERS_GONE_SECONDS, Exit, kill_group, read_frame
 
 logger = logging.getLogger(__name__)
 
@@ -75,12 +76,7 @@ class ForkedChannel:
     def receive(self, deadline: float | None) -> Message | None:
         if self._exit is not None:
             return None
-        try:
-            return self._reader.read(deadline)
-        except TimeoutError:
-            raise
-        except (OSError, ProtocolError):
-            return None
+        return read_frame(self._reader, deadline)
 
     def write_raw(self, data: bytes) -> None:
         """Pass bytes on to the worker as they are (the sandbox service relays frames)."""
@@ -133,21 +129,17 @@ def _read_status(fd: int) -> int | None:
 class ForkServer:
     """One fork server process for a workspaces folder (thread-safe)."""
 
-    def __init__(
-        self, isolation: Isolation, workspaces: Path, cache: Path | None, pycache: bool
-    ) -> None:
+    def __init__(self, isolation: Isolation, workspaces: Path, cache: RuntimeCache | None) -> None:
         """Describe the fork server; it starts on the first `spawn`.
 
         Args:
             isolation: The probe's outcome (bubblewrap).
             workspaces: The folder holding one workspace folder per session.
-            cache: The runtime cache folder, if any.
-            pycache: Whether the cache holds bytecode.
+            cache: The prepared runtime cache, if any.
         """
         self.isolation = isolation
         self.workspaces = workspaces
         self._cache = cache
-        self._pycache = pycache
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
         self._control: socket.socket | None = None
@@ -218,11 +210,15 @@ class ForkServer:
                 "the sandbox fork server ended (%s); starting a new one", self._process.returncode
             )
             self._stop_locked()
-        from app.sandbox.spawn import spawner
+        from app.sandbox.spawn import spawner  # spawn.py imports this module
 
         self.workspaces.mkdir(parents=True, exist_ok=True)
+        cache = self._cache
         launch = build_fork_server_launch(
-            self.isolation, self.workspaces, self._cache, self._pycache
+            self.isolation,
+            self.workspaces,
+            cache.path if cache else None,
+            cache.pycache if cache else False,
         )
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:

@@ -472,15 +472,10 @@ def build_launch(
     if isolation.mechanism is None:
         raise RuntimeError(f"no sandbox can be created: {isolation.detail}")
     if isolation.mechanism == "bubblewrap":
-        bwrap = isolation.bwrap
-        env = worker_environment(
-            home="/tmp",
-            library=LIBRARY_INSIDE,
-            cache=CACHE_INSIDE if cache is not None else None,
-            pycache=pycache,
+        env = _environment_inside(cache, pycache)
+        argv = bwrap_argv(
+            isolation.bwrap, isolation.bwrap_options, workspace, cache, command, tmpfs_mb
         )
-        env["WORKBENCH_OUTPUT_DIR"] = OUTPUT_INSIDE
-        argv = bwrap_argv(bwrap, isolation.bwrap_options, workspace, cache, command, tmpfs_mb)
         return Launch(argv, env, workspace, None)
     scratch = Path(tempfile.mkdtemp(prefix="workbench-worker-"))
     env = worker_environment(
@@ -490,6 +485,18 @@ def build_launch(
         pycache=pycache,
     )
     return Launch([*isolation.launcher, *command], env, workspace, scratch)
+
+
+def _environment_inside(cache: Path | None, pycache: bool) -> dict[str, str]:
+    """The environment of a process inside the bubblewrap sandbox (worker or fork server)."""
+    env = worker_environment(
+        home="/tmp",
+        library=LIBRARY_INSIDE,
+        cache=CACHE_INSIDE if cache is not None else None,
+        pycache=pycache,
+    )
+    env["WORKBENCH_OUTPUT_DIR"] = OUTPUT_INSIDE
+    return env
 
 
 def build_fork_server_launch(
@@ -508,17 +515,11 @@ def build_fork_server_launch(
         pycache: Whether the cache holds bytecode.
 
     Returns:
-        What to pass to subprocess.Popen (plus the control socket as descriptor 3).
+        What to pass to subprocess.Popen (the caller adds the control socket).
     """
     if isolation.mechanism != "bubblewrap":
         raise RuntimeError("the fork server needs bubblewrap")
-    env = worker_environment(
-        home="/tmp",
-        library=LIBRARY_INSIDE,
-        cache=CACHE_INSIDE if cache is not None else None,
-        pycache=pycache,
-    )
-    env["WORKBENCH_OUTPUT_DIR"] = OUTPUT_INSIDE
+    env = _environment_inside(cache, pycache)
     options = tuple(option for option in isolation.bwrap_options if option != "--disable-userns")
     command = [sys.executable, "-m", "app.sandbox.zygote"]
     argv = bwrap_argv(

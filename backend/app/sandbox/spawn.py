@@ -21,7 +21,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Protocol
 
-from app.sandbox.forkserver import ForkServer, ForkServerError
+from app.sandbox.forkserver import ForkedChannel, ForkServer, ForkServerError
 from app.sandbox.interface import SandboxLimits, SandboxStatus
 from app.sandbox.isolation import WORKSPACE_NAME, Isolation, Policy, build_launch, probe
 from app.sandbox.protocol import FrameReader, Message, ProtocolError, write_message
@@ -177,20 +177,22 @@ class LocalLauncher:
         fix = "set SANDBOX_ISOLATION=required where bubblewrap works (see the README)"
         return SandboxStatus(self.policy, "rlimits", "backend", True, False, detail, fix, seccomp)
 
-    def launch(self, workspace: Path, limits: SandboxLimits) -> WorkerChannel:
+    def launch(self, workspace: Path, limits: SandboxLimits) -> ProcessChannel | ForkedChannel:
         status = self.status()
         if not status.available:
             raise SandboxUnavailable(status)
-        fork_server = self._fork_server_for(workspace)
+        folder = workspace.resolve()
+        fork_server = self._fork_server_for(folder)
         if fork_server is not None:
             try:
-                return fork_server.spawn(workspace.resolve(), limits.tmpfs_mb)
+                return fork_server.spawn(folder, limits.tmpfs_mb)
             except ForkServerError as exc:
                 self._fork_server_failed(exc)
         return self._start(workspace, limits)
 
-    def _fork_server_for(self, workspace: Path) -> ForkServer | None:
-        if self.workspaces is None or workspace.resolve().parent != self.workspaces:
+    def _fork_server_for(self, folder: Path) -> ForkServer | None:
+        """The fork server for a (resolved) workspace folder, if its worker is to be forked."""
+        if self.workspaces is None or folder.parent != self.workspaces:
             return None
         if self.isolation().mechanism != "bubblewrap":
             return None
@@ -199,13 +201,7 @@ class LocalLauncher:
             if failed_at is not None and time.monotonic() - failed_at < FORK_SERVER_RETRY_SECONDS:
                 return None
             if self._fork_server is None:
-                cache = runtime_cache()
-                self._fork_server = ForkServer(
-                    self.isolation(),
-                    self.workspaces,
-                    cache.path if cache else None,
-                    cache.pycache if cache else False,
-                )
+                self._fork_server = ForkServer(self.isolation(), self.workspaces, runtime_cache())
             return self._fork_server
 
     def _fork_server_failed(self, exc: ForkServerError) -> None:

@@ -83,6 +83,17 @@ def kill_group(process: subprocess.Popen[bytes]) -> None:
         process.kill()
 
 
+def read_frame(reader: FrameReader, deadline: float | None) -> Message | None:
+    """The next frame from a worker; None when it is gone (or sent garbage). TimeoutError
+    past the deadline."""
+    try:
+        return reader.read(deadline)
+    except TimeoutError:
+        raise
+    except (OSError, ProtocolError):
+        return None
+
+
 class ProcessChannel:
     """A worker this process started, on its stdin/stdout; stderr is kept for crash reports."""
 
@@ -115,12 +126,7 @@ class ProcessChannel:
         write_message(self.process.stdin.fileno(), message)
 
     def receive(self, deadline: float | None) -> Message | None:
-        try:
-            return self._reader.read(deadline)
-        except TimeoutError:
-            raise
-        except (OSError, ProtocolError):
-            return None
+        return read_frame(self._reader, deadline)
 
     def write_raw(self, data: bytes) -> None:
         """Pass bytes on to the worker as they are (the sandbox service relays frames)."""
@@ -185,12 +191,7 @@ class SocketChannel:
     def receive(self, deadline: float | None) -> Message | None:
         if self._exit is not None or self._closed:
             return None
-        try:
-            message = self._reader.read(deadline)
-        except TimeoutError:
-            raise
-        except (OSError, ProtocolError):
-            return None
+        message = read_frame(self._reader, deadline)
         if message is not None and message.get("type") == "exited":
             code = message.get("returncode")
             self._exit = Exit(code if isinstance(code, int) else None, str(message.get("stderr")))

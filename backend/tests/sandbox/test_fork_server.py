@@ -30,7 +30,7 @@ BOB_SECRET = "bob-only-7d1c55"
 LOOK_FOR_BOB = """
 import io
 found = []
-candidates = ['/run/workbench-workspaces/bob/secret.csv']
+candidates = ['/run/workbench-workspaces/bob/secret.csv', '/proc/self/root/workspace/mine.csv']
 for pid in range(1, 400):
     for path in ('root/workspace', 'cwd', 'root/run/workbench-workspaces/bob'):
         candidates.append(f'/proc/{pid}/{path}/secret.csv')
@@ -71,7 +71,9 @@ def test_forked_workers_see_only_their_own_session(launcher: LocalLauncher, tmp_
         # Bob's worker is alive and holds his folder while Alice looks everywhere for it.
         found = alice.run(LOOK_FOR_BOB)
         assert found.error is None
-        assert found.output == "[]"
+        # Her own file is found the same way (the reads work); nothing of Bob's is.
+        assert found.output == "['/proc/self/root/workspace/mine.csv: a,b\\n1,2\\n']"
+        assert BOB_SECRET not in (found.output or "")
         # The folder of all workspaces is covered, read-only, for both.
         for worker in (alice, bob):
             write = worker.run(
