@@ -26,10 +26,11 @@ from smolagents.agents import ActionStep, FinalAnswerStep, PlanningStep
 from smolagents.memory import ToolCall
 from smolagents.models import ChatMessageStreamDelta
 from smolagents.utils import AgentGenerationError
-from sqlalchemy import func, select, update
+from sqlalchemy import func, literal, select, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import raiseload
 
 from app.agent import memory as agent_memory
 from app.agent import prompting
@@ -52,7 +53,7 @@ from app.infra.events import RunEvent, RunEventLog
 from app.infra.locks import SessionLocks
 from app.infra.storage import ObjectStorage
 from app.models import Artifact, File, Project, Run, RunEventRow, RunStatus, RunStep, Session
-from app.models.base import utcnow
+from app.models.base import UTCDateTime, utcnow
 from app.runs import budget, snapshots
 from app.runs.budget import BudgetExceeded
 from app.runs.recorder import EventRecorder
@@ -81,6 +82,10 @@ from app.sandbox.snapshot import RestoreReport, SnapshotReport
 log = logging.getLogger(__name__)
 
 CANCEL_POLL_SECONDS = 0.25
+# The model's text pieces that arrive within this long of the first go out as one
+# `model.delta`: a browser shows 20 updates a second as smooth as one per token, and each
+# event is a Redis write, a read per follower, an SSE frame and a database row.
+DELTA_WINDOW_SECONDS = 0.05
 QUEUE_POLL_SECONDS = 0.5
 # A queued run tells every change of its place while it is among the next few; further
 # back, at most one a few seconds (every grant moves every queued run: told each time, 200
@@ -97,6 +102,9 @@ STORED_POLL_SECONDS = 1.0
 LOG_RETENTION_SECONDS = 3600
 OUTPUT_EVENT_CHARS = 20_000
 HISTORY_TURNS = 10
+# A run's own row. The model loads its steps and artifacts with it (the API shows them);
+# the runner never reads those, and would load them again on every unit of work.
+ROW_ONLY = (raiseload(Run.steps), raiseload(Run.artifacts))
 SANDBOX_RETRY_SECONDS = 30
 # Runs that wait for the user: no replica runs them; they hold no lock, thread or worker.
 WAITING = (RunStatus.waiting_input, RunStatus.waiting_approval)
@@ -249,10 +257,15 @@ class RunOrchestrator:
                 announced, announced_at = position, time.monotonic()
                 await recorder.emit("run.queued", position=announced)
         async with self.factory() as db:
-            row = await db.get(Run, run.id)
-            if row is not None:
-                row.status, row.started_at = RunStatus.running, row.started_at or utcnow()
-                await db.commit()
+            await db.execute(
+                update(Run)
+                .where(Run.id == run.id)
+                .values(
+                    status=RunStatus.running,
+                    started_at=func.coalesce(Run.started_at, literal(utcnow(), UTCDateTime)),
+                )
+            )
+            await db.commit()
         if announce:
             await self._announce_start(run, recorder)
 
@@ -334,7 +347,7 @@ class RunOrchestrator:
             deadline = time.monotonic() + wait_seconds
             while time.monotonic() < deadline:
                 async with self.requests_factory() as db:
-                    run = await db.get(Run, run_id)
+                    run = await db.get(Run, run_id, options=ROW_ONLY)
                     if run is None or run.status not in ACTIVE:
                         return
                 await asyncio.sleep(0.2)
@@ -374,7 +387,7 @@ class RunOrchestrator:
             taken = await db.execute(waiting.values(status=status))
             if taken.rowcount != 1:  # type: ignore[attr-defined]
                 return False
-            run = await db.get(Run, run_id, populate_existing=True)
+            run = await db.get(Run, run_id, options=ROW_ONLY, populate_existing=True)
             assert run is not None
             event = await self._finish_unrun(db, run, status, error)
             await db.commit()
@@ -554,7 +567,7 @@ class RunOrchestrator:
             pending["tokens"] = [pause.tokens_in, pause.tokens_out]
             event, data = "approval.requested", {"code": pause.code}
         async with self.factory() as db:
-            row = await db.get(Run, run.id)
+            row = await db.get(Run, run.id, options=ROW_ONLY)
             if row is None:
                 raise LookupError(f"run {run.id} was deleted")
             row.status = status
@@ -594,7 +607,7 @@ class RunOrchestrator:
         self, run_id: uuid.UUID, waiting: RunStatus, not_waiting: Conflict, reply: _Reply
     ) -> None:
         async with self.factory() as db:
-            run = await db.get(Run, run_id)
+            run = await db.get(Run, run_id, options=ROW_ONLY)
             if run is None or run.status != waiting:
                 raise not_waiting
             session_id = run.session_id
@@ -612,7 +625,7 @@ class RunOrchestrator:
                 )
                 if taken.rowcount != 1:  # type: ignore[attr-defined]
                     raise not_waiting
-                run = await db.get(Run, run_id, populate_existing=True)
+                run = await db.get(Run, run_id, options=ROW_ONLY, populate_existing=True)
                 assert run is not None and run.pending is not None
                 owner = await db.scalar(
                     select(Project.owner_id)
@@ -663,16 +676,18 @@ class RunOrchestrator:
 
     async def _save_outcome(self, run: Run, outcome: _Outcome) -> None:
         async with self.factory() as db:
-            row = await db.get(Run, run.id)
-            if row is not None:
-                row.status = outcome.status
-                row.error = outcome.error
-                row.final_answer = outcome.final_answer
-                row.tokens_in, row.tokens_out = outcome.tokens_in, outcome.tokens_out
-                row.tokens_estimated = row.tokens_estimated or outcome.tokens_estimated
-                row.cost_usd = outcome.cost_usd
-                row.finished_at = utcnow()
-                await db.commit()
+            await db.execute(
+                update(Run)
+                .where(Run.id == run.id)
+                .values(
+                    status=outcome.status,
+                    error=outcome.error,
+                    final_answer=outcome.final_answer,
+                    finished_at=utcnow(),
+                    **outcome.totals(),
+                )
+            )
+            await db.commit()
 
     async def _answer(
         self,
@@ -862,7 +877,7 @@ class RunOrchestrator:
                     raise recorder.live_log_error
                 if kind == "item":
                     if isinstance(payload, ChatMessageStreamDelta):
-                        payload, held = _join_waiting_pieces(payload, queue)
+                        payload, held = await _join_pieces(payload, queue, DELTA_WINDOW_SECONDS)
                     await translator.handle(payload)
                 elif kind == "result":
                     await translator.step_result(payload)
@@ -963,9 +978,9 @@ class RunOrchestrator:
     async def _history(
         self, db: AsyncSession, session_id: uuid.UUID, current: uuid.UUID
     ) -> list[prompting.Turn]:
-        runs = list(
-            await db.scalars(
-                select(Run)
+        runs = (
+            await db.execute(
+                select(Run.query, Run.final_answer)
                 .where(
                     Run.session_id == session_id,
                     Run.id != current,
@@ -974,8 +989,8 @@ class RunOrchestrator:
                 .order_by(Run.created_at.desc())
                 .limit(HISTORY_TURNS)
             )
-        )
-        return [prompting.Turn(r.query, r.final_answer or "") for r in reversed(runs)]
+        ).all()
+        return [prompting.Turn(query, answer or "") for query, answer in reversed(runs)]
 
     async def store_artifact(
         self, run: Run, step: int, artifact: ArtifactFile, workspace: Path
@@ -1019,27 +1034,20 @@ class RunOrchestrator:
     ) -> None:
         """Store a plan or an answer check with the run, and the run's totals with it."""
         async with self.factory() as db:
-            row = await db.get(Run, run.id)
+            row = await db.get(Run, run.id, options=ROW_ONLY)
             if row is not None:
                 if plan is not None:
                     row.plans = [*row.plans, plan]
                 if verification is not None:
                     row.verifications = [*row.verifications, verification]
-                row.tokens_in, row.tokens_out = outcome.tokens_in, outcome.tokens_out
-                row.tokens_estimated = row.tokens_estimated or outcome.tokens_estimated
-                row.cost_usd = outcome.cost_usd
+                for column, value in outcome.totals().items():
+                    setattr(row, column, value)
             await db.commit()
 
     async def save_step(self, run: Run, step: RunStep, outcome: _Outcome) -> None:
         async with self.factory() as db:
             db.add(step)
-            row = await db.get(Run, run.id)
-            if row is not None:
-                row.tokens_in, row.tokens_out, row.cost_usd = (
-                    outcome.tokens_in,
-                    outcome.tokens_out,
-                    outcome.cost_usd,
-                )
+            await db.execute(update(Run).where(Run.id == run.id).values(**outcome.totals()))
             await db.commit()
 
     # Interrupted runs -----------------------------------------------------------------
@@ -1180,6 +1188,18 @@ class _Outcome:
     tokens_estimated: bool = False
     pause: _Pause | None = None  # the agent asked the user: the run waits
 
+    def totals(self) -> dict[str, Any]:
+        """The run's columns that add up its model calls so far. Estimated tokens mark the
+        run for good: a later call the server counted does not clear the mark."""
+        totals: dict[str, Any] = {
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "cost_usd": self.cost_usd,
+        }
+        if self.tokens_estimated:
+            totals["tokens_estimated"] = True
+        return totals
+
 
 @dataclass
 class _Pause:
@@ -1286,25 +1306,30 @@ def _answer_in_memory(steps: list[Any], pending: dict[str, Any], answer: str) ->
             step.action_output = answer
 
 
-def _join_waiting_pieces(
-    delta: ChatMessageStreamDelta, queue: asyncio.Queue[tuple[str, Any]]
+async def _join_pieces(
+    delta: ChatMessageStreamDelta, queue: asyncio.Queue[tuple[str, Any]], window: float
 ) -> tuple[ChatMessageStreamDelta, tuple[str, Any] | None]:
-    """The model's text pieces already waiting in the queue, joined into one `model.delta`.
+    """The model's text pieces that come within `window` seconds of `delta`, joined into one
+    `model.delta`; anything else that comes ends the wait (it is handled next, in order).
 
-    Nothing waits for more: with few runs each piece goes out alone as it comes; with many,
-    the pieces that queued up while the event loop served other runs go out as one event
-    instead of one each (every event is a Redis write, a read per follower and a database
-    row).
+    A fast model's tokens go out a few at a time instead of one event each; under load, the
+    pieces that queued up while the event loop served other runs go out together too.
 
     Returns:
-        The joined piece, and the first queued entry that was not a piece (to handle next).
+        The joined piece, and the first entry that was not a piece, if one came.
     """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + window
     texts = [delta.content or ""]
     while True:
         try:
-            entry = queue.get_nowait()
+            entry: tuple[str, Any] | None = queue.get_nowait()
         except asyncio.QueueEmpty:
-            entry = None
+            left = deadline - loop.time()
+            try:
+                entry = await asyncio.wait_for(queue.get(), left) if left > 0 else None
+            except TimeoutError:
+                entry = None
         kind, item = entry if entry is not None else ("", None)
         if kind != "item" or not isinstance(item, ChatMessageStreamDelta) or item.tool_calls:
             if len(texts) == 1:
