@@ -11,11 +11,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Generator
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, cast
 
 import litellm
 import yaml
+from litellm.litellm_core_utils import streaming_handler
 from rich.console import Console
 from smolagents import CodeAgent, LiteLLMModel
 from smolagents.agent_types import handle_agent_output_types
@@ -50,6 +52,23 @@ litellm.suppress_debug_info = True
 # the backend's CPU with 50 runs at once. No callback is registered here: token counts come
 # from the stream itself and costs from our own price lookup (see `_usage`, `calls.py`).
 litellm.disable_streaming_logging = True
+
+
+class _NoLogging:
+    """Stands in for LiteLLM's logging thread pool in its stream wrapper. At the end of every
+    streamed reply that pool builds the whole reply again, looks up its price and a
+    diagnosis of its missing price (for a local model), and a logging payload, all for
+    callbacks; none is registered here. Under load that was a tenth of the backend's CPU.
+    Each task is refused as the pool itself refuses one when it is full: with a cancelled
+    future, which LiteLLM expects."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        refused: Future[Any] = Future()
+        refused.cancel()
+        return refused
+
+
+streaming_handler.executor = _NoLogging()  # type: ignore[assignment,misc]
 
 log = logging.getLogger(__name__)
 # What the model reads back of a reply that had no code (the rest is of no use to it and
@@ -608,6 +627,8 @@ def step_cost(
     price = prices.get(model_id)
     if price is not None:
         return (tokens_in * price.input + tokens_out * price.output) / 1_000_000
+    if not _litellm_prices(model_id):
+        return None
     try:
         prompt, completion = litellm.cost_per_token(
             model=model_id, prompt_tokens=tokens_in, completion_tokens=tokens_out
@@ -615,3 +636,15 @@ def step_cost(
     except Exception:
         return None
     return float(prompt + completion)
+
+
+@functools.lru_cache(maxsize=64)
+def _litellm_prices(model_id: str) -> bool:
+    """Whether LiteLLM's price list knows the model. Asked about one it does not know (any
+    local model), LiteLLM searches for a millisecond or more before it gives up, at every
+    step of every run."""
+    try:
+        litellm.cost_per_token(model=model_id, prompt_tokens=1, completion_tokens=1)
+    except Exception:
+        return False
+    return True
