@@ -293,6 +293,15 @@ def _saved_variable(item: Any, files: set[str]) -> SavedVariable:
 
 
 # Saving (in the worker) ---------------------------------------------------------------------
+def preload() -> None:
+    """Import the Parquet writer and reader now: every run ends with a snapshot, and a fork
+    server imports them once for all its workers instead of each at the end of its first
+    run. Only imported, not used: pyarrow's first use starts its thread pool and memory
+    allocator, which reserve over a gigabyte of address space (RLIMIT_AS counts it)."""
+    import pyarrow
+    import pyarrow.parquet  # noqa: F401
+
+
 def save(
     state: dict[str, Any],
     workspace: Path,

@@ -151,6 +151,7 @@ def preload() -> None:
     _import_startup_modules()
     _patch_smolagents()
     _patch_display_hooks()
+    snapshot.preload()
 
 
 # The process's session, once created: the display hooks show to it.
