@@ -11,8 +11,9 @@ backpressure when its database pool is busy) is asked again after that long.
 Prints per N: runs that succeeded, how many were queued, how many were first answered 503,
 run time p50/p95 (POST to run.finished, as the user waits), /healthz p99 while the round
 ran, and the peak resident memory of the backend and the proportional memory (PSS) of all
-its sandbox processes together,
-against the pool's bound.
+its sandbox processes together, against the pool's bound. Then the CPU time the round took,
+on the whole machine and by part (backend, sandbox, Postgres, Redis, S3, and this bench with
+its scripted model): on a small machine the parts compete for the same cores.
 Targets: every run succeeds; /healthz p99 <= 100 ms; workers never above the bound.
 
     cd backend && uv run python -m benchmarks.load [--sizes 1,50,200] [--delay 0.2]
@@ -116,6 +117,54 @@ class Sampler:
         return backend, workers, count
 
 
+PARTS = ("backend", "sandbox", "postgres", "redis", "s3", "bench")
+
+
+class CpuUse:
+    """CPU seconds spent while a round ran: on the whole machine, and by each part: the
+    backend process; its sandbox (fork server and workers, ended ones included); Postgres;
+    Redis; S3 (SeaweedFS); and this process, the load generator and the scripted model,
+    which in a real deployment run on other machines."""
+
+    def __init__(self, backend: psutil.Process) -> None:
+        self.backend = backend
+        self.started = self._now()
+
+    def _now(self) -> dict[str, float]:
+        total = psutil.cpu_times()
+        spent = dict.fromkeys(PARTS, 0.0)
+        spent["machine"] = total.user + total.nice + total.system + total.irq + total.softirq
+        spent["backend"] = _seconds(self.backend, children=False)
+        spent["bench"] = _seconds(psutil.Process(), children=False)
+        # Ended workers count with the process that reaped them (the backend, or inside
+        # the sandbox); live ones on their own.
+        spent["sandbox"] = _seconds(self.backend, own=False)
+        for child in self.backend.children(recursive=True):
+            spent["sandbox"] += _seconds(child)
+        for process in psutil.process_iter(["name"]):
+            part = SERVICE_PARTS.get(process.info["name"] or "")
+            if part is not None:
+                spent[part] += _seconds(process)
+        return spent
+
+    def stop(self) -> dict[str, float]:
+        now = self._now()
+        return {part: now[part] - self.started[part] for part in now}
+
+
+SERVICE_PARTS = {"postgres": "postgres", "redis-server": "redis", "weed": "s3"}
+
+
+def _seconds(process: psutil.Process, own: bool = True, children: bool = True) -> float:
+    """CPU seconds of a process itself and/or of its children that ended (and were reaped)."""
+    try:
+        times = process.cpu_times()
+    except psutil.Error:  # ended meanwhile: its parent counts it now
+        return 0.0
+    spent = times.user + times.system if own else 0.0
+    return spent + (times.children_user + times.children_system if children else 0.0)
+
+
 def _is_worker(process: psutil.Process) -> bool:
     """A worker started on its own, or forked by the fork server (whose command line it
     keeps; the fork server's parent, and a forked worker's init's, is bubblewrap's)."""
@@ -194,9 +243,11 @@ async def round_of(url: str, tokens: list[tuple[str, str]], n: int, sampler: Sam
             asyncio.create_task(sampler.health(stop)),
             asyncio.create_task(sampler.memory(stop)),
         ]
+        cpu = CpuUse(sampler.backend)
         started = time.perf_counter()
         results = await asyncio.gather(*(one_run(client, t, s) for t, s in sessions))
         wall = time.perf_counter() - started
+        spent = cpu.stop()
         stop.set()
         await asyncio.gather(*watchers)
     ok = [r for r in results if r["status"] == "succeeded"]
@@ -211,6 +262,11 @@ async def round_of(url: str, tokens: list[tuple[str, str]], n: int, sampler: Sam
         f"(max {max(health):.0f})  backend RSS {sampler.backend_rss / 2**20:5.0f} MB  "
         f"workers {sampler.workers_peak:>3} live, PSS {sampler.workers_rss / 2**20:6.0f} MB",
         flush=True,
+    )
+    parts = ", ".join(f"{part} {spent[part]:.1f}" for part in PARTS)
+    print(
+        f"        CPU: {spent['machine']:.1f} s of the machine's {psutil.cpu_count() * wall:.1f} "
+        f"({spent['machine'] / n * 1000:.0f} ms a run): {parts}"
     )
     for failure in failures[:5]:
         print(f"        failed: {failure}")
