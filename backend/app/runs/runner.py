@@ -347,9 +347,9 @@ class RunOrchestrator:
             deadline = time.monotonic() + wait_seconds
             while time.monotonic() < deadline:
                 async with self.requests_factory() as db:
-                    run = await db.get(Run, run_id, options=ROW_ONLY)
-                    if run is None or run.status not in ACTIVE:
-                        return
+                    status = await db.scalar(select(Run.status).where(Run.id == run_id))
+                if status is None or status not in ACTIVE:
+                    return
                 await asyncio.sleep(0.2)
             return
         live.stop.set()
