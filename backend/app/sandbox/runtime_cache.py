@@ -30,6 +30,9 @@ logger = logging.getLogger(__name__)
 CACHE_ENV = "WORKBENCH_SANDBOX_CACHE"
 BUILD_TIMEOUT_SECONDS = 900.0
 READY_MARKER = "ready"
+# Raised when what a cache holds changes (2: every module of the libraries, not only those
+# imported), so that caches built before are built again.
+CACHE_FORMAT = 2
 # Caches of other runtimes (older package sets) unused this long are removed.
 STALE_SECONDS = 7 * 24 * 3600
 
@@ -110,7 +113,8 @@ def _cache_home() -> Path:
 
 def _cache_key(pycache: bool) -> str:
     # Installing or removing a package touches site-packages: a new key, a fresh cache.
-    stamps = [sys.version, sys.prefix, str(pycache), *STARTUP_MODULES, *WARM_MODULES]
+    stamps = [str(CACHE_FORMAT), sys.version, sys.prefix, str(pycache)]
+    stamps += [*STARTUP_MODULES, *WARM_MODULES]
     stamps += [str(os.stat(d).st_mtime_ns) for d in site.getsitepackages() if os.path.isdir(d)]
     return hashlib.sha256("|".join(stamps).encode()).hexdigest()[:16]
 

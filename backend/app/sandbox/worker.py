@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import ast
 import base64
+import compileall
 import contextlib
 import difflib
 import functools
 import importlib
 import math
 import os
+import re
 import shutil
+import site
 import sys
 import tempfile
 import time
@@ -494,7 +497,27 @@ def _prepare_runtime_cache(bytecode: bool) -> int:
                 lpe.get_safe_module(importlib.import_module(name), ["*"])
             except Exception as exc:
                 print(f"warm-up of {name} failed: {exc}", file=sys.stderr)
+        _compile_libraries()
     return 0
+
+
+def _compile_libraries() -> None:
+    """Compile every module of each installed library loaded so far, not only those
+    imported: pandas, scipy & co. import many of theirs on first use (Arrow strings, a
+    solver), and a worker cannot write bytecode, so it would compile each from source in
+    every session that uses it. Test suites are left out."""
+    packages = [Path(p).resolve() for p in site.getsitepackages() if os.path.isdir(p)]
+    folders = set()
+    for name, module in list(sys.modules.items()):
+        origin = getattr(module, "__file__", None)
+        if "." in name or not origin or Path(origin).name != "__init__.py":
+            continue
+        folder = Path(origin).resolve().parent
+        if folder.parent in packages:
+            folders.add(folder)
+    skip = re.compile(r"[/\\]tests?[/\\]")
+    for folder in sorted(folders):
+        compileall.compile_dir(folder, quiet=2, rx=skip, workers=0)
 
 
 def main(argv: list[str]) -> int:
