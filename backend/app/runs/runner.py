@@ -26,7 +26,7 @@ from smolagents.agents import ActionStep, FinalAnswerStep, PlanningStep
 from smolagents.memory import ToolCall
 from smolagents.models import ChatMessageStreamDelta
 from smolagents.utils import AgentGenerationError
-from sqlalchemy import func, literal, select, update
+from sqlalchemy import Update, func, literal, select, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -258,9 +258,7 @@ class RunOrchestrator:
                 await recorder.emit("run.queued", position=announced)
         async with self.factory() as db:
             await db.execute(
-                update(Run)
-                .where(Run.id == run.id)
-                .values(
+                _update_run(run.id).values(
                     status=RunStatus.running,
                     started_at=func.coalesce(Run.started_at, literal(utcnow(), UTCDateTime)),
                 )
@@ -677,9 +675,7 @@ class RunOrchestrator:
     async def _save_outcome(self, run: Run, outcome: _Outcome) -> None:
         async with self.factory() as db:
             await db.execute(
-                update(Run)
-                .where(Run.id == run.id)
-                .values(
+                _update_run(run.id).values(
                     status=outcome.status,
                     error=outcome.error,
                     final_answer=outcome.final_answer,
@@ -722,7 +718,7 @@ class RunOrchestrator:
                 {"file_id": str(f.id), "name": f.name, "version": f.version, "sha256": f.sha256}
                 for f in files
             ]
-            await db.execute(update(Run).where(Run.id == run.id).values(files=run.files))
+            await db.execute(_update_run(run.id).values(files=run.files))
             await db.commit()
         # No connection is held while files download and previews are computed.
         data_dir = self.settings.DATA_DIR
@@ -1047,7 +1043,7 @@ class RunOrchestrator:
     async def save_step(self, run: Run, step: RunStep, outcome: _Outcome) -> None:
         async with self.factory() as db:
             db.add(step)
-            await db.execute(update(Run).where(Run.id == run.id).values(**outcome.totals()))
+            await db.execute(_update_run(run.id).values(**outcome.totals()))
             await db.commit()
 
     # Interrupted runs -----------------------------------------------------------------
@@ -1254,6 +1250,12 @@ def _with_code(model_output: str, code: str) -> str:
     """What the model wrote for a step, with `code` as its code block (an edit)."""
     thought = model_output.split("<code>", 1)[0].rstrip()
     return f"{thought}\n<code>\n{code.strip()}\n</code>"
+
+
+def _update_run(run_id: uuid.UUID) -> Update:
+    """An UPDATE of one run's row, from a unit of work that holds no Run object: the ORM
+    need not look for loaded rows to bring up to date (it did, at every step of every run)."""
+    return update(Run).where(Run.id == run_id).execution_options(synchronize_session=False)
 
 
 def _reject_in_memory(steps: list[Any], step: int, feedback: str | None) -> None:
