@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 import app.agent  # noqa: F401  (sets LiteLLM's offline price list before litellm is imported)
+from app.agent import warm_up
 from app.api import auth, files, health, projects, runs, sessions, system
 from app.api.docs import docs_router
 from app.api.headers import install_security_headers
@@ -84,6 +85,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             events=events,
             sandboxes=sandboxes,
         )
+        await asyncio.to_thread(warm_up.first_model_call, settings)
         await runs.recover_interrupted_runs()
         runs.start_sweeper()
         sandboxes.start_reaper()

@@ -3,7 +3,12 @@ search of LiteLLM's price list, at every step, for a model it does not know."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import litellm
@@ -65,3 +70,50 @@ def test_a_model_litellm_cannot_price_is_looked_up_once(monkeypatch: pytest.Monk
     first = step_cost("gpt-4o-mini", 1000, 100, {})
     second = step_cost("gpt-4o-mini", 2000, 200, {})
     assert first is not None and second == pytest.approx(2 * first)
+
+
+# A fresh interpreter: start-up's warm-up (or none), then a first model call and its token
+# count as a run makes them. What the call still had to import is printed.
+FIRST_CALL = """
+import json, sys
+from smolagents.models import ChatMessage, MessageRole
+from app.agent import warm_up
+from app.agent.build import call_limits, create_model
+from app.config import Settings
+settings = Settings(
+    _env_file=None, LLM_MODEL="openai/scripted", LLM_API_BASE=sys.argv[1], LLM_API_KEY="x"
+)
+if sys.argv[2] == "warm":
+    warm_up.first_model_call(settings)
+before = set(sys.modules)
+message = ChatMessage(role=MessageRole.USER, content=[{"type": "text", "text": "Go"}])
+call_limits(settings, "openai/scripted").count(messages=[{"role": "user", "content": "Go"}])
+model = create_model(settings, "openai/scripted")
+text = "".join(d.content or "" for d in model.generate_stream([message]))
+print(json.dumps({"text": text, "imported": sorted(set(sys.modules) - before)}))
+"""
+
+
+def _first_call(llm: ScriptedLLM, warm: bool) -> dict[str, Any]:
+    llm.script(code_reply("print(2)", "Two."))
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_CALL, llm.api_base, "warm" if warm else "cold"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_after_the_start_up_warm_up_a_first_model_call_loads_nothing_more(
+    llm: ScriptedLLM,
+) -> None:
+    cold = _first_call(llm, warm=False)
+    assert "openai.resources.chat" in cold["imported"]  # what the warm-up is for
+    warm = _first_call(llm, warm=True)
+    assert warm["text"] == code_reply("print(2)", "Two.")
+    assert llm.prompts() == ["Go"]  # the warm-up never called the configured server
+    loaded = [m for m in warm["imported"] if m.split(".")[0] in {"openai", "litellm", "tiktoken"}]
+    assert loaded == []
