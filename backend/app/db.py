@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from alembic.config import Config
 from sqlalchemy import Select, event, func, select
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -21,6 +23,8 @@ from sqlalchemy.ext.asyncio import (
 from alembic import command
 
 T = TypeVar("T")
+# See _ping_when_idle.
+PING_AFTER_IDLE_SECONDS = 1.0
 log = logging.getLogger(__name__)
 BACKEND_DIR = Path(__file__).resolve().parent.parent
 
@@ -35,7 +39,34 @@ def create_engine(
         engine = create_async_engine(url, connect_args={"timeout": 30}, **pool)
         _tune_sqlite(engine.sync_engine)
         return engine
-    return create_async_engine(url, pool_pre_ping=True, **pool)
+    engine = create_async_engine(url, **pool)
+    _ping_when_idle(engine)
+    return engine
+
+
+def _ping_when_idle(engine: AsyncEngine) -> None:
+    """Check a pooled connection before use only when it has sat idle PING_AFTER_IDLE_SECONDS.
+
+    SQLAlchemy's pre-ping checks every checkout, at three round trips each with asyncpg
+    (BEGIN, an empty statement, ROLLBACK): under load, as much database work as the
+    statements of a run themselves. A connection in steady use has just proved itself; one
+    that died unseen since fails the one statement that meets it, and SQLAlchemy then
+    replaces every connection of the pool older than that failure.
+    """
+
+    @event.listens_for(engine.sync_engine.pool, "checkin")
+    def _idle_from(_dbapi_connection: Any, record: Any) -> None:
+        record.info["idle_since"] = time.monotonic()
+
+    @event.listens_for(engine.sync_engine.pool, "checkout")
+    def _ping(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        idle_since = record.info.get("idle_since")
+        if idle_since is None or time.monotonic() - idle_since < PING_AFTER_IDLE_SECONDS:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except Exception as exc:  # the pool drops it and takes (or opens) another
+            raise DisconnectionError(f"a pooled connection no longer answers: {exc}") from exc
 
 
 async def release_connection(session: AsyncSession) -> None:
