@@ -376,7 +376,7 @@ def main() -> None:
             print(f"the backend's log: {LOG_COPY}")
             replica.stop()
             llm.stop()
-            weed.terminate()
+            services.stop_seaweed(weed)
             services.drop_postgres_database(database)
 
 

@@ -151,8 +151,7 @@ async def run(gb: float) -> None:
             )
             await storage.close()
         finally:
-            weed.terminate()
-            weed.wait(30)
+            services.stop_seaweed(weed)
             shutil.rmtree(root, ignore_errors=True)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -44,11 +43,7 @@ def redis_url() -> str:
 def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[services.S3Server]:
     process, server = services.start_seaweed(tmp_path_factory.mktemp("seaweed"))
     yield server
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    services.stop_seaweed(process)
 
 
 def stack_settings(stack: str, data_dir: Path, **overrides: Any) -> Settings:

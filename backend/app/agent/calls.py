@@ -7,6 +7,7 @@ key) and what to try. The raw exception goes to the log only.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from dataclasses import dataclass
@@ -198,6 +199,13 @@ def context_tokens(model_id: str, configured: int | None) -> int | None:
     list; None when neither knows it."""
     if configured:
         return configured
+    return _listed_context_tokens(model_id)
+
+
+@functools.lru_cache(maxsize=64)
+def _listed_context_tokens(model_id: str) -> int | None:
+    """LiteLLM's list does not change while we run; asked about a model it does not know
+    (any local one), it searches the whole list before it gives up, at every run."""
     try:
         info = litellm.get_model_info(model_id)
     except Exception:

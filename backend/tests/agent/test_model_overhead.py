@@ -17,6 +17,7 @@ from litellm.litellm_core_utils.litellm_logging import Logging
 from smolagents.models import ChatMessage, MessageRole
 
 from app.agent.build import create_model, step_cost
+from app.agent.calls import context_tokens
 from app.config import Settings
 from tests.support.llm import ScriptedLLM, code_reply
 
@@ -28,17 +29,29 @@ def llm() -> Iterator[ScriptedLLM]:
     server.stop()
 
 
+def _calls(
+    monkeypatch: pytest.MonkeyPatch, owner: object, name: str
+) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    """Each call of `owner.name` from now on (its arguments), passed on to the real one."""
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    real = getattr(owner, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append((args, kwargs))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
 def test_a_streamed_reply_runs_no_logging_work_and_still_counts_its_tokens(
     llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    handled: list[Any] = []
-    real = Logging.success_handler
-
-    def counted(self: Logging, *args: Any, **kwargs: Any) -> Any:
-        handled.append(args)
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(Logging, "success_handler", counted)
+    handled = _calls(monkeypatch, Logging, "success_handler")
+    priced: list[Any] = []
+    monkeypatch.setattr(
+        Logging, "response_cost_calculator", lambda self, **kwargs: priced.append(kwargs)
+    )
     settings = Settings(  # type: ignore[call-arg]
         _env_file=None, LLM_MODEL="openai/scripted", LLM_API_BASE=llm.api_base, LLM_API_KEY="x"
     )
@@ -52,20 +65,28 @@ def test_a_streamed_reply_runs_no_logging_work_and_still_counts_its_tokens(
         usage = [d.token_usage for d in deltas if d.token_usage is not None]
         assert usage and usage[-1].output_tokens > 0  # as the server counted them
     assert handled == []
+    # LiteLLM's own price of each whole reply: nothing reads it.
+    assert [p for p in priced if isinstance(p.get("result"), litellm.ModelResponse)] == []
+
+
+def test_a_model_litellm_does_not_list_is_looked_up_once_for_its_context(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked = _calls(monkeypatch, litellm, "get_model_info")
+    for _ in range(3):
+        assert context_tokens("openai/not-a-listed-model-8", None) is None
+    assert [args[0] for args, _ in asked] == ["openai/not-a-listed-model-8"]
+    assert context_tokens("openai/not-a-listed-model-8", 32_000) == 32_000  # LLM_CONTEXT_TOKENS
+    listed = context_tokens("gpt-4o-mini", None)
+    assert listed is not None and listed > 100_000
+    assert context_tokens("gpt-4o-mini", None) == listed
 
 
 def test_a_model_litellm_cannot_price_is_looked_up_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    asked: list[str] = []
-    real = litellm.cost_per_token
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        asked.append(kwargs["model"])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(litellm, "cost_per_token", counted)
+    asked = _calls(monkeypatch, litellm, "cost_per_token")
     for _ in range(3):
         assert step_cost("openai/not-a-listed-model-7", 1000, 100, {}) is None
-    assert asked == ["openai/not-a-listed-model-7"]
+    assert [kwargs["model"] for _, kwargs in asked] == ["openai/not-a-listed-model-7"]
     # A listed model is priced at every step, by its own tokens.
     first = step_cost("gpt-4o-mini", 1000, 100, {})
     second = step_cost("gpt-4o-mini", 2000, 200, {})

@@ -138,3 +138,14 @@ def start_seaweed(data_dir: Path) -> tuple[subprocess.Popen[bytes], S3Server]:
     process.kill()
     tail = (data_dir / "weed.log").read_text(errors="replace")[-2000:]
     pytest.fail(f"SeaweedFS (S3 for the tests) did not start:\n{tail}", pytrace=False)
+
+
+def stop_seaweed(process: subprocess.Popen[bytes]) -> None:
+    """Stop SeaweedFS, and make sure it is gone: `weed mini` may outlive a SIGTERM (left
+    behind, each keeps a share of a core busy and skews the next benchmark)."""
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(10)
