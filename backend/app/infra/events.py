@@ -134,19 +134,23 @@ class RedisRunEventLog:
         self, run_id: str, after: int, heartbeat: float = HEARTBEAT_SECONDS
     ) -> AsyncIterator[RunEvent | None]:
         last = f"{after}-0"
-        while True:
-            # decode_responses=True: a list of [stream name, entries] pairs.
-            reply: Any = await self.followers.xread(
-                {self._key(run_id): last}, block=int(heartbeat * 1000), count=500
-            )
-            if not reply:
-                yield None
-                continue
-            for event in self._decode(reply[0][1]):
-                last = f"{event.seq}-0"
-                yield event
-                if event.event == FINAL_EVENT:
-                    return
+        # One pooled connection for the whole stream: a blocking read holds one anyway, and
+        # taking it from the pool and giving it back at every read (the pool's lock, wait
+        # and connection check) cost more CPU than the read itself.
+        async with self.followers.client() as reader:
+            while True:
+                # decode_responses=True: a list of [stream name, entries] pairs.
+                reply: Any = await reader.xread(
+                    {self._key(run_id): last}, block=int(heartbeat * 1000), count=500
+                )
+                if not reply:
+                    yield None
+                    continue
+                for event in self._decode(reply[0][1]):
+                    last = f"{event.seq}-0"
+                    yield event
+                    if event.event == FINAL_EVENT:
+                        return
 
     async def exists(self, run_id: str) -> bool:
         return bool(await self.redis.exists(self._key(run_id)))

@@ -99,3 +99,45 @@ async def test_a_connection_the_server_closed_is_opened_again_for_the_next_event
     finally:
         await admin.aclose()
         await store.close()
+
+
+async def test_a_stream_reads_on_one_connection_and_survives_its_loss(redis_url: str) -> None:
+    store = RedisRunEventLog(redis_url, prefix="wbtest:")
+    admin = Redis.from_url(redis_url, decode_responses=True)
+    run_id = str(uuid.uuid4())
+    taken = 0
+    real_get = store.followers.connection_pool.get_connection
+
+    async def counted_get(*args: object, **kwargs: object) -> object:
+        nonlocal taken
+        taken += 1
+        return await real_get(*args, **kwargs)
+
+    store.followers.connection_pool.get_connection = counted_get  # type: ignore[method-assign]
+    seen: list[int] = []
+    try:
+        stream = store.follow(run_id, 0, heartbeat=0.2)
+        for seq in range(1, 6):
+            await store.append(run_id, event(seq))
+            item = await asyncio.wait_for(anext(stream), 5)
+            while item is None:  # a heartbeat
+                item = await asyncio.wait_for(anext(stream), 5)
+            seen.append(item.seq)
+        assert taken == 1  # five reads, one connection taken from the pool
+        # The server drops the stream's connection (a restart, a proxy's idle timeout):
+        # the stream goes on, on a new connection.
+        clients = await admin.client_list()
+        readers = [c["id"] for c in clients if c["cmd"] == "xread"]
+        assert readers
+        for reader in readers:
+            await admin.execute_command("CLIENT", "KILL", "ID", reader)
+        await store.append(run_id, event(6, "run.finished"))
+        item = await asyncio.wait_for(anext(stream), 5)
+        while item is None:
+            item = await asyncio.wait_for(anext(stream), 5)
+        seen.append(item.seq)
+        assert seen == [1, 2, 3, 4, 5, 6]
+        await stream.aclose()
+    finally:
+        await admin.aclose()
+        await store.close()
