@@ -62,36 +62,31 @@ def first_model_call(settings: Settings) -> None:
             their server or key.
     """
     try:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _Reply)
-    except OSError as exc:
+        _call_loopback(settings)
+    except Exception as exc:
         log.info("model calls not warmed up (the first question will be slower): %r", exc)
-    else:
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        try:
-            _call(settings, server.server_address[1])
-        except Exception as exc:
-            log.info("model calls not warmed up (the first question will be slower): %r", exc)
-        finally:
-            server.shutdown()
-            server.server_close()
     for model_id in settings.llm_models:
         try:
-            limits = call_limits(settings, model_id)
+            call_limits(settings, model_id).count(messages=[{"role": "user", "content": "Ready?"}])
         except Exception as exc:
             log.info("no tokenizer loaded ahead for %s: %r", model_id, exc)
-            continue
-        limits.count(messages=[{"role": "user", "content": "Ready?"}])
 
 
-def _call(settings: Settings, port: int) -> None:
-    local = settings.model_copy(
-        update={
-            "LLM_API_BASE": f"http://127.0.0.1:{port}/v1",
-            "LLM_API_KEY": "warm-up",
-            "LLM_MAX_RETRIES": 0,
-            "LLM_TIMEOUT_SECONDS": 10.0,
-        }
-    )
-    message = ChatMessage(role=MessageRole.USER, content=[{"type": "text", "text": "Ready?"}])
-    for _ in create_model(local, WARM_UP_MODEL).generate_stream([message]):
-        pass
+def _call_loopback(settings: Settings) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Reply)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        local = settings.model_copy(
+            update={
+                "LLM_API_BASE": f"http://127.0.0.1:{server.server_address[1]}/v1",
+                "LLM_API_KEY": "warm-up",
+                "LLM_MAX_RETRIES": 0,
+                "LLM_TIMEOUT_SECONDS": 10.0,
+            }
+        )
+        message = ChatMessage(role=MessageRole.USER, content=[{"type": "text", "text": "Ready?"}])
+        for _ in create_model(local, WARM_UP_MODEL).generate_stream([message]):
+            pass
+    finally:
+        server.shutdown()
+        server.server_close()

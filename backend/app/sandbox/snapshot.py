@@ -293,30 +293,6 @@ def _saved_variable(item: Any, files: set[str]) -> SavedVariable:
 
 
 # Saving (in the worker) ---------------------------------------------------------------------
-# What pandas and pyarrow import on first use rather than at import: pandas' Arrow-backed
-# strings (every CSV with text columns) and every DataFrame's trip to and from Parquet.
-FIRST_USE_MODULES = (
-    "pyarrow.parquet",
-    "pyarrow.pandas_compat",
-    "pyarrow.vendored.version",
-    "pandas.core.arrays.arrow.extension_types",
-)
-
-
-def preload() -> None:
-    """Import the Parquet writer and reader, and what pandas and pyarrow load on first use,
-    now: every run ends with a snapshot and most read text columns, and a fork server
-    imports them once for all its workers instead of each worker in its first run (with
-    no bytecode in a read-only runtime, that is compiling them: about 40 ms a worker).
-    Only imported, not used: pyarrow's first use starts its thread pool and memory
-    allocator, which reserve over a gigabyte of address space (RLIMIT_AS counts it)."""
-    for name in FIRST_USE_MODULES:
-        try:
-            importlib.import_module(name)
-        except ImportError:  # another pandas or pyarrow: it is loaded on first use
-            continue
-
-
 def save(
     state: dict[str, Any],
     workspace: Path,

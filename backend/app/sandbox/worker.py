@@ -53,7 +53,7 @@ from app.sandbox.capture import (
 from app.sandbox.interface import QUESTION_CHARS
 from app.sandbox.isolation import apply_rlimits
 from app.sandbox.protocol import Message, read_message, write_message
-from app.sandbox.runtime_cache import STARTUP_MODULES, WARM_MODULES
+from app.sandbox.runtime_cache import FIRST_USE_MODULES, STARTUP_MODULES, WARM_MODULES
 
 FINAL_TABLE_ROWS = 50
 # Analysis code runs at a lower CPU priority than the backend: however many workers are
@@ -152,9 +152,13 @@ def _import_startup_modules() -> None:
 def preload() -> None:
     """Import and patch what every worker needs (a fork server does this once for all)."""
     _import_startup_modules()
+    for name in FIRST_USE_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # another pandas or pyarrow: loaded on first use instead
+            continue
     _patch_smolagents()
     _patch_display_hooks()
-    snapshot.preload()
 
 
 # The process's session, once created: the display hooks show to it.

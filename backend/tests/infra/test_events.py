@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import cast
 
 import pytest
 from redis.asyncio import Redis
@@ -101,6 +102,13 @@ async def test_a_connection_the_server_closed_is_opened_again_for_the_next_event
         await store.close()
 
 
+async def _next_event(stream: AsyncIterator[RunEvent | None]) -> RunEvent:
+    """The stream's next event, past any heartbeats."""
+    while (item := await asyncio.wait_for(anext(stream), 5)) is None:
+        pass
+    return item
+
+
 async def test_a_stream_reads_on_one_connection_and_survives_its_loss(redis_url: str) -> None:
     store = RedisRunEventLog(redis_url, prefix="wbtest:")
     admin = Redis.from_url(redis_url, decode_responses=True)
@@ -116,13 +124,11 @@ async def test_a_stream_reads_on_one_connection_and_survives_its_loss(redis_url:
     store.followers.connection_pool.get_connection = counted_get  # type: ignore[method-assign]
     seen: list[int] = []
     try:
-        stream = store.follow(run_id, 0, heartbeat=0.2)
+        # An async generator (closed at the end), typed as the log's iterator.
+        stream = cast(AsyncGenerator[RunEvent | None], store.follow(run_id, 0, heartbeat=0.2))
         for seq in range(1, 6):
             await store.append(run_id, event(seq))
-            item = await asyncio.wait_for(anext(stream), 5)
-            while item is None:  # a heartbeat
-                item = await asyncio.wait_for(anext(stream), 5)
-            seen.append(item.seq)
+            seen.append((await _next_event(stream)).seq)
         assert taken == 1  # five reads, one connection taken from the pool
         # The server drops the stream's connection (a restart, a proxy's idle timeout):
         # the stream goes on, on a new connection.
@@ -132,10 +138,7 @@ async def test_a_stream_reads_on_one_connection_and_survives_its_loss(redis_url:
         for reader in readers:
             await admin.execute_command("CLIENT", "KILL", "ID", reader)
         await store.append(run_id, event(6, "run.finished"))
-        item = await asyncio.wait_for(anext(stream), 5)
-        while item is None:
-            item = await asyncio.wait_for(anext(stream), 5)
-        seen.append(item.seq)
+        seen.append((await _next_event(stream)).seq)
         assert seen == [1, 2, 3, 4, 5, 6]
         await stream.aclose()
     finally:
