@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import csv
 import uuid
 from pathlib import Path
 from typing import Annotated, Literal
@@ -212,10 +213,61 @@ async def artifact_content(
 ) -> Response:
     if format == "xlsx":
         return await excel_download(artifact, db, storage, Path(settings.DATA_DIR))
+    delimiter = _SPREADSHEET_DELIMITERS.get(Path(artifact.name).suffix.lower())
+    if delimiter is not None:
+        return await escaped_csv_download(artifact, db, storage, Path(settings.DATA_DIR), delimiter)
     body = await stream_object(storage, artifact.storage_key)
     media_type, headers = stored_bytes_headers(artifact.name, artifact.mime)
     headers["Content-Length"] = str(artifact.size)
     return StreamingResponse(body, media_type=media_type, headers=headers)
+
+
+# Files a spreadsheet opens as a table: downloaded with formula-like cells escaped.
+_SPREADSHEET_DELIMITERS = {".csv": ",", ".tsv": "\t"}
+# Escaping a CSV streams through it; a large one may take longer than a preview.
+ESCAPE_CSV_SECONDS = 300.0
+
+
+async def escaped_csv_download(
+    artifact: Artifact, db: AsyncSession, storage: ObjectStorage, data_dir: Path, delimiter: str
+) -> Response:
+    """A CSV (or TSV) the code wrote, with every cell that a spreadsheet would run as a
+    formula escaped (excel.escape_csv); converted in the preview child process."""
+    await release_connection(db)
+    folder = data_dir / "cache" / "csv"
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        path = await storage.local_copy(artifact.storage_key, folder, f"{artifact.id}.source")
+    except ObjectNotFound:
+        raise NotFound("The contents are missing from storage.", code="content_missing") from None
+    target = folder / f"{uuid.uuid4().hex}{Path(artifact.name).suffix.lower()}"
+    try:
+        await run_preview(
+            artifact.name,
+            excel.escape_csv,
+            path,
+            target,
+            delimiter=delimiter,
+            time_limit=ESCAPE_CSV_SECONDS,
+        )
+    except UnreadableFile as exc:
+        target.unlink(missing_ok=True)
+        raise Unprocessable(str(exc), code="unreadable_table") from None
+    except csv.Error as exc:
+        target.unlink(missing_ok=True)
+        raise Unprocessable(
+            f"{artifact.name} could not be read as a table ({exc}).", code="unreadable_table"
+        ) from None
+    finally:
+        if path.parent == folder:  # a copy made for the conversion, not the stored object
+            path.unlink(missing_ok=True)
+    media_type, headers = stored_bytes_headers(artifact.name, artifact.mime)
+    return FileResponse(
+        target,
+        media_type=media_type,
+        headers=headers,
+        background=BackgroundTask(target.unlink, missing_ok=True),
+    )
 
 
 async def excel_download(

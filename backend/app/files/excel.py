@@ -1,11 +1,17 @@
-"""Tables as Excel workbooks, for the "Excel" download of a table or a CSV the code wrote.
+"""Tables as Excel workbooks and as CSV, for the downloads of a table or a CSV the code wrote.
 
 The conversion runs in the preview child process (app.files.preview_process), within its
 time and memory limits: the CSV came out of sandboxed code and is as untrusted as an upload.
+
+Both kinds of download are escaped against spreadsheet (CSV) injection as OWASP advises: a
+text cell, header or data, that begins with = + - @ tab or carriage return gets a single
+quote in front, so a spreadsheet shows it as text and never runs it as a formula (such as
+a HYPERLINK that sends a neighbouring cell to a URL). Numbers stay numbers.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import re
@@ -23,8 +29,56 @@ EXCEL_MAX_ROWS = 1_048_576
 MAX_SOURCE_BYTES = 64 * 1024 * 1024
 
 
+# A text cell that starts with one of these is a formula to a spreadsheet.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# A text cell that a spreadsheet reads as a plain number, such as -3.5 or +1e3.
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+# One CSV field may hold this much (the csv module's default is 128 KB).
+CSV_FIELD_MAX_BYTES = 64 * 1024 * 1024
+
+
 class TooLargeForExcel(Exception):
     pass
+
+
+def escape_text(text: str) -> str:
+    """The text as a spreadsheet cell that can never be a formula (OWASP's advice).
+
+    Args:
+        text: A cell's text (a header or a value).
+
+    Returns:
+        The text with a single quote in front when it begins like a formula and is not a
+        plain number; otherwise the text itself.
+    """
+    if text.startswith(FORMULA_STARTS) and not _NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
+
+def escape_csv(source: Path, target: Path, *, delimiter: str = ",") -> int:
+    """Copy the CSV at `source` to `target` with every cell escaped (see `escape_text`).
+
+    Line ends stay as the source has them; bytes that are not UTF-8 pass through unchanged.
+    Returns the number of records.
+    """
+    csv.field_size_limit(CSV_FIELD_MAX_BYTES)  # in the preview child only
+    count = 0
+    with (
+        source.open(encoding="utf-8", errors="surrogateescape", newline="") as reading,
+        target.open("w", encoding="utf-8", errors="surrogateescape", newline="") as writing,
+    ):
+        first = reading.readline()
+        reading.seek(0)
+        end = "\r\n" if first.endswith("\r\n") else "\n"
+        minimal = csv.writer(writing, delimiter=delimiter, lineterminator=end)
+        # A cell holding a carriage return is quoted, or it would end the record.
+        quoted = csv.writer(writing, delimiter=delimiter, lineterminator=end, quoting=csv.QUOTE_ALL)
+        for record in csv.reader(reading, delimiter=delimiter):
+            cells = [escape_text(cell) for cell in record]
+            (quoted if any("\r" in c for c in cells) else minimal).writerow(cells)
+            count += 1
+    return count
 
 
 def to_xlsx(source: Path, target: Path, *, sheet: str, from_json: bool = False) -> int:
@@ -42,7 +96,7 @@ def to_xlsx(source: Path, target: Path, *, sheet: str, from_json: bool = False) 
         )
     workbook = Workbook(write_only=True)
     worksheet = workbook.create_sheet(_sheet_name(sheet))
-    worksheet.append([str(c) for c in frame.columns])
+    worksheet.append([_text_cell(worksheet, str(c)) for c in frame.columns])
     for row in frame.itertuples(index=False, name=None):
         worksheet.append([_cell(worksheet, value) for value in row])
     workbook.save(target)
@@ -54,16 +108,21 @@ def _cell(worksheet: Any, value: Any) -> Any:
         return None
     if isinstance(value, pd.Timestamp):
         return value.tz_localize(None).to_pydatetime() if value.tzinfo else value.to_pydatetime()
-    if isinstance(value, str) and value.startswith("="):
-        # Text, never a formula: a table's cells are data (and may come from hostile files).
-        cell = WriteOnlyCell(worksheet, value=value)
-        cell.data_type = "s"
-        return cell
-    if isinstance(value, (str, int, float, bool, datetime, date)):
+    if isinstance(value, str):
+        return _text_cell(worksheet, value)
+    if isinstance(value, (int, float, bool, datetime, date)):
         return value
     if hasattr(value, "item"):  # numpy scalars
-        return value.item()
-    return str(value)
+        item = value.item()
+        return _text_cell(worksheet, item) if isinstance(item, str) else item
+    return _text_cell(worksheet, str(value))
+
+
+def _text_cell(worksheet: Any, text: str) -> WriteOnlyCell:
+    # Text, never a formula: a table's cells are data (and may come from hostile files).
+    cell = WriteOnlyCell(worksheet, value=escape_text(text))
+    cell.data_type = "s"
+    return cell
 
 
 def _sheet_name(name: str) -> str:

