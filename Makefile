@@ -7,7 +7,7 @@ COMPOSE := docker compose
 
 .PHONY: help run test test-backend test-frontend lint format migrate up down start stop deps \
 	frontend-deps spa client bench-upload bench-agent bench-sandbox bench-load bench-snapshot \
-	bench-local-model
+	bench-local-model test-deploy
 
 help:
 	@echo "make run      start the workbench on embedded defaults (http://127.0.0.1:8000)"
@@ -17,6 +17,7 @@ help:
 	@echo "make migrate  apply database migrations to DATABASE_URL"
 	@echo "make up/down  start/stop Postgres, Redis and MinIO with docker compose"
 	@echo "make start/stop  the whole team setup with docker compose"
+	@echo "make test-deploy  deploy the team setup with docker compose and check it (not part of make test)"
 
 # uv itself, then the locked Python dependencies.
 deps:
@@ -42,6 +43,13 @@ test: test-backend test-frontend
 
 test-backend: deps
 	cd $(BACKEND) && $(UV) run --frozen pytest
+
+# The team setup deployed for real (docker compose: one backend, then three behind the proxy)
+# and checked from outside, then every Kubernetes overlay rendered and validated; brings up
+# a Docker engine where none runs (as root on Debian). Not part of `make test`; see
+# deploy/test/README.md.
+test-deploy: deps
+	UV="$(UV)" bash deploy/test/run.sh
 
 # Unit tests, then the browser tests (Debian's chromium against the real backend).
 test-frontend: deps frontend-deps
