@@ -35,7 +35,8 @@ async def login(
     settings: SettingsDep,
     limit: LoginRateLimitDep,
 ) -> LoginResponse:
-    """Log in; after too many failures for the account or the address, 429 with Retry-After."""
+    """Log in; after too many failures from the address (at the account, or at all), 429
+    with Retry-After. Failures elsewhere never lock the account."""
     ttl = timedelta(minutes=settings.ACCESS_TOKEN_TTL_MINUTES)
     result = await service.authenticate(
         db,

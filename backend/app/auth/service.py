@@ -51,10 +51,12 @@ async def authenticate(
     limit: LoginRateLimit,
     address: str | None,
 ) -> Login:
-    """Log in with a password, unless this account or address failed too often lately.
+    """Log in with a password, unless this address failed too often lately, at this
+    account or at all.
 
     The attempt is counted before the password is checked, so once the limit is reached
-    even the right password is refused until the window ends.
+    even the right password is refused from that address until the window ends; the
+    account's owner elsewhere is not locked out.
 
     Args:
         db: The request's database session.
@@ -68,8 +70,7 @@ async def authenticate(
     wait = await limit.attempt(email, address)
     if wait:
         raise LoginRateLimited(
-            "Too many failed logins for this account or from this address; "
-            f"try again in {_wait_sentence(wait)}.",
+            f"Too many failed logins from this address; try again in {_wait_sentence(wait)}.",
             retry_after=wait,
         )
     try:

@@ -1,8 +1,13 @@
-"""Login attempts, counted per account and per client address in fixed windows.
+"""Login attempts, counted per client address and per (account, address) pair in fixed windows.
+
+Never per account alone: then anyone could lock any account, the admin's included, for
+everyone by failing ten times. An attacker at one address exhausts that address's guesses
+at an account (and, some accounts later, all of the address's guesses); the owner logging
+in from another address is not affected.
 
 Every attempt is counted before the password is checked, atomically with the check that
 refuses it, so a burst of parallel guesses cannot slip past the limit while the first ones
-are still being verified. A successful login forgets its account's count and takes its own
+are still being verified. A successful login forgets its pair's count and takes its own
 attempt back from the address, so only failures add up.
 
 With Redis the counters are shared by every replica (one Lua script checks and counts all
@@ -22,7 +27,7 @@ from redis.asyncio import Redis
 from sqlalchemy.engine import make_url
 
 # A shared office address (or a proxy) carries many people's typos: it gets this many times
-# an account's allowance.
+# the allowance it has at one account.
 ADDRESS_ALLOWANCE_FACTOR = 5
 # The in-process store forgets the least recently used counters beyond this many.
 MAX_IN_PROCESS_KEYS = 50_000
@@ -184,12 +189,12 @@ def _digest(value: str) -> str:
 
 
 class LoginRateLimit:
-    """How many logins an account and an address may fail within a window.
+    """How many logins an address, and an address at one account, may fail within a window.
 
     Args:
         counters: Where the counts live.
-        max_failures: Failed attempts an account may make per window; an address may make
-            ADDRESS_ALLOWANCE_FACTOR times as many.
+        max_failures: Failed attempts an address may make at one account per window; an
+            address may make ADDRESS_ALLOWANCE_FACTOR times as many over all accounts.
         window_seconds: How long a count lasts from its first attempt.
     """
 
@@ -200,28 +205,32 @@ class LoginRateLimit:
 
     @staticmethod
     def _keys(email: str, address: str | None) -> tuple[str, str]:
-        account = email.strip().lower()
-        return f"login:account:{_digest(account)}", f"login:address:{_digest(address_key(address))}"
+        account, origin = email.strip().lower(), address_key(address)
+        return (
+            f"login:pair:{_digest(origin + ' ' + account)}",
+            f"login:address:{_digest(origin)}",
+        )
 
     async def attempt(self, email: str, address: str | None) -> int:
         """Count a login attempt before its password is checked.
 
         Args:
             email: The email as sent; counted lower-case, whether or not such a user exists.
-            address: The client's IP address.
+            address: The client's IP address, as the server sees it (X-Forwarded-For only
+                from a trusted proxy).
 
         Returns:
             0 when the attempt may go on; else the whole seconds until one would be allowed.
         """
-        account, origin = self._keys(email, address)
-        limits = {account: self.max_failures, origin: self.max_failures * ADDRESS_ALLOWANCE_FACTOR}
+        pair, origin = self._keys(email, address)
+        limits = {pair: self.max_failures, origin: self.max_failures * ADDRESS_ALLOWANCE_FACTOR}
         wait = await self.counters.hit(limits, self.window_seconds)
         return max(1, math.ceil(wait)) if wait > 0 else 0
 
     async def succeeded(self, email: str, address: str | None) -> None:
-        """The attempt logged in: forget the account's failures, give the address its one back."""
-        account, origin = self._keys(email, address)
-        await self.counters.reset(account)
+        """The attempt logged in: forget the pair's failures, give the address its one back."""
+        pair, origin = self._keys(email, address)
+        await self.counters.reset(pair)
         await self.counters.undo(origin)
 
 
@@ -233,7 +242,7 @@ def create_login_rate_limit(
     Args:
         redis: The app's Redis client, shared by every replica; None for embedded mode.
         namespace: Keeps deployments (and test runs) that share one Redis apart.
-        max_failures: Failed attempts an account may make per window.
+        max_failures: Failed attempts an address may make at one account per window.
         window_seconds: The window's length.
     """
     counters: WindowCounters = (

@@ -12,9 +12,19 @@ from typing import Any
 
 from openpyxl import load_workbook
 
+from tests.api.test_login_rate_limit import (
+    MAX_FAILURES,
+    PASSWORD,
+    assert_rate_limited,
+    client_from,
+    login,
+    new_account,
+    new_address,
+)
 from tests.api.test_query import ask, finished, of
-from tests.conftest import Api
+from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Api
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
+from tests.support.server import LiveServer
 
 # -- 1. Spreadsheet injection -------------------------------------------------------------
 
@@ -98,3 +108,42 @@ def test_excel_downloads_hold_no_formula_in_headers_or_cells(alice: Api, llm: Sc
         assert all(c.data_type == "s" for c in cells), name
         assert [sheet.cell(r, 3).value for r in range(2, 10)] == AMOUNTS, name
         assert sheet.cell(2, 3).data_type == "n"
+
+
+# -- 2. Login lockout ---------------------------------------------------------------------
+
+
+def test_an_attacker_cannot_lock_the_admin_out_from_another_address(
+    anon: Api, live: LiveServer
+) -> None:
+    with client_from(live, new_address()) as attacker:
+        for guess in range(MAX_FAILURES):
+            response = login(attacker, ADMIN_EMAIL, f"guess-{guess}")
+            assert response.status_code == 401, (guess, response.text)
+        # The attacker's own address is done guessing this account, right password or not.
+        assert_rate_limited(login(attacker, ADMIN_EMAIL, "guess-next"))
+        assert_rate_limited(login(attacker, ADMIN_EMAIL, ADMIN_PASSWORD))
+    # The admin, elsewhere, logs in as ever.
+    with client_from(live, new_address()) as owner:
+        assert login(owner, ADMIN_EMAIL, ADMIN_PASSWORD).status_code == 200
+    assert login(anon, ADMIN_EMAIL, ADMIN_PASSWORD).status_code == 200
+
+
+def test_a_forged_forwarded_for_header_does_not_reset_the_count(
+    admin: Api, live: LiveServer
+) -> None:
+    """A client that is not a trusted proxy cannot pose as many addresses."""
+    email = new_account(admin)
+    with client_from(live, new_address()) as attacker:
+        for guess in range(MAX_FAILURES):
+            forged = {"X-Forwarded-For": f"203.0.113.{guess + 1}"}
+            response = attacker.post(
+                "/auth/login", json={"email": email, "password": f"g-{guess}"}, headers=forged
+            )
+            assert response.status_code == 401, (guess, response.text)
+        refused = attacker.post(
+            "/auth/login",
+            json={"email": email, "password": PASSWORD},
+            headers={"X-Forwarded-For": "198.51.100.7"},
+        )
+        assert_rate_limited(refused)
