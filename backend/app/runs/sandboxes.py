@@ -24,7 +24,6 @@ import asyncio
 import itertools
 import logging
 import os
-import shutil
 import time
 import uuid
 from collections import Counter
@@ -42,6 +41,7 @@ from app.sandbox import (
     SandboxWorker,
     ServiceLauncher,
     WorkerLauncher,
+    hostfs,
     prepare_sandbox,
 )
 
@@ -383,9 +383,11 @@ class SandboxPool:
             await asyncio.to_thread(_close_worker, worker)
             self._dispatch()
         data_dir = self.settings.DATA_DIR
-        await asyncio.to_thread(shutil.rmtree, workspace_dir(data_dir, session_id), True)
         await asyncio.to_thread(manifest_path(data_dir, session_id).unlink, True)
         await asyncio.to_thread(snapshot_marker_path(data_dir, session_id).unlink, True)
+        # The code wrote the workspace: a tree of any depth, folders it made unreadable.
+        # What cannot be removed raises (and is logged) rather than stay unnoticed.
+        await asyncio.to_thread(hostfs.remove_tree, workspace_dir(data_dir, session_id))
 
     async def _reap_forever(self) -> None:
         while True:
@@ -421,4 +423,7 @@ def _close_worker(worker: SandboxWorker) -> None:
     """Stop a worker; a spare's folder goes too (a session's stays)."""
     worker.close()
     if worker.workspace.name.startswith(SPARE_PREFIX):  # no code ran there: it is empty
-        shutil.rmtree(worker.workspace, ignore_errors=True)
+        try:
+            hostfs.remove_tree(worker.workspace)
+        except OSError as exc:
+            log.warning("could not remove the spare sandbox folder %s: %s", worker.workspace, exc)

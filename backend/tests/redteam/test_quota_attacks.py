@@ -1,0 +1,131 @@
+"""Attacks on the workspace's disk quota (SANDBOX_DISK_MB, 64 MB here), asked as questions.
+
+Every file the sandbox writes is hostile: a tree deeper than any path the host could spell
+(PATH_MAX, and Python's recursion limit), sparse files that hold little on disk but cost
+their whole size to copy. The quota must count them, the step that wrote them must be
+stopped, and deleting the session must remove all of it from the host.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import httpx
+
+from tests.redteam.conftest import Target
+from tests.redteam.test_payloads import LIBC, ask
+from tests.support.llm import ScriptedLLM, code_reply, final_reply
+from tests.support.sse import Event
+
+QUOTA = 64 << 20  # the `target` fixture's SANDBOX_DISK_MB
+
+# 2,000 levels named "d" and 40 of 200 characters: ~12,000 bytes of path (PATH_MAX is
+# 4,096) and deeper than a recursive walk goes; then 160 MB of files at the bottom.
+DEEP_TREE = (
+    "import numpy as np\n"
+    f"libc = {LIBC}\n"
+    "for level in range(2000):\n"
+    "    libc.mkdir(b'd', 493)\n"
+    "    libc.chdir(b'd')\n"
+    "for level in range(40):\n"
+    "    libc.mkdir(b'n' * 200, 493)\n"
+    "    libc.chdir(b'n' * 200)\n"
+    "for i in range(40):\n"
+    "    np.zeros(4 << 20, dtype=np.uint8).tofile(f'fill-{i}.csv')\n"
+)
+
+# Twelve files of 60 MB each (a file may not pass the quota: RLIMIT_FSIZE), one byte
+# written at the end of each: 720 MB to copy, a few kB on disk.
+SPARSE_FILES = (
+    "import io\n"
+    "for i in range(12):\n"
+    "    f = io.open(f'sparse-{i}.csv', 'wb')\n"
+    "    f.seek(60 << 20)\n"
+    "    f.write(b'x')\n"
+    "    f.close()\n"
+)
+
+
+def workspace_of(target: Target, session_id: str) -> Path:
+    return target.data_dir / "workspaces" / session_id
+
+
+def host_usage(folder: Path) -> int:
+    """What the folder takes on the host, by du (which walks any depth): the larger of its
+    allocated and its apparent size."""
+    sizes = []
+    for apparent in ([], ["--apparent-size"]):
+        out = subprocess.run(
+            ["du", "-s", "-B1", *apparent, str(folder)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        sizes.append(int(out.split()[0]))
+    return max(sizes)
+
+
+def quota_errors(events: list[Event]) -> list[str]:
+    return [
+        str(e.data["error"])
+        for e in events
+        if e.event == "step.error" and "disk quota" in str(e.data["error"])
+    ]
+
+
+def attack(target: Target, llm: ScriptedLLM, session_id: str, code: str) -> list[Event]:
+    llm.script(code_reply(code), final_reply("'done'"))
+    events = ask(target.api, session_id, "red team: quota")
+    assert events[-1].event == "run.finished", [e.event for e in events]
+    return events
+
+
+def still_answers(target: Target, llm: ScriptedLLM, session_id: str) -> None:
+    llm.script(code_reply("print(40 + 2)"), final_reply("'42'"))
+    after = ask(target.api, session_id, "still there?")
+    assert after[-1].data["status"] == "succeeded", after[-1].data
+    assert any(e.event == "step.output" and "42" in e.data["output"] for e in after)
+
+
+def test_a_tree_deeper_than_path_max_is_counted_and_stopped(
+    target: Target, llm: ScriptedLLM
+) -> None:
+    session_id = target.session()
+    events = attack(target, llm, session_id, DEEP_TREE)
+
+    assert quota_errors(events), [e.data for e in events if e.event == "step.error"]
+    assert host_usage(workspace_of(target, session_id)) <= QUOTA
+    assert not [e for e in events if e.event == "artifact"]
+    still_answers(target, llm, session_id)
+    assert target.api.delete(f"/sessions/{session_id}").status_code == 204
+
+
+def test_sparse_files_are_charged_their_whole_size(target: Target, llm: ScriptedLLM) -> None:
+    session_id = target.session()
+    events = attack(target, llm, session_id, SPARSE_FILES)
+
+    assert quota_errors(events), [e.data for e in events if e.event == "step.error"]
+    # Nothing of theirs reached object storage, nor stays in the workspace.
+    assert not [e for e in events if e.event == "artifact"]
+    assert host_usage(workspace_of(target, session_id)) <= QUOTA
+    assert not list(workspace_of(target, session_id).glob("sparse-*"))
+    still_answers(target, llm, session_id)
+    assert target.api.delete(f"/sessions/{session_id}").status_code == 204
+
+
+def test_deleting_a_session_removes_its_deep_tree(target: Target, llm: ScriptedLLM) -> None:
+    session_id = target.session()
+    # Within the quota this time, so the whole tree stays for the deletion to meet.
+    attack(target, llm, session_id, DEEP_TREE.replace("range(40):\n    np", "range(2):\n    np"))
+    workspace = workspace_of(target, session_id)
+    assert host_usage(workspace) > 4 << 20  # the tree is there, files and all
+
+    assert target.api.delete(f"/sessions/{session_id}").status_code == 204
+    assert not workspace.exists()
+    assert not (target.data_dir / "workspace-manifests" / f"{session_id}.json").exists()
+
+    fresh = target.session()
+    still_answers(target, llm, fresh)
+    assert httpx.get(f"{target.live.url}/readyz", timeout=10).json()["sandbox"]["available"]
+    assert target.api.delete(f"/sessions/{fresh}").status_code == 204
