@@ -71,7 +71,7 @@ EOF
     install -m 0755 "$apt_dir"/x/usr/libexec/docker/cli-plugins/docker-{compose,buildx} "$plugins/"
 }
 
-compose_version() { docker compose version --short 2>/dev/null | sed 's/^v//; s/[-+].*//'; }
+compose_version() { { docker compose version --short 2>/dev/null || true; } | sed 's/^v//; s/[-+].*//'; }
 
 ensure_engine() {
     if ! docker info >/dev/null 2>&1; then
@@ -193,8 +193,13 @@ image_of() {  # the image a service of the compose files names
 
 compose() { docker compose -p "$PROJECT" -f "$ROOT/docker-compose.yml" "${COMPOSE_FILES_EXTRA[@]}" "$@"; }
 
+ENGINE_OK=
 cleanup() {
     local status=$?
+    if [ -z "$ENGINE_OK" ]; then
+        [ $status = 0 ] || printf '\ntest-deploy: FAILED (exit %s) before an engine was ready, in %ss\n' "$status" "$(elapsed)" >&2
+        exit $status
+    fi
     if [ -n "${WORKBENCH_TEST_KEEP:-}" ]; then
         say "WORKBENCH_TEST_KEEP: the stack stays up (docker compose -p $PROJECT ... down -v to remove it)"
     else
@@ -211,10 +216,11 @@ cleanup() {
 
 main() {
     cd "$ROOT"
-    say "engine"
-    ensure_engine
     COMPOSE_FILES_EXTRA=()
     trap cleanup EXIT
+    say "engine"
+    ensure_engine
+    ENGINE_OK=1
     say "images"
     ensure_images
     local images_done=$(elapsed)
