@@ -39,13 +39,19 @@ apt_install() {
         || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null; }
 }
 
+# The Debian mirror the host's apt uses (one-line or deb822 sources; comments skipped).
+debian_mirror() {
+    local found
+    found=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null \
+        | grep -v '^[[:space:]]*#' | grep -oE 'https?://[^ ]+/debian/?( |$)' | head -1 | tr -d ' ' || true)
+    echo "${found:-http://deb.debian.org/debian}"
+}
+
 # Compose v2 and buildx from Debian's next release (their Go binaries run on Debian 12),
 # with an apt configuration of their own: the host's sources stay as they are.
 install_trixie_plugins() {
     local mirror apt_dir=$STATE/apt-trixie plugins=/usr/local/lib/docker/cli-plugins
-    mirror=$(grep -rhoE 'https?://[^ ]+/debian/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null \
-        | head -1 | tr -d ' ')
-    [ -n "$mirror" ] || die "no Debian mirror in /etc/apt/sources.list*: cannot fetch Docker Compose v2"
+    mirror=$(debian_mirror)
     mkdir -p "$apt_dir"/{lists/partial,cache/archives/partial,debs} "$plugins"
     touch "$apt_dir/status"
     echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror%/} trixie main" > "$apt_dir/sources.list"
@@ -141,7 +147,7 @@ build_base() {
     if [ ! -f "$rootfs/.complete" ]; then
         rm -rf "$rootfs"
         nice -n 10 debootstrap --variant=minbase --include=ca-certificates "$suite" "$rootfs" \
-            "$(grep -rhoE 'https?://[^ ]+/debian/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null | head -1 | tr -d ' ' || true)" \
+            "$(debian_mirror)" \
             >"$STATE/debootstrap-$suite.log" 2>&1 || die "debootstrap $suite failed: $(tail -5 "$STATE/debootstrap-$suite.log")"
         touch "$rootfs/.complete"
     fi
