@@ -5,7 +5,15 @@ from datetime import timedelta
 
 from fastapi import APIRouter, Request, Response, status
 
-from app.api.deps import AdminUser, CurrentUser, DbDep, LoginRateLimitDep, PageDep, SettingsDep
+from app.api.deps import (
+    AdminUser,
+    CurrentUser,
+    DbDep,
+    LoginRateLimitDep,
+    LoginUser,
+    PageDep,
+    SettingsDep,
+)
 from app.auth import service
 from app.auth.schemas import (
     ApiTokenCreate,
@@ -61,8 +69,15 @@ async def me(user: CurrentUser) -> UserOut:
     return UserOut.model_validate(user)
 
 
-@router.post("/auth/tokens", response_model=ApiTokenCreated, status_code=status.HTTP_201_CREATED)
-async def create_token(body: ApiTokenCreate, db: DbDep, user: CurrentUser) -> ApiTokenCreated:
+@router.post(
+    "/auth/tokens",
+    response_model=ApiTokenCreated,
+    status_code=status.HTTP_201_CREATED,
+    responses={403: {"description": "Asked with an API token, not a login (login_required)"}},
+)
+async def create_token(body: ApiTokenCreate, db: DbDep, user: LoginUser) -> ApiTokenCreated:
+    """Make an API token (shown once). Only with a login token: an API token cannot make
+    more of itself."""
     token, secret = await service.create_api_token(db, user, body)
     return ApiTokenCreated(id=token.id, name=token.name, token=secret, created_at=token.created_at)
 
@@ -87,8 +102,8 @@ async def revoke_token(token_id: uuid.UUID, db: DbDep, user: CurrentUser) -> Res
 async def change_password(
     body: PasswordChange, db: DbDep, user: CurrentUser, settings: SettingsDep
 ) -> LoginResponse:
-    """Change your own password. Every login of yours ends, this one included: the answer
-    carries a new login token. API tokens stay valid (revoke them under /auth/tokens)."""
+    """Change your own password. Every login of yours ends, this one included (the answer
+    carries a new login token), and every API token of yours is revoked."""
     ttl = timedelta(minutes=settings.ACCESS_TOKEN_TTL_MINUTES)
     result = await service.change_password(
         db, user, body.current_password, body.new_password, settings.signing_key, ttl
@@ -123,5 +138,44 @@ async def list_users(db: DbDep, _: AdminUser, page: PageDep) -> Page[UserOut]:
 )
 async def update_user(user_id: uuid.UUID, body: UserUpdate, db: DbDep, admin: AdminUser) -> UserOut:
     """Administrators only: make or unmake an administrator, disable or enable an account,
-    or set a new password (which ends that user's logins)."""
+    or set a new password (which ends that user's logins and revokes their API tokens)."""
     return UserOut.model_validate(await service.update_user(db, admin, user_id, body))
+
+
+@users.get(
+    "/users/{user_id}/tokens",
+    response_model=Page[ApiTokenOut],
+    responses={404: {"description": "No such user (user_not_found)"}},
+)
+async def list_user_tokens(
+    user_id: uuid.UUID, db: DbDep, _: AdminUser, page: PageDep
+) -> Page[ApiTokenOut]:
+    """Administrators only: a user's API tokens (never their secrets), newest first."""
+    user = await service.get_user(db, user_id)
+    items, total = await service.list_api_tokens(db, user, page.limit, page.offset)
+    return Page(items=[ApiTokenOut.model_validate(t) for t in items], total=total)
+
+
+@users.delete(
+    "/users/{user_id}/tokens",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses={404: {"description": "No such user (user_not_found)"}},
+)
+async def revoke_user_tokens(user_id: uuid.UUID, db: DbDep, _: AdminUser) -> Response:
+    """Administrators only: revoke every API token of a user, leaving the account enabled
+    and its logins as they are."""
+    await service.revoke_all_api_tokens(db, await service.get_user(db, user_id))
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@users.delete(
+    "/users/{user_id}/tokens/{token_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses={404: {"description": "No such user, or no such token of theirs"}},
+)
+async def revoke_user_token(
+    user_id: uuid.UUID, token_id: uuid.UUID, db: DbDep, _: AdminUser
+) -> Response:
+    """Administrators only: revoke one API token of a user."""
+    await service.revoke_api_token(db, await service.get_user(db, user_id), token_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

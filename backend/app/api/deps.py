@@ -10,6 +10,7 @@ from fastapi import Depends, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.auth import security
 from app.auth import service as auth_service
 from app.config import Settings
 from app.db import request_session
@@ -102,6 +103,24 @@ async def current_user(
 
 
 CurrentUser = Annotated[User, Depends(current_user)]
+
+
+async def login_user(
+    user: CurrentUser,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> User:
+    """The caller, when they came with a login token (they typed their password), not an
+    API token: a leaked API token must not be able to make itself new ones."""
+    if credentials is not None and credentials.credentials.startswith(security.API_TOKEN_PREFIX):
+        raise Forbidden(
+            "An API token cannot do this: log in with your email and password "
+            "(in the browser, or with `workbench login`).",
+            code="login_required",
+        )
+    return user
+
+
+LoginUser = Annotated[User, Depends(login_user)]
 
 
 async def admin_user(user: CurrentUser) -> User:

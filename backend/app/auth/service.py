@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -130,11 +130,14 @@ async def user_for_token(db: AsyncSession, token: str, key: str) -> User:
     return found
 
 
-def set_password(user: User, password: str) -> None:
-    """A new password; every earlier login of the user ends (API tokens stay)."""
+async def set_password(db: AsyncSession, user: User, password: str) -> int:
+    """A new password: every earlier login of the user ends and every API token of theirs
+    is revoked (whoever knew the old password may have made one). Returns how many tokens
+    were revoked."""
     user.password_hash = security.hash_password(password)
     user.password_changed_at = utcnow()
     user.login_version += 1
+    return await revoke_all_api_tokens(db, user)
 
 
 async def change_password(
@@ -144,7 +147,7 @@ async def change_password(
     change ends the others (this one's included)."""
     if not security.verify_password(current, user.password_hash):
         raise BadRequest("The current password is not right.", code="wrong_password")
-    set_password(user, new)
+    await set_password(db, user, new)
     await db.flush()
     return issue_login(user, key, ttl)
 
@@ -155,9 +158,7 @@ async def list_users(db: AsyncSession, limit: int, offset: int) -> tuple[list[Us
 
 async def update_user(db: AsyncSession, admin: User, user_id: uuid.UUID, data: UserUpdate) -> User:
     """An administrator's changes to a user: role, enabled or not, a new password."""
-    user = await db.get(User, user_id)
-    if user is None:
-        raise NotFound("No such user.", code="user_not_found")
+    user = await get_user(db, user_id)
     if user.id == admin.id and (data.disabled or data.is_admin is False):
         raise Conflict(
             "You cannot disable your own account or remove your own administrator role; "
@@ -169,7 +170,7 @@ async def update_user(db: AsyncSession, admin: User, user_id: uuid.UUID, data: U
     if data.disabled is not None:
         user.disabled_at = (user.disabled_at or utcnow()) if data.disabled else None
     if data.password is not None:
-        set_password(user, data.password)
+        await set_password(db, user, data.password)
     await db.flush()
     return user
 
@@ -218,6 +219,19 @@ async def revoke_api_token(db: AsyncSession, user: User, token_id: uuid.UUID) ->
     if token is None or token.user_id != user.id:
         raise NotFound("No such API token.")
     await db.delete(token)
+
+
+async def revoke_all_api_tokens(db: AsyncSession, user: User) -> int:
+    """Revoke every API token of the user. Returns how many there were."""
+    result = await db.execute(delete(ApiToken).where(ApiToken.user_id == user.id))
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+async def get_user(db: AsyncSession, user_id: uuid.UUID) -> User:
+    user = await db.get(User, user_id)
+    if user is None:
+        raise NotFound("No such user.", code="user_not_found")
+    return user
 
 
 async def ensure_admin(db: AsyncSession, email: str | None, password: str | None) -> None:

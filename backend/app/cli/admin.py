@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 if TYPE_CHECKING:  # the server's code is imported only when an admin command runs
+    from sqlalchemy.ext.asyncio import AsyncSession
+
     from app.config import Settings
+    from app.models import User
 
 admin = typer.Typer(
     help="Recover accounts on the server's own machine (uses its settings and database).",
@@ -59,14 +63,9 @@ def reset_password(
         bool, typer.Option("--enable", help="Also enable the account if it was disabled")
     ] = False,
 ) -> None:
-    """Set a new password for an account (e.g. a lost admin password). Its logins end;
-    its API tokens stay."""
-    from app.auth.schemas import normalise_email
-
-    try:
-        normalised = normalise_email(email)
-    except ValueError:
-        raise typer.BadParameter(f"{email!r} is not an email address") from None
+    """Set a new password for an account (e.g. a lost admin password). Its logins end and
+    its API tokens are revoked."""
+    normalised = _email(email)
     settings = _settings()
     if password_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
@@ -81,16 +80,42 @@ def reset_password(
         raise typer.Exit(1)
 
 
+@admin.command("revoke-tokens")
+def revoke_tokens(email: Annotated[str, typer.Argument(help="The account's email")]) -> None:
+    """Revoke every API token of an account (e.g. one that leaked), leaving the account
+    enabled and its password as it is."""
+    normalised = _email(email)
+    outcome = asyncio.run(_revoke(_settings(), normalised))
+    typer.echo(outcome.message)
+    if not outcome.found:
+        raise typer.Exit(1)
+
+
+def _email(email: str) -> str:
+    from app.auth.schemas import normalise_email
+
+    try:
+        return normalise_email(email)
+    except ValueError:
+        raise typer.BadParameter(f"{email!r} is not an email address") from None
+
+
+def _tokens(count: int) -> str:
+    return f"{count} API token{'' if count == 1 else 's'}"
+
+
 class _Outcome:
     def __init__(self, found: bool, message: str):
         self.found = found
         self.message = message
 
 
-async def _reset(settings: Settings, email: str, password: str, enable: bool) -> _Outcome:
+async def _with_user(
+    settings: Settings, email: str, change: Callable[[AsyncSession, User], Awaitable[str]]
+) -> _Outcome:
+    """Apply `change` to the account with this email and commit; its sentence, or why not."""
     from sqlalchemy import select
 
-    from app.auth import service as auth_service
     from app.db import create_engine, session_factory
     from app.models import User
 
@@ -104,20 +129,40 @@ async def _reset(settings: Settings, email: str, password: str, enable: bool) ->
                     False,
                     f"No account {email} here. Accounts: {', '.join(known) or 'none'}.",
                 )
-            auth_service.set_password(user, password)
-            note = ""
-            if user.disabled and enable:
-                user.disabled_at = None
-                note = " The account is enabled again."
-            elif user.disabled:
-                note = " The account is still disabled (add --enable to enable it)."
+            message = await change(db, user)
             await db.commit()
-            return _Outcome(
-                True,
-                f"The password of {email} is reset; earlier logins of it are signed out.{note}",
-            )
+            return _Outcome(True, message)
     finally:
         await engine.dispose()
+
+
+async def _reset(settings: Settings, email: str, password: str, enable: bool) -> _Outcome:
+    from app.auth import service as auth_service
+
+    async def change(db: AsyncSession, user: User) -> str:
+        revoked = await auth_service.set_password(db, user, password)
+        note = ""
+        if user.disabled and enable:
+            user.disabled_at = None
+            note = " The account is enabled again."
+        elif user.disabled:
+            note = " The account is still disabled (add --enable to enable it)."
+        return (
+            f"The password of {email} is reset; earlier logins of it are signed out and "
+            f"{_tokens(revoked)} revoked.{note}"
+        )
+
+    return await _with_user(settings, email, change)
+
+
+async def _revoke(settings: Settings, email: str) -> _Outcome:
+    from app.auth import service as auth_service
+
+    async def change(db: AsyncSession, user: User) -> str:
+        revoked = await auth_service.revoke_all_api_tokens(db, user)
+        return f"Revoked {_tokens(revoked)} of {email}; the account and its password are unchanged."
+
+    return await _with_user(settings, email, change)
 
 
 if __name__ == "__main__":

@@ -87,3 +87,18 @@ def test_reset_password_says_where_it_looked_when_there_is_no_database(
     )
     assert done.returncode == 1
     assert f"No workbench database at {tmp_path / 'nothing-here' / 'workbench.db'}" in done.stderr
+
+
+def test_a_users_api_tokens_are_revoked_on_the_server(
+    admin: Api, alice: Api, anon: Api, live: LiveServer
+) -> None:
+    tokens = [alice.post("/auth/tokens", json={"name": n}).json()["token"] for n in ("a", "b")]
+    done = admin_command(live, "revoke-tokens", "Alice@Example.com")
+    assert done.returncode == 0, done.stderr
+    assert "Revoked 2 API tokens of alice@example.com" in done.stdout
+    for token in tokens:
+        refused = anon.get("/projects", headers={"Authorization": f"Bearer {token}"})
+        assert_error(refused, 401, "invalid_token")
+    assert alice.get("/projects").status_code == 200  # the account and its login stay
+    unknown = admin_command(live, "revoke-tokens", "nobody@example.com")
+    assert unknown.returncode == 1 and "No account nobody@example.com here" in unknown.stdout

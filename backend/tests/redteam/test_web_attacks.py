@@ -147,3 +147,94 @@ def test_a_forged_forwarded_for_header_does_not_reset_the_count(
             headers={"X-Forwarded-For": "198.51.100.7"},
         )
         assert_rate_limited(refused)
+
+
+# -- 3. Tokens ----------------------------------------------------------------------------
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def api_token(api: Api, name: str = "script") -> str:
+    created = api.post("/auth/tokens", json={"name": name})
+    assert created.status_code == 201, created.text
+    return str(created.json()["token"])
+
+
+def user_id(api: Api) -> str:
+    return str(api.get("/auth/me").json()["id"])
+
+
+def test_changing_a_password_revokes_the_users_api_tokens(alice: Api, anon: Api) -> None:
+    stolen = api_token(alice)
+    assert anon.get("/projects", headers=bearer(stolen)).status_code == 200
+    changed = alice.post(
+        "/auth/password",
+        json={"current_password": "user-password-1", "new_password": "brand-new-pass-1"},
+    )
+    assert changed.status_code == 200, changed.text
+    refused = anon.get("/projects", headers=bearer(stolen))
+    assert refused.status_code == 401 and refused.json()["code"] == "invalid_token"
+    fresh = changed.json()["access_token"]
+    assert anon.get("/auth/tokens", headers=bearer(fresh)).json() == {"items": [], "total": 0}
+
+
+def test_an_admin_password_reset_revokes_the_users_api_tokens(
+    admin: Api, alice: Api, anon: Api
+) -> None:
+    stolen = api_token(alice)
+    reset = admin.patch(f"/users/{user_id(alice)}", json={"password": "reset-by-admin-1"})
+    assert reset.status_code == 200, reset.text
+    refused = anon.get("/projects", headers=bearer(stolen))
+    assert refused.status_code == 401 and refused.json()["code"] == "invalid_token"
+    assert alice.get("/projects").status_code == 401  # her login ended too
+
+
+def test_an_api_token_cannot_mint_api_tokens(alice: Api, anon: Api) -> None:
+    stolen = api_token(alice, "ci")
+    minted = anon.post("/auth/tokens", json={"name": "persistence"}, headers=bearer(stolen))
+    assert minted.status_code == 403, minted.text
+    assert minted.json()["code"] == "login_required"
+    assert "token" not in minted.json()
+    names = [t["name"] for t in alice.get("/auth/tokens").json()["items"]]
+    assert names == ["ci"]
+    # A login (a person who typed the password) still can.
+    assert alice.post("/auth/tokens", json={"name": "laptop"}).status_code == 201
+
+
+def test_an_admin_lists_and_revokes_a_users_tokens_without_disabling_them(
+    admin: Api, alice: Api, bob: Api, anon: Api
+) -> None:
+    alice_id = user_id(alice)
+    first, second = api_token(alice, "one"), api_token(alice, "two")
+    listed = admin.get(f"/users/{alice_id}/tokens")
+    assert listed.status_code == 200, listed.text
+    assert sorted(t["name"] for t in listed.json()["items"]) == ["one", "two"]
+    assert listed.json()["total"] == 2
+    assert not any("token" in t for t in listed.json()["items"])  # never the secret
+    one = next(t for t in listed.json()["items"] if t["name"] == "one")
+
+    # Nobody else may look or revoke: not the user next door, not the user herself here.
+    for someone in (bob, alice):
+        refused = someone.get(f"/users/{alice_id}/tokens")
+        assert refused.status_code == 403 and refused.json()["code"] == "admin_only"
+        refused = someone.delete(f"/users/{alice_id}/tokens/{one['id']}")
+        assert refused.status_code == 403 and refused.json()["code"] == "admin_only"
+    assert anon.get("/projects", headers=bearer(first)).status_code == 200
+
+    assert admin.delete(f"/users/{alice_id}/tokens/{one['id']}").status_code == 204
+    assert anon.get("/projects", headers=bearer(first)).status_code == 401
+    assert anon.get("/projects", headers=bearer(second)).status_code == 200
+    # A token is found only under its own user.
+    bob_id = user_id(bob)
+    elsewhere = admin.delete(f"/users/{bob_id}/tokens/{one['id']}")
+    assert elsewhere.status_code == 404
+
+    assert admin.delete(f"/users/{alice_id}/tokens").status_code == 204
+    assert anon.get("/projects", headers=bearer(second)).status_code == 401
+    assert admin.get(f"/users/{alice_id}/tokens").json() == {"items": [], "total": 0}
+    # Her account and her login stay as they were.
+    assert alice.get("/projects").status_code == 200
+    unknown = admin.get("/users/00000000-0000-0000-0000-000000000000/tokens")
+    assert unknown.status_code == 404 and unknown.json()["code"] == "user_not_found"
