@@ -11,6 +11,7 @@ from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -54,6 +55,10 @@ class Settings(BaseSettings):
     ENVIRONMENT: Environment = Environment.development
     HOST: str = "127.0.0.1"
     PORT: int = Field(8000, ge=1, le=65535)
+    # The address people reach the workbench at (e.g. https://workbench.example.com), written
+    # into exported notebooks so they fetch files from here; never taken from a request's
+    # Host header, which a client chooses. Unset: http://HOST:PORT.
+    PUBLIC_URL: str | None = None
     DATA_DIR: Path = Path("./data")
     LOG_LEVEL: str = "info"
 
@@ -157,6 +162,18 @@ class Settings(BaseSettings):
     # Largest body of any other request (JSON); larger ones answer 413.
     MAX_JSON_BODY_BYTES: int = Field(1024**2, ge=1024)
 
+    @field_validator("PUBLIC_URL")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        parsed = urlsplit(value.strip())
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ValueError(
+                "must be an http:// or https:// address, such as https://wb.example.com"
+            )
+        return value.strip().rstrip("/")
+
     @field_validator("LLM_MODELS", mode="before")
     @classmethod
     def _split_models(cls, value: object) -> object:
@@ -243,6 +260,17 @@ class Settings(BaseSettings):
         """The models users may pick: LLM_MODEL first, then LLM_MODELS, without repeats."""
         models = [self.LLM_MODEL] if self.LLM_MODEL else []
         return models + [m for m in self.LLM_MODELS if m not in models]
+
+    @property
+    def public_url(self) -> str:
+        """Where the workbench is reached: PUBLIC_URL, else the address it listens on (a
+        wildcard address as loopback)."""
+        if self.PUBLIC_URL:
+            return self.PUBLIC_URL
+        host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(self.HOST, self.HOST)
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"
+        return f"http://{host}:{self.PORT}"
 
     @property
     def database_url(self) -> str:

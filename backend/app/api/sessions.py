@@ -5,7 +5,7 @@ import threading
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, Response, status
+from fastapi import APIRouter, Query, Response, status
 
 from app.api.deps import (
     DbDep,
@@ -14,6 +14,7 @@ from app.api.deps import (
     OwnedSession,
     PageDep,
     SandboxesDep,
+    SettingsDep,
     StorageDep,
     refuse_busy,
 )
@@ -126,7 +127,7 @@ async def export_session(
     session: OwnedSession,
     db: DbDep,
     storage: StorageDep,
-    request: Request,
+    settings: SettingsDep,
     format: Annotated[
         export.ExportFormat,
         Query(description="ipynb: a Jupyter notebook; html: a standalone report; md: Markdown"),
@@ -142,7 +143,8 @@ async def export_session(
             retry_after=5,
         )
     try:
-        gathered = await export.gather(db, storage, session, str(request.base_url))
+        # PUBLIC_URL (or where the server listens), never the Host header a client sent.
+        gathered = await export.gather(db, storage, session, settings.public_url)
         body = await asyncio.to_thread(export.render, gathered, format)
     finally:
         EXPORT_SLOTS.give_back()

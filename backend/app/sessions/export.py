@@ -262,10 +262,25 @@ def render(export: SessionExport, fmt: ExportFormat) -> bytes:
 
 SETUP = '''\
 # Workbench session {title!r} (project {project!r}), exported {exported}.
+#
+# WARNING: the code cells below were written by an LLM. In the workbench they ran inside a
+# sandbox; here they run on YOUR machine, as you, with your files and your network, and
+# nothing stops them. Read them first. To run them anyway, set RUN_UNSANDBOXED = True
+# below, or set the environment variable WORKBENCH_RUN_UNSANDBOXED=1 before starting Jupyter.
+RUN_UNSANDBOXED = False
+
+import os
+
+if not (RUN_UNSANDBOXED or os.environ.get("WORKBENCH_RUN_UNSANDBOXED") == "1"):
+    raise RuntimeError(
+        "This notebook runs LLM-written code on this machine, outside the Workbench sandbox. "
+        "Read the code, then set RUN_UNSANDBOXED = True in this cell (or the environment "
+        "variable WORKBENCH_RUN_UNSANDBOXED=1) to run it."
+    )
+
 # The analysis reads the project's files by name from the working directory. Keep them
 # next to this notebook (`workbench export SESSION --with-files` downloads them), or set
 # WORKBENCH_TOKEN (an API token) and this cell fetches the missing ones from the workbench.
-import os
 import urllib.request
 from pathlib import Path
 
@@ -310,6 +325,15 @@ def ask_user(question):
 '''
 
 
+UNSANDBOXED_WARNING = (
+    "> **Warning: this notebook runs code an LLM wrote, on your own machine, outside the "
+    "Workbench sandbox.** In the workbench that code ran isolated, with no network and no "
+    "access to your files; here it runs as you, with both. Read every code cell before you "
+    "run it. The first code cell stops unless you set `RUN_UNSANDBOXED = True` in it or the "
+    "environment variable `WORKBENCH_RUN_UNSANDBOXED=1`."
+)
+
+
 def to_notebook(export: SessionExport) -> bytes:
     notebook = new_notebook()
     notebook.metadata.update(
@@ -327,8 +351,8 @@ def to_notebook(export: SessionExport) -> bytes:
     cells = notebook.cells
     cells.append(
         new_markdown_cell(
-            f"# {_md_line(export.title)}\n\nA Workbench session of the project "
-            f"*{_md_line(export.project)}*, exported {_when(export.exported_at)}. "
+            f"# {_md_line(export.title)}\n\n{UNSANDBOXED_WARNING}\n\nA Workbench session of the "
+            f"project *{_md_line(export.project)}*, exported {_when(export.exported_at)}. "
             "Run the cells in order next to the project's files: "
             + (", ".join(f"`{f.name}`" for f in export.files) or "(no files)")
             + "."
@@ -349,7 +373,8 @@ def to_notebook(export: SessionExport) -> bytes:
         for plan in run.plans:
             cells.append(
                 new_markdown_cell(
-                    f"**Plan** (before step {plan.get('step')})\n\n{plan.get('text', '')}"
+                    f"**Plan** (before step {plan.get('step')})\n\n"
+                    + _inert_md(str(plan.get("text", "")))
                 )
             )
         for step in run.steps:
@@ -430,7 +455,7 @@ def _skipped_md(step: ExportStep) -> str:
 
 def _outcome_md(run: ExportRun) -> str:
     if run.final_answer is not None:
-        text = f"**Answer**\n\n{run.final_answer}"
+        text = f"**Answer**\n\n{_inert_md(run.final_answer)}"
     elif run.status == "cancelled":
         text = "*This question was stopped before it had an answer.*"
     elif run.status in ("succeeded", "failed") or run.error:
@@ -456,7 +481,7 @@ def to_markdown(export: SessionExport) -> bytes:
         lines += ["", _question_md(run)]
         for plan in run.plans:
             lines += ["", f"> **Plan** (before step {plan.get('step')})", ">"]
-            lines += [f"> {line}" for line in str(plan.get("text", "")).splitlines()]
+            lines += [f"> {line}" for line in _inert_md(str(plan.get("text", ""))).splitlines()]
         for step in run.steps:
             lines += ["", f"### Step {step.index}"]
             if step.thought:
@@ -498,7 +523,7 @@ def markdown_table(table: dict[str, Any], limit: int = MARKDOWN_TABLE_ROWS) -> s
     rows = table.get("rows", [])[:limit]
 
     def cell(value: Any) -> str:
-        text = "" if value is None else str(value)
+        text = "" if value is None else _inert_md(str(value))
         return text.replace("|", "\\|").replace("\n", " ")
 
     lines = [
@@ -520,6 +545,18 @@ def _fence(text: str, language: str) -> str:
     longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{language}\n{text.rstrip()}\n{fence}"
+
+
+def _inert_md(text: str) -> str:
+    """Markdown from the model (or from data it read) that fetches nothing when shown.
+
+    Jupyter and most Markdown viewers load images as soon as a document opens, so a
+    `![x](https://…?data)` or an `<img src=…>` would send data to any server. Every image
+    becomes plain text and a link (`!` as an entity: nothing starts an image), and every
+    raw HTML tag shows as text; the rest of the Markdown renders as written.
+    """
+    text = text.replace("![", "&#33;[")
+    return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)
 
 
 def _md_line(text: str) -> str:

