@@ -118,7 +118,7 @@ async def run(gb: float) -> None:
                 )
                 saving = memory.take()
             started = time.perf_counter()
-            record = await snapshots.upload(storage, here, session_id, report)
+            record = await snapshots.upload(storage, here, session_id, report, limits.disk_mb << 20)
             upload = time.perf_counter() - started
             print(f"{'upload (backend -> S3)':<44} {upload:7.2f} s")
             print(f"{'snapshot size':<44} {record['bytes'] / 2**30:7.2f} GB")

@@ -918,10 +918,11 @@ class RunOrchestrator:
         quota = self.settings.SANDBOX_DISK_MB << 20
         used = (await asyncio.to_thread(hostfs.usage, workspace)).bytes
         room = quota - used + (int(previous["bytes"]) if previous else 0)
-        report = await asyncio.to_thread(worker.snapshot, max(0, min(limit, room)))
+        allowed = max(0, min(limit, room))
+        report = await asyncio.to_thread(worker.snapshot, allowed)
         if not report.changed:
             return
-        record = await snapshots.upload(self.storage, workspace, session_id, report)
+        record = await snapshots.upload(self.storage, workspace, session_id, report, allowed)
         async with self.factory() as db:
             session = await db.get(Session, session_id)
             if session is not None:

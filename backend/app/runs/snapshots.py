@@ -42,13 +42,29 @@ class SnapshotDamaged(ValueError):
     """The stored object does not have the size its record says."""
 
 
+class SnapshotTooLarge(ValueError):
+    """A worker's snapshot is larger than it was allowed to be (it is not stored)."""
+
+
 async def upload(
-    storage: ObjectStorage, workspace: Path, session_id: uuid.UUID, report: SnapshotReport
+    storage: ObjectStorage,
+    workspace: Path,
+    session_id: uuid.UUID,
+    report: SnapshotReport,
+    max_bytes: int,
 ) -> dict[str, Any]:
     """Store the workspace's snapshot as a new generation; the record for the session row.
 
+    Args:
+        storage: Where snapshots are kept.
+        workspace: The session's workspace (the snapshot's folder is in it).
+        session_id: The session.
+        report: What the worker says it saved (untrusted: the files are measured here).
+        max_bytes: The most the snapshot may take (what the worker was allowed).
+
     Raises:
         hostfs.UnsafePath: A snapshot file was replaced by a link or a special file.
+        SnapshotTooLarge: The files are larger than `max_bytes`.
     """
     generation = uuid.uuid4().hex
     opened: list[tuple[str, hostfs.OpenedFile]] = []
@@ -56,6 +72,9 @@ async def upload(
         for name, _ in report.files:
             relative = f"{SNAPSHOT_DIR}/{name}"
             opened.append((name, await asyncio.to_thread(hostfs.open_regular, workspace, relative)))
+        size = sum(file.size for _, file in opened)
+        if size > max_bytes:
+            raise SnapshotTooLarge(f"the snapshot has {size} bytes, more than its {max_bytes}")
         await storage.put(key(session_id, generation), _concatenated(opened), CONTENT_TYPE)
     finally:
         for _, file in opened:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from app.sandbox import hostfs
+from app.sandbox.capture import cap_text
 from app.sandbox.interface import (
     DEFAULT_AUTHORIZED_IMPORTS,
     QUESTION_CHARS,
@@ -32,6 +33,7 @@ from app.sandbox.protocol import Message
 from app.sandbox.runtime_cache import runtime_cache
 from app.sandbox.snapshot import MANIFEST, SNAPSHOT_DIR, RestoreReport, SnapshotReport
 from app.sandbox.spawn import LocalLauncher, SandboxUnavailable, WorkerLauncher
+from app.sandbox.supervisor import MAX_REFUSALS, PROTOCOL_VIOLATION, REFUSAL_CHARS
 from app.sandbox.transport import WorkerChannel
 
 logger = logging.getLogger(__name__)
@@ -50,6 +52,11 @@ RESTARTED_WITH_SNAPSHOT = (
     "which)."
 )
 STOPPED = "The step was stopped."
+REFUSED = (
+    "The sandbox refused what this step tried ({what}). The step counts as failed even if "
+    "its code caught the refusal: use only the allowed imports and functions, and do not "
+    "try to work around the sandbox."
+)
 ARTIFACT_KINDS = frozenset(get_args(ArtifactKind))
 
 
@@ -258,15 +265,19 @@ class SandboxWorker:
             self.last_used = time.monotonic()
 
     def _request(self, message: Message, timeout: float) -> Message | None:
-        """Send a request and wait for the reply; None if the worker is gone or too slow."""
-        channel = self._channel
-        if channel is None:
-            return None
+        """Send a request and wait for the reply; None if the worker is gone, too slow, or
+        went over the disk quota meanwhile (it is stopped then)."""
+        started_ns = time.time_ns()
         try:
-            channel.send(message)
-            return channel.receive(time.monotonic() + timeout)
-        except OSError:  # includes TimeoutError
+            reply, over_quota = self._exchange(message, time.monotonic() + timeout)
+        except TimeoutError:
             return None
+        if over_quota:
+            freed = hostfs.remove_newer_than(self.workspace, started_ns)
+            logger.info(
+                "Sandbox: %s over its quota in a request; freed %d bytes", self.workspace, freed
+            )
+        return reply
 
     def run(self, code: str) -> StepResult:
         """Run one code step in the worker, starting a fresh worker if none is running.
@@ -297,7 +308,9 @@ class SandboxWorker:
             started_ns = time.time_ns()
             self.last_used = started
             try:
-                reply, over_quota = self._run_step(code, started)
+                reply, over_quota = self._exchange(
+                    {"type": "run", "code": code}, started + self.limits.step_timeout_seconds
+                )
             except TimeoutError:
                 self._terminate()
                 seconds = f"{self.limits.step_timeout_seconds:g}"
@@ -308,49 +321,75 @@ class SandboxWorker:
                 )
             finally:
                 self.last_used = time.monotonic()
-            if over_quota or self._over_quota():
+            if over_quota:
                 return self._quota_exceeded(started, started_ns, killed=reply is None)
             if reply is None or reply.get("type") != "result":
                 returncode = self._terminate()
                 if self._stop_requested:
                     return self._failure(STOPPED, started)
                 return self._failure(self._crash_message(returncode), started, crashed=True)
-            logs = str(reply.get("logs") or "")
-            if restored is not None:  # a new worker mid-run: the agent must know what it has
-                logs = f"{restored.note()}\n{logs}"
-            return StepResult(
-                output=reply.get("output"),
-                is_final_answer=bool(reply.get("is_final_answer")),
-                question=_question(reply.get("question")),
-                logs=logs,
-                error=reply.get("error"),
-                artifacts=self._artifacts(reply.get("artifacts") or []),
-                duration_ms=round((time.monotonic() - started) * 1000),
-            )
+            return self._step_result(reply, restored, started)
 
-    def _run_step(self, code: str, started: float) -> tuple[Message | None, bool]:
-        """Send the step and wait for its result, measuring the workspace while it runs.
+    def _step_result(
+        self, reply: Message, restored: RestoreReport | None, started: float
+    ) -> StepResult:
+        """A worker's result as the backend keeps it: every field checked and capped (the
+        worker is not trusted), a refusal turned into the step's failure."""
+        cap = self.limits.output_chars
+        logs = cap_text(_text(reply.get("logs")) or "", cap)
+        if restored is not None:  # a new worker mid-run: the agent must know what it has
+            logs = f"{restored.note()}\n{logs}"
+        output, error = _text(reply.get("output")), _text(reply.get("error"))
+        is_final_answer = reply.get("is_final_answer") is True
+        question = _question(reply.get("question"))
+        refused = _refusals(reply.get("refused"))
+        if refused:
+            error = REFUSED.format(what="; ".join(refused)) + (f"\n{error}" if error else "")
+            output, question, is_final_answer = None, None, False
+        return StepResult(
+            output=None if output is None else cap_text(output, cap),
+            is_final_answer=is_final_answer,
+            question=question,
+            logs=logs,
+            error=None if error is None else cap_text(error, cap),
+            artifacts=self._artifacts(reply.get("artifacts")),
+            duration_ms=round((time.monotonic() - started) * 1000),
+        )
+
+    def _exchange(self, request: Message, deadline: float) -> tuple[Message | None, bool]:
+        """Send a request and wait for its reply, measuring the workspace while the worker
+        works: whatever code runs, runs while a request is pending (the worker's
+        supervisor stops it in between). Over the quota, the worker is stopped at once.
 
         Returns:
             (the reply or None when the worker is gone, whether the disk quota was exceeded).
+
+        Raises:
+            TimeoutError: No reply by the deadline (the worker is still running).
         """
         channel = self._channel
-        assert channel is not None
-        deadline = started + self.limits.step_timeout_seconds
+        if channel is None:
+            return None, False
         try:
-            channel.send({"type": "run", "code": code})
+            channel.send(request)
         except OSError:
             return None, False
         while True:
             poll = min(deadline, time.monotonic() + QUOTA_POLL_SECONDS)
             try:
-                return channel.receive(poll), False
+                reply = channel.receive(poll)
             except TimeoutError:
                 if time.monotonic() >= deadline:
                     raise
+                reply = None
+            else:
+                if reply is None:
+                    return None, False
             if self._over_quota():
                 self._terminate()
                 return None, True
+            if reply is not None:
+                return reply, False
 
     def _over_quota(self) -> bool:
         limit = self.limits.disk_mb << 20
@@ -404,20 +443,27 @@ class SandboxWorker:
                 "The sandbox worker was killed, most likely because the step ran out of memory "
                 f"(limit {self.limits.memory_mb} MB); {self._restarted}"
             )
+        if returncode == PROTOCOL_VIOLATION:
+            return (
+                "The step's code wrote to the sandbox's own channel, which is not allowed, and "
+                f"the worker was stopped; {self._restarted}"
+            )
         how = f"signal {signal.Signals(number).name}" if number else f"exit status {returncode}"
         stderr = self._stderr.strip()
         if stderr:
             logger.warning("Sandbox worker crashed (%s): %s", how, stderr[-2000:])
         return f"The sandbox worker crashed ({how}); {self._restarted}"
 
-    def _artifacts(self, items: list[Any]) -> list[ArtifactFile]:
+    def _artifacts(self, items: object) -> list[ArtifactFile]:
         """Host-side check of what the worker reported: plain files inside the workspace.
 
         The worker is not trusted: a path must not lead out of the workspace through a
         symlink or a hard link, or the backend would upload a host file for it. The path
         is checked again, the same way, when the bytes are read (`hostfs.open_regular`).
         """
-        artifacts = []
+        artifacts: list[ArtifactFile] = []
+        if not isinstance(items, list):
+            return artifacts
         for item in items[: self.limits.max_artifacts]:
             try:
                 kind, relative = item["kind"], str(item["path"])
@@ -532,6 +578,18 @@ class SandboxWorker:
         ended = channel.reap()
         self._stderr = ended.stderr
         return ended.returncode
+
+
+def _text(value: object) -> str | None:
+    """A text field of a worker's reply (anything else is dropped: the worker is untrusted)."""
+    return value if isinstance(value, str) else None
+
+
+def _refusals(value: object) -> list[str]:
+    """What the worker's supervisor says the interpreter refused during the step."""
+    if not isinstance(value, list):
+        return []
+    return [str(item)[:REFUSAL_CHARS] for item in value[:MAX_REFUSALS] if item]
 
 
 def _question(value: object) -> str | None:

@@ -520,12 +520,36 @@ def build_fork_server_launch(
     if isolation.mechanism != "bubblewrap":
         raise RuntimeError("the fork server needs bubblewrap")
     env = _environment_inside(cache, pycache)
-    options = tuple(option for option in isolation.bwrap_options if option != "--disable-userns")
+    options = _fork_server_options(isolation.bwrap_options)
     command = [sys.executable, "-m", "app.sandbox.zygote"]
     argv = bwrap_argv(
         isolation.bwrap, options, None, cache, command, (16, 1), workspaces=workspaces
     )
     return Launch(argv, env, workspaces, None)
+
+
+def _fork_server_options(worker_options: tuple[str, ...]) -> tuple[str, ...]:
+    """bwrap's options for the fork server, from a worker's.
+
+    - No --disable-userns: the workers' isolation is made of user namespaces it creates.
+    - No --uid/--gid: a change of uid makes bwrap nest a second user namespace, in which no
+      capability reaches the mounts; the fork server's workers are `SANDBOX_UID` in
+      namespaces of their own instead (zygote.py maps it).
+    - CAP_SYS_ADMIN, only to take bwrap's covers off its /proc at start (zygote.py drops
+      it at once): a /proc with covers on it bars every worker from a /proc of its own.
+    - CAP_SETFCAP, kept by the fork server: where its uid is 0 (the backend runs as root),
+      mapping that uid into a worker's namespace needs it.
+    """
+    options: list[str] = []
+    skip = False
+    for option in worker_options:
+        if skip:
+            skip = False
+        elif option in ("--uid", "--gid"):
+            skip = True
+        elif option != "--disable-userns":
+            options.append(option)
+    return (*options, "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETFCAP")
 
 
 def link_package(folder: Path) -> Path:

@@ -15,8 +15,12 @@ import time
 from typing import Any
 
 HEADER = struct.Struct(">I")
-# Logs and outputs are capped well below this; a bigger frame means a broken peer.
+# What the backend sends a worker (code, variables) stays below this.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+# What a worker sends (capped output and logs, a list of artifacts, a snapshot's report)
+# stays far below this. A longer frame is refused from its header, before it is read, so
+# that no worker can make the backend buffer and parse hundreds of megabytes.
+MAX_REPLY_BYTES = 2 * 1024 * 1024
 
 Message = dict[str, Any]
 
@@ -55,16 +59,16 @@ def write_message(fd: int, message: Message) -> None:
 def _decode(body: bytes) -> Message:
     try:
         message = json.loads(body.decode("utf-8"))
-    except ValueError as exc:
-        raise ProtocolError(f"invalid frame body: {exc}") from exc
+    except (ValueError, RecursionError) as exc:  # deep nesting: RecursionError
+        raise ProtocolError(f"invalid frame body: {type(exc).__name__}") from exc
     if not isinstance(message, dict):
         raise ProtocolError("a frame must hold a JSON object")
     return message
 
 
-def _check_length(length: int) -> int:
-    if length > MAX_MESSAGE_BYTES:
-        raise ProtocolError(f"frame of {length} bytes is larger than {MAX_MESSAGE_BYTES}")
+def _check_length(length: int, limit: int = MAX_MESSAGE_BYTES) -> int:
+    if length > limit:
+        raise ProtocolError(f"frame of {length} bytes is larger than {limit}")
     return length
 
 
@@ -100,15 +104,17 @@ def _read_exactly(fd: int, size: int) -> bytes | None:
 
 
 class FrameReader:
-    """Reads frames from a pipe with a deadline (the backend's side of the channel)."""
+    """Reads a worker's frames with a deadline (the backend's and the supervisor's side)."""
 
-    def __init__(self, fd: int) -> None:
-        """Wrap a readable pipe.
+    def __init__(self, fd: int, max_bytes: int = MAX_REPLY_BYTES) -> None:
+        """Wrap a readable pipe or socket.
 
         Args:
-            fd: The read end of the worker's protocol pipe.
+            fd: The read end of the worker's protocol channel.
+            max_bytes: The longest frame body accepted (a longer one is a ProtocolError).
         """
         self._fd = fd
+        self._max_bytes = max_bytes
         self._buffer = bytearray()
         self._selector = selectors.DefaultSelector()
         self._selector.register(fd, selectors.EVENT_READ)
@@ -143,12 +149,17 @@ class FrameReader:
         if len(self._buffer) < HEADER.size:
             return None
         (length,) = HEADER.unpack_from(self._buffer)
-        end = HEADER.size + _check_length(length)
+        end = HEADER.size + _check_length(length, self._max_bytes)
         if len(self._buffer) < end:
             return None
         body = bytes(self._buffer[HEADER.size : end])
         del self._buffer[:end]
         return _decode(body)
+
+    @property
+    def buffered(self) -> bool:
+        """Whether bytes past the last frame have arrived (the start of another frame)."""
+        return bool(self._buffer)
 
     def close(self) -> None:
         """Release the selector (the pipe itself belongs to the caller)."""

@@ -7,6 +7,9 @@ framed requests on the pipes it was started with (see `protocol.py`):
     backend -> worker: configure (first), run, variables, snapshot, restore, shutdown
     worker -> backend: ready | fatal (once), then result / ok / snapshot / restored / failed
 
+Once configured it splits in two (`supervisor.py`): the code runs in a child that never
+holds the channel to the backend.
+
 The worker patches a few smolagents behaviours at start-up (see `_patch_smolagents`).
 """
 
@@ -16,6 +19,7 @@ import ast
 import base64
 import compileall
 import contextlib
+import ctypes
 import difflib
 import functools
 import importlib
@@ -23,6 +27,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import site
 import sys
 import tempfile
@@ -54,11 +59,13 @@ from app.sandbox.interface import QUESTION_CHARS
 from app.sandbox.isolation import apply_rlimits
 from app.sandbox.protocol import Message, read_message, write_message
 from app.sandbox.runtime_cache import FIRST_USE_MODULES, STARTUP_MODULES, WARM_MODULES
+from app.sandbox.supervisor import Supervisor, not_dumpable, refusal_notice
 
 FINAL_TABLE_ROWS = 50
 # Analysis code runs at a lower CPU priority than the backend: however many workers are
 # busy, the backend keeps answering (health checks, streams, other users' requests).
 WORKER_NICENESS = 10
+PR_SET_PDEATHSIG = 1
 
 
 def _final_answer(answer: Any = None) -> Any:
@@ -546,7 +553,8 @@ def main(argv: list[str]) -> int:
 
 
 def serve(channel_in: int, channel_out: int, started: float) -> int:
-    """Configure, import, lock down and answer requests until told to stop.
+    """Configure, import, split into supervisor and runner, lock down and answer requests
+    until told to stop (see `supervisor.py` for the split).
 
     Args:
         channel_in: The descriptor requests arrive on.
@@ -554,7 +562,7 @@ def serve(channel_in: int, channel_out: int, started: float) -> int:
         started: perf_counter() when the worker began (for `startup_ms`).
 
     Returns:
-        The exit status.
+        The exit status (of the supervisor, or of the runner when it returns).
     """
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICENESS)
@@ -571,22 +579,93 @@ def serve(channel_in: int, channel_out: int, started: float) -> int:
             own_user_namespace=bool(config["own_user_namespace"]),
         )
         session = WorkerSession(config, capture)
-        # Last, once the libraries are loaded and before any code is read: no new process,
-        # no program, no network socket from here on, for this process and all its threads.
-        if config.get("seccomp"):
-            seccomp.install(base64.b64decode(config["seccomp"]))
+        program = base64.b64decode(config["seccomp"]) if config.get("seccomp") else None
+        requests_in, requests_out = os.pipe()
+        replies_in, replies_out = os.pipe()
+        supervisor_pid = os.getpid()
+        runner = os.fork()
     except BaseException:
         write_message(channel_out, {"type": "fatal", "error": traceback.format_exc()})
         return 1
+    if runner == 0:
+        for fd in {channel_in, channel_out, requests_out, replies_in}:
+            os.close(fd)
+        return _run(session, program, requests_in, replies_out, supervisor_pid, started)
+    os.close(requests_in)
+    os.close(replies_out)
+    watch = Supervisor(runner, requests_out, replies_in, session.output_chars)
+    try:
+        not_dumpable()
+        if program is not None:
+            seccomp.install(program)
+    except BaseException:
+        os.kill(runner, signal.SIGKILL)
+        write_message(channel_out, {"type": "fatal", "error": traceback.format_exc()})
+        return 1
+    return watch.serve(channel_in, channel_out)
+
+
+def _run(
+    session: WorkerSession,
+    program: bytes | None,
+    requests: int,
+    replies: int,
+    supervisor: int,
+    started: float,
+) -> int:
+    """The runner: lock down, say ready, then run what the supervisor passes on."""
+    try:
+        _die_with(supervisor)
+        _report_refusals(replies)
+        # Last, once the libraries are loaded and before any code is read: no new process,
+        # no program, no network socket from here on, for this process and all its threads.
+        if program is not None:
+            seccomp.install(program)
+    except BaseException:
+        write_message(replies, {"type": "fatal", "error": traceback.format_exc()})
+        return 1
     write_message(
-        channel_out,
+        replies,
         {
             "type": "ready",
             "startup_ms": round((time.perf_counter() - started) * 1000),
-            "startup_output": capture.collect(session.output_chars),
+            "startup_output": session.capture.collect(session.output_chars),
         },
     )
-    return _serve(session, channel_in, channel_out)
+    return _serve(session, requests, replies)
+
+
+def _die_with(parent: int) -> None:
+    """The runner must not outlive its supervisor (it would be nobody's)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent:  # it died before the line above
+        os._exit(1)
+
+
+# What smolagents' interpreter says when it refuses something (an import, a dunder, a
+# builtin): code can catch the InterpreterError, but not the notice sent as it is made.
+REFUSALS = (
+    "Forbidden access to",
+    "Forbidden call to",
+    "Import of ",
+    "Import from ",
+    "Invoking a builtin function",
+)
+
+
+def _report_refusals(replies: int) -> None:
+    """Send the supervisor a notice the moment the interpreter refuses something."""
+    base_init = ValueError.__init__
+
+    def __init__(self: InterpreterError, *args: Any) -> None:
+        base_init(self, *args)
+        message = str(args[0]) if args else ""
+        if message.startswith(REFUSALS):
+            with contextlib.suppress(OSError):
+                write_message(replies, refusal_notice(message))
+
+    InterpreterError.__init__ = __init__  # type: ignore[method-assign]
 
 
 if __name__ == "__main__":

@@ -13,11 +13,21 @@ isolated from it and from the others before any of its code is read:
     fork server --fork--> keeper: new user, mount, pid, net, ipc and uts namespaces;
                           its own workspace bound at /workspace, the folder of all
                           workspaces covered by an empty read-only tmpfs, fresh /tmp,
-                          /dev/shm and output tmpfs; no new user namespaces below it
-        keeper --fork--> init: pid 1 of the new pid namespace (the keeper exits)
+                          /dev (read-only, the usual device nodes) with its own /dev/shm,
+                          and output tmpfs; no new user namespaces below it
+        keeper --fork--> init: pid 1 of the new pid namespace (the keeper exits); mounts
+                          the namespace's own /proc (it shows the worker's processes only)
           init --fork--> worker: no capabilities, not dumpable (no /proc/<pid>/root for
                           anybody), then the usual worker: resource limits, executor,
                           system-call filter (which refuses mount, unshare, fork and exec)
+
+A /proc of one's own can be mounted only where the /proc above it is fully visible, so the
+fork server starts with CAP_SYS_ADMIN in its sandbox, takes off the read-only covers bwrap
+puts on parts of its /proc, and drops every capability but CAP_SETFCAP (see
+`isolation._fork_server_options`) before it does anything else; each init puts the covers
+back on its own /proc. Requests are read into one buffer that is
+wiped after each fork and parsed by the keeper only: no worker inherits another session's
+request.
 
 The init waits for its worker and reports how it ended; when it dies, so does the worker.
 Requests arrive on the control socket (SOCK_SEQPACKET; its descriptor in
@@ -33,6 +43,7 @@ pipe for the exit status:
 
 from __future__ import annotations
 
+import array
 import contextlib
 import ctypes
 import gc
@@ -49,6 +60,7 @@ from typing import Any
 from app.sandbox.isolation import (
     OUTPUT_INSIDE,
     OUTPUT_MB,
+    SANDBOX_UID,
     WORKSPACE_INSIDE,
     WORKSPACE_NAME,
     WORKSPACES_INSIDE,
@@ -56,6 +68,7 @@ from app.sandbox.isolation import (
 )
 
 KEEPER_FAILED = 70
+FD_BYTES = array.array("i").itemsize
 
 # <sched.h>, <sys/mount.h>, <linux/prctl.h>, <linux/capability.h>
 CLONE_NEWNS = 0x00020000
@@ -75,6 +88,7 @@ MS_PRIVATE = 0x40000
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
+CAP_SETFCAP = 31
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -114,9 +128,10 @@ def _prctl(option: int, value: int) -> None:
     _check(_libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0), f"prctl {option}")
 
 
-def _drop_capabilities() -> None:
+def _drop_capabilities(keep: int = 0) -> None:
+    """Drop every capability but those in `keep` (a mask of the first 32)."""
     header = _CapHeader(LINUX_CAPABILITY_VERSION_3, 0)
-    data = (_CapData * 2)()
+    data = (_CapData * 2)(_CapData(keep, keep, 0), _CapData(0, 0, 0))
     _check(_libc.capset(ctypes.byref(header), data), "capset")
 
 
@@ -138,6 +153,55 @@ def _fresh_tmp(megabytes: int) -> None:
         os.close(fd)
 
 
+# What bwrap covers read-only on a /proc it mounts (and so must each init on its own).
+PROC_COVERS = ("sys", "sysrq-trigger", "irq", "bus")
+# The device nodes a worker gets (bound from the sandbox's /dev), and its links.
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+DEVICE_LINKS = {
+    "fd": "/proc/self/fd",
+    "stdin": "/proc/self/fd/0",
+    "stdout": "/proc/self/fd/1",
+    "stderr": "/proc/self/fd/2",
+}
+MNT_DETACH = 2
+
+
+def _uncover_proc() -> None:
+    """Take bwrap's covers off the fork server's /proc (see the module docstring)."""
+    for name in PROC_COVERS:
+        with contextlib.suppress(OSError):  # not covered here (not a mount point)
+            _check(_libc.umount2(f"/proc/{name}".encode(), MNT_DETACH), f"umount /proc/{name}")
+
+
+def _own_proc() -> None:
+    """The pid namespace's own /proc, covered where bwrap covers its own."""
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    for name in PROC_COVERS:
+        path = f"/proc/{name}"
+        if os.path.exists(path):
+            _mount(path, path, None, MS_BIND | MS_REC)
+            _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def _own_dev(shm_mb: int) -> None:
+    """A /dev of this worker's own: read-only, the usual nodes, a private /dev/shm."""
+    held = {}
+    for name in DEVICES:
+        with contextlib.suppress(OSError):
+            held[name] = os.open(f"/dev/{name}", os.O_PATH)
+    _mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=755")
+    for name, fd in held.items():
+        os.close(os.open(f"/dev/{name}", os.O_CREAT | os.O_WRONLY, 0o666))
+        _mount(f"/proc/self/fd/{fd}", f"/dev/{name}", None, MS_BIND)
+        os.close(fd)
+    for name, target in DEVICE_LINKS.items():
+        os.symlink(target, f"/dev/{name}")
+    os.mkdir("/dev/shm")
+    os.mkdir("/dev/pts")
+    _mount(None, "/dev", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
+    _tmpfs("/dev/shm", shm_mb)
+
+
 def _isolate(workspace: str, tmpfs_mb: tuple[int, int]) -> None:
     """Namespaces and mounts of the keeper (and so of its worker): see the module docstring."""
     folder = f"{WORKSPACES_INSIDE}/{workspace}"
@@ -151,7 +215,7 @@ def _isolate(workspace: str, tmpfs_mb: tuple[int, int]) -> None:
     cover = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
     _mount("tmpfs", WORKSPACES_INSIDE, "tmpfs", cover, "size=4k")
     _fresh_tmp(tmpfs_mb[0])
-    _tmpfs("/dev/shm", tmpfs_mb[1])
+    _own_dev(tmpfs_mb[1])
     _tmpfs(OUTPUT_INSIDE, OUTPUT_MB)
     # No user namespaces below this one (the worker's system-call filter refuses them too).
     with contextlib.suppress(OSError), open("/proc/sys/user/max_user_namespaces", "w") as file:
@@ -163,12 +227,13 @@ def _enter_namespaces() -> None:
     flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC
     _check(_libc.unshare(flags | CLONE_NEWUTS), "unshare")
     # Writing our own maps needs /proc/self owned by us (the fork server is not dumpable).
+    # Inside, the worker is "nobody", as a worker that bwrap starts itself.
     _prctl(PR_SET_DUMPABLE, 1)
-    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1")):
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{SANDBOX_UID} {uid} 1")):
         with open(f"/proc/self/{name}", "w") as file:
             file.write(text)
     with open("/proc/self/gid_map", "w") as file:
-        file.write(f"{gid} {gid} 1")
+        file.write(f"{SANDBOX_UID} {gid} 1")
     _prctl(PR_SET_DUMPABLE, 0)
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
 
@@ -254,6 +319,7 @@ def _init(channel: int, status: int, started: float) -> int:
     """Pid 1 of the new namespace: fork the worker, hand the backend its pidfd, report its
     end. (The worker itself must not be pid 1: the kernel drops signals such as SIGXCPU,
     the CPU-time limit's, that pid 1 has no handler for.)"""
+    _own_proc()
     pid = os.fork()
     if pid == 0:
         os.close(status)
@@ -278,32 +344,50 @@ def _reap(*_: Any) -> None:
             pass
 
 
-def _spawn(message: bytes, fds: list[int]) -> None:
+def _spawn(message: memoryview, fds: list[int]) -> None:
+    """Fork a keeper for a request; only the keeper reads what the request says."""
     if len(fds) != 2:
         for fd in fds:
             os.close(fd)
         return
     channel, status = fds
     try:
-        request = json.loads(message)
         pid = os.fork()
-    except (ValueError, OSError) as exc:
+    except OSError as exc:
         with contextlib.suppress(OSError):
             os.write(channel, b"E" + f"{type(exc).__name__}: {exc}".encode())
         pid = -1
     if pid == 0:
         code = KEEPER_FAILED
         try:
-            code = _keep(request, channel, status)
+            try:
+                request = json.loads(bytes(message))
+            except ValueError as exc:
+                os.write(channel, b"E" + f"not a request: {exc}".encode())
+            else:
+                code = _keep(request, channel, status)
         finally:
             os._exit(code)
     os.close(channel)
     os.close(status)
 
 
+def _receive(control: socket.socket, buffer: bytearray) -> tuple[int, list[int]]:
+    """One request into `buffer` (no copy of it anywhere else), and its descriptors."""
+    size, ancillary, _, _ = control.recvmsg_into([buffer], socket.CMSG_SPACE(2 * FD_BYTES))
+    fds: list[int] = []
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            usable = len(data) - len(data) % FD_BYTES
+            fds += array.array("i", data[:usable]).tolist()
+    return size, fds
+
+
 def main() -> int:
     """Load the libraries, say ready, then fork a worker per request until the backend goes."""
     _prctl(PR_SET_DUMPABLE, 0)  # nobody may look into /proc/<our pid>: we see every workspace
+    _uncover_proc()
+    _drop_capabilities(keep=1 << CAP_SETFCAP)
     control = socket.socket(fileno=int(os.environ.pop("WORKBENCH_CONTROL_FD")))
     from app.sandbox import worker
 
@@ -318,11 +402,13 @@ def main() -> int:
     # worker would otherwise write to every object's header and so copy every page.
     gc.freeze()
     control.send(json.dumps({"type": "ready"}).encode())
+    buffer = bytearray(1 << 16)
     while True:
-        message, fds, _, _ = socket.recv_fds(control, 1 << 16, 2)
-        if not message:
+        size, fds = _receive(control, buffer)
+        if not size:
             return 0
-        _spawn(message, fds)
+        _spawn(memoryview(buffer)[:size], fds)
+        buffer[:size] = bytes(size)  # forked workers to come must not find this request
 
 
 if __name__ == "__main__":

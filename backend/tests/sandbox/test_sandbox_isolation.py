@@ -103,15 +103,15 @@ def test_backend_process_is_not_visible(worker: SandboxWorker) -> None:
     assert "No such file" in result.error
     if isinstance(worker._channel, ForkedChannel):
         return  # the fork server's sandbox: tested in test_fork_server.py
-    # Only the sandbox's own processes exist: bubblewrap's init and the worker (whose
-    # threads answer at /proc/<tid> too, hence the thread-group ids).
+    # Only the sandbox's own processes exist: bubblewrap's init and the worker's supervisor
+    # and runner (whose threads answer at /proc/<tid> too, hence the thread-group ids).
     listing = worker.run(
         "import io\nprocesses = set()\nfor pid in range(1, 1000):\n    try:\n"
         "        status = io.open(f'/proc/{pid}/status').read()\n"
         "    except Exception:\n        continue\n"
         "    processes.add(status.split('Tgid:')[1].split()[0])\nlen(processes)"
     )
-    assert listing.output == "2"
+    assert listing.output == "3"
 
 
 def test_resource_limits_apply_inside(worker: SandboxWorker) -> None:

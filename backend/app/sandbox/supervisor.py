@@ -1,0 +1,215 @@
+"""The worker's supervisor: the only part of a worker that holds the channel to the backend.
+
+Analysis code can reach every descriptor of the process it runs in, so it must not run in
+the process that talks to the backend. Once its libraries are loaded and before it reads
+any code, a worker forks in two:
+
+    supervisor (the worker's own process): holds the backend's channel; not dumpable
+      runner (its child): runs the analysis code; speaks to the supervisor over two pipes
+
+The supervisor passes each request on and the runner's reply back, and nothing else:
+
+- a reply must answer the request it follows (`result` for `run`, …), and come after the
+  runner has read that request; anything else, a second reply, a frame over
+  `MAX_REPLY_BYTES` or one that is not JSON is a protocol violation: the runner is killed
+  and the worker exits with `PROTOCOL_VIOLATION`;
+- between requests the runner is stopped (SIGSTOP), so no code of a step can go on after
+  its result: whatever it does happens while the backend waits and measures the quota;
+- `refused` notices, which the runner sends the moment the interpreter refuses something,
+  are gathered and attached to the step's result, so code that catches a refusal cannot
+  hide it;
+- text fields are capped before they leave.
+
+When the runner dies the supervisor ends the same way (the same signal, or the same exit
+status), so the backend reads a crash exactly as before.
+"""
+
+from __future__ import annotations
+
+import array
+import contextlib
+import ctypes
+import fcntl
+import os
+import select
+import signal
+import termios
+from typing import Any
+
+from app.sandbox.protocol import (
+    MAX_REPLY_BYTES,
+    FrameReader,
+    Message,
+    ProtocolError,
+    read_message,
+    write_message,
+)
+
+# The worker's exit status when its runner broke the protocol (the backend says so).
+PROTOCOL_VIOLATION = 86
+# What each request may be answered with.
+REPLIES: dict[str, frozenset[str]] = {
+    "run": frozenset({"result"}),
+    "variables": frozenset({"ok"}),
+    "snapshot": frozenset({"snapshot", "failed"}),
+    "restore": frozenset({"restored", "failed"}),
+}
+STARTED = frozenset({"ready", "fatal"})
+# Refusals kept per step, and the characters of each.
+MAX_REFUSALS = 10
+REFUSAL_CHARS = 300
+PR_SET_DUMPABLE = 4
+
+
+class Violation(Exception):
+    """The runner sent something it must not."""
+
+
+class RunnerEnded(Exception):
+    """The runner is gone; `wait_status` says how (os.waitpid's status)."""
+
+    def __init__(self, wait_status: int) -> None:
+        super().__init__(wait_status)
+        self.wait_status = wait_status
+
+
+def refusal_notice(what: str) -> Message:
+    """The frame a runner sends when the interpreter refuses something (see the module)."""
+    return {"type": "refused", "what": what[:REFUSAL_CHARS]}
+
+
+class Supervisor:
+    """The supervisor's side of one runner."""
+
+    def __init__(self, runner: int, to_runner: int, from_runner: int, output_chars: int) -> None:
+        """Take charge of a forked runner.
+
+        Args:
+            runner: The runner's pid.
+            to_runner: The write end of the runner's request pipe.
+            from_runner: The read end of the runner's reply pipe.
+            output_chars: The cap on each text field of a reply.
+        """
+        self.runner = runner
+        self.to_runner = to_runner
+        self.from_runner = from_runner
+        self.output_chars = output_chars
+        self.reader = FrameReader(from_runner, MAX_REPLY_BYTES)
+
+    def serve(self, channel_in: int, channel_out: int) -> int:
+        """Relay requests and replies until the backend hangs up or the runner ends.
+
+        Args:
+            channel_in: Requests from the backend.
+            channel_out: Replies to the backend.
+
+        Returns:
+            The worker's exit status (or it ends itself by the runner's signal).
+        """
+        try:
+            started = self._reply(STARTED, [])
+            write_message(channel_out, self._bounded(started))
+            if started["type"] == "fatal":
+                return self._end(self._wait())
+            while True:
+                self._freeze()
+                request = read_message(channel_in)
+                if request is None or request.get("type") == "shutdown":
+                    self._kill()
+                    return 0
+                kind = str(request.get("type"))
+                os.kill(self.runner, signal.SIGCONT)
+                write_message(self.to_runner, request)
+                refused: list[str] = []
+                reply = self._reply(REPLIES.get(kind, frozenset({"failed"})), refused)
+                if kind == "run":
+                    reply["refused"] = refused
+                write_message(channel_out, self._bounded(reply))
+        except Violation:
+            self._kill()
+            return PROTOCOL_VIOLATION
+        except RunnerEnded as ended:
+            return self._end(ended.wait_status)
+        except OSError:  # the backend is gone
+            self._kill()
+            return 0
+
+    def _reply(self, expected: frozenset[str], refused: list[str]) -> Message:
+        """The runner's reply to the request just sent; refusal notices are gathered."""
+        while True:
+            try:
+                message = self.reader.read(None)
+            except ProtocolError as exc:
+                raise Violation(str(exc)) from exc
+            if message is None:
+                raise RunnerEnded(self._wait())
+            kind = message.get("type")
+            if kind == "refused":
+                if len(refused) < MAX_REFUSALS:
+                    refused.append(str(message.get("what"))[:REFUSAL_CHARS])
+                continue
+            if kind not in expected:
+                raise Violation(f"a {kind!r} frame where {sorted(expected)} was due")
+            if expected is not STARTED and _unread(self.to_runner):
+                # The runner reads a request whole before it does anything: a reply while
+                # the request still waits in the pipe came from code, not from the runner.
+                raise Violation("a reply to a request not yet read")
+            return message
+
+    def _freeze(self) -> None:
+        """Stop the runner until the next request; anything it sent meanwhile is a
+        violation (one reply per request)."""
+        os.kill(self.runner, signal.SIGSTOP)
+        _, wait_status = os.waitpid(self.runner, os.WUNTRACED)
+        if not os.WIFSTOPPED(wait_status):
+            raise RunnerEnded(wait_status)
+        if self.reader.buffered or select.select([self.from_runner], [], [], 0)[0]:
+            raise Violation("a frame nobody asked for")
+
+    def _bounded(self, message: Message) -> Message:
+        """The reply with every text field capped (the backend caps them again)."""
+        bounded: dict[str, Any] = {}
+        for key, value in message.items():
+            if isinstance(value, str) and len(value) > self.output_chars:
+                value = value[: self.output_chars]
+            bounded[key] = value
+        return bounded
+
+    def _wait(self) -> int:
+        """Wait for the runner to end (it may be stopped: wake it so that it can)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.runner, signal.SIGCONT)
+        while True:
+            _, wait_status = os.waitpid(self.runner, 0)
+            if not os.WIFSTOPPED(wait_status):
+                return wait_status
+
+    def _kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.runner, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            self._wait()
+
+    def _end(self, wait_status: int) -> int:
+        """End as the runner ended: by its signal, or with its exit status."""
+        if os.WIFSIGNALED(wait_status):
+            number = os.WTERMSIG(wait_status)
+            with contextlib.suppress(OSError, ValueError):
+                if number != signal.SIGKILL:
+                    signal.signal(number, signal.SIG_DFL)
+                os.kill(os.getpid(), number)
+            return 128 + number
+        return os.waitstatus_to_exitcode(wait_status)
+
+
+def _unread(fd: int) -> int:
+    """How many bytes wait in a pipe (either end will do)."""
+    count = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, count, True)
+    return count[0]
+
+
+def not_dumpable() -> None:
+    """Nobody, the runner included, may read or write this process's memory."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_DUMPABLE, ctypes.c_ulong(0), 0, 0, 0)

@@ -1,0 +1,307 @@
+"""Hostile code against the worker's own channel to the backend, and against its neighbours.
+
+Analysis code can reach every descriptor of its process (`io.open(fd, "wb",
+closefd=False)`), so it can write whatever bytes it likes to any channel it finds. None of
+that may give it more than a step's code has anyway: the quota holds, the backend's memory
+stays bounded, printed output stays capped, stored snapshots stay within their limit, and
+nothing of another session (processes, files in /dev, ids in memory) is in reach. A step
+that tries something the sandbox refuses fails, even when its code catches the refusal.
+Each attack runs in both modes of the `target` fixture (local workers, sandbox service).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.redteam.conftest import Target
+from tests.redteam.test_payloads import ask
+from tests.support.llm import ScriptedLLM, code_reply, final_reply
+from tests.support.sse import Event
+
+QUOTA_BYTES = 64 << 20  # SANDBOX_DISK_MB in the target fixture
+OUTPUT_CHARS = 20_000  # SandboxLimits.output_chars
+
+# Writes `frame` to every descriptor the code's process may hold.
+TO_EVERY_DESCRIPTOR = """
+import io
+def to_every_descriptor(frame):
+    for fd in range(3, 64):
+        try:
+            out = io.open(fd, 'wb', closefd=False)
+            out.write(frame)
+            out.flush()
+        except Exception:
+            pass
+def framed(text):
+    body = text.encode()
+    return len(body).to_bytes(4, 'big') + body
+"""
+FORGED_RESULT = (
+    '{"type": "result", "output": "forged", "is_final_answer": true, "logs": "",'
+    ' "artifacts": [], "question": null, "error": null}'
+)
+
+
+def workspace_bytes(folder: Path) -> int:
+    """What a workspace holds on the host: apparent and allocated, whichever is larger."""
+    total = 0
+    for path in folder.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            info = path.lstat()
+            total += max(info.st_size, info.st_blocks * 512)
+    return total
+
+
+def peak_rss_growth(target: Target, attack: str, llm: ScriptedLLM) -> tuple[int, list[Event]]:
+    """How far this process's peak resident size rises while the attack runs (the backend
+    runs in this process)."""
+    Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current RSS
+    before = _status_kb("VmRSS")
+    session_id = target.session()
+    llm.script(code_reply(attack), final_reply("'done'"))
+    events = ask(target.api, session_id, "red team: protocol")
+    return (_status_kb("VmHWM") - before) << 10, events
+
+
+def _status_kb(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field} in /proc/self/status")
+
+
+def still_answers(target: Target, llm: ScriptedLLM, session_id: str) -> None:
+    """The session goes on: a plain question in it is answered (a worker broken by the
+    attack is replaced, at most at the cost of one failed step)."""
+    llm.script(
+        code_reply("print(40 + 2)"),
+        code_reply("print(40 + 2)"),
+        final_reply("'42'"),
+    )
+    after = ask(target.api, session_id, "still there?")
+    assert after[-1].data["status"] == "succeeded", after[-1].data
+    assert any(e.event == "step.output" and "42" in e.data["output"] for e in after)
+
+
+def test_a_forged_early_result_cannot_outrun_the_quota(target: Target, llm: ScriptedLLM) -> None:
+    # The step claims to be over, then keeps writing: 160 MB under a 64 MB quota.
+    attack = (
+        TO_EVERY_DESCRIPTOR
+        + f"to_every_descriptor(framed({FORGED_RESULT!r}))\n"
+        + "import numpy as np\n"
+        + "for i in range(40):\n"
+        + "    np.zeros(4 << 20, dtype=np.uint8).tofile(f'fill-{i}.bin')\n"
+    )
+    session_id = target.session()
+    llm.script(code_reply(attack), final_reply("'done'"))
+    events = ask(target.api, session_id, "red team: forged result")
+    assert events[-1].event == "run.finished"
+
+    still_answers(target, llm, session_id)
+    workspace = target.data_dir / "workspaces" / session_id
+    assert workspace_bytes(workspace) <= QUOTA_BYTES
+    assert target.api.delete(f"/sessions/{session_id}").status_code == 204
+
+
+def test_a_huge_frame_is_refused_before_it_is_read(target: Target, llm: ScriptedLLM) -> None:
+    # 60 MB of JSON numbers: parsed whole, that is hundreds of MB in the backend.
+    attack = (
+        TO_EVERY_DESCRIPTOR
+        + "body = b'{\"type\": \"result\", \"x\": [' + b'0,' * 30000000 + b'0]}'\n"
+        + "to_every_descriptor(len(body).to_bytes(4, 'big') + body)\n"
+    )
+    growth, events = peak_rss_growth(target, attack, llm)
+    assert events[-1].event == "run.finished"
+    assert growth < 200 << 20, f"the backend grew by {growth >> 20} MB"
+    assert httpx.get(f"{target.live.url}/healthz", timeout=10).status_code == 200
+
+
+def test_deeply_nested_json_is_refused(target: Target, llm: ScriptedLLM) -> None:
+    attack = (
+        TO_EVERY_DESCRIPTOR
+        + "to_every_descriptor(framed('{\"type\": ' + '[' * 200000 + ']' * 200000 + '}'))\n"
+    )
+    session_id = target.session()
+    llm.script(code_reply(attack), final_reply("'done'"))
+    events = ask(target.api, session_id, "red team: nesting")
+    assert events[-1].event == "run.finished"
+    still_answers(target, llm, session_id)
+
+
+def test_forged_output_is_capped_like_printed_output(target: Target, llm: ScriptedLLM) -> None:
+    flood = "flood " * 150_000  # 900,000 characters of "printed output"
+    forged = json.dumps(
+        {
+            "type": "result",
+            "output": flood,
+            "logs": flood,
+            "error": flood,
+            "is_final_answer": False,
+            "artifacts": [],
+        }
+    )
+    attack = TO_EVERY_DESCRIPTOR + f"to_every_descriptor(framed({forged!r}))\n"
+    session_id = target.session()
+    llm.script(code_reply(attack), final_reply("'done'"))
+    events = ask(target.api, session_id, "red team: forged output")
+    assert events[-1].event == "run.finished"
+    for event in events:
+        for key in ("output", "error"):
+            text = event.data.get(key) if isinstance(event.data, dict) else None
+            if isinstance(text, str):
+                assert len(text) <= 3 * OUTPUT_CHARS, (event.event, key, len(text))
+    # What is stored with the run's steps, and what the model is sent next, too.
+    run = target.api.get(f"/runs/{events[0].data['run_id']}")
+    assert run.status_code == 200
+    assert len(run.text) < 10 * OUTPUT_CHARS, len(run.text)
+    assert all(len(prompt) < 200_000 for prompt in llm.prompts()), [len(p) for p in llm.prompts()]
+
+
+def test_a_forged_snapshot_is_not_stored(target: Target, llm: ScriptedLLM) -> None:
+    # 50 MB of files in the snapshot folder (within the 64 MB quota, so at most 14 MB are
+    # left for a snapshot), then a reply to the snapshot request that names them, sent
+    # ahead of time behind a forged result.
+    forged_snapshot = json.dumps(
+        {
+            "type": "snapshot",
+            "changed": True,
+            "files": [{"name": "manifest.json", "size": 2}]
+            + [{"name": f"v{i}.npy", "size": 10 << 20} for i in range(5)],
+            "variables": [],
+            "unsaved": [],
+        }
+    )
+    attack = (
+        TO_EVERY_DESCRIPTOR
+        + "import numpy as np\n"
+        + "libc = np.ctypeslib.load_library('libc.so.6', '/lib/x86_64-linux-gnu')\n"
+        + "libc.mkdir(b'.workbench', 493)\n"
+        + "libc.mkdir(b'.workbench/snapshot', 493)\n"
+        + "io.open('.workbench/snapshot/manifest.json', 'w').write('{}')\n"
+        + "for i in range(5):\n"
+        + "    np.ones(10 << 17).tofile(f'.workbench/snapshot/v{i}.npy')\n"
+        + f"to_every_descriptor(framed({FORGED_RESULT!r}) + framed({forged_snapshot!r}))\n"
+    )
+    session_id = target.session()
+    llm.script(code_reply(attack), final_reply("'done'"))
+    events = ask(target.api, session_id, "red team: forged snapshot")
+    assert events[-1].event == "run.finished"
+    stored = [p for p in (target.data_dir / "objects").rglob("*") if p.is_file()]
+    biggest = max((p.stat().st_size for p in stored), default=0)
+    assert biggest <= 14 << 20, f"an object of {biggest >> 20} MB was stored"
+    assert target.api.delete(f"/sessions/{session_id}").status_code == 204
+
+
+# Processes (not threads: a thread's /proc/<tid> opens too, though unlisted).
+PROCESSES = """
+import io
+seen = []
+for pid in range(1, 4000):
+    try:
+        status = io.open(f'/proc/{pid}/status').read()
+    except Exception:
+        continue
+    if f'Tgid:\\t{pid}\\n' in status:
+        seen.append(status.split('\\n')[0])
+print('PROCESSES', len(seen), seen)
+"""
+
+
+def _printed(events: list[Event]) -> str:
+    return "\n".join(str(e.data.get("output")) for e in events if e.event == "step.output")
+
+
+def test_a_worker_sees_no_other_process(target: Target, llm: ScriptedLLM) -> None:
+    neighbour = target.session()  # another session with a live worker
+    llm.script(code_reply("print('neighbour here')"), final_reply("'ok'"))
+    assert ask(target.api, neighbour, "hello")[-1].data["status"] == "succeeded"
+
+    session_id = target.session()
+    llm.script(code_reply(PROCESSES), final_reply("'ok'"))
+    printed = _printed(ask(target.api, session_id, "red team: processes"))
+    count = int(printed.split("PROCESSES", 1)[1].split()[0])
+    # Its own namespace only: the pid 1 that waits for it, its supervisor and itself.
+    assert count <= 3, printed
+
+
+def test_dev_is_not_shared_between_sessions(target: Target, llm: ScriptedLLM) -> None:
+    writer = target.session()
+    llm.script(
+        code_reply(
+            "import io\ntry:\n    io.open('/dev/redteam-note', 'w').write('from A')\n"
+            "    print('WROTE')\nexcept Exception as exc:\n    print('REFUSED', exc)"
+        ),
+        final_reply("'ok'"),
+    )
+    ask(target.api, writer, "write a note in /dev")
+    reader = target.session()
+    llm.script(
+        code_reply(
+            "import io\ntry:\n    print('READ', io.open('/dev/redteam-note').read())\n"
+            "except Exception as exc:\n    print('MISSING', exc)"
+        ),
+        final_reply("'ok'"),
+    )
+    printed = _printed(ask(target.api, reader, "read the note in /dev"))
+    assert "READ" not in printed, printed
+
+
+def test_no_other_session_id_is_in_a_workers_memory(target: Target, llm: ScriptedLLM) -> None:
+    earlier = target.session()
+    llm.script(code_reply("print('earlier here')"), final_reply("'ok'"))
+    assert ask(target.api, earlier, "hello")[-1].data["status"] == "succeeded"
+    session_id = target.session()
+    # The id is looked for in two halves, so that the scan itself never holds it whole.
+    head, tail = earlier[:18].encode(), earlier[18:].encode()
+    scan = (
+        f"import io\nhead, tail = {head!r}, {tail!r}\nfound = 0\n"
+        "mem = io.open('/proc/self/mem', 'rb', buffering=0)\n"
+        "for line in io.open('/proc/self/maps').read().splitlines():\n"
+        "    parts = line.split()\n"
+        "    if not parts[1].startswith('rw') or len(parts) > 5 and parts[5].startswith('/'):\n"
+        "        continue\n"
+        "    start, end = (int(x, 16) for x in parts[0].split('-'))\n"
+        "    at = start\n"
+        "    while at < end:\n"
+        "        size = min(end - at, 1 << 24)\n"
+        "        try:\n"
+        "            mem.seek(at)\n"
+        "            chunk = mem.read(size)\n"
+        "        except Exception:\n"
+        "            chunk = b''\n"
+        "        i = chunk.find(head)\n"
+        "        while i >= 0:\n"
+        "            if chunk[i + len(head):i + len(head) + len(tail)] == tail:\n"
+        "                found += 1\n"
+        "            i = chunk.find(head, i + 1)\n"
+        "        at += size\n"
+        "print('FOUND', found)\n"
+    )
+    llm.script(code_reply(scan), final_reply("'ok'"))
+    printed = _printed(ask(target.api, session_id, "red team: memory"))
+    assert "FOUND" in printed, printed
+    assert "FOUND 0" in printed, printed
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "try:\n    import subprocess\nexcept Exception:\n    pass\nprint('carried on')",
+        "try:\n    import subprocess\nexcept BaseException:\n    pass\nprint('carried on')",
+        "try:\n    import subprocess\nexcept:\n    pass\nprint('carried on')",
+    ],
+    ids=["except-exception", "except-base", "bare-except"],
+)
+def test_a_caught_refusal_still_fails_the_step(target: Target, llm: ScriptedLLM, code: str) -> None:
+    session_id = target.session()
+    llm.script(code_reply(code), final_reply("'done'"))
+    events = ask(target.api, session_id, "red team: caught refusal")
+    errors = [e.data["error"] for e in events if e.event == "step.error"]
+    assert errors and "refused" in errors[0], [(e.event, e.data) for e in events]
+    notebook = target.api.get(f"/sessions/{session_id}/export", params={"format": "ipynb"})
+    assert notebook.status_code == 200
+    assert "subprocess" not in notebook.text
