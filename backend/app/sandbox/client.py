@@ -24,6 +24,7 @@ from app.sandbox.capture import cap_text
 from app.sandbox.interface import (
     DEFAULT_AUTHORIZED_IMPORTS,
     QUESTION_CHARS,
+    REFUSED_PREFIX,
     ArtifactFile,
     ArtifactKind,
     SandboxLimits,
@@ -53,7 +54,7 @@ RESTARTED_WITH_SNAPSHOT = (
 )
 STOPPED = "The step was stopped."
 REFUSED = (
-    "The sandbox refused what this step tried ({what}). The step counts as failed even if "
+    REFUSED_PREFIX + " ({what}). The step counts as failed even if "
     "its code caught the refusal: use only the allowed imports and functions, and do not "
     "try to work around the sandbox."
 )

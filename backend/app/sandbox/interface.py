@@ -137,6 +137,9 @@ class ArtifactFile:
 
 # The longest question a step may ask the user (ask_user).
 QUESTION_CHARS = 2000
+# How the error of a step that tried something the sandbox refuses begins (the step fails
+# even if its code caught the refusal; exports leave such steps out).
+REFUSED_PREFIX = "The sandbox refused what this step tried"
 
 
 @dataclass(frozen=True)

@@ -39,9 +39,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db import release_connection
 from app.infra.storage import ObjectNotFound, ObjectStorage
 from app.models import Artifact, File, Project, Run, Session
+from app.sandbox.interface import REFUSED_PREFIX
 
 ExportFormat = Literal["ipynb", "html", "md"]
 
+# What an export says in place of a step that tried something the sandbox refused.
+REFUSED_STEP = "This step tried something the sandbox refuses; it is left out of the export."
 MEDIA_TYPES: dict[str, str] = {
     "ipynb": "application/x-ipynb+json",
     "html": "text/html; charset=utf-8",
@@ -171,9 +174,9 @@ async def gather(
         by_step: dict[int, list[Artifact]] = {}
         for artifact in run.artifacts:
             by_step.setdefault(artifact.step, []).append(artifact)
-        steps = [ExportStep(s.index, s.thought, s.code, s.output, s.error) for s in run.steps] or [
-            ExportStep(1, None, None, None, None)
-        ]
+        steps = [
+            _export_step(s.index, s.thought, s.code, s.output, s.error) for s in run.steps
+        ] or [ExportStep(1, None, None, None, None)]
         for index, artifacts in sorted(by_step.items()):
             step = next((s for s in steps if s.index == index), steps[-1])
             # A table shown with display() also came as a CSV of all its rows: the table
@@ -229,6 +232,16 @@ async def gather(
         exported_at=datetime.now(UTC),
         server_url=server_url.rstrip("/"),
     )
+
+
+def _export_step(
+    index: int, thought: str | None, code: str | None, output: str | None, error: str | None
+) -> ExportStep:
+    """A step as exports show it: one that tried something the sandbox refused is left out
+    whole (its code must not run anywhere, least of all outside the sandbox)."""
+    if error is not None and error.startswith(REFUSED_PREFIX):
+        return ExportStep(index, None, None, None, REFUSED_STEP)
+    return ExportStep(index, thought, code, output, error)
 
 
 def _step(steps: list[ExportStep], index: object) -> ExportStep | None:
