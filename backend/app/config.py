@@ -140,6 +140,12 @@ class Settings(BaseSettings):
     # object storage, restored by the session's next worker); it counts against
     # SANDBOX_DISK_MB too. 0 turns snapshots off.
     SANDBOX_SNAPSHOT_MB: int = Field(2048, ge=0)
+    # The most one step's charts, tables and files may take together in object storage;
+    # past it the rest are not kept, and the agent is told.
+    SANDBOX_ARTIFACTS_MB: int = Field(1024, ge=1)
+    # The most all the charts, tables and files of one session may take in object storage;
+    # past it a step's new ones are not kept, and the agent is told.
+    SESSION_ARTIFACTS_MB: int = Field(10240, ge=1)
     # The Unix socket of a separate sandbox service (docker compose); unset: the backend
     # starts the workers itself.
     SANDBOX_SERVICE_SOCKET: Path | None = None

@@ -740,6 +740,7 @@ class RunOrchestrator:
             generation,
             on_start=lambda: recorder.emit("sandbox.starting", restoring=generation is not None),
         )
+        worker.artifact_budget = await self._artifact_room(live.session_id)
         prompt = prompting.render_system_prompt(
             files=file_infos,
             history=history,
@@ -902,6 +903,16 @@ class RunOrchestrator:
                 f"keep the unfinished step of {run.id}",
             )
             raise
+
+    async def _artifact_room(self, session_id: uuid.UUID) -> int:
+        """What the session may still keep of charts, tables and files, in bytes."""
+        async with self.factory() as db:
+            kept = await db.scalar(
+                select(func.coalesce(func.sum(Artifact.size), 0)).where(
+                    Artifact.session_id == session_id
+                )
+            )
+        return max(0, (self.settings.SESSION_ARTIFACTS_MB << 20) - int(kept or 0))
 
     async def _save_snapshot(
         self,

@@ -120,6 +120,7 @@ class SandboxPool:
             step_timeout_seconds=settings.SANDBOX_STEP_TIMEOUT_SECONDS,
             idle_seconds=settings.SANDBOX_IDLE_SECONDS,
             disk_mb=settings.SANDBOX_DISK_MB,
+            artifact_mb=settings.SANDBOX_ARTIFACTS_MB,
         )
         self.max_workers = settings.SANDBOX_MAX_WORKERS or default_max_workers(
             settings.SANDBOX_MEMORY_MB

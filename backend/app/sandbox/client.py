@@ -129,6 +129,9 @@ class SandboxWorker:
         self._stderr = ""  # the last worker's stderr (start-up errors, crashes)
         self._restore: RestoreReport | None = None  # what the last start restored, unread
         self._ran_code = False  # a worker that ran code never serves another workspace
+        # What the session may still keep of artifacts, in bytes (None: no session limit);
+        # the backend sets it before a run, each step's kept artifacts are taken off it.
+        self.artifact_budget: int | None = None
         # The stored snapshot its variables match (the backend's bookkeeping).
         self.snapshot_generation: str | None = None
         self._lock = threading.RLock()  # serialises requests
@@ -343,6 +346,9 @@ class SandboxWorker:
         output, error = _text(reply.get("output")), _text(reply.get("error"))
         is_final_answer = reply.get("is_final_answer") is True
         question = _question(reply.get("question"))
+        artifacts, left_out = self._artifacts(reply.get("artifacts"))
+        if left_out:
+            logs = f"{logs}\n{left_out}" if logs else left_out
         refused = _refusals(reply.get("refused"))
         if refused:
             error = REFUSED.format(what="; ".join(refused)) + (f"\n{error}" if error else "")
@@ -353,7 +359,7 @@ class SandboxWorker:
             question=question,
             logs=logs,
             error=None if error is None else cap_text(error, cap),
-            artifacts=self._artifacts(reply.get("artifacts")),
+            artifacts=artifacts,
             duration_ms=round((time.monotonic() - started) * 1000),
         )
 
@@ -455,16 +461,23 @@ class SandboxWorker:
             logger.warning("Sandbox worker crashed (%s): %s", how, stderr[-2000:])
         return f"The sandbox worker crashed ({how}); {self._restarted}"
 
-    def _artifacts(self, items: object) -> list[ArtifactFile]:
-        """Host-side check of what the worker reported: plain files inside the workspace.
+    def _artifacts(self, items: object) -> tuple[list[ArtifactFile], str]:
+        """Host-side check of what the worker reported: plain files inside the workspace,
+        within the bytes a step may keep and the session may still keep.
 
         The worker is not trusted: a path must not lead out of the workspace through a
         symlink or a hard link, or the backend would upload a host file for it. The path
         is checked again, the same way, when the bytes are read (`hostfs.open_regular`).
+
+        Returns:
+            The artifacts to keep, and a line for the agent about those left out (or "").
         """
         artifacts: list[ArtifactFile] = []
         if not isinstance(items, list):
-            return artifacts
+            return artifacts, ""
+        step_room = self.limits.artifact_mb << 20
+        session_room = self.artifact_budget
+        left_out: list[str] = []
         for item in items[: self.limits.max_artifacts]:
             try:
                 kind, relative = item["kind"], str(item["path"])
@@ -475,16 +488,30 @@ class SandboxWorker:
                 logger.warning("Sandbox: ignoring an invalid artifact from the worker: %r", item)
                 continue
             os.close(opened.fd)
+            name = str(item["name"])[:255]
+            if opened.size > step_room or (session_room is not None and opened.size > session_room):
+                left_out.append(name)
+                continue
+            step_room -= opened.size
+            if session_room is not None:
+                session_room -= opened.size
             artifacts.append(
                 ArtifactFile(
-                    kind,
-                    str(item["name"])[:255],
-                    str(item["mime"])[:127],
-                    self.workspace / relative,
-                    opened.size,
+                    kind, name, str(item["mime"])[:127], self.workspace / relative, opened.size
                 )
             )
-        return artifacts
+        if session_room is not None:
+            self.artifact_budget = session_room
+        if not left_out:
+            return artifacts, ""
+        shown = ", ".join(left_out[:5]) + (
+            f" and {len(left_out) - 5} more" if len(left_out) > 5 else ""
+        )
+        return artifacts, (
+            f"[Not kept: {shown}. A step keeps at most {self.limits.artifact_mb} MB of charts, "
+            "tables and files (SANDBOX_ARTIFACTS_MB), and a session a limited amount in all "
+            "(SESSION_ARTIFACTS_MB): write smaller files, or fewer.]"
+        )
 
     def snapshot(self, max_bytes: int) -> SnapshotReport:
         """Have the worker save the code's variables into the workspace's snapshot folder.

@@ -68,6 +68,7 @@ class SandboxLimits:
         idle_seconds: How long an idle worker may live; the backend's reaper reads it.
         disk_mb: Size quota of the workspace (what the code writes included).
         max_artifacts: Charts, tables and files one step may produce.
+        artifact_mb: What one step's charts, tables and files may take together.
     """
 
     memory_mb: int = 2048
@@ -79,6 +80,7 @@ class SandboxLimits:
     idle_seconds: float = 900.0
     disk_mb: int = 5120
     max_artifacts: int = 50
+    artifact_mb: int = 1024
 
     @property
     def tmpfs_mb(self) -> tuple[int, int]:

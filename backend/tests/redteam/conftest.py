@@ -92,6 +92,9 @@ def target(
     data_dir.mkdir()
     overrides: dict[str, object] = {
         "SANDBOX_DISK_MB": 64,
+        # What a step, and a session in all, may keep of charts, tables and files.
+        "SANDBOX_ARTIFACTS_MB": 16,
+        "SESSION_ARTIFACTS_MB": 40,
         "SANDBOX_MEMORY_MB": 768,
         # Limits must be reached by what they measure, not by a slow machine.
         "SANDBOX_STEP_TIMEOUT_SECONDS": 60,

@@ -305,3 +305,27 @@ def test_a_caught_refusal_still_fails_the_step(target: Target, llm: ScriptedLLM,
     notebook = target.api.get(f"/sessions/{session_id}/export", params={"format": "ipynb"})
     assert notebook.status_code == 200
     assert "subprocess" not in notebook.text
+
+
+def test_artifact_bytes_are_capped_per_step_and_per_session(
+    target: Target, llm: ScriptedLLM
+) -> None:
+    # Each step writes four files of 10 MB: a step keeps at most 16 MB, a session 40 MB.
+    session_id = target.session()
+    write = (
+        "import io\nfor i in range(4):\n"
+        "    io.open(f'out-{i}.csv', 'w').write('a\\n' + '1\\n' * (5 << 20))\n"
+    )
+    told = []
+    for _ in range(4):
+        llm.script(code_reply(write), final_reply("'written'"))
+        events = ask(target.api, session_id, "red team: artifact bytes")
+        assert events[-1].event == "run.finished"
+        kept = [e.data["artifact"]["size"] for e in events if e.event == "artifact"]
+        assert sum(kept) <= 16 << 20, kept
+        told += [e.data["output"] for e in events if e.event == "step.output"]
+    listed = target.api.get(f"/sessions/{session_id}/artifacts", params={"limit": 200})
+    assert listed.status_code == 200
+    assert sum(a["size"] for a in listed.json()["items"]) <= 40 << 20
+    assert any("Not kept" in text and "SESSION_ARTIFACTS_MB" in text for text in told), told
+    assert target.api.delete(f"/sessions/{session_id}").status_code == 204
