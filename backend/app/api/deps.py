@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 from fastapi import Depends, Query, Request
@@ -14,8 +15,9 @@ from app.auth import security
 from app.auth import service as auth_service
 from app.config import Settings
 from app.db import request_session
-from app.errors import Conflict, Forbidden, Unauthorized
+from app.errors import Conflict, Forbidden, ServiceUnavailable, Unauthorized
 from app.files import service as files_service
+from app.files.preview_process import PreviewsBusy, preview_owner
 from app.infra.locks import RedisSessionLocks, SessionLocks
 from app.infra.ratelimit import LoginRateLimit, create_login_rate_limit, deployment_namespace
 from app.infra.storage import ObjectStorage
@@ -130,6 +132,19 @@ async def admin_user(user: CurrentUser) -> User:
 
 
 AdminUser = Annotated[User, Depends(admin_user)]
+
+
+@contextmanager
+def previews_of(user: User) -> Iterator[None]:
+    """Previews computed inside this block take their turns as `user`'s (a fair share of
+    the preview slots); a full queue answers 503 server_busy with Retry-After."""
+    with preview_owner(str(user.id)):
+        try:
+            yield
+        except PreviewsBusy as exc:
+            raise ServiceUnavailable(
+                str(exc), code="server_busy", retry_after=exc.retry_after
+            ) from None
 
 
 async def owned_project(project_id: uuid.UUID, db: DbDep, user: CurrentUser) -> Project:

@@ -6,11 +6,21 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
 
-from app.api.deps import DbDep, OwnedFile, OwnedProject, PageDep, SettingsDep, StorageDep
+from app.api.deps import (
+    CurrentUser,
+    DbDep,
+    OwnedFile,
+    OwnedProject,
+    PageDep,
+    SettingsDep,
+    StorageDep,
+    previews_of,
+)
 from app.api.headers import stored_bytes_headers
 from app.db import release_connection
 from app.errors import PayloadTooLarge
 from app.files import service
+from app.files.preview_process import PreviewsBusy, preview_owner
 from app.files.schemas import FileOut, FilePreview, FileProfile, FileVersionOut
 from app.files.upload import MultipartFile
 from app.schemas import Page
@@ -47,7 +57,12 @@ _UPLOAD_BODY = {
     },
 )
 async def upload_file(
-    request: Request, project: OwnedProject, db: DbDep, storage: StorageDep, settings: SettingsDep
+    request: Request,
+    project: OwnedProject,
+    db: DbDep,
+    storage: StorageDep,
+    settings: SettingsDep,
+    user: CurrentUser,
 ) -> FileOut:
     """Upload a file (multipart field `file`). Uploading a name again makes a new version of
     that file (same id): runs read the newest, earlier ones stay under /files/{id}/versions.
@@ -61,7 +76,11 @@ async def upload_file(
     await release_connection(db)  # no connection is held while the bytes stream in
     file = await service.upload(db, storage, project.id, form, limit, settings.FILE_VERSIONS_KEPT)
     await release_connection(db)  # stored; the check below holds no connection
-    await service.check(storage, file, Path(settings.DATA_DIR) / "cache" / "files")
+    try:
+        with preview_owner(str(user.id)):
+            await service.check(storage, file, Path(settings.DATA_DIR) / "cache" / "files")
+    except PreviewsBusy:
+        pass  # stored all the same; `check` stays null (not checked) and a preview reads it later
     return FileOut.model_validate(file)
 
 
@@ -136,6 +155,7 @@ _PARSE_RESPONSES: dict[int | str, dict[str, Any]] = {
     404: {"description": "No such file, or no such sheet in the workbook"},
     415: {"description": "Not a tabular file"},
     422: {"description": "Cannot be parsed, or a sheet asked of a file that is not a workbook"},
+    503: {"description": "Too many of your previews wait already (server_busy); see Retry-After"},
 }
 
 
@@ -149,6 +169,7 @@ async def preview_file(
     db: DbDep,
     storage: StorageDep,
     settings: SettingsDep,
+    user: CurrentUser,
     sheet: Annotated[str | None, _SHEET] = None,
 ) -> FilePreview:
     """The file's columns with their types, its first 50 rows and its row count. A workbook
@@ -157,7 +178,8 @@ async def preview_file(
     `date_format`."""
     cache_dir = Path(settings.DATA_DIR) / "cache" / "files"
     await release_connection(db)  # parsing may take seconds; the row is written after
-    return FilePreview.model_validate(await service.preview(storage, file, cache_dir, sheet))
+    with previews_of(user):
+        return FilePreview.model_validate(await service.preview(storage, file, cache_dir, sheet))
 
 
 @router.get(
@@ -170,6 +192,7 @@ async def profile_file(
     db: DbDep,
     storage: StorageDep,
     settings: SettingsDep,
+    user: CurrentUser,
     sheet: Annotated[str | None, _SHEET] = None,
 ) -> FileProfile:
     """Each column's type, missing and distinct counts, and its range and mean (numbers,
@@ -178,4 +201,5 @@ async def profile_file(
     the whole file."""
     cache_dir = Path(settings.DATA_DIR) / "cache" / "files"
     await release_connection(db)  # parsing may take seconds; the row is written after
-    return FileProfile.model_validate(await service.profile(storage, file, cache_dir, sheet))
+    with previews_of(user):
+        return FileProfile.model_validate(await service.profile(storage, file, cache_dir, sheet))

@@ -12,7 +12,15 @@ from redis.exceptions import RedisError
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.background import BackgroundTask
 
-from app.api.deps import CurrentUser, DbDep, OwnedSession, PageDep, SettingsDep, StorageDep
+from app.api.deps import (
+    CurrentUser,
+    DbDep,
+    OwnedSession,
+    PageDep,
+    SettingsDep,
+    StorageDep,
+    previews_of,
+)
 from app.api.headers import stored_bytes_headers
 from app.api.sse import SSE_RESPONSE_DOC, frames, sse_response
 from app.db import release_connection
@@ -199,6 +207,7 @@ async def get_artifact(artifact: OwnedArtifact) -> ArtifactOut:
         200: {"content": {"application/octet-stream": {}}, "description": "The bytes"},
         400: {"description": "format=xlsx of something that is not a table (not_a_table)"},
         413: {"description": "Too large for an Excel sheet (too_large_for_excel)"},
+        503: {"description": "Too many of your conversions wait already (server_busy)"},
     },
 )
 async def artifact_content(
@@ -206,16 +215,20 @@ async def artifact_content(
     db: DbDep,
     storage: StorageDep,
     settings: SettingsDep,
+    user: CurrentUser,
     format: Annotated[
         Literal["xlsx"] | None,
         Query(description="xlsx: a table (all its rows) or a CSV as an Excel workbook"),
     ] = None,
 ) -> Response:
+    data_dir = Path(settings.DATA_DIR)
     if format == "xlsx":
-        return await excel_download(artifact, db, storage, Path(settings.DATA_DIR))
+        with previews_of(user):
+            return await excel_download(artifact, db, storage, data_dir)
     delimiter = _SPREADSHEET_DELIMITERS.get(Path(artifact.name).suffix.lower())
     if delimiter is not None:
-        return await escaped_csv_download(artifact, db, storage, Path(settings.DATA_DIR), delimiter)
+        with previews_of(user):
+            return await escaped_csv_download(artifact, db, storage, data_dir, delimiter)
     body = await stream_object(storage, artifact.storage_key)
     media_type, headers = stored_bytes_headers(artifact.name, artifact.mime)
     headers["Content-Length"] = str(artifact.size)

@@ -7,6 +7,13 @@ a memory limit and a CPU-time limit (which ends the child even if this process d
 
 Children fork from a server process that has already imported pandas and the readers, so
 one starts in milliseconds rather than the seconds a fresh interpreter takes.
+
+The few slots are shared fairly between users: when a slot frees, it goes to the waiting
+user who holds the fewest (the longest-waiting first among equals), so one user's heavy
+files cannot keep another's upload waiting behind all of them; while another user waits,
+a user holds at most one slot once their running previews end. Each user may have only a
+few previews waiting, and the queue as a whole is bounded: past either, PreviewsBusy
+(503 server_busy with Retry-After at the API).
 """
 
 from __future__ import annotations
@@ -17,11 +24,14 @@ import multiprocessing
 import resource
 import sys
 import weakref
-from collections.abc import Callable
+from collections import Counter, OrderedDict, deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
-from app.files.preview import TooCostly
+from app.files.preview import PreviewError, TooCostly
 
 T = TypeVar("T")
 
@@ -30,24 +40,134 @@ PREVIEW_TIMEOUT_SECONDS = 20.0
 PREVIEW_MEMORY_BYTES = 2 << 30
 # Previews computed at once by this process; more wait their turn.
 MAX_CONCURRENT_PREVIEWS = 2
+# Previews one user may have waiting for a slot, and all users together; more are refused.
+MAX_WAITING_PER_USER = 2 * MAX_CONCURRENT_PREVIEWS
+MAX_WAITING = 64
+# What a refused request is told to wait, in seconds.
+BUSY_RETRY_AFTER_SECONDS = 5
 # Threads (pyarrow reads with several) may spend more CPU time than wall-clock time; this
 # only ends a child whose parent died before it could kill it.
 _CPU_SECONDS_PER_WALL_SECOND = 4
 
 _context = multiprocessing.get_context("forkserver")
 _context.set_forkserver_preload(["app.files.preview_server"])
-_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+# Whose preview this is (set by the API around a request's work); None: nobody's in particular.
+_owner: ContextVar[str | None] = ContextVar("preview_owner", default=None)
+
+
+class PreviewsBusy(PreviewError):
+    """Too many previews are waiting (this user's, or everyone's): try again shortly."""
+
+    status = 503
+    code = "server_busy"
+    retry_after = BUSY_RETRY_AFTER_SECONDS
+
+
+@contextmanager
+def preview_owner(owner: str) -> Iterator[None]:
+    """Count the previews run inside this block as `owner`'s (e.g. a user id)."""
+    token = _owner.set(owner)
+    try:
+        yield
+    finally:
+        _owner.reset(token)
+
+
+class FairSlots:
+    """`slots` slots shared between owners: a freed slot goes to the waiting owner who holds
+    the fewest, the one who has waited longest for a turn first among equals.
+
+    Args:
+        slots: How many may be held at once.
+        max_waiting_per_owner: How many of one owner's may wait; more are refused.
+        max_waiting: How many may wait in all; more are refused.
+    """
+
+    def __init__(self, slots: int, max_waiting_per_owner: int, max_waiting: int) -> None:
+        self.free = slots
+        self.max_waiting_per_owner = max_waiting_per_owner
+        self.max_waiting = max_waiting
+        self.held: Counter[str | None] = Counter()
+        # owner -> their waiters in arrival order; owners in the order their turn comes.
+        self.waiting: OrderedDict[str | None, deque[asyncio.Future[None]]] = OrderedDict()
+
+    def _waiting_count(self) -> int:
+        return sum(len(q) for q in self.waiting.values())
+
+    async def acquire(self, owner: str | None) -> None:
+        """Take a slot for `owner`, waiting for a fair turn.
+
+        Raises:
+            PreviewsBusy: The owner's or the whole queue is full.
+        """
+        if self.free > 0 and not self.waiting:
+            self.free -= 1
+            self.held[owner] += 1
+            return
+        queue = self.waiting.get(owner)
+        if (queue is not None and len(queue) >= self.max_waiting_per_owner) or (
+            self._waiting_count() >= self.max_waiting
+        ):
+            raise PreviewsBusy(
+                "Too many previews are waiting right now; try again in a few seconds."
+            )
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.waiting.setdefault(owner, deque()).append(turn)
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self.release(owner)  # the slot came as the wait was cancelled: pass it on
+            else:
+                self._forget(owner, turn)
+            raise
+
+    def release(self, owner: str | None) -> None:
+        """Give back a slot `owner` held; it goes to the next fair turn."""
+        self.held[owner] -= 1
+        if self.held[owner] <= 0:
+            del self.held[owner]
+        self.free += 1
+        while self.free > 0 and self.waiting:
+            chosen = min(self.waiting, key=lambda o: self.held[o])  # first among equals
+            queue = self.waiting.pop(chosen)
+            turn = queue.popleft()
+            if queue:
+                self.waiting[chosen] = queue  # to the back of the line of owners
+            if turn.done():  # cancelled while waiting
+                continue
+            self.free -= 1
+            self.held[chosen] += 1
+            turn.set_result(None)
+
+    def _forget(self, owner: str | None, turn: asyncio.Future[None]) -> None:
+        queue = self.waiting.get(owner)
+        if queue is not None and turn in queue:
+            queue.remove(turn)
+            if not queue:
+                del self.waiting[owner]
+
+
+_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, FairSlots] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def _slot() -> asyncio.Semaphore:
-    # One semaphore per event loop: an asyncio primitive belongs to the loop that uses it.
+def _slot() -> FairSlots:
+    # One set of slots per event loop: asyncio futures belong to the loop that uses them.
     loop = asyncio.get_running_loop()
-    slot = _slots.get(loop)
-    if slot is None:
-        slot = _slots[loop] = asyncio.Semaphore(MAX_CONCURRENT_PREVIEWS)
-    return slot
+    slots = _slots.get(loop)
+    if slots is None:
+        slots = _slots[loop] = FairSlots(MAX_CONCURRENT_PREVIEWS, MAX_WAITING_PER_USER, MAX_WAITING)
+    return slots
+
+
+@contextmanager
+def _holding(slots: FairSlots, owner: str | None) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        slots.release(owner)
 
 
 async def run_preview(
@@ -74,9 +194,12 @@ async def run_preview(
 
     Raises:
         TooCostly: The limit of time or memory was reached ("too large to preview").
+        PreviewsBusy: Too many previews wait already (see FairSlots).
         Exception: Whatever `fn` raised.
     """
-    async with _slot():
+    slots, owner = _slot(), _owner.get()
+    await slots.acquire(owner)
+    with _holding(slots, owner):
         receiver, sender = _context.Pipe(duplex=False)
         child = _context.Process(
             target=_child_main,

@@ -9,9 +9,14 @@ from __future__ import annotations
 import csv
 import io
 import re
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+import httpx
 import nbformat
 import pytest
 from markdown_it import MarkdownIt
@@ -27,6 +32,7 @@ from tests.api.test_login_rate_limit import (
     new_account,
     new_address,
 )
+from tests.api.test_preview_limits import workbook
 from tests.api.test_query import ask, finished, of
 from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Api, stack_settings
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
@@ -347,3 +353,71 @@ def test_the_notebook_says_it_runs_llm_code_unsandboxed_and_waits_for_consent(
     monkeypatch.setenv("WORKBENCH_RUN_UNSANDBOXED", "1")
     setup = nbformat.v4.new_notebook(cells=notebook.cells[:2])
     NotebookClient(setup, resources={"metadata": {"path": str(tmp_path)}}).execute()
+
+
+# -- 5. Preview fair share ----------------------------------------------------------------
+
+
+@cache
+def heavy_workbook() -> bytes:
+    """A workbook of 80,000 rows: accepted, and each profile of it takes a preview slot
+    for a while (about a second here), long beside a small CSV's check."""
+
+    def sheet() -> Iterator[bytes]:
+        yield (
+            b'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns='
+            b'"http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>'
+        )
+        for start in range(1, 80_001, 1000):
+            yield "".join(
+                f'<row r="{r}"><c r="A{r}"><v>{r % 7}</v></c>'
+                f'<c r="B{r}" t="inlineStr"><is><t>x{r}</t></is></c></row>'
+                for r in range(start, start + 1000)
+            ).encode()
+        yield b"</sheetData></worksheet>"
+
+    return workbook(sheet())
+
+
+def test_one_users_heavy_previews_do_not_hold_up_another_users_upload(
+    alice: Api, bob: Api, live: LiveServer
+) -> None:
+    heavy = bob.upload(bob.project()["id"], "heavy.xlsx", heavy_workbook())
+    assert heavy.status_code == 201 and heavy.json()["check"] == "ok", heavy.text
+    profile = f"/files/{heavy.json()['id']}/profile"
+    bob_token = bob.headers["Authorization"]
+    finished_ok: list[int] = []
+    lock = threading.Lock()
+
+    def bob_asks(_: int) -> httpx.Response:
+        # However loaded the machine, the waiting is not what is asserted.
+        with httpx.Client(base_url=f"{live.url}/api/v1", timeout=600) as client:
+            response = client.get(profile, headers={"Authorization": bob_token})
+        with lock:
+            if response.status_code != 503:  # it held a slot and finished
+                finished_ok.append(1)
+        return response
+
+    project = alice.project()
+    with ThreadPoolExecutor(max_workers=11) as pool:
+        flood = [pool.submit(bob_asks, n) for n in range(10)]
+        # Bob's queue is full once the server refuses him: the rest of his are in.
+        answers = (f.result() for f in as_completed(flood))
+        refused = next((r for r in answers if r.status_code == 503), None)
+        assert refused is not None, "the server let one user queue ten heavy previews"
+        assert refused.json()["code"] == "server_busy"
+        assert 1 <= int(refused.headers["retry-after"]) <= 60
+        # Now Alice uploads: her file is checked at the next free slot, before Bob's waiting
+        # profiles, so at most the two that were running when she came finish before her.
+        upload = pool.submit(alice.upload, project["id"], "small.csv", b"region,revenue\nN,1\n")
+        uploaded = upload.result()
+        with lock:
+            bob_done_before = len(finished_ok)
+        outcomes = [f.result().status_code for f in flood]
+    assert uploaded.status_code == 201 and uploaded.json()["check"] == "ok", uploaded.text
+    assert bob_done_before <= 2, (bob_done_before, outcomes)
+    # (A profile slower than the preview time limit on a very loaded machine answers 422.)
+    assert outcomes.count(200) + outcomes.count(422) >= 3, outcomes
+    assert set(outcomes) <= {200, 422, 503}, outcomes
+    # Bob's refused requests were not lost for good: asked again, the profile answers.
+    assert bob.get(profile).status_code in (200, 422)
