@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -555,6 +556,24 @@ def _remove_once(base: int, name: str) -> None:
         walk.close()
 
 
+def file_clock_ns(folder: Path) -> int:
+    """Now, as the file system in `folder` stamps files (the kernel's coarse clock, which can
+    lag time.time_ns() by a tick): a file written after this call is never older.
+
+    Args:
+        folder: A folder on the file system to ask (only the backend writes there).
+
+    Returns:
+        The modification time, in ns, of a file made (and removed) there just now.
+    """
+    fd, name = tempfile.mkstemp(prefix=".clock-", dir=folder)
+    try:
+        return os.fstat(fd).st_mtime_ns
+    finally:
+        os.close(fd)
+        os.unlink(name)
+
+
 def remove_newer_than(workspace: Path, since_ns: int) -> int:
     """Delete what was written at or after a moment (what an over-quota step wrote): every
     file, link or special file changed since, then every folder changed since that is left
@@ -563,7 +582,7 @@ def remove_newer_than(workspace: Path, since_ns: int) -> int:
 
     Args:
         workspace: The workspace root.
-        since_ns: time.time_ns() when the step started.
+        since_ns: When the step started, as `file_clock_ns` tells it.
 
     Returns:
         The number of bytes freed (as `usage` charges them).

@@ -11,7 +11,6 @@ import contextlib
 import logging
 import os
 import select
-import shutil
 import signal
 import socket
 import subprocess
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol
 
+from app.sandbox import hostfs
 from app.sandbox.protocol import FrameReader, Message, ProtocolError, write_message
 
 logger = logging.getLogger(__name__)
@@ -157,7 +157,10 @@ class ProcessChannel:
             if pipe is not None:
                 pipe.close()
         if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
+            try:  # the worker's home without bubblewrap: the code wrote there
+                hostfs.remove_tree(self._scratch)
+            except OSError as exc:
+                logger.warning("Sandbox: could not remove %s: %s", self._scratch, exc)
         return Exit(returncode, stderr.decode("utf-8", "replace"))
 
 

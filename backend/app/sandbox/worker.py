@@ -215,6 +215,9 @@ class WorkerSession:
             capture: The process's output capture.
         """
         self.capture = capture
+        # The workspace, held open: code may chdir elsewhere, and each step starts and ends
+        # back here (a spare's folder may be renamed, so the path is not kept).
+        self._home = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
         self.output_chars = int(config["output_chars"])
         self.memory_mb = int(config["memory_mb"])
         self.token = uuid.uuid4().hex[:12]
@@ -284,6 +287,7 @@ class WorkerSession:
         Returns:
             The "result" message for the backend.
         """
+        os.fchdir(self._home)
         self.step_number += 1
         self.changed = True
         folder = self.workspace / BOOKKEEPING_DIR / "artifacts" / self.token / str(self.step_number)
@@ -302,6 +306,7 @@ class WorkerSession:
             error = self._describe_error(exc)
         if isinstance(value, _Question):  # ask_user: not an answer, a question
             question, value, is_final_answer = value.text, None, False
+        os.fchdir(self._home)
         output: str | None = None
         try:
             self.capture_pyplot_figures()

@@ -302,3 +302,13 @@ def test_what_a_step_wrote_is_removed_at_any_depth_and_older_files_stay(
     assert freed >= (1 << 20) + 5000 * 4096
     assert sorted(p.name for p in workspace.iterdir()) == ["empty-before", "kept"]
     assert [p.name for p in (workspace / "kept").iterdir()] == ["old.csv"]
+
+
+def test_files_written_after_the_file_clock_reading_are_never_older(tmp_path: Path) -> None:
+    # time.time_ns() runs ahead of the coarse clock that stamps files; this reading does not.
+    for i in range(2000):
+        since = hostfs.file_clock_ns(tmp_path)
+        path = tmp_path / f"f{i}"
+        path.write_bytes(b"x")
+        assert path.stat().st_mtime_ns >= since
+    assert not list(tmp_path.glob(".clock-*"))

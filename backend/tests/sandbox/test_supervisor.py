@@ -100,3 +100,13 @@ def test_the_code_sees_only_its_own_processes(worker: SandboxWorker) -> None:
     # (whose pid comes after its supervisor's threads').
     pids = eval(result.output or "[]")
     assert len(pids) == 3 and pids[:2] == [1, 2], pids
+
+
+def test_each_step_starts_and_ends_in_the_workspace(worker: SandboxWorker, tmp_path: Path) -> None:
+    libc = "np.ctypeslib.load_library('libc.so.6', '/lib/x86_64-linux-gnu')"
+    moved = worker.run(f"import numpy as np\n{libc}.chdir(b'/tmp')\nio = 1\n'moved'")
+    assert moved.output == "moved"
+    result = worker.run("import io\nio.open('here.csv', 'w').write('a\\n1\\n')")
+    assert result.error is None, result.error
+    assert (tmp_path / "here.csv").read_text() == "a\n1\n"
+    assert [a.name for a in result.artifacts] == ["here.csv"]
