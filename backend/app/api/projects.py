@@ -13,7 +13,7 @@ from app.api.deps import (
     refuse_busy,
 )
 from app.api.runs import OrchestratorDep
-from app.api.sessions import forget
+from app.api.sessions import discard_workspaces, forget
 from app.db import after_commit
 from app.projects import service
 from app.projects.schemas import ProjectCreate, ProjectOut, ProjectUpdate
@@ -58,6 +58,7 @@ async def delete_project(
     session_ids = await service.session_ids(db, project)
     await refuse_busy(locks, session_ids, "A session of this project")
     await runs.stop_waiting(session_ids, "Its project was deleted.")
+    await discard_workspaces(sandboxes, session_ids)
     keys = await service.delete(db, project)
-    after_commit(db, lambda: forget(storage, sandboxes, keys, session_ids))
+    after_commit(db, lambda: forget(storage, keys, session_ids))
     return Response(status_code=status.HTTP_204_NO_CONTENT)

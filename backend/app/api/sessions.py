@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import uuid
 from typing import Annotated
@@ -21,7 +22,7 @@ from app.api.deps import (
 from app.api.headers import filename_parameters
 from app.api.runs import OrchestratorDep
 from app.db import after_commit
-from app.errors import ServiceUnavailable
+from app.errors import AppError, ServiceUnavailable
 from app.infra.storage import ObjectStorage, delete_objects
 from app.runs import budget, snapshots
 from app.runs.sandboxes import SandboxPool
@@ -29,6 +30,7 @@ from app.schemas import Page
 from app.sessions import export, service
 from app.sessions.schemas import SessionCreate, SessionOut, SessionUpdate
 
+log = logging.getLogger(__name__)
 router = APIRouter(tags=["sessions"])
 
 
@@ -70,22 +72,39 @@ async def delete_session(
 ) -> Response:
     await refuse_busy(locks, [session.id], "This session")
     await runs.stop_waiting([session.id], "Its session was deleted.")
+    await discard_workspaces(sandboxes, [session.id])
     keys = await service.delete(db, session)
-    after_commit(db, lambda: forget(storage, sandboxes, keys, [session.id]))
+    after_commit(db, lambda: forget(storage, keys, [session.id]))
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-async def forget(
-    storage: ObjectStorage,
-    sandboxes: SandboxPool,
-    keys: list[str],
-    session_ids: list[uuid.UUID],
-) -> None:
-    """After deleting sessions: their stored bytes, sandbox workers and workspaces go too."""
+async def discard_workspaces(sandboxes: SandboxPool, session_ids: list[uuid.UUID]) -> None:
+    """Stop the sessions' workers and remove their workspaces, before the sessions go: a
+    workspace that cannot be removed (the code wrote it) fails the deletion with a reason
+    rather than stay behind unnoticed.
+
+    Raises:
+        AppError: 500 workspace_not_removed; nothing was deleted, the user may try again.
+    """
+    for session_id in session_ids:
+        try:
+            await sandboxes.discard(session_id)
+        except OSError as exc:
+            log.exception("could not remove the workspace of session %s", session_id)
+            raise AppError(
+                "The session's files on the server could not all be removed, so nothing was "
+                f"deleted ({exc.strerror or exc}). Try again; if it goes on, an administrator "
+                f"can look at the workspace folder of session {session_id}.",
+                code="workspace_not_removed",
+                status=500,
+            ) from exc
+
+
+async def forget(storage: ObjectStorage, keys: list[str], session_ids: list[uuid.UUID]) -> None:
+    """After deleting sessions: their stored bytes and snapshots go too."""
     await delete_objects(storage, keys)
     for session_id in session_ids:
         await snapshots.delete(storage, session_id)
-        await sandboxes.discard(session_id)
 
 
 class _ExportSlots:
