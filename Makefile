@@ -17,7 +17,7 @@ help:
 	@echo "make migrate  apply database migrations to DATABASE_URL"
 	@echo "make up/down  start/stop Postgres, Redis and MinIO with docker compose"
 	@echo "make start/stop  the whole team setup with docker compose"
-	@echo "make test-deploy  deploy the team setup with docker compose and check it (not part of make test)"
+	@echo "make test-deploy  deploy the team setup with docker compose and check it (part of make test)"
 
 # uv itself, then the locked Python dependencies.
 deps:
@@ -39,7 +39,7 @@ spa: frontend-deps
 run: deps spa
 	cd $(BACKEND) && $(UV) run --frozen python -m app
 
-test: test-backend test-frontend
+test: test-backend test-frontend test-deploy
 
 test-backend: deps
 	cd $(BACKEND) && $(UV) run --frozen pytest
