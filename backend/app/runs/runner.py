@@ -76,6 +76,7 @@ from app.sandbox import (
     hostfs,
 )
 from app.sandbox.capture import BOOKKEEPING_DIR
+from app.sandbox.executor import SandboxLost
 from app.sandbox.interface import CodeForApproval, UserQuestion
 from app.sandbox.snapshot import RestoreReport, SnapshotReport
 
@@ -793,6 +794,7 @@ class RunOrchestrator:
             on_verdict,
             on_tokens=lambda tokens_in, tokens_out: guard.count(tokens_in, tokens_out, agent),
         )
+
         executor = SandboxExecutor(worker, on_result=on_result, review=review)
         agent = create_agent(
             model=model,
@@ -852,6 +854,8 @@ class RunOrchestrator:
             except BaseException as exc:  # handed to the event loop, which decides
                 # An interrupt by the budget guard ends the agent with its own error.
                 failure = exc if guard.exceeded is None else BudgetExceeded(guard.exceeded)
+                if isinstance(failure, SandboxLost):
+                    failure = failure.unavailable
                 loop.call_soon_threadsafe(queue.put_nowait, ("error", failure))
 
         thread = threading.Thread(target=drive, name=f"agent-{run.id}", daemon=True)

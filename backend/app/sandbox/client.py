@@ -33,7 +33,7 @@ from app.sandbox.interface import (
 from app.sandbox.protocol import Message
 from app.sandbox.runtime_cache import runtime_cache
 from app.sandbox.snapshot import MANIFEST, SNAPSHOT_DIR, RestoreReport, SnapshotReport
-from app.sandbox.spawn import LocalLauncher, SandboxUnavailable, WorkerLauncher
+from app.sandbox.spawn import LocalLauncher, SandboxUnavailable, ServiceLauncher, WorkerLauncher
 from app.sandbox.supervisor import MAX_REFUSALS, PROTOCOL_VIOLATION, REFUSAL_CHARS
 from app.sandbox.transport import WorkerChannel
 
@@ -455,6 +455,11 @@ class SandboxWorker:
             return (
                 "The step's code wrote to the sandbox's own channel, which is not allowed, and "
                 f"the worker was stopped; {self._restarted}"
+            )
+        if returncode is None and isinstance(self.launcher, ServiceLauncher):
+            return (
+                "The sandbox service stopped answering while the step ran (it stopped or was "
+                f"restarted), and the worker went with it; {self._restarted}"
             )
         how = f"signal {signal.Signals(number).name}" if number else f"exit status {returncode}"
         stderr = self._stderr.strip()

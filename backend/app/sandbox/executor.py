@@ -11,6 +11,20 @@ from smolagents.tools import Tool
 
 from app.sandbox.client import SandboxStepError, SandboxWorker
 from app.sandbox.interface import CodeForApproval, StepResult, UserQuestion
+from app.sandbox.spawn import SandboxUnavailable
+
+
+class SandboxLost(BaseException):
+    """No worker can be had any more (the sandbox service went away).
+
+    Not an Exception: smolagents would show one to the model and go on to the next step,
+    which cannot run either. This ends the agent's run; the backend ends the run with
+    `unavailable`, the cause.
+    """
+
+    def __init__(self, unavailable: SandboxUnavailable) -> None:
+        super().__init__(str(unavailable))
+        self.unavailable = unavailable
 
 
 class SandboxExecutor(PythonExecutor):
@@ -76,11 +90,15 @@ class SandboxExecutor(PythonExecutor):
 
         Raises:
             SandboxStepError: The step failed; smolagents shows the message to the model.
+            SandboxLost: No worker can be had any more; the agent's run ends.
         """
         if self.review and not self.approved_next and not _literal_answer(code_action):
             return CodeOutput(output=CodeForApproval(code_action), logs="", is_final_answer=True)
         self.approved_next = False
-        result = self.worker.run(code_action)
+        try:
+            result = self.worker.run(code_action)
+        except SandboxUnavailable as exc:
+            raise SandboxLost(exc) from exc
         if self.on_result is not None:
             self.on_result(result)
         if result.error is not None:

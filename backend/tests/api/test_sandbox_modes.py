@@ -21,6 +21,7 @@ from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, LLM_KEY, Api, stack_sett
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.sandbox_service import SandboxServiceProcess
 from tests.support.server import LiveServer
+from tests.support.sse import Event, read_events
 
 
 def start_server(data_dir: Path, llm: ScriptedLLM, **overrides: Any) -> LiveServer:
@@ -156,6 +157,53 @@ def test_through_the_sandbox_service_a_question_is_answered_with_its_chart(
         environ = Path(f"/proc/{service.process.pid}/environ").read_bytes()
         assert LLM_KEY.encode() not in environ
         assert b"SECRET_KEY" not in environ and b"LLM_" not in environ
+    finally:
+        live.stop()
+        service.stop()
+
+
+def test_a_sandbox_service_gone_mid_session_ends_the_run_with_the_cause(
+    tmp_path: Path, llm: ScriptedLLM, admin_of: Any
+) -> None:
+    data_dir = tmp_path / "data"
+    service = SandboxServiceProcess(tmp_path / "service").start()
+    data_dir.mkdir()
+    (data_dir / "workspaces").symlink_to(service.workspaces, target_is_directory=True)
+    live = start_server(data_dir, llm, SANDBOX_SERVICE_SOCKET=str(service.socket))
+    try:
+        api = admin_of(live)
+        session = new_session(api)
+        llm.script(code_reply("print(40 + 2)"), final_reply("'42'"))
+        assert finished(ask(api, session["id"], "Warm up"))["status"] == "succeeded"
+
+        # The service goes away while a step runs (its workers go with it).
+        llm.script(
+            code_reply("import time\ntime.sleep(30)"),
+            code_reply("print(1)"),
+            code_reply("print(2)"),
+            final_reply("'no'"),
+        )
+        with api.stream(
+            "POST", f"/sessions/{session['id']}/query", json={"query": "And now?"}
+        ) as response:
+            assert response.status_code == 200
+            events: list[Event] = []
+            for event in read_events(response):
+                if event is None:
+                    continue
+                events.append(event)
+                if event.event == "step.code" and len(events) < 10:
+                    service.stop()
+                if event.event == "run.finished":
+                    break
+        end = finished(events)
+        assert end["status"] == "failed"
+        assert end["error"].startswith("Analysis is disabled: "), end["error"]
+        assert "sandbox service" in end["error"]
+        lost = [e.data["error"] for e in events if e.event == "step.error"]
+        assert lost and "sandbox service" in lost[0], lost
+        # The run stopped at the step after the outage: no more model calls.
+        assert len(llm.requests) == 2
     finally:
         live.stop()
         service.stop()
