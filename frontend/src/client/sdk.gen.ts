@@ -2,7 +2,7 @@
 
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape } from './client';
 import { client } from './client.gen';
-import type { AnswerRunApiV1RunsRunIdInputPostData, AnswerRunApiV1RunsRunIdInputPostErrors, AnswerRunApiV1RunsRunIdInputPostResponses, ApproveRunApiV1RunsRunIdApprovalPostData, ApproveRunApiV1RunsRunIdApprovalPostErrors, ApproveRunApiV1RunsRunIdApprovalPostResponses, ArtifactContentApiV1ArtifactsArtifactIdContentGetData, ArtifactContentApiV1ArtifactsArtifactIdContentGetErrors, ArtifactContentApiV1ArtifactsArtifactIdContentGetResponses, AskApiV1SessionsSessionIdQueryPostData, AskApiV1SessionsSessionIdQueryPostErrors, AskApiV1SessionsSessionIdQueryPostResponse, AskApiV1SessionsSessionIdQueryPostResponses, CancelRunApiV1RunsRunIdCancelPostData, CancelRunApiV1RunsRunIdCancelPostErrors, CancelRunApiV1RunsRunIdCancelPostResponses, ChangePasswordApiV1AuthPasswordPostData, ChangePasswordApiV1AuthPasswordPostErrors, ChangePasswordApiV1AuthPasswordPostResponses, CreateProjectApiV1ProjectsPostData, CreateProjectApiV1ProjectsPostErrors, CreateProjectApiV1ProjectsPostResponses, CreateSessionApiV1ProjectsProjectIdSessionsPostData, CreateSessionApiV1ProjectsProjectIdSessionsPostErrors, CreateSessionApiV1ProjectsProjectIdSessionsPostResponses, CreateTokenApiV1AuthTokensPostData, CreateTokenApiV1AuthTokensPostErrors, CreateTokenApiV1AuthTokensPostResponses, CreateUserApiV1UsersPostData, CreateUserApiV1UsersPostErrors, CreateUserApiV1UsersPostResponses, DeleteFileApiV1FilesFileIdDeleteData, DeleteFileApiV1FilesFileIdDeleteErrors, DeleteFileApiV1FilesFileIdDeleteResponses, DeleteProjectApiV1ProjectsProjectIdDeleteData, DeleteProjectApiV1ProjectsProjectIdDeleteErrors, DeleteProjectApiV1ProjectsProjectIdDeleteResponses, DeleteSessionApiV1SessionsSessionIdDeleteData, DeleteSessionApiV1SessionsSessionIdDeleteErrors, DeleteSessionApiV1SessionsSessionIdDeleteResponses, DownloadFileApiV1FilesFileIdContentGetData, DownloadFileApiV1FilesFileIdContentGetErrors, DownloadFileApiV1FilesFileIdContentGetResponses, DownloadVersionApiV1FilesFileIdVersionsVersionContentGetData, DownloadVersionApiV1FilesFileIdVersionsVersionContentGetErrors, DownloadVersionApiV1FilesFileIdVersionsVersionContentGetResponses, ExportSessionApiV1SessionsSessionIdExportGetData, ExportSessionApiV1SessionsSessionIdExportGetErrors, ExportSessionApiV1SessionsSessionIdExportGetResponses, GetArtifactApiV1ArtifactsArtifactIdGetData, GetArtifactApiV1ArtifactsArtifactIdGetErrors, GetArtifactApiV1ArtifactsArtifactIdGetResponses, GetFileApiV1FilesFileIdGetData, GetFileApiV1FilesFileIdGetErrors, GetFileApiV1FilesFileIdGetResponses, GetProjectApiV1ProjectsProjectIdGetData, GetProjectApiV1ProjectsProjectIdGetErrors, GetProjectApiV1ProjectsProjectIdGetResponses, GetRunApiV1RunsRunIdGetData, GetRunApiV1RunsRunIdGetErrors, GetRunApiV1RunsRunIdGetResponses, GetSessionApiV1SessionsSessionIdGetData, GetSessionApiV1SessionsSessionIdGetErrors, GetSessionApiV1SessionsSessionIdGetResponses, HealthzHealthzGetData, HealthzHealthzGetResponses, ListArtifactsApiV1SessionsSessionIdArtifactsGetData, ListArtifactsApiV1SessionsSessionIdArtifactsGetErrors, ListArtifactsApiV1SessionsSessionIdArtifactsGetResponses, ListFilesApiV1ProjectsProjectIdFilesGetData, ListFilesApiV1ProjectsProjectIdFilesGetErrors, ListFilesApiV1ProjectsProjectIdFilesGetResponses, ListModelsApiV1ModelsGetData, ListModelsApiV1ModelsGetResponses, ListProjectsApiV1ProjectsGetData, ListProjectsApiV1ProjectsGetErrors, ListProjectsApiV1ProjectsGetResponses, ListRunsApiV1SessionsSessionIdRunsGetData, ListRunsApiV1SessionsSessionIdRunsGetErrors, ListRunsApiV1SessionsSessionIdRunsGetResponses, ListSessionsApiV1ProjectsProjectIdSessionsGetData, ListSessionsApiV1ProjectsProjectIdSessionsGetErrors, ListSessionsApiV1ProjectsProjectIdSessionsGetResponses, ListTokensApiV1AuthTokensGetData, ListTokensApiV1AuthTokensGetErrors, ListTokensApiV1AuthTokensGetResponses, ListUsersApiV1UsersGetData, ListUsersApiV1UsersGetErrors, ListUsersApiV1UsersGetResponses, ListVersionsApiV1FilesFileIdVersionsGetData, ListVersionsApiV1FilesFileIdVersionsGetErrors, ListVersionsApiV1FilesFileIdVersionsGetResponses, LoginApiV1AuthLoginPostData, LoginApiV1AuthLoginPostErrors, LoginApiV1AuthLoginPostResponses, MeApiV1AuthMeGetData, MeApiV1AuthMeGetResponses, PreviewFileApiV1FilesFileIdPreviewGetData, PreviewFileApiV1FilesFileIdPreviewGetErrors, PreviewFileApiV1FilesFileIdPreviewGetResponses, ProfileFileApiV1FilesFileIdProfileGetData, ProfileFileApiV1FilesFileIdProfileGetErrors, ProfileFileApiV1FilesFileIdProfileGetResponses, ReadyzReadyzGetData, ReadyzReadyzGetErrors, ReadyzReadyzGetResponses, RevokeTokenApiV1AuthTokensTokenIdDeleteData, RevokeTokenApiV1AuthTokensTokenIdDeleteErrors, RevokeTokenApiV1AuthTokensTokenIdDeleteResponses, RunEventsApiV1RunsRunIdEventsGetData, RunEventsApiV1RunsRunIdEventsGetErrors, RunEventsApiV1RunsRunIdEventsGetResponse, RunEventsApiV1RunsRunIdEventsGetResponses, SandboxStatusApiV1SandboxGetData, SandboxStatusApiV1SandboxGetResponses, UpdateProjectApiV1ProjectsProjectIdPatchData, UpdateProjectApiV1ProjectsProjectIdPatchErrors, UpdateProjectApiV1ProjectsProjectIdPatchResponses, UpdateSessionApiV1SessionsSessionIdPatchData, UpdateSessionApiV1SessionsSessionIdPatchErrors, UpdateSessionApiV1SessionsSessionIdPatchResponses, UpdateUserApiV1UsersUserIdPatchData, UpdateUserApiV1UsersUserIdPatchErrors, UpdateUserApiV1UsersUserIdPatchResponses, UploadFileApiV1ProjectsProjectIdFilesPostData, UploadFileApiV1ProjectsProjectIdFilesPostErrors, UploadFileApiV1ProjectsProjectIdFilesPostResponses } from './types.gen';
+import type { AnswerRunApiV1RunsRunIdInputPostData, AnswerRunApiV1RunsRunIdInputPostErrors, AnswerRunApiV1RunsRunIdInputPostResponses, ApproveRunApiV1RunsRunIdApprovalPostData, ApproveRunApiV1RunsRunIdApprovalPostErrors, ApproveRunApiV1RunsRunIdApprovalPostResponses, ArtifactContentApiV1ArtifactsArtifactIdContentGetData, ArtifactContentApiV1ArtifactsArtifactIdContentGetErrors, ArtifactContentApiV1ArtifactsArtifactIdContentGetResponses, AskApiV1SessionsSessionIdQueryPostData, AskApiV1SessionsSessionIdQueryPostErrors, AskApiV1SessionsSessionIdQueryPostResponse, AskApiV1SessionsSessionIdQueryPostResponses, CancelRunApiV1RunsRunIdCancelPostData, CancelRunApiV1RunsRunIdCancelPostErrors, CancelRunApiV1RunsRunIdCancelPostResponses, ChangePasswordApiV1AuthPasswordPostData, ChangePasswordApiV1AuthPasswordPostErrors, ChangePasswordApiV1AuthPasswordPostResponses, CreateProjectApiV1ProjectsPostData, CreateProjectApiV1ProjectsPostErrors, CreateProjectApiV1ProjectsPostResponses, CreateSessionApiV1ProjectsProjectIdSessionsPostData, CreateSessionApiV1ProjectsProjectIdSessionsPostErrors, CreateSessionApiV1ProjectsProjectIdSessionsPostResponses, CreateTokenApiV1AuthTokensPostData, CreateTokenApiV1AuthTokensPostErrors, CreateTokenApiV1AuthTokensPostResponses, CreateUserApiV1UsersPostData, CreateUserApiV1UsersPostErrors, CreateUserApiV1UsersPostResponses, DeleteFileApiV1FilesFileIdDeleteData, DeleteFileApiV1FilesFileIdDeleteErrors, DeleteFileApiV1FilesFileIdDeleteResponses, DeleteProjectApiV1ProjectsProjectIdDeleteData, DeleteProjectApiV1ProjectsProjectIdDeleteErrors, DeleteProjectApiV1ProjectsProjectIdDeleteResponses, DeleteSessionApiV1SessionsSessionIdDeleteData, DeleteSessionApiV1SessionsSessionIdDeleteErrors, DeleteSessionApiV1SessionsSessionIdDeleteResponses, DownloadFileApiV1FilesFileIdContentGetData, DownloadFileApiV1FilesFileIdContentGetErrors, DownloadFileApiV1FilesFileIdContentGetResponses, DownloadVersionApiV1FilesFileIdVersionsVersionContentGetData, DownloadVersionApiV1FilesFileIdVersionsVersionContentGetErrors, DownloadVersionApiV1FilesFileIdVersionsVersionContentGetResponses, ExportSessionApiV1SessionsSessionIdExportGetData, ExportSessionApiV1SessionsSessionIdExportGetErrors, ExportSessionApiV1SessionsSessionIdExportGetResponses, GetArtifactApiV1ArtifactsArtifactIdGetData, GetArtifactApiV1ArtifactsArtifactIdGetErrors, GetArtifactApiV1ArtifactsArtifactIdGetResponses, GetFileApiV1FilesFileIdGetData, GetFileApiV1FilesFileIdGetErrors, GetFileApiV1FilesFileIdGetResponses, GetProjectApiV1ProjectsProjectIdGetData, GetProjectApiV1ProjectsProjectIdGetErrors, GetProjectApiV1ProjectsProjectIdGetResponses, GetRunApiV1RunsRunIdGetData, GetRunApiV1RunsRunIdGetErrors, GetRunApiV1RunsRunIdGetResponses, GetSessionApiV1SessionsSessionIdGetData, GetSessionApiV1SessionsSessionIdGetErrors, GetSessionApiV1SessionsSessionIdGetResponses, HealthzHealthzGetData, HealthzHealthzGetResponses, ListArtifactsApiV1SessionsSessionIdArtifactsGetData, ListArtifactsApiV1SessionsSessionIdArtifactsGetErrors, ListArtifactsApiV1SessionsSessionIdArtifactsGetResponses, ListFilesApiV1ProjectsProjectIdFilesGetData, ListFilesApiV1ProjectsProjectIdFilesGetErrors, ListFilesApiV1ProjectsProjectIdFilesGetResponses, ListModelsApiV1ModelsGetData, ListModelsApiV1ModelsGetResponses, ListProjectsApiV1ProjectsGetData, ListProjectsApiV1ProjectsGetErrors, ListProjectsApiV1ProjectsGetResponses, ListRunsApiV1SessionsSessionIdRunsGetData, ListRunsApiV1SessionsSessionIdRunsGetErrors, ListRunsApiV1SessionsSessionIdRunsGetResponses, ListSessionsApiV1ProjectsProjectIdSessionsGetData, ListSessionsApiV1ProjectsProjectIdSessionsGetErrors, ListSessionsApiV1ProjectsProjectIdSessionsGetResponses, ListTokensApiV1AuthTokensGetData, ListTokensApiV1AuthTokensGetErrors, ListTokensApiV1AuthTokensGetResponses, ListUsersApiV1UsersGetData, ListUsersApiV1UsersGetErrors, ListUsersApiV1UsersGetResponses, ListUserTokensApiV1UsersUserIdTokensGetData, ListUserTokensApiV1UsersUserIdTokensGetErrors, ListUserTokensApiV1UsersUserIdTokensGetResponses, ListVersionsApiV1FilesFileIdVersionsGetData, ListVersionsApiV1FilesFileIdVersionsGetErrors, ListVersionsApiV1FilesFileIdVersionsGetResponses, LoginApiV1AuthLoginPostData, LoginApiV1AuthLoginPostErrors, LoginApiV1AuthLoginPostResponses, MeApiV1AuthMeGetData, MeApiV1AuthMeGetResponses, PreviewFileApiV1FilesFileIdPreviewGetData, PreviewFileApiV1FilesFileIdPreviewGetErrors, PreviewFileApiV1FilesFileIdPreviewGetResponses, ProfileFileApiV1FilesFileIdProfileGetData, ProfileFileApiV1FilesFileIdProfileGetErrors, ProfileFileApiV1FilesFileIdProfileGetResponses, ReadyzReadyzGetData, ReadyzReadyzGetErrors, ReadyzReadyzGetResponses, RevokeTokenApiV1AuthTokensTokenIdDeleteData, RevokeTokenApiV1AuthTokensTokenIdDeleteErrors, RevokeTokenApiV1AuthTokensTokenIdDeleteResponses, RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteData, RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteErrors, RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteResponses, RevokeUserTokensApiV1UsersUserIdTokensDeleteData, RevokeUserTokensApiV1UsersUserIdTokensDeleteErrors, RevokeUserTokensApiV1UsersUserIdTokensDeleteResponses, RunEventsApiV1RunsRunIdEventsGetData, RunEventsApiV1RunsRunIdEventsGetErrors, RunEventsApiV1RunsRunIdEventsGetResponse, RunEventsApiV1RunsRunIdEventsGetResponses, SandboxStatusApiV1SandboxGetData, SandboxStatusApiV1SandboxGetResponses, UpdateProjectApiV1ProjectsProjectIdPatchData, UpdateProjectApiV1ProjectsProjectIdPatchErrors, UpdateProjectApiV1ProjectsProjectIdPatchResponses, UpdateSessionApiV1SessionsSessionIdPatchData, UpdateSessionApiV1SessionsSessionIdPatchErrors, UpdateSessionApiV1SessionsSessionIdPatchResponses, UpdateUserApiV1UsersUserIdPatchData, UpdateUserApiV1UsersUserIdPatchErrors, UpdateUserApiV1UsersUserIdPatchResponses, UploadFileApiV1ProjectsProjectIdFilesPostData, UploadFileApiV1ProjectsProjectIdFilesPostErrors, UploadFileApiV1ProjectsProjectIdFilesPostResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -21,7 +21,8 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
 /**
  * Login
  *
- * Log in; after too many failures for the account or the address, 429 with Retry-After.
+ * Log in; after too many failures from the address (at the account, or at all), 429
+ * with Retry-After. Failures elsewhere never lock the account.
  */
 export const loginApiV1AuthLoginPost = <ThrowOnError extends boolean = false>(options: Options<LoginApiV1AuthLoginPostData, ThrowOnError>) => (options.client ?? client).post<LoginApiV1AuthLoginPostResponses, LoginApiV1AuthLoginPostErrors, ThrowOnError>({
     url: '/api/v1/auth/login',
@@ -52,6 +53,9 @@ export const listTokensApiV1AuthTokensGet = <ThrowOnError extends boolean = fals
 
 /**
  * Create Token
+ *
+ * Make an API token (shown once). Only with a login token: an API token cannot make
+ * more of itself.
  */
 export const createTokenApiV1AuthTokensPost = <ThrowOnError extends boolean = false>(options: Options<CreateTokenApiV1AuthTokensPostData, ThrowOnError>) => (options.client ?? client).post<CreateTokenApiV1AuthTokensPostResponses, CreateTokenApiV1AuthTokensPostErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -75,8 +79,8 @@ export const revokeTokenApiV1AuthTokensTokenIdDelete = <ThrowOnError extends boo
 /**
  * Change Password
  *
- * Change your own password. Every login of yours ends, this one included: the answer
- * carries a new login token. API tokens stay valid (revoke them under /auth/tokens).
+ * Change your own password. Every login of yours ends, this one included (the answer
+ * carries a new login token), and every API token of yours is revoked.
  */
 export const changePasswordApiV1AuthPasswordPost = <ThrowOnError extends boolean = false>(options: Options<ChangePasswordApiV1AuthPasswordPostData, ThrowOnError>) => (options.client ?? client).post<ChangePasswordApiV1AuthPasswordPostResponses, ChangePasswordApiV1AuthPasswordPostErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -480,7 +484,7 @@ export const createUserApiV1UsersPost = <ThrowOnError extends boolean = false>(o
  * Update User
  *
  * Administrators only: make or unmake an administrator, disable or enable an account,
- * or set a new password (which ends that user's logins).
+ * or set a new password (which ends that user's logins and revokes their API tokens).
  */
 export const updateUserApiV1UsersUserIdPatch = <ThrowOnError extends boolean = false>(options: Options<UpdateUserApiV1UsersUserIdPatchData, ThrowOnError>) => (options.client ?? client).patch<UpdateUserApiV1UsersUserIdPatchResponses, UpdateUserApiV1UsersUserIdPatchErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -490,6 +494,40 @@ export const updateUserApiV1UsersUserIdPatch = <ThrowOnError extends boolean = f
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Revoke User Tokens
+ *
+ * Administrators only: revoke every API token of a user, leaving the account enabled
+ * and its logins as they are.
+ */
+export const revokeUserTokensApiV1UsersUserIdTokensDelete = <ThrowOnError extends boolean = false>(options: Options<RevokeUserTokensApiV1UsersUserIdTokensDeleteData, ThrowOnError>) => (options.client ?? client).delete<RevokeUserTokensApiV1UsersUserIdTokensDeleteResponses, RevokeUserTokensApiV1UsersUserIdTokensDeleteErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/users/{user_id}/tokens',
+    ...options
+});
+
+/**
+ * List User Tokens
+ *
+ * Administrators only: a user's API tokens (never their secrets), newest first.
+ */
+export const listUserTokensApiV1UsersUserIdTokensGet = <ThrowOnError extends boolean = false>(options: Options<ListUserTokensApiV1UsersUserIdTokensGetData, ThrowOnError>) => (options.client ?? client).get<ListUserTokensApiV1UsersUserIdTokensGetResponses, ListUserTokensApiV1UsersUserIdTokensGetErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/users/{user_id}/tokens',
+    ...options
+});
+
+/**
+ * Revoke User Token
+ *
+ * Administrators only: revoke one API token of a user.
+ */
+export const revokeUserTokenApiV1UsersUserIdTokensTokenIdDelete = <ThrowOnError extends boolean = false>(options: Options<RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteData, ThrowOnError>) => (options.client ?? client).delete<RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteResponses, RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/users/{user_id}/tokens/{token_id}',
+    ...options
 });
 
 /**

@@ -1473,6 +1473,10 @@ export type CreateTokenApiV1AuthTokensPostData = {
 
 export type CreateTokenApiV1AuthTokensPostErrors = {
     /**
+     * Asked with an API token, not a login (login_required)
+     */
+    403: unknown;
+    /**
      * Validation Error
      */
     422: HttpValidationError;
@@ -1972,6 +1976,10 @@ export type PreviewFileApiV1FilesFileIdPreviewGetErrors = {
      * Cannot be parsed, or a sheet asked of a file that is not a workbook
      */
     422: unknown;
+    /**
+     * Too many of your previews wait already (server_busy); see Retry-After
+     */
+    503: unknown;
 };
 
 export type PreviewFileApiV1FilesFileIdPreviewGetResponses = {
@@ -2015,6 +2023,10 @@ export type ProfileFileApiV1FilesFileIdProfileGetErrors = {
      * Cannot be parsed, or a sheet asked of a file that is not a workbook
      */
     422: unknown;
+    /**
+     * Too many of your previews wait already (server_busy); see Retry-After
+     */
+    503: unknown;
 };
 
 export type ProfileFileApiV1FilesFileIdProfileGetResponses = {
@@ -2601,6 +2613,10 @@ export type ArtifactContentApiV1ArtifactsArtifactIdContentGetErrors = {
      * Validation Error
      */
     422: HttpValidationError;
+    /**
+     * Too many of your conversions wait already (server_busy)
+     */
+    503: unknown;
 };
 
 export type ArtifactContentApiV1ArtifactsArtifactIdContentGetError = ArtifactContentApiV1ArtifactsArtifactIdContentGetErrors[keyof ArtifactContentApiV1ArtifactsArtifactIdContentGetErrors];
@@ -2726,6 +2742,125 @@ export type UpdateUserApiV1UsersUserIdPatchResponses = {
 };
 
 export type UpdateUserApiV1UsersUserIdPatchResponse = UpdateUserApiV1UsersUserIdPatchResponses[keyof UpdateUserApiV1UsersUserIdPatchResponses];
+
+export type RevokeUserTokensApiV1UsersUserIdTokensDeleteData = {
+    body?: never;
+    path: {
+        /**
+         * User Id
+         */
+        user_id: string;
+    };
+    query?: never;
+    url: '/api/v1/users/{user_id}/tokens';
+};
+
+export type RevokeUserTokensApiV1UsersUserIdTokensDeleteErrors = {
+    /**
+     * No such user (user_not_found)
+     */
+    404: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type RevokeUserTokensApiV1UsersUserIdTokensDeleteError = RevokeUserTokensApiV1UsersUserIdTokensDeleteErrors[keyof RevokeUserTokensApiV1UsersUserIdTokensDeleteErrors];
+
+export type RevokeUserTokensApiV1UsersUserIdTokensDeleteResponses = {
+    /**
+     * Successful Response
+     */
+    204: void;
+};
+
+export type RevokeUserTokensApiV1UsersUserIdTokensDeleteResponse = RevokeUserTokensApiV1UsersUserIdTokensDeleteResponses[keyof RevokeUserTokensApiV1UsersUserIdTokensDeleteResponses];
+
+export type ListUserTokensApiV1UsersUserIdTokensGetData = {
+    body?: never;
+    path: {
+        /**
+         * User Id
+         */
+        user_id: string;
+    };
+    query?: {
+        /**
+         * Limit
+         *
+         * How many items at most
+         */
+        limit?: number;
+        /**
+         * Offset
+         *
+         * How many items to skip
+         */
+        offset?: number;
+    };
+    url: '/api/v1/users/{user_id}/tokens';
+};
+
+export type ListUserTokensApiV1UsersUserIdTokensGetErrors = {
+    /**
+     * No such user (user_not_found)
+     */
+    404: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ListUserTokensApiV1UsersUserIdTokensGetError = ListUserTokensApiV1UsersUserIdTokensGetErrors[keyof ListUserTokensApiV1UsersUserIdTokensGetErrors];
+
+export type ListUserTokensApiV1UsersUserIdTokensGetResponses = {
+    /**
+     * Successful Response
+     */
+    200: PageApiTokenOut;
+};
+
+export type ListUserTokensApiV1UsersUserIdTokensGetResponse = ListUserTokensApiV1UsersUserIdTokensGetResponses[keyof ListUserTokensApiV1UsersUserIdTokensGetResponses];
+
+export type RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteData = {
+    body?: never;
+    path: {
+        /**
+         * User Id
+         */
+        user_id: string;
+        /**
+         * Token Id
+         */
+        token_id: string;
+    };
+    query?: never;
+    url: '/api/v1/users/{user_id}/tokens/{token_id}';
+};
+
+export type RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteErrors = {
+    /**
+     * No such user, or no such token of theirs
+     */
+    404: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteError = RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteErrors[keyof RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteErrors];
+
+export type RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteResponses = {
+    /**
+     * Successful Response
+     */
+    204: void;
+};
+
+export type RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteResponse = RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteResponses[keyof RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteResponses];
 
 export type HealthzHealthzGetData = {
     body?: never;
