@@ -208,7 +208,7 @@ class SandboxWorker:
             if not self.has_snapshot:
                 self._restore = None
                 return
-            reply = self._request({"type": "restore"}, START_TIMEOUT_SECONDS)
+            reply = self._request({"type": "restore"}, START_TIMEOUT_SECONDS, measure=True)
             try:
                 self._restore = RestoreReport.from_message(reply) if reply else None
             except (ValueError, KeyError, TypeError):
@@ -268,9 +268,19 @@ class SandboxWorker:
                 self._send_variables(self._variables)
             self.last_used = time.monotonic()
 
-    def _request(self, message: Message, timeout: float) -> Message | None:
+    def _request(self, message: Message, timeout: float, measure: bool = False) -> Message | None:
         """Send a request and wait for the reply; None if the worker is gone, too slow, or
-        went over the disk quota meanwhile (it is stopped then)."""
+        (with `measure`, for requests that may run the session's code: a snapshot, a
+        restore) went over the disk quota meanwhile (it is stopped then)."""
+        if not measure:
+            channel = self._channel
+            if channel is None:
+                return None
+            try:
+                channel.send(message)
+                return channel.receive(time.monotonic() + timeout)
+            except OSError:  # includes TimeoutError
+                return None
         started_ns = hostfs.file_clock_ns(self.workspace.parent)
         try:
             reply, over_quota = self._exchange(message, time.monotonic() + timeout)
@@ -535,7 +545,9 @@ class SandboxWorker:
             if not self.alive:
                 raise SandboxError("no sandbox worker is running")
             timeout = max(self.limits.step_timeout_seconds, REQUEST_TIMEOUT_SECONDS)
-            reply = self._request({"type": "snapshot", "max_bytes": max_bytes}, timeout)
+            reply = self._request(
+                {"type": "snapshot", "max_bytes": max_bytes}, timeout, measure=True
+            )
             self.last_used = time.monotonic()
             if reply is None:
                 self._terminate()

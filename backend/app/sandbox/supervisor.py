@@ -9,12 +9,13 @@ any code, a worker forks in two:
 
 The supervisor passes each request on and the runner's reply back, and nothing else:
 
-- a reply must answer the request it follows (`result` for `run`, …), and come after the
-  runner has read that request; anything else, a second reply, a frame over
+- a reply must answer the request it follows (`result` for `run`, …) and echo the random
+  nonce the supervisor gave that request; anything else, a second reply, a frame over
   `MAX_REPLY_BYTES` or one that is not JSON is a protocol violation: the runner is killed
   and the worker exits with `PROTOCOL_VIOLATION`;
-- between requests the runner is stopped (SIGSTOP), so no code of a step can go on after
-  its result: whatever it does happens while the backend waits and measures the quota;
+- the runner is stopped (SIGSTOP) the moment its reply has arrived, before the backend
+  hears of it, until the next request: no code of a step can go on after its result, and
+  whatever it does happens while the backend waits and measures the quota;
 - `refused` notices, which the runner sends the moment the interpreter refuses something,
   are gathered and attached to the step's result, so code that catches a refusal cannot
   hide it;
@@ -26,14 +27,12 @@ status), so the backend reads a crash exactly as before.
 
 from __future__ import annotations
 
-import array
 import contextlib
 import ctypes
-import fcntl
 import os
+import secrets
 import select
 import signal
-import termios
 from typing import Any
 
 from app.sandbox.protocol import (
@@ -107,21 +106,26 @@ class Supervisor:
             The worker's exit status (or it ends itself by the runner's signal).
         """
         try:
-            started = self._reply(STARTED, [])
-            write_message(channel_out, self._bounded(started))
+            started = self._reply(STARTED, [], None)
             if started["type"] == "fatal":
+                write_message(channel_out, self._bounded(started))
                 return self._end(self._wait())
+            self._freeze()
+            write_message(channel_out, self._bounded(started))
             while True:
-                self._freeze()
                 request = read_message(channel_in)
                 if request is None or request.get("type") == "shutdown":
                     self._kill()
                     return 0
                 kind = str(request.get("type"))
+                nonce = secrets.token_hex(8)
+                write_message(self.to_runner, {**request, "nonce": nonce})
                 os.kill(self.runner, signal.SIGCONT)
-                write_message(self.to_runner, request)
                 refused: list[str] = []
-                reply = self._reply(REPLIES.get(kind, frozenset({"failed"})), refused)
+                reply = self._reply(REPLIES.get(kind, frozenset({"failed"})), refused, nonce)
+                # Stopped before the backend hears of the reply: when it measures the
+                # workspace, nothing writes to it any more.
+                self._freeze()
                 if kind == "run":
                     reply["refused"] = refused
                 write_message(channel_out, self._bounded(reply))
@@ -134,8 +138,11 @@ class Supervisor:
             self._kill()
             return 0
 
-    def _reply(self, expected: frozenset[str], refused: list[str]) -> Message:
-        """The runner's reply to the request just sent; refusal notices are gathered."""
+    def _reply(self, expected: frozenset[str], refused: list[str], nonce: str | None) -> Message:
+        """The runner's reply to the request just sent; refusal notices are gathered.
+
+        The runner echoes each request's nonce: a reply from code (a forged one, or an old
+        step's, sent once the code went on) does not carry the request's."""
         while True:
             try:
                 message = self.reader.read(None)
@@ -150,10 +157,8 @@ class Supervisor:
                 continue
             if kind not in expected:
                 raise Violation(f"a {kind!r} frame where {sorted(expected)} was due")
-            if expected is not STARTED and _unread(self.to_runner):
-                # The runner reads a request whole before it does anything: a reply while
-                # the request still waits in the pipe came from code, not from the runner.
-                raise Violation("a reply to a request not yet read")
+            if message.pop("nonce", None) != nonce:
+                raise Violation("a reply to another request")
             return message
 
     def _freeze(self) -> None:
@@ -200,13 +205,6 @@ class Supervisor:
                 os.kill(os.getpid(), number)
             return 128 + number
         return os.waitstatus_to_exitcode(wait_status)
-
-
-def _unread(fd: int) -> int:
-    """How many bytes wait in a pipe (either end will do)."""
-    count = array.array("i", [0])
-    fcntl.ioctl(fd, termios.FIONREAD, count, True)
-    return count[0]
 
 
 def not_dumpable() -> None:

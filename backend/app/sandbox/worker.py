@@ -493,6 +493,7 @@ def _serve(session: WorkerSession, channel_in: int, channel_out: int) -> int:
             reply = _or_failed(session.restore)
         else:
             reply = {"type": "failed", "error": f"unknown request {kind!r}"}
+        reply["nonce"] = message.get("nonce")  # which request this answers (supervisor.py)
         write_message(channel_out, reply)
 
 

@@ -255,6 +255,14 @@ r['sockets'] = {'inet_stream': libc.socket(2, 1, 0), 'inet_dgram': libc.socket(2
 r['environ'] = {n: libc.getenv(n.encode()) != 0 for n in NAMES}
 r['writable'] = {p: libc.creat(p.encode(), 420) >= 0 for p in PATHS}
 r['other'] = {p: libc.access(p.encode(), 0) == 0 for p in OTHER}
+r['processes'] = []
+for pid in range(1, 4000):
+    try:
+        status = io.open(f'/proc/{pid}/status').read()
+    except Exception:
+        continue
+    if f'Tgid:\\t{pid}\\n' in status:
+        r['processes'].append(status.split('\\n')[0])
 print('PROBE ' + json.dumps(r))
 """
 
@@ -328,6 +336,8 @@ def test_a_worker_is_isolated(client: Client, llm: ScriptedLLM) -> None:
     leaked = compose("exec", "-T", "sandbox", "test", "-e", "/tmp/probe-private.txt", check=False)
     assert leaked.returncode != 0, "the worker's /tmp is the service's"
     assert not any(seen["other"].values()), seen["other"]
+    # Its own processes only: its namespace's pid 1, the worker's supervisor and its runner.
+    assert len(seen["processes"]) <= 3, seen["processes"]
 
 
 # --- 2. three backends behind the proxy ------------------------------------------------------

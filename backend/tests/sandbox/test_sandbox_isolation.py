@@ -231,7 +231,7 @@ def test_artifacts_leading_out_of_the_workspace_are_ignored(
         {"kind": "script", "name": "d", "mime": "text/plain", "path": "real.txt"},
         {"kind": "file", "name": "e", "mime": "text/plain", "path": "real.txt"},
     ]
-    artifacts = worker._artifacts(items)
+    artifacts, _ = worker._artifacts(items)
     assert [(a.name, a.path, a.size) for a in artifacts] == [("e", workspace / "real.txt", 4)]
 
 
