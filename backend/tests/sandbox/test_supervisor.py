@@ -13,21 +13,7 @@ from pathlib import Path
 import pytest
 
 from app.sandbox import SandboxLimits, SandboxWorker
-
-TO_EVERY_DESCRIPTOR = """
-import io
-def to_every_descriptor(frame):
-    for fd in range(3, 64):
-        try:
-            out = io.open(fd, 'wb', closefd=False)
-            out.write(frame)
-            out.flush()
-        except Exception:
-            pass
-def framed(text):
-    body = text.encode()
-    return len(body).to_bytes(4, 'big') + body
-"""
+from tests.support.hostile import TO_EVERY_DESCRIPTOR
 
 
 @pytest.fixture
