@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import csv
 import uuid
 from pathlib import Path
@@ -241,18 +242,26 @@ _SPREADSHEET_DELIMITERS = {".csv": ",", ".tsv": "\t"}
 ESCAPE_CSV_SECONDS = 300.0
 
 
+async def _local_source(
+    storage: ObjectStorage, folder: Path, artifact: Artifact
+) -> tuple[Path, Path]:
+    """An artifact's bytes as a local file to convert (the stored object itself where the
+    storage is a local folder, else a copy in `folder`, which the caller removes)."""
+    await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
+    try:
+        path = await storage.local_copy(artifact.storage_key, folder, f"{artifact.id}.source")
+    except ObjectNotFound:
+        raise NotFound("The contents are missing from storage.", code="content_missing") from None
+    return folder, path
+
+
 async def escaped_csv_download(
     artifact: Artifact, db: AsyncSession, storage: ObjectStorage, data_dir: Path, delimiter: str
 ) -> Response:
     """A CSV (or TSV) the code wrote, with every cell that a spreadsheet would run as a
     formula escaped (excel.escape_csv); converted in the preview child process."""
     await release_connection(db)
-    folder = data_dir / "cache" / "csv"
-    folder.mkdir(parents=True, exist_ok=True)
-    try:
-        path = await storage.local_copy(artifact.storage_key, folder, f"{artifact.id}.source")
-    except ObjectNotFound:
-        raise NotFound("The contents are missing from storage.", code="content_missing") from None
+    folder, path = await _local_source(storage, data_dir / "cache" / "csv", artifact)
     target = folder / f"{uuid.uuid4().hex}{Path(artifact.name).suffix.lower()}"
     try:
         await run_preview(
@@ -300,12 +309,7 @@ async def excel_download(
             "download the CSV instead.",
             code="too_large_for_excel",
         )
-    folder = data_dir / "cache" / "xlsx"
-    folder.mkdir(parents=True, exist_ok=True)
-    try:
-        path = await storage.local_copy(source.storage_key, folder, f"{source.id}.source")
-    except ObjectNotFound:
-        raise NotFound("The contents are missing from storage.", code="content_missing") from None
+    folder, path = await _local_source(storage, data_dir / "cache" / "xlsx", source)
     stem = artifact.name.rsplit(".", 1)[0]
     target = folder / f"{uuid.uuid4().hex}.xlsx"
     try:

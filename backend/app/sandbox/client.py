@@ -272,18 +272,9 @@ class SandboxWorker:
         """Send a request and wait for the reply; None if the worker is gone, too slow, or
         (with `measure`, for requests that may run the session's code: a snapshot, a
         restore) went over the disk quota meanwhile (it is stopped then)."""
-        if not measure:
-            channel = self._channel
-            if channel is None:
-                return None
-            try:
-                channel.send(message)
-                return channel.receive(time.monotonic() + timeout)
-            except OSError:  # includes TimeoutError
-                return None
-        started_ns = hostfs.file_clock_ns(self.workspace.parent)
+        started_ns = hostfs.file_clock_ns(self.workspace.parent) if measure else 0
         try:
-            reply, over_quota = self._exchange(message, time.monotonic() + timeout)
+            reply, over_quota = self._exchange(message, time.monotonic() + timeout, measure)
         except TimeoutError:
             return None
         if over_quota:
@@ -374,10 +365,12 @@ class SandboxWorker:
             duration_ms=round((time.monotonic() - started) * 1000),
         )
 
-    def _exchange(self, request: Message, deadline: float) -> tuple[Message | None, bool]:
-        """Send a request and wait for its reply, measuring the workspace while the worker
-        works: whatever code runs, runs while a request is pending (the worker's
-        supervisor stops it in between). Over the quota, the worker is stopped at once.
+    def _exchange(
+        self, request: Message, deadline: float, measure: bool = True
+    ) -> tuple[Message | None, bool]:
+        """Send a request and wait for its reply; with `measure`, measuring the workspace
+        while the worker works: whatever code runs, runs while a request is pending (the
+        worker's supervisor stops it in between). Over the quota, the worker is stopped.
 
         Returns:
             (the reply or None when the worker is gone, whether the disk quota was exceeded).
@@ -393,7 +386,7 @@ class SandboxWorker:
         except OSError:
             return None, False
         while True:
-            poll = min(deadline, time.monotonic() + QUOTA_POLL_SECONDS)
+            poll = min(deadline, time.monotonic() + QUOTA_POLL_SECONDS) if measure else deadline
             try:
                 reply = channel.receive(poll)
             except TimeoutError:
@@ -403,7 +396,7 @@ class SandboxWorker:
             else:
                 if reply is None:
                     return None, False
-            if self._over_quota():
+            if measure and self._over_quota():
                 self._terminate()
                 return None, True
             if reply is not None:

@@ -9,6 +9,7 @@ same resource limits and, where `unshare` allows, no network.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import logging
 import os
@@ -567,6 +568,23 @@ def link_package(folder: Path) -> Path:
     (library / "app").mkdir(parents=True, exist_ok=True)
     (library / "app" / "sandbox").symlink_to(PACKAGE_DIR, target_is_directory=True)
     return library
+
+
+# <linux/prctl.h>
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+
+
+def prctl(option: int, value: int) -> None:
+    """prctl(2) on the calling process (the worker and the fork server set their own).
+
+    Raises:
+        OSError: The kernel refused it.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0) != 0:
+        number = ctypes.get_errno()
+        raise OSError(number, f"prctl {option}: {os.strerror(number)}")
 
 
 def apply_rlimits(

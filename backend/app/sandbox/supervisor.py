@@ -28,13 +28,13 @@ status), so the backend reads a crash exactly as before.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import secrets
 import select
 import signal
 from typing import Any
 
+from app.sandbox.isolation import PR_SET_DUMPABLE, prctl
 from app.sandbox.protocol import (
     MAX_REPLY_BYTES,
     FrameReader,
@@ -57,7 +57,6 @@ STARTED = frozenset({"ready", "fatal"})
 # Refusals kept per step, and the characters of each.
 MAX_REFUSALS = 10
 REFUSAL_CHARS = 300
-PR_SET_DUMPABLE = 4
 
 
 class Violation(Exception):
@@ -209,5 +208,4 @@ class Supervisor:
 
 def not_dumpable() -> None:
     """Nobody, the runner included, may read or write this process's memory."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_DUMPABLE, ctypes.c_ulong(0), 0, 0, 0)
+    prctl(PR_SET_DUMPABLE, 0)

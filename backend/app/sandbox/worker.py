@@ -19,7 +19,6 @@ import ast
 import base64
 import compileall
 import contextlib
-import ctypes
 import difflib
 import functools
 import importlib
@@ -56,7 +55,7 @@ from app.sandbox.capture import (
     table_frame,
 )
 from app.sandbox.interface import QUESTION_CHARS
-from app.sandbox.isolation import apply_rlimits
+from app.sandbox.isolation import PR_SET_PDEATHSIG, apply_rlimits, prctl
 from app.sandbox.protocol import Message, read_message, write_message
 from app.sandbox.runtime_cache import FIRST_USE_MODULES, STARTUP_MODULES, WARM_MODULES
 from app.sandbox.supervisor import Supervisor, not_dumpable, refusal_notice
@@ -65,7 +64,6 @@ FINAL_TABLE_ROWS = 50
 # Analysis code runs at a lower CPU priority than the backend: however many workers are
 # busy, the backend keeps answering (health checks, streams, other users' requests).
 WORKER_NICENESS = 10
-PR_SET_PDEATHSIG = 1
 
 
 def _final_answer(answer: Any = None) -> Any:
@@ -643,8 +641,7 @@ def _run(
 
 def _die_with(parent: int) -> None:
     """The runner must not outlive its supervisor (it would be nobody's)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGKILL), 0, 0, 0)
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # it died before the line above
         os._exit(1)
 

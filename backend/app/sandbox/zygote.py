@@ -60,10 +60,13 @@ from typing import Any
 from app.sandbox.isolation import (
     OUTPUT_INSIDE,
     OUTPUT_MB,
+    PR_SET_DUMPABLE,
+    PR_SET_PDEATHSIG,
     SANDBOX_UID,
     WORKSPACE_INSIDE,
     WORKSPACE_NAME,
     WORKSPACES_INSIDE,
+    prctl,
     python_roots,
 )
 
@@ -85,8 +88,6 @@ MS_REMOUNT = 0x20
 MS_BIND = 0x1000
 MS_REC = 0x4000
 MS_PRIVATE = 0x40000
-PR_SET_PDEATHSIG = 1
-PR_SET_DUMPABLE = 4
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
 CAP_SETFCAP = 31
 
@@ -122,10 +123,6 @@ def _mount(source: str | None, target: str, kind: str | None, flags: int, data: 
         ),
         f"mount {target}",
     )
-
-
-def _prctl(option: int, value: int) -> None:
-    _check(_libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0), f"prctl {option}")
 
 
 def _drop_capabilities(keep: int = 0) -> None:
@@ -228,13 +225,13 @@ def _enter_namespaces() -> None:
     _check(_libc.unshare(flags | CLONE_NEWUTS), "unshare")
     # Writing our own maps needs /proc/self owned by us (the fork server is not dumpable).
     # Inside, the worker is "nobody", as a worker that bwrap starts itself.
-    _prctl(PR_SET_DUMPABLE, 1)
+    prctl(PR_SET_DUMPABLE, 1)
     for name, text in (("setgroups", "deny"), ("uid_map", f"{SANDBOX_UID} {uid} 1")):
         with open(f"/proc/self/{name}", "w") as file:
             file.write(text)
     with open("/proc/self/gid_map", "w") as file:
         file.write(f"{SANDBOX_UID} {gid} 1")
-    _prctl(PR_SET_DUMPABLE, 0)
+    prctl(PR_SET_DUMPABLE, 0)
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
 
 
@@ -325,7 +322,7 @@ def _init(channel: int, status: int, started: float) -> int:
         os.close(status)
         code = 1
         try:
-            _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
             code = _become_worker(channel, started)
         finally:
             os._exit(code)
@@ -385,7 +382,7 @@ def _receive(control: socket.socket, buffer: bytearray) -> tuple[int, list[int]]
 
 def main() -> int:
     """Load the libraries, say ready, then fork a worker per request until the backend goes."""
-    _prctl(PR_SET_DUMPABLE, 0)  # nobody may look into /proc/<our pid>: we see every workspace
+    prctl(PR_SET_DUMPABLE, 0)  # nobody may look into /proc/<our pid>: we see every workspace
     _uncover_proc()
     _drop_capabilities(keep=1 << CAP_SETFCAP)
     control = socket.socket(fileno=int(os.environ.pop("WORKBENCH_CONTROL_FD")))

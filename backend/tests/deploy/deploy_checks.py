@@ -31,6 +31,7 @@ import httpx
 import pytest
 
 from tests.support import llm as llm_module
+from tests.support.hostile import OWN_PROCESSES
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.sse import Event, read_events
 
@@ -255,14 +256,7 @@ r['sockets'] = {'inet_stream': libc.socket(2, 1, 0), 'inet_dgram': libc.socket(2
 r['environ'] = {n: libc.getenv(n.encode()) != 0 for n in NAMES}
 r['writable'] = {p: libc.creat(p.encode(), 420) >= 0 for p in PATHS}
 r['other'] = {p: libc.access(p.encode(), 0) == 0 for p in OTHER}
-r['processes'] = []
-for pid in range(1, 4000):
-    try:
-        status = io.open(f'/proc/{pid}/status').read()
-    except Exception:
-        continue
-    if f'Tgid:\\t{pid}\\n' in status:
-        r['processes'].append(status.split('\\n')[0])
+r['processes'] = own_processes()
 print('PROBE ' + json.dumps(r))
 """
 
@@ -291,7 +285,7 @@ def probe_output(client: Client, llm: ScriptedLLM, session_id: str, other: str) 
         f"../{other}/secret-b.csv",
         f"/workspace/../{other}/secret-b.csv",
     ]
-    code = f"PATHS = {paths!r}\nOTHER = {others!r}\nNAMES = {ENV_NAMES!r}\n" + PROBE
+    code = OWN_PROCESSES + f"PATHS = {paths!r}\nOTHER = {others!r}\nNAMES = {ENV_NAMES!r}\n" + PROBE
     llm.script(code_reply(code), final_reply("'probed'"))
     events = client.ask(session_id, "Probe the sandbox.")
     end = finished(events)

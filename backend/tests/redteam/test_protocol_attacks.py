@@ -19,7 +19,7 @@ import pytest
 
 from tests.redteam.conftest import Target
 from tests.redteam.test_payloads import ask
-from tests.support.hostile import TO_EVERY_DESCRIPTOR
+from tests.support.hostile import OWN_PROCESSES, TO_EVERY_DESCRIPTOR
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.sse import Event
 
@@ -43,14 +43,12 @@ def workspace_bytes(folder: Path) -> int:
     return total
 
 
-def peak_rss_growth(target: Target, attack: str, llm: ScriptedLLM) -> tuple[int, list[Event]]:
+def peak_rss_growth(target: Target, code: str, llm: ScriptedLLM) -> tuple[int, list[Event]]:
     """How far this process's peak resident size rises while the attack runs (the backend
     runs in this process)."""
     Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current RSS
     before = _status_kb("VmRSS")
-    session_id = target.session()
-    llm.script(code_reply(attack), final_reply("'done'"))
-    events = ask(target.api, session_id, "red team: protocol")
+    _, events = attack(target, llm, code, "red team: protocol")
     return (_status_kb("VmHWM") - before) << 10, events
 
 
@@ -59,6 +57,21 @@ def _status_kb(field: str) -> int:
         if line.startswith(f"{field}:"):
             return int(line.split()[1])
     raise AssertionError(f"no {field} in /proc/self/status")
+
+
+def attack(target: Target, llm: ScriptedLLM, code: str, query: str) -> tuple[str, list[Event]]:
+    """Ask, in a new session, a question whose first step is `code`; its id and events."""
+    session_id = target.session()
+    llm.script(code_reply(code), final_reply("'done'"))
+    events = ask(target.api, session_id, query)
+    assert events[-1].event == "run.finished", [e.event for e in events]
+    return session_id, events
+
+
+def refused_on_the_channel(events: list[Event]) -> None:
+    """What the agent (and the user) is told of a step that wrote to the worker's channel."""
+    errors = [str(e.data["error"]) for e in events if e.event == "step.error"]
+    assert any("wrote to the sandbox's own channel" in error for error in errors), errors
 
 
 def still_answers(target: Target, llm: ScriptedLLM, session_id: str) -> None:
@@ -76,17 +89,16 @@ def still_answers(target: Target, llm: ScriptedLLM, session_id: str) -> None:
 
 def test_a_forged_early_result_cannot_outrun_the_quota(target: Target, llm: ScriptedLLM) -> None:
     # The step claims to be over, then keeps writing: 160 MB under a 64 MB quota.
-    attack = (
+    code = (
         TO_EVERY_DESCRIPTOR
         + f"to_every_descriptor(framed({FORGED_RESULT!r}))\n"
         + "import numpy as np\n"
         + "for i in range(40):\n"
         + "    np.zeros(4 << 20, dtype=np.uint8).tofile(f'fill-{i}.bin')\n"
     )
-    session_id = target.session()
-    llm.script(code_reply(attack), final_reply("'done'"))
-    events = ask(target.api, session_id, "red team: forged result")
-    assert events[-1].event == "run.finished"
+    session_id, events = attack(target, llm, code, "red team: forged result")
+    refused_on_the_channel(events)
+    assert not [e for e in events if e.event == "final" and e.data["answer"] == "forged"]
 
     still_answers(target, llm, session_id)
     workspace = target.data_dir / "workspaces" / session_id
@@ -96,46 +108,39 @@ def test_a_forged_early_result_cannot_outrun_the_quota(target: Target, llm: Scri
 
 def test_a_huge_frame_is_refused_before_it_is_read(target: Target, llm: ScriptedLLM) -> None:
     # 60 MB of JSON numbers: parsed whole, that is hundreds of MB in the backend.
-    attack = (
+    code = (
         TO_EVERY_DESCRIPTOR
         + "body = b'{\"type\": \"result\", \"x\": [' + b'0,' * 30000000 + b'0]}'\n"
         + "to_every_descriptor(len(body).to_bytes(4, 'big') + body)\n"
     )
-    growth, events = peak_rss_growth(target, attack, llm)
-    assert events[-1].event == "run.finished"
+    growth, events = peak_rss_growth(target, code, llm)
+    refused_on_the_channel(events)
     assert growth < 200 << 20, f"the backend grew by {growth >> 20} MB"
     assert httpx.get(f"{target.live.url}/healthz", timeout=10).status_code == 200
 
 
 def test_deeply_nested_json_is_refused(target: Target, llm: ScriptedLLM) -> None:
-    attack = (
+    code = (
         TO_EVERY_DESCRIPTOR
         + "to_every_descriptor(framed('{\"type\": ' + '[' * 200000 + ']' * 200000 + '}'))\n"
     )
-    session_id = target.session()
-    llm.script(code_reply(attack), final_reply("'done'"))
-    events = ask(target.api, session_id, "red team: nesting")
-    assert events[-1].event == "run.finished"
+    session_id, events = attack(target, llm, code, "red team: nesting")
+    refused_on_the_channel(events)
     still_answers(target, llm, session_id)
 
 
 def test_forged_output_is_capped_like_printed_output(target: Target, llm: ScriptedLLM) -> None:
-    flood = "flood " * 150_000  # 900,000 characters of "printed output"
-    forged = json.dumps(
-        {
-            "type": "result",
-            "output": flood,
-            "logs": flood,
-            "error": flood,
-            "is_final_answer": False,
-            "artifacts": [],
-        }
+    # 600,000 characters of "printed output" in each text field (the frame stays under the
+    # 2 MB limit, so it is read); built by the step, not written into its code.
+    code = (
+        TO_EVERY_DESCRIPTOR
+        + "flood = 'flood ' * 100000\n"
+        + 'to_every_descriptor(framed(\'{"type": "result", "output": "\' + flood'
+        + ' + \'", "logs": "\' + flood + \'", "error": "\' + flood'
+        + ' + \'", "is_final_answer": false, "artifacts": []}\'))\n'
     )
-    attack = TO_EVERY_DESCRIPTOR + f"to_every_descriptor(framed({forged!r}))\n"
-    session_id = target.session()
-    llm.script(code_reply(attack), final_reply("'done'"))
-    events = ask(target.api, session_id, "red team: forged output")
-    assert events[-1].event == "run.finished"
+    _, events = attack(target, llm, code, "red team: forged output")
+    refused_on_the_channel(events)
     for event in events:
         for key in ("output", "error"):
             text = event.data.get(key) if isinstance(event.data, dict) else None
@@ -162,7 +167,7 @@ def test_a_forged_snapshot_is_not_stored(target: Target, llm: ScriptedLLM) -> No
             "unsaved": [],
         }
     )
-    attack = (
+    code = (
         TO_EVERY_DESCRIPTOR
         + "import numpy as np\n"
         + "libc = np.ctypeslib.load_library('libc.so.6', '/lib/x86_64-linux-gnu')\n"
@@ -173,29 +178,15 @@ def test_a_forged_snapshot_is_not_stored(target: Target, llm: ScriptedLLM) -> No
         + "    np.ones(10 << 17).tofile(f'.workbench/snapshot/v{i}.npy')\n"
         + f"to_every_descriptor(framed({FORGED_RESULT!r}) + framed({forged_snapshot!r}))\n"
     )
-    session_id = target.session()
-    llm.script(code_reply(attack), final_reply("'done'"))
-    events = ask(target.api, session_id, "red team: forged snapshot")
-    assert events[-1].event == "run.finished"
+    session_id, events = attack(target, llm, code, "red team: forged snapshot")
+    refused_on_the_channel(events)
     stored = [p for p in (target.data_dir / "objects").rglob("*") if p.is_file()]
     biggest = max((p.stat().st_size for p in stored), default=0)
     assert biggest <= 14 << 20, f"an object of {biggest >> 20} MB was stored"
     assert target.api.delete(f"/sessions/{session_id}").status_code == 204
 
 
-# Processes (not threads: a thread's /proc/<tid> opens too, though unlisted).
-PROCESSES = """
-import io
-seen = []
-for pid in range(1, 4000):
-    try:
-        status = io.open(f'/proc/{pid}/status').read()
-    except Exception:
-        continue
-    if f'Tgid:\\t{pid}\\n' in status:
-        seen.append(status.split('\\n')[0])
-print('PROCESSES', len(seen), seen)
-"""
+PROCESSES = OWN_PROCESSES + "seen = own_processes()\nprint('PROCESSES', len(seen), seen)\n"
 
 
 def _printed(events: list[Event]) -> str:
@@ -284,9 +275,7 @@ def test_no_other_session_id_is_in_a_workers_memory(target: Target, llm: Scripte
     ids=["except-exception", "except-base", "bare-except"],
 )
 def test_a_caught_refusal_still_fails_the_step(target: Target, llm: ScriptedLLM, code: str) -> None:
-    session_id = target.session()
-    llm.script(code_reply(code), final_reply("'done'"))
-    events = ask(target.api, session_id, "red team: caught refusal")
+    session_id, events = attack(target, llm, code, "red team: caught refusal")
     errors = [e.data["error"] for e in events if e.event == "step.error"]
     assert errors and "refused" in errors[0], [(e.event, e.data) for e in events]
     notebook = target.api.get(f"/sessions/{session_id}/export", params={"format": "ipynb"})

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from app.sandbox import SandboxLimits, SandboxWorker
-from tests.support.hostile import TO_EVERY_DESCRIPTOR
+from tests.support.hostile import OWN_PROCESSES, TO_EVERY_DESCRIPTOR
 
 
 @pytest.fixture
@@ -65,11 +65,7 @@ def test_an_uncaught_refusal_is_reported_as_a_refusal_too(worker: SandboxWorker)
 
 
 def test_the_code_sees_only_its_own_processes(worker: SandboxWorker) -> None:
-    code = (
-        "import io\nseen = []\nfor pid in range(1, 2000):\n    try:\n"
-        "        status = io.open(f'/proc/{pid}/status').read()\n    except Exception:\n"
-        "        continue\n    if f'Tgid:\\t{pid}\\n' in status:\n        seen.append(pid)\nseen"
-    )
+    code = OWN_PROCESSES + "[pid for pid, _ in own_processes()]"
     result = worker.run(code)
     assert result.error is None, result.error
     # Its namespace's pid 1 (which waits for the worker), the supervisor and the runner
