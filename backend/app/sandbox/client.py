@@ -8,7 +8,6 @@ here, not inside.
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import os
@@ -243,7 +242,7 @@ class SandboxWorker:
             with self._state_lock:
                 self._channel = channel
             self.isolation = channel.mechanism
-            program = self.launcher.seccomp_program()
+            seccomp = self.launcher.seccomp_filter()
             configure: Message = {
                 "type": "configure",
                 "authorized_imports": list(self.authorized_imports),
@@ -255,7 +254,7 @@ class SandboxWorker:
                 "max_processes": self.limits.max_processes,
                 "max_artifacts": self.limits.max_artifacts,
                 "own_user_namespace": channel.own_user_namespace,
-                "seccomp": base64.b64encode(program).decode("ascii") if program else None,
+                "seccomp": seccomp.to_config() if seccomp else None,
             }
             reply = self._request(configure, START_TIMEOUT_SECONDS)
             if reply is None or reply.get("type") != "ready":

@@ -26,7 +26,7 @@ from app.sandbox.interface import SandboxLimits, SandboxStatus
 from app.sandbox.isolation import WORKSPACE_NAME, Isolation, Policy, build_launch, probe
 from app.sandbox.protocol import FrameReader, Message, ProtocolError, write_message
 from app.sandbox.runtime_cache import runtime_cache
-from app.sandbox.seccomp import SeccompUnavailable, denied_calls, filter_program
+from app.sandbox.seccomp import Filter, SeccompUnavailable, compiled, denied_calls
 from app.sandbox.transport import ProcessChannel, SocketChannel, WorkerChannel
 
 logger = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ class WorkerLauncher(Protocol):
     def status(self) -> SandboxStatus:
         """Whether and how analysis code can run (blocking, cheap after the first call)."""
 
-    def seccomp_program(self) -> bytes | None:
+    def seccomp_filter(self) -> Filter | None:
         """The system-call filter the worker installs, if there is one."""
 
     def launch(self, workspace: Path, limits: SandboxLimits) -> WorkerChannel:
@@ -136,9 +136,9 @@ class LocalLauncher:
         """The probe's outcome (cached per process)."""
         return probe(self.policy, self.bwrap)
 
-    def seccomp_program(self) -> bytes | None:
+    def seccomp_filter(self) -> Filter | None:
         try:
-            return filter_program()
+            return compiled()
         except SeccompUnavailable:
             return None
 
@@ -146,7 +146,7 @@ class LocalLauncher:
     def status(self) -> SandboxStatus:
         isolation = self.isolation()
         try:
-            filter_program()
+            compiled()
             seccomp_error = None
         except SeccompUnavailable as exc:
             seccomp_error = str(exc)
@@ -274,9 +274,9 @@ class ServiceLauncher:
         self._status: tuple[float, SandboxStatus] | None = None
         self._lock = threading.Lock()
 
-    def seccomp_program(self) -> bytes | None:
+    def seccomp_filter(self) -> Filter | None:
         try:
-            return filter_program()
+            return compiled()
         except SeccompUnavailable:
             return None
 

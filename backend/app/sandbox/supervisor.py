@@ -17,8 +17,9 @@ The supervisor passes each request on and the runner's reply back, and nothing e
   hears of it, until the next request: no code of a step can go on after its result, and
   whatever it does happens while the backend waits and measures the quota;
 - `refused` notices, which the runner sends the moment the interpreter refuses something,
-  are gathered and attached to the step's result, so code that catches a refusal cannot
-  hide it;
+  and the system calls the runner's filter refused (handed to the supervisor's
+  `seccomp.Listener`, out of the code's reach) are attached to the step's result, so code
+  that catches or ignores a refusal cannot hide it;
 - text fields are capped before they leave.
 
 When the runner dies the supervisor ends the same way (the same signal, or the same exit
@@ -43,6 +44,7 @@ from app.sandbox.protocol import (
     read_message,
     write_message,
 )
+from app.sandbox.seccomp import Listener
 
 # The worker's exit status when its runner broke the protocol (the backend says so).
 PROTOCOL_VIOLATION = 86
@@ -79,7 +81,14 @@ def refusal_notice(what: str) -> Message:
 class Supervisor:
     """The supervisor's side of one runner."""
 
-    def __init__(self, runner: int, to_runner: int, from_runner: int, output_chars: int) -> None:
+    def __init__(
+        self,
+        runner: int,
+        to_runner: int,
+        from_runner: int,
+        output_chars: int,
+        listener: Listener | None = None,
+    ) -> None:
         """Take charge of a forked runner.
 
         Args:
@@ -87,8 +96,11 @@ class Supervisor:
             to_runner: The write end of the runner's request pipe.
             from_runner: The read end of the runner's reply pipe.
             output_chars: The cap on each text field of a reply.
+            listener: The system calls the runner's filter refused (None: not reported).
         """
         self.runner = runner
+        self.listener = listener
+        self.listening = listener is not None  # until the listener is finished
         self.to_runner = to_runner
         self.from_runner = from_runner
         self.output_chars = output_chars
@@ -118,6 +130,7 @@ class Supervisor:
                     return 0
                 kind = str(request.get("type"))
                 nonce = secrets.token_hex(8)
+                self._refused_calls()  # none can be due to this request yet
                 write_message(self.to_runner, {**request, "nonce": nonce})
                 os.kill(self.runner, signal.SIGCONT)
                 refused: list[str] = []
@@ -125,8 +138,11 @@ class Supervisor:
                 # Stopped before the backend hears of the reply: when it measures the
                 # workspace, nothing writes to it any more.
                 self._freeze()
+                if self.listener is not None:
+                    # Refused calls of other threads, made before the stop, count too.
+                    self.listener.answer_pending()
                 if kind == "run":
-                    reply["refused"] = refused
+                    reply["refused"] = (refused + self._refused_calls())[:MAX_REFUSALS]
                 write_message(channel_out, self._bounded(reply))
         except Violation:
             self._kill()
@@ -143,6 +159,13 @@ class Supervisor:
         The runner echoes each request's nonce: a reply from code (a forged one, or an old
         step's, sent once the code went on) does not carry the request's."""
         while True:
+            if self.listening and not self.reader.buffered:
+                # Answer refused calls while waiting: the runner may be blocked in one.
+                assert self.listener is not None
+                ready = select.select([self.from_runner, self.listener.fd], [], [])[0]
+                if self.from_runner not in ready:
+                    self.listening = self.listener.answer()
+                    continue
             try:
                 message = self.reader.read(None)
             except ProtocolError as exc:
@@ -159,6 +182,10 @@ class Supervisor:
             if message.pop("nonce", None) != nonce:
                 raise Violation("a reply to another request")
             return message
+
+    def _refused_calls(self) -> list[str]:
+        """The system calls refused since last asked."""
+        return self.listener.take() if self.listener is not None else []
 
     def _freeze(self) -> None:
         """Stop the runner until the next request; anything it sent meanwhile is a

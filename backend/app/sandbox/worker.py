@@ -16,7 +16,6 @@ The worker patches a few smolagents behaviours at start-up (see `_patch_smolagen
 from __future__ import annotations
 
 import ast
-import base64
 import compileall
 import contextlib
 import difflib
@@ -28,6 +27,7 @@ import re
 import shutil
 import signal
 import site
+import socket
 import sys
 import tempfile
 import time
@@ -583,9 +583,11 @@ def serve(channel_in: int, channel_out: int, started: float) -> int:
             own_user_namespace=bool(config["own_user_namespace"]),
         )
         session = WorkerSession(config, capture)
-        program = base64.b64decode(config["seccomp"]) if config.get("seccomp") else None
+        rules = seccomp.Filter.from_config(config.get("seccomp"))
         requests_in, requests_out = os.pipe()
         replies_in, replies_out = os.pipe()
+        # The runner hands the supervisor its filter's listener over this pair.
+        handover, handover_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         supervisor_pid = os.getpid()
         runner = os.fork()
     except BaseException:
@@ -594,26 +596,39 @@ def serve(channel_in: int, channel_out: int, started: float) -> int:
     if runner == 0:
         for fd in {channel_in, channel_out, requests_out, replies_in}:
             os.close(fd)
-        return _run(session, program, requests_in, replies_out, supervisor_pid, started)
+        handover.close()
+        return _run(session, rules, requests_in, replies_out, handover_end, supervisor_pid, started)
     os.close(requests_in)
     os.close(replies_out)
-    watch = Supervisor(runner, requests_out, replies_in, session.output_chars)
+    handover_end.close()
     try:
         not_dumpable()
-        if program is not None:
-            seccomp.install(program)
+        listener = None
+        if rules is not None:
+            seccomp.install(rules.quiet)
+            listener = _listener(handover, rules)
     except BaseException:
         os.kill(runner, signal.SIGKILL)
         write_message(channel_out, {"type": "fatal", "error": traceback.format_exc()})
         return 1
+    watch = Supervisor(runner, requests_out, replies_in, session.output_chars, listener)
     return watch.serve(channel_in, channel_out)
+
+
+def _listener(handover: socket.socket, rules: seccomp.Filter) -> seccomp.Listener | None:
+    """The supervisor's listener of the runner's filter (None: the kernel gave none, or the
+    runner ended first: its start-up then says why)."""
+    with handover:
+        _, fds, _, _ = socket.recv_fds(handover, 1, 1)
+    return seccomp.Listener(fds[0], rules.calls) if fds else None
 
 
 def _run(
     session: WorkerSession,
-    program: bytes | None,
+    rules: seccomp.Filter | None,
     requests: int,
     replies: int,
+    handover: socket.socket,
     supervisor: int,
     started: float,
 ) -> int:
@@ -623,8 +638,9 @@ def _run(
         _report_refusals(replies)
         # Last, once the libraries are loaded and before any code is read: no new process,
         # no program, no network socket from here on, for this process and all its threads.
-        if program is not None:
-            seccomp.install(program)
+        with handover:
+            if rules is not None:
+                _install_reporting(rules, handover)
     except BaseException:
         write_message(replies, {"type": "fatal", "error": traceback.format_exc()})
         return 1
@@ -637,6 +653,20 @@ def _run(
         },
     )
     return _serve(session, requests, replies)
+
+
+def _install_reporting(rules: seccomp.Filter, handover: socket.socket) -> None:
+    """Install the reporting program and hand its listener to the supervisor; where the
+    kernel has no listeners, the quiet program (refusals then go unreported)."""
+    try:
+        listener = seccomp.install(rules.reporting, listener=True)
+    except seccomp.SeccompUnavailable:
+        seccomp.install(rules.quiet)
+        handover.sendall(b"-")
+        return
+    assert listener is not None
+    socket.send_fds(handover, [b"+"], [listener])
+    os.close(listener)  # only the supervisor may hold it
 
 
 def _die_with(parent: int) -> None:
