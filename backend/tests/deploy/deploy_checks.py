@@ -10,64 +10,35 @@ and without that environment it fails rather than skips. The tests run in file o
    backend killed mid-run; the sandbox service restarted mid-run.
 
 The model is tests.support.llm.ScriptedLLM, bound where the backend's container reaches it
-(the Docker bridge's gateway, WORKBENCH_DEPLOY_LLM_BIND).
+(the Docker bridge's gateway, WORKBENCH_DEPLOY_LLM_BIND; tests.support.deployment).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
 import threading
 import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from http.server import ThreadingHTTPServer
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.support import llm as llm_module
+from tests.support.deployment import Deployment, gateway_llm, sh
 from tests.support.hostile import OWN_PROCESSES
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.sse import Event, read_events
 
-ENV = (
-    "WORKBENCH_DEPLOY_URL",
-    "WORKBENCH_DEPLOY_COMPOSE",
-    "WORKBENCH_DEPLOY_SCALE_FILES",
-    "WORKBENCH_DEPLOY_LLM_BIND",
-)
-missing = [name for name in ENV if not os.environ.get(name)]
-if missing:
-    raise RuntimeError(
-        f"{', '.join(missing)} unset: these checks run through `make test-deploy` "
-        "(deploy/test/run.sh), which deploys the stack first"
-    )
-
-URL = os.environ["WORKBENCH_DEPLOY_URL"]
+DEPLOYMENT = Deployment.from_env()
+URL = DEPLOYMENT.url
 API = f"{URL}/api/v1"
-COMPOSE = shlex.split(os.environ["WORKBENCH_DEPLOY_COMPOSE"])
-SCALE = shlex.split(os.environ["WORKBENCH_DEPLOY_SCALE_FILES"])
-LLM_HOST, LLM_PORT = os.environ["WORKBENCH_DEPLOY_LLM_BIND"].rsplit(":", 1)
-if not LLM_HOST:
-    raise RuntimeError("WORKBENCH_DEPLOY_LLM_BIND names no address")
 LOCK_TTL = float(os.environ.get("SESSION_LOCK_TTL_SECONDS", "30"))
 # Values that must never reach a worker (run.sh sets them for the backend).
-SECRETS = {
-    name: os.environ[name]
-    for name in (
-        "SECRET_KEY",
-        "ADMIN_PASSWORD",
-        "LLM_API_KEY",
-        "POSTGRES_PASSWORD",
-        "S3_SECRET_KEY",
-    )
-    if os.environ.get(name)
-}
+SECRETS = DEPLOYMENT.secrets
 SECRET_NAMES = ("DATABASE_URL", "REDIS_URL", "S3_", "LLM_", "SECRET_KEY", "ADMIN_", "POSTGRES")
 # Looked up with getenv() inside the worker (its /proc/self/environ is closed to it: the
 # worker is not dumpable); each must be unset there. The control, PATH, must be set.
@@ -93,19 +64,10 @@ ENV_NAMES = [
 ]
 
 
-def sh(*args: str, timeout: float = 900, check: bool = True) -> subprocess.CompletedProcess[str]:
-    print("$", " ".join(args), flush=True)
-    done = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
-    if check and done.returncode != 0:
-        raise AssertionError(
-            f"{' '.join(args)} exited {done.returncode}:\n"
-            f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-        )
-    return done
-
-
-def compose(*args: str, scale: bool = False, **kw: Any) -> subprocess.CompletedProcess[str]:
-    return sh(*COMPOSE, *(SCALE if scale else []), *args, **kw)
+def compose(
+    *args: str, scale: bool = False, timeout: float = 900, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    return DEPLOYMENT.compose(*args, scale=scale, timeout=timeout, check=check)
 
 
 def wait_ready(timeout: float = 300) -> dict[str, Any]:
@@ -133,23 +95,8 @@ def logs_on_failure(scale: bool) -> None:
 
 @pytest.fixture(scope="module")
 def llm() -> Iterator[ScriptedLLM]:
-    """The scripted model on the bridge's gateway address (not loopback: the backend runs in
-    a container). ScriptedLLM binds 127.0.0.1; its module's server class is swapped for one
-    that binds the gateway instead."""
-
-    class GatewayServer(ThreadingHTTPServer):
-        def __init__(self, address: tuple[str, int], handler: Any) -> None:
-            super().__init__((LLM_HOST, address[1]), handler)
-
-    original = llm_module.ThreadingHTTPServer
-    llm_module.ThreadingHTTPServer = GatewayServer  # type: ignore[misc]
-    try:
-        server = ScriptedLLM(port=int(LLM_PORT)).start()
-    finally:
-        llm_module.ThreadingHTTPServer = original  # type: ignore[misc]
-    server.responder = final_reply("'the script has no more replies'")
-    yield server
-    server.stop()
+    with gateway_llm(DEPLOYMENT) as server:
+        yield server
 
 
 # --- the API -----------------------------------------------------------------------------

@@ -88,6 +88,9 @@ def count_tokens(text: str) -> int:
 @dataclass
 class ScriptedLLM:
     port: int = field(default_factory=free_port)
+    # Where it listens: loopback, or an address a container reaches (make test-deploy
+    # binds the Docker bridge's gateway).
+    host: str = "127.0.0.1"
     replies: deque[Reply] = field(default_factory=deque)
     requests: list[dict[str, Any]] = field(default_factory=list)
     chunk_delay: float = 0.0
@@ -99,7 +102,7 @@ class ScriptedLLM:
 
     @property
     def api_base(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"http://{self.host}:{self.port}/v1"
 
     def script(self, *replies: Reply) -> None:
         self.replies.clear()
@@ -283,7 +286,7 @@ class ScriptedLLM:
                 self.wfile.flush()
                 self.close_connection = True
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self._server = ThreadingHTTPServer((self.host, self.port), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
