@@ -16,6 +16,7 @@ from app.config import Settings
 from app.infra.storage import LocalStorage, S3Storage
 from app.models import Base
 from tests.support import services
+from tests.support.deployment import DeployedServer
 from tests.support.llm import ScriptedLLM
 from tests.support.server import LiveServer
 
@@ -143,9 +144,9 @@ async def reset_state(live: LiveServer) -> None:
 
 
 class Api(httpx.Client):
-    """An HTTP client for one user of the live server."""
+    """An HTTP client for one user of the live server (or of the deployed stack)."""
 
-    def __init__(self, live: LiveServer, token: str | None = None):
+    def __init__(self, live: LiveServer | DeployedServer, token: str | None = None):
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         super().__init__(base_url=f"{live.url}/api/v1", headers=headers, timeout=60)
         self.live = live

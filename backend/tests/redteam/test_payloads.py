@@ -4,7 +4,10 @@ Each payload is the code of a run's first step (the scripted model writes it), r
 POST /sessions/{id}/query in each mode of the `target` fixture. Placeholders: {marker} is a
 host path that must never come to exist, {canary_file} a host file that must neither leak
 nor change, {port} a loopback listener that must get no connection, {data_dir} the
-backend's data folder, {other} another session's workspace, {pid} the backend's process.
+backend's data folder, {backend} its code, {other} another session's workspace, {pid} the
+backend's process (in mode "compose": the sandbox service's). The host is this machine, or,
+through the deployed stack, the sandbox service's container and the backend's
+(tests/redteam/surroundings.py).
 
 | family | payloads |
 |---|---|
@@ -21,20 +24,17 @@ backend's data folder, {other} another session's workspace, {pid} the backend's 
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-from pathlib import Path
+from pathlib import PurePosixPath
 
 import httpx
 import pytest
 
-from tests.conftest import LLM_KEY, TEST_SECRET, Api
+from tests.conftest import Api
 from tests.redteam.conftest import Target
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.sse import Event, collect
 
-BACKEND_DIR = Path(__file__).resolve().parents[2]
 LIBC = "np.ctypeslib.load_library('libc.so.6', '/lib/x86_64-linux-gnu')"
 PICKLE = "b\"cposix\\nsystem\\n(S'touch {marker}'\\ntR.\""
 GEN = "g = (i for i in [1])\n"
@@ -183,20 +183,21 @@ CASES = [
 ]
 
 
-def fill(target: Target, code: str, marker: Path) -> str:
+def fill(target: Target, code: str, marker: PurePosixPath) -> str:
+    around = target.surroundings
     return code.format(
         marker=marker,
         marker_name=marker.name,
-        canary_file=target.canary_file,
-        canary_dir=target.canary_file.parent,
-        port=target.listener.port,
-        data_dir=target.data_dir.resolve(),
-        other=target.other_workspace,
-        other_name=target.other_workspace.name,
-        pid=os.getpid(),
+        canary_file=around.canary_file,
+        canary_dir=around.canary_file.parent,
+        port=around.listener_port,
+        data_dir=around.data_dir,
+        other=around.other_workspace,
+        other_name=around.other_workspace.name,
+        pid=around.backend_pid,
         libc=LIBC,
         pickle=PICKLE.format(marker=marker),
-        backend=BACKEND_DIR,
+        backend=around.backend_dir,
     )
 
 
@@ -210,48 +211,23 @@ def leaked(target: Target, events: list[Event]) -> list[str]:
     """Secrets found in what the user and the model could see."""
     found = []
     text = json.dumps([e.data for e in events])
-    for name, secret in (
-        ("canary", target.canary),
-        ("LLM key", LLM_KEY),
-        ("signing key", TEST_SECRET),
-    ):
+    for name, secret in target.surroundings.secrets.items():
         if secret in text:
             found.append(f"{name} in the events")
     for event in events:
         if event.event == "artifact":
             artifact = event.data["artifact"]
             content = target.api.get(f"/artifacts/{artifact['id']}/content").content
-            if target.canary.encode() in content or b"root:x:0:0" in content:
+            if target.surroundings.canary.encode() in content or b"root:x:0:0" in content:
                 found.append(f"a host file in artifact {artifact['name']}")
     return found
-
-
-def host_files_changed(target: Target) -> list[str]:
-    changed = []
-    if hashlib.sha256(target.canary_file.read_bytes()).hexdigest() != target.canary_hash:
-        changed.append("the canary file changed")
-    if list(target.markers.iterdir()):
-        changed.append(f"markers appeared: {sorted(p.name for p in target.markers.iterdir())}")
-    for folder in (
-        BACKEND_DIR,
-        target.data_dir,
-        Path("/etc"),
-        Path("/root"),
-        BACKEND_DIR / ".venv",
-    ):
-        strays = sorted(p.name for p in folder.glob("redteam-marker-*"))
-        if strays:
-            changed.append(f"files written in {folder}: {strays}")
-    if any(target.other_workspace.glob("redteam-marker-*")):
-        changed.append("a file was written into another session's workspace")
-    return changed
 
 
 @pytest.mark.parametrize(("family", "name", "code"), CASES)
 def test_payload_is_contained(
     target: Target, llm: ScriptedLLM, family: str, name: str, code: str
 ) -> None:
-    marker = target.markers / f"redteam-marker-{family}-{name}"
+    marker = target.surroundings.markers / f"redteam-marker-{family}-{name}"
     payload = fill(target, code, marker)
     session_id = target.session()
     llm.script(code_reply(payload), final_reply("'done'"))
@@ -259,8 +235,8 @@ def test_payload_is_contained(
     assert events[-1].event == "run.finished", [e.event for e in events]
 
     assert leaked(target, events) == []
-    assert host_files_changed(target) == []
-    assert target.listener.connections == 0
+    assert target.surroundings.changes() == []
+    assert target.surroundings.connections() == 0
     assert httpx.get(f"{target.live.url}/healthz", timeout=10).status_code == 200
 
     # The session goes on: the next question in it is answered.
@@ -281,11 +257,11 @@ def test_payload_is_contained(
         again = ask(target.api, session_id, "and now?")
         assert any(e.event == "step.output" and "3" in e.data["output"] for e in again)
         assert leaked(target, again) == []
-        assert host_files_changed(target) == []
+        assert target.surroundings.changes() == []
 
     # Deleting the session stops its worker (and frees the service's place for the next).
     assert target.api.delete(f"/sessions/{session_id}").status_code == 204
-    assert host_files_changed(target) == []
+    assert target.surroundings.changes() == []
 
 
 def test_a_neighbour_stays_healthy_after_the_attacks(target: Target, llm: ScriptedLLM) -> None:

@@ -6,19 +6,19 @@ that may give it more than a step's code has anyway: the quota holds, the backen
 stays bounded, printed output stays capped, stored snapshots stay within their limit, and
 nothing of another session (processes, files in /dev, ids in memory) is in reach. A step
 that tries something the sandbox refuses fails, even when its code catches the refusal.
-Each attack runs in both modes of the `target` fixture (local workers, sandbox service).
+Each attack runs in every mode of the `target` fixture (local workers, sandbox service,
+and the stack deployed with docker compose).
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.redteam.conftest import Target
-from tests.redteam.test_payloads import ask
+from tests.redteam.test_payloads import LIBC, ask
 from tests.support.hostile import OWN_PROCESSES, TO_EVERY_DESCRIPTOR
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.sse import Event
@@ -33,30 +33,12 @@ FORGED_RESULT = (
 )
 
 
-def workspace_bytes(folder: Path) -> int:
-    """What a workspace holds on the host: apparent and allocated, whichever is larger."""
-    total = 0
-    for path in folder.rglob("*"):
-        if path.is_file() and not path.is_symlink():
-            info = path.lstat()
-            total += max(info.st_size, info.st_blocks * 512)
-    return total
-
-
 def peak_rss_growth(target: Target, code: str, llm: ScriptedLLM) -> tuple[int, list[Event]]:
-    """How far this process's peak resident size rises while the attack runs (the backend
-    runs in this process)."""
-    Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current RSS
-    before = _status_kb("VmRSS")
-    _, events = attack(target, llm, code, "red team: protocol")
-    return (_status_kb("VmHWM") - before) << 10, events
-
-
-def _status_kb(field: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(f"{field}:"):
-            return int(line.split()[1])
-    raise AssertionError(f"no {field} in /proc/self/status")
+    """How far the backend's peak resident size rises while the attack runs."""
+    growth, (_, events) = target.surroundings.peak_memory_growth(
+        lambda: attack(target, llm, code, "red team: protocol")
+    )
+    return growth, events
 
 
 def attack(target: Target, llm: ScriptedLLM, code: str, query: str) -> tuple[str, list[Event]]:
@@ -101,8 +83,7 @@ def test_a_forged_early_result_cannot_outrun_the_quota(target: Target, llm: Scri
     assert not [e for e in events if e.event == "final" and e.data["answer"] == "forged"]
 
     still_answers(target, llm, session_id)
-    workspace = target.data_dir / "workspaces" / session_id
-    assert workspace_bytes(workspace) <= QUOTA_BYTES
+    assert target.surroundings.workspace_bytes(session_id) <= QUOTA_BYTES
     assert target.api.delete(f"/sessions/{session_id}").status_code == 204
 
 
@@ -180,8 +161,7 @@ def test_a_forged_snapshot_is_not_stored(target: Target, llm: ScriptedLLM) -> No
     )
     session_id, events = attack(target, llm, code, "red team: forged snapshot")
     refused_on_the_channel(events)
-    stored = [p for p in (target.data_dir / "objects").rglob("*") if p.is_file()]
-    biggest = max((p.stat().st_size for p in stored), default=0)
+    biggest = target.surroundings.biggest_object()
     assert biggest <= 14 << 20, f"an object of {biggest >> 20} MB was stored"
     assert target.api.delete(f"/sessions/{session_id}").status_code == 204
 
@@ -234,9 +214,13 @@ def test_no_other_session_id_is_in_a_workers_memory(target: Target, llm: Scripte
     assert ask(target.api, earlier, "hello")[-1].data["status"] == "succeeded"
     session_id = target.session()
     # The id is looked for in two halves, so that the scan itself never holds it whole.
+    # The worker is not dumpable, which closes its /proc/self/mem to a user that does not
+    # own /proc/self (as in the deployed stack); the scan makes it dumpable first, as any
+    # code may (PR_SET_DUMPABLE): its memory is its own.
     head, tail = earlier[:18].encode(), earlier[18:].encode()
     scan = (
-        f"import io\nhead, tail = {head!r}, {tail!r}\nfound = 0\n"
+        f"import io\nimport numpy as np\nprint('DUMPABLE', {LIBC}.prctl(4, 1, 0, 0, 0))\n"
+        f"head, tail = {head!r}, {tail!r}\nfound = 0\n"
         "mem = io.open('/proc/self/mem', 'rb', buffering=0)\n"
         "for line in io.open('/proc/self/maps').read().splitlines():\n"
         "    parts = line.split()\n"

@@ -8,9 +8,6 @@ stopped, and deleting the session must remove all of it from the host.
 
 from __future__ import annotations
 
-import subprocess
-from pathlib import Path
-
 import httpx
 
 from tests.redteam.conftest import Target
@@ -47,25 +44,6 @@ SPARSE_FILES = (
 )
 
 
-def workspace_of(target: Target, session_id: str) -> Path:
-    return target.data_dir / "workspaces" / session_id
-
-
-def host_usage(folder: Path) -> int:
-    """What the folder takes on the host, by du (which walks any depth): the larger of its
-    allocated and its apparent size."""
-    sizes = []
-    for apparent in ([], ["--apparent-size"]):
-        out = subprocess.run(
-            ["du", "-s", "-B1", *apparent, str(folder)],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        sizes.append(int(out.split()[0]))
-    return max(sizes)
-
-
 def quota_errors(events: list[Event]) -> list[str]:
     return [
         str(e.data["error"])
@@ -95,7 +73,7 @@ def test_a_tree_deeper_than_path_max_is_counted_and_stopped(
     events = attack(target, llm, session_id, DEEP_TREE)
 
     assert quota_errors(events), [e.data for e in events if e.event == "step.error"]
-    assert host_usage(workspace_of(target, session_id)) <= QUOTA
+    assert target.surroundings.workspace_usage(session_id) <= QUOTA
     assert not [e for e in events if e.event == "artifact"]
     still_answers(target, llm, session_id)
     assert target.api.delete(f"/sessions/{session_id}").status_code == 204
@@ -108,8 +86,8 @@ def test_sparse_files_are_charged_their_whole_size(target: Target, llm: Scripted
     assert quota_errors(events), [e.data for e in events if e.event == "step.error"]
     # Nothing of theirs reached object storage, nor stays in the workspace.
     assert not [e for e in events if e.event == "artifact"]
-    assert host_usage(workspace_of(target, session_id)) <= QUOTA
-    assert not list(workspace_of(target, session_id).glob("sparse-*"))
+    assert target.surroundings.workspace_usage(session_id) <= QUOTA
+    assert target.surroundings.workspace_files(session_id, "sparse-*") == []
     still_answers(target, llm, session_id)
     assert target.api.delete(f"/sessions/{session_id}").status_code == 204
 
@@ -118,12 +96,12 @@ def test_deleting_a_session_removes_its_deep_tree(target: Target, llm: ScriptedL
     session_id = target.session()
     # Within the quota this time, so the whole tree stays for the deletion to meet.
     attack(target, llm, session_id, DEEP_TREE.replace("range(40):\n    np", "range(2):\n    np"))
-    workspace = workspace_of(target, session_id)
-    assert host_usage(workspace) > 4 << 20  # the tree is there, files and all
+    # The tree is there, files and all (du walks any depth).
+    assert target.surroundings.workspace_usage(session_id) > 4 << 20
 
     assert target.api.delete(f"/sessions/{session_id}").status_code == 204
-    assert not workspace.exists()
-    assert not (target.data_dir / "workspace-manifests" / f"{session_id}.json").exists()
+    assert not target.surroundings.workspace_exists(session_id)
+    assert not target.surroundings.manifest_exists(session_id)
 
     fresh = target.session()
     still_answers(target, llm, fresh)
