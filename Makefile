@@ -7,12 +7,13 @@ COMPOSE := docker compose
 
 .PHONY: help run test test-backend test-frontend lint format migrate up down start stop deps \
 	frontend-deps spa client bench-upload bench-agent bench-sandbox bench-load bench-snapshot \
-	bench-local-model test-deploy
+	bench-local-model test-deploy settings-docs
 
 help:
 	@echo "make run      start the workbench on embedded defaults (http://127.0.0.1:8000)"
 	@echo "make test     run every test (needs PostgreSQL and Redis on 127.0.0.1; see README)"
 	@echo "make client   regenerate the browser app's API client from the OpenAPI document"
+	@echo "make settings-docs  write docs/configuration.md and .env.example from backend/app/config.py"
 	@echo "make lint     ruff and mypy"
 	@echo "make migrate  apply database migrations to DATABASE_URL"
 	@echo "make up/down  start/stop Postgres, Redis and MinIO with docker compose"
@@ -54,6 +55,10 @@ test-deploy: deps
 # Unit tests, then the browser tests (Debian's chromium against the real backend).
 test-frontend: deps frontend-deps
 	cd $(FRONTEND) && npm test && npm run e2e
+
+# docs/configuration.md and .env.example, written from the descriptions on Settings.
+settings-docs: deps
+	cd $(BACKEND) && $(UV) run --frozen python -m scripts.settings_docs
 
 # The SPA's API client, generated from the backend's OpenAPI document.
 client: deps frontend-deps

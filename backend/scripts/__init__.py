@@ -1,0 +1,1 @@
+"""Developer scripts, run as `uv run --frozen python -m scripts.<name>`; not the app's."""
