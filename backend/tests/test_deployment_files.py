@@ -4,7 +4,7 @@ Docker does not run in CI, so these tests read the files: .env.example and the b
 service of docker-compose.yml must name every field of Settings, the compose defaults must
 make valid settings, the compose files must match the Compose schema, the infrastructure
 and the image must have what the brief asks, and the sandbox service must be isolated as
-the README's "Sandbox isolation" says: no secrets, no network, only the workspaces, and
+docs/sandbox.md says: no secrets, no network, only the workspaces, and
 Docker's seccomp profile with only what bubblewrap needs added.
 """
 
@@ -473,11 +473,10 @@ def test_apparmor_profiles_grant_what_bubblewrap_needs() -> None:
     assert "  userns,\n" in bwrap
 
 
-def test_readme_explains_sandbox_isolation() -> None:
-    """The sandbox's error messages send operators to this section."""
-    readme = (ROOT / "README.md").read_text()
-    assert re.search(r"^## Sandbox isolation$", readme, flags=re.MULTILINE)
-    section = readme.split("## Sandbox isolation", 1)[1].split("\n## ", 1)[0]
+def test_the_sandbox_page_explains_isolation() -> None:
+    """The sandbox's error messages send operators to docs/sandbox.md."""
+    section = (ROOT / "docs" / "sandbox.md").read_text()
+    assert re.search(r"^# Sandbox isolation$", section, flags=re.MULTILINE)
     for needle in (
         "kernel.apparmor_restrict_unprivileged_userns",
         "kernel.unprivileged_userns_clone",
@@ -489,13 +488,23 @@ def test_readme_explains_sandbox_isolation() -> None:
         "sandbox_unavailable",
         "SANDBOX_ISOLATION=none",
     ):
-        assert needle in section, f"README 'Sandbox isolation' does not mention {needle}"
+        assert needle in section, f"docs/sandbox.md does not mention {needle}"
+
+
+def _cited(document: Path) -> list[str]:
+    """The files a Markdown document links to, as paths relative to the repository."""
+    links = re.findall(r"\]\(((?!https?:|#|mailto:)[^)\s]+)\)", document.read_text())
+    return [
+        (document.parent / link.split("#")[0]).resolve().relative_to(ROOT).as_posix()
+        for link in links
+    ]
 
 
 def test_the_documents_the_readme_cites_are_in_the_repository() -> None:
-    readme = (ROOT / "README.md").read_text()
-    cited = re.findall(r"\]\(((?!https?:|#|mailto:)[^)\s]+)\)", readme)
+    readme = ROOT / "README.md"
+    cited = _cited(readme)
     assert "docs/API.md" in cited and "docs/DESIGN.md" in cited
-    for target in cited:
-        assert (ROOT / target.split("#")[0]).exists(), f"README cites {target}, which is missing"
-    assert "../shared" not in readme
+    for document in [readme, *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in _cited(document):
+            assert (ROOT / target).exists(), f"{document.name} cites {target}, which is missing"
+    assert "../shared" not in readme.read_text()
