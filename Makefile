@@ -11,7 +11,7 @@ COMPOSE := docker compose
 
 help:
 	@echo "make run      start the workbench on embedded defaults (http://127.0.0.1:8000)"
-	@echo "make test     run every test (needs PostgreSQL and Redis on 127.0.0.1; see README)"
+	@echo "make test     run every test (needs PostgreSQL and Redis on 127.0.0.1; see docs/development.md)"
 	@echo "make client   regenerate the browser app's API client from the OpenAPI document"
 	@echo "make settings-docs  write docs/configuration.md and .env.example from backend/app/config.py"
 	@echo "make lint     ruff and mypy"

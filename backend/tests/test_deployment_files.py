@@ -504,6 +504,7 @@ def test_the_documents_the_readme_cites_are_in_the_repository() -> None:
     readme = ROOT / "README.md"
     cited = _cited(readme)
     assert "docs/API.md" in cited and "docs/DESIGN.md" in cited
+    assert "docs/configuration.md" in cited and "docs/sandbox.md" in cited
     for document in [readme, *sorted((ROOT / "docs").glob("*.md"))]:
         for target in _cited(document):
             assert (ROOT / target).exists(), f"{document.name} cites {target}, which is missing"
