@@ -46,9 +46,9 @@ test-backend: deps
 	cd $(BACKEND) && $(UV) run --frozen pytest
 
 # The team setup deployed for real (docker compose: one backend, then three behind the proxy)
-# and checked from outside, then every Kubernetes overlay rendered and validated; brings up
-# a Docker engine where none runs (as root on Debian). Not part of `make test`; see
-# deploy/test/README.md.
+# and checked from outside, the red team (backend/tests/redteam) run through it, then every
+# Kubernetes overlay rendered and validated; brings up a Docker engine where none runs (as
+# root on Debian). The last part of `make test`; see deploy/test/README.md.
 test-deploy: deps
 	UV="$(UV)" bash deploy/test/run.sh
 

@@ -12,7 +12,9 @@
 #     built from backend/Dockerfile as it is;
 #  3. the checks of backend/tests/deploy/deploy_checks.py against the running stack, one
 #     backend and then three behind the proxy;
-#  4. the Kubernetes overlays (kustomize build + strict schema validation).
+#  4. the red team (backend/tests/redteam, mode "compose") through the stack, one backend
+#     again, started with the red team's settings;
+#  5. the Kubernetes overlays (kustomize build + strict schema validation).
 # Everything made for a run (containers, networks, volumes) is removed at the end; images,
 # the base and the plugins are kept, so a second run reuses them. Fails, never skips, when
 # no engine can be had.
@@ -261,13 +263,26 @@ main() {
     (cd "$ROOT/backend" && make -s -C "$ROOT" deps >/dev/null \
         && $UV run --frozen pytest -p no:cacheprovider -o addopts="" -x -v -s \
             tests/deploy/deploy_checks.py) || die "checks against the deployed stack failed"
+    local checks_done=$(elapsed)
+
+    # One backend again (the scale file's proxy removed), with the limits the red team
+    # attacks (tests/redteam/conftest.py, SETTINGS; the fixture checks the backend has them).
+    say "the red team through the stack (tests/redteam, mode compose)"
+    export SANDBOX_DISK_MB=64 SANDBOX_ARTIFACTS_MB=16 SESSION_ARTIFACTS_MB=40 \
+        SANDBOX_MEMORY_MB=768 SANDBOX_STEP_TIMEOUT_SECONDS=60 AGENT_MAX_STEPS=3
+    compose up -d --wait --remove-orphans --timeout 10 >/dev/null \
+        || { compose logs --no-color --tail 60 || true; die "the stack did not come up with the red team's settings"; }
+    (cd "$ROOT/backend" && $UV run --frozen pytest -p no:cacheprovider -o addopts="" -q -ra \
+        --durations=5 tests/redteam) || die "the red team found a way through the deployed stack"
+    local redteam_done=$(elapsed)
 
     say "Kubernetes overlays"
     ensure_kustomize
     (cd "$ROOT/backend" && $UV run --frozen python "$HERE/kubernetes.py") || die "a Kubernetes overlay is not valid"
 
-    printf '\ntimes: engine and images %ss, backend image %ss, all %ss\n' \
-        "$images_done" "$((build_done - images_done))" "$(elapsed)"
+    printf '\ntimes: engine and images %ss, backend image %ss, checks %ss, red team %ss, all %ss\n' \
+        "$images_done" "$((build_done - images_done))" "$((checks_done - build_done))" \
+        "$((redteam_done - checks_done))" "$(elapsed)"
 }
 
 main "$@"; exit
