@@ -275,7 +275,9 @@ def _models(client: WorkbenchClient, asked: list[str]) -> list[str]:
     if not asked:
         default = next((str(m["id"]) for m in offered if m.get("default")), ids[0] if ids else None)
         if default is None:
-            raise EvalError("The server offers no model: set LLM_MODEL (see the README).")
+            raise EvalError(
+                "The server offers no model: set LLM_MODEL (see the README, 'Connecting an LLM')."
+            )
         return [default]
     unknown = [m for m in asked if m not in ids]
     if unknown:

@@ -362,8 +362,8 @@ def diagnose(reason: str) -> tuple[str, str]:
         return (
             f"{CANNOT}: AppArmor restricts unprivileged user namespaces on this host ({reason})",
             "allow them for bwrap: sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, "
-            "or load an AppArmor profile that grants `userns` to the bwrap binary (see the "
-            "README, 'Sandbox isolation'), or set SANDBOX_ISOLATION=none for a single "
+            "or load an AppArmor profile that grants `userns` to the bwrap binary (see "
+            "docs/sandbox.md), or set SANDBOX_ISOLATION=none for a single "
             "trusted user",
         )
     if _read_sysctl("user.max_user_namespaces") == "0":
@@ -376,12 +376,12 @@ def diagnose(reason: str) -> tuple[str, str]:
             f"{CANNOT}: this container may not create namespaces ({reason})",
             "run the workers in the sandbox service of docker-compose.yml (its seccomp "
             "profile allows what bubblewrap needs) and point SANDBOX_SERVICE_SOCKET at it; "
-            "see the README, 'Sandbox isolation'",
+            "see docs/sandbox.md",
         )
     return (
         f"{CANNOT} here ({reason})",
-        "check that unprivileged user namespaces are allowed (see the README, 'Sandbox "
-        "isolation'), or set SANDBOX_ISOLATION=none for a single trusted user",
+        "check that unprivileged user namespaces are allowed (see "
+        "docs/sandbox.md), or set SANDBOX_ISOLATION=none for a single trusted user",
     )
 
 

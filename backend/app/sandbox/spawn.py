@@ -174,7 +174,7 @@ class LocalLauncher:
         detail = isolation.detail
         if seccomp_error is not None:
             detail += f" No system-call filter either: {seccomp_error}."
-        fix = "set SANDBOX_ISOLATION=required where bubblewrap works (see the README)"
+        fix = "set SANDBOX_ISOLATION=required where bubblewrap works (see docs/sandbox.md)"
         return SandboxStatus(self.policy, "rlimits", "backend", True, False, detail, fix, seccomp)
 
     def launch(self, workspace: Path, limits: SandboxLimits) -> ProcessChannel | ForkedChannel:
