@@ -28,6 +28,14 @@ UPLOAD_LIMIT = 8 * 1024 * 1024
 STACKS = ("embedded", "services")
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The sandbox's runtime cache, built once before any test: on a fresh clone that takes
+    tens of seconds (longer on a busy machine), and no app's start-up should wait for it."""
+    from app.sandbox.runtime_cache import runtime_cache
+
+    runtime_cache()
+
+
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     url, name = services.create_postgres_database()

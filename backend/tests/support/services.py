@@ -125,7 +125,7 @@ def start_seaweed(data_dir: Path) -> tuple[subprocess.Popen[bytes], S3Server]:
         env=env,
         cwd=data_dir,
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 900  # what a hang is; an exit ends the wait at once
     while time.monotonic() < deadline:
         if process.poll() is not None:
             break
