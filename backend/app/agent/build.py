@@ -43,7 +43,7 @@ from app.agent import calls, prompting, repair
 from app.agent.calls import CallLimits, ModelFailed, StepLimit, context_overflow
 from app.config import ModelPrice, Settings
 from app.errors import BadRequest
-from app.sandbox.interface import CodeForApproval, UserQuestion
+from app.sandbox import CodeForApproval, UserQuestion
 
 # LiteLLM would otherwise print its own hints ("Give Feedback / Get Help") to stdout.
 litellm.suppress_debug_info = True

@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.sandbox.interface import PLOTLY_MIME
+from app.sandbox import PLOTLY_MIME
 
 APP_CSP = "; ".join(
     (

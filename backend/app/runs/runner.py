@@ -67,18 +67,20 @@ from app.runs.workspace import (
     workspace_dir,
 )
 from app.sandbox import (
+    BOOKKEEPING_DIR,
     DEFAULT_AUTHORIZED_IMPORTS,
     ArtifactFile,
+    CodeForApproval,
+    RestoreReport,
     SandboxExecutor,
+    SandboxLost,
     SandboxUnavailable,
     SandboxWorker,
+    SnapshotReport,
     StepResult,
+    UserQuestion,
     hostfs,
 )
-from app.sandbox.capture import BOOKKEEPING_DIR
-from app.sandbox.executor import SandboxLost
-from app.sandbox.interface import CodeForApproval, UserQuestion
-from app.sandbox.snapshot import RestoreReport, SnapshotReport
 
 log = logging.getLogger(__name__)
 

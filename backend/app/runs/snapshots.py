@@ -22,8 +22,7 @@ from typing import Any
 
 from app.infra.storage import ObjectStorage
 from app.models.base import utcnow
-from app.sandbox import hostfs
-from app.sandbox.snapshot import SNAPSHOT_DIR, SnapshotReport
+from app.sandbox import SNAPSHOT_DIR, SnapshotReport, hostfs
 
 CONTENT_TYPE = "application/octet-stream"
 CHUNK_BYTES = 1 << 20

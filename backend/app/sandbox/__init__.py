@@ -8,18 +8,26 @@ sandbox service (`service.py`), through a `WorkerLauncher`; the backend talks to
 `SandboxWorker`, and the agent through `SandboxExecutor`.
 
 This package must not import the rest of the backend: only `app/sandbox` is visible inside
-the sandbox.
+the sandbox. The rest of the backend imports the sandbox from here (and from `interface`
+and `protocol`, which both sides share), never from the modules behind it.
 """
 
+from app.sandbox import hostfs
+from app.sandbox.capture import BOOKKEEPING_DIR
 from app.sandbox.client import SandboxError, SandboxStepError, SandboxWorker, prepare_sandbox
-from app.sandbox.executor import SandboxExecutor
+from app.sandbox.executor import SandboxExecutor, SandboxLost
 from app.sandbox.interface import (
     DEFAULT_AUTHORIZED_IMPORTS,
+    PLOTLY_MIME,
+    REFUSED_PREFIX,
     ArtifactFile,
+    CodeForApproval,
     SandboxLimits,
     SandboxStatus,
     StepResult,
+    UserQuestion,
 )
+from app.sandbox.snapshot import SNAPSHOT_DIR, RestoreReport, SnapshotReport
 from app.sandbox.spawn import (
     LocalLauncher,
     SandboxUnavailable,
@@ -28,18 +36,28 @@ from app.sandbox.spawn import (
 )
 
 __all__ = [
+    "BOOKKEEPING_DIR",
     "DEFAULT_AUTHORIZED_IMPORTS",
+    "PLOTLY_MIME",
+    "REFUSED_PREFIX",
+    "SNAPSHOT_DIR",
     "ArtifactFile",
+    "CodeForApproval",
     "LocalLauncher",
+    "RestoreReport",
     "SandboxError",
     "SandboxExecutor",
     "SandboxLimits",
+    "SandboxLost",
     "SandboxStatus",
     "SandboxStepError",
     "SandboxUnavailable",
     "SandboxWorker",
     "ServiceLauncher",
+    "SnapshotReport",
     "StepResult",
+    "UserQuestion",
     "WorkerLauncher",
+    "hostfs",
     "prepare_sandbox",
 ]

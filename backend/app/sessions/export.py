@@ -39,7 +39,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db import release_connection
 from app.infra.storage import ObjectNotFound, ObjectStorage
 from app.models import Artifact, File, Project, Run, Session
-from app.sandbox.interface import REFUSED_PREFIX
+from app.sandbox import REFUSED_PREFIX
 
 ExportFormat = Literal["ipynb", "html", "md"]
 
