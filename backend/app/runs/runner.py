@@ -45,6 +45,7 @@ from app.agent.build import (
 )
 from app.agent.calls import CallLimits, ModelFailed
 from app.agent.checking import AnswerCheck, Verdict
+from app.agent.executor import SandboxExecutor, SandboxLost
 from app.config import Settings
 from app.errors import BadRequest, Conflict, Forbidden, ServiceUnavailable
 from app.files import service as files_service
@@ -72,8 +73,6 @@ from app.sandbox import (
     ArtifactFile,
     CodeForApproval,
     RestoreReport,
-    SandboxExecutor,
-    SandboxLost,
     SandboxUnavailable,
     SandboxWorker,
     SnapshotReport,

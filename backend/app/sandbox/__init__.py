@@ -15,7 +15,6 @@ and `protocol`, which both sides share), never from the modules behind it.
 from app.sandbox import hostfs
 from app.sandbox.capture import BOOKKEEPING_DIR
 from app.sandbox.client import SandboxError, SandboxStepError, SandboxWorker, prepare_sandbox
-from app.sandbox.executor import SandboxExecutor, SandboxLost
 from app.sandbox.interface import (
     DEFAULT_AUTHORIZED_IMPORTS,
     PLOTLY_MIME,
@@ -46,9 +45,7 @@ __all__ = [
     "LocalLauncher",
     "RestoreReport",
     "SandboxError",
-    "SandboxExecutor",
     "SandboxLimits",
-    "SandboxLost",
     "SandboxStatus",
     "SandboxStepError",
     "SandboxUnavailable",

@@ -9,7 +9,8 @@ import pytest
 from smolagents.default_tools import FinalAnswerTool
 from smolagents.local_python_executor import CodeOutput
 
-from app.sandbox import SandboxExecutor, SandboxStepError, SandboxWorker, StepResult
+from app.agent.executor import SandboxExecutor
+from app.sandbox import SandboxStepError, SandboxWorker, StepResult
 
 
 @pytest.fixture(scope="module")

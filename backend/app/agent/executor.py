@@ -1,4 +1,4 @@
-"""The smolagents side: a PythonExecutor whose code actions run in a SandboxWorker."""
+"""The smolagents adapter: a PythonExecutor whose code actions run in a SandboxWorker."""
 
 from __future__ import annotations
 
@@ -9,9 +9,14 @@ from typing import Any
 from smolagents.local_python_executor import CodeOutput, PythonExecutor
 from smolagents.tools import Tool
 
-from app.sandbox.client import SandboxStepError, SandboxWorker
-from app.sandbox.interface import CodeForApproval, StepResult, UserQuestion
-from app.sandbox.spawn import SandboxUnavailable
+from app.sandbox import (
+    CodeForApproval,
+    SandboxStepError,
+    SandboxUnavailable,
+    SandboxWorker,
+    StepResult,
+    UserQuestion,
+)
 
 
 class SandboxLost(BaseException):
