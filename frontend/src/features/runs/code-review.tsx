@@ -4,7 +4,8 @@ import { CodeEditor } from '@/components/code-editor';
 import { Button } from '@/components/ui/button';
 import { Input } from '@/components/ui/input';
 import { cn } from '@/lib/utils';
-import { isNotWaiting, useDecideRun } from './mutations';
+import { useDecideRun } from './mutations';
+import { isFollowedError } from './run-errors';
 import type { ApprovalView } from './run-reducer';
 
 /**
@@ -98,7 +99,7 @@ export function CodeReview({ sessionId, runId, code }: { sessionId: string; runI
           </Button>
         </div>
       )}
-      {decide.error && !isNotWaiting(decide.error) && (
+      {decide.error && !isFollowedError(decide.error) && (
         <p role="alert" className="text-sm text-destructive">
           {decide.error.message}
         </p>

@@ -1,13 +1,8 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { answerRunApiV1RunsRunIdInputPost, approveRunApiV1RunsRunIdApprovalPost, type ApprovalDecision } from '@/client';
-import { ApiError } from '@/lib/api';
 import { runKeys } from './queries';
+import { isFollowedError } from './run-errors';
 import { attachRun } from './run-stream';
-
-/** The run no longer waits for this reply: someone answered or decided already (another tab), or it ended. */
-const NOT_WAITING = ['not_waiting_input', 'not_waiting_approval'];
-
-export const isNotWaiting = (e: unknown) => e instanceof ApiError && e.status === 409 && NOT_WAITING.includes(e.code ?? '');
 
 /**
  * After a reply (or a 409 saying the run no longer waits for one), follow the run: its stream
@@ -29,7 +24,7 @@ export function useAnswerRun(sessionId: string, runId: string) {
     mutationFn: async (answer: string) =>
       (await answerRunApiV1RunsRunIdInputPost({ path: { run_id: runId }, body: { answer } })).data!,
     onSuccess: follow,
-    onError: (e) => isNotWaiting(e) && follow(),
+    onError: (e) => isFollowedError(e) && follow(),
   });
 }
 
@@ -39,6 +34,6 @@ export function useDecideRun(sessionId: string, runId: string) {
   return useMutation({
     mutationFn: async (body: ApprovalDecision) => (await approveRunApiV1RunsRunIdApprovalPost({ path: { run_id: runId }, body })).data!,
     onSuccess: follow,
-    onError: (e) => isNotWaiting(e) && follow(),
+    onError: (e) => isFollowedError(e) && follow(),
   });
 }

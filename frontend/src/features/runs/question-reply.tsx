@@ -3,7 +3,8 @@ import { useState } from 'react';
 import { Button } from '@/components/ui/button';
 import { Textarea } from '@/components/ui/input';
 import { cn } from '@/lib/utils';
-import { useAnswerRun, isNotWaiting } from './mutations';
+import { useAnswerRun } from './mutations';
+import { isFollowedError } from './run-errors';
 import type { QuestionView } from './run-reducer';
 import { WaitingDot } from './waiting-dot';
 
@@ -54,7 +55,7 @@ function AnswerForm({ sessionId, runId, autoFocus }: { sessionId: string; runId:
           {reply.isPending ? <Loader2 className="animate-spin" /> : <SendHorizontal />} Answer
         </Button>
       </div>
-      {reply.error && !isNotWaiting(reply.error) && (
+      {reply.error && !isFollowedError(reply.error) && (
         <p role="alert" className="text-sm text-destructive">
           {reply.error.message}
         </p>

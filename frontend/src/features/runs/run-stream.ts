@@ -7,6 +7,7 @@ import { toRunEvent } from './events';
 import { isFinished } from './run-reducer';
 import { useRunStore } from './run-store';
 import { runKeys } from './queries';
+import { runErrorOf } from './run-errors';
 
 const controllers = new Map<string, AbortController>();
 
@@ -114,8 +115,8 @@ async function postQuery(sessionId: string, body: object, signal: AbortSignal): 
         signal,
       });
     } catch (e) {
-      const busy = e instanceof ApiError && e.status === 503 && e.code === 'server_busy' && e.retryAfter !== null;
-      if (!busy || attempt >= BUSY_RETRIES) throw e;
+      const again = runErrorOf(e).retry && e instanceof ApiError && e.retryAfter !== null;
+      if (!again || attempt >= BUSY_RETRIES) throw e;
       await sleep(Math.min(e.retryAfter! * 1000, BUSY_WAIT_MAX_MS), signal);
     }
   }

@@ -5,14 +5,12 @@ import { Link } from 'react-router';
 import { toast } from 'sonner';
 import { cancelRunApiV1RunsRunIdCancelPost } from '@/client';
 import { filesQuery } from '@/features/files/queries';
-import { projectKeys } from '@/features/projects/queries';
 import { useRenameSession } from '@/features/sessions/mutations';
 import { sessionQuery } from '@/features/sessions/queries';
-import { systemKeys } from '@/features/system/queries';
-import { ApiError } from '@/lib/api';
 import { Composer } from './composer';
 import { isTerminal } from './events';
-import { runKeys, runsQuery } from './queries';
+import { runsQuery } from './queries';
+import { RUN_ERRORS, refetchStale, runErrorOf } from './run-errors';
 import { fromHistory, type RunView as RunViewModel } from './run-reducer';
 import { useRunStore } from './run-store';
 import { attachRun, startQuery } from './run-stream';
@@ -35,7 +33,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
   const scroller = useRef<HTMLDivElement>(null);
   const stickToBottom = useRef(true);
   // Why the last question was refused when that is worth more than a toast (analysis disabled, budget spent, session busy).
-  const [refusal, setRefusal] = useState<{ detail: string; code: string | null } | null>(null);
+  const [refusal, setRefusal] = useState<{ detail: string; code: string | null; fix?: 'budget' } | null>(null);
 
   // Re-attach to any run the server says is still going (after a reload, or one started elsewhere).
   useEffect(() => {
@@ -69,7 +67,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
     if (activeId) busyWith.current = activeId;
     else if (busyWith.current) {
       busyWith.current = null;
-      setRefusal((r) => (r?.code === 'session_busy' ? null : r));
+      setRefusal((r) => (r?.code && RUN_ERRORS[r.code]?.untilIdle ? null : r));
     }
   }, [activeId]);
 
@@ -106,19 +104,10 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
     }
     setRefusal(null);
     startQuery(sessionId, { query, model, file_ids: fileIds.length ? fileIds : undefined }).catch((e: unknown) => {
-      if (e instanceof ApiError && e.code === 'sandbox_unavailable') {
-        setRefusal({ detail: e.message, code: e.code });
-        void qc.invalidateQueries({ queryKey: systemKeys.sandbox });
-      } else if (e instanceof ApiError && e.code === 'budget_exceeded') {
-        setRefusal({ detail: e.message, code: e.code });
-        void qc.invalidateQueries({ queryKey: projectKeys.detail(projectId) });
-      } else if (e instanceof ApiError && e.code === 'session_busy') {
-        // The server says why: another question still running, or one waiting for the user's reply.
-        setRefusal({ detail: e.message, code: e.code });
-        void qc.invalidateQueries({ queryKey: runKeys.session(sessionId) });
-      } else if (!(e instanceof ApiError && e.status === 401)) {
-        toast.error(e instanceof Error ? e.message : 'Could not send the question.');
-      }
+      const error = runErrorOf(e);
+      refetchStale(qc, error, { projectId, sessionId });
+      if (error.show === 'refusal') setRefusal({ detail: error.message(''), code: error.code, fix: error.fix });
+      else if (error.show === 'default') toast.error(error.message('Could not send the question.'));
     });
   };
 
@@ -192,7 +181,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
               data-code={refusal.code ?? undefined}
             >
               <p className="min-w-0 flex-1 basis-64">{refusal.detail}</p>
-              {refusal.code === 'budget_exceeded' && (
+              {refusal.fix === 'budget' && (
                 <Link to={`/projects/${projectId}#usage`} className="shrink-0 font-medium underline underline-offset-4 hover:no-underline">
                   Open project settings
                 </Link>
