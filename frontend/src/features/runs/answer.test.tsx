@@ -35,6 +35,7 @@ describe('Answer', () => {
     const fetch = vi.fn(async () => new Response('png', { headers: { 'Content-Type': 'image/png' } }));
     vi.stubGlobal('fetch', fetch);
     URL.createObjectURL = () => 'blob:chart';
+    URL.revokeObjectURL = () => undefined;
     const { container } = show(`![chart](/api/v1/artifacts/${ID}/content)`);
     await waitFor(() => expect(container.querySelector('img')?.getAttribute('src')).toBe('blob:chart'));
     expect(fetch).toHaveBeenCalledWith(`/api/v1/artifacts/${ID}/content`, expect.anything());

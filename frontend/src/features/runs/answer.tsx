@@ -4,15 +4,17 @@ import type * as React from 'react';
 import Markdown, { type Components } from 'react-markdown';
 import remarkGfm from 'remark-gfm';
 import { downloadUrl } from '@/lib/api';
+import { useObjectUrl } from '@/lib/object-url';
 import { cn } from '@/lib/utils';
 import { artifactContentPath, hostOf, isExternalHref } from '@/lib/safe-url';
-import { artifactBlobUrlQuery } from './queries';
+import { artifactBlobQuery } from './queries';
 
 /** An image from one of this session's artifacts, fetched with the Bearer token like the others. */
 function ArtifactImage({ path, alt }: { path: string; alt: string }) {
-  const q = useQuery(artifactBlobUrlQuery(path));
-  if (!q.data) return <span className="text-muted-foreground">[{alt || 'image'}]</span>;
-  return <img src={q.data} alt={alt} className="my-2 max-h-96 rounded" />;
+  const q = useQuery(artifactBlobQuery(path));
+  const src = useObjectUrl(q.data);
+  if (!src) return <span className="text-muted-foreground">[{alt || 'image'}]</span>;
+  return <img src={src} alt={alt} className="my-2 max-h-96 rounded" />;
 }
 
 /**

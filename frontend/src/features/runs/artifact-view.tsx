@@ -7,11 +7,12 @@ import { chartImage, PlotlyChart } from '@/components/plotly-chart';
 import { Button } from '@/components/ui/button';
 import { Dialog, DialogContent, DialogTitle } from '@/components/ui/dialog';
 import { downloadAttachment, downloadUrl, saveBlob } from '@/lib/api';
+import { useObjectUrl } from '@/lib/object-url';
 import type { PlotlyFigure } from '@/lib/plotly-figure';
 import { cn, formatBytes } from '@/lib/utils';
 import { artifactTitle } from './artifacts';
 import type { StreamArtifact } from './events';
-import { artifactBlobUrlQuery, artifactJsonQuery } from './queries';
+import { artifactBlobQuery, artifactJsonQuery } from './queries';
 
 type TableData = { columns: (string | TableColumn)[]; rows: unknown[][]; row_count?: number };
 
@@ -35,19 +36,20 @@ function PlotlyArtifact({ a, plotRef }: { a: StreamArtifact; plotRef: RefObject<
 }
 
 function ImageArtifact({ a }: { a: StreamArtifact }) {
-  const q = useQuery(artifactBlobUrlQuery(a.url));
+  const q = useQuery(artifactBlobQuery(a.url));
+  const src = useObjectUrl(q.data);
   const [open, setOpen] = useState(false);
-  if (q.isLoading) return <Loading />;
   if (q.error) return <Failed message={q.error.message} />;
+  if (!src) return <Loading />;
   return (
     <>
       <button type="button" className="block w-full cursor-zoom-in p-2" onClick={() => setOpen(true)} aria-label={`Enlarge ${a.name}`}>
-        <img src={q.data} alt={a.name} className="mx-auto max-h-96 rounded" />
+        <img src={src} alt={a.name} className="mx-auto max-h-96 rounded" />
       </button>
       <Dialog open={open} onOpenChange={setOpen}>
         <DialogContent className="max-w-[min(95vw,1400px)]" aria-describedby={undefined}>
           <DialogTitle>{artifactTitle(a)}</DialogTitle>
-          <img src={q.data} alt={a.name} className="max-h-[80vh] w-full object-contain" />
+          <img src={src} alt={a.name} className="max-h-[80vh] w-full object-contain" />
         </DialogContent>
       </Dialog>
     </>

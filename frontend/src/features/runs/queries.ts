@@ -21,9 +21,10 @@ export const artifactJsonQuery = <T,>(url: string) =>
     staleTime: Infinity,
   });
 
-export const artifactBlobUrlQuery = (url: string) =>
+/** The bytes only: each component showing them makes (and revokes) its own URL, see useObjectUrl. */
+export const artifactBlobQuery = (url: string) =>
   queryOptions({
     queryKey: ['artifact', url, 'blob'] as const,
-    queryFn: async () => URL.createObjectURL(await (await authFetch(url)).blob()),
+    queryFn: async () => (await authFetch(url)).blob(),
     staleTime: Infinity,
   });
