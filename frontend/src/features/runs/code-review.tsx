@@ -1,10 +1,11 @@
+import { useMutation } from '@tanstack/react-query';
 import { Ban, Check, Loader2, PencilLine, ShieldCheck, Undo2, X } from 'lucide-react';
 import { useState } from 'react';
+import type { ApprovalDecision } from '@/client';
 import { CodeEditor } from '@/components/code-editor';
 import { Button } from '@/components/ui/button';
 import { Input } from '@/components/ui/input';
 import { cn } from '@/lib/utils';
-import { useDecideRun } from './mutations';
 import { isFollowedError } from './run-errors';
 import type { ApprovalView } from './run-reducer';
 
@@ -12,11 +13,11 @@ import type { ApprovalView } from './run-reducer';
  * Review mode: the code of a step waits here, editable, until the user approves it (as written or
  * edited) or rejects it with optional feedback the agent reads before it writes new code.
  */
-export function CodeReview({ sessionId, runId, code }: { sessionId: string; runId: string; code: string }) {
+export function CodeReview({ decide: send, code }: { decide: (decision: ApprovalDecision) => Promise<unknown>; code: string }) {
   const [draft, setDraft] = useState(code);
   const [rejecting, setRejecting] = useState(false);
   const [feedback, setFeedback] = useState('');
-  const decide = useDecideRun(sessionId, runId);
+  const decide = useMutation({ mutationFn: send });
   const changed = draft !== code;
   // Once a decision is taken the buttons stay disabled until the stream shows it.
   const sent = decide.isPending || decide.isSuccess;

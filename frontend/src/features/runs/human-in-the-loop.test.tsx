@@ -4,8 +4,8 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RunOut } from '@/client';
 import { answerRunApiV1RunsRunIdInputPost, approveRunApiV1RunsRunIdApprovalPost } from '@/client';
 import { ApiError } from '@/lib/api';
+import { replyActions } from './mutations';
 import { emptyRun, fromHistory, reduceRunEvents } from './run-reducer';
-import { attachRun } from './run-stream';
 import { RunView, StatusBadge } from './run-view';
 
 vi.mock('@/client', async (original) => ({
@@ -13,11 +13,11 @@ vi.mock('@/client', async (original) => ({
   answerRunApiV1RunsRunIdInputPost: vi.fn(),
   approveRunApiV1RunsRunIdApprovalPost: vi.fn(),
 }));
-vi.mock('./run-stream', () => ({ attachRun: vi.fn() }));
 
 const answerRun = vi.mocked(answerRunApiV1RunsRunIdInputPost);
 const decideRun = vi.mocked(approveRunApiV1RunsRunIdApprovalPost);
-const attach = vi.mocked(attachRun);
+/** What the session's runs do once a reply is taken, or no longer awaited: follow the run. */
+const follow = vi.fn<(runId: string) => void>();
 
 const R = 'run-1';
 const S = 'session-1';
@@ -63,7 +63,7 @@ function show(run: RunOut | ReturnType<typeof emptyRun>, live = false) {
   const view = 'runId' in run ? run : fromHistory(run);
   const result = render(
     <QueryClientProvider client={new QueryClient({ defaultOptions: { mutations: { retry: false } } })}>
-      <RunView sessionId={S} run={view} live={live} />
+      <RunView run={view} live={live} replies={replyActions(follow)} />
     </QueryClientProvider>,
   );
   // A finished run folds its steps under its answer: open them to look at the flow.
@@ -117,7 +117,7 @@ describe('a question the agent asks', () => {
     fireEvent.keyDown(box, { key: 'Enter' });
     await waitFor(() => expect(answerRun).toHaveBeenCalledWith({ path: { run_id: R }, body: { answer: 'gross' } }));
     // The run goes on in this view: its stream is followed (re-attached if it was gone).
-    await waitFor(() => expect(attach).toHaveBeenCalledWith(S, R));
+    await waitFor(() => expect(follow).toHaveBeenCalledWith(R));
     expect(within(question).getByRole('button', { name: 'Answer' }).hasAttribute('disabled')).toBe(true);
   });
 
@@ -126,7 +126,7 @@ describe('a question the agent asks', () => {
     show(waitingForAnswer);
     fireEvent.change(screen.getByRole('textbox', { name: 'Your answer' }), { target: { value: 'net' } });
     fireEvent.click(screen.getByRole('button', { name: 'Answer' }));
-    await waitFor(() => expect(attach).toHaveBeenCalledWith(S, R));
+    await waitFor(() => expect(follow).toHaveBeenCalledWith(R));
     expect(screen.queryByRole('alert')).toBeNull();
   });
 
@@ -136,7 +136,7 @@ describe('a question the agent asks', () => {
     fireEvent.change(screen.getByRole('textbox', { name: 'Your answer' }), { target: { value: 'net' } });
     fireEvent.click(screen.getByRole('button', { name: 'Answer' }));
     expect((await screen.findByRole('alert')).textContent).toBe('String should have at most 20000 characters');
-    expect(attach).not.toHaveBeenCalled();
+    expect(follow).not.toHaveBeenCalled();
   });
 
   it('shows question and answer in a finished run, and a question the run ended without', () => {
@@ -176,7 +176,7 @@ describe('code waiting for approval', () => {
     expect(within(card).queryByRole('button', { name: /Approve edited code/ })).toBeNull();
     fireEvent.click(within(card).getByRole('button', { name: 'Approve' }));
     await waitFor(() => expect(decideRun).toHaveBeenCalledWith({ path: { run_id: R }, body: { decision: 'approve' } }));
-    await waitFor(() => expect(attach).toHaveBeenCalledWith(S, R));
+    await waitFor(() => expect(follow).toHaveBeenCalledWith(R));
   });
 
   it('sends an edit as the code to run, and can discard it', async () => {
@@ -209,7 +209,7 @@ describe('code waiting for approval', () => {
     decideRun.mockRejectedValue(new ApiError(409, 'This run is not waiting for approval.', 'not_waiting_approval'));
     show(waitingForApproval);
     fireEvent.click(screen.getByRole('button', { name: 'Approve' }));
-    await waitFor(() => expect(attach).toHaveBeenCalledWith(S, R));
+    await waitFor(() => expect(follow).toHaveBeenCalledWith(R));
     expect(screen.queryByRole('alert')).toBeNull();
   });
 

@@ -1,39 +1,31 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { answerRunApiV1RunsRunIdInputPost, approveRunApiV1RunsRunIdApprovalPost, type ApprovalDecision } from '@/client';
-import { runKeys } from './queries';
+import { answerRunApiV1RunsRunIdInputPost, approveRunApiV1RunsRunIdApprovalPost, type ApprovalDecision, type RunOut } from '@/client';
 import { isFollowedError } from './run-errors';
-import { attachRun } from './run-stream';
+
+/** The user's replies to a waiting run: the answer to its question, the decision on its code. */
+export type ReplyActions = {
+  /** POST /runs/{id}/input: the answer to the agent's question. */
+  answer: (runId: string, answer: string) => Promise<RunOut>;
+  /** POST /runs/{id}/approval: approve, edit or reject the code a run in review mode waits with. */
+  decide: (runId: string, decision: ApprovalDecision) => Promise<RunOut>;
+};
 
 /**
- * After a reply (or a 409 saying the run no longer waits for one), follow the run: its stream
- * carries the reply and what comes next. A stream already open is reused; a run whose stream is
- * gone (after a reload, or answered elsewhere) is re-attached from the last event seen.
+ * The replies, each followed by `follow(runId)` once taken (or refused because the run no longer
+ * waits for it: answered elsewhere, or ended): the run's stream carries the reply and what comes next.
  */
-function useFollowRun(sessionId: string, runId: string) {
-  const qc = useQueryClient();
-  return () => {
-    void attachRun(sessionId, runId);
-    void qc.invalidateQueries({ queryKey: runKeys.session(sessionId) });
+export function replyActions(follow: (runId: string) => void): ReplyActions {
+  const thenFollow = async (runId: string, reply: Promise<{ data?: RunOut }>) => {
+    try {
+      const { data } = await reply;
+      follow(runId);
+      return data!;
+    } catch (e) {
+      if (isFollowedError(e)) follow(runId);
+      throw e;
+    }
   };
-}
-
-/** POST /runs/{id}/input: the answer to the agent's question. */
-export function useAnswerRun(sessionId: string, runId: string) {
-  const follow = useFollowRun(sessionId, runId);
-  return useMutation({
-    mutationFn: async (answer: string) =>
-      (await answerRunApiV1RunsRunIdInputPost({ path: { run_id: runId }, body: { answer } })).data!,
-    onSuccess: follow,
-    onError: (e) => isFollowedError(e) && follow(),
-  });
-}
-
-/** POST /runs/{id}/approval: approve, edit or reject the code a run in review mode waits with. */
-export function useDecideRun(sessionId: string, runId: string) {
-  const follow = useFollowRun(sessionId, runId);
-  return useMutation({
-    mutationFn: async (body: ApprovalDecision) => (await approveRunApiV1RunsRunIdApprovalPost({ path: { run_id: runId }, body })).data!,
-    onSuccess: follow,
-    onError: (e) => isFollowedError(e) && follow(),
-  });
+  return {
+    answer: (runId, answer) => thenFollow(runId, answerRunApiV1RunsRunIdInputPost({ path: { run_id: runId }, body: { answer } })),
+    decide: (runId, body) => thenFollow(runId, approveRunApiV1RunsRunIdApprovalPost({ path: { run_id: runId }, body })),
+  };
 }

@@ -1,9 +1,9 @@
+import { useMutation } from '@tanstack/react-query';
 import { Loader2, MessageCircleQuestion, SendHorizontal } from 'lucide-react';
 import { useState } from 'react';
 import { Button } from '@/components/ui/button';
 import { Textarea } from '@/components/ui/input';
 import { cn } from '@/lib/utils';
-import { useAnswerRun } from './mutations';
 import { isFollowedError } from './run-errors';
 import type { QuestionView } from './run-reducer';
 import { WaitingDot } from './waiting-dot';
@@ -11,14 +11,14 @@ import { WaitingDot } from './waiting-dot';
 /** The server's limit on an answer's length. */
 const MAX_ANSWER = 20_000;
 
-function AnswerForm({ sessionId, runId, autoFocus }: { sessionId: string; runId: string; autoFocus?: boolean }) {
+function AnswerForm({ answer, autoFocus }: { answer: (answer: string) => Promise<unknown>; autoFocus?: boolean }) {
   const [text, setText] = useState('');
-  const reply = useAnswerRun(sessionId, runId);
+  const reply = useMutation({ mutationFn: answer });
   // After a reply is taken the box stays as it is until the run's stream says the answer arrived.
   const sent = reply.isPending || reply.isSuccess;
   const send = () => {
-    const answer = text.trim();
-    if (answer && !sent) reply.mutate(answer);
+    const value = text.trim();
+    if (value && !sent) reply.mutate(value);
   };
   return (
     <form
@@ -69,14 +69,13 @@ function AnswerForm({ sessionId, runId, autoFocus }: { sessionId: string; runId:
  * answer box while the run waits for it, with the answer once given.
  */
 export function QuestionReply({
-  sessionId,
-  runId,
+  answer,
   input,
   waiting,
   live,
 }: {
-  sessionId: string;
-  runId: string;
+  /** Sends the user's answer to the run. */
+  answer: (answer: string) => Promise<unknown>;
   input: QuestionView;
   /** The run waits for this answer now. */
   waiting: boolean;
@@ -102,7 +101,7 @@ export function QuestionReply({
       <p className="text-[15px] leading-relaxed whitespace-pre-wrap" data-testid="question-text">
         {input.question}
       </p>
-      {state === 'waiting' && <AnswerForm sessionId={sessionId} runId={runId} autoFocus={live} />}
+      {state === 'waiting' && <AnswerForm answer={answer} autoFocus={live} />}
       {state === 'answered' && (
         <div className="flex items-start gap-2 border-t pt-3">
           <span className="mt-0.5 shrink-0 rounded-md bg-primary/10 px-1.5 py-0.5 text-xs font-medium text-primary">You</span>

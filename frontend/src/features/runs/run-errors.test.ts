@@ -46,6 +46,5 @@ describe('a reply the run no longer waits for', () => {
     expect(isFollowedError(new ApiError(409, 'Not waiting.', 'not_waiting_approval'))).toBe(true);
     expect(runErrorOf(new ApiError(409, 'Not waiting.', 'not_waiting_input')).show).toBe('none');
     expect(isFollowedError(new ApiError(409, 'Busy.', 'session_busy'))).toBe(false);
-    expect(staleAfter(new ApiError(409, 'Not waiting.', 'not_waiting_approval'))).toEqual([runKeys.session('s1')]);
   });
 });

@@ -20,7 +20,7 @@ type Reaction = {
   show: 'refusal' | 'none' | 'default';
   /** The server state the refusal says this page has wrong, refetched. */
   stale?: (scope: RunErrorScope) => QueryKey[];
-  /** The run went on without this request (someone else answered or decided): follow its stream. */
+  /** The run went on without this request (someone else answered or decided): follow its stream and history. */
   follow?: boolean;
   /** Asked again after the server's Retry-After, a few times, before it is shown. */
   retry?: boolean;
@@ -41,8 +41,8 @@ export const RUN_ERRORS: Record<string, Reaction> = {
   // Every database connection is in use: asked again shortly.
   server_busy: { show: 'default', retry: true },
   // Answered or decided elsewhere (another tab), or the run ended: its stream shows what happened.
-  not_waiting_input: { show: 'none', follow: true, stale: ({ sessionId }) => [runKeys.session(sessionId)] },
-  not_waiting_approval: { show: 'none', follow: true, stale: ({ sessionId }) => [runKeys.session(sessionId)] },
+  not_waiting_input: { show: 'none', follow: true },
+  not_waiting_approval: { show: 'none', follow: true },
 };
 
 const DEFAULT: Reaction = { show: 'default' };

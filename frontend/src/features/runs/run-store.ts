@@ -4,23 +4,17 @@ import type { RunEvent } from './events';
 import { emptyRun, isFinished, reduceRun, type RunView } from './run-reducer';
 
 /**
- * Stream state only: the live views of runs this tab has watched, and which run each session is
- * streaming. Persisted to sessionStorage so a reload can resume with Last-Event-ID = lastSeq.
+ * The views of the runs this tab has followed, built from their streams, and the files pinned to
+ * the questions it asked. Persisted to sessionStorage so a reload (or coming back to a session)
+ * resumes each stream with Last-Event-ID = lastSeq. Written by SessionStreams and read by
+ * useSessionRuns only: components get runs from that hook.
  */
 type RunStreamState = {
   runs: Record<string, RunView>;
-  /** session id → run id currently being streamed by this tab. */
-  live: Record<string, string>;
-  /** session id → the query just sent, shown until run.started arrives. */
-  sending: Record<string, string>;
-  connection: Record<string, 'open' | 'reconnecting'>;
   /** run id → the files pinned to its question (file_ids), for runs this tab started: Retry sends them again. */
   pinned: Record<string, string[]>;
   ensureRun: (runId: string, query?: string, model?: string | null) => void;
   dispatch: (e: RunEvent) => void;
-  setLive: (sessionId: string, runId: string | null) => void;
-  setSending: (sessionId: string, query: string | null) => void;
-  setConnection: (runId: string, s: 'open' | 'reconnecting' | null) => void;
   setPinned: (runId: string, fileIds: string[]) => void;
 };
 
@@ -28,9 +22,6 @@ export const useRunStore = create<RunStreamState>()(
   persist(
     (set) => ({
       runs: {},
-      live: {},
-      sending: {},
-      connection: {},
       pinned: {},
       setPinned: (runId, fileIds) => set((s) => ({ pinned: { ...s.pinned, [runId]: fileIds } })),
       ensureRun: (runId, query, model) =>
@@ -40,27 +31,6 @@ export const useRunStore = create<RunStreamState>()(
           const current = s.runs[e.run_id] ?? emptyRun(e.run_id);
           const next = reduceRun(current, e);
           return next === current ? s : { runs: { ...s.runs, [e.run_id]: next } };
-        }),
-      setLive: (sessionId, runId) =>
-        set((s) => {
-          const live = { ...s.live };
-          if (runId) live[sessionId] = runId;
-          else delete live[sessionId];
-          return { live };
-        }),
-      setSending: (sessionId, query) =>
-        set((s) => {
-          const sending = { ...s.sending };
-          if (query) sending[sessionId] = query;
-          else delete sending[sessionId];
-          return { sending };
-        }),
-      setConnection: (runId, c) =>
-        set((s) => {
-          const connection = { ...s.connection };
-          if (c) connection[runId] = c;
-          else delete connection[runId];
-          return { connection };
         }),
     }),
     {

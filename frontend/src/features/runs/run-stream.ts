@@ -1,15 +1,29 @@
+import type { QueryClient } from '@tanstack/react-query';
 import { projectKeys } from '@/features/projects/queries';
 import { sessionKeys } from '@/features/sessions/queries';
 import { authFetch, ApiError } from '@/lib/api';
 import { readSse } from '@/lib/sse';
-import { queryClient } from '@/lib/query-client';
 import { toRunEvent } from './events';
-import { isFinished } from './run-reducer';
-import { useRunStore } from './run-store';
 import { runKeys } from './queries';
 import { runErrorOf } from './run-errors';
+import { isFinished } from './run-reducer';
+import { useRunStore } from './run-store';
 
-const controllers = new Map<string, AbortController>();
+/** How a run's stream is connected: 'reconnecting' while it waits to try again after a drop. */
+export type Connection = 'open' | 'reconnecting';
+
+/** What a session's streams tell their owner (useSessionRuns). */
+export type StreamListener = {
+  connection: (runId: string, state: Connection | null) => void;
+  /** The run's run.finished arrived and the session's history, refetched, holds it now. */
+  finished: (runId: string) => void;
+};
+
+export type QueryBody = { query: string; file_ids?: string[]; model?: string | null };
+
+/** How often a question answered "the server is busy" (503 server_busy) is asked again. */
+export const BUSY_RETRIES = 3;
+const BUSY_WAIT_MAX_MS = 10_000;
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -20,139 +34,154 @@ const sleep = (ms: number, signal: AbortSignal) =>
     });
   });
 
-async function onFinished(sessionId: string, runId: string) {
-  const store = useRunStore.getState();
-  store.setConnection(runId, null);
-  controllers.delete(runId);
-  // The run stays the session's live one until the refetched history holds it: cleared
-  // earlier, a just-finished run would vanish from the page until the history came back.
-  await queryClient.invalidateQueries({ queryKey: runKeys.session(sessionId) });
-  if (useRunStore.getState().live[sessionId] === runId) store.setLive(sessionId, null);
-  // The run's tokens and cost now count in its session's and project's totals (and budget).
-  void queryClient.invalidateQueries({ queryKey: sessionKeys.all });
-  void queryClient.invalidateQueries({ queryKey: projectKeys.all });
-}
-
-/** Consumes one SSE response, dispatching events; returns the run id it saw (if any). */
-async function consume(
-  res: Response,
-  sessionId: string,
-  knownRunId: string | null,
-  onRunId?: (runId: string) => void,
-): Promise<string | null> {
-  let runId = knownRunId;
-  const store = useRunStore.getState();
-  if (!res.body) return runId;
-  await readSse(res.body, (m) => {
-    const e = toRunEvent(m.event, m.data);
-    if (!e) return;
-    if (!runId) {
-      runId = e.run_id;
-      const query = useRunStore.getState().sending[sessionId] ?? '';
-      store.ensureRun(runId, query);
-      store.setLive(sessionId, runId);
-      store.setSending(sessionId, null);
-      onRunId?.(e.run_id);
-    }
-    store.dispatch(e);
-  });
-  return runId;
-}
-
 /**
- * Follows a run until run.finished: (re)attaches with GET /runs/{id}/events and
- * Last-Event-ID = the last applied seq, retrying with backoff when the network drops.
+ * The event streams of one session's runs, at most one per run, applied to the run store. Made
+ * and closed by useSessionRuns: close() aborts every stream (the runs go on on the server, and
+ * are re-attached from their last event when the session shows again).
  */
-export async function attachRun(sessionId: string, runId: string) {
-  if (controllers.has(runId)) return;
-  const ac = new AbortController();
-  controllers.set(runId, ac);
-  const store = useRunStore.getState();
-  store.ensureRun(runId);
-  store.setLive(sessionId, runId);
-  await follow(sessionId, runId, ac);
-}
+export class SessionStreams {
+  /** run id → the stream following it; a question being asked has its own until its run has an id. */
+  private readonly streams = new Map<string, AbortController>();
+  private readonly asking = new Set<AbortController>();
+  private closed = false;
 
-async function follow(sessionId: string, runId: string, ac: AbortController) {
-  const store = useRunStore.getState();
-  let delay = 500;
-  while (!ac.signal.aborted) {
+  constructor(
+    readonly sessionId: string,
+    private readonly queryClient: QueryClient,
+    private readonly listener: StreamListener,
+  ) {}
+
+  isAttached(runId: string) {
+    return this.streams.has(runId);
+  }
+
+  /**
+   * Follows a run until run.finished: (re)attaches with GET /runs/{id}/events and
+   * Last-Event-ID = the last applied seq, retrying with backoff when the network drops.
+   * A run already followed is left to its stream.
+   */
+  async attach(runId: string): Promise<void> {
+    if (this.closed || this.streams.has(runId)) return;
+    const ac = new AbortController();
+    this.streams.set(runId, ac);
+    useRunStore.getState().ensureRun(runId);
+    await this.follow(runId, ac);
+  }
+
+  /** Stops following a run (it goes on on the server). */
+  detach(runId: string) {
+    this.streams.get(runId)?.abort();
+    this.streams.delete(runId);
+    this.listener.connection(runId, null);
+  }
+
+  /** Stops following every run and any question being asked; nothing is followed after. */
+  close() {
+    this.closed = true;
+    for (const ac of [...this.streams.values(), ...this.asking]) ac.abort();
+    this.streams.clear();
+    this.asking.clear();
+  }
+
+  /**
+   * Asks a question (POST /sessions/{id}/query) and streams its run, falling back to re-attaching
+   * if the stream breaks; `started` gets the run's id with its first event. Rejects only when the
+   * question is refused (no run was made); resolves when its run has finished, or the streams close.
+   */
+  async ask(body: QueryBody, started: (runId: string) => void): Promise<void> {
+    if (this.closed) return;
+    const ac = new AbortController();
+    this.asking.add(ac);
+    let runId: string | null = null;
+    try {
+      const res = await this.postQuery(body, ac.signal);
+      await this.consume(res, (id) => {
+        runId = id;
+        this.asking.delete(ac);
+        this.streams.set(id, ac);
+        useRunStore.getState().ensureRun(id, body.query);
+        if (body.file_ids?.length) useRunStore.getState().setPinned(id, body.file_ids);
+        started(id);
+      });
+    } catch (e) {
+      if (!runId && !ac.signal.aborted) throw e;
+    } finally {
+      this.asking.delete(ac);
+    }
+    if (!runId || ac.signal.aborted) return;
     const view = useRunStore.getState().runs[runId];
-    if (view && isFinished(view)) break;
-    try {
-      const res = await authFetch(`/api/v1/runs/${runId}/events`, {
-        headers: { 'Last-Event-ID': String(view?.lastSeq ?? 0), Accept: 'text/event-stream' },
-        signal: ac.signal,
-      });
-      store.setConnection(runId, 'open');
-      delay = 500;
-      await consume(res, sessionId, runId);
-    } catch (e) {
-      if (ac.signal.aborted) return;
-      if (e instanceof ApiError && e.status >= 400 && e.status < 500) break;
-    }
-    const after = useRunStore.getState().runs[runId];
-    if (after && isFinished(after)) break;
-    store.setConnection(runId, 'reconnecting');
-    await sleep(delay, ac.signal);
-    delay = Math.min(delay * 2, 8000);
+    if (view && isFinished(view)) void this.finish(runId);
+    else await this.follow(runId, ac);
   }
-  if (!ac.signal.aborted) void onFinished(sessionId, runId);
-}
 
-/** How often a question answered "the server is busy" (503 server_busy) is asked again. */
-export const BUSY_RETRIES = 3;
-const BUSY_WAIT_MAX_MS = 10_000;
-
-/** POST /sessions/{id}/query, asked again after the server's Retry-After while it says it is busy. */
-async function postQuery(sessionId: string, body: object, signal: AbortSignal): Promise<Response> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await authFetch(`/api/v1/sessions/${sessionId}/query`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
-        body: JSON.stringify(body),
-        signal,
-      });
-    } catch (e) {
-      const again = runErrorOf(e).retry && e instanceof ApiError && e.retryAfter !== null;
-      if (!again || attempt >= BUSY_RETRIES) throw e;
-      await sleep(Math.min(e.retryAfter! * 1000, BUSY_WAIT_MAX_MS), signal);
+  /** POST /sessions/{id}/query, asked again after the server's Retry-After while it says it is busy. */
+  private async postQuery(body: QueryBody, signal: AbortSignal): Promise<Response> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await authFetch(`/api/v1/sessions/${this.sessionId}/query`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+          body: JSON.stringify(body),
+          signal,
+        });
+      } catch (e) {
+        const again = runErrorOf(e).retry && e instanceof ApiError && e.retryAfter !== null;
+        if (!again || attempt >= BUSY_RETRIES) throw e;
+        await sleep(Math.min(e.retryAfter! * 1000, BUSY_WAIT_MAX_MS), signal);
+      }
     }
   }
-}
 
-/** Starts a query (POST /sessions/{id}/query) and streams it; falls back to re-attaching if the stream breaks. */
-export async function startQuery(sessionId: string, body: { query: string; file_ids?: string[]; model?: string | null }) {
-  const store = useRunStore.getState();
-  store.setSending(sessionId, body.query);
-  const ac = new AbortController();
-  let runId: string | null = null;
-  try {
-    const res = await postQuery(sessionId, body, ac.signal);
-    runId = await consume(res, sessionId, null, (id) => {
-      runId = id;
-      controllers.set(id, ac);
-      if (body.file_ids?.length) store.setPinned(id, body.file_ids);
+  /** Applies one SSE response's events; `first` hears the run id of the first one. */
+  private async consume(res: Response, first?: (runId: string) => void) {
+    if (!res.body) return;
+    let seen = !first;
+    await readSse(res.body, (m) => {
+      const e = toRunEvent(m.event, m.data);
+      if (!e) return;
+      if (!seen) {
+        seen = true;
+        first?.(e.run_id);
+      }
+      useRunStore.getState().dispatch(e);
     });
-  } catch (e) {
-    if (!runId) {
-      store.setSending(sessionId, null);
-      throw e;
+  }
+
+  private async follow(runId: string, ac: AbortController) {
+    let delay = 500;
+    while (!ac.signal.aborted) {
+      const view = useRunStore.getState().runs[runId];
+      if (view && isFinished(view)) break;
+      try {
+        const res = await authFetch(`/api/v1/runs/${runId}/events`, {
+          headers: { 'Last-Event-ID': String(view?.lastSeq ?? 0), Accept: 'text/event-stream' },
+          signal: ac.signal,
+        });
+        this.listener.connection(runId, 'open');
+        delay = 500;
+        await this.consume(res);
+      } catch (e) {
+        if (ac.signal.aborted) return;
+        if (e instanceof ApiError && e.status >= 400 && e.status < 500) break;
+      }
+      const after = useRunStore.getState().runs[runId];
+      if (after && isFinished(after)) break;
+      this.listener.connection(runId, 'reconnecting');
+      await sleep(delay, ac.signal);
+      delay = Math.min(delay * 2, 8000);
     }
+    if (!ac.signal.aborted) void this.finish(runId);
   }
-  if (!runId) {
-    store.setSending(sessionId, null);
-    return;
+
+  private async finish(runId: string) {
+    this.streams.delete(runId);
+    this.listener.connection(runId, null);
+    // The run stays in the session's list until the refetched history holds it: dropped
+    // earlier, a just-finished run would vanish from the page until the history came back.
+    await this.queryClient.invalidateQueries({ queryKey: runKeys.session(this.sessionId) });
+    this.listener.finished(runId);
+    // The run's tokens and cost now count in its session's and project's totals (and budget).
+    void this.queryClient.invalidateQueries({ queryKey: sessionKeys.all });
+    void this.queryClient.invalidateQueries({ queryKey: projectKeys.all });
   }
-  const view = useRunStore.getState().runs[runId];
-  if (view && isFinished(view)) void onFinished(sessionId, runId);
-  else if (!ac.signal.aborted) await follow(sessionId, runId, ac);
 }
-
-export function detachRun(runId: string) {
-  controllers.get(runId)?.abort();
-  controllers.delete(runId);
-}
-
-export const isAttached = (runId: string) => controllers.has(runId);

@@ -4,9 +4,11 @@ import { describe, expect, it, vi } from 'vitest';
 import type { RunOut } from '@/client';
 import { keepLineBreaks, previewLine } from './plan-card';
 import { emptyRun, fromHistory, reduceRunEvents, type RunView as RunViewModel } from './run-reducer';
+import { replyActions } from './mutations';
 import { RunView, stepsSummary } from './run-view';
 
 const R = 'run-1';
+const replies = replyActions(() => undefined);
 const REVISION = 'Your final answer was checked before the user saw it, and the check asks for a revision: The output shows 4490.75, not 5000.';
 
 const step = (index: number, code: string, error: string | null = null): RunOut['steps'][number] => ({
@@ -58,7 +60,7 @@ function show(run: RunViewModel, live = false, openSteps = true) {
   const qc = new QueryClient();
   const result = render(
     <QueryClientProvider client={qc}>
-      <RunView sessionId="s" run={run} live={live} />
+      <RunView replies={replies} run={run} live={live} />
     </QueryClientProvider>,
   );
   // A finished run folds its steps under its answer: open them to look at the flow.
@@ -153,7 +155,7 @@ describe('RunView with plans and checks', () => {
     const revised = reduceRunEvents(emptyRun(R), [...events, { event: 'plan.delta', run_id: R, seq: 4, step: 3, text: 'Established' }]);
     rerender(
       <QueryClientProvider client={new QueryClient()}>
-        <RunView sessionId="s" run={revised} live />
+        <RunView replies={replies} run={revised} live />
       </QueryClientProvider>,
     );
     expect(screen.getAllByTestId('plan-text').map((p) => p.textContent?.trim())).toEqual(['Established']);
@@ -219,7 +221,7 @@ describe('a finished run reads like an answer', () => {
     const onResend = vi.fn();
     render(
       <QueryClientProvider client={new QueryClient()}>
-        <RunView sessionId="s" run={fromHistory({ ...answered, artifacts: [] })} onResend={onResend} />
+        <RunView replies={replies} run={fromHistory({ ...answered, artifacts: [] })} onResend={onResend} />
       </QueryClientProvider>,
     );
     fireEvent.click(screen.getByRole('button', { name: /Retry/ }));
@@ -238,7 +240,7 @@ describe('a finished run reads like an answer', () => {
   it('offers no retry while another question runs, and says why', () => {
     render(
       <QueryClientProvider client={new QueryClient()}>
-        <RunView sessionId="s" run={fromHistory(answered)} onResend={vi.fn()} resendBlocked="Another question is still running." />
+        <RunView replies={replies} run={fromHistory(answered)} onResend={vi.fn()} resendBlocked="Another question is still running." />
       </QueryClientProvider>,
     );
     const retry = screen.getByRole('button', { name: /Retry/ }) as HTMLButtonElement;
@@ -251,7 +253,7 @@ describe('a finished run reads like an answer', () => {
     expect(screen.queryByTestId('files-changed')).toBeNull();
     render(
       <QueryClientProvider client={new QueryClient()}>
-        <RunView sessionId="s" run={fromHistory(answered)} changed={[{ name: 'sales.csv', from: 1, to: 2 }]} />
+        <RunView replies={replies} run={fromHistory(answered)} changed={[{ name: 'sales.csv', from: 1, to: 2 }]} />
       </QueryClientProvider>,
     );
     expect(screen.getByTestId('files-changed').textContent).toBe('sales.csv changed since this answer (v1 → v2)');
@@ -272,7 +274,7 @@ describe('a run while it goes', () => {
     expect(screen.queryByText('Thinking…')).toBeNull();
     const view = (run: RunViewModel) => (
       <QueryClientProvider client={new QueryClient()}>
-        <RunView sessionId="s" run={run} live />
+        <RunView replies={replies} run={run} live />
       </QueryClientProvider>
     );
     rerender(view(reduceRunEvents(emptyRun(R, 'Q'), [started, { event: 'sandbox.starting', run_id: R, seq: 2, restoring: true }])));

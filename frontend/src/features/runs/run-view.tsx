@@ -25,6 +25,7 @@ import { ArtifactView } from './artifact-view';
 import { groupArtifacts, mainResult } from './artifacts';
 import { QuestionReply } from './question-reply';
 import { isTerminal, type RunStatus } from './events';
+import type { ReplyActions } from './mutations';
 import { PlanCard } from './plan-card';
 import { answerCheck, isRevisionRequest, openApproval, openQuestion, type RunView as RunViewModel } from './run-reducer';
 import { ChangedFilesNote, type ChangedFile } from './run-files';
@@ -141,8 +142,8 @@ function QueryEditor({ text, onSend, onCancel }: { text: string; onSend: (query:
 }
 
 export function RunView({
-  sessionId,
   run,
+  replies,
   live,
   reconnecting,
   onStop,
@@ -151,8 +152,9 @@ export function RunView({
   resendBlocked,
   changed = [],
 }: {
-  sessionId: string;
   run: RunViewModel;
+  /** Where the answer to its question and the decision on its code go. */
+  replies: ReplyActions;
   live?: boolean;
   reconnecting?: boolean;
   onStop?: () => void;
@@ -219,7 +221,7 @@ export function RunView({
                 artifacts={below.filter((a) => a.step === step.index)}
                 revision={revision}
                 approval={run.approvals.findLast((a) => a.step === index)}
-                review={approval?.step === index ? { sessionId, runId: run.runId } : undefined}
+                review={approval?.step === index ? (decision) => replies.decide(run.runId, decision) : undefined}
                 // Opened from a finished run's summary, every step shows; while a run goes, finished steps fold.
                 defaultOpen={finished ? true : undefined}
               />
@@ -229,7 +231,13 @@ export function RunView({
             {run.inputs
               .filter((i) => i.step === index)
               .map((i, n) => (
-                <QuestionReply key={`question-${index}-${n}`} sessionId={sessionId} runId={run.runId} input={i} waiting={i === question} live={live} />
+                <QuestionReply
+                  key={`question-${index}-${n}`}
+                  answer={(text) => replies.answer(run.runId, text)}
+                  input={i}
+                  waiting={i === question}
+                  live={live}
+                />
               ))}
           </Fragment>
         );

@@ -1,75 +1,29 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { Loader2, Sparkles } from 'lucide-react';
-import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useRef } from 'react';
 import { Link } from 'react-router';
-import { toast } from 'sonner';
-import { cancelRunApiV1RunsRunIdCancelPost } from '@/client';
 import { filesQuery } from '@/features/files/queries';
 import { useRenameSession } from '@/features/sessions/mutations';
 import { sessionQuery } from '@/features/sessions/queries';
 import { Composer } from './composer';
-import { isTerminal } from './events';
-import { runsQuery } from './queries';
-import { RUN_ERRORS, refetchStale, runErrorOf } from './run-errors';
-import { fromHistory, type RunView as RunViewModel } from './run-reducer';
-import { useRunStore } from './run-store';
-import { attachRun, startQuery } from './run-stream';
 import { changedFiles } from './run-files';
 import { RunView, UserQuery } from './run-view';
 import { ShortcutsDialog, useSessionShortcuts } from './shortcuts';
+import { useSessionRuns, type Question } from './use-session-runs';
 
 export function SessionChat({ projectId, sessionId }: { projectId: string; sessionId: string }) {
-  const history = useQuery(runsQuery(sessionId));
-  const liveRuns = useRunStore((s) => s.runs);
-  const liveId = useRunStore((s) => s.live[sessionId]);
-  const sending = useRunStore((s) => s.sending[sessionId]);
-  const connection = useRunStore((s) => s.connection);
-  const pinned = useRunStore((s) => s.pinned);
+  const { loading, loaded, isNew, runs, sending, active, refusal, ask, stop, stopping, replies } = useSessionRuns(projectId, sessionId);
   const projectFiles = useQuery(filesQuery(projectId));
   const focusComposer = useCallback(() => document.querySelector<HTMLTextAreaElement>('textarea[data-composer]')?.focus(), []);
-  const qc = useQueryClient();
   const session = useQuery(sessionQuery(sessionId));
   const rename = useRenameSession(projectId);
   const scroller = useRef<HTMLDivElement>(null);
   const stickToBottom = useRef(true);
-  // Why the last question was refused when that is worth more than a toast (analysis disabled, budget spent, session busy).
-  const [refusal, setRefusal] = useState<{ detail: string; code: string | null; fix?: 'budget' } | null>(null);
 
-  // Re-attach to any run the server says is still going (after a reload, or one started elsewhere).
-  useEffect(() => {
-    for (const run of history.data?.items ?? []) {
-      if (!isTerminal(run.status)) void attachRun(sessionId, run.id);
-    }
-  }, [history.data, sessionId]);
-
-  const cancel = useMutation({
-    mutationFn: async (runId: string) => (await cancelRunApiV1RunsRunIdCancelPost({ path: { run_id: runId } })).data!,
-  });
-
-  // A run re-attached from its first event shows as stored until its replay begins (a waiting
-  // question or code block stays in place instead of flashing away).
-  const runs: RunViewModel[] = (history.data?.items ?? []).map((r) => {
-    const live = liveRuns[r.id];
-    return live && live.lastSeq > 0 ? live : fromHistory(r);
-  });
-  if (liveId && liveRuns[liveId] && !runs.some((r) => r.runId === liveId)) runs.push(liveRuns[liveId]);
-  const active = runs.find((r) => !isTerminal(r.status));
-  const shortcuts = useSessionShortcuts(focusComposer, active && !cancel.isPending ? () => cancel.mutate(active.runId) : null);
+  const shortcuts = useSessionShortcuts(focusComposer, active && !stopping ? () => stop(active.runId) : null);
   const busy = !!sending || !!active;
   const resendBlocked = busy ? 'Another question is still running in this session.' : null;
-  const stored = new Map((history.data?.items ?? []).map((r) => [r.id, r]));
   const waitingFor = active?.status === 'waiting_input' ? 'input' : active?.status === 'waiting_approval' ? 'approval' : null;
-
-  // "This session is busy" stands until the run it was about has ended.
-  const activeId = active?.runId ?? null;
-  const busyWith = useRef<string | null>(null);
-  useEffect(() => {
-    if (activeId) busyWith.current = activeId;
-    else if (busyWith.current) {
-      busyWith.current = null;
-      setRefusal((r) => (r?.code && RUN_ERRORS[r.code]?.untilIdle ? null : r));
-    }
-  }, [activeId]);
 
   // The composer's hint leads to what the run waits for: the answer box or the code to approve.
   const showWaiting = () => {
@@ -95,20 +49,15 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
     return () => ro.disconnect();
   }, []);
 
-  const send = ({ query, model, fileIds }: { query: string; model: string | null; fileIds: string[] }) => {
+  const send = (question: Question) => {
     stickToBottom.current = true;
     // A fresh session takes its first question as its title, so the sidebar says what it is about.
     const title = session.data?.title;
-    if (history.data?.items.length === 0 && (!title || title === 'New session')) {
+    const { query } = question;
+    if (isNew && (!title || title === 'New session')) {
       rename.mutate({ id: sessionId, title: query.length > 60 ? `${query.slice(0, 57).trimEnd()}…` : query });
     }
-    setRefusal(null);
-    startQuery(sessionId, { query, model, file_ids: fileIds.length ? fileIds : undefined }).catch((e: unknown) => {
-      const error = runErrorOf(e);
-      refetchStale(qc, error, { projectId, sessionId });
-      if (error.show === 'refusal') setRefusal({ detail: error.message(''), code: error.code, fix: error.fix });
-      else if (error.show === 'default') toast.error(error.message('Could not send the question.'));
-    });
+    ask(question);
   };
 
   return (
@@ -122,12 +71,12 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
         }}
       >
         <div ref={content} className="mx-auto max-w-3xl space-y-10 px-4 py-6 md:px-6">
-          {history.isLoading && (
+          {loading && (
             <p className="flex items-center gap-2 text-sm text-muted-foreground">
               <Loader2 className="size-4 animate-spin" /> Loading history…
             </p>
           )}
-          {history.data && runs.length === 0 && !sending && (
+          {loaded && runs.length === 0 && !sending && (
             <div className="flex flex-col items-center gap-2 py-16 text-center text-muted-foreground">
               <Sparkles className="size-6 text-primary" />
               <p className="text-base font-medium text-foreground">What would you like to know?</p>
@@ -136,29 +85,18 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
               </p>
             </div>
           )}
-          {runs.map((r) => (
+          {runs.map(({ view: r, stored, live, reconnecting, fileIds }) => (
             <RunView
               key={r.runId}
-              sessionId={sessionId}
               run={r}
-              live={!!liveRuns[r.runId]}
-              reconnecting={connection[r.runId] === 'reconnecting'}
-              onStop={() => cancel.mutate(r.runId)}
-              stopping={cancel.isPending && cancel.variables === r.runId}
-              onResend={(query) =>
-                send({
-                  query,
-                  model: stored.get(r.runId)?.model ?? null,
-                  fileIds: stored.get(r.runId)?.file_ids ?? pinned[r.runId] ?? [],
-                })
-              }
+              live={live}
+              reconnecting={reconnecting}
+              replies={replies}
+              onStop={() => stop(r.runId)}
+              stopping={stopping === r.runId}
+              onResend={(query) => send({ query, model: stored?.model ?? null, fileIds: fileIds ?? [] })}
               resendBlocked={resendBlocked}
-              changed={changedFiles(
-                r,
-                stored.get(r.runId)?.files ?? [],
-                projectFiles.data?.items ?? [],
-                stored.get(r.runId)?.file_ids ?? pinned[r.runId],
-              )}
+              changed={changedFiles(r, stored?.files ?? [], projectFiles.data?.items ?? [], fileIds)}
             />
           ))}
           {sending && (
@@ -194,7 +132,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
             waitingFor={waitingFor}
             onShowWaiting={showWaiting}
             onSend={send}
-            onStop={active ? () => cancel.mutate(active.runId) : undefined}
+            onStop={active ? () => stop(active.runId) : undefined}
           />
         </div>
       </div>

@@ -1,5 +1,6 @@
 import { AlertTriangle, Ban, ChevronDown, ChevronRight, Loader2, RotateCcw } from 'lucide-react';
 import { useState } from 'react';
+import type { ApprovalDecision } from '@/client';
 import { CodeBlock } from '@/components/code-block';
 import { cn, formatDuration, formatTokens } from '@/lib/utils';
 import { RevisionNote } from './answer-check';
@@ -96,7 +97,7 @@ export function StepCard({
   /** Review mode: the user's decision on this step's code (undecided while it waits). */
   approval?: ApprovalView;
   /** The run waits for approval of this step's code: where to send the decision. */
-  review?: { sessionId: string; runId: string };
+  review?: (decision: ApprovalDecision) => Promise<unknown>;
   /**
    * Whether the step shows its body until the user opens or closes it: by default a step shows
    * while it runs (or waits) and folds to its header once finished.
@@ -187,8 +188,8 @@ export function StepCard({
       {open && (
         <>
           {thought && <p className="text-sm leading-relaxed whitespace-pre-wrap text-muted-foreground" data-testid="step-thought">{thought}</p>}
-          {waiting && review && code != null ? (
-            <CodeReview key={code} sessionId={review.sessionId} runId={review.runId} code={code} />
+          {waiting && review !== undefined && code != null ? (
+            <CodeReview key={code} decide={review} code={code} />
           ) : (
             code && <CodeBlock code={code} className={cn(rejected && 'opacity-60')} />
           )}

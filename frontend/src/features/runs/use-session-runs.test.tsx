@@ -1,0 +1,234 @@
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { act, renderHook, waitFor } from '@testing-library/react';
+import type { ReactNode } from 'react';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { answerRunApiV1RunsRunIdInputPost, listRunsApiV1SessionsSessionIdRunsGet, type RunOut } from '@/client';
+import { ApiError, authFetch } from '@/lib/api';
+import { emptyRun, reduceRunEvents } from './run-reducer';
+import { useRunStore } from './run-store';
+import { mergeRuns, useSessionRuns, type StreamState } from './use-session-runs';
+
+vi.mock('@/lib/api', async (original) => ({
+  ...(await original<typeof import('@/lib/api')>()),
+  authFetch: vi.fn(),
+}));
+vi.mock('@/client', async (original) => ({
+  ...(await original<typeof import('@/client')>()),
+  listRunsApiV1SessionsSessionIdRunsGet: vi.fn(),
+  answerRunApiV1RunsRunIdInputPost: vi.fn(),
+}));
+
+const P = 'project-1';
+const S = 'session-1';
+
+const stored = (id: string, over: Partial<RunOut> = {}): RunOut => ({
+  id,
+  session_id: S,
+  status: 'succeeded',
+  query: `Question ${id}?`,
+  model: 'm',
+  final_answer: 'Done.',
+  error: null,
+  steps: [],
+  plans: [],
+  verifications: [],
+  inputs: [],
+  approvals: [],
+  pending: null,
+  artifacts: [],
+  tokens_in: 1,
+  tokens_out: 1,
+  cost_usd: null,
+  created_at: '2026-01-01T00:00:00Z',
+  started_at: null,
+  finished_at: null,
+  ...over,
+});
+
+const streamed = (id: string, events = 1) =>
+  reduceRunEvents(
+    emptyRun(id, `Question ${id}?`),
+    Array.from({ length: events }, (_, i) => ({ event: 'step.started' as const, run_id: id, seq: i + 1, step: i + 1 })),
+  );
+
+const none: StreamState = { views: {}, started: null, connection: {}, pinned: {} };
+
+describe('mergeRuns', () => {
+  it('shows each stored run from history until its stream has delivered an event', () => {
+    const [finished, going] = [stored('a'), stored('b', { status: 'running' })];
+    const attached = { ...none, views: { b: emptyRun('b') } };
+    const runs = mergeRuns([finished, going], attached);
+    expect(runs.map((r) => [r.view.runId, r.view.status, r.live])).toEqual([
+      ['a', 'succeeded', false],
+      ['b', 'running', true],
+    ]);
+    expect(runs[1].stored).toBe(going);
+
+    const replaying = mergeRuns([finished, going], { ...none, views: { b: streamed('b', 2) }, connection: { b: 'reconnecting' } });
+    expect(replaying[1].view.lastSeq).toBe(2);
+    expect(replaying[1].reconnecting).toBe(true);
+    expect(replaying[0].reconnecting).toBe(false);
+  });
+
+  it('adds the run just asked until the history holds it, with the files pinned to it', () => {
+    const stream = { ...none, views: { c: streamed('c') }, started: 'c', pinned: { c: ['f1'], a: ['f0'] } };
+    const before = mergeRuns([stored('a', { file_ids: [] })], stream);
+    expect(before.map((r) => r.view.runId)).toEqual(['a', 'c']);
+    expect(before[1]).toMatchObject({ stored: null, live: true, fileIds: ['f1'] });
+    // What the server stored wins over what this tab pinned.
+    expect(before[0].fileIds).toEqual([]);
+
+    const after = mergeRuns([stored('a'), stored('c', { status: 'running' })], stream);
+    expect(after.map((r) => r.view.runId)).toEqual(['a', 'c']);
+    expect(after[1].stored?.id).toBe('c');
+    expect(after[0].fileIds).toEqual(['f0']);
+  });
+});
+
+/** SSE text for `events` of run `runId`, numbered from 1. */
+const sseText = (runId: string, events: [string, Record<string, unknown>][]) =>
+  events.map(([event, data], i) => `event: ${event}\ndata: ${JSON.stringify({ run_id: runId, seq: i + 1, ...data })}\n\n`).join('');
+
+/** A stream that stays open (after `events`) until its request is aborted, which `aborted` records. */
+function openStream(init: RequestInit | undefined, runId: string, events: [string, Record<string, unknown>][], aborted: string[]) {
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode(sseText(runId, events)));
+      init?.signal?.addEventListener('abort', () => {
+        aborted.push(runId);
+        controller.error(new DOMException('aborted', 'AbortError'));
+      });
+    },
+  });
+  return new Response(body, { headers: { 'Content-Type': 'text/event-stream' } });
+}
+
+const listRuns = vi.mocked(listRunsApiV1SessionsSessionIdRunsGet);
+const history = (...items: RunOut[]) => listRuns.mockResolvedValue({ data: { items } } as never);
+
+function mount(sessionId = S) {
+  const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+  const wrapper = ({ children }: { children: ReactNode }) => <QueryClientProvider client={qc}>{children}</QueryClientProvider>;
+  return renderHook(({ session }) => useSessionRuns(P, session), { wrapper, initialProps: { session: sessionId } });
+}
+
+beforeEach(() => {
+  vi.mocked(authFetch).mockReset();
+  listRuns.mockReset();
+});
+afterEach(() => useRunStore.setState({ runs: {}, pinned: {} }));
+
+describe('useSessionRuns', () => {
+  it('re-attaches a run the history says is still going, and closes its stream when the session goes', async () => {
+    const aborted: string[] = [];
+    history(stored('a'), stored('b', { status: 'running' }));
+    vi.mocked(authFetch).mockImplementation(async (_url, init) =>
+      openStream(init, 'b', [['step.started', { step: 1 }]], aborted),
+    );
+    const { result, unmount } = mount();
+    await waitFor(() => expect(result.current.runs.map((r) => r.view.runId)).toEqual(['a', 'b']));
+    await waitFor(() => expect(result.current.runs[1].view.steps).toHaveLength(1));
+    expect(vi.mocked(authFetch).mock.calls.map(([url]) => url)).toEqual(['/api/v1/runs/b/events']);
+    expect(result.current.active?.runId).toBe('b');
+    expect(result.current.runs[1].live).toBe(true);
+
+    unmount();
+    expect(aborted).toEqual(['b']);
+  });
+
+  it('closes the streams of a session it leaves for another', async () => {
+    const aborted: string[] = [];
+    listRuns.mockImplementation(async ({ path }) =>
+      ({ data: { items: path.session_id === S ? [stored('b', { status: 'running' })] : [] } }) as never,
+    );
+    vi.mocked(authFetch).mockImplementation(async (_url, init) => openStream(init, 'b', [], aborted));
+    const { result, rerender } = mount();
+    await waitFor(() => expect(authFetch).toHaveBeenCalledTimes(1));
+    rerender({ session: 'session-2' });
+    expect(aborted).toEqual(['b']);
+    await waitFor(() => expect(result.current.loaded).toBe(true));
+    expect(result.current.runs).toEqual([]);
+  });
+
+  it('shows a question while it starts, then its run, which stays when it finishes', async () => {
+    history();
+    let post: (r: Response) => void = () => undefined;
+    vi.mocked(authFetch).mockImplementation(() => new Promise((resolve) => (post = resolve)));
+    const { result } = mount();
+    await waitFor(() => expect(result.current.isNew).toBe(true));
+
+    act(() => result.current.ask({ query: 'Total revenue?', model: null, fileIds: ['f1'] }));
+    expect(result.current.sending).toBe('Total revenue?');
+    history(stored('c', { file_ids: ['f1'] }));
+    act(() =>
+      post(
+        new Response(
+          sseText('c', [
+            ['run.started', { query: 'Total revenue?' }],
+            ['run.finished', { status: 'succeeded', error: null, tokens_in: 1, tokens_out: 1, cost_usd: null, duration_ms: 1 }],
+          ]),
+        ),
+      ),
+    );
+    await waitFor(() => expect(result.current.sending).toBeNull());
+    await waitFor(() => expect(result.current.runs.map((r) => [r.view.runId, r.view.status])).toEqual([['c', 'succeeded']]));
+    // Finished, and held by the refetched history.
+    await waitFor(() => expect(result.current.runs[0].stored?.id).toBe('c'));
+    expect(result.current.active).toBeNull();
+    expect(vi.mocked(authFetch).mock.calls[0][0]).toBe(`/api/v1/sessions/${S}/query`);
+  });
+
+  it('keeps a refusal above the composer, and lets "busy" go once the session is idle', async () => {
+    const aborted: string[] = [];
+    history(stored('b', { status: 'running' }));
+    let finish: () => void = () => undefined;
+    vi.mocked(authFetch).mockImplementation(async (url, init) => {
+      if (String(url).endsWith('/query')) throw new ApiError(409, 'This session is still answering another question.', 'session_busy');
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(sseText('b', [['step.started', { step: 1 }]])));
+          finish = () => {
+            controller.enqueue(
+              new TextEncoder().encode(
+                'event: run.finished\ndata: ' +
+                  JSON.stringify({ run_id: 'b', seq: 2, status: 'succeeded', error: null, tokens_in: 1, tokens_out: 1, cost_usd: null, duration_ms: 1 }) +
+                  '\n\n',
+              ),
+            );
+            controller.close();
+          };
+          init?.signal?.addEventListener('abort', () => aborted.push('b'));
+        },
+      });
+      return new Response(body);
+    });
+    const { result } = mount();
+    await waitFor(() => expect(result.current.active?.runId).toBe('b'));
+    await waitFor(() => expect(result.current.runs[0].view.lastSeq).toBe(1));
+
+    act(() => result.current.ask({ query: 'Again?', model: null, fileIds: [] }));
+    await waitFor(() => expect(result.current.refusal?.code).toBe('session_busy'));
+    expect(result.current.sending).toBeNull();
+    expect(result.current.refusal?.detail).toBe('This session is still answering another question.');
+
+    history(stored('b'));
+    act(() => finish());
+    await waitFor(() => expect(result.current.active).toBeNull());
+    await waitFor(() => expect(result.current.refusal).toBeNull());
+  });
+
+  it('follows a run once the answer to its question is taken', async () => {
+    const aborted: string[] = [];
+    history(stored('w', { status: 'succeeded' }));
+    vi.mocked(answerRunApiV1RunsRunIdInputPost).mockResolvedValue({ data: stored('w', { status: 'running' }) } as never);
+    vi.mocked(authFetch).mockImplementation(async (_url, init) => openStream(init, 'w', [], aborted));
+    const { result, unmount } = mount();
+    await waitFor(() => expect(result.current.loaded).toBe(true));
+    expect(authFetch).not.toHaveBeenCalled();
+
+    await act(() => result.current.replies.answer('w', 'gross'));
+    await waitFor(() => expect(vi.mocked(authFetch).mock.calls.map(([url]) => url)).toEqual(['/api/v1/runs/w/events']));
+    unmount();
+    expect(aborted).toEqual(['w']);
+  });
+});

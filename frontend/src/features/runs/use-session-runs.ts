@@ -1,0 +1,198 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { toast } from 'sonner';
+import { cancelRunApiV1RunsRunIdCancelPost, type RunOut } from '@/client';
+import { isTerminal } from './events';
+import { replyActions, type ReplyActions } from './mutations';
+import { runKeys, runsQuery } from './queries';
+import { RUN_ERRORS, refetchStale, runErrorOf } from './run-errors';
+import { fromHistory, type RunView } from './run-reducer';
+import { useRunStore } from './run-store';
+import { SessionStreams, type Connection, type StreamListener } from './run-stream';
+
+/** One run of the session as the chat shows it. */
+export type SessionRun = {
+  view: RunView;
+  /** The run as the history has it; null for a run just asked, until the history holds it. */
+  stored: RunOut | null;
+  /** This tab has followed its stream (a finishing step folds, an answer box takes the focus). */
+  live: boolean;
+  reconnecting: boolean;
+  /** The files pinned to its question. */
+  fileIds: string[] | undefined;
+};
+
+/** What this tab knows of the session's runs beyond the history. */
+export type StreamState = {
+  /** run id → the view built from its stream. */
+  views: Record<string, RunView>;
+  /** The run this tab's last question started, shown even before the history holds it. */
+  started: string | null;
+  connection: Record<string, Connection>;
+  /** run id → the files pinned to the question this tab asked. */
+  pinned: Record<string, string[]>;
+};
+
+/**
+ * The session's runs in order: each stored run as its stream shows it once the stream has
+ * delivered an event (a run re-attached from its first event shows as stored until its replay
+ * begins, so a waiting question or code block stays in place instead of flashing away), then the
+ * run just asked if the history does not hold it yet.
+ */
+export function mergeRuns(history: RunOut[], stream: StreamState): SessionRun[] {
+  const runs: SessionRun[] = history.map((stored) => {
+    const view = stream.views[stored.id];
+    return {
+      view: view && view.lastSeq > 0 ? view : fromHistory(stored),
+      stored,
+      live: !!view,
+      reconnecting: stream.connection[stored.id] === 'reconnecting',
+      fileIds: stored.file_ids ?? stream.pinned[stored.id],
+    };
+  });
+  const started = stream.started ? stream.views[stream.started] : undefined;
+  if (started && !history.some((r) => r.id === started.runId)) {
+    runs.push({
+      view: started,
+      stored: null,
+      live: true,
+      reconnecting: stream.connection[started.runId] === 'reconnecting',
+      fileIds: stream.pinned[started.runId],
+    });
+  }
+  return runs;
+}
+
+/** Why the last question was refused, when that is worth more than a toast. */
+export type Refusal = { detail: string; code: string | null; fix?: 'budget' };
+
+export type Question = { query: string; model: string | null; fileIds: string[] };
+
+/**
+ * The one owner of a session's runs: loads the history, follows the streams of the runs still
+ * going (re-attached after a reload or when the session shows again, closed when it goes), merges
+ * both into the list the chat shows, and holds what the user does to them.
+ */
+export function useSessionRuns(projectId: string, sessionId: string) {
+  const qc = useQueryClient();
+  const history = useQuery(runsQuery(sessionId));
+  const views = useRunStore((s) => s.runs);
+  const pinned = useRunStore((s) => s.pinned);
+  const [started, setStarted] = useState<string | null>(null);
+  const [sending, setSending] = useState<string | null>(null);
+  const [connection, setConnection] = useState<Record<string, Connection>>({});
+  const [refusal, setRefusal] = useState<Refusal | null>(null);
+  const streams = useRef<SessionStreams | null>(null);
+
+  useEffect(() => {
+    const listener: StreamListener = {
+      connection: (runId, state) =>
+        setConnection((c) => {
+          if ((c[runId] ?? null) === state) return c;
+          const next = { ...c };
+          if (state) next[runId] = state;
+          else delete next[runId];
+          return next;
+        }),
+      // Until now the run showed from its stream; the history holds it from here.
+      finished: (runId) => setStarted((id) => (id === runId ? null : id)),
+    };
+    const own = new SessionStreams(sessionId, qc, listener);
+    streams.current = own;
+    return () => {
+      own.close();
+      if (streams.current === own) streams.current = null;
+      setStarted(null);
+      setSending(null);
+      setConnection({});
+      setRefusal(null);
+    };
+  }, [qc, sessionId]);
+
+  // Re-attach to any run the server says is still going (after a reload, or one started elsewhere).
+  useEffect(() => {
+    for (const run of history.data?.items ?? []) {
+      if (!isTerminal(run.status)) void streams.current?.attach(run.id);
+    }
+  }, [history.data, sessionId]);
+
+  const runs = useMemo(
+    () => mergeRuns(history.data?.items ?? [], { views, started, connection, pinned }),
+    [history.data, views, started, connection, pinned],
+  );
+  const active = runs.find((r) => !isTerminal(r.view.status))?.view ?? null;
+
+  // "This session is busy" stands until the run it was about has ended.
+  const activeId = active?.runId ?? null;
+  const busyWith = useRef<string | null>(null);
+  useEffect(() => {
+    if (activeId) busyWith.current = activeId;
+    else if (busyWith.current) {
+      busyWith.current = null;
+      setRefusal((r) => (r?.code && RUN_ERRORS[r.code]?.untilIdle ? null : r));
+    }
+  }, [activeId]);
+
+  const ask = useCallback(
+    ({ query, model, fileIds }: Question) => {
+      const own = streams.current;
+      if (!own) return;
+      setRefusal(null);
+      setSending(query);
+      let runId: string | null = null;
+      own
+        .ask({ query, model, file_ids: fileIds.length ? fileIds : undefined }, (id) => {
+          runId = id;
+          setStarted(id);
+          setSending(null);
+        })
+        .then(
+          () => {
+            if (!runId) setSending(null);
+          },
+          (e: unknown) => {
+            setSending(null);
+            const error = runErrorOf(e);
+            refetchStale(qc, error, { projectId, sessionId });
+            if (error.show === 'refusal') setRefusal({ detail: error.message(''), code: error.code, fix: error.fix });
+            else if (error.show === 'default') toast.error(error.message('Could not send the question.'));
+          },
+        );
+    },
+    [qc, projectId, sessionId],
+  );
+
+  const cancel = useMutation({
+    mutationFn: async (runId: string) => (await cancelRunApiV1RunsRunIdCancelPost({ path: { run_id: runId } })).data!,
+  });
+
+  // A reply taken (or no longer awaited) lets the run go on: follow its stream, refetch its history.
+  const replies: ReplyActions = useMemo(
+    () =>
+      replyActions((runId) => {
+        void streams.current?.attach(runId);
+        void qc.invalidateQueries({ queryKey: runKeys.session(sessionId) });
+      }),
+    [qc, sessionId],
+  );
+
+  return {
+    /** The history is loading for the first time. */
+    loading: history.isLoading,
+    /** The history has loaded: `runs` holds every run of the session. */
+    loaded: !!history.data,
+    /** The session has no stored run yet (its first question will name it). */
+    isNew: history.data?.items.length === 0,
+    runs,
+    /** The question just sent, until its run starts (or it is refused). */
+    sending,
+    /** The run going on (or waiting for the user), if any. */
+    active,
+    refusal,
+    ask,
+    stop: cancel.mutate,
+    /** The run a Stop was sent for, until the server took it. */
+    stopping: cancel.isPending ? (cancel.variables ?? null) : null,
+    replies,
+  };
+}
