@@ -12,8 +12,6 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.files.preview import PreviewError
-
 log = logging.getLogger(__name__)
 
 # Seconds a client is asked to wait before trying again after a 503 of a backing service.
@@ -39,6 +37,18 @@ class AppError(Exception):
             self.code = code  # type: ignore[misc]
         if status is not None:
             self.status = status  # type: ignore[misc]
+
+
+class DomainError(Exception):
+    """A refusal decided below the API (a run's admission, its budget, its model): a
+    sentence for the user and a machine code. The API gives each kind its status
+    (app.api.errors); the domain knows nothing of HTTP."""
+
+    def __init__(self, detail: str, *, code: str, retry_after: int | None = None):
+        super().__init__(detail)
+        self.detail = detail
+        self.code = code
+        self.retry_after = retry_after
 
 
 class BadRequest(AppError):
@@ -118,10 +128,6 @@ def install_error_handlers(app: FastAPI) -> None:
         errors = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
         body = error_body(_validation_sentence(exc), "validation_error", errors=errors)
         return JSONResponse(body, 422)
-
-    @app.exception_handler(PreviewError)
-    async def _preview(_: Request, exc: PreviewError) -> JSONResponse:
-        return JSONResponse(error_body(str(exc), exc.code), exc.status)
 
     @app.exception_handler(DBAPIError)
     async def _database(request: Request, exc: DBAPIError) -> JSONResponse:

@@ -174,10 +174,10 @@ def _is_worker(process: psutil.Process) -> bool:
     if process.name() == "bwrap":
         return False
     command = " ".join(process.cmdline())
-    if "app.sandbox.worker" in command:
-        return True
-    parent = process.parent()
-    return "app.sandbox.zygote" in command and parent is not None and parent.name() != "bwrap"
+    if "app.sandbox.worker.zygote" in command:
+        parent = process.parent()
+        return parent is not None and parent.name() != "bwrap"
+    return "app.sandbox.worker" in command
 
 
 async def one_run(client: httpx.AsyncClient, token: str, session_id: str) -> dict[str, Any]:

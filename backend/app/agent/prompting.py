@@ -71,7 +71,7 @@ class Variables:
     """The variables earlier questions left in the session's sandbox.
 
     Each entry is described by the backend from validated names, types and shapes (see
-    app.sandbox.snapshot), so none is free text.
+    app.sandbox.snapshot_format), so none is free text.
 
     Attributes:
         defined: What the code can use now, e.g. "df (DataFrame, 1,000 rows, 5 columns)".

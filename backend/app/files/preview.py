@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 from openpyxl.reader.excel import ExcelReader
 from openpyxl.utils.cell import range_boundaries
 
+from app.errors import AppError
 from app.files.detect import Detected, convert_comma_numbers, convert_dates, uses_decimal_comma
 
 TabularKind = Literal["csv", "excel", "parquet", "json", "jsonl"]
@@ -103,7 +104,7 @@ class Preview:
         }
 
 
-class PreviewError(Exception):
+class PreviewError(AppError):
     """A preview failure the API reports as `status` with `code` and a sentence naming the file."""
 
     status = 422

@@ -1,7 +1,7 @@
 """The backend's side of session snapshots: object storage and the workspace's copy.
 
 The worker writes a snapshot of the session's variables into the workspace's snapshot
-folder at the end of a run (`app.sandbox.snapshot`). Here its files are stored as one
+folder at the end of a run (`app.sandbox.worker.snapshot`). Here its files are stored as one
 object, their bytes one after the other, under a new *generation*
 (`sessions/<id>/snapshots/<generation>`); the session row records the generation, the
 files' names and sizes in that order, and what the snapshot holds; then the previous

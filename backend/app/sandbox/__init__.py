@@ -7,13 +7,17 @@ step enforced by killing the worker). The worker is started by the backend itsel
 sandbox service (`service.py`), through a `WorkerLauncher`; the backend talks to it through
 `SandboxWorker`, and the agent through `SandboxExecutor`.
 
-This package must not import the rest of the backend: only `app/sandbox` is visible inside
-the sandbox. The rest of the backend imports the sandbox from here (and from `interface`
-and `protocol`, which both sides share), never from the modules behind it.
+Two rooms by trust. `worker/` runs inside the sandbox and is given nothing but itself and
+the modules both sides share (`interface`, `protocol`, `layout`, `snapshot_format`; see
+`isolation.INSIDE`); the other modules here are the host's (the backend's and the sandbox
+service's), and read everything a worker sends as hostile. tests/test_import_rules.py
+holds the inside room to its imports.
+
+This package imports nothing else of the backend. The rest of the backend imports the
+sandbox from here (and from `interface` and `protocol`), never from the modules behind it.
 """
 
 from app.sandbox import hostfs
-from app.sandbox.capture import BOOKKEEPING_DIR
 from app.sandbox.client import SandboxError, SandboxStepError, SandboxWorker, prepare_sandbox
 from app.sandbox.interface import (
     DEFAULT_AUTHORIZED_IMPORTS,
@@ -26,7 +30,8 @@ from app.sandbox.interface import (
     StepResult,
     UserQuestion,
 )
-from app.sandbox.snapshot import SNAPSHOT_DIR, RestoreReport, SnapshotReport
+from app.sandbox.layout import BOOKKEEPING_DIR
+from app.sandbox.snapshot_format import SNAPSHOT_DIR, RestoreReport, SnapshotReport
 from app.sandbox.spawn import (
     LocalLauncher,
     SandboxUnavailable,

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, get_args
 
 from app.sandbox import hostfs
-from app.sandbox.capture import cap_text
 from app.sandbox.interface import (
     DEFAULT_AUTHORIZED_IMPORTS,
     QUESTION_CHARS,
@@ -28,12 +27,12 @@ from app.sandbox.interface import (
     ArtifactKind,
     SandboxLimits,
     StepResult,
+    cap_text,
 )
-from app.sandbox.protocol import Message
+from app.sandbox.protocol import MAX_REFUSALS, PROTOCOL_VIOLATION, REFUSAL_CHARS, Message
 from app.sandbox.runtime_cache import runtime_cache
-from app.sandbox.snapshot import MANIFEST, SNAPSHOT_DIR, RestoreReport, SnapshotReport
+from app.sandbox.snapshot_format import MANIFEST, SNAPSHOT_DIR, RestoreReport, SnapshotReport
 from app.sandbox.spawn import LocalLauncher, SandboxUnavailable, ServiceLauncher, WorkerLauncher
-from app.sandbox.supervisor import MAX_REFUSALS, PROTOCOL_VIOLATION, REFUSAL_CHARS
 from app.sandbox.transport import WorkerChannel
 
 logger = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""The backend's side of the fork server (zygote.py): start it, ask it for workers.
+"""The backend's side of the fork server (worker/zygote.py): start it, ask it for workers.
 
 One fork server serves one workspaces folder. It is started on the first request and
 again after it died; a request that it cannot answer raises `ForkServerError`, and the
@@ -22,6 +22,7 @@ from pathlib import Path
 from app.sandbox.isolation import Isolation, build_fork_server_launch
 from app.sandbox.protocol import FrameReader, Message, write_message
 from app.sandbox.runtime_cache import RuntimeCache
+from app.sandbox.spawner import spawner
 from app.sandbox.transport import WRITERS_GONE_SECONDS, Exit, kill_group, read_frame
 
 logger = logging.getLogger(__name__)
@@ -31,7 +32,7 @@ START_TIMEOUT_SECONDS = 180.0
 # From a request to the new worker's pidfd (a fork and a few mounts).
 SPAWN_TIMEOUT_SECONDS = 30.0
 STATUS_TIMEOUT_SECONDS = 5.0
-# Names the fork server's end of the control socket (zygote.py reads it).
+# Names the fork server's end of the control socket (worker/zygote.py reads it).
 CONTROL_FD_VARIABLE = "WORKBENCH_CONTROL_FD"
 
 
@@ -210,8 +211,6 @@ class ForkServer:
                 "the sandbox fork server ended (%s); starting a new one", self._process.returncode
             )
             self._stop_locked()
-        from app.sandbox.spawn import spawner  # spawn.py imports this module
-
         self.workspaces.mkdir(parents=True, exist_ok=True)
         cache = self._cache
         launch = build_fork_server_launch(

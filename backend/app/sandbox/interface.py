@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 ArtifactKind = Literal["plotly", "image", "table", "file"]
 
@@ -189,3 +189,32 @@ class StepResult:
     timed_out: bool = False
     crashed: bool = False
     question: str | None = None
+
+
+def cap_text(text: str, limit: int) -> str:
+    """Keep the head and the tail of a text so that the result has at most `limit` characters.
+
+    Args:
+        text: The text to cap.
+        limit: Maximum length of the result.
+
+    Returns:
+        The text itself, or its head and tail around a line saying how much was cut.
+    """
+    if len(text) <= limit:
+        return text
+    return join_head_tail(text, text, limit, lambda kept: f"{len(text) - kept} characters")
+
+
+def join_head_tail(head: str, tail: str, limit: int, describe_cut: Any) -> str:
+    # The marker's length depends on the number it carries; size it for the largest number.
+    widest = f"\n[... {describe_cut(0)} of output cut ...]\n"
+    budget = max(limit - len(widest), 0)
+    keep_head = budget // 2
+    keep_tail = budget - keep_head
+    kept_head = head[:keep_head]
+    kept_tail = tail[len(tail) - keep_tail :] if keep_tail else ""
+    return (
+        f"{kept_head}\n[... {describe_cut(len(kept_head) + len(kept_tail))} of output cut ...]\n"
+        f"{kept_tail}"
+    )

@@ -9,14 +9,10 @@ same resource limits and, where `unshare` allows, no network.
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import logging
 import os
-import re
-import resource
 import shutil
-import site
 import subprocess
 import sys
 import tempfile
@@ -24,23 +20,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from app.sandbox.layout import (
+    CACHE_INSIDE,
+    LIBRARY_INSIDE,
+    OUTPUT_INSIDE,
+    OUTPUT_MB,
+    SANDBOX_UID,
+    WORKSPACE_INSIDE,
+    WORKSPACES_INSIDE,
+    python_roots,
+)
+
 logger = logging.getLogger(__name__)
 
 Mechanism = Literal["bubblewrap", "rlimits"]
 Policy = Literal["required", "none"]
 
-# Inside the bubblewrap sandbox.
-WORKSPACE_INSIDE = "/workspace"
-# A workspace is named by its folder only (a session id, or spare-<hex>).
-WORKSPACE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-# The fork server's view of every session's workspace folder (see zygote.py).
-WORKSPACES_INSIDE = "/run/workbench-workspaces"
-LIBRARY_INSIDE = "/opt/workbench/lib"
-CACHE_INSIDE = "/opt/workbench/cache"
-SANDBOX_UID = 65534  # "nobody"
-OUTPUT_INSIDE = "/run/workbench-output"
-OUTPUT_MB = 16
 PACKAGE_DIR = Path(__file__).resolve().parent
+# What a worker is given of this package: its own room and the modules both sides share
+# (app/sandbox/worker/__init__.py). The host's modules are not there to import.
+INSIDE = ("worker", "interface.py", "protocol.py", "layout.py", "snapshot_format.py")
 PROBE_TIMEOUT_SECONDS = 30.0
 FIND_PACKAGE = (
     "import importlib.util, sys; sys.exit(importlib.util.find_spec('app.sandbox') is None)"
@@ -81,31 +80,6 @@ class Launch:
     env: dict[str, str]
     cwd: Path
     scratch: Path | None  # a host folder to delete when the worker is gone ("rlimits")
-
-
-def python_roots() -> list[str]:
-    """Folders that hold the Python runtime: base installation, venv, site-packages.
-
-    Returns:
-        Distinct absolute paths, none inside another, outside /usr (mounted whole anyway).
-    """
-    candidates = {
-        sys.base_prefix,
-        sys.base_exec_prefix,
-        sys.prefix,
-        sys.exec_prefix,
-        *site.getsitepackages(),
-    }
-    roots: list[str] = []
-    for candidate in sorted({os.path.realpath(p) for p in candidates} | candidates, key=len):
-        if not os.path.isdir(candidate) or candidate in ("/", "/usr"):
-            continue
-        if any(candidate == r or candidate.startswith(r.rstrip("/") + "/") for r in roots):
-            continue
-        if candidate.startswith("/usr/"):
-            continue
-        roots.append(candidate)
-    return roots
 
 
 def thread_count() -> str:
@@ -209,7 +183,9 @@ def bwrap_argv(
     else:
         argv += ["--tmpfs", "/tmp", "--tmpfs", OUTPUT_INSIDE]
     argv += _runtime_mounts()
-    argv += ["--ro-bind", str(PACKAGE_DIR), f"{LIBRARY_INSIDE}/app/sandbox"]
+    argv += ["--dir", f"{LIBRARY_INSIDE}/app/sandbox"]
+    for name in INSIDE:
+        argv += ["--ro-bind", str(PACKAGE_DIR / name), f"{LIBRARY_INSIDE}/app/sandbox/{name}"]
     if cache is not None:
         argv += ["--ro-bind", str(cache), CACHE_INSIDE]
     if workspace is not None:
@@ -503,7 +479,7 @@ def _environment_inside(cache: Path | None, pycache: bool) -> dict[str, str]:
 def build_fork_server_launch(
     isolation: Isolation, workspaces: Path, cache: Path | None, pycache: bool
 ) -> Launch:
-    """The command and environment of the fork server (zygote.py) for a workspaces folder.
+    """The command and environment of the fork server (worker/zygote.py) for a workspaces folder.
 
     The same sandbox as a worker's, but with every workspace bound (its forked workers each
     keep only their own) and without bwrap's --disable-userns: the workers' isolation is
@@ -522,7 +498,7 @@ def build_fork_server_launch(
         raise RuntimeError("the fork server needs bubblewrap")
     env = _environment_inside(cache, pycache)
     options = _fork_server_options(isolation.bwrap_options)
-    command = [sys.executable, "-m", "app.sandbox.zygote"]
+    command = [sys.executable, "-m", "app.sandbox.worker.zygote"]
     argv = bwrap_argv(
         isolation.bwrap, options, None, cache, command, (16, 1), workspaces=workspaces
     )
@@ -535,8 +511,8 @@ def _fork_server_options(worker_options: tuple[str, ...]) -> tuple[str, ...]:
     - No --disable-userns: the workers' isolation is made of user namespaces it creates.
     - No --uid/--gid: a change of uid makes bwrap nest a second user namespace, in which no
       capability reaches the mounts; the fork server's workers are `SANDBOX_UID` in
-      namespaces of their own instead (zygote.py maps it).
-    - CAP_SYS_ADMIN, only to take bwrap's covers off its /proc at start (zygote.py drops
+      namespaces of their own instead (worker/zygote.py maps it).
+    - CAP_SYS_ADMIN, only to take bwrap's covers off its /proc at start (worker/zygote.py drops
       it at once): a /proc with covers on it bars every worker from a /proc of its own.
     - CAP_SETFCAP, kept by the fork server: where its uid is 0 (the backend runs as root),
       mapping that uid into a worker's namespace needs it.
@@ -554,9 +530,11 @@ def _fork_server_options(worker_options: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def link_package(folder: Path) -> Path:
-    """Make `folder/lib/app/sandbox` point at this package, so that only it is importable.
+    """Make `folder/lib/app/sandbox` hold what a worker is given of this package (`INSIDE`),
+    so that only that is importable.
 
-    `app` stays a namespace package there: the rest of the backend is not on the path.
+    `app` and `app.sandbox` are namespace packages there: the rest of the backend, and the
+    host's side of the sandbox, are not on the path.
 
     Args:
         folder: A private folder.
@@ -565,77 +543,8 @@ def link_package(folder: Path) -> Path:
         The folder to put on PYTHONPATH.
     """
     library = folder / "lib"
-    (library / "app").mkdir(parents=True, exist_ok=True)
-    (library / "app" / "sandbox").symlink_to(PACKAGE_DIR, target_is_directory=True)
+    package = library / "app" / "sandbox"
+    package.mkdir(parents=True, exist_ok=True)
+    for name in INSIDE:
+        (package / name).symlink_to(PACKAGE_DIR / name, target_is_directory=name == "worker")
     return library
-
-
-# <linux/prctl.h>
-PR_SET_PDEATHSIG = 1
-PR_SET_DUMPABLE = 4
-
-
-def prctl(option: int, value: int) -> None:
-    """prctl(2) on the calling process (the worker and the fork server set their own).
-
-    Raises:
-        OSError: The kernel refused it.
-    """
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0) != 0:
-        number = ctypes.get_errno()
-        raise OSError(number, f"prctl {option}: {os.strerror(number)}")
-
-
-def apply_rlimits(
-    *,
-    memory_mb: int,
-    cpu_seconds: int,
-    file_size_mb: int,
-    max_processes: int,
-    own_user_namespace: bool,
-) -> None:
-    """Limit the calling process (the worker calls this first thing, before any import).
-
-    Soft and hard limits are both lowered, so code in the worker cannot raise them again.
-
-    Args:
-        memory_mb: RLIMIT_AS in MB.
-        cpu_seconds: RLIMIT_CPU; the kernel sends SIGXCPU when it is used up.
-        file_size_mb: RLIMIT_FSIZE in MB.
-        max_processes: RLIMIT_NPROC (processes and threads).
-        own_user_namespace: Whether the worker has its own user namespace. Without one the
-            kernel counts every process of the backend's user, so the limit is set that
-            many above the current count.
-    """
-    mb = 1 << 20
-    _lower(resource.RLIMIT_AS, memory_mb * mb)
-    # The hard limit a little higher: SIGXCPU at the soft limit, SIGKILL at the hard one.
-    _lower(resource.RLIMIT_CPU, cpu_seconds, cpu_seconds + 5)
-    _lower(resource.RLIMIT_FSIZE, file_size_mb * mb)
-    # A core file of a crashed worker would land in the user's workspace.
-    _lower(resource.RLIMIT_CORE, 0)
-    existing = 0 if own_user_namespace else _tasks_of_user(os.getuid())
-    _lower(resource.RLIMIT_NPROC, existing + max_processes)
-
-
-def _lower(which: int, soft: int, hard: int | None = None) -> None:
-    hard = soft if hard is None else hard
-    current_hard = resource.getrlimit(which)[1]
-    if current_hard != resource.RLIM_INFINITY:
-        hard = min(hard, current_hard)
-        soft = min(soft, hard)
-    resource.setrlimit(which, (soft, hard))
-
-
-def _tasks_of_user(uid: int) -> int:
-    count = 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            if entry.stat().st_uid == uid:
-                count += len(os.listdir(f"{entry.path}/task"))
-        except OSError:
-            continue
-    return count

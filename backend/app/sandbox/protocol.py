@@ -7,11 +7,13 @@ prints can corrupt a frame.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import selectors
 import struct
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 HEADER = struct.Struct(">I")
@@ -23,6 +25,12 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 MAX_REPLY_BYTES = 2 * 1024 * 1024
 
 Message = dict[str, Any]
+
+# The worker's exit status when its runner broke the protocol (the backend says so).
+PROTOCOL_VIOLATION = 86
+# What a step's result may carry of the refusals its code met: how many, how long each.
+MAX_REFUSALS = 10
+REFUSAL_CHARS = 300
 
 
 class ProtocolError(RuntimeError):
@@ -164,3 +172,36 @@ class FrameReader:
     def close(self) -> None:
         """Release the selector (the pipe itself belongs to the caller)."""
         self._selector.close()
+
+
+@dataclass(frozen=True)
+class SeccompFilter:
+    """The system-call filter the host compiled (`app/sandbox/seccomp.py`), as the worker's
+    configure message carries it: the quiet and the reporting program, and what each
+    reported call is."""
+
+    quiet: bytes
+    reporting: bytes
+    # Each reported call by its number: what it is ("clone (a new process)") and the error
+    # number it answers.
+    calls: dict[int, tuple[str, int]] = field(default_factory=dict)
+
+    def to_config(self) -> dict[str, object]:
+        """The filter as the worker's configure message carries it."""
+        return {
+            "quiet": base64.b64encode(self.quiet).decode("ascii"),
+            "reporting": base64.b64encode(self.reporting).decode("ascii"),
+            "calls": {str(number): list(call) for number, call in self.calls.items()},
+        }
+
+    @classmethod
+    def from_config(cls, config: object) -> SeccompFilter | None:
+        """The filter from a configure message (None: the worker runs without one)."""
+        if not isinstance(config, dict):
+            return None
+        calls = config.get("calls") or {}
+        return cls(
+            base64.b64decode(config["quiet"]),
+            base64.b64decode(config["reporting"]),
+            {int(number): (str(label), int(error)) for number, (label, error) in calls.items()},
+        )

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.sandbox.isolation import link_package, worker_environment
+from app.sandbox.worker.modules import STARTUP_MODULES, WARM_MODULES
 
 logger = logging.getLogger(__name__)
 
@@ -35,44 +36,6 @@ READY_MARKER = "ready"
 CACHE_FORMAT = 2
 # Caches of other runtimes (older package sets) unused this long are removed.
 STALE_SECONDS = 7 * 24 * 3600
-
-# Pre-imported so that the first step is fast; the runtime cache compiles them.
-STARTUP_MODULES = (
-    "numpy",
-    "pandas",
-    "matplotlib.pyplot",
-    "plotly.graph_objects",
-    "plotly.io",
-    "plotly.express",
-)
-# What pandas and pyarrow import on first use, not with pandas: Arrow-backed strings (every
-# CSV with text columns) and every snapshot's trip to and from Parquet. Pre-imported too (a
-# worker would otherwise load them in its first run); imported only, never used: pyarrow's
-# first use reserves over a gigabyte of address space, which RLIMIT_AS counts.
-FIRST_USE_MODULES = (
-    "pyarrow.parquet",
-    "pyarrow.pandas_compat",
-    "pyarrow.vendored.version",
-    "pandas.core.arrays.arrow.extension_types",
-)
-# Compiled into the runtime cache too (imported by steps, not at start-up).
-WARM_MODULES = (
-    "scipy",
-    "scipy.stats",
-    "sklearn",
-    "sklearn.linear_model",
-    "sklearn.ensemble",
-    "sklearn.model_selection",
-    "sklearn.preprocessing",
-    "sklearn.metrics",
-    "sklearn.cluster",
-    "sklearn.decomposition",
-    "statsmodels.api",
-    "statsmodels.formula.api",
-    "seaborn",
-    "pyarrow.parquet",
-    "openpyxl",
-)
 
 
 @dataclass(frozen=True)

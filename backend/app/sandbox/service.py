@@ -39,7 +39,8 @@ from typing import Any, cast
 
 from app.sandbox.forkserver import ForkedChannel
 from app.sandbox.interface import SandboxLimits
-from app.sandbox.isolation import WORKSPACE_NAME, Policy
+from app.sandbox.isolation import Policy
+from app.sandbox.layout import WORKSPACE_NAME
 from app.sandbox.protocol import (
     HEADER,
     FrameReader,

@@ -11,22 +11,22 @@ from __future__ import annotations
 import functools
 import logging
 import math
-import queue
 import shutil
 import socket
 import subprocess
 import threading
 import time
-from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from app.sandbox.forkserver import ForkedChannel, ForkServer, ForkServerError
 from app.sandbox.interface import SandboxLimits, SandboxStatus
-from app.sandbox.isolation import WORKSPACE_NAME, Isolation, Policy, build_launch, probe
-from app.sandbox.protocol import FrameReader, Message, ProtocolError, write_message
+from app.sandbox.isolation import Isolation, Policy, build_launch, probe
+from app.sandbox.layout import WORKSPACE_NAME
+from app.sandbox.protocol import FrameReader, Message, ProtocolError, SeccompFilter, write_message
 from app.sandbox.runtime_cache import runtime_cache
-from app.sandbox.seccomp import Filter, SeccompUnavailable, compiled, denied_calls
+from app.sandbox.seccomp import SeccompUnavailable, compiled, denied_calls
+from app.sandbox.spawner import spawner
 from app.sandbox.transport import ProcessChannel, SocketChannel, WorkerChannel
 
 logger = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ class WorkerLauncher(Protocol):
     def status(self) -> SandboxStatus:
         """Whether and how analysis code can run (blocking, cheap after the first call)."""
 
-    def seccomp_filter(self) -> Filter | None:
+    def seccomp_filter(self) -> SeccompFilter | None:
         """The system-call filter the worker installs, if there is one."""
 
     def launch(self, workspace: Path, limits: SandboxLimits) -> WorkerChannel:
@@ -65,46 +65,6 @@ class WorkerLauncher(Protocol):
 
     def close(self) -> None:
         """Release what the launcher keeps between launches (blocking)."""
-
-
-class _Spawner:
-    """Starts worker processes from one thread that lives as long as the process.
-
-    bubblewrap's --die-with-parent (PR_SET_PDEATHSIG) fires when the *thread* that started
-    it exits, not the process: a worker started from a request's or a thread pool's thread
-    would die with that thread. The spawner thread ends only with the process, which is
-    exactly when workers must go.
-    """
-
-    def __init__(self) -> None:
-        self._requests: queue.SimpleQueue[tuple[dict[str, Any], Future[Any]]]
-        self._requests = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-
-    def popen(self, **kwargs: Any) -> subprocess.Popen[bytes]:
-        """subprocess.Popen(**kwargs), called on the spawner thread."""
-        with self._lock:
-            # Not alive after a fork of the process: the child needs a spawner of its own.
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(
-                    target=self._serve, name="sandbox-spawner", daemon=True
-                )
-                self._thread.start()
-        future: Future[subprocess.Popen[bytes]] = Future()
-        self._requests.put((kwargs, future))
-        return future.result()
-
-    def _serve(self) -> None:
-        while True:
-            kwargs, future = self._requests.get()
-            try:
-                future.set_result(subprocess.Popen(**kwargs))
-            except BaseException as exc:
-                future.set_exception(exc)
-
-
-spawner = _Spawner()
 
 
 class LocalLauncher:
@@ -136,7 +96,7 @@ class LocalLauncher:
         """The probe's outcome (cached per process)."""
         return probe(self.policy, self.bwrap)
 
-    def seccomp_filter(self) -> Filter | None:
+    def seccomp_filter(self) -> SeccompFilter | None:
         try:
             return compiled()
         except SeccompUnavailable:
@@ -274,7 +234,7 @@ class ServiceLauncher:
         self._status: tuple[float, SandboxStatus] | None = None
         self._lock = threading.Lock()
 
-    def seccomp_filter(self) -> Filter | None:
+    def seccomp_filter(self) -> SeccompFilter | None:
         try:
             return compiled()
         except SeccompUnavailable:

@@ -20,7 +20,8 @@ from app.sandbox.runtime_cache import runtime_cache
 TYPICAL_RUN = """
 import io, json, sys, tempfile
 from pathlib import Path
-from app.sandbox import snapshot, worker
+from app.sandbox.worker import session as worker
+from app.sandbox.worker import snapshot
 worker.preload()
 before = set(sys.modules)
 import pandas as pd

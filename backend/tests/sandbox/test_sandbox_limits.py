@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.sandbox import SandboxLimits, SandboxWorker
-from app.sandbox.worker import WORKER_NICENESS
+from app.sandbox.worker.session import WORKER_NICENESS
 from tests.support.launch_modes import LAUNCH_MODES, worker_started
 
 STEP_TIMEOUT = 2.0

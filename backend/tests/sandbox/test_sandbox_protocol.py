@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from app.sandbox.capture import cap_text
+from app.sandbox.interface import cap_text
 from app.sandbox.protocol import FrameReader, ProtocolError, encode, read_message, write_message
 
 

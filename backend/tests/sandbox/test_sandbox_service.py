@@ -55,7 +55,7 @@ def workers_of(service: SandboxServiceProcess) -> list[psutil.Process]:
             parent = process.parent()
             if process.name() == "bwrap":
                 continue
-            fork_server = "app.sandbox.zygote" in " ".join(process.cmdline())
+            fork_server = "app.sandbox.worker.zygote" in " ".join(process.cmdline())
             if fork_server and parent is not None and parent.name() == "bwrap":
                 continue
         except psutil.NoSuchProcess:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from app.sandbox import SandboxLimits, SandboxWorker, StepResult
-from app.sandbox.snapshot import MANIFEST, SNAPSHOT_DIR, RestoreReport, SnapshotReport
+from app.sandbox.snapshot_format import MANIFEST, SNAPSHOT_DIR, RestoreReport, SnapshotReport
 
 BUDGET = 1 << 30
 

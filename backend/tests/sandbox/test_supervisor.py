@@ -1,5 +1,5 @@
 """The worker's supervisor: the code never holds the backend's channel, and what it writes
-to the supervisor's is held to one bounded reply per request (see app/sandbox/supervisor.py).
+to the supervisor's is held to one bounded reply per request (see app/sandbox/worker/supervisor.py).
 
 Each test runs its code in a real worker (bubblewrap, forked by the fork server) through
 SandboxWorker, and asserts what the backend and the agent are told.

@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from app.sandbox.interface import PLOTLY_MIME
+from app.sandbox.interface import PLOTLY_MIME, cap_text, join_head_tail
+from app.sandbox.layout import BOOKKEEPING_DIR
 
 # Hidden folder of the workspace for the worker's own files; never reported as written.
-BOOKKEEPING_DIR = ".workbench"
 IMAGE_MIMES = {
     ".png": "image/png",
     ".svg": "image/svg+xml",
@@ -33,35 +33,6 @@ TABLE_PREVIEW_ROWS = 1000
 MAX_WRITTEN_FILES = 50
 
 WorkspaceListing = dict[str, tuple[int, int]]
-
-
-def cap_text(text: str, limit: int) -> str:
-    """Keep the head and the tail of a text so that the result has at most `limit` characters.
-
-    Args:
-        text: The text to cap.
-        limit: Maximum length of the result.
-
-    Returns:
-        The text itself, or its head and tail around a line saying how much was cut.
-    """
-    if len(text) <= limit:
-        return text
-    return _join_head_tail(text, text, limit, lambda kept: f"{len(text) - kept} characters")
-
-
-def _join_head_tail(head: str, tail: str, limit: int, describe_cut: Any) -> str:
-    # The marker's length depends on the number it carries; size it for the largest number.
-    widest = f"\n[... {describe_cut(0)} of output cut ...]\n"
-    budget = max(limit - len(widest), 0)
-    keep_head = budget // 2
-    keep_tail = budget - keep_head
-    kept_head = head[:keep_head]
-    kept_tail = tail[len(tail) - keep_tail :] if keep_tail else ""
-    return (
-        f"{kept_head}\n[... {describe_cut(len(kept_head) + len(kept_tail))} of output cut ...]\n"
-        f"{kept_tail}"
-    )
 
 
 class _FdWriter(io.TextIOBase):
@@ -128,7 +99,7 @@ class OutputCapture:
             window = 2 * limit
             head = os.pread(self._fd, window, 0).decode("utf-8", "replace")
             tail = os.pread(self._fd, window, size - window).decode("utf-8", "replace")
-            text = _join_head_tail(
+            text = join_head_tail(
                 head,
                 tail,
                 limit,

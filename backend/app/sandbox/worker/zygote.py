@@ -57,18 +57,16 @@ import time
 import traceback
 from typing import Any
 
-from app.sandbox.isolation import (
+from app.sandbox.layout import (
     OUTPUT_INSIDE,
     OUTPUT_MB,
-    PR_SET_DUMPABLE,
-    PR_SET_PDEATHSIG,
     SANDBOX_UID,
     WORKSPACE_INSIDE,
     WORKSPACE_NAME,
     WORKSPACES_INSIDE,
-    prctl,
     python_roots,
 )
+from app.sandbox.worker.lockdown import PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl
 
 KEEPER_FAILED = 70
 FD_BYTES = array.array("i").itemsize
@@ -278,7 +276,7 @@ def _only_descriptors(keep: set[int]) -> None:
 
 def _become_worker(channel: int, started: float) -> int:
     """The worker: shed what is left and serve the backend."""
-    from app.sandbox import worker
+    from app.sandbox.worker import main as worker
 
     os.chdir(WORKSPACE_INSIDE)
     numpy = sys.modules.get("numpy")
@@ -386,10 +384,10 @@ def main() -> int:
     _uncover_proc()
     _drop_capabilities(keep=1 << CAP_SETFCAP)
     control = socket.socket(fileno=int(os.environ.pop("WORKBENCH_CONTROL_FD")))
-    from app.sandbox import worker
+    from app.sandbox.worker import session
 
-    worker.preload()
-    worker.warm_safe_modules()
+    session.preload()
+    session.warm_safe_modules()
     reason = _self_test()
     if reason is not None:
         control.send(json.dumps({"type": "unusable", "error": reason}).encode())

@@ -35,19 +35,19 @@ import select
 import signal
 from typing import Any
 
-from app.sandbox.isolation import PR_SET_DUMPABLE, prctl
 from app.sandbox.protocol import (
+    MAX_REFUSALS,
     MAX_REPLY_BYTES,
+    PROTOCOL_VIOLATION,
+    REFUSAL_CHARS,
     FrameReader,
     Message,
     ProtocolError,
     read_message,
     write_message,
 )
-from app.sandbox.seccomp import Listener
+from app.sandbox.worker.lockdown import PR_SET_DUMPABLE, Listener, prctl
 
-# The worker's exit status when its runner broke the protocol (the backend says so).
-PROTOCOL_VIOLATION = 86
 # What each request may be answered with.
 REPLIES: dict[str, frozenset[str]] = {
     "run": frozenset({"result"}),
@@ -56,9 +56,6 @@ REPLIES: dict[str, frozenset[str]] = {
     "restore": frozenset({"restored", "failed"}),
 }
 STARTED = frozenset({"ready", "fatal"})
-# Refusals kept per step, and the characters of each.
-MAX_REFUSALS = 10
-REFUSAL_CHARS = 300
 
 
 class Violation(Exception):
