@@ -178,6 +178,23 @@ describe('useSessionRuns', () => {
     expect(vi.mocked(authFetch).mock.calls[0][0]).toBe(`/api/v1/sessions/${S}/query`);
   });
 
+  it('refetches the history once a question has its run, so the session shows it when it comes back', async () => {
+    const aborted: string[] = [];
+    history();
+    vi.mocked(authFetch).mockImplementation(async (_url, init) => openStream(init, 'c', [['run.started', { query: 'Slow?' }]], aborted));
+    const { result, unmount } = mount();
+    await waitFor(() => expect(result.current.loaded).toBe(true));
+    expect(listRuns).toHaveBeenCalledTimes(1);
+    history(stored('c', { status: 'running' }));
+    act(() => result.current.ask({ query: 'Slow?', model: null, fileIds: [] }));
+    await waitFor(() => expect(listRuns).toHaveBeenCalledTimes(2));
+    await waitFor(() => expect(result.current.runs.map((r) => [r.view.runId, r.stored?.status])).toEqual([['c', 'running']]));
+    // Already followed by the question's own stream: not attached a second time.
+    expect(authFetch).toHaveBeenCalledTimes(1);
+    unmount();
+    expect(aborted).toEqual(['c']);
+  });
+
   it('keeps a refusal above the composer, and lets "busy" go once the session is idle', async () => {
     const aborted: string[] = [];
     history(stored('b', { status: 'running' }));

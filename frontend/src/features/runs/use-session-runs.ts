@@ -145,6 +145,8 @@ export function useSessionRuns(projectId: string, sessionId: string) {
           runId = id;
           setStarted(id);
           setSending(null);
+          // The history must hold the run if the session shows again while it goes: leaving closes its stream.
+          void qc.invalidateQueries({ queryKey: runKeys.session(sessionId) });
         })
         .then(
           () => {
