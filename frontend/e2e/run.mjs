@@ -487,6 +487,7 @@ async function main() {
         'print("released")',
       ].join('\n');
       await script([{ thought: 'Wait for the signal.', code: wait }, { final: 'Released after the export.' }], 0.01);
+      const usage = await page.getByTestId('session-usage').innerText();
       await ask('Wait for the signal, please.');
       await lastRun().getByTestId('code').filter({ hasText: 'released' }).first().waitFor();
       const md = await exportFile('Export as Markdown (.md)');
@@ -494,6 +495,9 @@ async function main() {
       expect(md.text.includes('Which region sells the most units?'), 'the Markdown holds what was recorded');
       writeFileSync(path.join(dataDir, 'workspaces', page.url().split('/sessions/')[1], go), 'go\n1\n');
       await lastRun().getByTestId('final-answer').filter({ hasText: 'Released after the export.' }).waitFor({ timeout: 40_000 });
+      // The answer shows before the run has ended; the session's totals follow once the refetched
+      // history holds the ended run, so the next test's run, started elsewhere, is news to the page.
+      await page.getByTestId('session-usage').filter({ hasNotText: usage }).waitFor();
     });
 
     await test('a busy session (409) says so and shows the running question', async () => {
