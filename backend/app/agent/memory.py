@@ -1,5 +1,6 @@
 """An agent's memory as JSON, so a run that waits (for the user's answer or approval) holds
-no thread: it is stored with the run and the agent is built again wherever it resumes.
+no thread: it is stored with the run and the agent is built again wherever it resumes,
+with the user's reply written into it (`resume`).
 
 Only what the next model calls read is kept (smolagents' `to_messages`): the task, each
 plan, and each step's model output, tool call, observations and error. The prompts sent
@@ -8,12 +9,15 @@ for each call are not (they are rebuilt from these).
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 from smolagents.memory import ActionStep, MemoryStep, PlanningStep, TaskStep, ToolCall
 from smolagents.models import ChatMessage, MessageRole
 from smolagents.monitoring import Timing, TokenUsage
 from smolagents.utils import AgentError
+
+from app.sandbox import UserQuestion
 
 
 class StoredError(AgentError):
@@ -109,3 +113,96 @@ def load(data: list[dict[str, Any]]) -> list[MemoryStep]:
                 )
             )
     return steps
+
+
+def resume(
+    data: list[dict[str, Any]],
+    pending: dict[str, Any],
+    *,
+    answer: str | None = None,
+    decision: str | None = None,
+    code: str | None = None,
+    feedback: str | None = None,
+) -> tuple[list[MemoryStep], str | None]:
+    """The memory of a run that waited, with the user's reply in it, as the model will read it.
+
+    Args:
+        data: The memory as `dump` stored it.
+        pending: What the run waited for: `kind` ("input" or "approval"), `step`, and the
+            question and its `target` or the `code` and the `model_output` it waits with.
+        answer: The user's answer (kind input): the asking step's result.
+        decision: approve, edit or reject (kind approval).
+        code: The edited code (decision edit).
+        feedback: Why the code was rejected, if the user said.
+
+    Returns:
+        The steps, and for approved (or edited) code what the model wrote for that step with
+        that code: the step runs again from it (`WorkbenchAgent.continue_run`'s replay).
+    """
+    steps = load(data)
+    step = int(pending["step"])
+    if pending["kind"] == "input":
+        _answer(steps, step, answer or "", pending.get("target"))
+        return steps, None
+    if decision == "reject":  # the model reads why, and writes new code
+        _reject(steps, step, feedback)
+        return steps, None
+    steps = [s for s in steps if not (isinstance(s, ActionStep) and s.step_number == step)]
+    chosen = code if decision == "edit" and code else pending["code"]
+    return steps, _with_code(pending.get("model_output") or "", chosen)
+
+
+def _with_code(model_output: str, code: str) -> str:
+    """What the model wrote for a step, with `code` as its code block (an edit)."""
+    thought = model_output.split("<code>", 1)[0].rstrip()
+    return f"{thought}\n<code>\n{code.strip()}\n</code>"
+
+
+def _reject(steps: list[MemoryStep], step: int, feedback: str | None) -> None:
+    """The rejected step's result, as the model will read it: why, and that nothing ran."""
+    said = "The user rejected this code, so it did not run."
+    said += f" Their feedback: {feedback}" if feedback else " They gave no reason."
+    said += " Take it into account and write different code."
+    for action in steps:
+        if isinstance(action, ActionStep) and action.step_number == step:
+            action.observations, action.error, action.action_output = said, None, None
+
+
+def _answer(steps: list[MemoryStep], step: int, answer: str, target: str | None) -> None:
+    """Make the user's answer the asking step's result, as the model will read it."""
+    for action in steps:
+        if isinstance(action, ActionStep) and action.step_number == step:
+            said = f"ask_user returned the user's answer: {answer!r}"
+            if target:
+                said += f" (it is now the value of {target})"
+            placeholder = str(UserQuestion(""))
+            observations = action.observations or ""
+            action.observations = (
+                observations.replace(placeholder, said)
+                if placeholder in observations
+                else f"{observations}\n{said}".strip()
+            )
+            action.action_output = answer
+
+
+def assigned_name(steps: list[MemoryStep], step: int) -> str | None:
+    """`name` when the asking step's code ends `name = ask_user(...)`: the answer goes there."""
+    code = next(
+        (s.code_action for s in steps if isinstance(s, ActionStep) and s.step_number == step),
+        None,
+    )
+    try:
+        body = ast.parse(code or "").body
+    except SyntaxError:
+        return None
+    last = body[-1] if body else None
+    if (
+        isinstance(last, ast.Assign)
+        and len(last.targets) == 1
+        and isinstance(last.targets[0], ast.Name)
+        and isinstance(last.value, ast.Call)
+        and isinstance(last.value.func, ast.Name)
+        and last.value.func.id == "ask_user"
+    ):
+        return last.targets[0].id
+    return None

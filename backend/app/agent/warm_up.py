@@ -18,7 +18,7 @@ from typing import Any
 
 from smolagents.models import ChatMessage, MessageRole
 
-from app.agent.build import call_limits, create_model
+from app.agent.model import call_limits, create_model
 from app.config import Settings
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,6 @@ from typing import Annotated, Literal
 import pandas as pd
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import FileResponse, StreamingResponse
-from redis.exceptions import RedisError
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.background import BackgroundTask
 
@@ -30,11 +29,11 @@ from app.files import excel
 from app.files.preview import UnreadableFile
 from app.files.preview_process import run_preview
 from app.files.service import stream_object
-from app.infra.events import RunEvent, RunEventLog
+from app.infra.events import RunEventLog
 from app.infra.storage import ObjectNotFound, ObjectStorage
 from app.models import Artifact, Run
 from app.runs import service
-from app.runs.runner import ACTIVE, WAITING, RunOrchestrator
+from app.runs.orchestrator import RunOrchestrator
 from app.runs.schemas import (
     ApprovalDecision,
     ArtifactOut,
@@ -44,6 +43,7 @@ from app.runs.schemas import (
     QueryRequest,
     RunOut,
 )
+from app.runs.state import ACTIVE
 from app.schemas import Page
 
 router = APIRouter(tags=["runs"])
@@ -101,24 +101,15 @@ async def get_run(run: OwnedRun) -> RunOut:
 async def run_events(
     run: OwnedRun,
     db: DbDep,
-    events: EventsDep,
     runs: OrchestratorDep,
     after: Annotated[int | None, Query(ge=0, description="Replay events after this seq")] = None,
     last_event_id: Annotated[str | None, Header()] = None,
 ) -> StreamingResponse:
     """Replay the events after Last-Event-ID (or ?after=N), then follow live until run.finished."""
     start = after if after is not None else _seq(last_event_id)
-    try:
-        # A run that waits for the user is followed even if its live log is gone.
-        live = run.status in WAITING or await events.exists(str(run.id))
-    except RedisError:  # followed from the database meanwhile (see RunOrchestrator.follow)
-        live = run.status in ACTIVE
-    if live:
-        await release_connection(db)  # a stream holds no connection while it waits
-        return sse_response(frames(runs.follow(run.id, start)))
-    stored = await service.stored_events(db, run.id, start)
-    replay = [RunEvent(r.seq, r.event, r.data) for r in stored]
-    return sse_response(frames(replay=replay))
+    await release_connection(db)  # a stream holds no connection while it waits
+    replay, live = await runs.events(run.id, run.status, start)
+    return sse_response(frames(live, replay))
 
 
 def _seq(last_event_id: str | None) -> int:

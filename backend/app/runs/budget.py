@@ -19,10 +19,10 @@ from smolagents.memory import ActionStep, PlanningStep
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.agent.build import step_cost
+from app.agent.model import step_cost
 from app.config import ModelPrice
-from app.errors import Forbidden
 from app.models import Project, Run, Session
+from app.runs.errors import BudgetExceeded
 
 
 @dataclass(frozen=True)
@@ -95,29 +95,27 @@ class Remaining:
 
 
 def remaining(project: Project, used: Usage) -> Remaining:
-    """What is left of the project's budget; raises budget_exceeded (403) if nothing is."""
+    """What is left of the project's budget.
+
+    Raises:
+        BudgetExceeded: Nothing is (the project takes no more questions).
+    """
     if project.budget_usd is not None and (used.cost_usd or 0.0) >= project.budget_usd:
-        raise Forbidden(
+        raise BudgetExceeded(
             f"This project has used {_money(used.cost_usd or 0.0)} of its "
             f"{_money(project.budget_usd)} budget, so it takes no more questions. Its owner "
-            "can raise or remove the budget in the project's settings.",
-            code="budget_exceeded",
+            "can raise or remove the budget in the project's settings."
         )
     if project.budget_tokens is not None and used.tokens >= project.budget_tokens:
-        raise Forbidden(
+        raise BudgetExceeded(
             f"This project has used {used.tokens:,} of its {project.budget_tokens:,} token "
             "budget, so it takes no more questions. Its owner can raise or remove the budget "
-            "in the project's settings.",
-            code="budget_exceeded",
+            "in the project's settings."
         )
     return Remaining(
         usd=None if project.budget_usd is None else project.budget_usd - (used.cost_usd or 0.0),
         tokens=None if project.budget_tokens is None else project.budget_tokens - used.tokens,
     )
-
-
-class BudgetExceeded(Exception):
-    """A run crossed its project's budget; it stopped at a step boundary."""
 
 
 class BudgetGuard:

@@ -1,7 +1,7 @@
 """A run's events, numbered 1, 2, 3…: to the live log at once, to the database in batches.
 
 When the live log (Redis) cannot be reached, each event goes to the database at once
-instead, where streams that follow the run find it (`RunOrchestrator.follow`). Events that
+instead, where streams that follow the run find it (`RunReader`). Events that
 could not be stored stay pending until a later flush succeeds.
 """
 
@@ -12,11 +12,9 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from app.infra.events import RunEvent, RunEventLog
-from app.models import RunEventRow
 from app.models.base import utcnow
+from app.runs.repository import RunRepository
 
 log = logging.getLogger(__name__)
 FLUSH_EVERY = 200
@@ -27,13 +25,13 @@ class EventRecorder:
         self,
         run_id: uuid.UUID,
         log: RunEventLog,
-        factory: async_sessionmaker[AsyncSession],
+        repository: RunRepository,
         last_seq: int = 0,
     ):
         """`last_seq`: the run's last event so far (a run that waited goes on from there)."""
         self.run_id = run_id
         self._log = log
-        self._factory = factory
+        self._repository = repository
         self._seq = last_seq
         self._pending: list[tuple[RunEvent, datetime]] = []
         self.live_log_down = False
@@ -77,12 +75,5 @@ class EventRecorder:
         batch = list(self._pending)
         if not batch:
             return
-        async with self._factory() as db:
-            db.add_all(
-                RunEventRow(
-                    run_id=self.run_id, seq=e.seq, event=e.event, data=e.data, created_at=at
-                )
-                for e, at in batch
-            )
-            await db.commit()
+        await self._repository.add_events(self.run_id, batch)
         del self._pending[: len(batch)]

@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import paginate
 from app.errors import NotFound
-from app.models import Artifact, Project, Run, RunEventRow, Session, User
+from app.models import Artifact, Project, Run, Session, User
 from app.ownership import one_owned
 
 
@@ -73,16 +73,6 @@ async def get_run(db: AsyncSession, run_id: uuid.UUID) -> Run:
         raise NotFound("No such run.", code="run_not_found")
     await db.refresh(run, ["steps", "artifacts"])
     return run
-
-
-async def stored_events(db: AsyncSession, run_id: uuid.UUID, after: int) -> list[RunEventRow]:
-    return list(
-        await db.scalars(
-            select(RunEventRow)
-            .where(RunEventRow.run_id == run_id, RunEventRow.seq > after)
-            .order_by(RunEventRow.seq)
-        )
-    )
 
 
 async def excel_source(db: AsyncSession, artifact: Artifact) -> tuple[Artifact | None, bool]:

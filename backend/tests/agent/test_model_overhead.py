@@ -16,8 +16,8 @@ import pytest
 from litellm.litellm_core_utils.litellm_logging import Logging
 from smolagents.models import ChatMessage, MessageRole
 
-from app.agent.build import create_model, step_cost
 from app.agent.calls import context_tokens
+from app.agent.model import create_model, step_cost
 from app.config import Settings
 from tests.support.llm import ScriptedLLM, code_reply
 
@@ -99,7 +99,7 @@ FIRST_CALL = """
 import json, sys
 from smolagents.models import ChatMessage, MessageRole
 from app.agent import warm_up
-from app.agent.build import call_limits, create_model
+from app.agent.model import call_limits, create_model
 from app.config import Settings
 settings = Settings(
     _env_file=None, LLM_MODEL="openai/scripted", LLM_API_BASE=sys.argv[1], LLM_API_KEY="x"

@@ -7,7 +7,7 @@ from typing import Any
 
 from smolagents.models import ChatMessageStreamDelta
 
-from app.runs.runner import _join_pieces
+from app.runs.agent_thread import _join_pieces
 
 
 def piece(text: str) -> tuple[str, Any]:

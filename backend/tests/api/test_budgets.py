@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from app.agent.build import step_cost
+from app.agent.model import step_cost
 from app.config import ModelPrice
 from tests.api.conftest import SALES
 from tests.api.test_query import READ, ask, finished, of

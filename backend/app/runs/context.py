@@ -1,0 +1,178 @@
+"""What the agent of a run is told and works in: the session's workspace (files and
+earlier variables) with a sandbox worker on it, and the system prompt that describes them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.agent import prompting
+from app.config import Settings
+from app.files import service as files_service
+from app.files.preview import PreviewError, preview_kind
+from app.infra.storage import ObjectStorage
+from app.models import File, Run
+from app.runs import budget, snapshots
+from app.runs.recorder import EventRecorder
+from app.runs.repository import RunRepository
+from app.runs.sandboxes import SandboxPool, SlotTicket
+from app.runs.workspace import (
+    manifest_path,
+    materialize,
+    snapshot_marker_path,
+    workspace_dir,
+)
+from app.sandbox import (
+    DEFAULT_AUTHORIZED_IMPORTS,
+    RestoreReport,
+    SandboxWorker,
+    SnapshotReport,
+    hostfs,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class AgentContext:
+    worker: SandboxWorker
+    workspace: Path
+    prompt: str
+    left: budget.Remaining  # of the project's budget
+    review: bool  # the session's code waits for approval
+    snapshot: dict[str, Any] | None  # the session's variables the worker started from
+
+
+class ContextBuilder:
+    def __init__(
+        self,
+        settings: Settings,
+        storage: ObjectStorage,
+        repository: RunRepository,
+        sandboxes: SandboxPool,
+    ):
+        self.settings = settings
+        self.storage = storage
+        self.repository = repository
+        self.sandboxes = sandboxes
+
+    async def prepare(self, run: Run, recorder: EventRecorder, ticket: SlotTicket) -> AgentContext:
+        """The workspace with the project's files and the session's variables, a worker on
+        it, and the prompt.
+
+        Raises:
+            BudgetExceeded: The project's budget was spent meanwhile (say, while it queued).
+        """
+        session, files, turns, project, used = await self.repository.context(run)
+        left = budget.remaining(project, used)
+        await self.repository.pin_files(run, files)
+        # No connection is held while files download and previews are computed.
+        data_dir = self.settings.DATA_DIR
+        workspace = workspace_dir(data_dir, session.id)
+        await materialize(self.storage, workspace, manifest_path(data_dir, session.id), files)
+        snapshot = session.snapshot
+        try:
+            marker = snapshot_marker_path(data_dir, session.id)
+            await snapshots.download(self.storage, workspace, marker, session.id, snapshot)
+        except Exception:  # the run goes on; the worker restores what the workspace has
+            log.exception("could not fetch the snapshot of session %s", session.id)
+        unpreviewed = {f.id for f in files if f.preview is None}
+        file_infos = [await self._describe(f, pinned=str(f.id) in run.file_ids) for f in files]
+        previewed = [f for f in files if f.id in unpreviewed and f.preview]
+        if previewed:  # kept for the next run and the browser
+            await self.repository.keep_previews(previewed)
+        generation = snapshot["generation"] if snapshot else None
+        # A new worker takes a few seconds (more when it restores variables): say so, rather
+        # than leave the user looking at "thinking".
+        worker, fresh = await self.sandboxes.acquire(
+            ticket,
+            generation,
+            on_start=lambda: recorder.emit("sandbox.starting", restoring=generation is not None),
+        )
+        room = (self.settings.SESSION_ARTIFACTS_MB << 20) - await self.repository.artifact_bytes(
+            session.id
+        )
+        worker.artifact_budget = max(0, room)
+        prompt = prompting.render_system_prompt(
+            files=file_infos,
+            history=[prompting.Turn(query, answer or "") for query, answer in turns],
+            variables=_variables(snapshot, worker.take_restore_report() if fresh else None, fresh),
+            authorized_imports=list(DEFAULT_AUTHORIZED_IMPORTS),
+        )
+        return AgentContext(worker, workspace, prompt, left, session.autonomy == "review", snapshot)
+
+    async def save_snapshot(
+        self,
+        session_id: uuid.UUID,
+        worker: SandboxWorker,
+        workspace: Path,
+        previous: dict[str, Any] | None,
+    ) -> None:
+        """Have the worker snapshot the session's variables; store them as a new generation."""
+        limit = self.settings.SANDBOX_SNAPSHOT_MB << 20
+        if not limit or not worker.alive:
+            return
+        # The snapshot counts against the workspace's quota; the one it replaces is freed.
+        quota = self.settings.SANDBOX_DISK_MB << 20
+        used = (await asyncio.to_thread(hostfs.usage, workspace)).bytes
+        room = quota - used + (int(previous["bytes"]) if previous else 0)
+        allowed = max(0, min(limit, room))
+        report = await asyncio.to_thread(worker.snapshot, allowed)
+        if not report.changed:
+            return
+        record = await snapshots.upload(self.storage, workspace, session_id, report, allowed)
+        if not await self.repository.set_snapshot(session_id, record):  # deleted meanwhile
+            await snapshots.delete(self.storage, session_id, record["generation"])
+            return
+        worker.snapshot_generation = record["generation"]
+        marker = snapshot_marker_path(self.settings.DATA_DIR, session_id)
+        await asyncio.to_thread(snapshots.remember, marker, record["generation"])
+        if previous:
+            await snapshots.delete(self.storage, session_id, str(previous["generation"]))
+
+    async def _describe(self, file: File, pinned: bool) -> prompting.FileInfo:
+        size = prompting.human_size(file.size)
+        if preview_kind(file.name) is None:
+            return prompting.FileInfo(file.name, size, pinned=pinned)
+        try:
+            preview = await files_service.preview(
+                self.storage, file, self.settings.DATA_DIR / "cache" / "files"
+            )
+        except PreviewError as exc:
+            return prompting.FileInfo(
+                file.name, size, pinned=pinned, note=f"(could not be previewed: {exc})"
+            )
+        return prompting.FileInfo(
+            file.name,
+            size,
+            row_count=preview["row_count"],
+            pinned=pinned,
+            columns=prompting.columns_from_preview(preview),
+            read=prompting.read_hint(preview),
+            sheets=list(preview.get("sheets") or []),
+        )
+
+
+def _variables(
+    snapshot: dict[str, Any] | None, restored: RestoreReport | None, fresh: bool
+) -> prompting.Variables:
+    """What the agent is told of the variables earlier questions left (see the prompt)."""
+    saved = SnapshotReport.from_record(snapshot) if snapshot else SnapshotReport(changed=False)
+    described = {v.name: v.describe() for v in saved.variables if v.kind != "import"}
+    if not fresh:  # the same worker: everything is still there, saveable or not
+        return prompting.Variables(
+            defined=list(described.values()) + [u.describe() for u in saved.unsaved]
+        )
+    if restored is None:
+        return prompting.Variables(restarted=True)
+    return prompting.Variables(
+        defined=[described[name] for name in restored.restored if name in described],
+        lost=restored.lost,
+        restarted=True,
+        problem=restored.error,
+    )

@@ -1,0 +1,392 @@
+"""Every statement the runs make on runs, their steps, artifacts and stored events.
+
+Each method is one unit of work with a database session of its own (from the factory it
+was made with): a run belongs to no request, and holds no connection while it waits.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Iterable
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Update, func, literal, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import raiseload
+
+from app.infra.events import RunEvent
+from app.models import Artifact, File, Project, Run, RunEventRow, RunStatus, RunStep, Session
+from app.models.base import UTCDateTime, utcnow
+from app.runs import budget
+from app.runs.state import RUNNING, WAITING, run_finished
+
+# A run's own row. The model loads its steps and artifacts with it (the API shows them);
+# the runner never reads those, and would load them again on every unit of work.
+ROW_ONLY = (raiseload(Run.steps), raiseload(Run.artifacts))
+HISTORY_TURNS = 10
+
+# The highest seq of a run's live log (events not yet flushed to the database).
+LoggedSeq = Callable[[uuid.UUID], Awaitable[int]]
+
+
+def _update_run(run_id: uuid.UUID) -> Update:
+    """An UPDATE of one run's row, from a unit of work that holds no Run object: the ORM
+    need not look for loaded rows to bring up to date (it did, at every step of every run)."""
+    return update(Run).where(Run.id == run_id).execution_options(synchronize_session=False)
+
+
+class RunRepository:
+    def __init__(self, factory: async_sessionmaker[AsyncSession]):
+        self.factory = factory
+
+    # Admission -----------------------------------------------------------------------
+    async def missing_files(self, project_id: uuid.UUID, file_ids: list[uuid.UUID]) -> list[str]:
+        """Those of `file_ids` that are not files of the project."""
+        async with self.factory() as db:
+            found = set(
+                await db.scalars(
+                    select(File.id).where(File.project_id == project_id, File.id.in_(file_ids))
+                )
+            )
+        return [str(f) for f in file_ids if f not in found]
+
+    async def waiting_status(self, session_id: uuid.UUID) -> RunStatus | None:
+        """The status of the session's run that waits for the user, if one does."""
+        async with self.factory() as db:
+            return await db.scalar(
+                select(Run.status).where(Run.session_id == session_id, Run.status.in_(WAITING))
+            )
+
+    async def project_usage(self, project_id: uuid.UUID) -> tuple[Project, budget.Usage]:
+        """The project, and what its runs have spent so far."""
+        async with self.factory() as db:
+            project = await db.get(Project, project_id)
+            assert project is not None
+            return project, await budget.of_project(db, project_id)
+
+    async def add_run(self, run: Run) -> None:
+        async with self.factory() as db:
+            db.add(run)
+            await db.commit()
+
+    async def take_reply(
+        self,
+        run_id: uuid.UUID,
+        waiting: RunStatus,
+        note: Callable[[dict[str, Any]], dict[str, Any]],
+    ) -> tuple[Run, uuid.UUID, list[dict[str, Any]], dict[str, Any]] | None:
+        """Take the reply to a run that waits (`waiting`): only one reply is taken, whichever
+        replica it reaches first. The run is queued again, with `note(pending)` (of what it
+        waited for) recorded among its inputs (or approvals), and what it waited for cleared.
+
+        Returns:
+            None if it does not wait so; else the run, its project's owner, the agent's
+            memory and what it waited for.
+        """
+        async with self.factory() as db:
+            taken = await db.execute(
+                update(Run)
+                .where(Run.id == run_id, Run.status == waiting)
+                .values(status=RunStatus.queued, waiting_since=None)
+            )
+            if taken.rowcount != 1:  # type: ignore[attr-defined]
+                return None
+            run = await db.get(Run, run_id, options=ROW_ONLY, populate_existing=True)
+            assert run is not None and run.pending is not None
+            owner = await db.scalar(
+                select(Project.owner_id)
+                .join(Session, Session.project_id == Project.id)
+                .where(Session.id == run.session_id)
+            )
+            pending, memory = dict(run.pending), list(run.agent_memory or [])
+            if waiting == RunStatus.waiting_input:
+                run.inputs = [*run.inputs, note(pending)]
+            else:
+                run.approvals = [*run.approvals, note(pending)]
+            run.pending, run.agent_memory = None, None
+            await db.commit()
+        return run, owner or run.session_id, memory, pending
+
+    async def get_run(self, run_id: uuid.UUID) -> Run | None:
+        async with self.factory() as db:
+            return await db.get(Run, run_id, options=ROW_ONLY)
+
+    async def status(self, run_id: uuid.UUID) -> RunStatus | None:
+        async with self.factory() as db:
+            return await db.scalar(select(Run.status).where(Run.id == run_id))
+
+    async def mark_running(self, run_id: uuid.UUID) -> None:
+        async with self.factory() as db:
+            await db.execute(
+                _update_run(run_id).values(
+                    status=RunStatus.running,
+                    started_at=func.coalesce(Run.started_at, literal(utcnow(), UTCDateTime)),
+                )
+            )
+            await db.commit()
+
+    # A run's context -----------------------------------------------------------------
+    async def context(
+        self, run: Run
+    ) -> tuple[Session, list[File], list[tuple[str, str | None]], Project, budget.Usage]:
+        """What a run starts from: its session, the project's files, the session's earlier
+        answered questions (oldest first), the project and what it has spent."""
+        async with self.factory() as db:
+            session = await db.get(Session, run.session_id)
+            assert session is not None
+            files = list(
+                await db.scalars(
+                    select(File).where(File.project_id == session.project_id).order_by(File.name)
+                )
+            )
+            turns = (
+                await db.execute(
+                    select(Run.query, Run.final_answer)
+                    .where(
+                        Run.session_id == session.id,
+                        Run.id != run.id,
+                        Run.status == RunStatus.succeeded,
+                    )
+                    .order_by(Run.created_at.desc())
+                    .limit(HISTORY_TURNS)
+                )
+            ).all()
+            # Other sessions of the project may have spent while this run was queued.
+            project = await db.get(Project, session.project_id)
+            assert project is not None
+            used = await budget.of_project(db, project.id)
+        return session, files, [(q, a) for q, a in reversed(turns)], project, used
+
+    async def pin_files(self, run: Run, files: list[File]) -> None:
+        """Record which version of each file the run's workspace has (the run view tells
+        when a file changed since)."""
+        run.files = [
+            {"file_id": str(f.id), "name": f.name, "version": f.version, "sha256": f.sha256}
+            for f in files
+        ]
+        async with self.factory() as db:
+            await db.execute(_update_run(run.id).values(files=run.files))
+            await db.commit()
+
+    async def keep_previews(self, files: list[File]) -> None:
+        async with self.factory() as db:
+            for file in files:
+                await db.execute(
+                    update(File)
+                    .where(File.id == file.id)
+                    .values(preview=file.preview, row_count=file.row_count)
+                )
+            await db.commit()
+
+    async def artifact_bytes(self, session_id: uuid.UUID) -> int:
+        """What the session keeps of charts, tables and files, in bytes."""
+        async with self.factory() as db:
+            kept = await db.scalar(
+                select(func.coalesce(func.sum(Artifact.size), 0)).where(
+                    Artifact.session_id == session_id
+                )
+            )
+        return int(kept or 0)
+
+    async def set_snapshot(self, session_id: uuid.UUID, record: dict[str, Any]) -> bool:
+        """Record the session's new snapshot; whether the session still exists."""
+        async with self.factory() as db:
+            session = await db.get(Session, session_id)
+            if session is None:
+                return False
+            session.snapshot = record
+            await db.commit()
+        return True
+
+    # What a run makes ------------------------------------------------------------------
+    async def add_artifact(self, row: Artifact) -> Artifact:
+        async with self.factory() as db:
+            db.add(row)
+            await db.commit()
+            return row
+
+    async def add_step(self, step: RunStep, totals: dict[str, Any]) -> None:
+        async with self.factory() as db:
+            db.add(step)
+            await db.execute(_update_run(step.run_id).values(**totals))
+            await db.commit()
+
+    async def add_note(
+        self,
+        run_id: uuid.UUID,
+        totals: dict[str, Any],
+        plan: dict[str, Any] | None = None,
+        verification: dict[str, Any] | None = None,
+    ) -> None:
+        """Store a plan or an answer check with the run, and the run's totals with it."""
+        async with self.factory() as db:
+            row = await db.get(Run, run_id, options=ROW_ONLY)
+            if row is not None:
+                if plan is not None:
+                    row.plans = [*row.plans, plan]
+                if verification is not None:
+                    row.verifications = [*row.verifications, verification]
+                for column, value in totals.items():
+                    setattr(row, column, value)
+            await db.commit()
+
+    async def add_events(self, run_id: uuid.UUID, batch: list[tuple[RunEvent, datetime]]) -> None:
+        async with self.factory() as db:
+            db.add_all(
+                RunEventRow(run_id=run_id, seq=e.seq, event=e.event, data=e.data, created_at=at)
+                for e, at in batch
+            )
+            await db.commit()
+
+    async def stored_events(self, run_id: uuid.UUID, after: int) -> list[RunEvent]:
+        """The run's stored events after `after`, in order."""
+        async with self.factory() as db:
+            rows = await db.scalars(
+                select(RunEventRow)
+                .where(RunEventRow.run_id == run_id, RunEventRow.seq > after)
+                .order_by(RunEventRow.seq)
+            )
+            return [RunEvent(row.seq, row.event, row.data) for row in rows]
+
+    async def last_seq(self, run_id: uuid.UUID) -> int:
+        async with self.factory() as db:
+            last = await db.scalar(
+                select(func.max(RunEventRow.seq)).where(RunEventRow.run_id == run_id)
+            )
+        return last or 0
+
+    # A run's end -----------------------------------------------------------------------
+    async def save_outcome(
+        self,
+        run_id: uuid.UUID,
+        status: RunStatus,
+        error: str | None,
+        final_answer: str | None,
+        totals: dict[str, Any],
+    ) -> None:
+        async with self.factory() as db:
+            await db.execute(
+                _update_run(run_id).values(
+                    status=status,
+                    error=error,
+                    final_answer=final_answer,
+                    finished_at=utcnow(),
+                    **totals,
+                )
+            )
+            await db.commit()
+
+    async def suspend(
+        self,
+        run_id: uuid.UUID,
+        status: RunStatus,
+        pending: dict[str, Any],
+        memory: list[dict[str, Any]],
+        totals: dict[str, Any],
+    ) -> None:
+        """Store that the run waits for the user: for what, and the agent's memory."""
+        async with self.factory() as db:
+            row = await db.get(Run, run_id, options=ROW_ONLY)
+            if row is None:
+                raise LookupError(f"run {run_id} was deleted")
+            row.status = status
+            row.pending = pending
+            row.agent_memory = memory
+            row.waiting_since = utcnow()
+            for column, value in totals.items():
+                setattr(row, column, value)
+            await db.commit()
+
+    # Runs that no replica runs -----------------------------------------------------------
+    async def waiting_runs(self, session_ids: Iterable[uuid.UUID]) -> list[uuid.UUID]:
+        async with self.factory() as db:
+            return list(
+                await db.scalars(
+                    select(Run.id).where(
+                        Run.session_id.in_(list(session_ids)), Run.status.in_(WAITING)
+                    )
+                )
+            )
+
+    async def expired_waits(self, cutoff: datetime) -> list[uuid.UUID]:
+        """The runs that have waited for the user since before `cutoff`."""
+        async with self.factory() as db:
+            return list(
+                await db.scalars(
+                    select(Run.id).where(Run.status.in_(WAITING), Run.waiting_since < cutoff)
+                )
+            )
+
+    async def running(self) -> list[tuple[uuid.UUID, uuid.UUID]]:
+        """(run, session) of every run some replica should be running."""
+        async with self.factory() as db:
+            return [
+                (run_id, session_id)
+                for run_id, session_id in (
+                    await db.execute(select(Run.id, Run.session_id).where(Run.status.in_(RUNNING)))
+                ).all()
+            ]
+
+    async def end_waiting(
+        self,
+        run_id: uuid.UUID,
+        status: RunStatus,
+        error: str,
+        logged: LoggedSeq,
+        since_before: datetime | None = None,
+    ) -> RunEvent | None:
+        """End a run that waits for the user (since before `since_before`, if given), unless
+        an answer took it first; its run.finished (stored; the caller publishes it), or None."""
+        async with self.factory() as db:
+            waiting = update(Run).where(Run.id == run_id, Run.status.in_(WAITING))
+            if since_before is not None:
+                waiting = waiting.where(Run.waiting_since < since_before)
+            # Taken in one statement: an answer arriving now finds it no longer waiting.
+            taken = await db.execute(waiting.values(status=status))
+            if taken.rowcount != 1:  # type: ignore[attr-defined]
+                return None
+            run = await db.get(Run, run_id, options=ROW_ONLY, populate_existing=True)
+            assert run is not None
+            event = await self._finish(db, run, status, error, logged)
+            await db.commit()
+        return event
+
+    async def fail_orphans(
+        self,
+        run_ids: list[uuid.UUID],
+        error: str,
+        orphaned: Callable[[Run], Awaitable[bool]],
+        logged: LoggedSeq,
+    ) -> list[tuple[Run, RunEvent]]:
+        """Fail those of the runs that are still running and still `orphaned`; each with
+        the run.finished to publish."""
+        ended: list[tuple[Run, RunEvent]] = []
+        async with self.factory() as db:
+            runs = await db.scalars(select(Run).where(Run.id.in_(run_ids), Run.status.in_(RUNNING)))
+            for run in list(runs):
+                if await orphaned(run):
+                    ended.append(
+                        (run, await self._finish(db, run, RunStatus.failed, error, logged))
+                    )
+            await db.commit()
+        return ended
+
+    async def _finish(
+        self, db: AsyncSession, run: Run, status: RunStatus, error: str | None, logged: LoggedSeq
+    ) -> RunEvent:
+        """End a run that no replica runs (its process died, or it waits for the user): its
+        row, and the run.finished its streams end with (stored with it)."""
+        run.status, run.error, run.finished_at = status, error, utcnow()
+        run.pending, run.agent_memory, run.waiting_since = None, None, None
+        last = await db.scalar(
+            select(func.max(RunEventRow.seq)).where(RunEventRow.run_id == run.id)
+        )
+        seq = max(last or 0, await logged(run.id)) + 1
+        data = {
+            "run_id": str(run.id),
+            "seq": seq,
+            **run_finished(status, error, run.tokens_in, run.tokens_out, run.cost_usd, None),
+        }
+        db.add(RunEventRow(run_id=run.id, seq=seq, event="run.finished", data=data))
+        return RunEvent(seq, "run.finished", data)

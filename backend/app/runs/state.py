@@ -1,0 +1,183 @@
+"""A run's state while a replica runs it: its handle (LiveRun), how it goes and ended
+(Outcome), what it waits for (Pause), and the user's reply that resumes it (Reply, Resume)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.agent.model import step_cost
+from app.config import ModelPrice
+from app.models import RunStatus
+
+# Runs that wait for the user: no replica runs them; they hold no lock, thread or worker.
+WAITING = (RunStatus.waiting_input, RunStatus.waiting_approval)
+# Runs that some replica runs (holding the session's lock).
+RUNNING = (RunStatus.queued, RunStatus.running)
+ACTIVE = RUNNING + WAITING
+
+
+class RunCancelled(Exception):
+    pass
+
+
+@dataclass
+class LiveRun:
+    """A run this replica runs: how to stop it, and when it is done."""
+
+    run_id: uuid.UUID
+    session_id: uuid.UUID
+    stop: threading.Event = field(default_factory=threading.Event)
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[None] | None = None
+
+
+@dataclass
+class Outcome:
+    status: RunStatus = RunStatus.failed
+    error: str | None = None
+    final_answer: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float | None = None
+    # Some of its tokens were counted here, not by the model's server.
+    tokens_estimated: bool = False
+    pause: Pause | None = None  # the agent asked the user: the run waits
+
+    def spend(
+        self, model_id: str, tokens_in: int, tokens_out: int, prices: dict[str, ModelPrice]
+    ) -> None:
+        """Add one model call to the run's totals."""
+        self.tokens_in += tokens_in
+        self.tokens_out += tokens_out
+        cost = step_cost(model_id, tokens_in, tokens_out, prices)
+        if cost is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + cost
+
+    def totals(self) -> dict[str, Any]:
+        """The run's columns that add up its model calls so far. Estimated tokens mark the
+        run for good: a later call the server counted does not clear the mark."""
+        totals: dict[str, Any] = {
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "cost_usd": self.cost_usd,
+        }
+        if self.tokens_estimated:
+            totals["tokens_estimated"] = True
+        return totals
+
+
+def run_finished(
+    status: RunStatus,
+    error: str | None,
+    tokens_in: int,
+    tokens_out: int,
+    cost_usd: float | None,
+    duration_ms: int | None,
+    tokens_estimated: bool | None = None,
+) -> dict[str, Any]:
+    """`run.finished`'s data (beyond run_id and seq). `tokens_estimated` is told by the
+    replica that ran the run; a run ended by another (it died, or it waited) has none."""
+    data: dict[str, Any] = {
+        "status": str(status),
+        "error": error,
+        "tokens_in": tokens_in,
+        "tokens_out": tokens_out,
+    }
+    if tokens_estimated is not None:
+        data["tokens_estimated"] = tokens_estimated
+    data["cost_usd"] = cost_usd
+    data["duration_ms"] = duration_ms
+    return data
+
+
+@dataclass
+class Pause:
+    """What a step waits for (an answer, or approval of its code), and what is kept to go
+    on once the user replies."""
+
+    step: int
+    kind: str = "input"  # or "approval"
+    question: str = ""
+    target: str | None = None  # the variable the code assigned ask_user(...) to
+    code: str = ""  # the code waiting for approval
+    model_output: str = ""  # what the model wrote for that step (replayed once approved)
+    tokens_in: int = 0
+    tokens_out: int = 0
+    memory: list[dict[str, Any]] = field(default_factory=list)
+
+    def waiting(self) -> tuple[RunStatus, dict[str, Any], str, dict[str, Any]]:
+        """The run's status while it waits, what it stores as pending, and the event (name
+        and data) that asks the user."""
+        if self.kind == "input":
+            pending: dict[str, Any] = {"question": self.question, "target": self.target}
+            status, event, data = (
+                RunStatus.waiting_input,
+                "input.requested",
+                {"question": self.question},
+            )
+        else:
+            pending = {"code": self.code, "model_output": self.model_output}
+            pending["tokens"] = [self.tokens_in, self.tokens_out]
+            status, event, data = (
+                RunStatus.waiting_approval,
+                "approval.requested",
+                {"code": self.code},
+            )
+        return status, {"kind": self.kind, "step": self.step, **pending}, event, data
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The user's reply to a waiting run: an answer, or a decision on its code."""
+
+    answer: str | None = None
+    decision: str | None = None  # approve | edit | reject
+    code: str | None = None
+    feedback: str | None = None
+
+    @property
+    def waits_for(self) -> RunStatus:
+        return RunStatus.waiting_input if self.answer is not None else RunStatus.waiting_approval
+
+    def note(self, pending: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The event that says it was received, and what the run records of it."""
+        step = int(pending["step"])
+        if self.answer is not None:
+            return "input.received", {
+                "step": step,
+                "question": pending["question"],
+                "answer": self.answer,
+            }
+        note: dict[str, Any] = {"step": step, "decision": self.decision}
+        if self.decision == "edit":
+            note["code"] = self.code
+        if self.feedback:
+            note["feedback"] = self.feedback
+        return "approval.received", note
+
+
+@dataclass(frozen=True)
+class Resume:
+    """A run that waited goes on: its stored memory, what it waited for, and the reply."""
+
+    memory: list[dict[str, Any]]
+    pending: dict[str, Any]
+    reply: Reply
+
+
+@dataclass
+class LiveRuns:
+    """The runs of this replica: those it runs, and those whose end it is recording."""
+
+    live: dict[uuid.UUID, LiveRun] = field(default_factory=dict)
+    ending: set[uuid.UUID] = field(default_factory=set)  # between their end and its record
+    # Ended runs whose end the database has not taken yet (it was down).
+    unrecorded: dict[uuid.UUID, asyncio.Task[None]] = field(default_factory=dict)
+
+    def here(self, run_id: uuid.UUID) -> bool:
+        """Whether this replica runs the run, or is recording its end."""
+        return run_id in self.live or run_id in self.ending or run_id in self.unrecorded

@@ -1,0 +1,300 @@
+"""Turning what the agent yields (and what the sandbox reports) into a run's events and rows.
+
+Depends on the repository and the recorder only: the run's execution hands it each item.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from smolagents.agents import ActionStep, FinalAnswerStep, PlanningStep
+from smolagents.memory import ToolCall
+from smolagents.models import ChatMessageStreamDelta
+
+from app.agent.build import PlanDelta
+from app.agent.calls import CallLimits
+from app.agent.checking import Verdict
+from app.config import ModelPrice
+from app.infra.storage import ObjectStorage
+from app.models import Artifact, Run, RunStep
+from app.runs.failures import StorageFailed
+from app.runs.recorder import EventRecorder
+from app.runs.repository import RunRepository
+from app.runs.schemas import ArtifactOut
+from app.runs.state import Outcome, Pause
+from app.runs.workspace import upload
+from app.sandbox import (
+    BOOKKEEPING_DIR,
+    ArtifactFile,
+    CodeForApproval,
+    StepResult,
+    UserQuestion,
+    hostfs,
+)
+
+OUTPUT_EVENT_CHARS = 20_000
+
+
+class StepTranslator:
+    """Turns what smolagents yields (and what the sandbox reports) into events and rows."""
+
+    def __init__(
+        self,
+        repository: RunRepository,
+        storage: ObjectStorage,
+        prices: dict[str, ModelPrice],
+        run: Run,
+        recorder: EventRecorder,
+        outcome: Outcome,
+        workspace: Path,
+    ):
+        self.workspace = workspace
+        self.repository = repository
+        self.storage = storage
+        self.prices = prices
+        self.run = run
+        self.recorder = recorder
+        self.outcome = outcome
+        self.step = 1
+        # The approved step that runs again (its model output is replayed, not streamed),
+        # and the tokens its model call cost before the run waited (counted then).
+        self._replayed: int | None = None
+        self._carried: dict[int, tuple[int, int]] = {}
+        self._started: set[int] = set()
+        self._finished: set[int] = set()
+        self._logs: dict[int, str] = {}
+        self._streamed: dict[int, str] = {}  # what the model wrote of each step so far
+
+    def replaying(self, step: int, tokens: list[int]) -> None:
+        self.step = step
+        self._replayed = step
+        self._started.add(step)
+        self._carried[step] = (int(tokens[0]), int(tokens[1]))
+
+    async def rejected(self, step: int, pending: dict[str, Any], feedback: str | None) -> None:
+        """Record the step whose code the user rejected (it did not run)."""
+        tokens_in, tokens_out = (int(t) for t in pending.get("tokens") or [0, 0])
+        error = "Rejected by the user" + (f": {feedback}" if feedback else ".")
+        await self.repository.add_step(
+            RunStep(
+                run_id=self.run.id,
+                index=step,
+                thought=_thought(pending.get("model_output")),
+                code=pending.get("code"),
+                error=error,
+                duration_ms=0,
+                tokens_in=tokens_in,
+                tokens_out=tokens_out,
+            ),
+            self.outcome.totals(),
+        )
+        await self.recorder.emit(
+            "step.finished", step=step, duration_ms=0, tokens_in=tokens_in, tokens_out=tokens_out
+        )
+
+    async def _ensure_started(self) -> None:
+        if self.step not in self._started:
+            self._started.add(self.step)
+            await self.recorder.emit("step.started", step=self.step)
+
+    async def handle(self, item: object) -> None:
+        if isinstance(item, PlanDelta):
+            if item.content:
+                await self.recorder.emit("plan.delta", step=self.step, text=item.content)
+        elif isinstance(item, PlanningStep):
+            await self._plan(item)
+        elif isinstance(item, Verdict):
+            await self._verdict(item)
+        elif isinstance(item, ChatMessageStreamDelta):
+            if item.content and self.step != self._replayed:
+                await self._ensure_started()
+                self._streamed[self.step] = self._streamed.get(self.step, "") + item.content
+                await self.recorder.emit("model.delta", step=self.step, text=item.content)
+        elif isinstance(item, ToolCall):
+            await self._ensure_started()
+            await self.recorder.emit("step.code", step=self.step, code=str(item.arguments))
+        elif isinstance(item, ActionStep):
+            await self._finish_step(item)
+        elif isinstance(item, FinalAnswerStep):
+            if isinstance(item.output, UserQuestion):  # the run waits for the user's answer
+                self.outcome.pause = Pause(max(self._finished), question=item.output.question)
+                return
+            if isinstance(item.output, CodeForApproval):  # see _finish_step
+                return
+            self.outcome.final_answer = _answer_text(item.output)
+            await self.recorder.emit("final", answer=self.outcome.final_answer)
+
+    async def step_result(self, result: StepResult) -> None:
+        await self._ensure_started()
+        if result.logs:
+            self._logs[self.step] = result.logs
+            await self.recorder.emit(
+                "step.output", step=self.step, output=result.logs[-OUTPUT_EVENT_CHARS:]
+            )
+        for artifact in result.artifacts:
+            stored = await self._store(artifact)
+            await self.recorder.emit(
+                "artifact", step=self.step, artifact=stored.model_dump(mode="json")
+            )
+
+    async def keep_unfinished(
+        self, error: str | None, limits: CallLimits, prompt_tokens: Callable[[], int]
+    ) -> None:
+        """Record the step the run stopped in (cancelled, or failed outside the agent): what
+        the model wrote of it so far, and its tokens (counted here: the server never said)."""
+        step = self.step
+        if step not in self._started or step in self._finished:
+            return
+        self._finished.add(step)
+        text = self._streamed.get(step, "")
+        tokens_out = limits.count(text=text) if text else 0
+        tokens_in = await asyncio.to_thread(prompt_tokens) if text else 0
+        self._spend(tokens_in, tokens_out)
+        self.outcome.tokens_estimated = True
+        error = error or "The run stopped before this step finished."
+        await self.repository.add_step(
+            RunStep(
+                run_id=self.run.id,
+                index=step,
+                thought=text.strip().removeprefix("Thought:").strip() or None,
+                output=self._logs.get(step),
+                error=error,
+                duration_ms=0,
+                tokens_in=tokens_in,
+                tokens_out=tokens_out,
+            ),
+            self.outcome.totals(),
+        )
+        await self.recorder.emit("step.error", step=step, error=error)
+        await self.recorder.emit(
+            "step.finished", step=step, duration_ms=0, tokens_in=tokens_in, tokens_out=tokens_out
+        )
+
+    def _spend(self, tokens_in: int, tokens_out: int) -> None:
+        self.outcome.spend(self.run.model, tokens_in, tokens_out, self.prices)
+
+    async def _store(self, artifact: ArtifactFile) -> ArtifactOut:
+        """Upload an artifact's bytes and record it; the sandbox's own copy is then removed."""
+        key = f"sessions/{self.run.session_id}/artifacts/{uuid.uuid4().hex}"
+        relative = artifact.path.relative_to(self.workspace).as_posix()
+        try:
+            await upload(self.storage, self.workspace, relative, key, artifact.mime)
+        except (hostfs.UnsafePath, FileNotFoundError):
+            raise
+        except Exception as exc:
+            raise StorageFailed(
+                "Object storage stopped answering, so the run was stopped: this step's charts, "
+                f"tables and files could not be kept. Ask again once it is back. ({exc})"
+            ) from exc
+        if relative.startswith(f"{BOOKKEEPING_DIR}/"):
+            # The worker's own copy; removed without following links (the code controls it).
+            await asyncio.to_thread(hostfs.remove, self.workspace, relative)
+        row = Artifact(
+            run_id=self.run.id,
+            session_id=self.run.session_id,
+            step=self.step,
+            kind=artifact.kind,
+            name=artifact.name,
+            mime=artifact.mime,
+            size=artifact.size,
+            storage_key=key,
+        )
+        return ArtifactOut.model_validate(await self.repository.add_artifact(row))
+
+    async def _plan(self, plan: PlanningStep) -> None:
+        if getattr(plan, "tokens_estimated", False):
+            self.outcome.tokens_estimated = True
+        usage = plan.token_usage
+        tokens_in, tokens_out = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
+        self._spend(tokens_in, tokens_out)
+        entry = {
+            "step": self.step,
+            "text": plan.plan,
+            "tokens_in": tokens_in,
+            "tokens_out": tokens_out,
+        }
+        await self.repository.add_note(self.run.id, self.outcome.totals(), plan=entry)
+        await self.recorder.emit("plan", **entry)
+
+    async def _verdict(self, verdict: Verdict) -> None:
+        self._spend(verdict.tokens_in, verdict.tokens_out)
+        entry = {
+            "step": self.step,
+            "verdict": verdict.verdict,
+            "reason": verdict.reason,
+            "tokens_in": verdict.tokens_in,
+            "tokens_out": verdict.tokens_out,
+        }
+        await self.repository.add_note(self.run.id, self.outcome.totals(), verification=entry)
+        await self.recorder.emit("verification", **entry, final=verdict.final)
+
+    async def _finish_step(self, action: ActionStep) -> None:
+        number = action.step_number
+        if number in self._finished:  # smolagents yields the last step twice at max steps
+            return
+        self._finished.add(number)
+        self.step = number
+        await self._ensure_started()
+        if isinstance(action.action_output, CodeForApproval):
+            # Review mode: the code has not run; the run waits for the user's decision.
+            # The step is recorded once it has been decided (and run).
+            usage = action.token_usage
+            tokens = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
+            self._spend(*tokens)
+            self.outcome.pause = Pause(
+                number,
+                kind="approval",
+                code=action.action_output.code,
+                model_output=action.model_output if isinstance(action.model_output, str) else "",
+                tokens_in=tokens[0],
+                tokens_out=tokens[1],
+            )
+            return
+        error = str(action.error) if action.error else None
+        if error:
+            await self.recorder.emit("step.error", step=number, error=error)
+        if getattr(action, "tokens_estimated", False):
+            self.outcome.tokens_estimated = True
+        usage = action.token_usage
+        tokens_in, tokens_out = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
+        self._spend(tokens_in, tokens_out)
+        carried_in, carried_out = self._carried.pop(number, (0, 0))  # spent before it waited
+        tokens_in, tokens_out = tokens_in + carried_in, tokens_out + carried_out
+        duration_ms = int((action.timing.duration or 0) * 1000)
+        await self.repository.add_step(
+            RunStep(
+                run_id=self.run.id,
+                index=number,
+                thought=_thought(action.model_output),
+                code=action.code_action,
+                output=self._logs.get(number),
+                error=error,
+                duration_ms=duration_ms,
+                tokens_in=tokens_in,
+                tokens_out=tokens_out,
+            ),
+            self.outcome.totals(),
+        )
+        await self.recorder.emit(
+            "step.finished",
+            step=number,
+            duration_ms=duration_ms,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+        )
+        self.step = number + 1
+
+
+def _thought(model_output: object) -> str | None:
+    if not isinstance(model_output, str):
+        return None
+    text = model_output.split("<code>", 1)[0].strip()
+    return text.removeprefix("Thought:").strip() or None
+
+
+def _answer_text(output: object) -> str:
+    return output if isinstance(output, str) else str(output)
