@@ -465,7 +465,6 @@ def create_agent(
     max_steps: int,
     planning_interval: int = 0,
     final_answer_checks: list[Callable[..., str | None]] | None = None,
-    step_callbacks: dict[type[MemoryStep], Callable[..., None]] | None = None,
 ) -> WorkbenchAgent:
     return WorkbenchAgent(
         system_prompt=system_prompt,
@@ -473,7 +472,6 @@ def create_agent(
         limits=limits,
         planning_interval=planning_interval or None,
         final_answer_checks=final_answer_checks,
-        step_callbacks=step_callbacks,
         tools=[],
         model=model,
         executor=executor,

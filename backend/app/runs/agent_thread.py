@@ -24,7 +24,8 @@ CANCEL_GRACE_SECONDS = 10.0
 # event is a Redis write, a read per follower, an SSE frame and a database row.
 DELTA_WINDOW_SECONDS = 0.05
 
-Entry = tuple[str, Any]
+# (kind, payload, stamp): what `observe` said of the payload, in the agent's thread.
+Entry = tuple[str, Any, Any]
 
 
 class AgentThread:
@@ -35,21 +36,26 @@ class AgentThread:
         name: str,
         stop: threading.Event,
         failure: Callable[[BaseException], BaseException],
+        observe: Callable[[Any], Any],
     ):
         """Args:
         name: The thread's name (benchmarks read it in the agent's log lines).
         stop: Set when the run is to stop: no further model call or code step starts.
         failure: What the event loop is to raise for what ended the agent's thread.
+        observe: Called in the agent's thread with each payload as it is handed over; what
+            it returns comes with the payload (a run's totals: see budget.Spending).
         """
         self.loop = asyncio.get_running_loop()
         self.queue: asyncio.Queue[Entry] = asyncio.Queue()
         self.stop = stop
         self.failure = failure
+        self.observe = observe
         self.thread = threading.Thread(target=self._drive, name=name, daemon=True)
         self._stream: Callable[[], Iterator[Any]] | None = None
 
     def _put(self, kind: str, payload: Any) -> None:
-        self.loop.call_soon_threadsafe(self.queue.put_nowait, (kind, payload))
+        entry = (kind, payload, self.observe(payload))
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, entry)
 
     def on_result(self, result: StepResult) -> None:
         """For the sandbox executor: a step's result (output, artifacts)."""
@@ -81,19 +87,22 @@ class AgentThread:
             self._put("error", self.failure(exc))
 
     async def entries(self, check: Callable[[], None]) -> AsyncIterator[Entry]:
-        """("item", what the agent yielded) or ("result", a StepResult) until the agent's
-        stream ends; raises what ended it, if anything did. `check()` runs after each entry
-        and at least every CANCEL_POLL_SECONDS, and may raise to stop the run. The model's
-        text pieces come joined (see DELTA_WINDOW_SECONDS)."""
+        """("item", what the agent yielded) or ("result", a StepResult), each with its
+        stamp (see `observe`), until the agent's stream ends; raises what ended it, if
+        anything did. `check()` runs after each entry and at least every
+        CANCEL_POLL_SECONDS, and may raise to stop the run. The model's text pieces come
+        joined (see DELTA_WINDOW_SECONDS)."""
         held: Entry | None = None  # taken from the queue while joining text pieces
         while True:
             if held is not None:
-                (kind, payload), held = held, None
+                (kind, payload, stamp), held = held, None
             else:
                 try:
-                    kind, payload = await asyncio.wait_for(self.queue.get(), CANCEL_POLL_SECONDS)
+                    kind, payload, stamp = await asyncio.wait_for(
+                        self.queue.get(), CANCEL_POLL_SECONDS
+                    )
                 except TimeoutError:
-                    kind, payload = "tick", None
+                    kind, payload, stamp = "tick", None, None
             check()
             if kind == "item" and isinstance(payload, ChatMessageStreamDelta):
                 payload, held = await _join_pieces(payload, self.queue, DELTA_WINDOW_SECONDS)
@@ -103,7 +112,7 @@ class AgentThread:
             if kind == "done":
                 return
             if kind != "tick":
-                yield kind, payload
+                yield kind, payload, stamp
 
     async def halt(self, agent: Any, worker: SandboxWorker) -> None:
         """Stop an agent that is still going: no further step starts, the running code dies."""
@@ -114,8 +123,8 @@ class AgentThread:
 
 
 async def _join_pieces(
-    delta: ChatMessageStreamDelta, queue: asyncio.Queue[tuple[str, Any]], window: float
-) -> tuple[ChatMessageStreamDelta, tuple[str, Any] | None]:
+    delta: ChatMessageStreamDelta, queue: asyncio.Queue[Entry], window: float
+) -> tuple[ChatMessageStreamDelta, Entry | None]:
     """The model's text pieces that come within `window` seconds of `delta`, joined into one
     `model.delta`; anything else that comes ends the wait (it is handled next, in order).
 
@@ -130,14 +139,14 @@ async def _join_pieces(
     texts = [delta.content or ""]
     while True:
         try:
-            entry: tuple[str, Any] | None = queue.get_nowait()
+            entry: Entry | None = queue.get_nowait()
         except asyncio.QueueEmpty:
             left = deadline - loop.time()
             try:
                 entry = await asyncio.wait_for(queue.get(), left) if left > 0 else None
             except TimeoutError:
                 entry = None
-        kind, item = entry if entry is not None else ("", None)
+        kind, item = (entry[0], entry[1]) if entry is not None else ("", None)
         if kind != "item" or not isinstance(item, ChatMessageStreamDelta) or item.tool_calls:
             if len(texts) == 1:
                 return delta, entry

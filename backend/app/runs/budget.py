@@ -118,25 +118,50 @@ def remaining(project: Project, used: Usage) -> Remaining:
     )
 
 
-class BudgetGuard:
-    """Counts a run's tokens and cost step by step, in the agent's thread (a smolagents step
-    callback), and interrupts the agent once the project's budget is crossed: the step that
-    crossed it is kept, no further model call starts."""
+# A run's tokens in, tokens out and cost so far (None while no call had a known price).
+Totals = tuple[int, int, float | None]
 
-    def __init__(self, model_id: str, left: Remaining, prices: dict[str, ModelPrice]):
+
+class Spending:
+    """A run's tokens and cost, each model call counted once, here: in the agent's thread,
+    as it hands each step, plan or answer check to the event loop (which records the totals
+    handed with it). The same count interrupts the agent once the project's budget is
+    crossed: the step that crossed it is kept, no further step starts."""
+
+    def __init__(
+        self,
+        model_id: str,
+        left: Remaining,
+        prices: dict[str, ModelPrice],
+        start: Totals = (0, 0, None),
+    ):
+        """Args:
+        left: What the run may still spend of its project's budget.
+        start: The run's totals so far (a run that waited for the user goes on from them).
+        """
         self.model_id = model_id
         self.left = left
         self.prices = prices
-        self.tokens = 0
+        self.tokens_in, self.tokens_out, self.cost_usd = start
+        self.tokens = 0  # since `start`: what the budget is compared with
         self.cost = 0.0
+        self._counted: set[int] = set()  # steps (smolagents yields the last twice at max steps)
         self._lock = threading.Lock()
         self.exceeded: str | None = None
 
+    def totals(self) -> Totals:
+        with self._lock:
+            return self.tokens_in, self.tokens_out, self.cost_usd
+
     def add(self, tokens_in: int, tokens_out: int) -> str | None:
         """Count one model call; the reason to stop if the budget is now crossed."""
+        cost = step_cost(self.model_id, tokens_in, tokens_out, self.prices)
         with self._lock:
+            self.tokens_in += tokens_in
+            self.tokens_out += tokens_out
+            if cost is not None:
+                self.cost_usd = (self.cost_usd or 0.0) + cost
             self.tokens += tokens_in + tokens_out
-            cost = step_cost(self.model_id, tokens_in, tokens_out, self.prices)
             self.cost += cost or 0.0
             if self.exceeded is None:
                 if self.left.usd is not None and self.cost >= self.left.usd:
@@ -158,7 +183,14 @@ class BudgetGuard:
         if self.add(tokens_in, tokens_out):
             agent.interrupt()  # checked before the next step's model call
 
-    def step_callback(self, step: object, agent: Any = None) -> None:
-        """For `CodeAgent(step_callbacks=...)`: runs as each step (and plan) ends."""
-        if isinstance(step, ActionStep | PlanningStep) and step.token_usage is not None:
-            self.count(step.token_usage.input_tokens, step.token_usage.output_tokens, agent)
+    def count_step(self, item: object, agent: Any) -> Totals:
+        """Count the model call of a step or plan `agent` yielded (anything else costs
+        nothing); the run's totals with it."""
+        if (
+            isinstance(item, ActionStep | PlanningStep)
+            and item.token_usage is not None
+            and id(item) not in self._counted
+        ):
+            self._counted.add(id(item))
+            self.count(item.token_usage.input_tokens, item.token_usage.output_tokens, agent)
+        return self.totals()

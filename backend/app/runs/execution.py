@@ -16,8 +16,6 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from smolagents.agents import ActionStep, PlanningStep
-
 from app.agent import memory as agent_memory
 from app.agent.build import create_agent
 from app.agent.calls import CallLimits
@@ -172,15 +170,21 @@ class RunExecution:
         waits for the user: then its memory is kept in `outcome.pause`)."""
         run, settings, outcome, resume = self.run, self.rt.settings, self.outcome, self.resume
         worker = context.worker
-        guard = budget.BudgetGuard(run.model, context.left, settings.LLM_PRICES)
+        start = (outcome.tokens_in, outcome.tokens_out, outcome.cost_usd)
+        spending = budget.Spending(run.model, context.left, settings.LLM_PRICES, start)
 
         def failure(exc: BaseException) -> BaseException:
-            # An interrupt by the budget guard ends the agent with its own error.
-            if guard.exceeded is not None:
-                return BudgetExceeded(guard.exceeded)
+            # An interrupt past the budget ends the agent with its own error.
+            if spending.exceeded is not None:
+                return BudgetExceeded(spending.exceeded)
             return exc.unavailable if isinstance(exc, SandboxLost) else exc
 
-        bridge = AgentThread(f"agent-{run.id}", self.live.stop, failure)
+        bridge = AgentThread(
+            f"agent-{run.id}",
+            self.live.stop,
+            failure,
+            observe=lambda item: spending.count_step(item, agent),
+        )
         model = create_model(settings, run.model)
         limits = call_limits(settings, run.model)
         rounds = settings.AGENT_VERIFY_ROUNDS
@@ -189,7 +193,7 @@ class RunExecution:
             run.query,
             rounds,
             bridge.on_verdict,
-            on_tokens=lambda tokens_in, tokens_out: guard.count(tokens_in, tokens_out, agent),
+            on_tokens=lambda tokens_in, tokens_out: spending.count(tokens_in, tokens_out, agent),
         )
         executor = SandboxExecutor(worker, on_result=bridge.on_result, review=context.review)
         agent = create_agent(
@@ -201,12 +205,11 @@ class RunExecution:
             max_steps=settings.AGENT_MAX_STEPS,
             planning_interval=settings.AGENT_PLANNING_INTERVAL,
             final_answer_checks=[check] if rounds else None,
-            step_callbacks={ActionStep: guard.step_callback, PlanningStep: guard.step_callback},
         )
         translator = StepTranslator(
             self.rt.repository,
             self.rt.storage,
-            settings.LLM_PRICES,
+            spending,
             run,
             self.recorder,
             outcome,
@@ -241,7 +244,8 @@ class RunExecution:
             first = translator.step
             bridge.start(lambda: agent.continue_run(run.query, steps, first, replay))
         try:
-            async for kind, payload in bridge.entries(self._check):
+            async for kind, payload, totals in bridge.entries(self._check):
+                outcome.spent(totals)  # counted as the agent handed it over
                 if kind == "item":
                     await translator.handle(payload)
                 else:

@@ -9,9 +9,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.agent.model import step_cost
-from app.config import ModelPrice
 from app.models import RunStatus
+from app.runs.budget import Totals
 
 # Runs that wait for the user: no replica runs them; they hold no lock, thread or worker.
 WAITING = (RunStatus.waiting_input, RunStatus.waiting_approval)
@@ -47,15 +46,9 @@ class Outcome:
     tokens_estimated: bool = False
     pause: Pause | None = None  # the agent asked the user: the run waits
 
-    def spend(
-        self, model_id: str, tokens_in: int, tokens_out: int, prices: dict[str, ModelPrice]
-    ) -> None:
-        """Add one model call to the run's totals."""
-        self.tokens_in += tokens_in
-        self.tokens_out += tokens_out
-        cost = step_cost(model_id, tokens_in, tokens_out, prices)
-        if cost is not None:
-            self.cost_usd = (self.cost_usd or 0.0) + cost
+    def spent(self, totals: Totals) -> None:
+        """The run's totals as the model calls' count handed them (see budget.Spending)."""
+        self.tokens_in, self.tokens_out, self.cost_usd = totals
 
     def totals(self) -> dict[str, Any]:
         """The run's columns that add up its model calls so far. Estimated tokens mark the

@@ -18,9 +18,9 @@ from smolagents.models import ChatMessageStreamDelta
 from app.agent.build import PlanDelta
 from app.agent.calls import CallLimits
 from app.agent.checking import Verdict
-from app.config import ModelPrice
 from app.infra.storage import ObjectStorage
 from app.models import Artifact, Run, RunStep
+from app.runs.budget import Spending
 from app.runs.failures import StorageFailed
 from app.runs.recorder import EventRecorder
 from app.runs.repository import RunRepository
@@ -40,13 +40,17 @@ OUTPUT_EVENT_CHARS = 20_000
 
 
 class StepTranslator:
-    """Turns what smolagents yields (and what the sandbox reports) into events and rows."""
+    """Turns what smolagents yields (and what the sandbox reports) into events and rows.
+
+    The run's totals come counted with each item (budget.Spending); only the tokens of a
+    step the run stopped in are counted here (estimated: the server never said).
+    """
 
     def __init__(
         self,
         repository: RunRepository,
         storage: ObjectStorage,
-        prices: dict[str, ModelPrice],
+        spending: Spending,
         run: Run,
         recorder: EventRecorder,
         outcome: Outcome,
@@ -55,7 +59,7 @@ class StepTranslator:
         self.workspace = workspace
         self.repository = repository
         self.storage = storage
-        self.prices = prices
+        self.spending = spending
         self.run = run
         self.recorder = recorder
         self.outcome = outcome
@@ -153,7 +157,8 @@ class StepTranslator:
         text = self._streamed.get(step, "")
         tokens_out = limits.count(text=text) if text else 0
         tokens_in = await asyncio.to_thread(prompt_tokens) if text else 0
-        self._spend(tokens_in, tokens_out)
+        self.spending.add(tokens_in, tokens_out)
+        self.outcome.spent(self.spending.totals())
         self.outcome.tokens_estimated = True
         error = error or "The run stopped before this step finished."
         await self.repository.add_step(
@@ -173,9 +178,6 @@ class StepTranslator:
         await self.recorder.emit(
             "step.finished", step=step, duration_ms=0, tokens_in=tokens_in, tokens_out=tokens_out
         )
-
-    def _spend(self, tokens_in: int, tokens_out: int) -> None:
-        self.outcome.spend(self.run.model, tokens_in, tokens_out, self.prices)
 
     async def _store(self, artifact: ArtifactFile) -> ArtifactOut:
         """Upload an artifact's bytes and record it; the sandbox's own copy is then removed."""
@@ -210,7 +212,6 @@ class StepTranslator:
             self.outcome.tokens_estimated = True
         usage = plan.token_usage
         tokens_in, tokens_out = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
-        self._spend(tokens_in, tokens_out)
         entry = {
             "step": self.step,
             "text": plan.plan,
@@ -221,7 +222,6 @@ class StepTranslator:
         await self.recorder.emit("plan", **entry)
 
     async def _verdict(self, verdict: Verdict) -> None:
-        self._spend(verdict.tokens_in, verdict.tokens_out)
         entry = {
             "step": self.step,
             "verdict": verdict.verdict,
@@ -244,7 +244,6 @@ class StepTranslator:
             # The step is recorded once it has been decided (and run).
             usage = action.token_usage
             tokens = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
-            self._spend(*tokens)
             self.outcome.pause = Pause(
                 number,
                 kind="approval",
@@ -261,7 +260,6 @@ class StepTranslator:
             self.outcome.tokens_estimated = True
         usage = action.token_usage
         tokens_in, tokens_out = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
-        self._spend(tokens_in, tokens_out)
         carried_in, carried_out = self._carried.pop(number, (0, 0))  # spent before it waited
         tokens_in, tokens_out = tokens_in + carried_in, tokens_out + carried_out
         duration_ms = int((action.timing.duration or 0) * 1000)
