@@ -14,6 +14,7 @@ from app.runs.errors import (
     AnalysisDisabled,
     BudgetExceeded,
     NotWaiting,
+    RunNotFound,
     SessionBusy,
     UnknownFiles,
 )
@@ -22,6 +23,7 @@ STATUS: dict[type[DomainError], int] = {
     ModelNotOffered: 400,
     UnknownFiles: 400,
     BudgetExceeded: 403,
+    RunNotFound: 404,
     SessionBusy: 409,
     NotWaiting: 409,
     AnalysisDisabled: 503,

@@ -5,6 +5,10 @@ from __future__ import annotations
 from app.errors import DomainError
 
 
+class RunNotFound(DomainError):
+    """No such run or artifact, or another user's (the same answer: it is not revealed)."""
+
+
 class SessionBusy(DomainError):
     """The session is answering another question, or one waits for the user."""
 

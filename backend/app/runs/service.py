@@ -8,9 +8,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import paginate
-from app.errors import NotFound
 from app.models import Artifact, Project, Run, Session, User
 from app.ownership import one_owned
+from app.runs.errors import RunNotFound
 
 
 async def list_runs(
@@ -39,7 +39,7 @@ async def get_owned_artifact(db: AsyncSession, user: User, artifact_id: uuid.UUI
         .where(Artifact.id == artifact_id)
     )
     return await one_owned(
-        db, user, query, NotFound("No such artifact.", code="artifact_not_found")
+        db, user, query, RunNotFound("No such artifact.", code="artifact_not_found")
     )
 
 
@@ -64,13 +64,13 @@ async def get_owned_run(db: AsyncSession, user: User, run_id: uuid.UUID) -> Run:
         .join(Project, Project.id == Session.project_id)
         .where(Run.id == run_id)
     )
-    return await one_owned(db, user, query, NotFound("No such run.", code="run_not_found"))
+    return await one_owned(db, user, query, RunNotFound("No such run.", code="run_not_found"))
 
 
 async def get_run(db: AsyncSession, run_id: uuid.UUID) -> Run:
     run = await db.get(Run, run_id, populate_existing=True)
     if run is None:
-        raise NotFound("No such run.", code="run_not_found")
+        raise RunNotFound("No such run.", code="run_not_found")
     await db.refresh(run, ["steps", "artifacts"])
     return run
 
