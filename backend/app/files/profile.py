@@ -18,9 +18,18 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from app.files import preview as previews
 from app.files.detect import Detected, convert_dates
-from app.files.preview import PreviewError, TabularKind, jsonable
+from app.files.preview import (
+    PreviewError,
+    TabularKind,
+    jsonable,
+    no_sheets,
+    tabular_kind,
+    unreadable,
+)
+from app.files.preview.delimited import complete_records, decode_text, read_delimited
+from app.files.preview.json_tables import read_json_lines, read_json_table
+from app.files.preview.workbook import open_worksheet, read_worksheet
 
 # The most rows profiled...
 PROFILE_MAX_ROWS = 100_000
@@ -136,19 +145,19 @@ def profile_csv_head(head: bytes, *, name: str, complete: bool) -> dict[str, Any
     except (PreviewError, MemoryError):
         raise
     except Exception as exc:
-        raise previews.unreadable(name, "csv", exc) from exc
+        raise unreadable(name, "csv", exc) from exc
     return profile_frame(frame, complete=whole)
 
 
 def _csv_sample(head: bytes, name: str, complete: bool) -> tuple[pd.DataFrame, bool]:
-    text, encoding = previews.decode_text(head, name=name, complete=complete)
+    text, encoding = decode_text(head, name=name, complete=complete)
     if not complete:
-        text = previews.complete_records(text)
+        text = complete_records(text)
     if not text.strip():
         return pd.DataFrame(), complete
-    header, _, _ = previews.read_delimited(text, name=name, encoding=encoding, nrows=1)
+    header, _, _ = read_delimited(text, name=name, encoding=encoding, nrows=1)
     nrows = sample_rows(header.shape[1])
-    frame, _, _ = previews.read_delimited(text, name=name, encoding=encoding, nrows=nrows)
+    frame, _, _ = read_delimited(text, name=name, encoding=encoding, nrows=nrows)
     return frame, complete and len(frame) < nrows
 
 
@@ -166,15 +175,15 @@ def profile_file(path: Path, *, name: str, sheet: str | None = None) -> dict[str
         NotAWorkbook: A sheet was asked of a file that is not a workbook.
         SheetNotFound: The workbook has no worksheet of that name.
     """
-    kind = previews.tabular_kind(name)
+    kind = tabular_kind(name)
     if sheet is not None and kind != "excel":
-        raise previews.no_sheets(name)
+        raise no_sheets(name)
     try:
         frame, complete = _sample(kind, path, name, sheet)
     except (PreviewError, MemoryError):
         raise
     except Exception as exc:
-        raise previews.unreadable(name, kind, exc) from exc
+        raise unreadable(name, kind, exc) from exc
     return profile_frame(frame, complete=complete)
 
 
@@ -188,10 +197,10 @@ def _sample(
             whole = not file.read(1)
         return _csv_sample(head, name, whole)
     if kind == "excel":
-        _, chosen = previews.open_worksheet(path, name, sheet)
-        header = previews.read_worksheet(path, name, chosen, 0)
+        _, chosen = open_worksheet(path, name, sheet)
+        header = read_worksheet(path, name, chosen, 0)
         nrows = sample_rows(header.shape[1], EXCEL_PROFILE_MAX_CELLS)
-        frame = previews.read_worksheet(path, name, chosen, nrows)
+        frame = read_worksheet(path, name, chosen, nrows)
         return frame, len(frame) < nrows
     if kind == "parquet":
         with pq.ParquetFile(path) as parquet:
@@ -209,11 +218,11 @@ def _sample(
             )
             return table.to_pandas(), parquet.metadata.num_rows <= len(table)
     if kind == "json":
-        frame = previews.read_json_table(path, name)
+        frame = read_json_table(path, name)
         nrows = sample_rows(frame.shape[1])
         return _dated(frame.head(nrows)), len(frame) <= nrows
     with path.open("rb") as file:
-        records = previews.read_json_lines(file, name, PROFILE_MAX_ROWS + 1)
+        records = read_json_lines(file, name, PROFILE_MAX_ROWS + 1)
     frame = pd.json_normalize(records[:PROFILE_MAX_ROWS])
     nrows = sample_rows(frame.shape[1])
     return _dated(frame.head(nrows)), len(records) <= nrows

@@ -14,7 +14,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from app.files import preview as preview_module
 from app.files.preview import (
     PREVIEW_ROWS,
     TABULAR_KINDS,
@@ -23,6 +22,8 @@ from app.files.preview import (
     Preview,
     PreviewUnsupported,
     UnreadableFile,
+    delimited,
+    json_tables,
     preview_csv_head,
     preview_file,
     preview_kind,
@@ -302,7 +303,7 @@ def test_complete_head_counts_rows_itself() -> None:
 def test_big_csv_is_previewed_from_its_head(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(preview_module, "CSV_HEAD_BYTES", 1024)
+    monkeypatch.setattr(delimited, "CSV_HEAD_BYTES", 1024)
     path = write(tmp_path, "big.csv", make_csv(20_000))
     preview = preview_file(path, name="big.csv")
     assert preview.row_count == 20_000
@@ -310,14 +311,14 @@ def test_big_csv_is_previewed_from_its_head(
 
 
 def test_head_grows_until_50_rows_fit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(preview_module, "CSV_HEAD_BYTES", 1024)
-    monkeypatch.setattr(preview_module, "CSV_HEAD_MAX_BYTES", 64 * 1024)
+    monkeypatch.setattr(delimited, "CSV_HEAD_BYTES", 1024)
+    monkeypatch.setattr(delimited, "CSV_HEAD_MAX_BYTES", 64 * 1024)
     rows = "".join(f"{i},{'x' * 500}\n" for i in range(80))
     path = write(tmp_path, "long.csv", f"n,text\n{rows}".encode())
     preview = preview_file(path, name="long.csv")
     assert len(preview.rows) == PREVIEW_ROWS
     assert preview.row_count == 80
-    monkeypatch.setattr(preview_module, "CSV_HEAD_MAX_BYTES", 4096)
+    monkeypatch.setattr(delimited, "CSV_HEAD_MAX_BYTES", 4096)
     with pytest.raises(UnreadableFile, match="first 50 rows take more than"):
         preview_file(path, name="long.csv")
 
@@ -532,7 +533,7 @@ def test_json_that_is_not_a_table(tmp_path: Path, data: bytes, message: str) -> 
 
 
 def test_json_too_large(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(preview_module, "JSON_MAX_BYTES", 10)
+    monkeypatch.setattr(json_tables, "JSON_MAX_BYTES", 10)
     with pytest.raises(UnreadableFile, match="too large to preview"):
         preview_file(write(tmp_path, "x.json", b'[{"a": 1}, {"a": 2}]'), name="x.json")
 

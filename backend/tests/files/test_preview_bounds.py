@@ -13,13 +13,8 @@ from pathlib import Path
 import openpyxl
 import pytest
 
-from app.files.preview import (
-    EXCEL_UNSIZED_SHEET_MAX_BYTES,
-    PreviewUnsupported,
-    UnreadableFile,
-    filled_row_span,
-    preview_file,
-)
+from app.files.preview import PreviewUnsupported, UnreadableFile, preview_file
+from app.files.preview.workbook import EXCEL_UNSIZED_SHEET_MAX_BYTES, filled_row_span
 from app.files.preview_process import run_preview
 
 SHEET_HEAD = (

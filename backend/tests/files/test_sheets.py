@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 from openpyxl.chart import BarChart, Reference
 
-from app.files import preview as preview_module
 from app.files.preview import (
     NotAWorkbook,
     SheetNotFound,
     TooCostly,
     preview_file,
+    workbook,
 )
 
 
@@ -102,8 +102,8 @@ def test_the_bounds_hold_whichever_sheet_is_asked_for(
 ) -> None:
     """A packed-tight second sheet refuses the workbook, even a preview of its first sheet."""
     # The dense sheet packs about 16 times: over this test's ratio (real bounds: 100, 1 MB).
-    monkeypatch.setattr(preview_module, "EXCEL_MAX_RATIO", 10)
-    monkeypatch.setattr(preview_module, "EXCEL_RATIO_MIN_BYTES", 100_000)
+    monkeypatch.setattr(workbook, "EXCEL_MAX_RATIO", 10)
+    monkeypatch.setattr(workbook, "EXCEL_RATIO_MIN_BYTES", 100_000)
     book = openpyxl.Workbook(write_only=True)
     book.create_sheet("fine").append(["a"])
     dense = book.create_sheet("dense")

@@ -1,0 +1,220 @@
+"""Previews of delimited text files (CSV, TSV and the like) from their first bytes: the
+text's encoding, its delimiter, decimal commas and dates detected, a head that grows until
+the first rows fit, and the rows of the whole file counted apart.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import re
+from pathlib import Path
+
+import charset_normalizer
+import pandas as pd
+
+from app.files.detect import Detected, convert_comma_numbers, convert_dates, uses_decimal_comma
+from app.files.preview.counting import CsvRowCounter
+from app.files.preview.errors import PreviewError, TooCostly, UnreadableFile, describe
+from app.files.preview.table import INFER_ROWS, PREVIEW_ROWS, Preview, build_preview
+
+CSV_HEAD_BYTES = 4 << 20
+CSV_HEAD_MAX_BYTES = 64 << 20
+_BOMS = {codecs.BOM_UTF8: "utf-8-sig", codecs.BOM_UTF16_LE: "utf-16", codecs.BOM_UTF16_BE: "utf-16"}
+_DELIMITERS = ",;\t|"
+_QUOTED = re.compile(r'"[^"]*(?:""[^"]*)*"')
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f\ufffd]")
+
+
+class NeedMoreBytes(Exception):
+    """The head given to `preview_csv_head` holds too few complete rows; read a bigger one."""
+
+
+def preview_csv_head(head: bytes, *, name: str, complete: bool, row_count: int | None) -> Preview:
+    """Builds the preview of a delimited text file from its first bytes.
+
+    Args:
+        head: The first bytes of the file.
+        name: The file name, for the delimiter (.tsv/.tab) and for error messages.
+        complete: Whether `head` is the whole file.
+        row_count: The data rows counted by `CsvRowCounter`; required unless `complete`.
+
+    Returns:
+        The preview; its row count is taken from the parse when `complete`.
+
+    Raises:
+        NeedMoreBytes: `head` is incomplete and holds fewer than 50 complete data rows.
+        UnreadableFile: The bytes are not text or not a consistent table.
+        ValueError: `row_count` is None while `complete` is False.
+    """
+    if not complete and row_count is None:
+        raise ValueError("row_count is required when the head is not the whole file")
+    text, encoding = decode_text(head, name=name, complete=complete)
+    if not complete:
+        text = complete_records(text)
+        if not text:
+            raise NeedMoreBytes
+    elif not text.strip():
+        return Preview(columns=[], rows=[], row_count=0)
+    try:
+        frame, text_format, dates = read_delimited(
+            text, name=name, encoding=encoding, nrows=INFER_ROWS
+        )
+        sep = str(text_format["delimiter"])
+        if complete:
+            row_count = len(frame)
+            if row_count >= INFER_ROWS:
+                chunks = pd.read_csv(io.StringIO(text), sep=sep, usecols=[0], chunksize=1 << 16)
+                row_count = sum(len(chunk) for chunk in chunks)
+    except (PreviewError, NeedMoreBytes):
+        raise
+    except Exception as exc:
+        raise UnreadableFile(f"{name} could not be read as CSV: {describe(exc)}") from exc
+    assert row_count is not None
+    if not complete and len(frame) < min(PREVIEW_ROWS, row_count):
+        raise NeedMoreBytes
+    return build_preview(frame, row_count, dates=dates, text_format=text_format)
+
+
+def read_delimited(
+    text: str, *, name: str, encoding: str, nrows: int
+) -> tuple[pd.DataFrame, dict[str, str | None], dict[str, str]]:
+    """Reads the first rows of delimited text, with decimal commas and dates detected.
+
+    Args:
+        text: Complete records of the file, decoded.
+        name: The file name, for the delimiter (.tsv/.tab) and for error messages.
+        encoding: The codec `text` was decoded with, to report.
+        nrows: The most rows to read.
+
+    Returns:
+        The table; how it was read (`delimiter`, `decimal`, `thousands`, `encoding`); and
+        the format of each text column that was read as dates.
+    """
+    tab = name.lower().endswith((".tsv", ".tab"))
+    sep = "\t" if tab else _sniff_delimiter(text)
+    frame = _read_csv(text, sep, name, nrows=nrows)
+    detected = Detected()
+    if uses_decimal_comma(frame, sep):
+        detected.decimal = ","
+        frame = convert_comma_numbers(
+            _read_csv(text, sep, name, nrows=nrows, decimal=","), detected
+        )
+    frame = convert_dates(frame, detected, day_first=detected.decimal == "," or sep == ";")
+    text_format: dict[str, str | None] = {
+        "delimiter": sep,
+        "decimal": detected.decimal,
+        "thousands": detected.thousands,
+        "encoding": encoding,
+    }
+    return frame, text_format, detected.date_formats
+
+
+def preview_csv(path: Path, name: str) -> Preview:
+    """A delimited text file's preview from a head that grows until the first rows fit."""
+    size, row_count = CSV_HEAD_BYTES, None
+    with path.open("rb") as file:
+        while True:
+            file.seek(0)
+            head = file.read(size)
+            complete = len(head) < size or not file.read(1)
+            if not complete and row_count is None:
+                file.seek(0)
+                counter = CsvRowCounter()
+                while chunk := file.read(8 << 20):
+                    counter.feed(chunk)
+                row_count = counter.finish()
+            try:
+                return preview_csv_head(head, name=name, complete=complete, row_count=row_count)
+            except NeedMoreBytes:
+                if size >= CSV_HEAD_MAX_BYTES:
+                    raise TooCostly(
+                        f"{name} could not be read as CSV: its first {PREVIEW_ROWS} rows take more"
+                        f" than {CSV_HEAD_MAX_BYTES >> 20} MB"
+                    ) from None
+                size *= 2
+
+
+def decode_text(head: bytes, *, name: str, complete: bool) -> tuple[str, str]:
+    """Decodes a text file's first bytes: by its BOM, as UTF-8, or as the likeliest code page.
+
+    Returns:
+        The text and the codec it was decoded with.
+
+    Raises:
+        UnreadableFile: The bytes are not text.
+    """
+    encoding = next((enc for bom, enc in _BOMS.items() if head.startswith(bom)), None)
+    if encoding != "utf-16" and b"\x00" in head:
+        raise UnreadableFile(f"{name} does not look like a text file")
+    try:
+        text = codecs.getincrementaldecoder(encoding or "utf-8")().decode(head, final=complete)
+    except UnicodeDecodeError as exc:
+        encoding = encoding or _guess_encoding(head, exc.start)
+        text = codecs.getincrementaldecoder(encoding)("replace").decode(head, final=complete)
+    sample = text[:65536]
+    if len(_CONTROL.findall(sample)) * 50 > len(sample):
+        raise UnreadableFile(f"{name} does not look like a text file")
+    return text, encoding or "utf-8"
+
+
+def _guess_encoding(head: bytes, bad_at: int) -> str:
+    # Detectors are unreliable on mostly-ASCII text, so show them only the non-ASCII lines.
+    start = head.rfind(b"\n", 0, bad_at) + 1
+    lines = head[start : start + (1 << 20)].splitlines()
+    sample = b"\n".join(line for line in lines if not line.isascii())[:65536]
+    # Short Western samples fool charset-normalizer (cp775, cp1006...): prefer cp1252 if plausible.
+    if charset_normalizer.from_bytes(sample, cp_isolation=["cp1252"]).best() is not None:
+        return "cp1252"
+    matches = charset_normalizer.from_bytes(sample)
+    best = matches.best()
+    if best is None:
+        return "cp1252"
+    # Equally plausible Mac code pages come first for short samples; Windows ones are likelier.
+    windows = (m for m in matches if m.encoding.startswith("cp125") and m.chaos <= best.chaos + 0.1)
+    return next(windows, best).encoding
+
+
+def complete_records(text: str) -> str:
+    """Cuts an incomplete head after its last line break that is not inside quotes."""
+    quotes, end = text.count('"'), len(text)
+    while (at := max(text.rfind("\n", 0, end), text.rfind("\r", 0, end))) >= 0:
+        if (quotes - text.count('"', at)) % 2 == 0:
+            return text[: at + 1]
+        end = text.rfind('"', 0, at)
+    return ""
+
+
+def _sniff_delimiter(text: str) -> str:
+    sample = text[:65536]
+    lines = [line for line in _LINE_BREAK.split(_QUOTED.sub("", sample)) if line.strip()]
+    if len(text) > len(sample) and len(lines) > 1:
+        lines.pop()  # cut short by the sample
+    best, best_key = ",", (0.0, 0)
+    for delimiter in _DELIMITERS:
+        counts = [line.count(delimiter) for line in lines[:50]]
+        if counts and counts[0]:
+            key = (sum(count == counts[0] for count in counts) / len(counts), counts[0])
+            if key > best_key:
+                best, best_key = delimiter, key
+    return best
+
+
+def _read_csv(text: str, sep: str, name: str, *, nrows: int, decimal: str = ".") -> pd.DataFrame:
+    try:
+        frame = pd.read_csv(io.StringIO(text), sep=sep, nrows=nrows, decimal=decimal)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+    extra = frame.index.nlevels
+    if extra > 1 or not frame.index.equals(pd.RangeIndex(len(frame))):
+        # Data rows longer than the header: pandas made the first fields an index.
+        if not frame.iloc[:, -extra:].isna().all().all():
+            raise UnreadableFile(
+                f"{name} could not be read as CSV: the first data row has"
+                f" {frame.shape[1] + extra} fields, the header {frame.shape[1]}"
+            )
+        header = list(frame.columns)  # only trailing delimiters: drop the empty fields
+        frame = frame.reset_index().iloc[:, : len(header)]
+        frame.columns = header
+    return frame
