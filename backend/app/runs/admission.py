@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from app.agent.model import resolve_model
 from app.errors import DomainError
@@ -17,7 +16,7 @@ from app.models import Run, RunStatus, Session
 from app.models.base import utcnow
 from app.runs import budget
 from app.runs.errors import AnalysisDisabled, NotWaiting, SessionBusy, UnknownFiles
-from app.runs.execution import Runtime, announce_start
+from app.runs.execution import Admitted, Runtime, announce_start
 from app.runs.recorder import EventRecorder
 from app.runs.repository import RunRepository
 from app.runs.sandboxes import SlotTicket
@@ -25,17 +24,6 @@ from app.runs.schemas import QueryRequest
 from app.runs.state import Reply, Resume
 
 SANDBOX_RETRY_SECONDS = 30
-
-
-@dataclass
-class Admitted:
-    """A run let in: it holds the session's lock (`token`) and a slot or a place in line."""
-
-    run: Run
-    recorder: EventRecorder
-    token: str
-    ticket: SlotTicket
-    resume: Resume | None = None
 
 
 class _Claim:

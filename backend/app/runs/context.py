@@ -48,18 +48,12 @@ class AgentContext:
     snapshot: dict[str, Any] | None  # the session's variables the worker started from
 
 
+@dataclass
 class ContextBuilder:
-    def __init__(
-        self,
-        settings: Settings,
-        storage: ObjectStorage,
-        repository: RunRepository,
-        sandboxes: SandboxPool,
-    ):
-        self.settings = settings
-        self.storage = storage
-        self.repository = repository
-        self.sandboxes = sandboxes
+    settings: Settings
+    storage: ObjectStorage
+    repository: RunRepository
+    sandboxes: SandboxPool
 
     async def prepare(self, run: Run, recorder: EventRecorder, ticket: SlotTicket) -> AgentContext:
         """The workspace with the project's files and the session's variables, a worker on

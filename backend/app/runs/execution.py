@@ -78,29 +78,24 @@ async def announce_start(run: Run, recorder: EventRecorder) -> None:
     )
 
 
+@dataclass
+class Admitted:
+    """A run let in (see admission): it holds the session's lock and a slot or a place in
+    line, and its first events are out."""
+
+    run: Run
+    recorder: EventRecorder
+    token: str  # the session lock's, held until the run ends or waits
+    ticket: SlotTicket  # its sandbox slot (granted, or a place in line)
+    resume: Resume | None = None  # what it goes on from, for a run that waited for the user
+
+
 class RunExecution:
-    def __init__(
-        self,
-        rt: Runtime,
-        live: LiveRun,
-        run: Run,
-        recorder: EventRecorder,
-        token: str,
-        ticket: SlotTicket,
-        resume: Resume | None = None,
-    ):
-        """Args:
-        token: The session lock's, held from admission until the run ends or waits.
-        ticket: Its sandbox slot (granted, or a place in line).
-        resume: What it goes on from, for a run that waited for the user.
-        """
+    def __init__(self, rt: Runtime, live: LiveRun, admitted: Admitted):
         self.rt = rt
         self.live = live
-        self.run = run
-        self.recorder = recorder
-        self.token = token
-        self.ticket = ticket
-        self.resume = resume
+        self.run, self.recorder = admitted.run, admitted.recorder
+        self.token, self.ticket, self.resume = admitted.token, admitted.ticket, admitted.resume
         self.outcome = Outcome()
 
     async def execute(self) -> None:

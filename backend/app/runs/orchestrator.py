@@ -24,11 +24,11 @@ from app.infra.events import RunEvent, RunEventLog
 from app.infra.locks import SessionLocks
 from app.infra.storage import ObjectStorage
 from app.models import Run, RunStatus, Session
-from app.runs.admission import Admission, Admitted
+from app.runs.admission import Admission
 from app.runs.agent_thread import CANCEL_GRACE_SECONDS
 from app.runs.context import ContextBuilder
 from app.runs.ending import RunEnding
-from app.runs.execution import RunExecution, Runtime
+from app.runs.execution import Admitted, RunExecution, Runtime
 from app.runs.failures import STOPPED
 from app.runs.reader import RunReader
 from app.runs.repository import RunRepository
@@ -71,7 +71,7 @@ class RunOrchestrator:
         self.admission = Admission(self.rt, self.requests)
         self.reader = RunReader(events, self.requests)
         self.ending = RunEnding(events, repository)
-        self.sweeper = Sweeper(settings, locks, events, repository, self.runs, self.ending)
+        self.sweeper = Sweeper(self.rt, self.ending)
 
     async def start(self, session: Session, body: QueryRequest) -> Run:
         """Take the session lock and a sandbox slot (or a place in the queue), record the run,
@@ -97,15 +97,7 @@ class RunOrchestrator:
         run = admitted.run
         live = LiveRun(run.id, run.session_id)
         self.runs.live[run.id] = live
-        execution = RunExecution(
-            self.rt,
-            live,
-            run,
-            admitted.recorder,
-            admitted.token,
-            admitted.ticket,
-            admitted.resume,
-        )
+        execution = RunExecution(self.rt, live, admitted)
         live.task = asyncio.create_task(execution.execute(), name=f"run-{run.id}")
 
     async def events(

@@ -8,36 +8,19 @@ import logging
 import uuid
 from datetime import timedelta
 
-from app.config import Settings
-from app.infra.events import RunEventLog
-from app.infra.locks import SessionLocks
 from app.models import Run, RunStatus
 from app.models.base import utcnow
 from app.runs.agent_thread import CANCEL_POLL_SECONDS
 from app.runs.ending import RunEnding
-from app.runs.execution import best_effort
+from app.runs.execution import Runtime, best_effort
 from app.runs.failures import INTERRUPTED, input_timed_out
-from app.runs.repository import RunRepository
-from app.runs.state import LiveRuns
 
 log = logging.getLogger(__name__)
 
 
 class Sweeper:
-    def __init__(
-        self,
-        settings: Settings,
-        locks: SessionLocks,
-        events: RunEventLog,
-        repository: RunRepository,
-        runs: LiveRuns,
-        ending: RunEnding,
-    ):
-        self.settings = settings
-        self.locks = locks
-        self.events = events
-        self.repository = repository
-        self.runs = runs
+    def __init__(self, rt: Runtime, ending: RunEnding):
+        self.rt = rt
         self.ending = ending
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -58,11 +41,10 @@ class Sweeper:
         """One look for all the runs of this replica, queued or running, however many."""
         while True:
             await asyncio.sleep(CANCEL_POLL_SECONDS)
-            live = {
-                str(run_id): run for run_id, run in self.runs.live.items() if not run.stop.is_set()
-            }
+            runs = self.rt.runs.live.items()
+            live = {str(run_id): run for run_id, run in runs if not run.stop.is_set()}
             try:
-                cancelled = await self.events.cancels_requested(list(live))
+                cancelled = await self.rt.events.cancels_requested(list(live))
             except Exception as exc:  # Redis is down: each run notices through its log
                 log.debug("could not look for cancelled runs: %r", exc)
                 continue
@@ -71,7 +53,7 @@ class Sweeper:
 
     async def _sweep_forever(self) -> None:
         while True:
-            await asyncio.sleep(self.settings.SESSION_LOCK_TTL_SECONDS / 6)
+            await asyncio.sleep(self.rt.lock_ttl / 6)
             await best_effort(self.recover_interrupted_runs(), "sweep interrupted runs")
 
     async def recover_interrupted_runs(self) -> int:
@@ -79,25 +61,23 @@ class Sweeper:
         streams: their process died (the session lock expired), or could not record the end."""
 
         async def orphaned(run: Run) -> bool:
-            return (
-                not self.runs.here(run.id) and await self.locks.holder(str(run.session_id)) is None
-            )
+            return await self._orphaned(run.id, run.session_id)
 
         # Every replica sweeps every few seconds, with maybe hundreds of runs active: ids
         # first, the locks checked holding no connection, whole rows only for the orphans.
         orphans = [
             run_id
-            for run_id, session_id in await self.repository.running()
+            for run_id, session_id in await self.rt.repository.running()
             if await self._orphaned(run_id, session_id)
         ]
         recovered = 0
         if orphans:  # each checked again: taken up meanwhile?
             recovered = await self.ending.fail_orphans(orphans, INTERRUPTED, orphaned)
         # Runs that waited for the user too long end here too (on whichever replica).
-        timeout = self.settings.RUN_INPUT_TIMEOUT_SECONDS
+        timeout = self.rt.settings.RUN_INPUT_TIMEOUT_SECONDS
         cutoff = utcnow() - timedelta(seconds=timeout)
         error = input_timed_out(timeout)
-        for run_id in await self.repository.expired_waits(cutoff):
+        for run_id in await self.rt.repository.expired_waits(cutoff):
             if await self.ending.end_waiting(run_id, RunStatus.failed, error, since_before=cutoff):
                 log.warning("run %s waited too long for the user and was stopped", run_id)
         if recovered:
@@ -106,4 +86,5 @@ class Sweeper:
 
     async def _orphaned(self, run_id: uuid.UUID, session_id: uuid.UUID) -> bool:
         """Whether no replica runs the run: not this one, and nobody holds its session's lock."""
-        return not self.runs.here(run_id) and await self.locks.holder(str(session_id)) is None
+        locks = self.rt.locks
+        return not self.rt.runs.here(run_id) and await locks.holder(str(session_id)) is None
