@@ -14,7 +14,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from app.sessions import export
+from app.sessions.export import markdown_text, report
 from tests.api.conftest import SALES
 from tests.api.test_asking import ASK, ask_until_waiting, follow
 from tests.api.test_query import READ, ask, finished
@@ -223,10 +223,10 @@ def test_too_many_exports_at_once_answer_503_with_retry_after(alice: Api, sessio
 
 
 def test_fences_and_table_cells_survive_what_they_hold() -> None:
-    assert export._fence("a ``` b", "text") == "````text\na ``` b\n````"
+    assert markdown_text.fence("a ``` b", "text") == "````text\na ``` b\n````"
     table = {"columns": ["a|b"], "rows": [["x\ny"]] * 30, "row_count": 30}
-    lines = export.markdown_table(table).splitlines()
+    lines = markdown_text.markdown_table(table).splitlines()
     assert lines[0] == "| a\\|b |" and lines[2] == "| x y |"
     assert lines[-1] == "*20 of 30 rows*"
-    assert json.loads(str(export._script_json({"s": "</script><!--"}))) == {"s": "</script><!--"}
-    assert "</script" not in str(export._script_json({"s": "</script>"}))
+    assert json.loads(str(report._script_json({"s": "</script><!--"}))) == {"s": "</script><!--"}
+    assert "</script" not in str(report._script_json({"s": "</script>"}))

@@ -1,0 +1,204 @@
+"""The notebook renderer: a session as a Jupyter notebook that reruns next to the project's
+files. Its first cell refuses to run unsandboxed unless told to, checks the files are there
+(or fetches them with a token) and defines `final_answer` and `ask_user` (which replays the
+answers given); each step's code is a code cell with its recorded outputs, and code that
+failed or was rejected is shown in Markdown, so "Run all" goes through.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from app.sessions.export.gather import ExportArtifact, ExportStep, SessionExport
+from app.sessions.export.markdown_text import (
+    inert_md,
+    markdown_table,
+    md_line,
+    outcome_md,
+    question_md,
+    skipped_md,
+    when,
+)
+from app.sessions.export.report import table_html
+
+SETUP = '''\
+# Workbench session {title!r} (project {project!r}), exported {exported}.
+#
+# WARNING: the code cells below were written by an LLM. In the workbench they ran inside a
+# sandbox; here they run on YOUR machine, as you, with your files and your network, and
+# nothing stops them. Read them first. To run them anyway, set RUN_UNSANDBOXED = True
+# below, or set the environment variable WORKBENCH_RUN_UNSANDBOXED=1 before starting Jupyter.
+RUN_UNSANDBOXED = False
+
+import os
+
+if not (RUN_UNSANDBOXED or os.environ.get("WORKBENCH_RUN_UNSANDBOXED") == "1"):
+    raise RuntimeError(
+        "This notebook runs LLM-written code on this machine, outside the Workbench sandbox. "
+        "Read the code, then set RUN_UNSANDBOXED = True in this cell (or the environment "
+        "variable WORKBENCH_RUN_UNSANDBOXED=1) to run it."
+    )
+
+# The analysis reads the project's files by name from the working directory. Keep them
+# next to this notebook (`workbench export SESSION --with-files` downloads them), or set
+# WORKBENCH_TOKEN (an API token) and this cell fetches the missing ones from the workbench.
+import urllib.request
+from pathlib import Path
+
+from IPython.display import Markdown, display
+
+WORKBENCH_URL = os.environ.get("WORKBENCH_URL", {server_url!r})
+SESSION_FILES = {files}  # name: file id in the workbench
+
+for _name, _file_id in SESSION_FILES.items():
+    if Path(_name).is_file():
+        continue
+    if not os.environ.get("WORKBENCH_TOKEN"):
+        raise FileNotFoundError(
+            f"{{_name}} is not next to this notebook: put it there, or set WORKBENCH_TOKEN "
+            "to fetch it from the workbench."
+        )
+    _request = urllib.request.Request(
+        f"{{WORKBENCH_URL}}/api/v1/files/{{_file_id}}/content",
+        headers={{"Authorization": f"Bearer {{os.environ['WORKBENCH_TOKEN']}}"}},
+    )
+    with urllib.request.urlopen(_request) as _response, open(_name, "wb") as _out:
+        _out.write(_response.read())
+    print(f"fetched {{_name}}")
+
+
+def final_answer(answer):
+    """How the agent gave its answer: shown here as Markdown."""
+    display(Markdown(str(answer)))
+    return answer
+
+
+_ANSWERS = iter({answers})  # what the user answered when the agent asked
+
+
+def ask_user(question):
+    """How the agent asked the user: the answers given then are replayed, in order."""
+    answer = next(_ANSWERS, None)
+    if answer is None:
+        answer = input(f"{{question}} ")
+    print(f"{{question}} → {{answer}}")
+    return answer
+'''
+
+
+UNSANDBOXED_WARNING = (
+    "> **Warning: this notebook runs code an LLM wrote, on your own machine, outside the "
+    "Workbench sandbox.** In the workbench that code ran isolated, with no network and no "
+    "access to your files; here it runs as you, with both. Read every code cell before you "
+    "run it. The first code cell stops unless you set `RUN_UNSANDBOXED = True` in it or the "
+    "environment variable `WORKBENCH_RUN_UNSANDBOXED=1`."
+)
+
+
+def to_notebook(export: SessionExport) -> bytes:
+    notebook = new_notebook()
+    notebook.metadata.update(
+        {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+            "workbench": {
+                "session_id": export.session_id,
+                "title": export.title,
+                "project": export.project,
+                "exported_at": export.exported_at.isoformat(),
+            },
+        }
+    )
+    cells = notebook.cells
+    cells.append(
+        new_markdown_cell(
+            f"# {md_line(export.title)}\n\n{UNSANDBOXED_WARNING}\n\nA Workbench session of the "
+            f"project *{md_line(export.project)}*, exported {when(export.exported_at)}. "
+            "Run the cells in order next to the project's files: "
+            + (", ".join(f"`{f.name}`" for f in export.files) or "(no files)")
+            + "."
+        )
+    )
+    setup = SETUP.format(
+        title=export.title,
+        project=export.project,
+        exported=when(export.exported_at),
+        server_url=export.server_url,
+        files=repr({f.name: f.id for f in export.files}),
+        answers=repr([a for r in export.runs for a in r.answers]),
+    )
+    count = 1
+    cells.append(new_code_cell(setup, execution_count=count))
+    for run in export.runs:
+        cells.append(new_markdown_cell(question_md(run)))
+        for plan in run.plans:
+            cells.append(
+                new_markdown_cell(
+                    f"**Plan** (before step {plan.get('step')})\n\n"
+                    + inert_md(str(plan.get("text", "")))
+                )
+            )
+        for step in run.steps:
+            if step.thought:
+                cells.append(new_markdown_cell(f"*{md_line(step.thought)}*"))
+            if step.runnable:
+                count += 1
+                cells.append(
+                    new_code_cell(
+                        step.code or "",
+                        execution_count=count,
+                        outputs=_outputs(step, count),
+                        metadata={"workbench": {"run": run.number, "step": step.index}},
+                    )
+                )
+            elif step.code or step.error:
+                cells.append(new_markdown_cell(skipped_md(step)))
+            if step.question:
+                cells.append(
+                    new_markdown_cell(
+                        f"The agent asked: **{md_line(step.question[0])}**  \n"
+                        f"The answer: {md_line(step.question[1])}"
+                    )
+                )
+        cells.append(new_markdown_cell(outcome_md(run)))
+    nbformat.validate(notebook)
+    return nbformat.writes(notebook).encode()
+
+
+def _outputs(step: ExportStep, count: int) -> list[Any]:
+    outputs: list[Any] = []
+    if step.output:
+        text = step.output if step.output.endswith("\n") else step.output + "\n"
+        outputs.append(new_output("stream", name="stdout", text=text))
+    for artifact in step.artifacts:
+        data = _mime_bundle(artifact)
+        if data:
+            outputs.append(new_output("display_data", data=data, metadata={}))
+    return outputs
+
+
+def _mime_bundle(artifact: ExportArtifact) -> dict[str, Any]:
+    if (figure := artifact.figure()) is not None:
+        return {"application/vnd.plotly.v1+json": figure, "text/plain": f"<{artifact.name}>"}
+    if artifact.kind == "image" and artifact.data is not None:
+        if artifact.mime == "image/svg+xml":
+            return {
+                "image/svg+xml": artifact.data.decode("utf-8", "replace"),
+                "text/plain": f"<{artifact.name}>",
+            }
+        return {
+            artifact.mime
+            if artifact.mime in ("image/png", "image/jpeg")
+            else "image/png": base64.b64encode(artifact.data).decode(),
+            "text/plain": f"<{artifact.name}>",
+        }
+    if (table := artifact.table()) is not None:
+        return {"text/html": table_html(table), "text/plain": markdown_table(table)}
+    if artifact.kind == "table":  # a table's full data is also offered as a CSV file
+        return {}
+    where = "" if artifact.data is not None else f" (in the workbench: {artifact.url})"
+    return {"text/plain": f"{artifact.kind} {artifact.name}{where}"}

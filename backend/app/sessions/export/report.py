@@ -1,0 +1,93 @@
+"""The report renderer: a session as one HTML file with nothing to fetch, from the Jinja
+templates beside it: interactive charts (plotly.js inline, only when there is a chart),
+images as data URIs, tables, and answers as Markdown without raw HTML. Everything that came
+from the model, the code or the data is escaped.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markdown_it import MarkdownIt
+from markupsafe import Markup
+
+from app.sessions.export.gather import SessionExport
+from app.sessions.export.markdown_text import human_size, when
+
+# Rows of a table shown in the report and the notebook (its preview holds up to 1000).
+TABLE_ROWS = 100
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+def to_html(export: SessionExport) -> bytes:
+    nonce = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    page = (
+        _templates()
+        .get_template("report.html.j2")
+        .render(
+            export=export,
+            nonce=nonce,
+            plotly_js=Markup(_plotly_js()) if export.has_charts else None,
+            when=when,
+            size=human_size,
+            markdown=_markdown,
+            table_html=lambda t: Markup(table_html(t)),
+            script_json=_script_json,
+            b64=lambda data: base64.b64encode(data).decode(),
+            chart_title=chart_title,
+        )
+    )
+    return page.encode()
+
+
+def chart_title(figure: dict[str, Any]) -> str | None:
+    title = (figure.get("layout") or {}).get("title")
+    text = title.get("text") if isinstance(title, dict) else title
+    return str(text) if text else None
+
+
+def table_html(table: dict[str, Any], limit: int = TABLE_ROWS) -> str:
+    return str(_templates().get_template("table.html.j2").render(table=table, limit=limit))
+
+
+@cache
+def _templates() -> Environment:
+    return Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=select_autoescape(["html", "j2"], default=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+@cache
+def _markdown_renderer() -> MarkdownIt:
+    # No raw HTML: an answer is the model's text, and the model may have read hostile data.
+    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+
+def _markdown(text: str) -> Markup:
+    return Markup(_markdown_renderer().render(text))
+
+
+def _script_json(value: Any) -> Markup:
+    """JSON to place inside <script type="application/json">: nothing in it can end the
+    script element or start a comment, whatever strings the figure holds."""
+    text = json.dumps(value, separators=(",", ":"))
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return Markup(text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+@cache
+def _plotly_js() -> str:
+    from plotly.offline import get_plotlyjs
+
+    # Inside a <script> element: the bundle must not close it early.
+    return str(get_plotlyjs()).replace("</script", "<\\/script")
