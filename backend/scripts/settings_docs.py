@@ -1,6 +1,6 @@
 """Write docs/configuration.md and .env.example from the descriptions on `Settings`.
 
-Each setting is described once, on its field in app/config.py; this script renders both
+Each setting is described once, on its field in app/config/; this script renders both
 documents from those fields, so they cannot tell different stories. Run it with
 `make settings-docs` after changing a setting; tests/test_settings_docs.py fails while the
 committed documents differ from what it writes.
@@ -144,7 +144,7 @@ def _plain(value: object) -> str:
 
 
 def _extra(field: FieldInfo) -> dict[str, object]:
-    """The section, unset meaning, compose value and secret flag config.py gives a field."""
+    """The section, unset meaning, compose value and secret flag app/config/ gives a field."""
     extra = field.json_schema_extra
     return dict(extra) if isinstance(extra, dict) else {}
 

@@ -1,7 +1,7 @@
 """Each setting is described once, on its `Settings` field, and the documents follow it.
 
 docs/configuration.md and .env.example are written by `make settings-docs` from the fields
-of app/config.py; these tests fail while the committed copies differ from what it writes.
+of app/config/; these tests fail while the committed copies differ from what it writes.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ def test_every_setting_has_a_description_and_a_section() -> None:
         assert field.description and field.description.strip(), f"{name} has no description"
         extra = field.json_schema_extra
         assert isinstance(extra, dict) and extra.get("section") in sections, (
-            f"{name} has no section: give it json_schema_extra=_doc(Section.…)"
+            f"{name} has no section: give it json_schema_extra=doc(Section.…)"
         )
 
 
@@ -38,7 +38,7 @@ def test_secrets_have_no_default_to_show() -> None:
 def test_the_committed_documents_are_the_generated_ones() -> None:
     stale = [str(path.relative_to(settings_docs.REPO_ROOT)) for path in settings_docs.stale()]
     assert not stale, (
-        f"{', '.join(stale)} differ from the descriptions in app/config.py: "
+        f"{', '.join(stale)} differ from the descriptions in app/config/: "
         f"run `{settings_docs.COMMAND}` and commit the result"
     )
 

@@ -1,0 +1,91 @@
+"""Server settings: the environment, where the server listens and is reached, local state
+and logging.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, Field, field_validator
+
+from app.config.sections import Section, doc
+
+
+class Environment(StrEnum):
+    development = "development"
+    production = "production"
+    test = "test"
+
+
+class ServerSettings(BaseModel):
+    """Section "Server": the environment, the address it listens on and is reached at."""
+
+    ENVIRONMENT: Environment = Field(
+        Environment.development,
+        description="`development`, `production` or `test`. `production` refuses missing or "
+        "well-known secrets (`SECRET_KEY`, `ADMIN_PASSWORD`, `S3_SECRET_KEY`); set it before "
+        "exposing the workbench to others.",
+        json_schema_extra=doc(Section.server),
+    )
+    HOST: str = Field(
+        "127.0.0.1",
+        description="Address the server listens on.",
+        json_schema_extra=doc(Section.server, compose="always `0.0.0.0`"),
+    )
+    PORT: int = Field(
+        8000,
+        ge=1,
+        le=65535,
+        description="Port the server listens on (docker compose publishes it as `WORKBENCH_PORT`).",
+        json_schema_extra=doc(Section.server, compose="always `8000` in the container"),
+    )
+    PUBLIC_URL: str | None = Field(
+        None,
+        description="The address people reach the workbench at (e.g. "
+        "`https://workbench.example.com`, behind a proxy or in docker compose), written into "
+        "exported notebooks so they fetch files from here; never taken from a request's Host "
+        "header, which a client chooses.",
+        examples=["https://workbench.example.com"],
+        json_schema_extra=doc(
+            Section.server,
+            unset="`http://HOST:PORT`",
+            compose="`http://127.0.0.1:WORKBENCH_PORT`",
+        ),
+    )
+    DATA_DIR: Path = Field(
+        Path("./data"),
+        description="Directory for local state: the SQLite database, uploaded files and "
+        "artifacts when S3 is not set, the sessions' workspaces, caches and the generated "
+        "signing key. Relative to `backend/` with `make run`.",
+        json_schema_extra=doc(Section.server, compose="always `/data`, a named volume"),
+    )
+    LOG_LEVEL: str = Field(
+        "info",
+        description="Log level: `debug`, `info`, `warning` or `error`.",
+        json_schema_extra=doc(Section.server),
+    )
+
+    @field_validator("PUBLIC_URL")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        parsed = urlsplit(value.strip())
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ValueError(
+                "must be an http:// or https:// address, such as https://wb.example.com"
+            )
+        return value.strip().rstrip("/")
+
+    @property
+    def public_url(self) -> str:
+        """Where the workbench is reached: PUBLIC_URL, else the address it listens on (a
+        wildcard address as loopback)."""
+        if self.PUBLIC_URL:
+            return self.PUBLIC_URL
+        host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(self.HOST, self.HOST)
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"
+        return f"http://{host}:{self.PORT}"

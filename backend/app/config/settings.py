@@ -1,0 +1,122 @@
+"""`Settings`: every section's fields in one settings object, read from the environment and
+`.env`, with the checks that span sections (blank values, S3 keys, the first administrator,
+secrets in production) and the values derived from several of them.
+"""
+
+from __future__ import annotations
+
+import secrets
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from app.config.agent import AgentSettings
+from app.config.auth import AuthSettings
+from app.config.database import DatabaseSettings
+from app.config.llm import LlmSettings
+from app.config.redis import RedisSettings
+from app.config.sandbox import SandboxSettings
+from app.config.server import Environment, ServerSettings
+from app.config.storage import StorageSettings
+from app.config.uploads import UploadsSettings
+
+# Values that appear in docs and examples; refused as secrets outside development.
+KNOWN_DEFAULT_SECRETS = frozenset(
+    {"", "changethis", "change-me", "changeme", "secret", "password", "minioadmin", "admin"}
+)
+
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+# pydantic lists the fields of the last base first: the sections in reverse, so that the
+# fields (and the generated docs) keep the order of Section.
+class Settings(
+    UploadsSettings,
+    AuthSettings,
+    SandboxSettings,
+    AgentSettings,
+    LlmSettings,
+    StorageSettings,
+    RedisSettings,
+    DatabaseSettings,
+    ServerSettings,
+    BaseSettings,
+):
+    """Every setting, with its description; `make settings-docs` writes the docs from them."""
+
+    # The repository's .env (the one docker compose reads too), then one in the working directory.
+    model_config = SettingsConfigDict(
+        env_file=(REPO_ROOT / ".env", ".env"), env_file_encoding="utf-8", extra="ignore"
+    )
+
+    @field_validator(
+        "DATABASE_URL",
+        "REDIS_URL",
+        "S3_ENDPOINT",
+        "LLM_MODEL",
+        "LLM_API_BASE",
+        "ADMIN_EMAIL",
+        "SANDBOX_BWRAP",
+        "SANDBOX_SERVICE_SOCKET",
+        "SANDBOX_MAX_WORKERS",
+        mode="before",
+    )
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Settings:
+        if self.S3_ENDPOINT and not (self.S3_ACCESS_KEY and self.S3_SECRET_KEY):
+            raise ValueError("S3_ENDPOINT is set: S3_ACCESS_KEY and S3_SECRET_KEY are required too")
+        if (self.ADMIN_EMAIL is None) != (self.ADMIN_PASSWORD is None):
+            raise ValueError("set ADMIN_EMAIL and ADMIN_PASSWORD together, or neither")
+        if self.ADMIN_PASSWORD is not None and len(self.ADMIN_PASSWORD) < 8:
+            raise ValueError("ADMIN_PASSWORD must have at least 8 characters")
+        if Environment.production == self.ENVIRONMENT:
+            self._refuse_default_secrets()
+        return self
+
+    def _refuse_default_secrets(self) -> None:
+        if self.SECRET_KEY is None or self.SECRET_KEY.lower() in KNOWN_DEFAULT_SECRETS:
+            raise ValueError(
+                "ENVIRONMENT=production needs a SECRET_KEY of your own "
+                "(e.g. `python -c 'import secrets; print(secrets.token_urlsafe(48))'`)"
+            )
+        if len(self.SECRET_KEY) < 32:
+            raise ValueError("SECRET_KEY must have at least 32 characters in production")
+        for name in ("ADMIN_PASSWORD", "S3_SECRET_KEY"):
+            value = getattr(self, name)
+            if value is not None and value.lower() in KNOWN_DEFAULT_SECRETS:
+                raise ValueError(f"{name} is a well-known default; set your own in production")
+
+    @property
+    def database_url(self) -> str:
+        if self.DATABASE_URL:
+            return self.DATABASE_URL
+        return f"sqlite+aiosqlite:///{(self.DATA_DIR / 'workbench.db').resolve()}"
+
+    @property
+    def is_embedded_db(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+    @cached_property
+    def signing_key(self) -> str:
+        """The key that signs login tokens.
+
+        Without SECRET_KEY (development only) a random key is made once and kept in
+        DATA_DIR/.secret_key, so tokens survive a restart.
+        """
+        if self.SECRET_KEY:
+            return self.SECRET_KEY
+        path = self.DATA_DIR / ".secret_key"
+        if path.exists():
+            return path.read_text().strip()
+        self.DATA_DIR.mkdir(parents=True, exist_ok=True)
+        key = secrets.token_urlsafe(48)
+        path.touch(mode=0o600)
+        path.write_text(key)
+        return key
