@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from app.cli import evaluate
+from app.cli import eval_runner
 from app.cli.client import ApiError, Event
 from app.cli.eval_dabench import Task
 from app.cli.eval_report import read_records
-from app.cli.evaluate import AUTO_ANSWER, Evaluation, Job
+from app.cli.eval_runner import AUTO_ANSWER, Evaluation, Job
 
 TASK = Task(id="t1", question="Mean?", answers=(("mean", "2.50"),), files=("a.csv",))
 RUN = {
@@ -70,7 +70,7 @@ class FakeClient:
 
 @pytest.fixture(autouse=True)
 def no_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(evaluate, "FIRST_WAIT", 0.0)
+    monkeypatch.setattr(eval_runner, "FIRST_WAIT", 0.0)
 
 
 def evaluation(client: FakeClient, tmp_path: Path, notes: list[str]) -> Evaluation:
