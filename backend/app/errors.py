@@ -21,6 +21,8 @@ RETRY_AFTER_SECONDS = 5
 class AppError(Exception):
     status: ClassVar[int] = 400
     code: ClassVar[str] = "bad_request"
+    # Seconds a client should wait before trying again (a Retry-After header), if any.
+    retry_after: int | None = None
 
     def __init__(
         self,
@@ -32,7 +34,8 @@ class AppError(Exception):
     ):
         super().__init__(detail)
         self.detail = detail
-        self.retry_after = retry_after
+        if retry_after is not None:
+            self.retry_after = retry_after
         if code is not None:
             self.code = code  # type: ignore[misc]
         if status is not None:

@@ -12,6 +12,7 @@ import dataclasses
 import logging
 import os
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -163,7 +164,14 @@ def test_a_dead_fork_server_is_replaced(launcher: LocalLauncher, tmp_path: Path)
         assert server is not None and server._process is not None
         os.killpg(server._process.pid, signal.SIGKILL)
         server._process.wait()
-        # Its workers went with it: the session is told and gets a new worker.
+        # Its workers go with it, each once the kernel has taken its namespace down: that
+        # takes its own time on a busy machine, so wait for it (a step sent before would
+        # still be answered, rightly).
+        hung = time.monotonic() + 120  # not a deadline: what a worker that never goes is
+        while first.alive and time.monotonic() < hung:
+            time.sleep(0.05)
+        assert not first.alive, "the fork server's worker outlived it"
+        # The session is told and gets a new worker.
         lost = first.run("kept")
         assert lost.crashed or (lost.error is not None and "NameError" in lost.error)
         assert first.run("3 * 3").output == "9"
