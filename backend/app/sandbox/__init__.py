@@ -18,7 +18,7 @@ sandbox from here (and from `interface` and `protocol`), never from the modules 
 """
 
 from app.sandbox import hostfs
-from app.sandbox.client import SandboxError, SandboxStepError, SandboxWorker, prepare_sandbox
+from app.sandbox.client import SandboxError, SandboxStepError, SandboxWorker
 from app.sandbox.interface import (
     DEFAULT_AUTHORIZED_IMPORTS,
     PLOTLY_MIME,
@@ -37,6 +37,7 @@ from app.sandbox.spawn import (
     SandboxUnavailable,
     ServiceLauncher,
     WorkerLauncher,
+    prepare_sandbox,
 )
 
 __all__ = [

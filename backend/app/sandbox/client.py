@@ -11,26 +11,19 @@ from __future__ import annotations
 import json
 import logging
 import os
-import signal
 import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
-from app.sandbox import hostfs
+from app.sandbox import hostfs, replies
 from app.sandbox.interface import (
     DEFAULT_AUTHORIZED_IMPORTS,
-    QUESTION_CHARS,
-    REFUSED_PREFIX,
-    ArtifactFile,
-    ArtifactKind,
     SandboxLimits,
     StepResult,
-    cap_text,
 )
-from app.sandbox.protocol import MAX_REFUSALS, PROTOCOL_VIOLATION, REFUSAL_CHARS, Message
-from app.sandbox.runtime_cache import runtime_cache
+from app.sandbox.protocol import Message
 from app.sandbox.snapshot_format import MANIFEST, SNAPSHOT_DIR, RestoreReport, SnapshotReport
 from app.sandbox.spawn import LocalLauncher, SandboxUnavailable, ServiceLauncher, WorkerLauncher
 from app.sandbox.transport import WorkerChannel
@@ -42,21 +35,7 @@ REQUEST_TIMEOUT_SECONDS = 30.0
 SHUTDOWN_GRACE_SECONDS = 2.0
 # How often a running step's workspace is measured against the disk quota.
 QUOTA_POLL_SECONDS = 0.25
-RESTARTED = (
-    "the sandbox was restarted and variables from earlier steps are gone — load the data again."
-)
-RESTARTED_WITH_SNAPSHOT = (
-    "the sandbox was restarted: variables made by this question's earlier steps are gone, and "
-    "those saved at the end of the last question are restored (the next step's output says "
-    "which)."
-)
 STOPPED = "The step was stopped."
-REFUSED = (
-    REFUSED_PREFIX + " ({what}). The step counts as failed even if "
-    "its code caught the refusal: use only the allowed imports and functions, and do not "
-    "try to work around the sandbox."
-)
-ARTIFACT_KINDS = frozenset(get_args(ArtifactKind))
 
 
 class SandboxError(RuntimeError):
@@ -77,19 +56,6 @@ class SandboxStepError(Exception):
             message += f"\n\nExecution logs (printed before the error):\n{result.logs}"
         super().__init__(message)
         self.result = result
-
-
-def prepare_sandbox(launcher: WorkerLauncher) -> None:
-    """Probe the isolation and build the runtime cache now (call it at start-up, in a thread).
-
-    Otherwise the first worker does it: the cache can take tens of seconds on a fresh runtime.
-
-    Args:
-        launcher: The launcher workers will come from.
-    """
-    if isinstance(launcher, LocalLauncher):
-        runtime_cache()
-    launcher.status()
 
 
 class SandboxWorker:
@@ -337,31 +303,15 @@ class SandboxWorker:
     def _step_result(
         self, reply: Message, restored: RestoreReport | None, started: float
     ) -> StepResult:
-        """A worker's result as the backend keeps it: every field checked and capped (the
-        worker is not trusted), a refusal turned into the step's failure."""
-        cap = self.limits.output_chars
-        logs = cap_text(_text(reply.get("logs")) or "", cap)
-        if restored is not None:  # a new worker mid-run: the agent must know what it has
-            logs = f"{restored.note()}\n{logs}"
-        output, error = _text(reply.get("output")), _text(reply.get("error"))
-        is_final_answer = reply.get("is_final_answer") is True
-        question = _question(reply.get("question"))
-        artifacts, left_out = self._artifacts(reply.get("artifacts"))
-        if left_out:
-            logs = f"{logs}\n{left_out}" if logs else left_out
-        refused = _refusals(reply.get("refused"))
-        if refused:
-            error = REFUSED.format(what="; ".join(refused)) + (f"\n{error}" if error else "")
-            output, question, is_final_answer = None, None, False
-        return StepResult(
-            output=None if output is None else cap_text(output, cap),
-            is_final_answer=is_final_answer,
-            question=question,
-            logs=logs,
-            error=None if error is None else cap_text(error, cap),
-            artifacts=artifacts,
-            duration_ms=round((time.monotonic() - started) * 1000),
+        result, self.artifact_budget = replies.step_result(
+            reply,
+            self.limits,
+            self.workspace,
+            self.artifact_budget,
+            restored.note() if restored is not None else None,
+            started,
         )
+        return result
 
     def _exchange(
         self, request: Message, deadline: float, measure: bool = True
@@ -419,7 +369,7 @@ class SandboxWorker:
 
     @property
     def _restarted(self) -> str:
-        return RESTARTED_WITH_SNAPSHOT if self.has_snapshot else RESTARTED
+        return replies.RESTARTED_WITH_SNAPSHOT if self.has_snapshot else replies.RESTARTED
 
     def _failure(
         self, error: str, started: float, *, timed_out: bool = False, crashed: bool = False
@@ -436,89 +386,17 @@ class SandboxWorker:
         )
 
     def _crash_message(self, returncode: int | None) -> str:
-        # Popen reports a signal as -N; bubblewrap passes a child's signal on as 128 + N.
-        number = None
-        if returncode is not None and returncode < 0:
-            number = -returncode
-        elif returncode is not None and returncode > 128 and self.isolation == "bubblewrap":
-            number = returncode - 128
-        if number == signal.SIGXCPU:
-            return (
-                f"The worker used up its CPU time limit ({self.limits.cpu_seconds} s) and was "
-                f"stopped; {self._restarted}"
-            )
-        if number == signal.SIGKILL:
-            return (
-                "The sandbox worker was killed, most likely because the step ran out of memory "
-                f"(limit {self.limits.memory_mb} MB); {self._restarted}"
-            )
-        if returncode == PROTOCOL_VIOLATION:
-            return (
-                "The step's code wrote to the sandbox's own channel, which is not allowed, and "
-                f"the worker was stopped; {self._restarted}"
-            )
-        if returncode is None and isinstance(self.launcher, ServiceLauncher):
-            return (
-                "The sandbox service stopped answering while the step ran (it stopped or was "
-                f"restarted), and the worker went with it; {self._restarted}"
-            )
-        how = f"signal {signal.Signals(number).name}" if number else f"exit status {returncode}"
         stderr = self._stderr.strip()
-        if stderr:
-            logger.warning("Sandbox worker crashed (%s): %s", how, stderr[-2000:])
-        return f"The sandbox worker crashed ({how}); {self._restarted}"
-
-    def _artifacts(self, items: object) -> tuple[list[ArtifactFile], str]:
-        """Host-side check of what the worker reported: plain files inside the workspace,
-        within the bytes a step may keep and the session may still keep.
-
-        The worker is not trusted: a path must not lead out of the workspace through a
-        symlink or a hard link, or the backend would upload a host file for it. The path
-        is checked again, the same way, when the bytes are read (`hostfs.open_regular`).
-
-        Returns:
-            The artifacts to keep, and a line for the agent about those left out (or "").
-        """
-        artifacts: list[ArtifactFile] = []
-        if not isinstance(items, list):
-            return artifacts, ""
-        step_room = self.limits.artifact_mb << 20
-        session_room = self.artifact_budget
-        left_out: list[str] = []
-        for item in items[: self.limits.max_artifacts]:
-            try:
-                kind, relative = item["kind"], str(item["path"])
-                opened = hostfs.open_regular(self.workspace, relative)
-            except (OSError, KeyError, TypeError, ValueError):
-                opened = None
-            if opened is None or kind not in ARTIFACT_KINDS:
-                logger.warning("Sandbox: ignoring an invalid artifact from the worker: %r", item)
-                continue
-            os.close(opened.fd)
-            name = str(item["name"])[:255]
-            if opened.size > step_room or (session_room is not None and opened.size > session_room):
-                left_out.append(name)
-                continue
-            step_room -= opened.size
-            if session_room is not None:
-                session_room -= opened.size
-            artifacts.append(
-                ArtifactFile(
-                    kind, name, str(item["mime"])[:127], self.workspace / relative, opened.size
-                )
-            )
-        if session_room is not None:
-            self.artifact_budget = session_room
-        if not left_out:
-            return artifacts, ""
-        shown = ", ".join(left_out[:5]) + (
-            f" and {len(left_out) - 5} more" if len(left_out) > 5 else ""
+        message = replies.crash_message(
+            returncode,
+            self.limits,
+            bubblewrap=self.isolation == "bubblewrap",
+            via_service=isinstance(self.launcher, ServiceLauncher),
+            restarted=self._restarted,
         )
-        return artifacts, (
-            f"[Not kept: {shown}. A step keeps at most {self.limits.artifact_mb} MB of charts, "
-            "tables and files (SANDBOX_ARTIFACTS_MB), and a session a limited amount in all "
-            "(SESSION_ARTIFACTS_MB): write smaller files, or fewer.]"
-        )
+        if stderr and message.startswith("The sandbox worker crashed"):
+            logger.warning("Sandbox worker crashed: %s (%s)", message, stderr[-2000:])
+        return message
 
     def snapshot(self, max_bytes: int) -> SnapshotReport:
         """Have the worker save the code's variables into the workspace's snapshot folder.
@@ -615,22 +493,3 @@ class SandboxWorker:
         ended = channel.reap()
         self._stderr = ended.stderr
         return ended.returncode
-
-
-def _text(value: object) -> str | None:
-    """A text field of a worker's reply (anything else is dropped: the worker is untrusted)."""
-    return value if isinstance(value, str) else None
-
-
-def _refusals(value: object) -> list[str]:
-    """What the worker's supervisor says the interpreter refused during the step."""
-    if not isinstance(value, list):
-        return []
-    return [str(item)[:REFUSAL_CHARS] for item in value[:MAX_REFUSALS] if item]
-
-
-def _question(value: object) -> str | None:
-    """The worker's ask_user question, as text of bounded length (the worker is untrusted)."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    return value.strip()[:QUESTION_CHARS]

@@ -21,8 +21,9 @@ from typing import Protocol
 
 from app.sandbox.forkserver import ForkedChannel, ForkServer, ForkServerError
 from app.sandbox.interface import SandboxLimits, SandboxStatus
-from app.sandbox.isolation import Isolation, Policy, build_launch, probe
+from app.sandbox.isolation import Isolation, Policy, build_launch
 from app.sandbox.layout import WORKSPACE_NAME
+from app.sandbox.probe import probe
 from app.sandbox.protocol import FrameReader, Message, ProtocolError, SeccompFilter, write_message
 from app.sandbox.runtime_cache import runtime_cache
 from app.sandbox.seccomp import SeccompUnavailable, compiled, denied_calls
@@ -329,3 +330,16 @@ class ServiceLauncher:
                 self._status = None
             raise SandboxUnavailable(self.status())
         raise OSError(f"the sandbox service did not start a worker: {reply.get('error')}")
+
+
+def prepare_sandbox(launcher: WorkerLauncher) -> None:
+    """Probe the isolation and build the runtime cache now (call it at start-up, in a thread).
+
+    Otherwise the first worker does it: the cache can take tens of seconds on a fresh runtime.
+
+    Args:
+        launcher: The launcher workers will come from.
+    """
+    if isinstance(launcher, LocalLauncher):
+        runtime_cache()
+    launcher.status()

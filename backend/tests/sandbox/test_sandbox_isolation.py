@@ -20,9 +20,9 @@ from typing import ClassVar
 
 import pytest
 
-from app.sandbox import LocalLauncher, SandboxLimits, SandboxWorker, StepResult
+from app.sandbox import LocalLauncher, SandboxLimits, SandboxWorker, StepResult, replies
 from app.sandbox.forkserver import ForkedChannel
-from app.sandbox.isolation import probe
+from app.sandbox.probe import probe
 from app.sandbox.transport import ProcessChannel
 from tests.support.launch_modes import LAUNCH_MODES, worker_started
 
@@ -231,7 +231,7 @@ def test_artifacts_leading_out_of_the_workspace_are_ignored(
         {"kind": "script", "name": "d", "mime": "text/plain", "path": "real.txt"},
         {"kind": "file", "name": "e", "mime": "text/plain", "path": "real.txt"},
     ]
-    artifacts, _ = worker._artifacts(items)
+    artifacts, _, _ = replies.checked_artifacts(items, worker.limits, workspace, None)
     assert [(a.name, a.path, a.size) for a in artifacts] == [("e", workspace / "real.txt", 4)]
 
 

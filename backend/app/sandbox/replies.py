@@ -1,0 +1,202 @@
+"""A worker's replies, read as hostile: every field checked and capped, artifact paths
+checked on the host without following links, refusals turned into the step's failure,
+and how a worker ended put into words for the agent.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+from pathlib import Path
+from typing import get_args
+
+from app.sandbox import hostfs
+from app.sandbox.interface import (
+    QUESTION_CHARS,
+    REFUSED_PREFIX,
+    ArtifactFile,
+    ArtifactKind,
+    SandboxLimits,
+    StepResult,
+    cap_text,
+)
+from app.sandbox.protocol import MAX_REFUSALS, PROTOCOL_VIOLATION, REFUSAL_CHARS, Message
+
+logger = logging.getLogger(__name__)
+
+RESTARTED = (
+    "the sandbox was restarted and variables from earlier steps are gone — load the data again."
+)
+RESTARTED_WITH_SNAPSHOT = (
+    "the sandbox was restarted: variables made by this question's earlier steps are gone, and "
+    "those saved at the end of the last question are restored (the next step's output says "
+    "which)."
+)
+REFUSED = (
+    REFUSED_PREFIX + " ({what}). The step counts as failed even if "
+    "its code caught the refusal: use only the allowed imports and functions, and do not "
+    "try to work around the sandbox."
+)
+ARTIFACT_KINDS = frozenset(get_args(ArtifactKind))
+
+
+def step_result(
+    reply: Message,
+    limits: SandboxLimits,
+    workspace: Path,
+    session_room: int | None,
+    restored: str | None,
+    started: float,
+) -> tuple[StepResult, int | None]:
+    """A worker's result as the backend keeps it: every field checked and capped (the
+    worker is not trusted), a refusal turned into the step's failure.
+
+    Args:
+        reply: The worker's `result`.
+        limits: The worker's limits.
+        workspace: Its workspace.
+        session_room: Bytes of artifacts the session may still keep (None: no limit).
+        restored: What a worker started mid-run restored (the agent must know).
+        started: monotonic() when the step began.
+
+    Returns:
+        The step's result, and the bytes of artifacts the session may keep after it.
+    """
+    cap = limits.output_chars
+    logs = cap_text(_text(reply.get("logs")) or "", cap)
+    if restored is not None:
+        logs = f"{restored}\n{logs}"
+    output, error = _text(reply.get("output")), _text(reply.get("error"))
+    is_final_answer = reply.get("is_final_answer") is True
+    question = _question(reply.get("question"))
+    artifacts, left_out, session_room = checked_artifacts(
+        reply.get("artifacts"), limits, workspace, session_room
+    )
+    if left_out:
+        logs = f"{logs}\n{left_out}" if logs else left_out
+    refused = _refusals(reply.get("refused"))
+    if refused:
+        error = REFUSED.format(what="; ".join(refused)) + (f"\n{error}" if error else "")
+        output, question, is_final_answer = None, None, False
+    result = StepResult(
+        output=None if output is None else cap_text(output, cap),
+        is_final_answer=is_final_answer,
+        question=question,
+        logs=logs,
+        error=None if error is None else cap_text(error, cap),
+        artifacts=artifacts,
+        duration_ms=round((time.monotonic() - started) * 1000),
+    )
+    return result, session_room
+
+
+def checked_artifacts(
+    items: object, limits: SandboxLimits, workspace: Path, session_room: int | None
+) -> tuple[list[ArtifactFile], str, int | None]:
+    """Host-side check of what the worker reported: plain files inside the workspace,
+    within the bytes a step may keep and the session may still keep.
+
+    The worker is not trusted: a path must not lead out of the workspace through a
+    symlink or a hard link, or the backend would upload a host file for it. The path
+    is checked again, the same way, when the bytes are read (`hostfs.open_regular`).
+
+    Returns:
+        The artifacts to keep, a line for the agent about those left out (or ""), and the
+        bytes the session may still keep.
+    """
+    artifacts: list[ArtifactFile] = []
+    if not isinstance(items, list):
+        return artifacts, "", session_room
+    step_room = limits.artifact_mb << 20
+    left_out: list[str] = []
+    for item in items[: limits.max_artifacts]:
+        try:
+            kind, relative = item["kind"], str(item["path"])
+            opened = hostfs.open_regular(workspace, relative)
+        except (OSError, KeyError, TypeError, ValueError):
+            opened = None
+        if opened is None or kind not in ARTIFACT_KINDS:
+            logger.warning("Sandbox: ignoring an invalid artifact from the worker: %r", item)
+            continue
+        os.close(opened.fd)
+        name = str(item["name"])[:255]
+        if opened.size > step_room or (session_room is not None and opened.size > session_room):
+            left_out.append(name)
+            continue
+        step_room -= opened.size
+        if session_room is not None:
+            session_room -= opened.size
+        artifacts.append(
+            ArtifactFile(kind, name, str(item["mime"])[:127], workspace / relative, opened.size)
+        )
+    if not left_out:
+        return artifacts, "", session_room
+    shown = ", ".join(left_out[:5]) + (
+        f" and {len(left_out) - 5} more" if len(left_out) > 5 else ""
+    )
+    told = (
+        f"[Not kept: {shown}. A step keeps at most {limits.artifact_mb} MB of charts, "
+        "tables and files (SANDBOX_ARTIFACTS_MB), and a session a limited amount in all "
+        "(SESSION_ARTIFACTS_MB): write smaller files, or fewer.]"
+    )
+    return artifacts, told, session_room
+
+
+def crash_message(
+    returncode: int | None,
+    limits: SandboxLimits,
+    *,
+    bubblewrap: bool,
+    via_service: bool,
+    restarted: str,
+) -> str:
+    """What the agent is told of a worker that ended during a step, from how it ended."""
+    # Popen reports a signal as -N; bubblewrap passes a child's signal on as 128 + N.
+    number = None
+    if returncode is not None and returncode < 0:
+        number = -returncode
+    elif returncode is not None and returncode > 128 and bubblewrap:
+        number = returncode - 128
+    if number == signal.SIGXCPU:
+        return (
+            f"The worker used up its CPU time limit ({limits.cpu_seconds} s) and was "
+            f"stopped; {restarted}"
+        )
+    if number == signal.SIGKILL:
+        return (
+            "The sandbox worker was killed, most likely because the step ran out of memory "
+            f"(limit {limits.memory_mb} MB); {restarted}"
+        )
+    if returncode == PROTOCOL_VIOLATION:
+        return (
+            "The step's code wrote to the sandbox's own channel, which is not allowed, and "
+            f"the worker was stopped; {restarted}"
+        )
+    if returncode is None and via_service:
+        return (
+            "The sandbox service stopped answering while the step ran (it stopped or was "
+            f"restarted), and the worker went with it; {restarted}"
+        )
+    how = f"signal {signal.Signals(number).name}" if number else f"exit status {returncode}"
+    return f"The sandbox worker crashed ({how}); {restarted}"
+
+
+def _text(value: object) -> str | None:
+    """A text field of a worker's reply (anything else is dropped: the worker is untrusted)."""
+    return value if isinstance(value, str) else None
+
+
+def _refusals(value: object) -> list[str]:
+    """What the worker's supervisor says the interpreter refused during the step."""
+    if not isinstance(value, list):
+        return []
+    return [str(item)[:REFUSAL_CHARS] for item in value[:MAX_REFUSALS] if item]
+
+
+def _question(value: object) -> str | None:
+    """The worker's ask_user question, as text of bounded length (the worker is untrusted)."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return value.strip()[:QUESTION_CHARS]
