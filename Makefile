@@ -13,7 +13,7 @@ help:
 	@echo "make run      start the workbench on embedded defaults (http://127.0.0.1:8000)"
 	@echo "make test     run every test (needs PostgreSQL and Redis on 127.0.0.1; see docs/development.md)"
 	@echo "make client   regenerate the browser app's API client from the OpenAPI document"
-	@echo "make settings-docs  write docs/configuration.md and .env.example from backend/app/config.py"
+	@echo "make settings-docs  write docs/configuration.md and .env.example from backend/app/config/"
 	@echo "make lint     ruff and mypy"
 	@echo "make migrate  apply database migrations to DATABASE_URL"
 	@echo "make up/down  start/stop Postgres, Redis and MinIO with docker compose"

@@ -199,7 +199,7 @@ def render_configuration() -> str:
     out = [
         "# Configuration",
         "",
-        f"<!-- Written by `{COMMAND}` from backend/app/config.py: edit the descriptions "
+        f"<!-- Written by `{COMMAND}` from backend/app/config/: edit the descriptions "
         "there, not here. -->",
         "",
         "Workbench reads its settings from environment variables, or from a `.env` file at "
@@ -249,7 +249,7 @@ def render_env_example() -> str:
     """.env.example: every variable commented out with its default, grouped by section."""
     out = [
         "# Workbench configuration. Copy to `.env` and uncomment what you want to change.",
-        f"# Written by `{COMMAND}` from backend/app/config.py: edit the descriptions there,",
+        f"# Written by `{COMMAND}` from backend/app/config/: edit the descriptions there,",
         "# not here. docs/configuration.md describes the same settings in tables.",
         "#",
         *_comment(
