@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RunOut } from '@/client';
 import { answerRunApiV1RunsRunIdInputPost, approveRunApiV1RunsRunIdApprovalPost } from '@/client';
 import { ApiError } from '@/lib/api';
+import { storedRun } from '@/test/runs';
 import { replyActions } from './mutations';
 import { emptyRun, fromHistory, reduceRunEvents } from './run-reducer';
 import { RunView, StatusBadge } from './run-view';
@@ -35,29 +36,8 @@ const step = (index: number, code: string, over: Partial<RunOut['steps'][number]
   ...over,
 });
 
-const stored = (over: Partial<RunOut>): RunOut => ({
-  id: R,
-  session_id: S,
-  status: 'succeeded',
-  query: 'Total revenue?',
-  model: 'm',
-  final_answer: null,
-  error: null,
-  steps: [],
-  plans: [],
-  verifications: [],
-  inputs: [],
-  approvals: [],
-  pending: null,
-  artifacts: [],
-  tokens_in: 1,
-  tokens_out: 1,
-  cost_usd: null,
-  created_at: '2026-01-01T00:00:00Z',
-  started_at: null,
-  finished_at: null,
-  ...over,
-});
+const stored = (over: Partial<RunOut>): RunOut =>
+  storedRun({ id: R, session_id: S, query: 'Total revenue?', tokens_in: 1, tokens_out: 1, ...over });
 
 function show(run: RunOut | ReturnType<typeof emptyRun>, live = false) {
   const view = 'runId' in run ? run : fromHistory(run);

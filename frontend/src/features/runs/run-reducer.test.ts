@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunOut } from '@/client';
+import { storedRun as aStoredRun } from '@/test/runs';
 import type { RunEvent } from './events';
 import { toRunEvent } from './events';
 import { answerCheck, emptyRun, fromHistory, isRevisionRequest, openApproval, openQuestion, reduceRun, reduceRunEvents } from './run-reducer';
@@ -100,29 +101,7 @@ describe('reduceRun', () => {
 });
 
 /** A stored run, to build views from history with. */
-const storedRun = (over: Partial<RunOut> = {}): RunOut => ({
-  id: R,
-  session_id: 's',
-  status: 'succeeded',
-  query: 'Revenue?',
-  model: 'm',
-  final_answer: null,
-  error: null,
-  steps: [],
-  plans: [],
-  verifications: [],
-  inputs: [],
-  approvals: [],
-  pending: null,
-  artifacts: [],
-  tokens_in: 0,
-  tokens_out: 0,
-  cost_usd: null,
-  created_at: '2026-01-01T00:00:00Z',
-  started_at: null,
-  finished_at: null,
-  ...over,
-});
+const storedRun = (over: Partial<RunOut> = {}): RunOut => aStoredRun({ id: R, session_id: 's', ...over });
 
 const storedStep = (index: number, code: string, over: Partial<RunOut['steps'][number]> = {}): RunOut['steps'][number] => ({
   index,

@@ -4,6 +4,7 @@ import type { ReactNode } from 'react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { answerRunApiV1RunsRunIdInputPost, listRunsApiV1SessionsSessionIdRunsGet, type RunOut } from '@/client';
 import { ApiError, authFetch } from '@/lib/api';
+import { storedRun } from '@/test/runs';
 import { emptyRun, reduceRunEvents } from './run-reducer';
 import { useRunStore } from './run-store';
 import { mergeRuns, useSessionRuns, type StreamState } from './use-session-runs';
@@ -21,29 +22,8 @@ vi.mock('@/client', async (original) => ({
 const P = 'project-1';
 const S = 'session-1';
 
-const stored = (id: string, over: Partial<RunOut> = {}): RunOut => ({
-  id,
-  session_id: S,
-  status: 'succeeded',
-  query: `Question ${id}?`,
-  model: 'm',
-  final_answer: 'Done.',
-  error: null,
-  steps: [],
-  plans: [],
-  verifications: [],
-  inputs: [],
-  approvals: [],
-  pending: null,
-  artifacts: [],
-  tokens_in: 1,
-  tokens_out: 1,
-  cost_usd: null,
-  created_at: '2026-01-01T00:00:00Z',
-  started_at: null,
-  finished_at: null,
-  ...over,
-});
+const stored = (id: string, over: Partial<RunOut> = {}): RunOut =>
+  storedRun({ id, session_id: S, query: `Question ${id}?`, final_answer: 'Done.', tokens_in: 1, tokens_out: 1, ...over });
 
 const streamed = (id: string, events = 1) =>
   reduceRunEvents(
