@@ -7,6 +7,7 @@ import errno
 import os
 import stat
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -69,6 +70,8 @@ class Usage:
 
 # Descriptors one walk keeps open, whatever the depth of the tree.
 MAX_OPEN_FOLDERS = 64
+# The longest file_clock_ns waits for the file system's clock to move (a tick is 1 to 10 ms).
+CLOCK_TICK_WAIT_SECONDS = 0.1
 # How often a removal starts again after the tree changed under it (or refilled a folder).
 MAX_REMOVE_ATTEMPTS = 8
 
@@ -335,8 +338,14 @@ def _remove_once(base: int, name: str) -> None:
 
 
 def file_clock_ns(folder: Path) -> int:
-    """Now, as the file system in `folder` stamps files (the kernel's coarse clock, which can
-    lag time.time_ns() by a tick): a file written after this call is never older.
+    """Now, as the file system in `folder` stamps files: a file written before this call is
+    always older, and a file written after it is never older.
+
+    The file system's clock can be coarse (a kernel tick) and can lag time.time_ns(), so
+    the moment is read off files made there: the stamp of a second file, made once the
+    clock has moved past the first one's (at once where stamps are fine-grained, within a
+    tick where they are not). A file written just before the call carries at most the
+    first stamp, so it never counts as written after.
 
     Args:
         folder: A folder on the file system to ask (only the backend writes there).
@@ -344,6 +353,14 @@ def file_clock_ns(folder: Path) -> int:
     Returns:
         The modification time, in ns, of a file made (and removed) there just now.
     """
+    first = _stamp(folder)
+    gives_up = time.monotonic() + CLOCK_TICK_WAIT_SECONDS
+    while (now := _stamp(folder)) <= first and time.monotonic() < gives_up:
+        time.sleep(0.0005)
+    return now
+
+
+def _stamp(folder: Path) -> int:
     fd, name = tempfile.mkstemp(prefix=".clock-", dir=folder)
     try:
         return os.fstat(fd).st_mtime_ns
