@@ -386,17 +386,14 @@ class SandboxWorker:
         )
 
     def _crash_message(self, returncode: int | None) -> str:
-        stderr = self._stderr.strip()
-        message = replies.crash_message(
+        return replies.crash_message(
             returncode,
             self.limits,
             bubblewrap=self.isolation == "bubblewrap",
             via_service=isinstance(self.launcher, ServiceLauncher),
             restarted=self._restarted,
+            stderr=self._stderr,
         )
-        if stderr and message.startswith("The sandbox worker crashed"):
-            logger.warning("Sandbox worker crashed: %s (%s)", message, stderr[-2000:])
-        return message
 
     def snapshot(self, max_bytes: int) -> SnapshotReport:
         """Have the worker save the code's variables into the workspace's snapshot folder.

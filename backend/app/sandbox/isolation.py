@@ -38,7 +38,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 # What a worker is given of this package: its own room and the modules both sides share
 # (app/sandbox/worker/__init__.py). The host's modules are not there to import.
 INSIDE = ("worker", "interface.py", "protocol.py", "layout.py", "snapshot_format.py")
-HELP_TIMEOUT_SECONDS = 30.0
+BWRAP_QUERY_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -196,10 +196,11 @@ def bwrap_argv(
 
 
 @functools.cache
-def _bwrap_help(bwrap: str) -> str:
+def bwrap_says(bwrap: str, flag: str) -> str:
+    """What a bwrap prints for `--help` or `--version` ("" when it cannot be run)."""
     try:
         done = subprocess.run(
-            [bwrap, "--help"], capture_output=True, text=True, timeout=HELP_TIMEOUT_SECONDS
+            [bwrap, flag], capture_output=True, text=True, timeout=BWRAP_QUERY_SECONDS
         )
     except (OSError, subprocess.SubprocessError):
         return ""
@@ -208,7 +209,7 @@ def _bwrap_help(bwrap: str) -> str:
 
 def bwrap_supports(bwrap: str, option: str) -> bool:
     """Whether this bwrap knows an option (older ones lack --size, --disable-userns)."""
-    return f"{option} " in _bwrap_help(bwrap)
+    return f"{option} " in bwrap_says(bwrap, "--help")
 
 
 def build_launch(

@@ -18,6 +18,7 @@ from app.sandbox.isolation import (
     Isolation,
     Policy,
     bwrap_argv,
+    bwrap_says,
     bwrap_supports,
     worker_environment,
 )
@@ -77,13 +78,7 @@ def _probe_bwrap(bwrap: str) -> tuple[Isolation | None, str]:
 
 
 def _bwrap_version(bwrap: str) -> str:
-    try:
-        done = subprocess.run(
-            [bwrap, "--version"], capture_output=True, text=True, timeout=PROBE_TIMEOUT_SECONDS
-        )
-    except (OSError, subprocess.SubprocessError):
-        return "bwrap"
-    return done.stdout.strip() or "bwrap"
+    return bwrap_says(bwrap, "--version").strip() or "bwrap"
 
 
 def _probe_launcher() -> tuple[tuple[str, ...], bool]:

@@ -151,8 +151,10 @@ def crash_message(
     bubblewrap: bool,
     via_service: bool,
     restarted: str,
+    stderr: str,
 ) -> str:
-    """What the agent is told of a worker that ended during a step, from how it ended."""
+    """What the agent is told of a worker that ended during a step, from how it ended (a
+    crash with no known cause is logged with the worker's last words, `stderr`)."""
     # Popen reports a signal as -N; bubblewrap passes a child's signal on as 128 + N.
     number = None
     if returncode is not None and returncode < 0:
@@ -180,6 +182,8 @@ def crash_message(
             f"restarted), and the worker went with it; {restarted}"
         )
     how = f"signal {signal.Signals(number).name}" if number else f"exit status {returncode}"
+    if stderr.strip():
+        logger.warning("Sandbox worker crashed (%s): %s", how, stderr.strip()[-2000:])
     return f"The sandbox worker crashed ({how}); {restarted}"
 
 

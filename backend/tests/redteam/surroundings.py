@@ -63,10 +63,6 @@ class Surroundings(Protocol):
         """What a session's workspace takes, by du: the larger of allocated and apparent."""
         ...
 
-    def workspace_bytes(self, session_id: str) -> int:
-        """A session's workspace file by file: the larger of apparent and allocated."""
-        ...
-
     def workspace_exists(self, session_id: str) -> bool: ...
 
     def workspace_files(self, session_id: str, pattern: str) -> list[str]:
@@ -179,14 +175,6 @@ class LocalSurroundings:
             ).stdout
             sizes.append(int(out.split()[0]))
         return max(sizes)
-
-    def workspace_bytes(self, session_id: str) -> int:
-        total = 0
-        for path in self._workspace(session_id).rglob("*"):
-            if path.is_file() and not path.is_symlink():
-                info = path.lstat()
-                total += max(info.st_size, info.st_blocks * 512)
-        return total
 
     def workspace_exists(self, session_id: str) -> bool:
         return self._workspace(session_id).exists()
@@ -323,17 +311,6 @@ for pid in sorted(int(p) for p in os.listdir("/proc") if p.isdigit()):
         break
 """
 
-WORKSPACE_BYTES = r"""
-import os, sys
-total = 0
-for top, dirs, files in os.walk(sys.argv[1]):
-    for name in files:
-        info = os.lstat(os.path.join(top, name))
-        if not os.path.islink(os.path.join(top, name)):
-            total += max(info.st_size, info.st_blocks * 512)
-print(total)
-"""
-
 NAMES = r"""
 import glob, os, sys
 for path in sorted(glob.glob(os.path.join(sys.argv[1], sys.argv[2]))):
@@ -456,9 +433,6 @@ class ComposeSurroundings:
             du = self._exec(self.sandbox, "du", "-s", "-B1", *apparent, self._workspace(session_id))
             sizes.append(int(du.stdout.split()[0]))
         return max(sizes)
-
-    def workspace_bytes(self, session_id: str) -> int:
-        return int(self._python(self.sandbox, WORKSPACE_BYTES, self._workspace(session_id)))
 
     def workspace_exists(self, session_id: str) -> bool:
         test = self._exec(self.sandbox, "test", "-e", self._workspace(session_id), check=False)

@@ -17,13 +17,13 @@ import json
 import httpx
 import pytest
 
-from tests.redteam.conftest import Target
+from tests.redteam.conftest import SETTINGS, Target
 from tests.redteam.test_payloads import LIBC, ask
 from tests.support.hostile import OWN_PROCESSES, TO_EVERY_DESCRIPTOR
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.sse import Event
 
-QUOTA_BYTES = 64 << 20  # SANDBOX_DISK_MB in the target fixture
+QUOTA_BYTES = SETTINGS["SANDBOX_DISK_MB"] << 20
 OUTPUT_CHARS = 20_000  # SandboxLimits.output_chars
 
 # A result the step's code writes itself (the runner never sent it).
@@ -83,7 +83,7 @@ def test_a_forged_early_result_cannot_outrun_the_quota(target: Target, llm: Scri
     assert not [e for e in events if e.event == "final" and e.data["answer"] == "forged"]
 
     still_answers(target, llm, session_id)
-    assert target.surroundings.workspace_bytes(session_id) <= QUOTA_BYTES
+    assert target.surroundings.workspace_usage(session_id) <= QUOTA_BYTES
     assert target.api.delete(f"/sessions/{session_id}").status_code == 204
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import httpx
 
-from tests.redteam.conftest import Target
+from tests.redteam.conftest import SETTINGS, Target
 from tests.redteam.test_payloads import LIBC, ask
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.sse import Event
 
-QUOTA = 64 << 20  # the `target` fixture's SANDBOX_DISK_MB
+QUOTA = SETTINGS["SANDBOX_DISK_MB"] << 20
 
 # 2,000 levels named "d" and 40 of 200 characters: ~12,000 bytes of path (PATH_MAX is
 # 4,096) and deeper than a recursive walk goes; then 160 MB of files at the bottom.
