@@ -23,6 +23,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from app.cli.charts import write_chart_page
 from app.cli.client import ApiError, Event, WorkbenchClient
 from app.cli.output import cost, err, out, print_json_line, seconds, size, tokens
 
@@ -85,12 +86,12 @@ def answer_block(console: Console, answer: str) -> None:
         console.print(Text(answer), soft_wrap=True)
 
 
-def artifact_line(artifact: dict[str, Any], saved: Path | None) -> Text:
+def artifact_line(artifact: dict[str, Any], saved: list[Path] | None) -> Text:
     line = Text("↳ ", style="dim")
     line.append(str(artifact["name"]), style="bold")
     line.append(f" ({artifact['kind']}, {size(artifact.get('size'))})", style="dim")
-    if saved is not None:
-        line.append(f"  saved to {saved}")
+    if saved:
+        line.append(f"  saved to {' and '.join(str(p) for p in saved)}")
     else:
         line.append(f"  workbench artifacts download {artifact['id']}", style="cyan")
     return line
@@ -124,6 +125,19 @@ def summary(data: dict[str, Any], steps: int) -> Text:
     return Text(" · ".join(p for p in parts if p), style=style)
 
 
+def verification_line(data: dict[str, Any]) -> Text:
+    """What the check of an answer said (`verification`: verdict, reason, final)."""
+    reason = str(data.get("reason") or "").strip()
+    if data.get("verdict") == "approve":
+        said = f": {reason}" if reason else " and approved (the check gave no reason)"
+        return Text(f"✓ Answer checked{said}", style="dim")
+    reason = reason or "no reason given"
+    if data.get("final"):
+        # No revision is left: the answer is handed over as it is.
+        return Text(f"! The check still asks for more, but the answer stands: {reason}", "yellow")
+    return Text(f"↻ The check asks for more: {reason}", style="yellow")
+
+
 def unique_path(folder: Path, name: str) -> Path:
     """`folder/name`, or `name-1`, `name-2`… when that exists (nothing is overwritten)."""
     target = folder / Path(name).name
@@ -134,10 +148,19 @@ def unique_path(folder: Path, name: str) -> Path:
     return target
 
 
-def save_artifact(client: WorkbenchClient, folder: Path, artifact: dict[str, Any]) -> Path:
-    """Download an artifact into `folder` under its own name (never over another file)."""
+def save_artifact(client: WorkbenchClient, folder: Path, artifact: dict[str, Any]) -> list[Path]:
+    """Download an artifact into `folder` under its own name (never over another file);
+    a chart also as a standalone HTML page beside it (`charts.py`).
+
+    Returns:
+        The files written: the artifact, then its page if it has one.
+    """
     folder.mkdir(parents=True, exist_ok=True)
-    return client.download_artifact(artifact["id"], unique_path(folder, artifact["name"]))
+    saved = client.download_artifact(artifact["id"], unique_path(folder, artifact["name"]))
+    if artifact.get("kind") != "plotly":
+        return [saved]
+    page = write_chart_page(saved, unique_path(folder, saved.stem + ".html"), str(artifact["name"]))
+    return [saved] if page is None else [saved, page]
 
 
 class JsonView:
@@ -155,8 +178,8 @@ class JsonView:
     def show(self, event: Event) -> None:
         print_json_line({"event": event.event, "seq": event.seq, "data": event.data})
         if event.event == "artifact" and self.save is not None:
-            saved = save_artifact(self.client, self.save, event.data["artifact"])
-            err.print(Text(f"saved {saved}", style="dim"))
+            for saved in save_artifact(self.client, self.save, event.data["artifact"]):
+                err.print(Text(f"saved {saved}", style="dim"))
 
     def notice(self, text: str) -> None:
         err.print(Text(text, style="dim"))
@@ -309,10 +332,7 @@ class RunView:
         out.print(Markdown(str(data.get("text", ""))))
 
     def on_verification(self, data: dict[str, Any]) -> None:
-        if data.get("verdict") == "approve":
-            out.print(Text(f"✓ Answer checked: {data.get('reason', '')}", style="dim"))
-        else:
-            out.print(Text(f"↻ The check asks for more: {data.get('reason', '')}", style="yellow"))
+        out.print(verification_line(data))
 
     def on_input_requested(self, data: dict[str, Any]) -> None:
         self._head(int(data["step"]))

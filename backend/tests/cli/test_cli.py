@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from tests.api.conftest import SALES
+from tests.api.test_plans_and_checks import agent_settings
 from tests.conftest import Api
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.proxy import CuttableProxy
@@ -295,6 +296,18 @@ def test_artifacts_are_listed_and_saved(
     assert "(plotly," in asked.stdout and "(table," in asked.stdout
     assert f"saved to {saved / 'totals.csv'}" in asked.stdout
     assert re.search(r"North\s+2510\.75", asked.stdout)  # the table's first rows, shown
+    # The chart: Plotly's JSON, and beside it a page that opens anywhere with no network
+    # (plotly.js inside it, no CDN), both named on the artifact's line.
+    named = re.search(r"\(plotly, [^)]*\)\s+saved to (\S+\.json) and (\S+\.html)", asked.stdout)
+    assert named, asked.stdout
+    chart, page = Path(named.group(1)), Path(named.group(2))
+    assert chart.parent == page.parent == saved and page.stem == chart.stem
+    assert json.loads(chart.read_text())["data"][0]["type"] == "bar"
+    html = page.read_text()
+    assert '"type":"bar"' in html and '"North","South"' in html
+    assert "Plotly.newPlot" in html and len(html) > 3_000_000  # plotly.js, inlined
+    assert not re.search(r"<script[^>]*\bsrc=", html)
+    assert list(saved.glob("*.html")) == [page]  # a page for the chart only, not the tables
 
     session = the_session(alice)
     listed = cli.run("artifacts", "list", session["id"], "--json")
@@ -314,6 +327,38 @@ def test_artifacts_are_listed_and_saved(
     assert re.search(
         r"a\.csv \(file, .*\)\s+workbench artifacts download [0-9a-f-]{36}", again.stdout
     )
+
+
+def test_the_check_of_an_answer_is_told_in_words_even_without_a_reason(
+    cli: Cli, live: LiveServer, llm: ScriptedLLM
+) -> None:
+    with agent_settings(live, AGENT_VERIFY_ROUNDS=1):
+        # A checker that approves without giving a reason (models do): no dangling colon.
+        llm.script(final_reply("'42'"), json.dumps({"verdict": "approve"}))
+        asked = cli.run("ask", "The answer?")
+        assert asked.code == 0, asked.stderr
+        assert "✓ Answer checked and approved (the check gave no reason)\n" in asked.stdout
+        assert "Answer checked:" not in asked.stdout
+
+        llm.script(
+            final_reply("'About 4,500.'"),
+            json.dumps({"verdict": "revise", "reason": "No code ran."}),
+            final_reply("'About 4,500, I am sure.'"),
+            json.dumps({"verdict": "revise", "reason": "Still no code ran."}),
+            final_reply("'4490.75'"),
+            json.dumps({"verdict": "approve", "reason": "It matches the output."}),
+        )
+        doubted = cli.run("ask", "Total revenue?")
+        checked = cli.run("ask", "Total revenue, again?")
+    assert doubted.code == 0, doubted.stderr
+    assert "↻ The check asks for more: No code ran.\n" in doubted.stdout
+    # After its last revision the answer is shown anyway: the line says so.
+    assert (
+        "! The check still asks for more, but the answer stands: Still no code ran.\n"
+        in doubted.stdout
+    )
+    assert checked.code == 0, checked.stderr
+    assert "✓ Answer checked: It matches the output.\n" in checked.stdout
 
 
 # -- the user in the loop ----------------------------------------------------------------
