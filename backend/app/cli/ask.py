@@ -61,7 +61,11 @@ def ask(
     ] = None,
     save: Annotated[
         Path | None,
-        typer.Option("--save", help="Download every artifact into this folder.", file_okay=False),
+        typer.Option(
+            "--save",
+            help="Download every artifact into this folder (a chart also as an HTML page).",
+            file_okay=False,
+        ),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the run's events as JSON lines.")

@@ -72,7 +72,11 @@ def follow(
     run: RunId,
     save: Annotated[
         Path | None,
-        typer.Option("--save", help="Download every artifact into this folder.", file_okay=False),
+        typer.Option(
+            "--save",
+            help="Download every artifact into this folder (a chart also as an HTML page).",
+            file_okay=False,
+        ),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the run's events as JSON lines.")
