@@ -6,7 +6,7 @@ UV := $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 COMPOSE := docker compose
 
 .PHONY: help run test test-backend test-frontend lint format migrate up down start stop deps \
-	frontend-deps spa client bench-upload bench-agent bench-sandbox bench-load bench-snapshot \
+	frontend-deps spa sandbox-runtime client bench-upload bench-agent bench-sandbox bench-load bench-snapshot \
 	bench-local-model test-deploy settings-docs
 
 help:
@@ -20,25 +20,49 @@ help:
 	@echo "make start/stop  the whole team setup with docker compose"
 	@echo "make test-deploy  deploy the team setup with docker compose and check it (part of make test)"
 
-# uv itself, then the locked Python dependencies.
+# `make run` numbers the steps its prerequisites take ($(call step,N,what) in a recipe's shell
+# line); run on their own, or for other targets, they print no step.
+run: STEPS := 5
+step = $(if $(STEPS),echo "[$(1)/$(STEPS)] $(2)",true)
+
+# uv itself, then the locked Python dependencies (quiet: uv still prints its errors).
 deps:
+	@$(call step,1,Python packages (uv sync))
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || \
 		python3 -m pip install --quiet uv
-	cd $(BACKEND) && $(UV) sync --frozen
+	@cd $(BACKEND) && $(UV) sync --frozen -q
 
-# The browser app's packages, reinstalled only when package-lock.json changed.
+# The sandbox's runtime cache (bytecode of the analysis libraries, matplotlib's fonts), built
+# in the background while the browser app installs and builds; the server waits for it if it
+# is not done (app/sandbox/runtime_cache.py), and it is reused on later starts.
+sandbox-runtime: deps
+	@$(call step,2,Sandbox runtime: prepared in the background (first start only; about a minute))
+	@cd $(BACKEND) && ( $(UV) run --frozen python -c \
+		"import sys; from app.sandbox.runtime_cache import main; sys.exit(main())" & )
+
+# The browser app's packages, reinstalled only when package-lock.json changed (npm's errors
+# are printed; its warnings and progress are not).
 frontend-deps:
 	@command -v npm >/dev/null 2>&1 || { echo "Node.js (npm) is needed for the browser app: apt-get install nodejs npm"; exit 1; }
 	@cd $(FRONTEND) && if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then \
-		npm ci --no-audit --no-fund; fi
+		$(call step,3,Browser app packages (npm ci; first start only)); \
+		npm ci --loglevel=error --no-audit --no-fund; \
+	else $(call step,3,Browser app packages: up to date); fi
 
-# The browser app, rebuilt only when its sources are newer than the last build.
+# The browser app, rebuilt only when its sources are newer than the last build: Vite alone,
+# its output printed only when it fails. (`npm run build` also type-checks with tsc first,
+# which doubles the time and is a developer's check, not needed to start the workbench.)
 spa: frontend-deps
 	@cd $(FRONTEND) && if [ ! -f dist/index.html ] || [ -n "$$(find src public index.html package-lock.json vite.config.ts tsconfig.json -newer dist/index.html -print -quit)" ]; then \
-		npm run build; fi
+		$(call step,4,Building the browser app); \
+		log=$$(mktemp) && if npx vite build >"$$log" 2>&1; then rm -f "$$log"; \
+		else cat "$$log"; rm -f "$$log"; exit 1; fi; \
+	else $(call step,4,Browser app: up to date); fi
 
-run: deps spa
-	cd $(BACKEND) && $(UV) run --frozen python -m app
+# Says where it is once it answers there (backend/app/__main__.py).
+run: deps sandbox-runtime spa
+	@$(call step,5,Starting the workbench)
+	@cd $(BACKEND) && $(UV) run --frozen python -m app
 
 test: test-backend test-frontend test-deploy
 

@@ -9,6 +9,7 @@ that other sessions would run), and sandboxes see it read-only.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.util
 import logging
@@ -20,8 +21,11 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from app.sandbox.isolation import link_package, worker_environment
 from app.sandbox.worker.modules import STARTUP_MODULES, WARM_MODULES
@@ -34,6 +38,8 @@ READY_MARKER = "ready"
 # Raised when what a cache holds changes (2: every module of the libraries, not only those
 # imported), so that caches built before are built again.
 CACHE_FORMAT = 2
+# While the cache builds, a line of progress at least this often (and at each phase's ends).
+PROGRESS_EVERY_SECONDS = 5.0
 # Caches of other runtimes (older package sets) unused this long are removed.
 STALE_SECONDS = 7 * 24 * 3600
 
@@ -99,24 +105,56 @@ def _prepare() -> RuntimeCache | None:
     if (target / READY_MARKER).exists():
         (target / READY_MARKER).touch()  # marks it as in use
         return RuntimeCache(target, pycache)
-    logger.info("Sandbox: preparing the runtime cache in %s (once per runtime)", target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        building = Path(tempfile.mkdtemp(prefix=f"{target.name}.building-", dir=target.parent))
+        with _build_lock(target):
+            # Another process (`make run` starts one while the browser app builds, a second
+            # backend…) may have built it while this one waited.
+            if (target / READY_MARKER).exists():
+                return RuntimeCache(target, pycache)
+            _build_into(target, pycache)
     except OSError as exc:
         logger.warning("Sandbox: no runtime cache (%s); workers will start slowly", exc)
         return None
+    return RuntimeCache(target, pycache) if (target / READY_MARKER).exists() else None
+
+
+@contextmanager
+def _build_lock(target: Path) -> Iterator[None]:
+    """One builder per cache across processes: the others wait for it (and then use its
+    cache) rather than compile the same libraries again on the same cores."""
+    with open(target.parent / f"{target.name}.lock", "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            logger.info("Sandbox: waiting for the runtime cache another process prepares…")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _build_into(target: Path, pycache: bool) -> None:
+    what = "compiling the analysis libraries" if pycache else "matplotlib's fonts"
+    logger.info(
+        "Sandbox: preparing the runtime cache (%s; first start only, %s) in %s",
+        what,
+        "about a minute" if pycache else "a few seconds",
+        target,
+    )
+    started = time.monotonic()
+    building = Path(tempfile.mkdtemp(prefix=f"{target.name}.building-", dir=target.parent))
     try:
         _build(building, pycache)
         (building / READY_MARKER).write_text("")
         os.rename(building, target)
     except (OSError, subprocess.SubprocessError) as exc:
-        if not (target / READY_MARKER).exists():  # another process may have won the race
-            logger.warning("Sandbox: runtime cache failed (%s); workers will start slowly", exc)
-            return None
+        logger.warning("Sandbox: runtime cache failed (%s); workers will start slowly", exc)
+        return
     finally:
         shutil.rmtree(building, ignore_errors=True)
-    return RuntimeCache(target, pycache)
+    logger.info("Sandbox: runtime cache ready (%.0f s)", time.monotonic() - started)
 
 
 def _remove_stale(current: Path) -> None:
@@ -133,7 +171,10 @@ def _remove_stale(current: Path) -> None:
         except OSError:
             continue
         if unused > STALE_SECONDS:
-            shutil.rmtree(folder, ignore_errors=True)
+            if folder.is_dir():
+                shutil.rmtree(folder, ignore_errors=True)
+            else:  # a build's lock file
+                folder.unlink(missing_ok=True)
 
 
 def _build(folder: Path, pycache: bool) -> None:
@@ -147,15 +188,73 @@ def _build(folder: Path, pycache: bool) -> None:
             env.pop("PYTHONDONTWRITEBYTECODE")
             env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache")
             command.append("--bytecode")
-        done = subprocess.run(
+        builder = subprocess.Popen(
             command,
             cwd=scratch,
             env=env,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=BUILD_TIMEOUT_SECONDS,
         )
-        if done.returncode != 0:
-            raise subprocess.SubprocessError(
-                f"exit status {done.returncode}: {done.stderr.strip()[-2000:]}"
+        # Past the deadline the builder is killed, which ends its output and so the loop.
+        deadline = threading.Timer(BUILD_TIMEOUT_SECONDS, builder.kill)
+        deadline.start()
+        try:
+            errors = _collect(builder.stderr)
+            _report_progress(builder.stdout)
+            builder.wait()
+            errors.join()
+        finally:
+            deadline.cancel()
+        if builder.returncode != 0:
+            said = "".join(errors.lines).strip()[-2000:]
+            raise subprocess.SubprocessError(f"exit status {builder.returncode}: {said}")
+
+
+class _Collected(threading.Thread):
+    def __init__(self, stream: IO[str]):
+        super().__init__(daemon=True)
+        self.stream = stream
+        self.lines: list[str] = []
+
+    def run(self) -> None:
+        self.lines.extend(self.stream)
+
+
+def _collect(stream: IO[str] | None) -> _Collected:
+    assert stream is not None
+    reader = _Collected(stream)
+    reader.start()
+    return reader
+
+
+def _report_progress(stream: IO[str] | None) -> None:
+    """Log the builder's `progress <phase> <done> <total> <name>` lines: the first and last
+    of each phase, and one every PROGRESS_EVERY_SECONDS between them."""
+    assert stream is not None
+    phases = {"import": "importing the libraries", "compile": "compiling their packages"}
+    told: tuple[str, float] | None = None
+    for line in stream:
+        parts = line.split()
+        if len(parts) != 5 or parts[0] != "progress" or parts[1] not in phases:
+            continue
+        phase, done, total, name = parts[1], int(parts[2]), int(parts[3]), parts[4]
+        now = time.monotonic()
+        due = told is None or told[0] != phase or now - told[1] >= PROGRESS_EVERY_SECONDS
+        if due or done == total:
+            step = list(phases).index(phase) + 1
+            logger.info(
+                "Sandbox runtime [%d/2] %s: %d of %d (%s)", step, phases[phase], done, total, name
             )
+            told = (phase, now)
+
+
+def main() -> int:
+    """Build the cache now, as `make run` does while the browser app builds (run through
+    `python -c`: `python -m` of a module its package imports runs it twice).
+
+    Returns:
+        The exit status: 1 if the cache could not be built (the reason is logged).
+    """
+    logging.basicConfig(level=logging.INFO, format="      %(message)s")
+    return 0 if runtime_cache() is not None else 1

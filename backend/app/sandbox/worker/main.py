@@ -74,10 +74,15 @@ def _or_failed(request: Callable[[], Message]) -> Message:
 
 
 def _prepare_runtime_cache(bytecode: bool) -> int:
-    """Trusted, outside any sandbox: import (and so compile) what workers will load."""
+    """Trusted, outside any sandbox: import (and so compile) what workers will load.
+
+    Tells its progress on stdout, a line `progress <phase> <done> <total> <name>` per item
+    (read by `app/sandbox/runtime_cache.py`)."""
     import_startup_modules()
     if bytecode:
-        for name in STARTUP_MODULES + WARM_MODULES:
+        names = STARTUP_MODULES + WARM_MODULES
+        for done, name in enumerate(names, 1):
+            _progress("import", done, len(names), name)
             try:
                 # The safe-module walk imports the submodules smolagents would reach.
                 lpe.get_safe_module(importlib.import_module(name), ["*"])
@@ -102,8 +107,13 @@ def _compile_libraries() -> None:
         if folder.parent in packages:
             folders.add(folder)
     skip = re.compile(r"[/\\]tests?[/\\]")
-    for folder in sorted(folders):
+    for done, folder in enumerate(sorted(folders), 1):
+        _progress("compile", done, len(folders), folder.name)
         compileall.compile_dir(folder, quiet=2, rx=skip, workers=0)
+
+
+def _progress(phase: str, done: int, total: int, name: str) -> None:
+    print(f"progress {phase} {done} {total} {name}", flush=True)
 
 
 def main(argv: list[str]) -> int:
