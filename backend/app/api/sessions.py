@@ -151,10 +151,23 @@ async def export_session(
         export.ExportFormat,
         Query(description="ipynb: a Jupyter notebook; html: a standalone report; md: Markdown"),
     ] = "ipynb",
+    runs: Annotated[
+        str | None,
+        Query(
+            description=(
+                "Only these runs, comma-separated ids (shown in the session's order). "
+                "Default: every run; the html report: the runs that succeeded (every run "
+                "when none did)"
+            ),
+            max_length=20_000,
+        ),
+    ] = None,
 ) -> Response:
     """The session's questions, code, outputs, charts, tables and answers as a notebook
-    that reruns in Jupyter next to the project's files, a standalone HTML report, or Markdown.
-    A run still going is exported as far as it has been recorded."""
+    that reruns in Jupyter next to the files the session read, a standalone HTML report to
+    send (the files the code wrote attached), or Markdown. A run still going is exported as
+    far as it has been recorded. 400 `unknown_run` for a run id that is not the session's."""
+    run_ids = _run_ids(runs)
     if not EXPORT_SLOTS.take():
         raise ServiceUnavailable(
             "Too many exports are being made right now; try again in a few seconds.",
@@ -163,7 +176,7 @@ async def export_session(
         )
     try:
         # PUBLIC_URL (or where the server listens), never the Host header a client sent.
-        gathered = await export.gather(db, storage, session, settings.public_url)
+        gathered = await export.gather(db, storage, session, settings.public_url, format, run_ids)
         body = await asyncio.to_thread(export.render, gathered, format)
     finally:
         EXPORT_SLOTS.give_back()
@@ -173,3 +186,16 @@ async def export_session(
         "X-Content-Type-Options": "nosniff",
     }
     return Response(body, media_type=export.MEDIA_TYPES[format], headers=headers)
+
+
+def _run_ids(runs: str | None) -> list[uuid.UUID] | None:
+    """`runs=<id>,<id>` as ids; a malformed id is bad input (400 unknown_run)."""
+    if runs is None:
+        return None
+    ids = []
+    for part in filter(None, (p.strip() for p in runs.split(","))):
+        try:
+            ids.append(uuid.UUID(part))
+        except ValueError:
+            raise export.UnknownRuns(f"runs: {part[:60]!r} is not a run id.") from None
+    return ids

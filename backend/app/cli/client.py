@@ -263,10 +263,18 @@ class WorkbenchClient:
         """Write the artifact's bytes to `target` (in a folder: under the server's name)."""
         return self._download(f"/artifacts/{artifact_id}/content", target)
 
-    def export(self, session_id: str, fmt: str, target: Path) -> Path:
+    def export(
+        self, session_id: str, fmt: str, target: Path, runs: list[str] | None = None
+    ) -> Path:
         """The session as a notebook (ipynb), a standalone report (html) or markdown (md),
-        written to `target` (in a folder: under the file name the server gives)."""
-        return self._download(f"/sessions/{session_id}/export", target, params={"format": fmt})
+        written to `target` (in a folder: under the file name the server gives); only the
+        runs `runs` names, if given."""
+        params = {"format": fmt} | ({"runs": ",".join(runs)} if runs is not None else {})
+        return self._download(f"/sessions/{session_id}/export", target, params=params)
+
+    def download_version(self, file_id: str, version: int, target: Path) -> Path:
+        """Write one version of a file's bytes to `target`."""
+        return self._download(f"/files/{file_id}/versions/{version}/content", target)
 
     # -- streams and downloads -------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -13,7 +14,7 @@ from rich.text import Text
 from app.cli import lookup
 from app.cli.client import WorkbenchClient
 from app.cli.config import connect
-from app.cli.output import err, out, size
+from app.cli.output import Failure, err, out, size
 
 
 class Format(StrEnum):
@@ -36,10 +37,19 @@ def export(
             show_default="the server's file name, here",
         ),
     ] = None,
+    runs: Annotated[
+        str | None,
+        typer.Option(
+            "--runs",
+            help="Only these questions: their numbers in the session (1,3) or run ids.",
+            show_default="every run; html: those that succeeded",
+        ),
+    ] = None,
     with_files: Annotated[
         bool,
         typer.Option(
-            "--with-files", help="Also download the project's files next to it (to rerun it)."
+            "--with-files",
+            help="Also download the files it read next to it (to rerun a notebook).",
         ),
     ] = False,
     force: Annotated[
@@ -50,15 +60,43 @@ def export(
     """Export a session: questions, code, outputs, charts, tables and answers."""
     with connect() as client:
         chosen = lookup.session(client, session)
-        written = client.export(chosen["id"], fmt.value, output or Path.cwd())
+        run_ids = _run_ids(client, chosen["id"], runs) if runs is not None else None
+        written = client.export(chosen["id"], fmt.value, output or Path.cwd(), run_ids)
         out.print(f"Wrote {written} ({size(written.stat().st_size)}).")
         if with_files:
-            for item in client.files(chosen["project_id"]):
+            for item in _files_read(client, chosen["project_id"], written, fmt):
                 _bring(client, item, written.parent, force)
 
 
+def _run_ids(client: WorkbenchClient, session_id: str, runs: str) -> list[str]:
+    """`1,3` (questions by number) or run ids, as run ids."""
+    history = [r["id"] for r in client.runs(session_id)]
+    ids = []
+    for part in filter(None, (p.strip() for p in runs.split(","))):
+        if part.isdigit():
+            if not 1 <= int(part) <= len(history):
+                count = f"{len(history)} question{'' if len(history) == 1 else 's'}"
+                raise Failure(f"--runs: the session has {count}, not {part}.")
+            ids.append(history[int(part) - 1])
+        else:
+            ids.append(part)
+    return ids
+
+
+def _files_read(
+    client: WorkbenchClient, project_id: str, written: Path, fmt: Format
+) -> list[dict[str, Any]]:
+    """The files to rerun the export next to: those the notebook says the session read (at
+    the version it read); for a report or Markdown, the project's files."""
+    if fmt is not Format.ipynb:
+        return client.files(project_id)
+    listed = json.loads(written.read_text())["metadata"].get("workbench", {}).get("files", [])
+    return [dict(f) for f in listed]
+
+
 def _bring(client: WorkbenchClient, item: dict[str, Any], folder: Path, force: bool) -> None:
-    """Download a project file into `folder`; an identical copy there is kept as it is."""
+    """Download a file into `folder` (the version named, if any); an identical copy there is
+    kept as it is."""
     target = folder / Path(item["name"]).name
     if target.exists():
         if _sha256(target) == item.get("sha256"):
@@ -73,8 +111,11 @@ def _bring(client: WorkbenchClient, item: dict[str, Any], folder: Path, force: b
                 )
             )
             return
-    client.download_file(item["id"], target)
-    out.print(f"Wrote {target} ({size(item.get('size'))}).")
+    if item.get("version"):
+        client.download_version(item["id"], int(item["version"]), target)
+    else:
+        client.download_file(item["id"], target)
+    out.print(f"Wrote {target} ({size(target.stat().st_size)}).")
 
 
 def _sha256(path: Path) -> str:

@@ -70,7 +70,7 @@ def test_the_notebook_holds_the_questions_code_outputs_and_charts(alice: Api, re
     cells = notebook.cells
     assert cells[0].cell_type == "markdown" and cells[0].source.startswith("# Sales")
     setup = cells[1]
-    assert setup.cell_type == "code" and "SESSION_FILES = {'sales data.csv'" in setup.source
+    assert setup.cell_type == "code" and "SESSION_FILES = {'sales data.csv': (" in setup.source
     assert "_ANSWERS = iter(['gross'])" in setup.source
 
     markdown = [c.source for c in cells if c.cell_type == "markdown"]
@@ -93,10 +93,10 @@ def test_the_notebook_holds_the_questions_code_outputs_and_charts(alice: Api, re
     assert " North  2510.75\n" in charts.outputs[0].text
     assert charts.outputs[1].data["application/vnd.plotly.v1+json"]["data"][0]["type"] == "bar"
     assert base64.b64decode(charts.outputs[2].data["image/png"]).startswith(b"\x89PNG")
-    assert "<td>North</td><td>2510.75</td>" in charts.outputs[3].data["text/html"]
+    assert '<td>North</td><td class="num">2,510.75</td>' in charts.outputs[3].data["text/html"]
     assert "The agent asked: **Net or gross revenue?**" in "\n".join(markdown)
     answers = [m for m in markdown if m.startswith("**Answer**")]
-    assert answers[1] == "**Answer**\n\nTotal gross revenue is 4490.75."
+    assert answers[1] == "**Answer**\n\nTotal gross revenue is 4490.75.\n\n*3 steps*"
 
 
 def test_the_notebook_reruns_in_jupyter_next_to_the_files(
@@ -127,7 +127,7 @@ def test_the_notebook_fetches_missing_files_with_a_token(
     setup = nbformat.v4.new_notebook(cells=notebook.cells[:2])
     monkeypatch.setenv("WORKBENCH_RUN_UNSANDBOXED", "1")
     monkeypatch.delenv("WORKBENCH_TOKEN", raising=False)
-    with pytest.raises(Exception, match=r"sales data\.csv is not next to this notebook"):
+    with pytest.raises(Exception, match=r"Not next to this notebook: sales data\.csv\."):
         NotebookClient(setup, resources={"metadata": {"path": str(tmp_path)}}).execute()
     monkeypatch.setenv("WORKBENCH_TOKEN", token)
     monkeypatch.setenv("WORKBENCH_URL", live.url)
@@ -156,7 +156,7 @@ def test_the_report_stands_alone_with_interactive_charts(
     assert "Total gross revenue is 4490.75." in page
     assert "The agent asked: <strong>Net or gross revenue?</strong>" in page
     assert 'src="data:image/png;base64,iVBOR' in page
-    assert "<td>North</td><td>2510.75</td>" in page
+    assert '<td>North</td><td class="num">2,510.75</td>' in page
 
     # A real browser draws the chart from the inline plotly.js, under the report's own CSP.
     report = tmp_path / "report.html"
@@ -191,7 +191,7 @@ def test_markdown_export(alice: Api, recorded) -> None:  # type: ignore[no-untyp
     assert text.startswith("# Sales\n")
     assert "## 1. \\<script\\>alert('q')\\</script\\> Which region \\*leads\\*?" in text
     assert "```python\nimport pandas as pd\ndf = pd.read_csv('sales data.csv')" in text
-    assert "| region | revenue |\n|---|---|\n| North | 2510.75 |" in text
+    assert "| region | revenue |\n|---|--:|\n| North | 2,510.75 |" in text
     assert "![plot-1.png](data:image/png;base64," in text or "](data:image/png;base64," in text
     assert "*Interactive chart" in text
     assert "**Answer**\n\nTotal gross revenue is 4490.75." in text
@@ -202,9 +202,10 @@ def test_export_answers_only_the_owner_and_known_formats(alice: Api, bob: Api, s
     assert bob.get(path).status_code == 404
     assert bob.get(path).json()["code"] == "session_not_found"
     assert alice.get(path, params={"format": "pdf"}).status_code == 422
-    # A session with no questions yet is still a notebook (the files and the setup).
+    # A session with no questions yet is still a notebook (the setup), needing no file.
     empty = nbformat.reads(alice.get(path).text, as_version=4)
-    assert len(empty.cells) == 2 and "sales data.csv" in empty.cells[1].source
+    assert len(empty.cells) == 2 and "SESSION_FILES = {}" in empty.cells[1].source
+    assert "The session read no project files." in empty.cells[0].source
 
 
 def test_too_many_exports_at_once_answer_503_with_retry_after(alice: Api, session) -> None:  # type: ignore[no-untyped-def]
@@ -230,3 +231,103 @@ def test_fences_and_table_cells_survive_what_they_hold() -> None:
     assert lines[-1] == "*20 of 30 rows*"
     assert json.loads(str(report._script_json({"s": "</script><!--"}))) == {"s": "</script><!--"}
     assert "</script" not in str(report._script_json({"s": "</script>"}))
+
+
+# -- The notebook reruns the session, failed steps included ------------------------------
+
+UNUSED = b"id,value\n" + b"1,2\n" * 1000  # a project file no step reads
+LEADS = (
+    f"{READ}\ntop = df.groupby('region')['revenue'].sum()\nprint('leader:', top.idxmax())\n"
+    "margin = df['margin'].mean()\nprint('never printed')"
+)
+
+
+@pytest.fixture
+def analysed(alice: Api, session, llm: ScriptedLLM) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """A session whose first step fails on its fourth line after defining `df` and `top`,
+    which later steps and a follow-up question use; the agent asks the user once; the
+    project holds a file nobody reads."""
+    assert alice.upload(session["project_id"], "unused.csv", UNUSED).status_code == 201
+    llm.script(
+        code_reply(LEADS, "Total by region, then the margin."),
+        code_reply("print(top.sort_values(ascending=False).to_string())", "No margin column."),
+        final_reply("f'{top.idxmax()} leads with {top.max():.2f}.'"),
+        ASK,
+        final_reply("f'{kind.capitalize()} revenue of the leader: {top.max():,.2f}.'"),
+    )
+    first = ask(alice, session["id"], "Which region leads?")
+    assert finished(first)["status"] == "succeeded"
+    asked = ask_until_waiting(alice, session["id"], "And its revenue?")[-1]
+    run_id = asked.data["run_id"]
+    assert alice.post(f"/runs/{run_id}/input", json={"answer": "gross"}).status_code == 200
+    assert finished(follow(alice, run_id, asked.id))["status"] == "succeeded"
+    return dict(session)
+
+
+def _executed(body: bytes, folder: Path, **options: Any) -> nbformat.NotebookNode:
+    notebook = nbformat.reads(body.decode(), as_version=4)
+    client = NotebookClient(
+        notebook, timeout=120, resources={"metadata": {"path": str(folder)}}, **options
+    )
+    client.execute()
+    return notebook
+
+
+def test_the_notebook_reruns_failed_steps_as_far_as_they_ran_and_gives_the_same_answers(
+    alice: Api, analysed, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    runs = alice.get(f"/sessions/{analysed['id']}/runs").json()
+    runs = runs["items"] if isinstance(runs, dict) else runs
+    answers = [r["final_answer"] for r in runs]
+    assert answers == ["North leads with 2510.75.", "Gross revenue of the leader: 2,510.75."]
+    assert runs[0]["steps"][0]["error"].startswith("Code execution failed at line")
+
+    body, _ = exported(alice, analysed["id"], "ipynb")
+    notebook = nbformat.reads(body.decode(), as_version=4)
+    setup = notebook.cells[1].source
+    assert "'sales data.csv'" in setup and "unused.csv" not in setup
+    assert "unused.csv" not in notebook.cells[0].source
+    failed = next(c for c in notebook.cells if "leader:" in c.source)
+    assert failed.cell_type == "code"
+    assert failed.source.startswith(READ + "\ntop = df.groupby('region')")
+    assert "\n# margin = df['margin'].mean()\n# print('never printed')" in failed.source
+    assert "KeyError" in failed.source
+
+    # Only the file the session read is next to the notebook, and every cell runs.
+    monkeypatch.setenv("WORKBENCH_RUN_UNSANDBOXED", "1")
+    (tmp_path / "sales data.csv").write_bytes(SALES)
+    ran = _executed(body, tmp_path)
+    code = [c for c in ran.cells if c.cell_type == "code"]
+    assert not [o for c in code for o in c.outputs if o.output_type == "error"]
+    printed = ["".join(o.get("text", "") for o in c.outputs) for c in code]
+    assert printed[1] == "leader: North\n"  # what the workbench printed before the error
+    assert "North    2510.75" in printed[2]  # `top` from the failed step
+    shown = [
+        o.data["text/markdown"]
+        for c in code
+        for o in c.outputs
+        if o.output_type == "display_data" and "text/markdown" in o.data
+    ]
+    assert shown == answers
+    assert "And its revenue" not in "".join(printed)  # nothing asked again: it was answered
+    assert "Net or gross revenue? → gross" in "".join(printed)
+
+
+def test_the_notebooks_helpers_are_defined_even_when_files_are_missing(
+    alice: Api, analysed, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    body, _ = exported(alice, analysed["id"], "ipynb")
+    notebook = nbformat.reads(body.decode(), as_version=4)
+    probe = nbformat.v4.new_code_cell("print(final_answer('ok'), ask_user('Net or gross?'))")
+    notebook.cells = [notebook.cells[1], probe]
+    monkeypatch.setenv("WORKBENCH_RUN_UNSANDBOXED", "1")
+    monkeypatch.delenv("WORKBENCH_TOKEN", raising=False)
+    NotebookClient(
+        notebook, resources={"metadata": {"path": str(tmp_path)}}, allow_errors=True
+    ).execute()
+    error = next(o for o in notebook.cells[0].outputs if o.output_type == "error")
+    # It names only the file the session read, not every file of the project.
+    assert error.ename == "FileNotFoundError"
+    assert error.evalue.startswith("Not next to this notebook: sales data.csv. Put them there")
+    printed = "".join(o.get("text", "") for o in notebook.cells[1].outputs)
+    assert "Net or gross? → gross\nok gross\n" in printed

@@ -596,3 +596,10 @@ def test_export_writes_a_notebook_next_to_the_projects_files(
     markdown = cli.run("export", "Total revenue?", "-F", "md", "-o", "report.md")
     assert markdown.code == 0, markdown.stderr
     assert "4490.75" in (cli.home / "report.md").read_text()
+
+    # Questions chosen by number; a number past the session's is refused with the count.
+    chosen = cli.run("export", session_id, "-F", "html", "--runs", "1", "-o", "one.html")
+    assert chosen.code == 0, chosen.stderr
+    assert "Total revenue?" in (cli.home / "one.html").read_text()
+    past = cli.run("export", session_id, "-F", "html", "--runs", "2")
+    assert past.code == 1 and "the session has 1 question, not 2" in past.stderr

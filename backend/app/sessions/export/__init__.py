@@ -1,35 +1,54 @@
 """A session taken out of the workbench: a Jupyter notebook, a standalone report, Markdown.
 
-`gather` reads what the session recorded (its runs, steps and artifacts, the project's
-files) into plain values, holding a database connection only for that; the renderers are
-pure functions of those values, run in a worker thread.
+`gather` reads what the session recorded (its runs, all or those chosen, their steps and
+artifacts, the files they read) into plain values, holding a database connection only for
+that; the renderers are pure functions of those values, run in a worker thread.
 
-- The notebook reruns in Jupyter next to the project's files: its first cell checks they
-  are there (or fetches them from the workbench with a token), and defines the two helpers
-  the agent's code calls, `final_answer` and `ask_user` (which replays the answers given).
-  Each question is a Markdown cell, each step's code a code cell with its recorded output,
-  charts as their Plotly and PNG outputs, tables as HTML. Code that failed or that the user
-  rejected is shown in Markdown, so "Run all" goes through.
-- The report is one HTML file with nothing to fetch: interactive charts (plotly.js inline,
-  only when there is a chart), images as data URIs, tables, answers. Everything that came
-  from the model, the code or the data is escaped; answers are Markdown without raw HTML.
+- The notebook reruns top to bottom in a plain Jupyter kernel next to the files the session
+  read: its first cell defines what the sandbox gave the code (`final_answer`, `ask_user`
+  replaying the answers given), then checks those files are there (or fetches them from
+  the workbench with a token). Each question is a Markdown cell, each step's code a code
+  cell with its recorded output, charts as their Plotly and PNG outputs, tables as HTML. Of
+  a failed step the cell runs what ran before the error (replay.py); code that never ran
+  is shown in Markdown, so "Run all" goes through.
+- The report is one HTML file with nothing to fetch, made to send: by default the runs that
+  succeeded, interactive charts (plotly.js inline, only when there is a chart), images as
+  data URIs, tables with readable numbers, answers, the files the code wrote attached.
+  Everything that came from the model, the code or the data is escaped; answers are
+  Markdown without raw HTML.
 - Markdown: the same, with tables as Markdown and images inline.
 
-gather.py reads the values; notebook.py, report.py (with templates/) and markdown.py render
-them, markdown_text.py holds the Markdown they share. Callers use the names exported here.
+gather.py reads the values; notebook.py (with replay.py), report.py (with templates/) and
+markdown.py render them, markdown_text.py holds the Markdown they share. Callers use the
+names exported here.
 """
 
 from __future__ import annotations
 
 import re
+import uuid
+from collections.abc import Sequence
 from typing import Literal
 
-from app.sessions.export.gather import SessionExport, gather
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.infra.storage import ObjectStorage
+from app.models import Session
+from app.sessions.export.gather import SessionExport, UnknownRuns
+from app.sessions.export.gather import gather as gather_values
 from app.sessions.export.markdown import to_markdown
 from app.sessions.export.notebook import to_notebook
 from app.sessions.export.report import to_html
 
-__all__ = ["MEDIA_TYPES", "ExportFormat", "SessionExport", "file_name", "gather", "render"]
+__all__ = [
+    "MEDIA_TYPES",
+    "ExportFormat",
+    "SessionExport",
+    "UnknownRuns",
+    "file_name",
+    "gather",
+    "render",
+]
 
 ExportFormat = Literal["ipynb", "html", "md"]
 
@@ -40,9 +59,45 @@ MEDIA_TYPES: dict[str, str] = {
 }
 
 
+async def gather(
+    db: AsyncSession,
+    storage: ObjectStorage,
+    session: Session,
+    server_url: str,
+    fmt: ExportFormat,
+    run_ids: Sequence[uuid.UUID] | None = None,
+) -> SessionExport:
+    """What the export in `fmt` shows: the runs chosen, or by default every run (the
+    report: those that succeeded, to send; every run when none did).
+
+    Raises:
+        UnknownRuns: `run_ids` names a run that is not the session's, or none.
+    """
+    return await gather_values(
+        db,
+        storage,
+        session,
+        server_url,
+        run_ids=run_ids,
+        succeeded_only=fmt == "html",
+        attach_files=fmt == "html",
+    )
+
+
+# Longest file name stem: room for " (1)" and the extension within common limits.
+NAME_CHARS = 80
+
+
 def file_name(export: SessionExport, fmt: ExportFormat) -> str:
-    stem = re.sub(r"[\x00-\x1f/\\:*?\"<>|]+", " ", export.title).strip(" .") or "session"
-    return f"{stem[:120]}.{fmt}"
+    """The download's name, made from the session's title: letters, digits, spaces and
+    `-_.,()&+'` only (no path, quote, control or ellipsis character), single spaces, cut at
+    a word under NAME_CHARS characters with nothing added."""
+    kept = re.sub(r"[^\w\-.,()&+' ]+", " ", export.title)
+    stem = " ".join(kept.split()).strip(" .-")
+    if len(stem) > NAME_CHARS:
+        stem = stem[: NAME_CHARS + 1].rsplit(" ", 1)[0] if " " in stem[:NAME_CHARS] else stem
+        stem = stem[:NAME_CHARS].rstrip(" .,-")
+    return f"{stem or 'session'}.{fmt}"
 
 
 def render(export: SessionExport, fmt: ExportFormat) -> bytes:

@@ -17,7 +17,7 @@ from app.sessions.export.markdown_text import (
     md_line,
     outcome_md,
     question_md,
-    skipped_md,
+    revision_md,
     when,
 )
 
@@ -26,7 +26,7 @@ def to_markdown(export: SessionExport) -> bytes:
     lines = [
         f"# {md_line(export.title)}",
         "",
-        f"Project *{md_line(export.project)}* · exported {when(export.exported_at)} · files: "
+        f"Project *{md_line(export.project)}* · exported {when(export.exported_at)} · files read: "
         + (", ".join(f"`{f.name}`" for f in export.files) or "none"),
     ]
     for run in export.runs:
@@ -38,15 +38,17 @@ def to_markdown(export: SessionExport) -> bytes:
             lines += ["", f"### Step {step.index}"]
             if step.thought:
                 lines += ["", f"*{md_line(step.thought)}*"]
-            if step.runnable:
-                lines += ["", fence(step.code or "", "python")]
-            elif step.code or step.error:
-                lines += ["", skipped_md(step)]
+            if step.code:
+                lines += ["", fence(step.code, "python")]
             if step.output:
                 lines += ["", fence(step.output, "text")]
             for artifact in step.artifacts:
                 if shown := _artifact_md(artifact):
                     lines += ["", shown]
+            if step.revision is not None:
+                lines += ["", revision_md(step)]
+            elif step.error:
+                lines += ["", fence(step.error, "text")]
             if step.question:
                 lines += [
                     "",

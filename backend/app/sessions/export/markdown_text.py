@@ -1,11 +1,12 @@
 """Markdown written from what a session recorded, shared by the notebook's Markdown cells and
 the Markdown export: text from the model, the code or the data made inert (it fetches
-nothing and adds no structure), a question's heading, a skipped step, a run's outcome, a
-table, and dates and sizes in words.
+nothing and adds no structure), a question's heading, a skipped step, a run's outcome and
+summary, a table with its numbers written for reading, and dates and sizes in words.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import UTC, datetime
 from typing import Any
@@ -21,8 +22,9 @@ def question_md(run: ExportRun) -> str:
 
 
 def skipped_md(step: ExportStep) -> str:
-    """A step whose code failed or was rejected: why, its code and its error, as text."""
-    why = "rejected by the user" if (step.decision or {}).get("decision") == "reject" else "failed"
+    """A step none of whose code ran (rejected, or failed before any of it ran): why, its
+    code and its error, as text."""
+    why = "was rejected by the user" if step.rejected else "failed before any of its code ran"
     parts = [f"Step {step.index} {why}, so it is not part of the notebook's code:"]
     if step.code:
         parts.append(fence(step.code, "python"))
@@ -31,38 +33,140 @@ def skipped_md(step: ExportStep) -> str:
     return "\n\n".join(parts)
 
 
+def revision_md(step: ExportStep) -> str:
+    """A check of the answer step `step` gave that sent the agent back to work."""
+    reason = md_line(step.revision or "")
+    said = f": {reason}" if reason else ""
+    return f"*The check of this answer asked for a revision{said}. The agent went on.*"
+
+
 def outcome_md(run: ExportRun) -> str:
-    """How a run ended: its answer, or why it has none, and the checks of its answer."""
+    """How a run ended: its answer, or why it has none, the check of its answer and what
+    its steps came to."""
     if run.final_answer is not None:
         text = f"**Answer**\n\n{inert_md(run.final_answer)}"
-    elif run.status == "cancelled":
-        text = "*This question was stopped before it had an answer.*"
+    elif run.stopped:
+        text = "*Stopped by the user before it had an answer.*"
     elif run.status in ("succeeded", "failed") or run.error:
         text = f"**The run failed:** {md_line(run.error or 'no answer')}"
     else:
-        text = f"*Not finished when exported ({run.status}).*"
-    for check in run.verifications:
-        text += f"\n\n*Check: {check.get('verdict')} — {md_line(str(check.get('reason', '')))}*"
+        text = f"*Not finished when exported ({run.status.replace('_', ' ')}).*"
+    if (check := check_sentence(run)) is not None:
+        text += f"\n\n*{md_line(check)}*"
+    if summary := steps_summary(run):
+        text += f"\n\n*{summary}*"
     return text
+
+
+def check_sentence(run: ExportRun) -> str | None:
+    """The check of the answer in words: "Checked: …", or the doubts the answer stands with."""
+    check = run.answer_check
+    if check is None:
+        return None
+    reason = str(check.get("reason") or "").strip()
+    said = "Checked" if check.get("verdict") == "approve" else "The check still has doubts"
+    return f"{said}: {reason}" if reason else f"{said}."
+
+
+def steps_summary(run: ExportRun) -> str:
+    """What a run's steps came to, in words: "4 steps · 1 fixed error · 2 errors · stopped".
+
+    An error counts as fixed only when a later step of the same run ran without one; the
+    step a stopped run was stopped in is not an error; a rejected step is not an error
+    either, and a check's request to revise an answer is neither.
+    """
+    steps = run.steps
+    stopped = steps[-1] if run.stopped and steps and steps[-1].error else None
+    failed = [s for s in steps if s.failed and not s.rejected and s is not stopped]
+    fixed = sum(
+        1
+        for s in failed
+        if any(t.index > s.index and (t.error is None or t.revision is not None) for t in steps)
+    )
+    rejected = sum(1 for s in steps if s.rejected)
+    count = max(run.step_count, len(steps))
+    parts = [
+        _plural(count, "step") if count else "",
+        _plural(fixed, "fixed error") if fixed else "",
+        _plural(len(failed) - fixed, "error") if len(failed) > fixed else "",
+        f"{rejected} rejected" if rejected else "",
+        "stopped" if run.stopped else "",
+    ]
+    return " · ".join(p for p in parts if p)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
 def markdown_table(table: dict[str, Any], limit: int = MARKDOWN_TABLE_ROWS) -> str:
     columns = [str(c) for c in table.get("columns", [])]
-    rows = table.get("rows", [])[:limit]
+    rows, numeric = readable_rows(table, limit)
 
-    def cell(value: Any) -> str:
-        text = "" if value is None else inert_md(str(value))
-        return text.replace("|", "\\|").replace("\n", " ")
+    def cell(text: str) -> str:
+        return inert_md(text).replace("|", "\\|").replace("\n", " ")
 
     lines = [
         "| " + " | ".join(cell(c) for c in columns) + " |",
-        "|" + "---|" * len(columns),
+        "|" + "".join("--:|" if n else "---|" for n in numeric),
     ]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     total = int(table.get("row_count", len(rows)))
     if total > len(rows):
         lines.append(f"\n*{len(rows):,} of {total:,} rows*")
     return "\n".join(lines)
+
+
+# Integer columns written without thousands separators: years, ids, codes.
+_PLAIN_NUMBERS = re.compile(
+    r"(?:^|[^a-z])(?:id|year|yr|code|zip|postcode|phone|number|no)s?$", re.I
+)
+
+
+def readable_rows(table: dict[str, Any], limit: int) -> tuple[list[list[str]], list[bool]]:
+    """A table's first `limit` rows as text, numbers written for reading, and which columns
+    are numbers (to align them right).
+
+    Per column: whole numbers with thousands separators (1,234; not years and ids), other
+    numbers to two decimals (65.93), or to two significant digits when all are below one
+    (0.0042); empty cells stay empty.
+    """
+    columns = [str(c) for c in table.get("columns", [])]
+    rows = [list(r) for r in table.get("rows", [])[:limit]]
+    width = max([len(columns)] + [len(r) for r in rows])
+    numeric = []
+    for index in range(width):
+        values = [r[index] for r in rows if index < len(r) and not _empty(r[index])]
+        name = columns[index] if index < len(columns) else ""
+        writer = _number_writer(values, name)
+        numeric.append(writer is not None)
+        for row in rows:
+            if index < len(row):
+                value = row[index]
+                row[index] = "" if _empty(value) else writer(value) if writer else _text(value)
+    return [[str(v) for v in r] for r in rows], numeric
+
+
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else str(value)
+
+
+def _number_writer(values: list[Any], name: str) -> Any:
+    """How to write the numbers of a column, or None when it is not all numbers."""
+    if not values or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in values
+    ):
+        return None
+    separators = "," if not _PLAIN_NUMBERS.search(name.strip()) else ""
+    if all(float(v).is_integer() and abs(v) < 1e15 for v in values):
+        return lambda v: format(int(v), separators + "d")
+    smallest = min((abs(v) for v in values if v), default=1.0)
+    decimals = 2 if smallest >= 1 else min(6, max(2, 1 - math.floor(math.log10(smallest))))
+    return lambda v: format(float(v), f"{separators}.{decimals}f")
 
 
 def fence(text: str, language: str) -> str:

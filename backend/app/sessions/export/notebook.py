@@ -1,8 +1,12 @@
-"""The notebook renderer: a session as a Jupyter notebook that reruns next to the project's
-files. Its first cell refuses to run unsandboxed unless told to, checks the files are there
-(or fetches them with a token) and defines `final_answer` and `ask_user` (which replays the
-answers given); each step's code is a code cell with its recorded outputs, and code that
-failed or was rejected is shown in Markdown, so "Run all" goes through.
+"""The notebook renderer: a session as a Jupyter notebook that reruns top to bottom in a
+plain kernel next to the files the session read, and gives the same answers.
+
+Its first cell refuses to run unsandboxed unless told to, defines what the sandbox gave the
+code (`final_answer`, `ask_user` replaying the answers given, `display`), then checks the
+files are there at the version the session read (or fetches them with a token). Each step
+is a code cell with its recorded outputs; of a step that failed, the cell runs what ran in
+the workbench before the error (replay.py) and keeps the rest as comments; code that never
+ran (rejected, refused, unparsable) is shown in Markdown. So "Run all" goes through.
 """
 
 from __future__ import annotations
@@ -20,9 +24,11 @@ from app.sessions.export.markdown_text import (
     md_line,
     outcome_md,
     question_md,
+    revision_md,
     skipped_md,
     when,
 )
+from app.sessions.export.replay import replay
 from app.sessions.export.report import table_html
 
 SETUP = '''\
@@ -43,32 +49,8 @@ if not (RUN_UNSANDBOXED or os.environ.get("WORKBENCH_RUN_UNSANDBOXED") == "1"):
         "variable WORKBENCH_RUN_UNSANDBOXED=1) to run it."
     )
 
-# The analysis reads the project's files by name from the working directory. Keep them
-# next to this notebook (`workbench export SESSION --with-files` downloads them), or set
-# WORKBENCH_TOKEN (an API token) and this cell fetches the missing ones from the workbench.
-import urllib.request
-from pathlib import Path
-
+# What the sandbox gave the agent's code besides Python: final_answer, ask_user and display.
 from IPython.display import Markdown, display
-
-WORKBENCH_URL = os.environ.get("WORKBENCH_URL", {server_url!r})
-SESSION_FILES = {files}  # name: file id in the workbench
-
-for _name, _file_id in SESSION_FILES.items():
-    if Path(_name).is_file():
-        continue
-    if not os.environ.get("WORKBENCH_TOKEN"):
-        raise FileNotFoundError(
-            f"{{_name}} is not next to this notebook: put it there, or set WORKBENCH_TOKEN "
-            "to fetch it from the workbench."
-        )
-    _request = urllib.request.Request(
-        f"{{WORKBENCH_URL}}/api/v1/files/{{_file_id}}/content",
-        headers={{"Authorization": f"Bearer {{os.environ['WORKBENCH_TOKEN']}}"}},
-    )
-    with urllib.request.urlopen(_request) as _response, open(_name, "wb") as _out:
-        _out.write(_response.read())
-    print(f"fetched {{_name}}")
 
 
 def final_answer(answer):
@@ -87,6 +69,43 @@ def ask_user(question):
         answer = input(f"{{question}} ")
     print(f"{{question}} → {{answer}}")
     return answer
+
+
+# The analysis reads these files by name from the working directory: the ones the session's
+# code read, as it read them. Keep them next to this notebook (`workbench export SESSION
+# --with-files` downloads them), or set WORKBENCH_TOKEN (an API token) and this cell fetches
+# the missing ones from the workbench.
+import hashlib
+import shutil
+import urllib.request
+from pathlib import Path
+
+WORKBENCH_URL = os.environ.get("WORKBENCH_URL", {server_url!r})
+SESSION_FILES = {files}  # name: (file id, version, SHA-256) in the workbench
+
+_missing = [_name for _name in SESSION_FILES if not Path(_name).is_file()]
+if _missing and not os.environ.get("WORKBENCH_TOKEN"):
+    raise FileNotFoundError(
+        f"Not next to this notebook: {{', '.join(_missing)}}. Put them there, or set "
+        "WORKBENCH_TOKEN to fetch them from the workbench."
+    )
+for _name in _missing:
+    _file_id, _version, _sha256 = SESSION_FILES[_name]
+    _path = f"/versions/{{_version}}/content" if _version else "/content"
+    _request = urllib.request.Request(
+        f"{{WORKBENCH_URL}}/api/v1/files/{{_file_id}}{{_path}}",
+        headers={{"Authorization": f"Bearer {{os.environ['WORKBENCH_TOKEN']}}"}},
+    )
+    with urllib.request.urlopen(_request) as _response, open(_name, "wb") as _out:
+        shutil.copyfileobj(_response, _out)
+    print(f"fetched {{_name}}")
+for _name, (_file_id, _version, _sha256) in SESSION_FILES.items():
+    _digest = hashlib.sha256()
+    with open(_name, "rb") as _in:
+        for _chunk in iter(lambda: _in.read(1 << 20), b""):
+            _digest.update(_chunk)
+    if _sha256 and _digest.hexdigest() != _sha256:
+        print(f"Note: {{_name}} is not the version the session read; results may differ.")
 '''
 
 
@@ -110,6 +129,11 @@ def to_notebook(export: SessionExport) -> bytes:
                 "title": export.title,
                 "project": export.project,
                 "exported_at": export.exported_at.isoformat(),
+                # What `workbench export --with-files` downloads next to the notebook.
+                "files": [
+                    {"id": f.id, "name": f.name, "version": f.version, "sha256": f.sha256}
+                    for f in export.files
+                ],
             },
         }
     )
@@ -118,9 +142,13 @@ def to_notebook(export: SessionExport) -> bytes:
         new_markdown_cell(
             f"# {md_line(export.title)}\n\n{UNSANDBOXED_WARNING}\n\nA Workbench session of the "
             f"project *{md_line(export.project)}*, exported {when(export.exported_at)}. "
-            "Run the cells in order next to the project's files: "
-            + (", ".join(f"`{f.name}`" for f in export.files) or "(no files)")
-            + "."
+            + (
+                "Run the cells in order next to the files the session read: "
+                + ", ".join(f"`{md_line(f.name)}`" for f in export.files)
+                + "."
+                if export.files
+                else "The session read no project files."
+            )
         )
     )
     setup = SETUP.format(
@@ -128,7 +156,7 @@ def to_notebook(export: SessionExport) -> bytes:
         project=export.project,
         exported=when(export.exported_at),
         server_url=export.server_url,
-        files=repr({f.name: f.id for f in export.files}),
+        files=repr({f.name: (f.id, f.version, f.sha256) for f in export.files}),
         answers=repr([a for r in export.runs for a in r.answers]),
     )
     count = 1
@@ -145,11 +173,11 @@ def to_notebook(export: SessionExport) -> bytes:
         for step in run.steps:
             if step.thought:
                 cells.append(new_markdown_cell(f"*{md_line(step.thought)}*"))
-            if step.runnable:
+            if (cell := replay(step)) is not None:
                 count += 1
                 cells.append(
                     new_code_cell(
-                        step.code or "",
+                        cell.source,
                         execution_count=count,
                         outputs=_outputs(step, count),
                         metadata={"workbench": {"run": run.number, "step": step.index}},
@@ -157,6 +185,8 @@ def to_notebook(export: SessionExport) -> bytes:
                 )
             elif step.code or step.error:
                 cells.append(new_markdown_cell(skipped_md(step)))
+            if step.revision is not None:
+                cells.append(new_markdown_cell(revision_md(step)))
             if step.question:
                 cells.append(
                     new_markdown_cell(

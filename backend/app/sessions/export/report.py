@@ -1,7 +1,9 @@
 """The report renderer: a session as one HTML file with nothing to fetch, from the Jinja
 templates beside it: interactive charts (plotly.js inline, only when there is a chart),
-images as data URIs, tables, and answers as Markdown without raw HTML. Everything that came
-from the model, the code or the data is escaped.
+images as data URIs, tables with numbers written for reading, answers as Markdown without
+raw HTML, and the files the code wrote attached as downloads (data URIs of
+application/octet-stream: saved, never shown or run; their size limits are in gather.py).
+Everything that came from the model, the code or the data is escaped.
 """
 
 from __future__ import annotations
@@ -17,8 +19,14 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from app.sessions.export.gather import SessionExport
-from app.sessions.export.markdown_text import human_size, when
+from app.sessions.export.gather import ExportArtifact, ExportRun, SessionExport
+from app.sessions.export.markdown_text import (
+    check_sentence,
+    human_size,
+    readable_rows,
+    steps_summary,
+    when,
+)
 
 # Rows of a table shown in the report and the notebook (its preview holds up to 1000).
 TABLE_ROWS = 100
@@ -42,6 +50,10 @@ def to_html(export: SessionExport) -> bytes:
             script_json=_script_json,
             b64=lambda data: base64.b64encode(data).decode(),
             chart_title=chart_title,
+            check_sentence=check_sentence,
+            steps_summary=steps_summary,
+            attachments=attachments,
+            base_name=lambda name: Path(name).name,
         )
     )
     return page.encode()
@@ -54,7 +66,18 @@ def chart_title(figure: dict[str, Any]) -> str | None:
 
 
 def table_html(table: dict[str, Any], limit: int = TABLE_ROWS) -> str:
-    return str(_templates().get_template("table.html.j2").render(table=table, limit=limit))
+    return str(
+        _templates()
+        .get_template("table.html.j2")
+        .render(table=table, limit=limit, readable_rows=readable_rows)
+    )
+
+
+def attachments(run: ExportRun) -> list[ExportArtifact]:
+    """The files a run's code wrote, those its answer names first."""
+    files = [a for s in run.steps for a in s.artifacts if a.kind == "file"]
+    answer = run.final_answer or ""
+    return sorted(files, key=lambda a: Path(a.name).name not in answer)
 
 
 @cache
