@@ -78,7 +78,6 @@ def _prepare_runtime_cache(bytecode: bool) -> int:
 
     Tells its progress on stdout, a line `progress <phase> <done> <total> <name>` per item
     (read by `app/sandbox/runtime_cache.py`)."""
-    import_startup_modules()
     if bytecode:
         names = STARTUP_MODULES + WARM_MODULES
         for done, name in enumerate(names, 1):
@@ -88,6 +87,8 @@ def _prepare_runtime_cache(bytecode: bool) -> int:
                 lpe.get_safe_module(importlib.import_module(name), ["*"])
             except Exception as exc:
                 print(f"warm-up of {name} failed: {exc}", file=sys.stderr)
+    import_startup_modules()  # loaded by now when compiling; a failure to do so is fatal
+    if bytecode:
         _compile_libraries()
     return 0
 
