@@ -27,7 +27,7 @@ step = $(if $(STEPS),echo "[$(1)/$(STEPS)] $(2)",true)
 
 # uv itself, then the locked Python dependencies (quiet: uv still prints its errors).
 deps:
-	@$(call step,1,Python packages (uv sync))
+	@$(call step,1,Python packages (uv sync; the first time it downloads them unless uv's cache has them))
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || \
 		python3 -m pip install --quiet uv
 	@cd $(BACKEND) && $(UV) sync --frozen -q
@@ -36,7 +36,7 @@ deps:
 # in the background while the browser app installs and builds; the server waits for it if it
 # is not done (app/sandbox/runtime_cache.py), and it is reused on later starts.
 sandbox-runtime: deps
-	@$(call step,2,Sandbox runtime: prepared in the background (first start only; about a minute))
+	@$(call step,2,Sandbox runtime: checked in the background (built on the first start only; about a minute))
 	@cd $(BACKEND) && ( $(UV) run --frozen python -c \
 		"import sys; from app.sandbox.runtime_cache import main; sys.exit(main())" & )
 
