@@ -19,6 +19,7 @@ from app.api.docs import docs_router
 from app.api.errors import install_domain_errors
 from app.api.headers import install_security_headers
 from app.api.limits import install_body_limit
+from app.api.openapi import install_openapi, operation_id
 from app.auth import service as auth_service
 from app.config import Settings
 from app.db import create_engine, migrate, session_factory
@@ -143,8 +144,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # FastAPI's OpenTelemetry hooks look up the global providers (environment variables
         # included) on every request; nothing here exports traces, metrics or logs by OTel.
         telemetry={"tracing": False, "metrics": False, "logs": False},
+        generate_unique_id_function=operation_id,
     )
     app.state.settings = settings
+    install_openapi(app)
     install_error_handlers(app)
     install_domain_errors(app)
     install_body_limit(app, settings.MAX_JSON_BODY_BYTES)

@@ -8,15 +8,13 @@ from typing import Any
 
 from fastapi.responses import StreamingResponse
 
+from app.api.openapi import event_stream_doc
 from app.infra.events import RunEvent
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "Connection": "keep-alive"}
 
 SSE_RESPONSE_DOC: dict[int | str, dict[str, Any]] = {
-    200: {
-        "description": "The run's events as server-sent events (see the event table in API.md)",
-        "content": {"text/event-stream": {"schema": {"type": "string"}}},
-    }
+    200: event_stream_doc("The run's events as server-sent events (see RunEvent)")
 }
 
 

@@ -14,7 +14,7 @@ from app.agent.model import resolve_model
 from app.errors import DomainError
 from app.models import Run, RunStatus, Session
 from app.models.base import utcnow
-from app.runs import budget
+from app.runs import budget, events
 from app.runs.errors import AnalysisDisabled, NotWaiting, SessionBusy, UnknownFiles
 from app.runs.execution import Admitted, Runtime, announce_start
 from app.runs.recorder import EventRecorder
@@ -96,7 +96,7 @@ class Admission:
             if granted:
                 await announce_start(run, recorder)
             else:
-                await recorder.emit("run.queued", position=ticket.position)
+                await recorder.emit(events.RunQueued(position=ticket.position))
             return Admitted(run, recorder, token, ticket)
 
         return await self._holding_lock(session.id, busy, admit)
@@ -119,7 +119,7 @@ class Admission:
             raise not_waiting
 
         async def admit(token: str, claim: _Claim) -> Admitted:
-            taken = await repository.take_reply(run_id, waiting, lambda p: reply.note(p)[1])
+            taken = await repository.take_reply(run_id, waiting, lambda p: reply.note(p).data())
             if taken is None:
                 raise not_waiting
             run, owner, memory, pending = taken
@@ -129,10 +129,9 @@ class Admission:
                 run.status = RunStatus.running
             last = await repository.last_seq(run_id)
             recorder = EventRecorder(run_id, self.rt.events, repository, last_seq=last)
-            event, note = reply.note(pending)
-            await recorder.emit(event, **note)
+            await recorder.emit(reply.note(pending))
             if not ticket.granted.is_set():
-                await recorder.emit("run.queued", position=ticket.position)
+                await recorder.emit(events.RunQueued(position=ticket.position))
             return Admitted(run, recorder, token, ticket, Resume(memory, pending, reply))
 
         # Another replica may be taking a reply to this run now: then it does not wait.

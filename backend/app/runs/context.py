@@ -18,6 +18,7 @@ from app.files.preview import PreviewError, preview_kind
 from app.infra.storage import ObjectStorage
 from app.models import File, Run
 from app.runs import budget, snapshots
+from app.runs.events import SandboxStarting
 from app.runs.recorder import EventRecorder
 from app.runs.repository import RunRepository
 from app.runs.sandboxes import SandboxPool, SlotTicket
@@ -86,7 +87,7 @@ class ContextBuilder:
         worker, fresh = await self.sandboxes.acquire(
             ticket,
             generation,
-            on_start=lambda: recorder.emit("sandbox.starting", restoring=generation is not None),
+            on_start=lambda: recorder.emit(SandboxStarting(restoring=generation is not None)),
         )
         room = (self.settings.SESSION_ARTIFACTS_MB << 20) - await self.repository.artifact_bytes(
             session.id

@@ -28,7 +28,7 @@ from app.infra.locks import SessionLocks
 from app.infra.storage import ObjectStorage
 from app.models import Run, RunStatus
 from app.models.base import utcnow
-from app.runs import budget
+from app.runs import budget, events
 from app.runs.agent_thread import AgentThread
 from app.runs.context import AgentContext, ContextBuilder
 from app.runs.errors import BudgetExceeded
@@ -36,7 +36,7 @@ from app.runs.failures import EXPECTED, STOPPED, SUSPEND_FAILED, ended_by
 from app.runs.recorder import EventRecorder
 from app.runs.repository import RunRepository
 from app.runs.sandboxes import SandboxPool, SlotTicket
-from app.runs.state import LiveRun, LiveRuns, Outcome, Resume, RunCancelled, run_finished
+from app.runs.state import LiveRun, LiveRuns, Outcome, Resume, RunCancelled
 from app.runs.translator import StepTranslator
 from app.sandbox import DEFAULT_AUTHORIZED_IMPORTS
 
@@ -74,7 +74,7 @@ class Runtime:
 
 async def announce_start(run: Run, recorder: EventRecorder) -> None:
     await recorder.emit(
-        "run.started", session_id=str(run.session_id), model=run.model, query=run.query
+        events.RunStarted(session_id=run.session_id, model=run.model, query=run.query)
     )
 
 
@@ -141,7 +141,7 @@ class RunExecution:
             position = ticket.position
             if tell_position(position, announced, time.monotonic() - announced_at):
                 announced, announced_at = position, time.monotonic()
-                await self.recorder.emit("run.queued", position=announced)
+                await self.recorder.emit(events.RunQueued(position=announced))
         await self.rt.repository.mark_running(self.run.id)
         if announce:
             await announce_start(self.run, self.recorder)
@@ -312,11 +312,11 @@ class RunExecution:
         user (the caller sends it live once the session's lock is free)."""
         pause = self.outcome.pause
         assert pause is not None
-        status, pending, event, data = pause.waiting()
+        status, pending, asking = pause.waiting()
         await self.rt.repository.suspend(
             self.run.id, status, pending, pause.memory, self.outcome.totals()
         )
-        requested = self.recorder.prepare(event, step=pause.step, **data)
+        requested = self.recorder.prepare(asking)
         await self.recorder.flush()
         return requested
 
@@ -334,8 +334,7 @@ class RunExecution:
         # run.finished and every event before it are stored while the lock is still held:
         # a client that deletes the session on run.finished finds nothing left to write.
         finished = recorder.prepare(
-            "run.finished",
-            **run_finished(
+            events.run_finished(
                 outcome.status,
                 outcome.error,
                 outcome.tokens_in,

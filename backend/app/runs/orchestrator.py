@@ -28,6 +28,7 @@ from app.runs.admission import Admission
 from app.runs.agent_thread import CANCEL_GRACE_SECONDS
 from app.runs.context import ContextBuilder
 from app.runs.ending import RunEnding
+from app.runs.events import Decision
 from app.runs.execution import Admitted, RunExecution, Runtime
 from app.runs.failures import STOPPED
 from app.runs.reader import RunReader
@@ -86,7 +87,7 @@ class RunOrchestrator:
         self._execute(await self.admission.reply(run_id, Reply(answer=text)))
 
     async def decide(
-        self, run_id: uuid.UUID, decision: str, code: str | None, feedback: str | None
+        self, run_id: uuid.UUID, decision: Decision, code: str | None, feedback: str | None
     ) -> None:
         """Approve, edit or reject the code a run in review mode waits with, and go on:
         NotWaiting (not_waiting_approval) unless it waits for approval."""

@@ -10,10 +10,10 @@ from __future__ import annotations
 import logging
 import uuid
 from datetime import datetime
-from typing import Any
 
 from app.infra.events import RunEvent, RunEventLog
 from app.models.base import utcnow
+from app.runs.events import EventData, record
 from app.runs.repository import RunRepository
 
 log = logging.getLogger(__name__)
@@ -37,25 +37,25 @@ class EventRecorder:
         self.live_log_down = False
         self.live_log_error: Exception | None = None  # the first failure of the live log
 
-    async def emit(self, event: str, **data: Any) -> RunEvent:
-        record = self.prepare(event, **data)
-        await self.publish(record)
+    async def emit(self, payload: EventData) -> RunEvent:
+        event = self.prepare(payload)
+        await self.publish(event)
         if self.live_log_down or len(self._pending) >= FLUSH_EVERY:
             await self.flush()
-        return record
+        return event
 
-    def prepare(self, event: str, **data: Any) -> RunEvent:
+    def prepare(self, payload: EventData) -> RunEvent:
         """Number the next event and keep it to store, without sending it live yet (the
         last event is stored first: whoever acts on it finds the run's events stored)."""
         self._seq += 1
-        record = RunEvent(self._seq, event, {"run_id": str(self.run_id), "seq": self._seq, **data})
-        self._pending.append((record, utcnow()))
-        return record
+        event = record(self.run_id, self._seq, payload)
+        self._pending.append((event, utcnow()))
+        return event
 
-    async def publish(self, record: RunEvent) -> None:
+    async def publish(self, event: RunEvent) -> None:
         """Send a prepared event to the live log (or note that the live log is down)."""
         try:
-            await self._log.append(str(self.run_id), record)
+            await self._log.append(str(self.run_id), event)
         except Exception as exc:
             if not self.live_log_down:
                 log.warning(

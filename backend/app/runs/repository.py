@@ -19,7 +19,8 @@ from app.infra.events import RunEvent
 from app.models import Artifact, File, Project, Run, RunEventRow, RunStatus, RunStep, Session
 from app.models.base import UTCDateTime, utcnow
 from app.runs import budget
-from app.runs.state import RUNNING, WAITING, run_finished
+from app.runs.events import record, run_finished
+from app.runs.state import RUNNING, WAITING
 
 # A run's own row. The model loads its steps and artifacts with it (the API shows them);
 # the runner never reads those, and would load them again on every unit of work.
@@ -383,10 +384,10 @@ class RunRepository:
             select(func.max(RunEventRow.seq)).where(RunEventRow.run_id == run.id)
         )
         seq = max(last or 0, await logged(run.id)) + 1
-        data = {
-            "run_id": str(run.id),
-            "seq": seq,
-            **run_finished(status, error, run.tokens_in, run.tokens_out, run.cost_usd, None),
-        }
-        db.add(RunEventRow(run_id=run.id, seq=seq, event="run.finished", data=data))
-        return RunEvent(seq, "run.finished", data)
+        finished = record(
+            run.id,
+            seq,
+            run_finished(status, error, run.tokens_in, run.tokens_out, run.cost_usd, None),
+        )
+        db.add(RunEventRow(run_id=run.id, seq=seq, event=finished.event, data=finished.data))
+        return finished

@@ -11,6 +11,13 @@ from typing import Any
 
 from app.models import RunStatus
 from app.runs.budget import Totals
+from app.runs.events import (
+    ApprovalReceived,
+    ApprovalRequested,
+    Decision,
+    InputReceived,
+    InputRequested,
+)
 
 # Runs that wait for the user: no replica runs them; they hold no lock, thread or worker.
 WAITING = (RunStatus.waiting_input, RunStatus.waiting_approval)
@@ -63,30 +70,6 @@ class Outcome:
         return totals
 
 
-def run_finished(
-    status: RunStatus,
-    error: str | None,
-    tokens_in: int,
-    tokens_out: int,
-    cost_usd: float | None,
-    duration_ms: int | None,
-    tokens_estimated: bool | None = None,
-) -> dict[str, Any]:
-    """`run.finished`'s data (beyond run_id and seq). `tokens_estimated` is told by the
-    replica that ran the run; a run ended by another (it died, or it waited) has none."""
-    data: dict[str, Any] = {
-        "status": str(status),
-        "error": error,
-        "tokens_in": tokens_in,
-        "tokens_out": tokens_out,
-    }
-    if tokens_estimated is not None:
-        data["tokens_estimated"] = tokens_estimated
-    data["cost_usd"] = cost_usd
-    data["duration_ms"] = duration_ms
-    return data
-
-
 @dataclass
 class Pause:
     """What a step waits for (an answer, or approval of its code), and what is kept to go
@@ -102,25 +85,20 @@ class Pause:
     tokens_out: int = 0
     memory: list[dict[str, Any]] = field(default_factory=list)
 
-    def waiting(self) -> tuple[RunStatus, dict[str, Any], str, dict[str, Any]]:
-        """The run's status while it waits, what it stores as pending, and the event (name
-        and data) that asks the user."""
+    def waiting(self) -> tuple[RunStatus, dict[str, Any], InputRequested | ApprovalRequested]:
+        """The run's status while it waits, what it stores as pending, and the event that
+        asks the user."""
+        asking: InputRequested | ApprovalRequested
         if self.kind == "input":
             pending: dict[str, Any] = {"question": self.question, "target": self.target}
-            status, event, data = (
-                RunStatus.waiting_input,
-                "input.requested",
-                {"question": self.question},
-            )
+            status = RunStatus.waiting_input
+            asking = InputRequested(step=self.step, question=self.question)
         else:
             pending = {"code": self.code, "model_output": self.model_output}
             pending["tokens"] = [self.tokens_in, self.tokens_out]
-            status, event, data = (
-                RunStatus.waiting_approval,
-                "approval.requested",
-                {"code": self.code},
-            )
-        return status, {"kind": self.kind, "step": self.step, **pending}, event, data
+            status = RunStatus.waiting_approval
+            asking = ApprovalRequested(step=self.step, code=self.code)
+        return status, {"kind": self.kind, "step": self.step, **pending}, asking
 
 
 @dataclass(frozen=True)
@@ -128,7 +106,7 @@ class Reply:
     """The user's reply to a waiting run: an answer, or a decision on its code."""
 
     answer: str | None = None
-    decision: str | None = None  # approve | edit | reject
+    decision: Decision | None = None
     code: str | None = None
     feedback: str | None = None
 
@@ -136,21 +114,18 @@ class Reply:
     def waits_for(self) -> RunStatus:
         return RunStatus.waiting_input if self.answer is not None else RunStatus.waiting_approval
 
-    def note(self, pending: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        """The event that says it was received, and what the run records of it."""
+    def note(self, pending: dict[str, Any]) -> InputReceived | ApprovalReceived:
+        """The event that says it was received (its data is what the run records of it)."""
         step = int(pending["step"])
         if self.answer is not None:
-            return "input.received", {
-                "step": step,
-                "question": pending["question"],
-                "answer": self.answer,
-            }
-        note: dict[str, Any] = {"step": step, "decision": self.decision}
+            return InputReceived(step=step, question=pending["question"], answer=self.answer)
+        told: dict[str, Any] = {}
         if self.decision == "edit":
-            note["code"] = self.code
+            told["code"] = self.code
         if self.feedback:
-            note["feedback"] = self.feedback
-        return "approval.received", note
+            told["feedback"] = self.feedback
+        assert self.decision is not None
+        return ApprovalReceived(step=step, decision=self.decision, **told)
 
 
 @dataclass(frozen=True)

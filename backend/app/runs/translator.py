@@ -20,6 +20,7 @@ from app.agent.calls import CallLimits
 from app.agent.checking import Verdict
 from app.infra.storage import ObjectStorage
 from app.models import Artifact, Run, RunStep
+from app.runs import events
 from app.runs.budget import Spending
 from app.runs.failures import StorageFailed
 from app.runs.recorder import EventRecorder
@@ -97,18 +98,20 @@ class StepTranslator:
             self.outcome.totals(),
         )
         await self.recorder.emit(
-            "step.finished", step=step, duration_ms=0, tokens_in=tokens_in, tokens_out=tokens_out
+            events.StepFinished(
+                step=step, duration_ms=0, tokens_in=tokens_in, tokens_out=tokens_out
+            )
         )
 
     async def _ensure_started(self) -> None:
         if self.step not in self._started:
             self._started.add(self.step)
-            await self.recorder.emit("step.started", step=self.step)
+            await self.recorder.emit(events.StepStarted(step=self.step))
 
     async def handle(self, item: object) -> None:
         if isinstance(item, PlanDelta):
             if item.content:
-                await self.recorder.emit("plan.delta", step=self.step, text=item.content)
+                await self.recorder.emit(events.PlanDelta(step=self.step, text=item.content))
         elif isinstance(item, PlanningStep):
             await self._plan(item)
         elif isinstance(item, Verdict):
@@ -117,10 +120,10 @@ class StepTranslator:
             if item.content and self.step != self._replayed:
                 await self._ensure_started()
                 self._streamed[self.step] = self._streamed.get(self.step, "") + item.content
-                await self.recorder.emit("model.delta", step=self.step, text=item.content)
+                await self.recorder.emit(events.ModelDelta(step=self.step, text=item.content))
         elif isinstance(item, ToolCall):
             await self._ensure_started()
-            await self.recorder.emit("step.code", step=self.step, code=str(item.arguments))
+            await self.recorder.emit(events.StepCode(step=self.step, code=str(item.arguments)))
         elif isinstance(item, ActionStep):
             await self._finish_step(item)
         elif isinstance(item, FinalAnswerStep):
@@ -130,20 +133,18 @@ class StepTranslator:
             if isinstance(item.output, CodeForApproval):  # see _finish_step
                 return
             self.outcome.final_answer = _answer_text(item.output)
-            await self.recorder.emit("final", answer=self.outcome.final_answer)
+            await self.recorder.emit(events.Final(answer=self.outcome.final_answer))
 
     async def step_result(self, result: StepResult) -> None:
         await self._ensure_started()
         if result.logs:
             self._logs[self.step] = result.logs
             await self.recorder.emit(
-                "step.output", step=self.step, output=result.logs[-OUTPUT_EVENT_CHARS:]
+                events.StepOutput(step=self.step, output=result.logs[-OUTPUT_EVENT_CHARS:])
             )
         for artifact in result.artifacts:
             stored = await self._store(artifact)
-            await self.recorder.emit(
-                "artifact", step=self.step, artifact=stored.model_dump(mode="json")
-            )
+            await self.recorder.emit(events.ArtifactEvent(step=self.step, artifact=stored))
 
     async def keep_unfinished(
         self, error: str | None, limits: CallLimits, prompt_tokens: Callable[[], int]
@@ -174,9 +175,11 @@ class StepTranslator:
             ),
             self.outcome.totals(),
         )
-        await self.recorder.emit("step.error", step=step, error=error)
+        await self.recorder.emit(events.StepError(step=step, error=error))
         await self.recorder.emit(
-            "step.finished", step=step, duration_ms=0, tokens_in=tokens_in, tokens_out=tokens_out
+            events.StepFinished(
+                step=step, duration_ms=0, tokens_in=tokens_in, tokens_out=tokens_out
+            )
         )
 
     async def _store(self, artifact: ArtifactFile) -> ArtifactOut:
@@ -212,25 +215,26 @@ class StepTranslator:
             self.outcome.tokens_estimated = True
         usage = plan.token_usage
         tokens_in, tokens_out = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
-        entry = {
-            "step": self.step,
-            "text": plan.plan,
-            "tokens_in": tokens_in,
-            "tokens_out": tokens_out,
-        }
-        await self.repository.add_note(self.run.id, self.outcome.totals(), plan=entry)
-        await self.recorder.emit("plan", **entry)
+        entry = events.Plan(
+            step=self.step, text=plan.plan, tokens_in=tokens_in, tokens_out=tokens_out
+        )
+        await self.repository.add_note(self.run.id, self.outcome.totals(), plan=entry.data())
+        await self.recorder.emit(entry)
 
     async def _verdict(self, verdict: Verdict) -> None:
-        entry = {
-            "step": self.step,
-            "verdict": verdict.verdict,
-            "reason": verdict.reason,
-            "tokens_in": verdict.tokens_in,
-            "tokens_out": verdict.tokens_out,
-        }
-        await self.repository.add_note(self.run.id, self.outcome.totals(), verification=entry)
-        await self.recorder.emit("verification", **entry, final=verdict.final)
+        entry = events.Verification(
+            step=self.step,
+            verdict=verdict.verdict,
+            reason=verdict.reason,
+            tokens_in=verdict.tokens_in,
+            tokens_out=verdict.tokens_out,
+            final=verdict.final,
+        )
+        # What the run keeps of it (`final` only matters while it streams).
+        kept = entry.data()
+        del kept["final"]
+        await self.repository.add_note(self.run.id, self.outcome.totals(), verification=kept)
+        await self.recorder.emit(entry)
 
     async def _finish_step(self, action: ActionStep) -> None:
         number = action.step_number
@@ -255,7 +259,7 @@ class StepTranslator:
             return
         error = str(action.error) if action.error else None
         if error:
-            await self.recorder.emit("step.error", step=number, error=error)
+            await self.recorder.emit(events.StepError(step=number, error=error))
         if getattr(action, "tokens_estimated", False):
             self.outcome.tokens_estimated = True
         usage = action.token_usage
@@ -278,11 +282,9 @@ class StepTranslator:
             self.outcome.totals(),
         )
         await self.recorder.emit(
-            "step.finished",
-            step=number,
-            duration_ms=duration_ms,
-            tokens_in=tokens_in,
-            tokens_out=tokens_out,
+            events.StepFinished(
+                step=number, duration_ms=duration_ms, tokens_in=tokens_in, tokens_out=tokens_out
+            )
         )
         self.step = number + 1
 

@@ -418,8 +418,8 @@ def test_runs_left_running_by_a_dead_process_are_failed_and_their_streams_end(
 ) -> None:  # type: ignore[no-untyped-def]
     import uuid
 
-    from app.infra.events import RunEvent
     from app.models import Run
+    from app.runs.events import RunStarted, record
 
     async def orphan() -> str:
         """A run as a replica that died mid-run leaves it: active, its live log begun."""
@@ -432,8 +432,8 @@ def test_runs_left_running_by_a_dead_process_are_failed_and_their_streams_end(
             )
             db.add(run)
             await db.commit()
-        started = {"run_id": str(run.id), "seq": 1, "session_id": session["id"]}
-        await live.state.events.append(str(run.id), RunEvent(1, "run.started", started))
+        started = RunStarted(session_id=run.session_id, model=run.model, query=run.query)
+        await live.state.events.append(str(run.id), record(run.id, 1, started))
         return str(run.id)
 
     run_id = live.call(orphan())

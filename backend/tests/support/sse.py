@@ -1,4 +1,9 @@
-"""Reading server-sent events the way a browser's EventSource does."""
+"""Reading server-sent events the way a browser's EventSource does.
+
+Every event read is checked against its definition (app/runs/events.py, which the OpenAPI
+document and the SPA's types are made from): a test that reads an event the definition
+does not describe fails.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from pydantic import TypeAdapter, ValidationError
+
+from app.runs.events import RunEventPayload
+
+DEFINED: TypeAdapter[Any] = TypeAdapter(RunEventPayload)
 
 
 @dataclass(frozen=True)
@@ -15,6 +25,18 @@ class Event:
     event: str
     id: int
     data: dict[str, Any]
+
+
+def checked(event: Event) -> Event:
+    """The event, once it is found to be what its definition says."""
+    data = dict(event.data)
+    assert data.pop("seq", None) == event.id, f"{event.event}: seq is not the message's id"
+    assert isinstance(data.pop("run_id", None), str), f"{event.event}: no run_id"
+    try:
+        DEFINED.validate_python({**data, "event": event.event})
+    except ValidationError as exc:
+        raise AssertionError(f"{event.event} does not match its definition: {exc}") from exc
+    return event
 
 
 def read_events(response: httpx.Response) -> Iterator[Event | None]:
@@ -25,7 +47,7 @@ def read_events(response: httpx.Response) -> Iterator[Event | None]:
             yield None
         elif line == "":
             if data:
-                yield Event(name, ident, json.loads("\n".join(data)))
+                yield checked(Event(name, ident, json.loads("\n".join(data))))
             name, ident, data = "message", 0, []
         else:
             field, _, value = line.partition(":")

@@ -2,7 +2,7 @@
 
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape } from './client';
 import { client } from './client.gen';
-import type { AnswerRunApiV1RunsRunIdInputPostData, AnswerRunApiV1RunsRunIdInputPostErrors, AnswerRunApiV1RunsRunIdInputPostResponses, ApproveRunApiV1RunsRunIdApprovalPostData, ApproveRunApiV1RunsRunIdApprovalPostErrors, ApproveRunApiV1RunsRunIdApprovalPostResponses, ArtifactContentApiV1ArtifactsArtifactIdContentGetData, ArtifactContentApiV1ArtifactsArtifactIdContentGetErrors, ArtifactContentApiV1ArtifactsArtifactIdContentGetResponses, AskApiV1SessionsSessionIdQueryPostData, AskApiV1SessionsSessionIdQueryPostErrors, AskApiV1SessionsSessionIdQueryPostResponse, AskApiV1SessionsSessionIdQueryPostResponses, CancelRunApiV1RunsRunIdCancelPostData, CancelRunApiV1RunsRunIdCancelPostErrors, CancelRunApiV1RunsRunIdCancelPostResponses, ChangePasswordApiV1AuthPasswordPostData, ChangePasswordApiV1AuthPasswordPostErrors, ChangePasswordApiV1AuthPasswordPostResponses, CreateProjectApiV1ProjectsPostData, CreateProjectApiV1ProjectsPostErrors, CreateProjectApiV1ProjectsPostResponses, CreateSessionApiV1ProjectsProjectIdSessionsPostData, CreateSessionApiV1ProjectsProjectIdSessionsPostErrors, CreateSessionApiV1ProjectsProjectIdSessionsPostResponses, CreateTokenApiV1AuthTokensPostData, CreateTokenApiV1AuthTokensPostErrors, CreateTokenApiV1AuthTokensPostResponses, CreateUserApiV1UsersPostData, CreateUserApiV1UsersPostErrors, CreateUserApiV1UsersPostResponses, DeleteFileApiV1FilesFileIdDeleteData, DeleteFileApiV1FilesFileIdDeleteErrors, DeleteFileApiV1FilesFileIdDeleteResponses, DeleteProjectApiV1ProjectsProjectIdDeleteData, DeleteProjectApiV1ProjectsProjectIdDeleteErrors, DeleteProjectApiV1ProjectsProjectIdDeleteResponses, DeleteSessionApiV1SessionsSessionIdDeleteData, DeleteSessionApiV1SessionsSessionIdDeleteErrors, DeleteSessionApiV1SessionsSessionIdDeleteResponses, DownloadFileApiV1FilesFileIdContentGetData, DownloadFileApiV1FilesFileIdContentGetErrors, DownloadFileApiV1FilesFileIdContentGetResponses, DownloadVersionApiV1FilesFileIdVersionsVersionContentGetData, DownloadVersionApiV1FilesFileIdVersionsVersionContentGetErrors, DownloadVersionApiV1FilesFileIdVersionsVersionContentGetResponses, ExportSessionApiV1SessionsSessionIdExportGetData, ExportSessionApiV1SessionsSessionIdExportGetErrors, ExportSessionApiV1SessionsSessionIdExportGetResponses, GetArtifactApiV1ArtifactsArtifactIdGetData, GetArtifactApiV1ArtifactsArtifactIdGetErrors, GetArtifactApiV1ArtifactsArtifactIdGetResponses, GetFileApiV1FilesFileIdGetData, GetFileApiV1FilesFileIdGetErrors, GetFileApiV1FilesFileIdGetResponses, GetProjectApiV1ProjectsProjectIdGetData, GetProjectApiV1ProjectsProjectIdGetErrors, GetProjectApiV1ProjectsProjectIdGetResponses, GetRunApiV1RunsRunIdGetData, GetRunApiV1RunsRunIdGetErrors, GetRunApiV1RunsRunIdGetResponses, GetSessionApiV1SessionsSessionIdGetData, GetSessionApiV1SessionsSessionIdGetErrors, GetSessionApiV1SessionsSessionIdGetResponses, HealthzHealthzGetData, HealthzHealthzGetResponses, ListArtifactsApiV1SessionsSessionIdArtifactsGetData, ListArtifactsApiV1SessionsSessionIdArtifactsGetErrors, ListArtifactsApiV1SessionsSessionIdArtifactsGetResponses, ListFilesApiV1ProjectsProjectIdFilesGetData, ListFilesApiV1ProjectsProjectIdFilesGetErrors, ListFilesApiV1ProjectsProjectIdFilesGetResponses, ListModelsApiV1ModelsGetData, ListModelsApiV1ModelsGetResponses, ListProjectsApiV1ProjectsGetData, ListProjectsApiV1ProjectsGetErrors, ListProjectsApiV1ProjectsGetResponses, ListRunsApiV1SessionsSessionIdRunsGetData, ListRunsApiV1SessionsSessionIdRunsGetErrors, ListRunsApiV1SessionsSessionIdRunsGetResponses, ListSessionsApiV1ProjectsProjectIdSessionsGetData, ListSessionsApiV1ProjectsProjectIdSessionsGetErrors, ListSessionsApiV1ProjectsProjectIdSessionsGetResponses, ListTokensApiV1AuthTokensGetData, ListTokensApiV1AuthTokensGetErrors, ListTokensApiV1AuthTokensGetResponses, ListUsersApiV1UsersGetData, ListUsersApiV1UsersGetErrors, ListUsersApiV1UsersGetResponses, ListUserTokensApiV1UsersUserIdTokensGetData, ListUserTokensApiV1UsersUserIdTokensGetErrors, ListUserTokensApiV1UsersUserIdTokensGetResponses, ListVersionsApiV1FilesFileIdVersionsGetData, ListVersionsApiV1FilesFileIdVersionsGetErrors, ListVersionsApiV1FilesFileIdVersionsGetResponses, LoginApiV1AuthLoginPostData, LoginApiV1AuthLoginPostErrors, LoginApiV1AuthLoginPostResponses, MeApiV1AuthMeGetData, MeApiV1AuthMeGetResponses, PreviewFileApiV1FilesFileIdPreviewGetData, PreviewFileApiV1FilesFileIdPreviewGetErrors, PreviewFileApiV1FilesFileIdPreviewGetResponses, ProfileFileApiV1FilesFileIdProfileGetData, ProfileFileApiV1FilesFileIdProfileGetErrors, ProfileFileApiV1FilesFileIdProfileGetResponses, ReadyzReadyzGetData, ReadyzReadyzGetErrors, ReadyzReadyzGetResponses, RevokeTokenApiV1AuthTokensTokenIdDeleteData, RevokeTokenApiV1AuthTokensTokenIdDeleteErrors, RevokeTokenApiV1AuthTokensTokenIdDeleteResponses, RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteData, RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteErrors, RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteResponses, RevokeUserTokensApiV1UsersUserIdTokensDeleteData, RevokeUserTokensApiV1UsersUserIdTokensDeleteErrors, RevokeUserTokensApiV1UsersUserIdTokensDeleteResponses, RunEventsApiV1RunsRunIdEventsGetData, RunEventsApiV1RunsRunIdEventsGetErrors, RunEventsApiV1RunsRunIdEventsGetResponse, RunEventsApiV1RunsRunIdEventsGetResponses, SandboxStatusApiV1SandboxGetData, SandboxStatusApiV1SandboxGetResponses, UpdateProjectApiV1ProjectsProjectIdPatchData, UpdateProjectApiV1ProjectsProjectIdPatchErrors, UpdateProjectApiV1ProjectsProjectIdPatchResponses, UpdateSessionApiV1SessionsSessionIdPatchData, UpdateSessionApiV1SessionsSessionIdPatchErrors, UpdateSessionApiV1SessionsSessionIdPatchResponses, UpdateUserApiV1UsersUserIdPatchData, UpdateUserApiV1UsersUserIdPatchErrors, UpdateUserApiV1UsersUserIdPatchResponses, UploadFileApiV1ProjectsProjectIdFilesPostData, UploadFileApiV1ProjectsProjectIdFilesPostErrors, UploadFileApiV1ProjectsProjectIdFilesPostResponses } from './types.gen';
+import type { AnswerRunData, AnswerRunErrors, AnswerRunResponses, ApproveRunData, ApproveRunErrors, ApproveRunResponses, ArtifactContentData, ArtifactContentErrors, ArtifactContentResponses, AskData, AskErrors, AskResponse, AskResponses, CancelRunData, CancelRunErrors, CancelRunResponses, ChangePasswordData, ChangePasswordErrors, ChangePasswordResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteFileData, DeleteFileErrors, DeleteFileResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DownloadFileData, DownloadFileErrors, DownloadFileResponses, DownloadVersionData, DownloadVersionErrors, DownloadVersionResponses, ExportSessionData, ExportSessionErrors, ExportSessionResponses, GetArtifactData, GetArtifactErrors, GetArtifactResponses, GetFileData, GetFileErrors, GetFileResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetRunData, GetRunErrors, GetRunResponses, GetSessionData, GetSessionErrors, GetSessionResponses, HealthzData, HealthzResponses, ListArtifactsData, ListArtifactsErrors, ListArtifactsResponses, ListFilesData, ListFilesErrors, ListFilesResponses, ListModelsData, ListModelsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRunsData, ListRunsErrors, ListRunsResponses, ListSessionsData, ListSessionsErrors, ListSessionsResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListUsersData, ListUsersErrors, ListUsersResponses, ListUserTokensData, ListUserTokensErrors, ListUserTokensResponses, ListVersionsData, ListVersionsErrors, ListVersionsResponses, LoginData, LoginErrors, LoginResponses, MeData, MeResponses, PreviewFileData, PreviewFileErrors, PreviewFileResponses, ProfileFileData, ProfileFileErrors, ProfileFileResponses, ReadyzData, ReadyzErrors, ReadyzResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, RevokeUserTokenData, RevokeUserTokenErrors, RevokeUserTokenResponses, RevokeUserTokensData, RevokeUserTokensErrors, RevokeUserTokensResponses, RunEventsData, RunEventsErrors, RunEventsResponse, RunEventsResponses, SandboxStatusData, SandboxStatusResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UpdateSessionData, UpdateSessionErrors, UpdateSessionResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, UploadFileData, UploadFileErrors, UploadFileResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -24,7 +24,7 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
  * Log in; after too many failures from the address (at the account, or at all), 429
  * with Retry-After. Failures elsewhere never lock the account.
  */
-export const loginApiV1AuthLoginPost = <ThrowOnError extends boolean = false>(options: Options<LoginApiV1AuthLoginPostData, ThrowOnError>) => (options.client ?? client).post<LoginApiV1AuthLoginPostResponses, LoginApiV1AuthLoginPostErrors, ThrowOnError>({
+export const login = <ThrowOnError extends boolean = false>(options: Options<LoginData, ThrowOnError>) => (options.client ?? client).post<LoginResponses, LoginErrors, ThrowOnError>({
     url: '/api/v1/auth/login',
     ...options,
     headers: {
@@ -36,7 +36,7 @@ export const loginApiV1AuthLoginPost = <ThrowOnError extends boolean = false>(op
 /**
  * Me
  */
-export const meApiV1AuthMeGet = <ThrowOnError extends boolean = false>(options?: Options<MeApiV1AuthMeGetData, ThrowOnError>) => (options?.client ?? client).get<MeApiV1AuthMeGetResponses, unknown, ThrowOnError>({
+export const me = <ThrowOnError extends boolean = false>(options?: Options<MeData, ThrowOnError>) => (options?.client ?? client).get<MeResponses, unknown, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/auth/me',
     ...options
@@ -45,7 +45,7 @@ export const meApiV1AuthMeGet = <ThrowOnError extends boolean = false>(options?:
 /**
  * List Tokens
  */
-export const listTokensApiV1AuthTokensGet = <ThrowOnError extends boolean = false>(options?: Options<ListTokensApiV1AuthTokensGetData, ThrowOnError>) => (options?.client ?? client).get<ListTokensApiV1AuthTokensGetResponses, ListTokensApiV1AuthTokensGetErrors, ThrowOnError>({
+export const listTokens = <ThrowOnError extends boolean = false>(options?: Options<ListTokensData, ThrowOnError>) => (options?.client ?? client).get<ListTokensResponses, ListTokensErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/auth/tokens',
     ...options
@@ -57,7 +57,7 @@ export const listTokensApiV1AuthTokensGet = <ThrowOnError extends boolean = fals
  * Make an API token (shown once). Only with a login token: an API token cannot make
  * more of itself.
  */
-export const createTokenApiV1AuthTokensPost = <ThrowOnError extends boolean = false>(options: Options<CreateTokenApiV1AuthTokensPostData, ThrowOnError>) => (options.client ?? client).post<CreateTokenApiV1AuthTokensPostResponses, CreateTokenApiV1AuthTokensPostErrors, ThrowOnError>({
+export const createToken = <ThrowOnError extends boolean = false>(options: Options<CreateTokenData, ThrowOnError>) => (options.client ?? client).post<CreateTokenResponses, CreateTokenErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/auth/tokens',
     ...options,
@@ -70,7 +70,7 @@ export const createTokenApiV1AuthTokensPost = <ThrowOnError extends boolean = fa
 /**
  * Revoke Token
  */
-export const revokeTokenApiV1AuthTokensTokenIdDelete = <ThrowOnError extends boolean = false>(options: Options<RevokeTokenApiV1AuthTokensTokenIdDeleteData, ThrowOnError>) => (options.client ?? client).delete<RevokeTokenApiV1AuthTokensTokenIdDeleteResponses, RevokeTokenApiV1AuthTokensTokenIdDeleteErrors, ThrowOnError>({
+export const revokeToken = <ThrowOnError extends boolean = false>(options: Options<RevokeTokenData, ThrowOnError>) => (options.client ?? client).delete<RevokeTokenResponses, RevokeTokenErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/auth/tokens/{token_id}',
     ...options
@@ -82,7 +82,7 @@ export const revokeTokenApiV1AuthTokensTokenIdDelete = <ThrowOnError extends boo
  * Change your own password. Every login of yours ends, this one included (the answer
  * carries a new login token), and every API token of yours is revoked.
  */
-export const changePasswordApiV1AuthPasswordPost = <ThrowOnError extends boolean = false>(options: Options<ChangePasswordApiV1AuthPasswordPostData, ThrowOnError>) => (options.client ?? client).post<ChangePasswordApiV1AuthPasswordPostResponses, ChangePasswordApiV1AuthPasswordPostErrors, ThrowOnError>({
+export const changePassword = <ThrowOnError extends boolean = false>(options: Options<ChangePasswordData, ThrowOnError>) => (options.client ?? client).post<ChangePasswordResponses, ChangePasswordErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/auth/password',
     ...options,
@@ -95,7 +95,7 @@ export const changePasswordApiV1AuthPasswordPost = <ThrowOnError extends boolean
 /**
  * List Projects
  */
-export const listProjectsApiV1ProjectsGet = <ThrowOnError extends boolean = false>(options?: Options<ListProjectsApiV1ProjectsGetData, ThrowOnError>) => (options?.client ?? client).get<ListProjectsApiV1ProjectsGetResponses, ListProjectsApiV1ProjectsGetErrors, ThrowOnError>({
+export const listProjects = <ThrowOnError extends boolean = false>(options?: Options<ListProjectsData, ThrowOnError>) => (options?.client ?? client).get<ListProjectsResponses, ListProjectsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/projects',
     ...options
@@ -104,7 +104,7 @@ export const listProjectsApiV1ProjectsGet = <ThrowOnError extends boolean = fals
 /**
  * Create Project
  */
-export const createProjectApiV1ProjectsPost = <ThrowOnError extends boolean = false>(options: Options<CreateProjectApiV1ProjectsPostData, ThrowOnError>) => (options.client ?? client).post<CreateProjectApiV1ProjectsPostResponses, CreateProjectApiV1ProjectsPostErrors, ThrowOnError>({
+export const createProject = <ThrowOnError extends boolean = false>(options: Options<CreateProjectData, ThrowOnError>) => (options.client ?? client).post<CreateProjectResponses, CreateProjectErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/projects',
     ...options,
@@ -117,7 +117,7 @@ export const createProjectApiV1ProjectsPost = <ThrowOnError extends boolean = fa
 /**
  * Delete Project
  */
-export const deleteProjectApiV1ProjectsProjectIdDelete = <ThrowOnError extends boolean = false>(options: Options<DeleteProjectApiV1ProjectsProjectIdDeleteData, ThrowOnError>) => (options.client ?? client).delete<DeleteProjectApiV1ProjectsProjectIdDeleteResponses, DeleteProjectApiV1ProjectsProjectIdDeleteErrors, ThrowOnError>({
+export const deleteProject = <ThrowOnError extends boolean = false>(options: Options<DeleteProjectData, ThrowOnError>) => (options.client ?? client).delete<DeleteProjectResponses, DeleteProjectErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/projects/{project_id}',
     ...options
@@ -126,7 +126,7 @@ export const deleteProjectApiV1ProjectsProjectIdDelete = <ThrowOnError extends b
 /**
  * Get Project
  */
-export const getProjectApiV1ProjectsProjectIdGet = <ThrowOnError extends boolean = false>(options: Options<GetProjectApiV1ProjectsProjectIdGetData, ThrowOnError>) => (options.client ?? client).get<GetProjectApiV1ProjectsProjectIdGetResponses, GetProjectApiV1ProjectsProjectIdGetErrors, ThrowOnError>({
+export const getProject = <ThrowOnError extends boolean = false>(options: Options<GetProjectData, ThrowOnError>) => (options.client ?? client).get<GetProjectResponses, GetProjectErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/projects/{project_id}',
     ...options
@@ -135,7 +135,7 @@ export const getProjectApiV1ProjectsProjectIdGet = <ThrowOnError extends boolean
 /**
  * Update Project
  */
-export const updateProjectApiV1ProjectsProjectIdPatch = <ThrowOnError extends boolean = false>(options: Options<UpdateProjectApiV1ProjectsProjectIdPatchData, ThrowOnError>) => (options.client ?? client).patch<UpdateProjectApiV1ProjectsProjectIdPatchResponses, UpdateProjectApiV1ProjectsProjectIdPatchErrors, ThrowOnError>({
+export const updateProject = <ThrowOnError extends boolean = false>(options: Options<UpdateProjectData, ThrowOnError>) => (options.client ?? client).patch<UpdateProjectResponses, UpdateProjectErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/projects/{project_id}',
     ...options,
@@ -148,7 +148,7 @@ export const updateProjectApiV1ProjectsProjectIdPatch = <ThrowOnError extends bo
 /**
  * List Files
  */
-export const listFilesApiV1ProjectsProjectIdFilesGet = <ThrowOnError extends boolean = false>(options: Options<ListFilesApiV1ProjectsProjectIdFilesGetData, ThrowOnError>) => (options.client ?? client).get<ListFilesApiV1ProjectsProjectIdFilesGetResponses, ListFilesApiV1ProjectsProjectIdFilesGetErrors, ThrowOnError>({
+export const listFiles = <ThrowOnError extends boolean = false>(options: Options<ListFilesData, ThrowOnError>) => (options.client ?? client).get<ListFilesResponses, ListFilesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/projects/{project_id}/files',
     ...options
@@ -162,7 +162,7 @@ export const listFilesApiV1ProjectsProjectIdFilesGet = <ThrowOnError extends boo
  * A tabular file is read right away (its preview): `check` and `problem` say whether it
  * is unreadable or empty, so a bad file is flagged before anyone asks about it.
  */
-export const uploadFileApiV1ProjectsProjectIdFilesPost = <ThrowOnError extends boolean = false>(options: Options<UploadFileApiV1ProjectsProjectIdFilesPostData, ThrowOnError>) => (options.client ?? client).post<UploadFileApiV1ProjectsProjectIdFilesPostResponses, UploadFileApiV1ProjectsProjectIdFilesPostErrors, ThrowOnError>({
+export const uploadFile = <ThrowOnError extends boolean = false>(options: Options<UploadFileData, ThrowOnError>) => (options.client ?? client).post<UploadFileResponses, UploadFileErrors, ThrowOnError>({
     ...formDataBodySerializer,
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/projects/{project_id}/files',
@@ -176,7 +176,7 @@ export const uploadFileApiV1ProjectsProjectIdFilesPost = <ThrowOnError extends b
 /**
  * Delete File
  */
-export const deleteFileApiV1FilesFileIdDelete = <ThrowOnError extends boolean = false>(options: Options<DeleteFileApiV1FilesFileIdDeleteData, ThrowOnError>) => (options.client ?? client).delete<DeleteFileApiV1FilesFileIdDeleteResponses, DeleteFileApiV1FilesFileIdDeleteErrors, ThrowOnError>({
+export const deleteFile = <ThrowOnError extends boolean = false>(options: Options<DeleteFileData, ThrowOnError>) => (options.client ?? client).delete<DeleteFileResponses, DeleteFileErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/files/{file_id}',
     ...options
@@ -185,7 +185,7 @@ export const deleteFileApiV1FilesFileIdDelete = <ThrowOnError extends boolean = 
 /**
  * Get File
  */
-export const getFileApiV1FilesFileIdGet = <ThrowOnError extends boolean = false>(options: Options<GetFileApiV1FilesFileIdGetData, ThrowOnError>) => (options.client ?? client).get<GetFileApiV1FilesFileIdGetResponses, GetFileApiV1FilesFileIdGetErrors, ThrowOnError>({
+export const getFile = <ThrowOnError extends boolean = false>(options: Options<GetFileData, ThrowOnError>) => (options.client ?? client).get<GetFileResponses, GetFileErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/files/{file_id}',
     ...options
@@ -194,7 +194,7 @@ export const getFileApiV1FilesFileIdGet = <ThrowOnError extends boolean = false>
 /**
  * Download File
  */
-export const downloadFileApiV1FilesFileIdContentGet = <ThrowOnError extends boolean = false>(options: Options<DownloadFileApiV1FilesFileIdContentGetData, ThrowOnError>) => (options.client ?? client).get<DownloadFileApiV1FilesFileIdContentGetResponses, DownloadFileApiV1FilesFileIdContentGetErrors, ThrowOnError>({
+export const downloadFile = <ThrowOnError extends boolean = false>(options: Options<DownloadFileData, ThrowOnError>) => (options.client ?? client).get<DownloadFileResponses, DownloadFileErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/files/{file_id}/content',
     ...options
@@ -205,7 +205,7 @@ export const downloadFileApiV1FilesFileIdContentGet = <ThrowOnError extends bool
  *
  * The versions kept of this file, newest (the current one) first.
  */
-export const listVersionsApiV1FilesFileIdVersionsGet = <ThrowOnError extends boolean = false>(options: Options<ListVersionsApiV1FilesFileIdVersionsGetData, ThrowOnError>) => (options.client ?? client).get<ListVersionsApiV1FilesFileIdVersionsGetResponses, ListVersionsApiV1FilesFileIdVersionsGetErrors, ThrowOnError>({
+export const listVersions = <ThrowOnError extends boolean = false>(options: Options<ListVersionsData, ThrowOnError>) => (options.client ?? client).get<ListVersionsResponses, ListVersionsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/files/{file_id}/versions',
     ...options
@@ -214,7 +214,7 @@ export const listVersionsApiV1FilesFileIdVersionsGet = <ThrowOnError extends boo
 /**
  * Download Version
  */
-export const downloadVersionApiV1FilesFileIdVersionsVersionContentGet = <ThrowOnError extends boolean = false>(options: Options<DownloadVersionApiV1FilesFileIdVersionsVersionContentGetData, ThrowOnError>) => (options.client ?? client).get<DownloadVersionApiV1FilesFileIdVersionsVersionContentGetResponses, DownloadVersionApiV1FilesFileIdVersionsVersionContentGetErrors, ThrowOnError>({
+export const downloadVersion = <ThrowOnError extends boolean = false>(options: Options<DownloadVersionData, ThrowOnError>) => (options.client ?? client).get<DownloadVersionResponses, DownloadVersionErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/files/{file_id}/versions/{version}/content',
     ...options
@@ -228,7 +228,7 @@ export const downloadVersionApiV1FilesFileIdVersionsVersionContentGet = <ThrowOn
  * (`format`: delimiter, decimal separator, encoding), and text columns of dates say their
  * `date_format`.
  */
-export const previewFileApiV1FilesFileIdPreviewGet = <ThrowOnError extends boolean = false>(options: Options<PreviewFileApiV1FilesFileIdPreviewGetData, ThrowOnError>) => (options.client ?? client).get<PreviewFileApiV1FilesFileIdPreviewGetResponses, PreviewFileApiV1FilesFileIdPreviewGetErrors, ThrowOnError>({
+export const previewFile = <ThrowOnError extends boolean = false>(options: Options<PreviewFileData, ThrowOnError>) => (options.client ?? client).get<PreviewFileResponses, PreviewFileErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/files/{file_id}/preview',
     ...options
@@ -242,7 +242,7 @@ export const previewFileApiV1FilesFileIdPreviewGet = <ThrowOnError extends boole
  * wide tables and workbooks): `rows_profiled` says how many, `complete` whether that is
  * the whole file.
  */
-export const profileFileApiV1FilesFileIdProfileGet = <ThrowOnError extends boolean = false>(options: Options<ProfileFileApiV1FilesFileIdProfileGetData, ThrowOnError>) => (options.client ?? client).get<ProfileFileApiV1FilesFileIdProfileGetResponses, ProfileFileApiV1FilesFileIdProfileGetErrors, ThrowOnError>({
+export const profileFile = <ThrowOnError extends boolean = false>(options: Options<ProfileFileData, ThrowOnError>) => (options.client ?? client).get<ProfileFileResponses, ProfileFileErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/files/{file_id}/profile',
     ...options
@@ -251,7 +251,7 @@ export const profileFileApiV1FilesFileIdProfileGet = <ThrowOnError extends boole
 /**
  * List Sessions
  */
-export const listSessionsApiV1ProjectsProjectIdSessionsGet = <ThrowOnError extends boolean = false>(options: Options<ListSessionsApiV1ProjectsProjectIdSessionsGetData, ThrowOnError>) => (options.client ?? client).get<ListSessionsApiV1ProjectsProjectIdSessionsGetResponses, ListSessionsApiV1ProjectsProjectIdSessionsGetErrors, ThrowOnError>({
+export const listSessions = <ThrowOnError extends boolean = false>(options: Options<ListSessionsData, ThrowOnError>) => (options.client ?? client).get<ListSessionsResponses, ListSessionsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/projects/{project_id}/sessions',
     ...options
@@ -260,7 +260,7 @@ export const listSessionsApiV1ProjectsProjectIdSessionsGet = <ThrowOnError exten
 /**
  * Create Session
  */
-export const createSessionApiV1ProjectsProjectIdSessionsPost = <ThrowOnError extends boolean = false>(options: Options<CreateSessionApiV1ProjectsProjectIdSessionsPostData, ThrowOnError>) => (options.client ?? client).post<CreateSessionApiV1ProjectsProjectIdSessionsPostResponses, CreateSessionApiV1ProjectsProjectIdSessionsPostErrors, ThrowOnError>({
+export const createSession = <ThrowOnError extends boolean = false>(options: Options<CreateSessionData, ThrowOnError>) => (options.client ?? client).post<CreateSessionResponses, CreateSessionErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/projects/{project_id}/sessions',
     ...options,
@@ -273,7 +273,7 @@ export const createSessionApiV1ProjectsProjectIdSessionsPost = <ThrowOnError ext
 /**
  * Delete Session
  */
-export const deleteSessionApiV1SessionsSessionIdDelete = <ThrowOnError extends boolean = false>(options: Options<DeleteSessionApiV1SessionsSessionIdDeleteData, ThrowOnError>) => (options.client ?? client).delete<DeleteSessionApiV1SessionsSessionIdDeleteResponses, DeleteSessionApiV1SessionsSessionIdDeleteErrors, ThrowOnError>({
+export const deleteSession = <ThrowOnError extends boolean = false>(options: Options<DeleteSessionData, ThrowOnError>) => (options.client ?? client).delete<DeleteSessionResponses, DeleteSessionErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/sessions/{session_id}',
     ...options
@@ -282,7 +282,7 @@ export const deleteSessionApiV1SessionsSessionIdDelete = <ThrowOnError extends b
 /**
  * Get Session
  */
-export const getSessionApiV1SessionsSessionIdGet = <ThrowOnError extends boolean = false>(options: Options<GetSessionApiV1SessionsSessionIdGetData, ThrowOnError>) => (options.client ?? client).get<GetSessionApiV1SessionsSessionIdGetResponses, GetSessionApiV1SessionsSessionIdGetErrors, ThrowOnError>({
+export const getSession = <ThrowOnError extends boolean = false>(options: Options<GetSessionData, ThrowOnError>) => (options.client ?? client).get<GetSessionResponses, GetSessionErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/sessions/{session_id}',
     ...options
@@ -291,7 +291,7 @@ export const getSessionApiV1SessionsSessionIdGet = <ThrowOnError extends boolean
 /**
  * Update Session
  */
-export const updateSessionApiV1SessionsSessionIdPatch = <ThrowOnError extends boolean = false>(options: Options<UpdateSessionApiV1SessionsSessionIdPatchData, ThrowOnError>) => (options.client ?? client).patch<UpdateSessionApiV1SessionsSessionIdPatchResponses, UpdateSessionApiV1SessionsSessionIdPatchErrors, ThrowOnError>({
+export const updateSession = <ThrowOnError extends boolean = false>(options: Options<UpdateSessionData, ThrowOnError>) => (options.client ?? client).patch<UpdateSessionResponses, UpdateSessionErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/sessions/{session_id}',
     ...options,
@@ -308,7 +308,7 @@ export const updateSessionApiV1SessionsSessionIdPatch = <ThrowOnError extends bo
  * that reruns in Jupyter next to the project's files, a standalone HTML report, or Markdown.
  * A run still going is exported as far as it has been recorded.
  */
-export const exportSessionApiV1SessionsSessionIdExportGet = <ThrowOnError extends boolean = false>(options: Options<ExportSessionApiV1SessionsSessionIdExportGetData, ThrowOnError>) => (options.client ?? client).get<ExportSessionApiV1SessionsSessionIdExportGetResponses, ExportSessionApiV1SessionsSessionIdExportGetErrors, ThrowOnError>({
+export const exportSession = <ThrowOnError extends boolean = false>(options: Options<ExportSessionData, ThrowOnError>) => (options.client ?? client).get<ExportSessionResponses, ExportSessionErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/sessions/{session_id}/export',
     ...options
@@ -319,7 +319,7 @@ export const exportSessionApiV1SessionsSessionIdExportGet = <ThrowOnError extend
  *
  * Ask a question: starts a run and streams its events. The run goes on if the client leaves.
  */
-export const askApiV1SessionsSessionIdQueryPost = <ThrowOnError extends boolean = false>(options: Options<AskApiV1SessionsSessionIdQueryPostData, ThrowOnError, AskApiV1SessionsSessionIdQueryPostResponse>) => (options.client ?? client).sse.post<AskApiV1SessionsSessionIdQueryPostResponses, AskApiV1SessionsSessionIdQueryPostErrors, ThrowOnError>({
+export const ask = <ThrowOnError extends boolean = false>(options: Options<AskData, ThrowOnError, AskResponse>) => (options.client ?? client).sse.post<AskResponses, AskErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/sessions/{session_id}/query',
     ...options,
@@ -332,7 +332,7 @@ export const askApiV1SessionsSessionIdQueryPost = <ThrowOnError extends boolean 
 /**
  * Get Run
  */
-export const getRunApiV1RunsRunIdGet = <ThrowOnError extends boolean = false>(options: Options<GetRunApiV1RunsRunIdGetData, ThrowOnError>) => (options.client ?? client).get<GetRunApiV1RunsRunIdGetResponses, GetRunApiV1RunsRunIdGetErrors, ThrowOnError>({
+export const getRun = <ThrowOnError extends boolean = false>(options: Options<GetRunData, ThrowOnError>) => (options.client ?? client).get<GetRunResponses, GetRunErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/runs/{run_id}',
     ...options
@@ -343,7 +343,7 @@ export const getRunApiV1RunsRunIdGet = <ThrowOnError extends boolean = false>(op
  *
  * Replay the events after Last-Event-ID (or ?after=N), then follow live until run.finished.
  */
-export const runEventsApiV1RunsRunIdEventsGet = <ThrowOnError extends boolean = false>(options: Options<RunEventsApiV1RunsRunIdEventsGetData, ThrowOnError, RunEventsApiV1RunsRunIdEventsGetResponse>) => (options.client ?? client).sse.get<RunEventsApiV1RunsRunIdEventsGetResponses, RunEventsApiV1RunsRunIdEventsGetErrors, ThrowOnError>({
+export const runEvents = <ThrowOnError extends boolean = false>(options: Options<RunEventsData, ThrowOnError, RunEventsResponse>) => (options.client ?? client).sse.get<RunEventsResponses, RunEventsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/runs/{run_id}/events',
     ...options
@@ -354,7 +354,7 @@ export const runEventsApiV1RunsRunIdEventsGet = <ThrowOnError extends boolean = 
  *
  * Stop the run at the next safe point (a running code step is killed).
  */
-export const cancelRunApiV1RunsRunIdCancelPost = <ThrowOnError extends boolean = false>(options: Options<CancelRunApiV1RunsRunIdCancelPostData, ThrowOnError>) => (options.client ?? client).post<CancelRunApiV1RunsRunIdCancelPostResponses, CancelRunApiV1RunsRunIdCancelPostErrors, ThrowOnError>({
+export const cancelRun = <ThrowOnError extends boolean = false>(options: Options<CancelRunData, ThrowOnError>) => (options.client ?? client).post<CancelRunResponses, CancelRunErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/runs/{run_id}/cancel',
     ...options
@@ -367,7 +367,7 @@ export const cancelRunApiV1RunsRunIdCancelPost = <ThrowOnError extends boolean =
  * `ask_user` returns, and the run goes on (on this replica, whichever one it started on).
  * Its stream (POST /query or GET /runs/{id}/events) carries on with input.received.
  */
-export const answerRunApiV1RunsRunIdInputPost = <ThrowOnError extends boolean = false>(options: Options<AnswerRunApiV1RunsRunIdInputPostData, ThrowOnError>) => (options.client ?? client).post<AnswerRunApiV1RunsRunIdInputPostResponses, AnswerRunApiV1RunsRunIdInputPostErrors, ThrowOnError>({
+export const answerRun = <ThrowOnError extends boolean = false>(options: Options<AnswerRunData, ThrowOnError>) => (options.client ?? client).post<AnswerRunResponses, AnswerRunErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/runs/{run_id}/input',
     ...options,
@@ -384,7 +384,7 @@ export const answerRunApiV1RunsRunIdInputPost = <ThrowOnError extends boolean = 
  * `code` instead (and the agent's memory records that), `reject` does not run it and the
  * agent reads `feedback` as the step's result and tries again.
  */
-export const approveRunApiV1RunsRunIdApprovalPost = <ThrowOnError extends boolean = false>(options: Options<ApproveRunApiV1RunsRunIdApprovalPostData, ThrowOnError>) => (options.client ?? client).post<ApproveRunApiV1RunsRunIdApprovalPostResponses, ApproveRunApiV1RunsRunIdApprovalPostErrors, ThrowOnError>({
+export const approveRun = <ThrowOnError extends boolean = false>(options: Options<ApproveRunData, ThrowOnError>) => (options.client ?? client).post<ApproveRunResponses, ApproveRunErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/runs/{run_id}/approval',
     ...options,
@@ -399,7 +399,7 @@ export const approveRunApiV1RunsRunIdApprovalPost = <ThrowOnError extends boolea
  *
  * The models a user may pick; empty when no LLM is configured (see README: LLM_MODEL).
  */
-export const listModelsApiV1ModelsGet = <ThrowOnError extends boolean = false>(options?: Options<ListModelsApiV1ModelsGetData, ThrowOnError>) => (options?.client ?? client).get<ListModelsApiV1ModelsGetResponses, unknown, ThrowOnError>({
+export const listModels = <ThrowOnError extends boolean = false>(options?: Options<ListModelsData, ThrowOnError>) => (options?.client ?? client).get<ListModelsResponses, unknown, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/models',
     ...options
@@ -410,7 +410,7 @@ export const listModelsApiV1ModelsGet = <ThrowOnError extends boolean = false>(o
  *
  * The session's history, oldest first.
  */
-export const listRunsApiV1SessionsSessionIdRunsGet = <ThrowOnError extends boolean = false>(options: Options<ListRunsApiV1SessionsSessionIdRunsGetData, ThrowOnError>) => (options.client ?? client).get<ListRunsApiV1SessionsSessionIdRunsGetResponses, ListRunsApiV1SessionsSessionIdRunsGetErrors, ThrowOnError>({
+export const listRuns = <ThrowOnError extends boolean = false>(options: Options<ListRunsData, ThrowOnError>) => (options.client ?? client).get<ListRunsResponses, ListRunsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/sessions/{session_id}/runs',
     ...options
@@ -419,7 +419,7 @@ export const listRunsApiV1SessionsSessionIdRunsGet = <ThrowOnError extends boole
 /**
  * List Artifacts
  */
-export const listArtifactsApiV1SessionsSessionIdArtifactsGet = <ThrowOnError extends boolean = false>(options: Options<ListArtifactsApiV1SessionsSessionIdArtifactsGetData, ThrowOnError>) => (options.client ?? client).get<ListArtifactsApiV1SessionsSessionIdArtifactsGetResponses, ListArtifactsApiV1SessionsSessionIdArtifactsGetErrors, ThrowOnError>({
+export const listArtifacts = <ThrowOnError extends boolean = false>(options: Options<ListArtifactsData, ThrowOnError>) => (options.client ?? client).get<ListArtifactsResponses, ListArtifactsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/sessions/{session_id}/artifacts',
     ...options
@@ -428,7 +428,7 @@ export const listArtifactsApiV1SessionsSessionIdArtifactsGet = <ThrowOnError ext
 /**
  * Get Artifact
  */
-export const getArtifactApiV1ArtifactsArtifactIdGet = <ThrowOnError extends boolean = false>(options: Options<GetArtifactApiV1ArtifactsArtifactIdGetData, ThrowOnError>) => (options.client ?? client).get<GetArtifactApiV1ArtifactsArtifactIdGetResponses, GetArtifactApiV1ArtifactsArtifactIdGetErrors, ThrowOnError>({
+export const getArtifact = <ThrowOnError extends boolean = false>(options: Options<GetArtifactData, ThrowOnError>) => (options.client ?? client).get<GetArtifactResponses, GetArtifactErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/artifacts/{artifact_id}',
     ...options
@@ -437,7 +437,7 @@ export const getArtifactApiV1ArtifactsArtifactIdGet = <ThrowOnError extends bool
 /**
  * Artifact Content
  */
-export const artifactContentApiV1ArtifactsArtifactIdContentGet = <ThrowOnError extends boolean = false>(options: Options<ArtifactContentApiV1ArtifactsArtifactIdContentGetData, ThrowOnError>) => (options.client ?? client).get<ArtifactContentApiV1ArtifactsArtifactIdContentGetResponses, ArtifactContentApiV1ArtifactsArtifactIdContentGetErrors, ThrowOnError>({
+export const artifactContent = <ThrowOnError extends boolean = false>(options: Options<ArtifactContentData, ThrowOnError>) => (options.client ?? client).get<ArtifactContentResponses, ArtifactContentErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/artifacts/{artifact_id}/content',
     ...options
@@ -448,7 +448,7 @@ export const artifactContentApiV1ArtifactsArtifactIdContentGet = <ThrowOnError e
  *
  * Whether analysis code can run and how it is isolated (the browser shows a banner).
  */
-export const sandboxStatusApiV1SandboxGet = <ThrowOnError extends boolean = false>(options?: Options<SandboxStatusApiV1SandboxGetData, ThrowOnError>) => (options?.client ?? client).get<SandboxStatusApiV1SandboxGetResponses, unknown, ThrowOnError>({
+export const sandboxStatus = <ThrowOnError extends boolean = false>(options?: Options<SandboxStatusData, ThrowOnError>) => (options?.client ?? client).get<SandboxStatusResponses, unknown, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/sandbox',
     ...options
@@ -459,7 +459,7 @@ export const sandboxStatusApiV1SandboxGet = <ThrowOnError extends boolean = fals
  *
  * Administrators only: every user, oldest first.
  */
-export const listUsersApiV1UsersGet = <ThrowOnError extends boolean = false>(options?: Options<ListUsersApiV1UsersGetData, ThrowOnError>) => (options?.client ?? client).get<ListUsersApiV1UsersGetResponses, ListUsersApiV1UsersGetErrors, ThrowOnError>({
+export const listUsers = <ThrowOnError extends boolean = false>(options?: Options<ListUsersData, ThrowOnError>) => (options?.client ?? client).get<ListUsersResponses, ListUsersErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/users',
     ...options
@@ -470,7 +470,7 @@ export const listUsersApiV1UsersGet = <ThrowOnError extends boolean = false>(opt
  *
  * Administrators only.
  */
-export const createUserApiV1UsersPost = <ThrowOnError extends boolean = false>(options: Options<CreateUserApiV1UsersPostData, ThrowOnError>) => (options.client ?? client).post<CreateUserApiV1UsersPostResponses, CreateUserApiV1UsersPostErrors, ThrowOnError>({
+export const createUser = <ThrowOnError extends boolean = false>(options: Options<CreateUserData, ThrowOnError>) => (options.client ?? client).post<CreateUserResponses, CreateUserErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/users',
     ...options,
@@ -486,7 +486,7 @@ export const createUserApiV1UsersPost = <ThrowOnError extends boolean = false>(o
  * Administrators only: make or unmake an administrator, disable or enable an account,
  * or set a new password (which ends that user's logins and revokes their API tokens).
  */
-export const updateUserApiV1UsersUserIdPatch = <ThrowOnError extends boolean = false>(options: Options<UpdateUserApiV1UsersUserIdPatchData, ThrowOnError>) => (options.client ?? client).patch<UpdateUserApiV1UsersUserIdPatchResponses, UpdateUserApiV1UsersUserIdPatchErrors, ThrowOnError>({
+export const updateUser = <ThrowOnError extends boolean = false>(options: Options<UpdateUserData, ThrowOnError>) => (options.client ?? client).patch<UpdateUserResponses, UpdateUserErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/users/{user_id}',
     ...options,
@@ -502,7 +502,7 @@ export const updateUserApiV1UsersUserIdPatch = <ThrowOnError extends boolean = f
  * Administrators only: revoke every API token of a user, leaving the account enabled
  * and its logins as they are.
  */
-export const revokeUserTokensApiV1UsersUserIdTokensDelete = <ThrowOnError extends boolean = false>(options: Options<RevokeUserTokensApiV1UsersUserIdTokensDeleteData, ThrowOnError>) => (options.client ?? client).delete<RevokeUserTokensApiV1UsersUserIdTokensDeleteResponses, RevokeUserTokensApiV1UsersUserIdTokensDeleteErrors, ThrowOnError>({
+export const revokeUserTokens = <ThrowOnError extends boolean = false>(options: Options<RevokeUserTokensData, ThrowOnError>) => (options.client ?? client).delete<RevokeUserTokensResponses, RevokeUserTokensErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/users/{user_id}/tokens',
     ...options
@@ -513,7 +513,7 @@ export const revokeUserTokensApiV1UsersUserIdTokensDelete = <ThrowOnError extend
  *
  * Administrators only: a user's API tokens (never their secrets), newest first.
  */
-export const listUserTokensApiV1UsersUserIdTokensGet = <ThrowOnError extends boolean = false>(options: Options<ListUserTokensApiV1UsersUserIdTokensGetData, ThrowOnError>) => (options.client ?? client).get<ListUserTokensApiV1UsersUserIdTokensGetResponses, ListUserTokensApiV1UsersUserIdTokensGetErrors, ThrowOnError>({
+export const listUserTokens = <ThrowOnError extends boolean = false>(options: Options<ListUserTokensData, ThrowOnError>) => (options.client ?? client).get<ListUserTokensResponses, ListUserTokensErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/users/{user_id}/tokens',
     ...options
@@ -524,7 +524,7 @@ export const listUserTokensApiV1UsersUserIdTokensGet = <ThrowOnError extends boo
  *
  * Administrators only: revoke one API token of a user.
  */
-export const revokeUserTokenApiV1UsersUserIdTokensTokenIdDelete = <ThrowOnError extends boolean = false>(options: Options<RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteData, ThrowOnError>) => (options.client ?? client).delete<RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteResponses, RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteErrors, ThrowOnError>({
+export const revokeUserToken = <ThrowOnError extends boolean = false>(options: Options<RevokeUserTokenData, ThrowOnError>) => (options.client ?? client).delete<RevokeUserTokenResponses, RevokeUserTokenErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/users/{user_id}/tokens/{token_id}',
     ...options
@@ -533,9 +533,9 @@ export const revokeUserTokenApiV1UsersUserIdTokensTokenIdDelete = <ThrowOnError 
 /**
  * Healthz
  */
-export const healthzHealthzGet = <ThrowOnError extends boolean = false>(options?: Options<HealthzHealthzGetData, ThrowOnError>) => (options?.client ?? client).get<HealthzHealthzGetResponses, unknown, ThrowOnError>({ url: '/healthz', ...options });
+export const healthz = <ThrowOnError extends boolean = false>(options?: Options<HealthzData, ThrowOnError>) => (options?.client ?? client).get<HealthzResponses, unknown, ThrowOnError>({ url: '/healthz', ...options });
 
 /**
  * Readyz
  */
-export const readyzReadyzGet = <ThrowOnError extends boolean = false>(options?: Options<ReadyzReadyzGetData, ThrowOnError>) => (options?.client ?? client).get<ReadyzReadyzGetResponses, ReadyzReadyzGetErrors, ThrowOnError>({ url: '/readyz', ...options });
+export const readyz = <ThrowOnError extends boolean = false>(options?: Options<ReadyzData, ThrowOnError>) => (options?.client ?? client).get<ReadyzResponses, ReadyzErrors, ThrowOnError>({ url: '/readyz', ...options });

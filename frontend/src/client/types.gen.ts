@@ -1211,6 +1211,666 @@ export type VerificationOut = {
 };
 
 /**
+ * ApprovalReceivedEvent
+ */
+export type ApprovalReceivedEvent = {
+    /**
+     * Event
+     */
+    event: 'approval.received';
+    /**
+     * Step
+     */
+    step: number;
+    /**
+     * Decision
+     */
+    decision: 'approve' | 'edit' | 'reject';
+    /**
+     * Code
+     *
+     * With an edit: the code that runs
+     */
+    code?: string | null;
+    /**
+     * Feedback
+     *
+     * With a reject, when the user gave some
+     */
+    feedback?: string | null;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * ApprovalRequestedEvent
+ *
+ * Review mode: the code of `step` waits for POST /runs/{id}/approval before it runs.
+ */
+export type ApprovalRequestedEvent = {
+    /**
+     * Event
+     */
+    event: 'approval.requested';
+    /**
+     * Step
+     */
+    step: number;
+    /**
+     * Code
+     */
+    code: string;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * ArtifactEvent
+ */
+export type ArtifactEvent = {
+    /**
+     * Event
+     */
+    event: 'artifact';
+    /**
+     * Step
+     */
+    step: number;
+    artifact: ArtifactOut;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * FinalEvent
+ */
+export type FinalEvent = {
+    /**
+     * Event
+     */
+    event: 'final';
+    /**
+     * Answer
+     */
+    answer: string;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * InputReceivedEvent
+ */
+export type InputReceivedEvent = {
+    /**
+     * Event
+     */
+    event: 'input.received';
+    /**
+     * Step
+     */
+    step: number;
+    /**
+     * Question
+     */
+    question: string;
+    /**
+     * Answer
+     */
+    answer: string;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * InputRequestedEvent
+ *
+ * The code of `step` asked the user (ask_user); the run waits for POST /runs/{id}/input.
+ */
+export type InputRequestedEvent = {
+    /**
+     * Event
+     */
+    event: 'input.requested';
+    /**
+     * Step
+     */
+    step: number;
+    /**
+     * Question
+     */
+    question: string;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * ModelDeltaEvent
+ *
+ * A piece of the model's output, as the provider streams it.
+ */
+export type ModelDeltaEvent = {
+    /**
+     * Event
+     */
+    event: 'model.delta';
+    /**
+     * Step
+     */
+    step: number;
+    /**
+     * Text
+     */
+    text: string;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * PlanEvent
+ *
+ * The agent's plan, written before step 1 and revised every planning interval.
+ */
+export type PlanEvent = {
+    /**
+     * Event
+     */
+    event: 'plan';
+    /**
+     * Step
+     */
+    step: number;
+    /**
+     * Text
+     */
+    text: string;
+    /**
+     * Tokens In
+     */
+    tokens_in: number;
+    /**
+     * Tokens Out
+     */
+    tokens_out: number;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * PlanDeltaEvent
+ *
+ * A piece of the agent's plan, as the provider streams it.
+ */
+export type PlanDeltaEvent = {
+    /**
+     * Event
+     */
+    event: 'plan.delta';
+    /**
+     * Step
+     */
+    step: number;
+    /**
+     * Text
+     */
+    text: string;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * RunFinishedEvent
+ *
+ * Always the run's last event.
+ */
+export type RunFinishedEvent = {
+    /**
+     * Event
+     */
+    event: 'run.finished';
+    status: RunStatus;
+    /**
+     * Error
+     */
+    error: string | null;
+    /**
+     * Tokens In
+     */
+    tokens_in: number;
+    /**
+     * Tokens Out
+     */
+    tokens_out: number;
+    /**
+     * Tokens Estimated
+     *
+     * Some counts were estimated here: the model's server sent none
+     */
+    tokens_estimated?: boolean;
+    /**
+     * Cost Usd
+     */
+    cost_usd: number | null;
+    /**
+     * Duration Ms
+     */
+    duration_ms: number | null;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * RunQueuedEvent
+ *
+ * No sandbox worker is free yet; the run's work begins when one is.
+ */
+export type RunQueuedEvent = {
+    /**
+     * Event
+     */
+    event: 'run.queued';
+    /**
+     * Position
+     */
+    position: number;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * RunStartedEvent
+ */
+export type RunStartedEvent = {
+    /**
+     * Event
+     */
+    event: 'run.started';
+    /**
+     * Session Id
+     */
+    session_id: string;
+    /**
+     * Model
+     */
+    model: string;
+    /**
+     * Query
+     */
+    query: string;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * RunStatus
+ */
+export type RunStatus = 'queued' | 'running' | 'waiting_input' | 'waiting_approval' | 'succeeded' | 'failed' | 'cancelled';
+
+/**
+ * SandboxStartingEvent
+ *
+ * The session's sandbox is being started (seconds).
+ */
+export type SandboxStartingEvent = {
+    /**
+     * Event
+     */
+    event: 'sandbox.starting';
+    /**
+     * Restoring
+     *
+     * Its saved variables are loaded back
+     */
+    restoring: boolean;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * StepCodeEvent
+ */
+export type StepCodeEvent = {
+    /**
+     * Event
+     */
+    event: 'step.code';
+    /**
+     * Step
+     */
+    step: number;
+    /**
+     * Code
+     */
+    code: string;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * StepErrorEvent
+ *
+ * The step failed; the agent sees the error and tries again.
+ */
+export type StepErrorEvent = {
+    /**
+     * Event
+     */
+    event: 'step.error';
+    /**
+     * Step
+     */
+    step: number;
+    /**
+     * Error
+     */
+    error: string;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * StepFinishedEvent
+ */
+export type StepFinishedEvent = {
+    /**
+     * Event
+     */
+    event: 'step.finished';
+    /**
+     * Step
+     */
+    step: number;
+    /**
+     * Duration Ms
+     */
+    duration_ms: number;
+    /**
+     * Tokens In
+     */
+    tokens_in: number;
+    /**
+     * Tokens Out
+     */
+    tokens_out: number;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * StepOutputEvent
+ */
+export type StepOutputEvent = {
+    /**
+     * Event
+     */
+    event: 'step.output';
+    /**
+     * Step
+     */
+    step: number;
+    /**
+     * Output
+     *
+     * What the code printed (its end, capped)
+     */
+    output: string;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * StepStartedEvent
+ */
+export type StepStartedEvent = {
+    /**
+     * Event
+     */
+    event: 'step.started';
+    /**
+     * Step
+     */
+    step: number;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * VerificationEvent
+ *
+ * What the check of a final answer said.
+ */
+export type VerificationEvent = {
+    /**
+     * Event
+     */
+    event: 'verification';
+    /**
+     * Step
+     */
+    step: number;
+    /**
+     * Verdict
+     */
+    verdict: 'approve' | 'revise';
+    /**
+     * Reason
+     */
+    reason: string;
+    /**
+     * Tokens In
+     */
+    tokens_in: number;
+    /**
+     * Tokens Out
+     */
+    tokens_out: number;
+    /**
+     * Final
+     *
+     * No revision is left: the answer stands whatever the verdict
+     */
+    final: boolean;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * RunEvent
+ *
+ * One message of a run's event stream (API.md, "The event stream")
+ */
+export type RunEvent = ({
+    event: 'run.started';
+} & RunStartedEvent) | ({
+    event: 'run.queued';
+} & RunQueuedEvent) | ({
+    event: 'sandbox.starting';
+} & SandboxStartingEvent) | ({
+    event: 'step.started';
+} & StepStartedEvent) | ({
+    event: 'model.delta';
+} & ModelDeltaEvent) | ({
+    event: 'plan.delta';
+} & PlanDeltaEvent) | ({
+    event: 'step.code';
+} & StepCodeEvent) | ({
+    event: 'step.output';
+} & StepOutputEvent) | ({
+    event: 'step.error';
+} & StepErrorEvent) | ({
+    event: 'artifact';
+} & ArtifactEvent) | ({
+    event: 'step.finished';
+} & StepFinishedEvent) | ({
+    event: 'plan';
+} & PlanEvent) | ({
+    event: 'verification';
+} & VerificationEvent) | ({
+    event: 'input.requested';
+} & InputRequestedEvent) | ({
+    event: 'input.received';
+} & InputReceivedEvent) | ({
+    event: 'approval.requested';
+} & ApprovalRequestedEvent) | ({
+    event: 'approval.received';
+} & ApprovalReceivedEvent) | ({
+    event: 'final';
+} & FinalEvent) | ({
+    event: 'run.finished';
+} & RunFinishedEvent);
+
+/**
  * ArtifactOut
  */
 export type ArtifactOutWritable = {
@@ -1381,14 +2041,84 @@ export type RunOutWritable = {
     finished_at: string | null;
 };
 
-export type LoginApiV1AuthLoginPostData = {
+/**
+ * ArtifactEvent
+ */
+export type ArtifactEventWritable = {
+    /**
+     * Event
+     */
+    event: 'artifact';
+    /**
+     * Step
+     */
+    step: number;
+    artifact: ArtifactOutWritable;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * RunEvent
+ *
+ * One message of a run's event stream (API.md, "The event stream")
+ */
+export type RunEventWritable = ({
+    event: 'run.started';
+} & RunStartedEvent) | ({
+    event: 'run.queued';
+} & RunQueuedEvent) | ({
+    event: 'sandbox.starting';
+} & SandboxStartingEvent) | ({
+    event: 'step.started';
+} & StepStartedEvent) | ({
+    event: 'model.delta';
+} & ModelDeltaEvent) | ({
+    event: 'plan.delta';
+} & PlanDeltaEvent) | ({
+    event: 'step.code';
+} & StepCodeEvent) | ({
+    event: 'step.output';
+} & StepOutputEvent) | ({
+    event: 'step.error';
+} & StepErrorEvent) | ({
+    event: 'artifact';
+} & ArtifactEventWritable) | ({
+    event: 'step.finished';
+} & StepFinishedEvent) | ({
+    event: 'plan';
+} & PlanEvent) | ({
+    event: 'verification';
+} & VerificationEvent) | ({
+    event: 'input.requested';
+} & InputRequestedEvent) | ({
+    event: 'input.received';
+} & InputReceivedEvent) | ({
+    event: 'approval.requested';
+} & ApprovalRequestedEvent) | ({
+    event: 'approval.received';
+} & ApprovalReceivedEvent) | ({
+    event: 'final';
+} & FinalEvent) | ({
+    event: 'run.finished';
+} & RunFinishedEvent);
+
+export type LoginData = {
     body: LoginRequest;
     path?: never;
     query?: never;
     url: '/api/v1/auth/login';
 };
 
-export type LoginApiV1AuthLoginPostErrors = {
+export type LoginErrors = {
     /**
      * Validation Error
      */
@@ -1399,34 +2129,34 @@ export type LoginApiV1AuthLoginPostErrors = {
     429: unknown;
 };
 
-export type LoginApiV1AuthLoginPostError = LoginApiV1AuthLoginPostErrors[keyof LoginApiV1AuthLoginPostErrors];
+export type LoginError = LoginErrors[keyof LoginErrors];
 
-export type LoginApiV1AuthLoginPostResponses = {
+export type LoginResponses = {
     /**
      * Successful Response
      */
     200: LoginResponse;
 };
 
-export type LoginApiV1AuthLoginPostResponse = LoginApiV1AuthLoginPostResponses[keyof LoginApiV1AuthLoginPostResponses];
+export type LoginResponse2 = LoginResponses[keyof LoginResponses];
 
-export type MeApiV1AuthMeGetData = {
+export type MeData = {
     body?: never;
     path?: never;
     query?: never;
     url: '/api/v1/auth/me';
 };
 
-export type MeApiV1AuthMeGetResponses = {
+export type MeResponses = {
     /**
      * Successful Response
      */
     200: UserOut;
 };
 
-export type MeApiV1AuthMeGetResponse = MeApiV1AuthMeGetResponses[keyof MeApiV1AuthMeGetResponses];
+export type MeResponse = MeResponses[keyof MeResponses];
 
-export type ListTokensApiV1AuthTokensGetData = {
+export type ListTokensData = {
     body?: never;
     path?: never;
     query?: {
@@ -1446,32 +2176,32 @@ export type ListTokensApiV1AuthTokensGetData = {
     url: '/api/v1/auth/tokens';
 };
 
-export type ListTokensApiV1AuthTokensGetErrors = {
+export type ListTokensErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type ListTokensApiV1AuthTokensGetError = ListTokensApiV1AuthTokensGetErrors[keyof ListTokensApiV1AuthTokensGetErrors];
+export type ListTokensError = ListTokensErrors[keyof ListTokensErrors];
 
-export type ListTokensApiV1AuthTokensGetResponses = {
+export type ListTokensResponses = {
     /**
      * Successful Response
      */
     200: PageApiTokenOut;
 };
 
-export type ListTokensApiV1AuthTokensGetResponse = ListTokensApiV1AuthTokensGetResponses[keyof ListTokensApiV1AuthTokensGetResponses];
+export type ListTokensResponse = ListTokensResponses[keyof ListTokensResponses];
 
-export type CreateTokenApiV1AuthTokensPostData = {
+export type CreateTokenData = {
     body: ApiTokenCreate;
     path?: never;
     query?: never;
     url: '/api/v1/auth/tokens';
 };
 
-export type CreateTokenApiV1AuthTokensPostErrors = {
+export type CreateTokenErrors = {
     /**
      * Asked with an API token, not a login (login_required)
      */
@@ -1482,18 +2212,18 @@ export type CreateTokenApiV1AuthTokensPostErrors = {
     422: HttpValidationError;
 };
 
-export type CreateTokenApiV1AuthTokensPostError = CreateTokenApiV1AuthTokensPostErrors[keyof CreateTokenApiV1AuthTokensPostErrors];
+export type CreateTokenError = CreateTokenErrors[keyof CreateTokenErrors];
 
-export type CreateTokenApiV1AuthTokensPostResponses = {
+export type CreateTokenResponses = {
     /**
      * Successful Response
      */
     201: ApiTokenCreated;
 };
 
-export type CreateTokenApiV1AuthTokensPostResponse = CreateTokenApiV1AuthTokensPostResponses[keyof CreateTokenApiV1AuthTokensPostResponses];
+export type CreateTokenResponse = CreateTokenResponses[keyof CreateTokenResponses];
 
-export type RevokeTokenApiV1AuthTokensTokenIdDeleteData = {
+export type RevokeTokenData = {
     body?: never;
     path: {
         /**
@@ -1505,32 +2235,32 @@ export type RevokeTokenApiV1AuthTokensTokenIdDeleteData = {
     url: '/api/v1/auth/tokens/{token_id}';
 };
 
-export type RevokeTokenApiV1AuthTokensTokenIdDeleteErrors = {
+export type RevokeTokenErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type RevokeTokenApiV1AuthTokensTokenIdDeleteError = RevokeTokenApiV1AuthTokensTokenIdDeleteErrors[keyof RevokeTokenApiV1AuthTokensTokenIdDeleteErrors];
+export type RevokeTokenError = RevokeTokenErrors[keyof RevokeTokenErrors];
 
-export type RevokeTokenApiV1AuthTokensTokenIdDeleteResponses = {
+export type RevokeTokenResponses = {
     /**
      * Successful Response
      */
     204: void;
 };
 
-export type RevokeTokenApiV1AuthTokensTokenIdDeleteResponse = RevokeTokenApiV1AuthTokensTokenIdDeleteResponses[keyof RevokeTokenApiV1AuthTokensTokenIdDeleteResponses];
+export type RevokeTokenResponse = RevokeTokenResponses[keyof RevokeTokenResponses];
 
-export type ChangePasswordApiV1AuthPasswordPostData = {
+export type ChangePasswordData = {
     body: PasswordChange;
     path?: never;
     query?: never;
     url: '/api/v1/auth/password';
 };
 
-export type ChangePasswordApiV1AuthPasswordPostErrors = {
+export type ChangePasswordErrors = {
     /**
      * The current password is not right (code wrong_password)
      */
@@ -1541,18 +2271,18 @@ export type ChangePasswordApiV1AuthPasswordPostErrors = {
     422: HttpValidationError;
 };
 
-export type ChangePasswordApiV1AuthPasswordPostError = ChangePasswordApiV1AuthPasswordPostErrors[keyof ChangePasswordApiV1AuthPasswordPostErrors];
+export type ChangePasswordError = ChangePasswordErrors[keyof ChangePasswordErrors];
 
-export type ChangePasswordApiV1AuthPasswordPostResponses = {
+export type ChangePasswordResponses = {
     /**
      * Successful Response
      */
     200: LoginResponse;
 };
 
-export type ChangePasswordApiV1AuthPasswordPostResponse = ChangePasswordApiV1AuthPasswordPostResponses[keyof ChangePasswordApiV1AuthPasswordPostResponses];
+export type ChangePasswordResponse = ChangePasswordResponses[keyof ChangePasswordResponses];
 
-export type ListProjectsApiV1ProjectsGetData = {
+export type ListProjectsData = {
     body?: never;
     path?: never;
     query?: {
@@ -1572,50 +2302,50 @@ export type ListProjectsApiV1ProjectsGetData = {
     url: '/api/v1/projects';
 };
 
-export type ListProjectsApiV1ProjectsGetErrors = {
+export type ListProjectsErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type ListProjectsApiV1ProjectsGetError = ListProjectsApiV1ProjectsGetErrors[keyof ListProjectsApiV1ProjectsGetErrors];
+export type ListProjectsError = ListProjectsErrors[keyof ListProjectsErrors];
 
-export type ListProjectsApiV1ProjectsGetResponses = {
+export type ListProjectsResponses = {
     /**
      * Successful Response
      */
     200: PageProjectOut;
 };
 
-export type ListProjectsApiV1ProjectsGetResponse = ListProjectsApiV1ProjectsGetResponses[keyof ListProjectsApiV1ProjectsGetResponses];
+export type ListProjectsResponse = ListProjectsResponses[keyof ListProjectsResponses];
 
-export type CreateProjectApiV1ProjectsPostData = {
+export type CreateProjectData = {
     body: ProjectCreate;
     path?: never;
     query?: never;
     url: '/api/v1/projects';
 };
 
-export type CreateProjectApiV1ProjectsPostErrors = {
+export type CreateProjectErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type CreateProjectApiV1ProjectsPostError = CreateProjectApiV1ProjectsPostErrors[keyof CreateProjectApiV1ProjectsPostErrors];
+export type CreateProjectError = CreateProjectErrors[keyof CreateProjectErrors];
 
-export type CreateProjectApiV1ProjectsPostResponses = {
+export type CreateProjectResponses = {
     /**
      * Successful Response
      */
     201: ProjectOut;
 };
 
-export type CreateProjectApiV1ProjectsPostResponse = CreateProjectApiV1ProjectsPostResponses[keyof CreateProjectApiV1ProjectsPostResponses];
+export type CreateProjectResponse = CreateProjectResponses[keyof CreateProjectResponses];
 
-export type DeleteProjectApiV1ProjectsProjectIdDeleteData = {
+export type DeleteProjectData = {
     body?: never;
     path: {
         /**
@@ -1627,25 +2357,25 @@ export type DeleteProjectApiV1ProjectsProjectIdDeleteData = {
     url: '/api/v1/projects/{project_id}';
 };
 
-export type DeleteProjectApiV1ProjectsProjectIdDeleteErrors = {
+export type DeleteProjectErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type DeleteProjectApiV1ProjectsProjectIdDeleteError = DeleteProjectApiV1ProjectsProjectIdDeleteErrors[keyof DeleteProjectApiV1ProjectsProjectIdDeleteErrors];
+export type DeleteProjectError = DeleteProjectErrors[keyof DeleteProjectErrors];
 
-export type DeleteProjectApiV1ProjectsProjectIdDeleteResponses = {
+export type DeleteProjectResponses = {
     /**
      * Successful Response
      */
     204: void;
 };
 
-export type DeleteProjectApiV1ProjectsProjectIdDeleteResponse = DeleteProjectApiV1ProjectsProjectIdDeleteResponses[keyof DeleteProjectApiV1ProjectsProjectIdDeleteResponses];
+export type DeleteProjectResponse = DeleteProjectResponses[keyof DeleteProjectResponses];
 
-export type GetProjectApiV1ProjectsProjectIdGetData = {
+export type GetProjectData = {
     body?: never;
     path: {
         /**
@@ -1657,25 +2387,25 @@ export type GetProjectApiV1ProjectsProjectIdGetData = {
     url: '/api/v1/projects/{project_id}';
 };
 
-export type GetProjectApiV1ProjectsProjectIdGetErrors = {
+export type GetProjectErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type GetProjectApiV1ProjectsProjectIdGetError = GetProjectApiV1ProjectsProjectIdGetErrors[keyof GetProjectApiV1ProjectsProjectIdGetErrors];
+export type GetProjectError = GetProjectErrors[keyof GetProjectErrors];
 
-export type GetProjectApiV1ProjectsProjectIdGetResponses = {
+export type GetProjectResponses = {
     /**
      * Successful Response
      */
     200: ProjectOut;
 };
 
-export type GetProjectApiV1ProjectsProjectIdGetResponse = GetProjectApiV1ProjectsProjectIdGetResponses[keyof GetProjectApiV1ProjectsProjectIdGetResponses];
+export type GetProjectResponse = GetProjectResponses[keyof GetProjectResponses];
 
-export type UpdateProjectApiV1ProjectsProjectIdPatchData = {
+export type UpdateProjectData = {
     body: ProjectUpdate;
     path: {
         /**
@@ -1687,25 +2417,25 @@ export type UpdateProjectApiV1ProjectsProjectIdPatchData = {
     url: '/api/v1/projects/{project_id}';
 };
 
-export type UpdateProjectApiV1ProjectsProjectIdPatchErrors = {
+export type UpdateProjectErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type UpdateProjectApiV1ProjectsProjectIdPatchError = UpdateProjectApiV1ProjectsProjectIdPatchErrors[keyof UpdateProjectApiV1ProjectsProjectIdPatchErrors];
+export type UpdateProjectError = UpdateProjectErrors[keyof UpdateProjectErrors];
 
-export type UpdateProjectApiV1ProjectsProjectIdPatchResponses = {
+export type UpdateProjectResponses = {
     /**
      * Successful Response
      */
     200: ProjectOut;
 };
 
-export type UpdateProjectApiV1ProjectsProjectIdPatchResponse = UpdateProjectApiV1ProjectsProjectIdPatchResponses[keyof UpdateProjectApiV1ProjectsProjectIdPatchResponses];
+export type UpdateProjectResponse = UpdateProjectResponses[keyof UpdateProjectResponses];
 
-export type ListFilesApiV1ProjectsProjectIdFilesGetData = {
+export type ListFilesData = {
     body?: never;
     path: {
         /**
@@ -1730,25 +2460,25 @@ export type ListFilesApiV1ProjectsProjectIdFilesGetData = {
     url: '/api/v1/projects/{project_id}/files';
 };
 
-export type ListFilesApiV1ProjectsProjectIdFilesGetErrors = {
+export type ListFilesErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type ListFilesApiV1ProjectsProjectIdFilesGetError = ListFilesApiV1ProjectsProjectIdFilesGetErrors[keyof ListFilesApiV1ProjectsProjectIdFilesGetErrors];
+export type ListFilesError = ListFilesErrors[keyof ListFilesErrors];
 
-export type ListFilesApiV1ProjectsProjectIdFilesGetResponses = {
+export type ListFilesResponses = {
     /**
      * Successful Response
      */
     200: PageFileOut;
 };
 
-export type ListFilesApiV1ProjectsProjectIdFilesGetResponse = ListFilesApiV1ProjectsProjectIdFilesGetResponses[keyof ListFilesApiV1ProjectsProjectIdFilesGetResponses];
+export type ListFilesResponse = ListFilesResponses[keyof ListFilesResponses];
 
-export type UploadFileApiV1ProjectsProjectIdFilesPostData = {
+export type UploadFileData = {
     body: {
         file: Blob | File;
     };
@@ -1762,7 +2492,7 @@ export type UploadFileApiV1ProjectsProjectIdFilesPostData = {
     url: '/api/v1/projects/{project_id}/files';
 };
 
-export type UploadFileApiV1ProjectsProjectIdFilesPostErrors = {
+export type UploadFileErrors = {
     /**
      * Over the upload limit
      */
@@ -1777,18 +2507,18 @@ export type UploadFileApiV1ProjectsProjectIdFilesPostErrors = {
     422: HttpValidationError;
 };
 
-export type UploadFileApiV1ProjectsProjectIdFilesPostError = UploadFileApiV1ProjectsProjectIdFilesPostErrors[keyof UploadFileApiV1ProjectsProjectIdFilesPostErrors];
+export type UploadFileError = UploadFileErrors[keyof UploadFileErrors];
 
-export type UploadFileApiV1ProjectsProjectIdFilesPostResponses = {
+export type UploadFileResponses = {
     /**
      * Successful Response
      */
     201: FileOut;
 };
 
-export type UploadFileApiV1ProjectsProjectIdFilesPostResponse = UploadFileApiV1ProjectsProjectIdFilesPostResponses[keyof UploadFileApiV1ProjectsProjectIdFilesPostResponses];
+export type UploadFileResponse = UploadFileResponses[keyof UploadFileResponses];
 
-export type DeleteFileApiV1FilesFileIdDeleteData = {
+export type DeleteFileData = {
     body?: never;
     path: {
         /**
@@ -1800,25 +2530,25 @@ export type DeleteFileApiV1FilesFileIdDeleteData = {
     url: '/api/v1/files/{file_id}';
 };
 
-export type DeleteFileApiV1FilesFileIdDeleteErrors = {
+export type DeleteFileErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type DeleteFileApiV1FilesFileIdDeleteError = DeleteFileApiV1FilesFileIdDeleteErrors[keyof DeleteFileApiV1FilesFileIdDeleteErrors];
+export type DeleteFileError = DeleteFileErrors[keyof DeleteFileErrors];
 
-export type DeleteFileApiV1FilesFileIdDeleteResponses = {
+export type DeleteFileResponses = {
     /**
      * Successful Response
      */
     204: void;
 };
 
-export type DeleteFileApiV1FilesFileIdDeleteResponse = DeleteFileApiV1FilesFileIdDeleteResponses[keyof DeleteFileApiV1FilesFileIdDeleteResponses];
+export type DeleteFileResponse = DeleteFileResponses[keyof DeleteFileResponses];
 
-export type GetFileApiV1FilesFileIdGetData = {
+export type GetFileData = {
     body?: never;
     path: {
         /**
@@ -1830,25 +2560,25 @@ export type GetFileApiV1FilesFileIdGetData = {
     url: '/api/v1/files/{file_id}';
 };
 
-export type GetFileApiV1FilesFileIdGetErrors = {
+export type GetFileErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type GetFileApiV1FilesFileIdGetError = GetFileApiV1FilesFileIdGetErrors[keyof GetFileApiV1FilesFileIdGetErrors];
+export type GetFileError = GetFileErrors[keyof GetFileErrors];
 
-export type GetFileApiV1FilesFileIdGetResponses = {
+export type GetFileResponses = {
     /**
      * Successful Response
      */
     200: FileOut;
 };
 
-export type GetFileApiV1FilesFileIdGetResponse = GetFileApiV1FilesFileIdGetResponses[keyof GetFileApiV1FilesFileIdGetResponses];
+export type GetFileResponse = GetFileResponses[keyof GetFileResponses];
 
-export type DownloadFileApiV1FilesFileIdContentGetData = {
+export type DownloadFileData = {
     body?: never;
     path: {
         /**
@@ -1860,25 +2590,25 @@ export type DownloadFileApiV1FilesFileIdContentGetData = {
     url: '/api/v1/files/{file_id}/content';
 };
 
-export type DownloadFileApiV1FilesFileIdContentGetErrors = {
+export type DownloadFileErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type DownloadFileApiV1FilesFileIdContentGetError = DownloadFileApiV1FilesFileIdContentGetErrors[keyof DownloadFileApiV1FilesFileIdContentGetErrors];
+export type DownloadFileError = DownloadFileErrors[keyof DownloadFileErrors];
 
-export type DownloadFileApiV1FilesFileIdContentGetResponses = {
+export type DownloadFileResponses = {
     /**
      * The original bytes
      */
     200: Blob | File;
 };
 
-export type DownloadFileApiV1FilesFileIdContentGetResponse = DownloadFileApiV1FilesFileIdContentGetResponses[keyof DownloadFileApiV1FilesFileIdContentGetResponses];
+export type DownloadFileResponse = DownloadFileResponses[keyof DownloadFileResponses];
 
-export type ListVersionsApiV1FilesFileIdVersionsGetData = {
+export type ListVersionsData = {
     body?: never;
     path: {
         /**
@@ -1890,27 +2620,27 @@ export type ListVersionsApiV1FilesFileIdVersionsGetData = {
     url: '/api/v1/files/{file_id}/versions';
 };
 
-export type ListVersionsApiV1FilesFileIdVersionsGetErrors = {
+export type ListVersionsErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type ListVersionsApiV1FilesFileIdVersionsGetError = ListVersionsApiV1FilesFileIdVersionsGetErrors[keyof ListVersionsApiV1FilesFileIdVersionsGetErrors];
+export type ListVersionsError = ListVersionsErrors[keyof ListVersionsErrors];
 
-export type ListVersionsApiV1FilesFileIdVersionsGetResponses = {
+export type ListVersionsResponses = {
     /**
-     * Response List Versions Api V1 Files  File Id  Versions Get
+     * Response List Versions
      *
      * Successful Response
      */
     200: Array<FileVersionOut>;
 };
 
-export type ListVersionsApiV1FilesFileIdVersionsGetResponse = ListVersionsApiV1FilesFileIdVersionsGetResponses[keyof ListVersionsApiV1FilesFileIdVersionsGetResponses];
+export type ListVersionsResponse = ListVersionsResponses[keyof ListVersionsResponses];
 
-export type DownloadVersionApiV1FilesFileIdVersionsVersionContentGetData = {
+export type DownloadVersionData = {
     body?: never;
     path: {
         /**
@@ -1926,25 +2656,25 @@ export type DownloadVersionApiV1FilesFileIdVersionsVersionContentGetData = {
     url: '/api/v1/files/{file_id}/versions/{version}/content';
 };
 
-export type DownloadVersionApiV1FilesFileIdVersionsVersionContentGetErrors = {
+export type DownloadVersionErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type DownloadVersionApiV1FilesFileIdVersionsVersionContentGetError = DownloadVersionApiV1FilesFileIdVersionsVersionContentGetErrors[keyof DownloadVersionApiV1FilesFileIdVersionsVersionContentGetErrors];
+export type DownloadVersionError = DownloadVersionErrors[keyof DownloadVersionErrors];
 
-export type DownloadVersionApiV1FilesFileIdVersionsVersionContentGetResponses = {
+export type DownloadVersionResponses = {
     /**
      * That version's bytes
      */
     200: Blob | File;
 };
 
-export type DownloadVersionApiV1FilesFileIdVersionsVersionContentGetResponse = DownloadVersionApiV1FilesFileIdVersionsVersionContentGetResponses[keyof DownloadVersionApiV1FilesFileIdVersionsVersionContentGetResponses];
+export type DownloadVersionResponse = DownloadVersionResponses[keyof DownloadVersionResponses];
 
-export type PreviewFileApiV1FilesFileIdPreviewGetData = {
+export type PreviewFileData = {
     body?: never;
     path: {
         /**
@@ -1963,7 +2693,7 @@ export type PreviewFileApiV1FilesFileIdPreviewGetData = {
     url: '/api/v1/files/{file_id}/preview';
 };
 
-export type PreviewFileApiV1FilesFileIdPreviewGetErrors = {
+export type PreviewFileErrors = {
     /**
      * No such file, or no such sheet in the workbook
      */
@@ -1982,16 +2712,16 @@ export type PreviewFileApiV1FilesFileIdPreviewGetErrors = {
     503: unknown;
 };
 
-export type PreviewFileApiV1FilesFileIdPreviewGetResponses = {
+export type PreviewFileResponses = {
     /**
      * Successful Response
      */
     200: FilePreview;
 };
 
-export type PreviewFileApiV1FilesFileIdPreviewGetResponse = PreviewFileApiV1FilesFileIdPreviewGetResponses[keyof PreviewFileApiV1FilesFileIdPreviewGetResponses];
+export type PreviewFileResponse = PreviewFileResponses[keyof PreviewFileResponses];
 
-export type ProfileFileApiV1FilesFileIdProfileGetData = {
+export type ProfileFileData = {
     body?: never;
     path: {
         /**
@@ -2010,7 +2740,7 @@ export type ProfileFileApiV1FilesFileIdProfileGetData = {
     url: '/api/v1/files/{file_id}/profile';
 };
 
-export type ProfileFileApiV1FilesFileIdProfileGetErrors = {
+export type ProfileFileErrors = {
     /**
      * No such file, or no such sheet in the workbook
      */
@@ -2029,16 +2759,16 @@ export type ProfileFileApiV1FilesFileIdProfileGetErrors = {
     503: unknown;
 };
 
-export type ProfileFileApiV1FilesFileIdProfileGetResponses = {
+export type ProfileFileResponses = {
     /**
      * Successful Response
      */
     200: FileProfile;
 };
 
-export type ProfileFileApiV1FilesFileIdProfileGetResponse = ProfileFileApiV1FilesFileIdProfileGetResponses[keyof ProfileFileApiV1FilesFileIdProfileGetResponses];
+export type ProfileFileResponse = ProfileFileResponses[keyof ProfileFileResponses];
 
-export type ListSessionsApiV1ProjectsProjectIdSessionsGetData = {
+export type ListSessionsData = {
     body?: never;
     path: {
         /**
@@ -2063,25 +2793,25 @@ export type ListSessionsApiV1ProjectsProjectIdSessionsGetData = {
     url: '/api/v1/projects/{project_id}/sessions';
 };
 
-export type ListSessionsApiV1ProjectsProjectIdSessionsGetErrors = {
+export type ListSessionsErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type ListSessionsApiV1ProjectsProjectIdSessionsGetError = ListSessionsApiV1ProjectsProjectIdSessionsGetErrors[keyof ListSessionsApiV1ProjectsProjectIdSessionsGetErrors];
+export type ListSessionsError = ListSessionsErrors[keyof ListSessionsErrors];
 
-export type ListSessionsApiV1ProjectsProjectIdSessionsGetResponses = {
+export type ListSessionsResponses = {
     /**
      * Successful Response
      */
     200: PageSessionOut;
 };
 
-export type ListSessionsApiV1ProjectsProjectIdSessionsGetResponse = ListSessionsApiV1ProjectsProjectIdSessionsGetResponses[keyof ListSessionsApiV1ProjectsProjectIdSessionsGetResponses];
+export type ListSessionsResponse = ListSessionsResponses[keyof ListSessionsResponses];
 
-export type CreateSessionApiV1ProjectsProjectIdSessionsPostData = {
+export type CreateSessionData = {
     body: SessionCreate;
     path: {
         /**
@@ -2093,25 +2823,25 @@ export type CreateSessionApiV1ProjectsProjectIdSessionsPostData = {
     url: '/api/v1/projects/{project_id}/sessions';
 };
 
-export type CreateSessionApiV1ProjectsProjectIdSessionsPostErrors = {
+export type CreateSessionErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type CreateSessionApiV1ProjectsProjectIdSessionsPostError = CreateSessionApiV1ProjectsProjectIdSessionsPostErrors[keyof CreateSessionApiV1ProjectsProjectIdSessionsPostErrors];
+export type CreateSessionError = CreateSessionErrors[keyof CreateSessionErrors];
 
-export type CreateSessionApiV1ProjectsProjectIdSessionsPostResponses = {
+export type CreateSessionResponses = {
     /**
      * Successful Response
      */
     201: SessionOut;
 };
 
-export type CreateSessionApiV1ProjectsProjectIdSessionsPostResponse = CreateSessionApiV1ProjectsProjectIdSessionsPostResponses[keyof CreateSessionApiV1ProjectsProjectIdSessionsPostResponses];
+export type CreateSessionResponse = CreateSessionResponses[keyof CreateSessionResponses];
 
-export type DeleteSessionApiV1SessionsSessionIdDeleteData = {
+export type DeleteSessionData = {
     body?: never;
     path: {
         /**
@@ -2123,25 +2853,25 @@ export type DeleteSessionApiV1SessionsSessionIdDeleteData = {
     url: '/api/v1/sessions/{session_id}';
 };
 
-export type DeleteSessionApiV1SessionsSessionIdDeleteErrors = {
+export type DeleteSessionErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type DeleteSessionApiV1SessionsSessionIdDeleteError = DeleteSessionApiV1SessionsSessionIdDeleteErrors[keyof DeleteSessionApiV1SessionsSessionIdDeleteErrors];
+export type DeleteSessionError = DeleteSessionErrors[keyof DeleteSessionErrors];
 
-export type DeleteSessionApiV1SessionsSessionIdDeleteResponses = {
+export type DeleteSessionResponses = {
     /**
      * Successful Response
      */
     204: void;
 };
 
-export type DeleteSessionApiV1SessionsSessionIdDeleteResponse = DeleteSessionApiV1SessionsSessionIdDeleteResponses[keyof DeleteSessionApiV1SessionsSessionIdDeleteResponses];
+export type DeleteSessionResponse = DeleteSessionResponses[keyof DeleteSessionResponses];
 
-export type GetSessionApiV1SessionsSessionIdGetData = {
+export type GetSessionData = {
     body?: never;
     path: {
         /**
@@ -2153,25 +2883,25 @@ export type GetSessionApiV1SessionsSessionIdGetData = {
     url: '/api/v1/sessions/{session_id}';
 };
 
-export type GetSessionApiV1SessionsSessionIdGetErrors = {
+export type GetSessionErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type GetSessionApiV1SessionsSessionIdGetError = GetSessionApiV1SessionsSessionIdGetErrors[keyof GetSessionApiV1SessionsSessionIdGetErrors];
+export type GetSessionError = GetSessionErrors[keyof GetSessionErrors];
 
-export type GetSessionApiV1SessionsSessionIdGetResponses = {
+export type GetSessionResponses = {
     /**
      * Successful Response
      */
     200: SessionOut;
 };
 
-export type GetSessionApiV1SessionsSessionIdGetResponse = GetSessionApiV1SessionsSessionIdGetResponses[keyof GetSessionApiV1SessionsSessionIdGetResponses];
+export type GetSessionResponse = GetSessionResponses[keyof GetSessionResponses];
 
-export type UpdateSessionApiV1SessionsSessionIdPatchData = {
+export type UpdateSessionData = {
     body: SessionUpdate;
     path: {
         /**
@@ -2183,25 +2913,25 @@ export type UpdateSessionApiV1SessionsSessionIdPatchData = {
     url: '/api/v1/sessions/{session_id}';
 };
 
-export type UpdateSessionApiV1SessionsSessionIdPatchErrors = {
+export type UpdateSessionErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type UpdateSessionApiV1SessionsSessionIdPatchError = UpdateSessionApiV1SessionsSessionIdPatchErrors[keyof UpdateSessionApiV1SessionsSessionIdPatchErrors];
+export type UpdateSessionError = UpdateSessionErrors[keyof UpdateSessionErrors];
 
-export type UpdateSessionApiV1SessionsSessionIdPatchResponses = {
+export type UpdateSessionResponses = {
     /**
      * Successful Response
      */
     200: SessionOut;
 };
 
-export type UpdateSessionApiV1SessionsSessionIdPatchResponse = UpdateSessionApiV1SessionsSessionIdPatchResponses[keyof UpdateSessionApiV1SessionsSessionIdPatchResponses];
+export type UpdateSessionResponse = UpdateSessionResponses[keyof UpdateSessionResponses];
 
-export type ExportSessionApiV1SessionsSessionIdExportGetData = {
+export type ExportSessionData = {
     body?: never;
     path: {
         /**
@@ -2220,7 +2950,7 @@ export type ExportSessionApiV1SessionsSessionIdExportGetData = {
     url: '/api/v1/sessions/{session_id}/export';
 };
 
-export type ExportSessionApiV1SessionsSessionIdExportGetErrors = {
+export type ExportSessionErrors = {
     /**
      * Validation Error
      */
@@ -2231,16 +2961,16 @@ export type ExportSessionApiV1SessionsSessionIdExportGetErrors = {
     503: unknown;
 };
 
-export type ExportSessionApiV1SessionsSessionIdExportGetError = ExportSessionApiV1SessionsSessionIdExportGetErrors[keyof ExportSessionApiV1SessionsSessionIdExportGetErrors];
+export type ExportSessionError = ExportSessionErrors[keyof ExportSessionErrors];
 
-export type ExportSessionApiV1SessionsSessionIdExportGetResponses = {
+export type ExportSessionResponses = {
     /**
      * The session as a file (an attachment)
      */
     200: unknown;
 };
 
-export type AskApiV1SessionsSessionIdQueryPostData = {
+export type AskData = {
     body: QueryRequest;
     path: {
         /**
@@ -2252,7 +2982,7 @@ export type AskApiV1SessionsSessionIdQueryPostData = {
     url: '/api/v1/sessions/{session_id}/query';
 };
 
-export type AskApiV1SessionsSessionIdQueryPostErrors = {
+export type AskErrors = {
     /**
      * The session is busy (code session_busy)
      */
@@ -2263,18 +2993,18 @@ export type AskApiV1SessionsSessionIdQueryPostErrors = {
     422: HttpValidationError;
 };
 
-export type AskApiV1SessionsSessionIdQueryPostError = AskApiV1SessionsSessionIdQueryPostErrors[keyof AskApiV1SessionsSessionIdQueryPostErrors];
+export type AskError = AskErrors[keyof AskErrors];
 
-export type AskApiV1SessionsSessionIdQueryPostResponses = {
+export type AskResponses = {
     /**
-     * The run's events as server-sent events (see the event table in API.md)
+     * The run's events as server-sent events (see RunEvent)
      */
-    200: string;
+    200: RunEvent;
 };
 
-export type AskApiV1SessionsSessionIdQueryPostResponse = AskApiV1SessionsSessionIdQueryPostResponses[keyof AskApiV1SessionsSessionIdQueryPostResponses];
+export type AskResponse = AskResponses[keyof AskResponses];
 
-export type GetRunApiV1RunsRunIdGetData = {
+export type GetRunData = {
     body?: never;
     path: {
         /**
@@ -2286,25 +3016,25 @@ export type GetRunApiV1RunsRunIdGetData = {
     url: '/api/v1/runs/{run_id}';
 };
 
-export type GetRunApiV1RunsRunIdGetErrors = {
+export type GetRunErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type GetRunApiV1RunsRunIdGetError = GetRunApiV1RunsRunIdGetErrors[keyof GetRunApiV1RunsRunIdGetErrors];
+export type GetRunError = GetRunErrors[keyof GetRunErrors];
 
-export type GetRunApiV1RunsRunIdGetResponses = {
+export type GetRunResponses = {
     /**
      * Successful Response
      */
     200: RunOut;
 };
 
-export type GetRunApiV1RunsRunIdGetResponse = GetRunApiV1RunsRunIdGetResponses[keyof GetRunApiV1RunsRunIdGetResponses];
+export type GetRunResponse = GetRunResponses[keyof GetRunResponses];
 
-export type RunEventsApiV1RunsRunIdEventsGetData = {
+export type RunEventsData = {
     body?: never;
     headers?: {
         /**
@@ -2329,25 +3059,25 @@ export type RunEventsApiV1RunsRunIdEventsGetData = {
     url: '/api/v1/runs/{run_id}/events';
 };
 
-export type RunEventsApiV1RunsRunIdEventsGetErrors = {
+export type RunEventsErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type RunEventsApiV1RunsRunIdEventsGetError = RunEventsApiV1RunsRunIdEventsGetErrors[keyof RunEventsApiV1RunsRunIdEventsGetErrors];
+export type RunEventsError = RunEventsErrors[keyof RunEventsErrors];
 
-export type RunEventsApiV1RunsRunIdEventsGetResponses = {
+export type RunEventsResponses = {
     /**
-     * The run's events as server-sent events (see the event table in API.md)
+     * The run's events as server-sent events (see RunEvent)
      */
-    200: string;
+    200: RunEvent;
 };
 
-export type RunEventsApiV1RunsRunIdEventsGetResponse = RunEventsApiV1RunsRunIdEventsGetResponses[keyof RunEventsApiV1RunsRunIdEventsGetResponses];
+export type RunEventsResponse = RunEventsResponses[keyof RunEventsResponses];
 
-export type CancelRunApiV1RunsRunIdCancelPostData = {
+export type CancelRunData = {
     body?: never;
     path: {
         /**
@@ -2359,7 +3089,7 @@ export type CancelRunApiV1RunsRunIdCancelPostData = {
     url: '/api/v1/runs/{run_id}/cancel';
 };
 
-export type CancelRunApiV1RunsRunIdCancelPostErrors = {
+export type CancelRunErrors = {
     /**
      * Not running
      */
@@ -2370,18 +3100,18 @@ export type CancelRunApiV1RunsRunIdCancelPostErrors = {
     422: HttpValidationError;
 };
 
-export type CancelRunApiV1RunsRunIdCancelPostError = CancelRunApiV1RunsRunIdCancelPostErrors[keyof CancelRunApiV1RunsRunIdCancelPostErrors];
+export type CancelRunError = CancelRunErrors[keyof CancelRunErrors];
 
-export type CancelRunApiV1RunsRunIdCancelPostResponses = {
+export type CancelRunResponses = {
     /**
      * Successful Response
      */
     200: RunOut;
 };
 
-export type CancelRunApiV1RunsRunIdCancelPostResponse = CancelRunApiV1RunsRunIdCancelPostResponses[keyof CancelRunApiV1RunsRunIdCancelPostResponses];
+export type CancelRunResponse = CancelRunResponses[keyof CancelRunResponses];
 
-export type AnswerRunApiV1RunsRunIdInputPostData = {
+export type AnswerRunData = {
     body: InputAnswer;
     path: {
         /**
@@ -2393,7 +3123,7 @@ export type AnswerRunApiV1RunsRunIdInputPostData = {
     url: '/api/v1/runs/{run_id}/input';
 };
 
-export type AnswerRunApiV1RunsRunIdInputPostErrors = {
+export type AnswerRunErrors = {
     /**
      * Not waiting
      */
@@ -2404,18 +3134,18 @@ export type AnswerRunApiV1RunsRunIdInputPostErrors = {
     422: HttpValidationError;
 };
 
-export type AnswerRunApiV1RunsRunIdInputPostError = AnswerRunApiV1RunsRunIdInputPostErrors[keyof AnswerRunApiV1RunsRunIdInputPostErrors];
+export type AnswerRunError = AnswerRunErrors[keyof AnswerRunErrors];
 
-export type AnswerRunApiV1RunsRunIdInputPostResponses = {
+export type AnswerRunResponses = {
     /**
      * Successful Response
      */
     200: RunOut;
 };
 
-export type AnswerRunApiV1RunsRunIdInputPostResponse = AnswerRunApiV1RunsRunIdInputPostResponses[keyof AnswerRunApiV1RunsRunIdInputPostResponses];
+export type AnswerRunResponse = AnswerRunResponses[keyof AnswerRunResponses];
 
-export type ApproveRunApiV1RunsRunIdApprovalPostData = {
+export type ApproveRunData = {
     body: ApprovalDecision;
     path: {
         /**
@@ -2427,7 +3157,7 @@ export type ApproveRunApiV1RunsRunIdApprovalPostData = {
     url: '/api/v1/runs/{run_id}/approval';
 };
 
-export type ApproveRunApiV1RunsRunIdApprovalPostErrors = {
+export type ApproveRunErrors = {
     /**
      * Not waiting for approval (code not_waiting_approval)
      */
@@ -2438,34 +3168,34 @@ export type ApproveRunApiV1RunsRunIdApprovalPostErrors = {
     422: HttpValidationError;
 };
 
-export type ApproveRunApiV1RunsRunIdApprovalPostError = ApproveRunApiV1RunsRunIdApprovalPostErrors[keyof ApproveRunApiV1RunsRunIdApprovalPostErrors];
+export type ApproveRunError = ApproveRunErrors[keyof ApproveRunErrors];
 
-export type ApproveRunApiV1RunsRunIdApprovalPostResponses = {
+export type ApproveRunResponses = {
     /**
      * Successful Response
      */
     200: RunOut;
 };
 
-export type ApproveRunApiV1RunsRunIdApprovalPostResponse = ApproveRunApiV1RunsRunIdApprovalPostResponses[keyof ApproveRunApiV1RunsRunIdApprovalPostResponses];
+export type ApproveRunResponse = ApproveRunResponses[keyof ApproveRunResponses];
 
-export type ListModelsApiV1ModelsGetData = {
+export type ListModelsData = {
     body?: never;
     path?: never;
     query?: never;
     url: '/api/v1/models';
 };
 
-export type ListModelsApiV1ModelsGetResponses = {
+export type ListModelsResponses = {
     /**
      * Successful Response
      */
     200: ModelList;
 };
 
-export type ListModelsApiV1ModelsGetResponse = ListModelsApiV1ModelsGetResponses[keyof ListModelsApiV1ModelsGetResponses];
+export type ListModelsResponse = ListModelsResponses[keyof ListModelsResponses];
 
-export type ListRunsApiV1SessionsSessionIdRunsGetData = {
+export type ListRunsData = {
     body?: never;
     path: {
         /**
@@ -2490,25 +3220,25 @@ export type ListRunsApiV1SessionsSessionIdRunsGetData = {
     url: '/api/v1/sessions/{session_id}/runs';
 };
 
-export type ListRunsApiV1SessionsSessionIdRunsGetErrors = {
+export type ListRunsErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type ListRunsApiV1SessionsSessionIdRunsGetError = ListRunsApiV1SessionsSessionIdRunsGetErrors[keyof ListRunsApiV1SessionsSessionIdRunsGetErrors];
+export type ListRunsError = ListRunsErrors[keyof ListRunsErrors];
 
-export type ListRunsApiV1SessionsSessionIdRunsGetResponses = {
+export type ListRunsResponses = {
     /**
      * Successful Response
      */
     200: PageRunOut;
 };
 
-export type ListRunsApiV1SessionsSessionIdRunsGetResponse = ListRunsApiV1SessionsSessionIdRunsGetResponses[keyof ListRunsApiV1SessionsSessionIdRunsGetResponses];
+export type ListRunsResponse = ListRunsResponses[keyof ListRunsResponses];
 
-export type ListArtifactsApiV1SessionsSessionIdArtifactsGetData = {
+export type ListArtifactsData = {
     body?: never;
     path: {
         /**
@@ -2533,25 +3263,25 @@ export type ListArtifactsApiV1SessionsSessionIdArtifactsGetData = {
     url: '/api/v1/sessions/{session_id}/artifacts';
 };
 
-export type ListArtifactsApiV1SessionsSessionIdArtifactsGetErrors = {
+export type ListArtifactsErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type ListArtifactsApiV1SessionsSessionIdArtifactsGetError = ListArtifactsApiV1SessionsSessionIdArtifactsGetErrors[keyof ListArtifactsApiV1SessionsSessionIdArtifactsGetErrors];
+export type ListArtifactsError = ListArtifactsErrors[keyof ListArtifactsErrors];
 
-export type ListArtifactsApiV1SessionsSessionIdArtifactsGetResponses = {
+export type ListArtifactsResponses = {
     /**
      * Successful Response
      */
     200: PageArtifactOut;
 };
 
-export type ListArtifactsApiV1SessionsSessionIdArtifactsGetResponse = ListArtifactsApiV1SessionsSessionIdArtifactsGetResponses[keyof ListArtifactsApiV1SessionsSessionIdArtifactsGetResponses];
+export type ListArtifactsResponse = ListArtifactsResponses[keyof ListArtifactsResponses];
 
-export type GetArtifactApiV1ArtifactsArtifactIdGetData = {
+export type GetArtifactData = {
     body?: never;
     path: {
         /**
@@ -2563,25 +3293,25 @@ export type GetArtifactApiV1ArtifactsArtifactIdGetData = {
     url: '/api/v1/artifacts/{artifact_id}';
 };
 
-export type GetArtifactApiV1ArtifactsArtifactIdGetErrors = {
+export type GetArtifactErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type GetArtifactApiV1ArtifactsArtifactIdGetError = GetArtifactApiV1ArtifactsArtifactIdGetErrors[keyof GetArtifactApiV1ArtifactsArtifactIdGetErrors];
+export type GetArtifactError = GetArtifactErrors[keyof GetArtifactErrors];
 
-export type GetArtifactApiV1ArtifactsArtifactIdGetResponses = {
+export type GetArtifactResponses = {
     /**
      * Successful Response
      */
     200: ArtifactOut;
 };
 
-export type GetArtifactApiV1ArtifactsArtifactIdGetResponse = GetArtifactApiV1ArtifactsArtifactIdGetResponses[keyof GetArtifactApiV1ArtifactsArtifactIdGetResponses];
+export type GetArtifactResponse = GetArtifactResponses[keyof GetArtifactResponses];
 
-export type ArtifactContentApiV1ArtifactsArtifactIdContentGetData = {
+export type ArtifactContentData = {
     body?: never;
     path: {
         /**
@@ -2600,7 +3330,7 @@ export type ArtifactContentApiV1ArtifactsArtifactIdContentGetData = {
     url: '/api/v1/artifacts/{artifact_id}/content';
 };
 
-export type ArtifactContentApiV1ArtifactsArtifactIdContentGetErrors = {
+export type ArtifactContentErrors = {
     /**
      * format=xlsx of something that is not a table (not_a_table)
      */
@@ -2619,34 +3349,34 @@ export type ArtifactContentApiV1ArtifactsArtifactIdContentGetErrors = {
     503: unknown;
 };
 
-export type ArtifactContentApiV1ArtifactsArtifactIdContentGetError = ArtifactContentApiV1ArtifactsArtifactIdContentGetErrors[keyof ArtifactContentApiV1ArtifactsArtifactIdContentGetErrors];
+export type ArtifactContentError = ArtifactContentErrors[keyof ArtifactContentErrors];
 
-export type ArtifactContentApiV1ArtifactsArtifactIdContentGetResponses = {
+export type ArtifactContentResponses = {
     /**
      * The bytes
      */
     200: Blob | File;
 };
 
-export type ArtifactContentApiV1ArtifactsArtifactIdContentGetResponse = ArtifactContentApiV1ArtifactsArtifactIdContentGetResponses[keyof ArtifactContentApiV1ArtifactsArtifactIdContentGetResponses];
+export type ArtifactContentResponse = ArtifactContentResponses[keyof ArtifactContentResponses];
 
-export type SandboxStatusApiV1SandboxGetData = {
+export type SandboxStatusData = {
     body?: never;
     path?: never;
     query?: never;
     url: '/api/v1/sandbox';
 };
 
-export type SandboxStatusApiV1SandboxGetResponses = {
+export type SandboxStatusResponses = {
     /**
      * Successful Response
      */
     200: SandboxStatusOut;
 };
 
-export type SandboxStatusApiV1SandboxGetResponse = SandboxStatusApiV1SandboxGetResponses[keyof SandboxStatusApiV1SandboxGetResponses];
+export type SandboxStatusResponse = SandboxStatusResponses[keyof SandboxStatusResponses];
 
-export type ListUsersApiV1UsersGetData = {
+export type ListUsersData = {
     body?: never;
     path?: never;
     query?: {
@@ -2666,50 +3396,50 @@ export type ListUsersApiV1UsersGetData = {
     url: '/api/v1/users';
 };
 
-export type ListUsersApiV1UsersGetErrors = {
+export type ListUsersErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type ListUsersApiV1UsersGetError = ListUsersApiV1UsersGetErrors[keyof ListUsersApiV1UsersGetErrors];
+export type ListUsersError = ListUsersErrors[keyof ListUsersErrors];
 
-export type ListUsersApiV1UsersGetResponses = {
+export type ListUsersResponses = {
     /**
      * Successful Response
      */
     200: PageUserOut;
 };
 
-export type ListUsersApiV1UsersGetResponse = ListUsersApiV1UsersGetResponses[keyof ListUsersApiV1UsersGetResponses];
+export type ListUsersResponse = ListUsersResponses[keyof ListUsersResponses];
 
-export type CreateUserApiV1UsersPostData = {
+export type CreateUserData = {
     body: UserCreate;
     path?: never;
     query?: never;
     url: '/api/v1/users';
 };
 
-export type CreateUserApiV1UsersPostErrors = {
+export type CreateUserErrors = {
     /**
      * Validation Error
      */
     422: HttpValidationError;
 };
 
-export type CreateUserApiV1UsersPostError = CreateUserApiV1UsersPostErrors[keyof CreateUserApiV1UsersPostErrors];
+export type CreateUserError = CreateUserErrors[keyof CreateUserErrors];
 
-export type CreateUserApiV1UsersPostResponses = {
+export type CreateUserResponses = {
     /**
      * Successful Response
      */
     201: UserOut;
 };
 
-export type CreateUserApiV1UsersPostResponse = CreateUserApiV1UsersPostResponses[keyof CreateUserApiV1UsersPostResponses];
+export type CreateUserResponse = CreateUserResponses[keyof CreateUserResponses];
 
-export type UpdateUserApiV1UsersUserIdPatchData = {
+export type UpdateUserData = {
     body: UserUpdate;
     path: {
         /**
@@ -2721,7 +3451,7 @@ export type UpdateUserApiV1UsersUserIdPatchData = {
     url: '/api/v1/users/{user_id}';
 };
 
-export type UpdateUserApiV1UsersUserIdPatchErrors = {
+export type UpdateUserErrors = {
     /**
      * Not on your own account (code cannot_change_self)
      */
@@ -2732,18 +3462,18 @@ export type UpdateUserApiV1UsersUserIdPatchErrors = {
     422: HttpValidationError;
 };
 
-export type UpdateUserApiV1UsersUserIdPatchError = UpdateUserApiV1UsersUserIdPatchErrors[keyof UpdateUserApiV1UsersUserIdPatchErrors];
+export type UpdateUserError = UpdateUserErrors[keyof UpdateUserErrors];
 
-export type UpdateUserApiV1UsersUserIdPatchResponses = {
+export type UpdateUserResponses = {
     /**
      * Successful Response
      */
     200: UserOut;
 };
 
-export type UpdateUserApiV1UsersUserIdPatchResponse = UpdateUserApiV1UsersUserIdPatchResponses[keyof UpdateUserApiV1UsersUserIdPatchResponses];
+export type UpdateUserResponse = UpdateUserResponses[keyof UpdateUserResponses];
 
-export type RevokeUserTokensApiV1UsersUserIdTokensDeleteData = {
+export type RevokeUserTokensData = {
     body?: never;
     path: {
         /**
@@ -2755,7 +3485,7 @@ export type RevokeUserTokensApiV1UsersUserIdTokensDeleteData = {
     url: '/api/v1/users/{user_id}/tokens';
 };
 
-export type RevokeUserTokensApiV1UsersUserIdTokensDeleteErrors = {
+export type RevokeUserTokensErrors = {
     /**
      * No such user (user_not_found)
      */
@@ -2766,18 +3496,18 @@ export type RevokeUserTokensApiV1UsersUserIdTokensDeleteErrors = {
     422: HttpValidationError;
 };
 
-export type RevokeUserTokensApiV1UsersUserIdTokensDeleteError = RevokeUserTokensApiV1UsersUserIdTokensDeleteErrors[keyof RevokeUserTokensApiV1UsersUserIdTokensDeleteErrors];
+export type RevokeUserTokensError = RevokeUserTokensErrors[keyof RevokeUserTokensErrors];
 
-export type RevokeUserTokensApiV1UsersUserIdTokensDeleteResponses = {
+export type RevokeUserTokensResponses = {
     /**
      * Successful Response
      */
     204: void;
 };
 
-export type RevokeUserTokensApiV1UsersUserIdTokensDeleteResponse = RevokeUserTokensApiV1UsersUserIdTokensDeleteResponses[keyof RevokeUserTokensApiV1UsersUserIdTokensDeleteResponses];
+export type RevokeUserTokensResponse = RevokeUserTokensResponses[keyof RevokeUserTokensResponses];
 
-export type ListUserTokensApiV1UsersUserIdTokensGetData = {
+export type ListUserTokensData = {
     body?: never;
     path: {
         /**
@@ -2802,7 +3532,7 @@ export type ListUserTokensApiV1UsersUserIdTokensGetData = {
     url: '/api/v1/users/{user_id}/tokens';
 };
 
-export type ListUserTokensApiV1UsersUserIdTokensGetErrors = {
+export type ListUserTokensErrors = {
     /**
      * No such user (user_not_found)
      */
@@ -2813,18 +3543,18 @@ export type ListUserTokensApiV1UsersUserIdTokensGetErrors = {
     422: HttpValidationError;
 };
 
-export type ListUserTokensApiV1UsersUserIdTokensGetError = ListUserTokensApiV1UsersUserIdTokensGetErrors[keyof ListUserTokensApiV1UsersUserIdTokensGetErrors];
+export type ListUserTokensError = ListUserTokensErrors[keyof ListUserTokensErrors];
 
-export type ListUserTokensApiV1UsersUserIdTokensGetResponses = {
+export type ListUserTokensResponses = {
     /**
      * Successful Response
      */
     200: PageApiTokenOut;
 };
 
-export type ListUserTokensApiV1UsersUserIdTokensGetResponse = ListUserTokensApiV1UsersUserIdTokensGetResponses[keyof ListUserTokensApiV1UsersUserIdTokensGetResponses];
+export type ListUserTokensResponse = ListUserTokensResponses[keyof ListUserTokensResponses];
 
-export type RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteData = {
+export type RevokeUserTokenData = {
     body?: never;
     path: {
         /**
@@ -2840,7 +3570,7 @@ export type RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteData = {
     url: '/api/v1/users/{user_id}/tokens/{token_id}';
 };
 
-export type RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteErrors = {
+export type RevokeUserTokenErrors = {
     /**
      * No such user, or no such token of theirs
      */
@@ -2851,27 +3581,27 @@ export type RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteErrors = {
     422: HttpValidationError;
 };
 
-export type RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteError = RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteErrors[keyof RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteErrors];
+export type RevokeUserTokenError = RevokeUserTokenErrors[keyof RevokeUserTokenErrors];
 
-export type RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteResponses = {
+export type RevokeUserTokenResponses = {
     /**
      * Successful Response
      */
     204: void;
 };
 
-export type RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteResponse = RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteResponses[keyof RevokeUserTokenApiV1UsersUserIdTokensTokenIdDeleteResponses];
+export type RevokeUserTokenResponse = RevokeUserTokenResponses[keyof RevokeUserTokenResponses];
 
-export type HealthzHealthzGetData = {
+export type HealthzData = {
     body?: never;
     path?: never;
     query?: never;
     url: '/healthz';
 };
 
-export type HealthzHealthzGetResponses = {
+export type HealthzResponses = {
     /**
-     * Response Healthz Healthz Get
+     * Response Healthz
      *
      * Successful Response
      */
@@ -2880,23 +3610,23 @@ export type HealthzHealthzGetResponses = {
     };
 };
 
-export type HealthzHealthzGetResponse = HealthzHealthzGetResponses[keyof HealthzHealthzGetResponses];
+export type HealthzResponse = HealthzResponses[keyof HealthzResponses];
 
-export type ReadyzReadyzGetData = {
+export type ReadyzData = {
     body?: never;
     path?: never;
     query?: never;
     url: '/readyz';
 };
 
-export type ReadyzReadyzGetErrors = {
+export type ReadyzErrors = {
     /**
      * A backing service is down
      */
     503: unknown;
 };
 
-export type ReadyzReadyzGetResponses = {
+export type ReadyzResponses = {
     /**
      * Successful Response
      */

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { meApiV1AuthMeGet } from '@/client';
+import { me } from '@/client';
 import { useAuthStore } from '@/features/auth/auth-store';
 import { ApiError, authFetch, SESSION_EXPIRED } from './api';
 
@@ -27,7 +27,7 @@ describe('a 401 sends the user back to the login page, saying why', () => {
   it("shows the server's sentence for a disabled account", async () => {
     const detail = 'This account is disabled; ask an administrator to enable it.';
     fetchMock.mockResolvedValue(refused('account_disabled', detail));
-    await expect(meApiV1AuthMeGet({ baseUrl: ORIGIN })).rejects.toBeInstanceOf(ApiError);
+    await expect(me({ baseUrl: ORIGIN })).rejects.toBeInstanceOf(ApiError);
     expect(useAuthStore.getState().auth).toBeNull();
     expect(useAuthStore.getState().notice).toBe(detail);
   });
@@ -41,14 +41,14 @@ describe('a 401 sends the user back to the login page, saying why', () => {
 
   it('says the session expired for a token that is not valid', async () => {
     fetchMock.mockResolvedValue(refused('invalid_token', 'This token is not valid.'));
-    await expect(meApiV1AuthMeGet({ baseUrl: ORIGIN })).rejects.toBeInstanceOf(ApiError);
+    await expect(me({ baseUrl: ORIGIN })).rejects.toBeInstanceOf(ApiError);
     expect(useAuthStore.getState().notice).toBe(SESSION_EXPIRED);
   });
 
   it('keeps the user in when the refused request carried a login already replaced (a password change)', async () => {
     let respond!: (r: Response) => void;
     fetchMock.mockReturnValue(new Promise((r) => (respond = r)));
-    const pending = meApiV1AuthMeGet({ baseUrl: ORIGIN });
+    const pending = me({ baseUrl: ORIGIN });
     await vi.waitFor(() => expect(fetchMock).toHaveBeenCalled());
     signedIn('tok-2');
     respond(refused('token_expired', 'The password was changed since this login; log in again.'));

@@ -1,16 +1,16 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { changePasswordApiV1AuthPasswordPost, type LoginResponse } from '@/client';
+import { changePassword, type LoginResponse } from '@/client';
 import { ApiError } from '@/lib/api';
 import { useAuthStore } from './auth-store';
 import { ChangePasswordDialog } from './change-password-dialog';
 
 vi.mock('@/client', async (original) => ({
   ...(await original<typeof import('@/client')>()),
-  changePasswordApiV1AuthPasswordPost: vi.fn(),
+  changePassword: vi.fn(),
 }));
-const post = vi.mocked(changePasswordApiV1AuthPasswordPost);
+const post = vi.mocked(changePassword);
 
 const user = { id: 'u1', email: 'ana@example.com', is_admin: false, disabled: false, created_at: '2026-01-01T00:00:00Z' };
 

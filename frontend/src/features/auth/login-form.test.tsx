@@ -1,16 +1,16 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { loginApiV1AuthLoginPost } from '@/client';
+import { login as loginRequest } from '@/client';
 import { ApiError } from '@/lib/api';
 import { useAuthStore } from './auth-store';
 import { LoginForm } from './login-form';
 
 vi.mock('@/client', async (original) => ({
   ...(await original<typeof import('@/client')>()),
-  loginApiV1AuthLoginPost: vi.fn(),
+  login: vi.fn(),
 }));
-const login = vi.mocked(loginApiV1AuthLoginPost);
+const login = vi.mocked(loginRequest);
 
 function show() {
   render(

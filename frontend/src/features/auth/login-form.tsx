@@ -1,7 +1,7 @@
 import { useMutation } from '@tanstack/react-query';
 import { BarChart3, Loader2 } from 'lucide-react';
 import { useState } from 'react';
-import { loginApiV1AuthLoginPost } from '@/client';
+import { login as requestLogin } from '@/client';
 import { Button } from '@/components/ui/button';
 import { Input, Label } from '@/components/ui/input';
 import { ApiError } from '@/lib/api';
@@ -13,7 +13,7 @@ export function LoginForm() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const login = useMutation({
-    mutationFn: async () => (await loginApiV1AuthLoginPost({ body: { email, password } })).data!,
+    mutationFn: async () => (await requestLogin({ body: { email, password } })).data!,
     onSuccess: (r) => signIn({ token: r.access_token, user: r.user, expiresAt: r.expires_at }),
     meta: { silent: true },
   });

@@ -1,5 +1,5 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { changePasswordApiV1AuthPasswordPost, type PasswordChange } from '@/client';
+import { changePassword, type PasswordChange } from '@/client';
 import { useAuthStore } from './auth-store';
 import { authKeys } from './queries';
 
@@ -12,7 +12,7 @@ export function useChangePassword() {
   const qc = useQueryClient();
   return useMutation({
     mutationFn: async (body: PasswordChange) => {
-      const login = (await changePasswordApiV1AuthPasswordPost({ body })).data!;
+      const login = (await changePassword({ body })).data!;
       useAuthStore.getState().signIn({ token: login.access_token, user: login.user, expiresAt: login.expires_at });
       return login;
     },

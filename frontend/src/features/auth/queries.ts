@@ -1,5 +1,5 @@
 import { queryOptions } from '@tanstack/react-query';
-import { meApiV1AuthMeGet } from '@/client';
+import { me } from '@/client';
 
 export const authKeys = {
   me: ['auth', 'me'] as const,
@@ -9,5 +9,5 @@ export const authKeys = {
 export const meQuery = () =>
   queryOptions({
     queryKey: authKeys.me,
-    queryFn: async () => (await meApiV1AuthMeGet()).data!,
+    queryFn: async () => (await me()).data!,
   });

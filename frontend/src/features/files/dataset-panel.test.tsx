@@ -1,13 +1,13 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { fireEvent, render, screen, within } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
-import { listVersionsApiV1FilesFileIdVersionsGet, type FileOut } from '@/client';
+import { listVersions, type FileOut } from '@/client';
 import { DatasetPanel } from './dataset-panel';
 import { fileKeys } from './queries';
 
 vi.mock('@/client', async (original) => ({
   ...(await original<typeof import('@/client')>()),
-  listVersionsApiV1FilesFileIdVersionsGet: vi.fn(),
+  listVersions: vi.fn(),
 }));
 
 const file: FileOut = {
@@ -24,7 +24,7 @@ const file: FileOut = {
 
 describe('DatasetPanel versions', () => {
   it("shows a file's version and lists its versions with dates and sizes", async () => {
-    vi.mocked(listVersionsApiV1FilesFileIdVersionsGet).mockResolvedValue({
+    vi.mocked(listVersions).mockResolvedValue({
       data: [
         { version: 2, size: 2048, sha256: 'b', created_at: '2026-03-01T10:00:00Z', current: true },
         { version: 1, size: 1024, sha256: 'a', created_at: '2026-01-01T10:00:00Z', current: false },

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { AlertCircle, AlertTriangle, CheckCircle2, Download, FileSpreadsheet, FileText, History, Loader2, Trash2, Upload, X } from 'lucide-react';
 import { useRef, useState } from 'react';
-import { deleteFileApiV1FilesFileIdDelete, type FileOut } from '@/client';
+import { deleteFile, type FileOut } from '@/client';
 import { ConfirmDialog } from '@/components/confirm-dialog';
 import { Button } from '@/components/ui/button';
 import { downloadUrl } from '@/lib/api';
@@ -87,7 +87,7 @@ export function DatasetPanel({ projectId }: { projectId: string }) {
   const qc = useQueryClient();
   const del = useMutation({
     mutationFn: async (id: string) => {
-      await deleteFileApiV1FilesFileIdDelete({ path: { file_id: id } });
+      await deleteFile({ path: { file_id: id } });
     },
     onSuccess: () => {
       setToDelete(null);

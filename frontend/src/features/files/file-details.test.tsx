@@ -1,13 +1,13 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { fireEvent, render, screen, within } from '@testing-library/react';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { previewFileApiV1FilesFileIdPreviewGet, profileFileApiV1FilesFileIdProfileGet, type FileOut, type FilePreview, type FileProfile } from '@/client';
+import { previewFile, profileFile, type FileOut, type FilePreview, type FileProfile } from '@/client';
 import { describeFormat, FileCheckBadge, FileDetails, ProfileTable } from './file-details';
 
 vi.mock('@/client', async (original) => ({
   ...(await original<typeof import('@/client')>()),
-  previewFileApiV1FilesFileIdPreviewGet: vi.fn(),
-  profileFileApiV1FilesFileIdProfileGet: vi.fn(),
+  previewFile: vi.fn(),
+  profileFile: vi.fn(),
 }));
 
 const base: FileOut = {
@@ -38,7 +38,7 @@ function renderWith(node: React.ReactNode) {
   return render(<QueryClientProvider client={qc}>{node}</QueryClientProvider>);
 }
 
-beforeEach(() => vi.mocked(previewFileApiV1FilesFileIdPreviewGet).mockReset());
+beforeEach(() => vi.mocked(previewFile).mockReset());
 
 describe('FileCheckBadge', () => {
   it('marks an unreadable file with its sentence, says a non-table has no preview, and is silent for a good file', () => {
@@ -59,7 +59,7 @@ describe('FileCheckBadge', () => {
 
 describe('FileDetails', () => {
   it("switches a workbook's sheets with tabs", async () => {
-    vi.mocked(previewFileApiV1FilesFileIdPreviewGet).mockImplementation((async (options?: { query?: { sheet?: string } }) => ({
+    vi.mocked(previewFile).mockImplementation((async (options?: { query?: { sheet?: string } }) => ({
       data: options?.query?.sheet === 'Costs' ? sheetPreview('Costs', [['ink']]) : sheetPreview('Sales', [['pen']]),
     })) as never);
     renderWith(<FileDetails file={base} />);
@@ -71,11 +71,11 @@ describe('FileDetails', () => {
     expect(await screen.findByText('ink')).toBeTruthy();
     expect(screen.queryByText('pen')).toBeNull();
     expect(within(tabs).getByRole('tab', { name: 'Costs' }).getAttribute('aria-selected')).toBe('true');
-    expect(vi.mocked(previewFileApiV1FilesFileIdPreviewGet)).toHaveBeenCalledWith({ path: { file_id: 'f' }, query: { sheet: 'Costs' } });
+    expect(vi.mocked(previewFile)).toHaveBeenCalledWith({ path: { file_id: 'f' }, query: { sheet: 'Costs' } });
   });
 
   it('shows no sheet tabs for one sheet, how a CSV was read, and dates without a midnight', async () => {
-    vi.mocked(previewFileApiV1FilesFileIdPreviewGet).mockResolvedValue({
+    vi.mocked(previewFile).mockResolvedValue({
       data: {
         columns: [
           { name: 'day', dtype: 'datetime64[us]', date_format: '%d/%m/%Y' },
@@ -96,8 +96,8 @@ describe('FileDetails', () => {
   });
 
   it('shows the profile of the columns in the Columns tab', async () => {
-    vi.mocked(previewFileApiV1FilesFileIdPreviewGet).mockResolvedValue({ data: sheetPreview('Sales', [['pen']]) } as never);
-    vi.mocked(profileFileApiV1FilesFileIdProfileGet).mockResolvedValue({
+    vi.mocked(previewFile).mockResolvedValue({ data: sheetPreview('Sales', [['pen']]) } as never);
+    vi.mocked(profileFile).mockResolvedValue({
       data: {
         sheet: 'Sales',
         row_count: 4,
@@ -107,7 +107,7 @@ describe('FileDetails', () => {
       },
     } as never);
     renderWith(<FileDetails file={base} />);
-    expect(profileFileApiV1FilesFileIdProfileGet).not.toHaveBeenCalled();
+    expect(profileFile).not.toHaveBeenCalled();
     fireEvent.click(await screen.findByRole('tab', { name: 'Columns' }));
     expect((await screen.findByTestId('profile-coverage')).textContent).toBe('All 4 rows profiled.');
     expect(screen.getByTestId('profile-missing').textContent).toBe('1 (25%)');
@@ -118,13 +118,13 @@ describe('FileDetails', () => {
     const problem = 'fake.xlsx could not be read as Excel: the file is damaged or is not an Excel workbook';
     renderWith(<FileDetails file={{ ...base, name: 'fake.xlsx', check: 'unreadable', problem }} />);
     expect(screen.getByTestId('file-problem').textContent).toBe(`${problem} It can still be downloaded and used in questions.`);
-    expect(previewFileApiV1FilesFileIdPreviewGet).not.toHaveBeenCalled();
+    expect(previewFile).not.toHaveBeenCalled();
   });
 
   it('says a file that is not a table has no preview', () => {
     renderWith(<FileDetails file={{ ...base, name: 'notes.md', check: 'not_tabular' }} />);
     expect(screen.getByTestId('no-preview').textContent).toContain('No preview: notes.md is not a table');
-    expect(previewFileApiV1FilesFileIdPreviewGet).not.toHaveBeenCalled();
+    expect(previewFile).not.toHaveBeenCalled();
   });
 });
 

@@ -1,9 +1,9 @@
 import { queryOptions } from '@tanstack/react-query';
 import {
-  listFilesApiV1ProjectsProjectIdFilesGet,
-  listVersionsApiV1FilesFileIdVersionsGet,
-  previewFileApiV1FilesFileIdPreviewGet,
-  profileFileApiV1FilesFileIdProfileGet,
+  listFiles,
+  listVersions,
+  previewFile,
+  profileFile,
 } from '@/client';
 
 export const fileKeys = {
@@ -18,7 +18,7 @@ export const filesQuery = (projectId: string) =>
   queryOptions({
     queryKey: fileKeys.project(projectId),
     queryFn: async () =>
-      (await listFilesApiV1ProjectsProjectIdFilesGet({ path: { project_id: projectId }, query: { limit: 500 } })).data!,
+      (await listFiles({ path: { project_id: projectId }, query: { limit: 500 } })).data!,
   });
 
 /** The first rows of a file (of one sheet of a workbook: null for the first); the same bytes preview the same. */
@@ -26,7 +26,7 @@ export const previewQuery = (fileId: string, sha: string, sheet: string | null =
   queryOptions({
     queryKey: fileKeys.preview(fileId, sha, sheet),
     queryFn: async () =>
-      (await previewFileApiV1FilesFileIdPreviewGet({ path: { file_id: fileId }, query: sheet === null ? undefined : { sheet } })).data!,
+      (await previewFile({ path: { file_id: fileId }, query: sheet === null ? undefined : { sheet } })).data!,
     staleTime: Infinity,
     meta: { silent: true },
   });
@@ -36,7 +36,7 @@ export const profileQuery = (fileId: string, sha: string, sheet: string | null =
   queryOptions({
     queryKey: fileKeys.profile(fileId, sha, sheet),
     queryFn: async () =>
-      (await profileFileApiV1FilesFileIdProfileGet({ path: { file_id: fileId }, query: sheet === null ? undefined : { sheet } })).data!,
+      (await profileFile({ path: { file_id: fileId }, query: sheet === null ? undefined : { sheet } })).data!,
     staleTime: Infinity,
     meta: { silent: true },
   });
@@ -45,5 +45,5 @@ export const profileQuery = (fileId: string, sha: string, sheet: string | null =
 export const versionsQuery = (fileId: string) =>
   queryOptions({
     queryKey: fileKeys.versions(fileId),
-    queryFn: async () => (await listVersionsApiV1FilesFileIdVersionsGet({ path: { file_id: fileId } })).data!,
+    queryFn: async () => (await listVersions({ path: { file_id: fileId } })).data!,
   });

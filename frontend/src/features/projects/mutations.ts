@@ -1,8 +1,8 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import {
-  createProjectApiV1ProjectsPost,
-  deleteProjectApiV1ProjectsProjectIdDelete,
-  updateProjectApiV1ProjectsProjectIdPatch,
+  createProject,
+  deleteProject,
+  updateProject,
   type ProjectUpdate,
 } from '@/client';
 import { projectKeys } from './queries';
@@ -10,7 +10,7 @@ import { projectKeys } from './queries';
 export function useCreateProject() {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: async (name: string) => (await createProjectApiV1ProjectsPost({ body: { name } })).data!,
+    mutationFn: async (name: string) => (await createProject({ body: { name } })).data!,
     onSuccess: () => qc.invalidateQueries({ queryKey: projectKeys.all }),
   });
 }
@@ -19,7 +19,7 @@ export function useRenameProject() {
   const qc = useQueryClient();
   return useMutation({
     mutationFn: async ({ id, name }: { id: string; name: string }) =>
-      (await updateProjectApiV1ProjectsProjectIdPatch({ path: { project_id: id }, body: { name } })).data!,
+      (await updateProject({ path: { project_id: id }, body: { name } })).data!,
     onSuccess: () => qc.invalidateQueries({ queryKey: projectKeys.all }),
   });
 }
@@ -28,7 +28,7 @@ export function useDeleteProject() {
   const qc = useQueryClient();
   return useMutation({
     mutationFn: async (id: string) => {
-      await deleteProjectApiV1ProjectsProjectIdDelete({ path: { project_id: id } });
+      await deleteProject({ path: { project_id: id } });
     },
     onSuccess: () => qc.invalidateQueries({ queryKey: projectKeys.all }),
   });
@@ -39,7 +39,7 @@ export function useUpdateProjectBudget(projectId: string) {
   const qc = useQueryClient();
   return useMutation({
     mutationFn: async (budget: Pick<ProjectUpdate, 'budget_usd' | 'budget_tokens'>) =>
-      (await updateProjectApiV1ProjectsProjectIdPatch({ path: { project_id: projectId }, body: budget })).data!,
+      (await updateProject({ path: { project_id: projectId }, body: budget })).data!,
     meta: { silent: true },
     onSuccess: (project) => {
       qc.setQueryData(projectKeys.detail(projectId), project);

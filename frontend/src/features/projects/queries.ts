@@ -1,5 +1,5 @@
 import { queryOptions } from '@tanstack/react-query';
-import { getProjectApiV1ProjectsProjectIdGet, listProjectsApiV1ProjectsGet } from '@/client';
+import { getProject, listProjects } from '@/client';
 
 export const projectKeys = {
   all: ['projects'] as const,
@@ -9,11 +9,11 @@ export const projectKeys = {
 export const projectsQuery = () =>
   queryOptions({
     queryKey: projectKeys.all,
-    queryFn: async () => (await listProjectsApiV1ProjectsGet({ query: { limit: 500 } })).data!,
+    queryFn: async () => (await listProjects({ query: { limit: 500 } })).data!,
   });
 
 export const projectQuery = (id: string) =>
   queryOptions({
     queryKey: projectKeys.detail(id),
-    queryFn: async () => (await getProjectApiV1ProjectsProjectIdGet({ path: { project_id: id } })).data!,
+    queryFn: async () => (await getProject({ path: { project_id: id } })).data!,
   });

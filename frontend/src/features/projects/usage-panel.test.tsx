@@ -1,16 +1,16 @@
 import { QueryClient, QueryClientProvider, useQuery } from '@tanstack/react-query';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { updateProjectApiV1ProjectsProjectIdPatch, type ProjectOut } from '@/client';
+import { updateProject, type ProjectOut } from '@/client';
 import { ApiError } from '@/lib/api';
 import { projectKeys, projectQuery } from './queries';
 import { UsagePanel } from './usage-panel';
 
 vi.mock('@/client', async (original) => ({
   ...(await original<typeof import('@/client')>()),
-  updateProjectApiV1ProjectsProjectIdPatch: vi.fn(),
+  updateProject: vi.fn(),
 }));
-const patch = vi.mocked(updateProjectApiV1ProjectsProjectIdPatch);
+const patch = vi.mocked(updateProject);
 
 const project = (over: Partial<ProjectOut> = {}): ProjectOut => ({
   id: 'p',

@@ -2,21 +2,21 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RunOut } from '@/client';
-import { answerRunApiV1RunsRunIdInputPost, approveRunApiV1RunsRunIdApprovalPost } from '@/client';
+import { answerRun as answerRequest, approveRun } from '@/client';
 import { ApiError } from '@/lib/api';
-import { storedRun } from '@/test/runs';
+import { runStarted, storedRun } from '@/test/runs';
 import { replyActions } from './mutations';
 import { emptyRun, fromHistory, reduceRunEvents } from './run-reducer';
 import { RunView, StatusBadge } from './run-view';
 
 vi.mock('@/client', async (original) => ({
   ...(await original<typeof import('@/client')>()),
-  answerRunApiV1RunsRunIdInputPost: vi.fn(),
-  approveRunApiV1RunsRunIdApprovalPost: vi.fn(),
+  answerRun: vi.fn(),
+  approveRun: vi.fn(),
 }));
 
-const answerRun = vi.mocked(answerRunApiV1RunsRunIdInputPost);
-const decideRun = vi.mocked(approveRunApiV1RunsRunIdApprovalPost);
+const answerRun = vi.mocked(answerRequest);
+const decideRun = vi.mocked(approveRun);
 /** What the session's runs do once a reply is taken, or no longer awaited: follow the run. */
 const follow = vi.fn<(runId: string) => void>();
 
@@ -133,7 +133,7 @@ describe('a question the agent asks', () => {
     expect(within(question).queryByRole('textbox')).toBeNull();
 
     const ended = reduceRunEvents(emptyRun(R, 'Revenue?'), [
-      { event: 'run.started', run_id: R, seq: 1 },
+      runStarted(R, 1),
       { event: 'input.requested', run_id: R, seq: 2, step: 1, question: 'Which year?' },
       { event: 'run.finished', run_id: R, seq: 3, status: 'cancelled', error: null, tokens_in: 1, tokens_out: 1, cost_usd: null, duration_ms: 1 },
     ]);

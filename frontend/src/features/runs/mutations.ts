@@ -1,4 +1,4 @@
-import { answerRunApiV1RunsRunIdInputPost, approveRunApiV1RunsRunIdApprovalPost, type ApprovalDecision, type RunOut } from '@/client';
+import { answerRun, approveRun, type ApprovalDecision, type RunOut } from '@/client';
 import { isFollowedError } from './run-errors';
 
 /** The user's replies to a waiting run: the answer to its question, the decision on its code. */
@@ -25,7 +25,7 @@ export function replyActions(follow: (runId: string) => void): ReplyActions {
     }
   };
   return {
-    answer: (runId, answer) => thenFollow(runId, answerRunApiV1RunsRunIdInputPost({ path: { run_id: runId }, body: { answer } })),
-    decide: (runId, body) => thenFollow(runId, approveRunApiV1RunsRunIdApprovalPost({ path: { run_id: runId }, body })),
+    answer: (runId, answer) => thenFollow(runId, answerRun({ path: { run_id: runId }, body: { answer } })),
+    decide: (runId, body) => thenFollow(runId, approveRun({ path: { run_id: runId }, body })),
   };
 }

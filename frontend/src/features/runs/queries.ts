@@ -1,5 +1,5 @@
 import { queryOptions } from '@tanstack/react-query';
-import { listRunsApiV1SessionsSessionIdRunsGet } from '@/client';
+import { listRuns } from '@/client';
 import { authFetch } from '@/lib/api';
 
 export const runKeys = {
@@ -10,7 +10,7 @@ export const runsQuery = (sessionId: string) =>
   queryOptions({
     queryKey: runKeys.session(sessionId),
     queryFn: async () =>
-      (await listRunsApiV1SessionsSessionIdRunsGet({ path: { session_id: sessionId }, query: { limit: 500 } })).data!,
+      (await listRuns({ path: { session_id: sessionId }, query: { limit: 500 } })).data!,
   });
 
 /** Artifact bytes need the Bearer header, so they are fetched, not linked. */

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { RunOut } from '@/client';
-import { storedRun as aStoredRun } from '@/test/runs';
+import { storedRun as aStoredRun, runStarted, streamedArtifact } from '@/test/runs';
 import type { RunEvent } from './events';
 import { toRunEvent } from './events';
 import { answerCheck, emptyRun, fromHistory, isRevisionRequest, openApproval, openQuestion, reduceRun, reduceRunEvents } from './run-reducer';
 
 const R = 'run-1';
 const events: RunEvent[] = [
-  { event: 'run.started', run_id: R, seq: 1, query: 'Top region?', model: 'm' },
+  runStarted(R, 1, { query: 'Top region?', model: 'm' }),
   { event: 'step.started', run_id: R, seq: 2, step: 1 },
   { event: 'model.delta', run_id: R, seq: 3, step: 1, text: 'Thought: look' },
   { event: 'model.delta', run_id: R, seq: 4, step: 1, text: ' at it.' },
@@ -19,7 +19,7 @@ const events: RunEvent[] = [
     run_id: R,
     seq: 8,
     step: 1,
-    artifact: { id: 'a1', kind: 'table', name: 't.json', mime: 'application/json', size: 10, url: '/x' },
+    artifact: streamedArtifact({ id: 'a1', run_id: R, name: 't.json', url: '/x' }),
   },
   { event: 'step.finished', run_id: R, seq: 9, step: 1, duration_ms: 12, tokens_in: 5, tokens_out: 6 },
   { event: 'final', run_id: R, seq: 10, answer: 'r0' },
@@ -35,7 +35,7 @@ describe('reduceRun', () => {
       { event: 'run.queued', run_id: R, seq: 2, position: 1 },
     ]);
     expect(queued).toMatchObject({ status: 'queued', queuePosition: 1, query: 'Top region?' });
-    const started = reduceRun(queued, { event: 'run.started', run_id: R, seq: 3, query: 'Top region?', model: 'm' });
+    const started = reduceRun(queued, runStarted(R, 3, { query: 'Top region?', model: 'm' }));
     expect(started).toMatchObject({ status: 'running', queuePosition: null });
   });
 
@@ -382,7 +382,7 @@ describe('plans and answer checks', () => {
 
   it('shows a last revise (no rounds left) with the answer, not in the flow', () => {
     const v = reduceRunEvents(emptyRun(R), [
-      { event: 'run.started', run_id: R, seq: 1 },
+      runStarted(R, 1),
       { event: 'verification', run_id: R, seq: 2, step: 1, verdict: 'revise', reason: 'Still no code ran.', tokens_in: 1, tokens_out: 1, final: true },
       { event: 'final', run_id: R, seq: 3, answer: 'About 4,500.' },
     ]);
@@ -484,7 +484,7 @@ describe('fromHistory', () => {
 describe('sandbox.starting', () => {
   it('holds from sandbox.starting until the next event', () => {
     const v = reduceRunEvents(emptyRun('r'), [
-      { event: 'run.started', run_id: 'r', seq: 1 },
+      runStarted('r', 1),
       { event: 'sandbox.starting', run_id: 'r', seq: 2, restoring: true },
     ]);
     expect(v.sandboxStarting).toEqual({ restoring: true });

@@ -193,7 +193,7 @@ function apply(v: RunView, e: RunEvent): RunView {
       return withStep(next, e.step, (s) => ({ ...s, error: s.error ? `${s.error}\n${e.error}` : e.error }));
     case 'artifact':
       if (next.artifacts.some((a) => a.id === e.artifact.id)) return next;
-      return { ...next, artifacts: [...next.artifacts, { ...e.artifact, step: e.artifact.step ?? e.step }] };
+      return { ...next, artifacts: [...next.artifacts, e.artifact] };
     case 'step.finished':
       return withStep(next, e.step, (s) => ({
         ...s,

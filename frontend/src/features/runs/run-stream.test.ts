@@ -1,5 +1,6 @@
 import { QueryObserver } from '@tanstack/react-query';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { runStarted } from '@/test/runs';
 import { ApiError, authFetch } from '@/lib/api';
 import { queryClient } from '@/lib/query-client';
 import { runKeys } from './queries';
@@ -83,7 +84,7 @@ describe('a run that finishes', () => {
 describe('attaching and detaching', () => {
   it('follows a run once, from the last event seen, and stops when detached', async () => {
     useRunStore.getState().ensureRun(R, 'Total revenue?');
-    useRunStore.getState().dispatch({ event: 'run.started', run_id: R, seq: 1 });
+    useRunStore.getState().dispatch(runStarted(R, 1));
     vi.mocked(authFetch).mockImplementation(async (_url, init) => openStream(init, []));
     const on = listener();
     const streams = new SessionStreams(S, queryClient, on);

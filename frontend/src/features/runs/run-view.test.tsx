@@ -2,6 +2,7 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { fireEvent, render, screen, within } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
 import type { RunOut } from '@/client';
+import { runStarted } from '@/test/runs';
 import { keepLineBreaks, previewLine } from './plan-card';
 import { emptyRun, fromHistory, reduceRunEvents, type RunView as RunViewModel } from './run-reducer';
 import { replyActions } from './mutations';
@@ -133,7 +134,7 @@ describe('RunView with plans and checks', () => {
 
   it('streams a plan before step 1, open, instead of "Thinking…"', () => {
     const run = reduceRunEvents(emptyRun(R, 'Total revenue?'), [
-      { event: 'run.started', run_id: R, seq: 1 },
+      runStarted(R, 1),
       { event: 'plan.delta', run_id: R, seq: 2, step: 1, text: '1. Read sales.csv.\n2. Sum' },
     ]);
     show(run, true);
@@ -146,7 +147,7 @@ describe('RunView with plans and checks', () => {
 
   it('folds the older plan away when a revision streams in', () => {
     const events = [
-      { event: 'run.started', run_id: R, seq: 1 },
+      runStarted(R, 1),
       { event: 'plan', run_id: R, seq: 2, step: 1, text: '1. Read.', tokens_in: 1, tokens_out: 1 },
       { event: 'step.started', run_id: R, seq: 3, step: 1 },
     ] as const;
@@ -266,7 +267,7 @@ describe('a finished run reads like an answer', () => {
 });
 
 describe('a run while it goes', () => {
-  const started = { event: 'run.started', run_id: R, seq: 1 } as const;
+  const started = runStarted(R, 1);
 
   it('says the sandbox is starting (or restoring) in place of "Thinking…", until the next event', () => {
     const { rerender } = show(reduceRunEvents(emptyRun(R, 'Q'), [started, { event: 'sandbox.starting', run_id: R, seq: 2, restoring: false }]), true);
@@ -333,7 +334,7 @@ describe('token counts', () => {
     document.body.innerHTML = '';
 
     const live = reduceRunEvents(emptyRun(R, 'q'), [
-      { event: 'run.started', run_id: R, seq: 1, query: 'q', model: 'm' },
+      runStarted(R, 1, { query: 'q', model: 'm' }),
       { event: 'run.finished', run_id: R, seq: 2, status: 'cancelled', error: 'Stopped by the user.', tokens_in: 900, tokens_out: 40, tokens_estimated: true, cost_usd: null, duration_ms: 5 },
     ] as Parameters<typeof reduceRunEvents>[1]);
     show(live);

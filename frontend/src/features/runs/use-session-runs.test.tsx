@@ -2,7 +2,7 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { act, renderHook, waitFor } from '@testing-library/react';
 import type { ReactNode } from 'react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { answerRunApiV1RunsRunIdInputPost, listRunsApiV1SessionsSessionIdRunsGet, type RunOut } from '@/client';
+import { answerRun, listRuns as listRunsRequest, type RunOut } from '@/client';
 import { ApiError, authFetch } from '@/lib/api';
 import { storedRun } from '@/test/runs';
 import { emptyRun, reduceRunEvents } from './run-reducer';
@@ -15,8 +15,8 @@ vi.mock('@/lib/api', async (original) => ({
 }));
 vi.mock('@/client', async (original) => ({
   ...(await original<typeof import('@/client')>()),
-  listRunsApiV1SessionsSessionIdRunsGet: vi.fn(),
-  answerRunApiV1RunsRunIdInputPost: vi.fn(),
+  listRuns: vi.fn(),
+  answerRun: vi.fn(),
 }));
 
 const P = 'project-1';
@@ -83,7 +83,7 @@ function openStream(init: RequestInit | undefined, runId: string, events: [strin
   return new Response(body, { headers: { 'Content-Type': 'text/event-stream' } });
 }
 
-const listRuns = vi.mocked(listRunsApiV1SessionsSessionIdRunsGet);
+const listRuns = vi.mocked(listRunsRequest);
 const history = (...items: RunOut[]) => listRuns.mockResolvedValue({ data: { items } } as never);
 
 function mount(sessionId = S) {
@@ -217,7 +217,7 @@ describe('useSessionRuns', () => {
   it('follows a run once the answer to its question is taken', async () => {
     const aborted: string[] = [];
     history(stored('w', { status: 'succeeded' }));
-    vi.mocked(answerRunApiV1RunsRunIdInputPost).mockResolvedValue({ data: stored('w', { status: 'running' }) } as never);
+    vi.mocked(answerRun).mockResolvedValue({ data: stored('w', { status: 'running' }) } as never);
     vi.mocked(authFetch).mockImplementation(async (_url, init) => openStream(init, 'w', [], aborted));
     const { result, unmount } = mount();
     await waitFor(() => expect(result.current.loaded).toBe(true));

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { toast } from 'sonner';
-import { cancelRunApiV1RunsRunIdCancelPost, type RunOut } from '@/client';
+import { cancelRun, type RunOut } from '@/client';
 import { isTerminal } from './events';
 import { replyActions, type ReplyActions } from './mutations';
 import { runKeys, runsQuery } from './queries';
@@ -165,7 +165,7 @@ export function useSessionRuns(projectId: string, sessionId: string) {
   );
 
   const cancel = useMutation({
-    mutationFn: async (runId: string) => (await cancelRunApiV1RunsRunIdCancelPost({ path: { run_id: runId } })).data!,
+    mutationFn: async (runId: string) => (await cancelRun({ path: { run_id: runId } })).data!,
   });
 
   // A reply taken (or no longer awaited) lets the run go on: follow its stream, refetch its history.

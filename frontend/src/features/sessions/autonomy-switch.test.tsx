@@ -2,13 +2,13 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
 import type { SessionOut } from '@/client';
-import { updateSessionApiV1SessionsSessionIdPatch } from '@/client';
+import { updateSession } from '@/client';
 import { AutonomySwitch } from './autonomy-switch';
 import { sessionKeys } from './queries';
 
 vi.mock('@/client', async (original) => ({
   ...(await original<typeof import('@/client')>()),
-  updateSessionApiV1SessionsSessionIdPatch: vi.fn(),
+  updateSession: vi.fn(),
 }));
 
 const session: SessionOut = {
@@ -25,7 +25,7 @@ const session: SessionOut = {
 
 describe('AutonomySwitch', () => {
   it('shows the mode and turns review on with PATCH autonomy', async () => {
-    const patch = vi.mocked(updateSessionApiV1SessionsSessionIdPatch);
+    const patch = vi.mocked(updateSession);
     patch.mockResolvedValue({ data: { ...session, autonomy: 'review' } } as never);
     const qc = new QueryClient();
     render(

@@ -1,8 +1,8 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import {
-  createSessionApiV1ProjectsProjectIdSessionsPost,
-  deleteSessionApiV1SessionsSessionIdDelete,
-  updateSessionApiV1SessionsSessionIdPatch,
+  createSession,
+  deleteSession,
+  updateSession,
 } from '@/client';
 import type { SessionOut } from '@/client';
 import { sessionKeys } from './queries';
@@ -11,7 +11,7 @@ export function useCreateSession(projectId: string) {
   const qc = useQueryClient();
   return useMutation({
     mutationFn: async (title?: string) =>
-      (await createSessionApiV1ProjectsProjectIdSessionsPost({ path: { project_id: projectId }, body: { title: title ?? null } }))
+      (await createSession({ path: { project_id: projectId }, body: { title: title ?? null } }))
         .data!,
     onSuccess: () => qc.invalidateQueries({ queryKey: sessionKeys.project(projectId) }),
   });
@@ -21,7 +21,7 @@ export function useRenameSession(projectId: string) {
   const qc = useQueryClient();
   return useMutation({
     mutationFn: async ({ id, title }: { id: string; title: string }) =>
-      (await updateSessionApiV1SessionsSessionIdPatch({ path: { session_id: id }, body: { title } })).data!,
+      (await updateSession({ path: { session_id: id }, body: { title } })).data!,
     onSuccess: (s) => {
       void qc.invalidateQueries({ queryKey: sessionKeys.project(projectId) });
       void qc.invalidateQueries({ queryKey: sessionKeys.detail(s.id) });
@@ -33,7 +33,7 @@ export function useDeleteSession(projectId: string) {
   const qc = useQueryClient();
   return useMutation({
     mutationFn: async (id: string) => {
-      await deleteSessionApiV1SessionsSessionIdDelete({ path: { session_id: id } });
+      await deleteSession({ path: { session_id: id } });
     },
     onSuccess: () => qc.invalidateQueries({ queryKey: sessionKeys.project(projectId) }),
   });
@@ -44,7 +44,7 @@ export function useSetAutonomy(projectId: string) {
   const qc = useQueryClient();
   return useMutation({
     mutationFn: async ({ id, autonomy }: { id: string; autonomy: SessionOut['autonomy'] }) =>
-      (await updateSessionApiV1SessionsSessionIdPatch({ path: { session_id: id }, body: { autonomy } })).data!,
+      (await updateSession({ path: { session_id: id }, body: { autonomy } })).data!,
     onSuccess: (s) => {
       qc.setQueryData(sessionKeys.detail(s.id), s);
       void qc.invalidateQueries({ queryKey: sessionKeys.project(projectId) });

@@ -1,5 +1,5 @@
 import { queryOptions } from '@tanstack/react-query';
-import { getSessionApiV1SessionsSessionIdGet, listSessionsApiV1ProjectsProjectIdSessionsGet } from '@/client';
+import { getSession, listSessions } from '@/client';
 
 export const sessionKeys = {
   all: ['sessions'] as const,
@@ -11,12 +11,12 @@ export const sessionsQuery = (projectId: string) =>
   queryOptions({
     queryKey: sessionKeys.project(projectId),
     queryFn: async () =>
-      (await listSessionsApiV1ProjectsProjectIdSessionsGet({ path: { project_id: projectId }, query: { limit: 500 } }))
+      (await listSessions({ path: { project_id: projectId }, query: { limit: 500 } }))
         .data!,
   });
 
 export const sessionQuery = (id: string) =>
   queryOptions({
     queryKey: sessionKeys.detail(id),
-    queryFn: async () => (await getSessionApiV1SessionsSessionIdGet({ path: { session_id: id } })).data!,
+    queryFn: async () => (await getSession({ path: { session_id: id } })).data!,
   });

@@ -1,5 +1,5 @@
 import { queryOptions } from '@tanstack/react-query';
-import { listModelsApiV1ModelsGet, sandboxStatusApiV1SandboxGet } from '@/client';
+import { listModels, sandboxStatus } from '@/client';
 
 export const systemKeys = {
   sandbox: ['system', 'sandbox'] as const,
@@ -10,7 +10,7 @@ export const systemKeys = {
 export const sandboxStatusQuery = () =>
   queryOptions({
     queryKey: systemKeys.sandbox,
-    queryFn: async () => (await sandboxStatusApiV1SandboxGet()).data!,
+    queryFn: async () => (await sandboxStatus()).data!,
     refetchInterval: 60_000,
     refetchOnWindowFocus: true,
     // A failed check is not worth a toast every minute; the next poll tries again.
@@ -21,6 +21,6 @@ export const sandboxStatusQuery = () =>
 export const modelsQuery = () =>
   queryOptions({
     queryKey: systemKeys.models,
-    queryFn: async () => (await listModelsApiV1ModelsGet()).data!,
+    queryFn: async () => (await listModels()).data!,
     staleTime: 60_000,
   });

@@ -1,5 +1,5 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { createUserApiV1UsersPost, updateUserApiV1UsersUserIdPatch, type UserCreate, type UserUpdate } from '@/client';
+import { createUser, updateUser, type UserCreate, type UserUpdate } from '@/client';
 import { userKeys } from './queries';
 
 // Errors are the server's sentences (email_taken, cannot_change_self): the users screen shows them where they belong.
@@ -7,7 +7,7 @@ import { userKeys } from './queries';
 export function useCreateUser() {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: async (body: UserCreate) => (await createUserApiV1UsersPost({ body })).data!,
+    mutationFn: async (body: UserCreate) => (await createUser({ body })).data!,
     meta: { silent: true },
     onSuccess: () => qc.invalidateQueries({ queryKey: userKeys.all }),
   });
@@ -18,7 +18,7 @@ export function useUpdateUser() {
   const qc = useQueryClient();
   return useMutation({
     mutationFn: async ({ id, ...body }: UserUpdate & { id: string }) =>
-      (await updateUserApiV1UsersUserIdPatch({ path: { user_id: id }, body })).data!,
+      (await updateUser({ path: { user_id: id }, body })).data!,
     meta: { silent: true },
     onSettled: () => qc.invalidateQueries({ queryKey: userKeys.all }),
   });

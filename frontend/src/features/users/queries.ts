@@ -1,5 +1,5 @@
 import { queryOptions } from '@tanstack/react-query';
-import { listUsersApiV1UsersGet } from '@/client';
+import { listUsers } from '@/client';
 
 export const userKeys = {
   all: ['users'] as const,
@@ -9,5 +9,5 @@ export const userKeys = {
 export const usersQuery = () =>
   queryOptions({
     queryKey: userKeys.all,
-    queryFn: async () => (await listUsersApiV1UsersGet({ query: { limit: 500 } })).data!,
+    queryFn: async () => (await listUsers({ query: { limit: 500 } })).data!,
   });

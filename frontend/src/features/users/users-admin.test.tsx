@@ -1,20 +1,20 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { createUserApiV1UsersPost, listUsersApiV1UsersGet, updateUserApiV1UsersUserIdPatch, type UserOut } from '@/client';
+import { createUser, listUsers, updateUser, type UserOut } from '@/client';
 import { ApiError } from '@/lib/api';
 import { userKeys } from './queries';
 import { OWN_ACCOUNT, UsersAdmin } from './users-admin';
 
 vi.mock('@/client', async (original) => ({
   ...(await original<typeof import('@/client')>()),
-  createUserApiV1UsersPost: vi.fn(),
-  listUsersApiV1UsersGet: vi.fn(),
-  updateUserApiV1UsersUserIdPatch: vi.fn(),
+  createUser: vi.fn(),
+  listUsers: vi.fn(),
+  updateUser: vi.fn(),
 }));
-const list = vi.mocked(listUsersApiV1UsersGet);
-const create = vi.mocked(createUserApiV1UsersPost);
-const patch = vi.mocked(updateUserApiV1UsersUserIdPatch);
+const list = vi.mocked(listUsers);
+const create = vi.mocked(createUser);
+const patch = vi.mocked(updateUser);
 
 const user = (over: Partial<UserOut>): UserOut => ({
   id: 'u',

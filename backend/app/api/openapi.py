@@ -1,0 +1,82 @@
+"""The OpenAPI document: operation ids that read as names, and the run events' schemas.
+
+The browser app's API client and its event types are generated from this document
+(`make client`), so what it says is what the SPA's code is checked against.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from fastapi.routing import APIRoute
+from pydantic import TypeAdapter
+
+from app.runs.events import PAYLOADS, RunEventPayload
+
+REF_TEMPLATE = "#/components/schemas/{model}"
+EVENT_SCHEMA = "RunEvent"
+
+
+def operation_id(route: APIRoute) -> str:
+    """The route function's name (`list_runs`, generated as `listRuns`), not FastAPI's
+    name-path-method (`list_runs_api_v1_sessions__session_id__runs_get`)."""
+    return route.name
+
+
+def event_stream_doc(description: str) -> dict[str, Any]:
+    """A 200 answer of server-sent run events: each message's `event:` line is the
+    schema's `event`, its `data:` line the rest."""
+    return {
+        "description": description,
+        "content": {
+            "text/event-stream": {"schema": {"$ref": REF_TEMPLATE.format(model=EVENT_SCHEMA)}}
+        },
+    }
+
+
+def event_schemas() -> dict[str, Any]:
+    """`RunEvent` (one of the payloads, told apart by `event`) and what it refers to; each
+    payload named `<Name>Event` (`StepStartedEvent`), as the generated types are."""
+    union = TypeAdapter(RunEventPayload).json_schema(
+        ref_template=REF_TEMPLATE, mode="serialization"
+    )
+    defined = union.pop("$defs", {})
+    renamed = {
+        payload.__name__: payload.__name__.removesuffix("Event") + "Event" for payload in PAYLOADS
+    }
+    text = json.dumps({**defined, EVENT_SCHEMA: union})
+    for old, new in renamed.items():
+        text = text.replace(
+            f'"{REF_TEMPLATE.format(model=old)}"', f'"{REF_TEMPLATE.format(model=new)}"'
+        )
+    schemas: dict[str, Any] = {renamed.get(k, k): v for k, v in json.loads(text).items()}
+    for new in renamed.values():
+        schemas[new]["title"] = new
+    schemas[EVENT_SCHEMA].update(
+        title=EVENT_SCHEMA,
+        description='One message of a run\'s event stream (API.md, "The event stream")',
+    )
+    return schemas
+
+
+def install_openapi(app: FastAPI) -> None:
+    """Build the document once, with the run events' payloads among its schemas."""
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = get_openapi(
+                title=app.title,
+                version=app.version,
+                description=app.description,
+                routes=app.routes,
+            )
+            schemas = document.setdefault("components", {}).setdefault("schemas", {})
+            for name, schema in event_schemas().items():
+                schemas.setdefault(name, schema)
+            app.openapi_schema = document
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -1,0 +1,272 @@
+"""A run's events, each defined once: its name and the data it carries.
+
+Every event a run sends is one of the payloads below, given to `EventRecorder.emit`. On the
+wire (API.md, "The event stream") an event is one server-sent message: the `event:` line is
+the payload's `event`, the `data:` line its other fields as JSON, with the run's `run_id`
+and the event's `seq` added. A field with a default is left out of the data when it was
+not given (`approval.received`'s `code` and `feedback`, `run.finished`'s
+`tokens_estimated`).
+
+The same classes are published in the OpenAPI document (`RunEvent`, a union told apart by
+`event`), from which the browser app's event types are generated.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.infra.events import RunEvent
+from app.models import RunStatus
+from app.runs.schemas import ArtifactOut
+
+Verdict = Literal["approve", "revise"]
+Decision = Literal["approve", "edit", "reject"]
+
+
+def _add_envelope(schema: dict[str, Any]) -> None:
+    """Every event's data also carries `run_id` and `seq`; `event` is the message's name."""
+    properties = schema.setdefault("properties", {})
+    properties["run_id"] = {"type": "string", "format": "uuid", "title": "Run Id"}
+    properties["seq"] = {
+        "type": "integer",
+        "title": "Seq",
+        "description": "1, 2, 3… per run; the message's `id:`",
+    }
+    schema["required"] = ["event", "run_id", "seq", *schema.get("required", [])]
+
+
+class EventData(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, json_schema_extra=lambda schema, _: _add_envelope(schema)
+    )
+    event: str
+
+    def data(self) -> dict[str, Any]:
+        """The fields sent in the message's `data:` (beyond run_id and seq)."""
+        return self.model_dump(mode="json", exclude={"event"}, exclude_unset=True)
+
+
+class RunStarted(EventData):
+    event: Literal["run.started"] = "run.started"
+    session_id: uuid.UUID
+    model: str
+    query: str
+
+
+class RunQueued(EventData):
+    """No sandbox worker is free yet; the run's work begins when one is."""
+
+    event: Literal["run.queued"] = "run.queued"
+    position: int
+
+
+class SandboxStarting(EventData):
+    """The session's sandbox is being started (seconds)."""
+
+    event: Literal["sandbox.starting"] = "sandbox.starting"
+    restoring: bool = Field(description="Its saved variables are loaded back")
+
+
+class StepStarted(EventData):
+    event: Literal["step.started"] = "step.started"
+    step: int
+
+
+class ModelDelta(EventData):
+    """A piece of the model's output, as the provider streams it."""
+
+    event: Literal["model.delta"] = "model.delta"
+    step: int
+    text: str
+
+
+class PlanDelta(EventData):
+    """A piece of the agent's plan, as the provider streams it."""
+
+    event: Literal["plan.delta"] = "plan.delta"
+    step: int
+    text: str
+
+
+class StepCode(EventData):
+    event: Literal["step.code"] = "step.code"
+    step: int
+    code: str
+
+
+class StepOutput(EventData):
+    event: Literal["step.output"] = "step.output"
+    step: int
+    output: str = Field(description="What the code printed (its end, capped)")
+
+
+class StepError(EventData):
+    """The step failed; the agent sees the error and tries again."""
+
+    event: Literal["step.error"] = "step.error"
+    step: int
+    error: str
+
+
+class ArtifactEvent(EventData):
+    event: Literal["artifact"] = "artifact"
+    step: int
+    artifact: ArtifactOut
+
+
+class StepFinished(EventData):
+    event: Literal["step.finished"] = "step.finished"
+    step: int
+    duration_ms: int
+    tokens_in: int
+    tokens_out: int
+
+
+class Plan(EventData):
+    """The agent's plan, written before step 1 and revised every planning interval."""
+
+    event: Literal["plan"] = "plan"
+    step: int
+    text: str
+    tokens_in: int
+    tokens_out: int
+
+
+class Verification(EventData):
+    """What the check of a final answer said."""
+
+    event: Literal["verification"] = "verification"
+    step: int
+    verdict: Verdict
+    reason: str
+    tokens_in: int
+    tokens_out: int
+    final: bool = Field(description="No revision is left: the answer stands whatever the verdict")
+
+
+class InputRequested(EventData):
+    """The code of `step` asked the user (ask_user); the run waits for POST /runs/{id}/input."""
+
+    event: Literal["input.requested"] = "input.requested"
+    step: int
+    question: str
+
+
+class InputReceived(EventData):
+    event: Literal["input.received"] = "input.received"
+    step: int
+    question: str
+    answer: str
+
+
+class ApprovalRequested(EventData):
+    """Review mode: the code of `step` waits for POST /runs/{id}/approval before it runs."""
+
+    event: Literal["approval.requested"] = "approval.requested"
+    step: int
+    code: str
+
+
+class ApprovalReceived(EventData):
+    event: Literal["approval.received"] = "approval.received"
+    step: int
+    decision: Decision
+    code: str | None = Field(None, description="With an edit: the code that runs")
+    feedback: str | None = Field(None, description="With a reject, when the user gave some")
+
+
+class Final(EventData):
+    event: Literal["final"] = "final"
+    answer: str
+
+
+class RunFinished(EventData):
+    """Always the run's last event."""
+
+    event: Literal["run.finished"] = "run.finished"
+    status: RunStatus
+    error: str | None
+    tokens_in: int
+    tokens_out: int
+    tokens_estimated: bool = Field(
+        False, description="Some counts were estimated here: the model's server sent none"
+    )
+    cost_usd: float | None
+    duration_ms: int | None
+
+
+def run_finished(
+    status: RunStatus,
+    error: str | None,
+    tokens_in: int,
+    tokens_out: int,
+    cost_usd: float | None,
+    duration_ms: int | None,
+    tokens_estimated: bool | None = None,
+) -> RunFinished:
+    """`tokens_estimated` is told by the replica that ran the run; a run ended by another
+    (it died, or it waited) has none, and its `run.finished` leaves the field out."""
+    told = {} if tokens_estimated is None else {"tokens_estimated": tokens_estimated}
+    return RunFinished(
+        status=status,
+        error=error,
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        cost_usd=cost_usd,
+        duration_ms=duration_ms,
+        **told,
+    )
+
+
+def record(run_id: uuid.UUID, seq: int, payload: EventData) -> RunEvent:
+    """The event as it is logged, stored and sent: its name, and its data with run_id and seq."""
+    return RunEvent(seq, payload.event, {"run_id": str(run_id), "seq": seq, **payload.data()})
+
+
+PAYLOADS: tuple[type[EventData], ...] = (
+    RunStarted,
+    RunQueued,
+    SandboxStarting,
+    StepStarted,
+    ModelDelta,
+    PlanDelta,
+    StepCode,
+    StepOutput,
+    StepError,
+    ArtifactEvent,
+    StepFinished,
+    Plan,
+    Verification,
+    InputRequested,
+    InputReceived,
+    ApprovalRequested,
+    ApprovalReceived,
+    Final,
+    RunFinished,
+)
+
+RunEventPayload = Annotated[
+    RunStarted
+    | RunQueued
+    | SandboxStarting
+    | StepStarted
+    | ModelDelta
+    | PlanDelta
+    | StepCode
+    | StepOutput
+    | StepError
+    | ArtifactEvent
+    | StepFinished
+    | Plan
+    | Verification
+    | InputRequested
+    | InputReceived
+    | ApprovalRequested
+    | ApprovalReceived
+    | Final
+    | RunFinished,
+    Field(discriminator="event"),
+]
