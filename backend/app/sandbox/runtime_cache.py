@@ -74,12 +74,16 @@ def runtime_cache() -> RuntimeCache | None:
 
 
 def _runtime_has_bytecode() -> bool:
-    spec = importlib.util.find_spec("pandas")
+    """Whether the installer compiled the libraries (pip does, `uv sync` does not). Judged
+    by a pandas module that no process here imports (the Styler's), not by pandas itself:
+    the backend importing pandas for a preview writes its bytecode where it may, and the
+    runtime would then pass for compiled on the next start (a new cache, workers compiling
+    from source all that the backend never imported)."""
+    spec = importlib.util.find_spec("pandas")  # finds the package without importing it
     if spec is None or spec.origin is None:
         return False
-    origin = Path(spec.origin)
-    compiled = origin.parent / "__pycache__" / f"{origin.stem}.{sys.implementation.cache_tag}.pyc"
-    return compiled.exists()
+    formats = Path(spec.origin).parent / "io" / "formats"
+    return (formats / "__pycache__" / f"style_render.{sys.implementation.cache_tag}.pyc").exists()
 
 
 def _cache_home() -> Path:
