@@ -7,7 +7,7 @@ COMPOSE := docker compose
 
 .PHONY: help run test test-backend test-frontend lint format migrate up down start stop deps \
 	frontend-deps spa sandbox-runtime client bench-upload bench-agent bench-sandbox bench-load bench-snapshot \
-	bench-local-model test-deploy settings-docs
+	bench-local-model bench-preview test-deploy settings-docs
 
 help:
 	@echo "make run      start the workbench on embedded defaults (http://127.0.0.1:8000)"
@@ -15,6 +15,7 @@ help:
 	@echo "make client   regenerate the browser app's API client from the OpenAPI document"
 	@echo "make settings-docs  write docs/configuration.md and .env.example from backend/app/config/"
 	@echo "make lint     ruff and mypy"
+	@echo "make bench-preview  page and sort a ~1 GB CSV's preview (DuckDB) and print the times"
 	@echo "make migrate  apply database migrations to DATABASE_URL"
 	@echo "make up/down  start/stop Postgres, Redis and MinIO with docker compose"
 	@echo "make start/stop  the whole team setup with docker compose"
@@ -126,6 +127,10 @@ stop:
 # A session holding a 1 GB DataFrame: snapshot, store in S3, fetch elsewhere, restore.
 bench-snapshot: deps
 	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.snapshot
+
+# Pages and sorts over the whole of a ~1 GB CSV in the preview process; ARGS="--size-mb 256".
+bench-preview: deps
+	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.preview $(ARGS)
 
 # The project's own task set (backend/evals) against a running workbench, with the token of
 # `workbench login` (or WORKBENCH_URL/WORKBENCH_TOKEN); e.g. ARGS="--model openai/gpt-4o --concurrency 4".

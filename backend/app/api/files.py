@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
@@ -20,6 +20,7 @@ from app.api.headers import stored_bytes_headers
 from app.db import release_connection
 from app.errors import PayloadTooLarge
 from app.files import service
+from app.files.preview.paging import MAX_PAGE_ROWS, Window
 from app.files.preview_process import PreviewsBusy, preview_owner
 from app.files.schemas import FileOut, FilePreview, FileProfile, FileVersionOut
 from app.files.upload import MultipartFile
@@ -150,6 +151,14 @@ _SHEET = Query(
 )
 
 
+_HEADER_ROW = Query(
+    ge=0,
+    le=10_000,
+    description="The row that holds the column names, counted from 0 (blank lines of a CSV "
+    "not counted); default: the one detected under any title rows. CSV and Excel only",
+)
+
+
 # What reading a file's contents can answer besides 200 (preview and profile alike).
 _PARSE_RESPONSES: dict[int | str, dict[str, Any]] = {
     404: {"description": "No such file, or no such sheet in the workbook"},
@@ -171,15 +180,34 @@ async def preview_file(
     settings: SettingsDep,
     user: CurrentUser,
     sheet: Annotated[str | None, _SHEET] = None,
+    offset: Annotated[
+        int, Query(ge=0, description="The first row to show, counted from 0 after sorting")
+    ] = 0,
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_PAGE_ROWS, description="How many rows to show (at most 500)")
+    ] = 50,
+    sort: Annotated[
+        str | None,
+        Query(min_length=1, max_length=1000, description="A column to sort all rows by"),
+    ] = None,
+    order: Annotated[Literal["asc", "desc"], Query(description="The sort's direction")] = "asc",
+    header_row: Annotated[int | None, _HEADER_ROW] = None,
 ) -> FilePreview:
-    """The file's columns with their types, its first 50 rows and its row count. A workbook
-    lists its worksheets (`sheets`) and shows one (`sheet`); a CSV says how it was read
-    (`format`: delimiter, decimal separator, encoding), and text columns of dates say their
-    `date_format`."""
+    """The file's columns with their types and rows `offset` to `offset + limit` of the
+    whole table, sorted over all its rows by `sort` when given, with its exact row count.
+    A workbook lists its worksheets (`sheets`) and shows one (`sheet`); a CSV says how it
+    was read (`format`: delimiter, decimal separator, encoding); a CSV or worksheet says the
+    row its column names came from (`header_row`: detected under title rows, or chosen).
+    Text columns read as dates, numbers (amounts, percents) or yes/no say how
+    (`date_format`, `unit`, `true_values`/`false_values`)."""
     cache_dir = Path(settings.DATA_DIR) / "cache" / "files"
+    window = Window(offset=offset, limit=limit, sort=sort, descending=order == "desc")
     await release_connection(db)  # parsing may take seconds; the row is written after
     with previews_of(user):
-        return FilePreview.model_validate(await service.preview(storage, file, cache_dir, sheet))
+        shown = await service.preview(
+            storage, file, cache_dir, sheet, header_row=header_row, window=window
+        )
+    return FilePreview.model_validate(shown)
 
 
 @router.get(
@@ -194,6 +222,7 @@ async def profile_file(
     settings: SettingsDep,
     user: CurrentUser,
     sheet: Annotated[str | None, _SHEET] = None,
+    header_row: Annotated[int | None, _HEADER_ROW] = None,
 ) -> FileProfile:
     """Each column's type, missing and distinct counts, and its range and mean (numbers,
     dates) or most frequent values (text), over the first rows (up to 100,000, fewer for
@@ -202,4 +231,5 @@ async def profile_file(
     cache_dir = Path(settings.DATA_DIR) / "cache" / "files"
     await release_connection(db)  # parsing may take seconds; the row is written after
     with previews_of(user):
-        return FileProfile.model_validate(await service.profile(storage, file, cache_dir, sheet))
+        shown = await service.profile(storage, file, cache_dir, sheet, header_row)
+    return FileProfile.model_validate(shown)

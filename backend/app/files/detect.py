@@ -1,4 +1,5 @@
-"""Types that text files do not state: numbers written with decimal commas, and dates.
+"""Types that text files do not state: numbers written with decimal commas, amounts,
+percents and thousands commas, yes and no, dates; and the header row under title rows.
 
 A CSV is text: pandas reads `12,5` and `31/01/2026` as strings. These helpers turn such
 columns into float64 and datetime columns when every value in the sample reads as one,
@@ -8,6 +9,7 @@ and say what they found, so the preview and the profile show what a person sees.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -36,11 +38,23 @@ class Detected:
         thousands: The thousands separator seen in numbers with a decimal comma, else None.
         date_formats: Per converted column, the format its dates were read with
             (a strptime format such as "%d/%m/%Y", or "ISO8601").
+        units: Per column of amounts, percents or numbers with thousands commas read from
+            text, how they were written.
+        yes_no: Per column of yes and no read from text, its spellings of yes and of no.
     """
 
     decimal: str = "."
     thousands: str | None = None
     date_formats: dict[str, str] = field(default_factory=dict)
+    units: dict[str, UnitNumbers] = field(default_factory=dict)
+    yes_no: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
+
+
+def convert_text(frame: pd.DataFrame, detected: Detected, *, day_first: bool) -> pd.DataFrame:
+    """Reads the text columns that hold dates, amounts, percents or yes and no as such."""
+    frame = convert_dates(frame, detected, day_first=day_first)
+    frame = convert_unit_numbers(frame, detected.units)
+    return convert_yes_no(frame, detected.yes_no)
 
 
 def _text_values(column: pd.Series) -> pd.Series | None:
@@ -159,3 +173,133 @@ def _parsed(values: pd.Series, fmt: str) -> tuple[str, pd.Series] | None:
     if parsed.isna().any() or not pd.api.types.is_datetime64_any_dtype(parsed.dtype):
         return None
     return fmt, parsed
+
+
+# Numbers written with a currency symbol, a percent sign or thousands commas: `€1,058.58`,
+# `-$1,200`, `12.5%`, `1,234`, `1 058.58 €` is not one (a space is no thousands separator here).
+CURRENCY_SYMBOLS = "€$£¥₹"
+_UNIT_NUMBER = re.compile(
+    rf"\s*(?P<sign>[+-])?\s*(?P<before>[{CURRENCY_SYMBOLS}])?\s*(?P<sign2>[+-])?"
+    r"(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+    rf"\s*(?P<after>[{CURRENCY_SYMBOLS}%])?\s*"
+)
+# The words read as yes and no (compared case-blind, spaces trimmed).
+YES_WORDS = ("y", "yes", "true")
+NO_WORDS = ("n", "no", "false")
+
+
+@dataclass
+class UnitNumbers:
+    """How a text column of numbers was written.
+
+    Attributes:
+        unit: The currency symbol (`€`, `$`, `£`, `¥`, `₹`) or `%` its values carry, or None
+            when they only have thousands commas.
+        percent: Whether the values are percents (read as fractions: `12.5%` is 0.125).
+    """
+
+    unit: str | None
+    percent: bool
+
+
+def convert_unit_numbers(frame: pd.DataFrame, found: dict[str, UnitNumbers]) -> pd.DataFrame:
+    """Turns text columns of amounts, percents and numbers with thousands commas into float64.
+
+    A column is converted when every value is such a number, at least one carries the mark
+    that kept pandas from reading it (a symbol, `%` or a thousands comma), the currency
+    symbols agree, and either every value or none is a percent. Percents become fractions.
+
+    Args:
+        frame: The table; converted columns are replaced in it.
+        found: Gets how each converted column was written.
+    """
+    for name, column in list(frame.items()):
+        values = _text_values(column)
+        if values is None:
+            continue
+        parts = values.str.extract(_UNIT_NUMBER.pattern + "$")
+        if parts["number"].isna().any() or not values.str.fullmatch(_UNIT_NUMBER).all():
+            continue
+        if (parts["sign"].notna() & parts["sign2"].notna()).any():
+            continue
+        symbols = set(parts["before"].dropna()) | set(parts["after"].dropna())
+        percent = "%" in symbols
+        currencies = symbols - {"%"}
+        if len(currencies) > 1 or (percent and currencies):
+            continue
+        if percent and parts["after"].ne("%").any():
+            continue  # some values are percents, others not
+        if not symbols and not parts["number"].str.contains(",", regex=False).any():
+            continue  # plain numbers that pandas left as text for another reason
+        sign = parts["sign"].fillna(parts["sign2"]).fillna("")
+        numbers = pd.to_numeric(sign + parts["number"].str.replace(",", "", regex=False))
+        numbers = numbers.astype("float64") / (100 if percent else 1)
+        frame[str(name)] = numbers.reindex(column.index)
+        unit = "%" if percent else next(iter(currencies), None)
+        found[str(name)] = UnitNumbers(unit=unit, percent=percent)
+    return frame
+
+
+def convert_yes_no(
+    frame: pd.DataFrame, found: dict[str, tuple[list[str], list[str]]]
+) -> pd.DataFrame:
+    """Turns text columns of yes and no (`Y`, `Yes`, `no`, `TRUE`...) into booleans.
+
+    A column is converted when every value is one of those words (any case) and both a yes
+    and a no occur; missing cells stay missing (the column is then `boolean`).
+
+    Args:
+        frame: The table; converted columns are replaced in it.
+        found: Gets each converted column's spellings of yes and of no, as written.
+    """
+    for name, column in list(frame.items()):
+        values = _text_values(column)
+        if values is None:
+            continue
+        words = values.str.strip().str.casefold()
+        yes, no = words.isin(YES_WORDS), words.isin(NO_WORDS)
+        if not (yes | no).all() or not yes.any() or not no.any():
+            continue
+        converted = pd.Series(pd.NA, index=column.index, dtype="boolean")
+        converted[values.index] = yes.to_numpy()
+        frame[str(name)] = converted if column.isna().any() else converted.astype(bool)
+        found[str(name)] = (sorted(set(values[yes])), sorted(set(values[no])))
+    return frame
+
+
+def is_blank(value: object) -> bool:
+    """Whether a cell is empty: missing, or text of only spaces."""
+    if value is None or (isinstance(value, float) and value != value):
+        return True
+    return isinstance(value, str) and not value.strip()
+
+
+def _numeric_text(value: object) -> bool:
+    if not isinstance(value, str):
+        return True  # a number, a date: data, not a column name
+    return bool(_UNIT_NUMBER.fullmatch(value)) or bool(_ISO.fullmatch(value.strip()))
+
+
+def find_header_row(rows: Sequence[Sequence[object]], *, look: int = 20) -> int:
+    """The row of column names under any title rows, by its position among `rows`.
+
+    Title rows ("Sales report", "Generated on...") fill a cell or two; the header is the
+    first row that fills most of the table's width and holds text. A table of one column,
+    or one whose first wide row holds only numbers, has its header in row 0.
+
+    Args:
+        rows: The first rows of the sheet or file, as cells (missing or empty for blanks).
+        look: How many rows may sit above the header.
+    """
+    filled = [[cell for cell in row if not is_blank(cell)] for row in rows]
+    widths = [len(cells) for cells in filled if cells]
+    if not widths:
+        return 0
+    width = max(widths, key=lambda w: (widths.count(w), w))  # the table's usual width
+    if width < 2:
+        return 0
+    for index, cells in enumerate(filled[:look]):
+        if len(cells) * 5 >= width * 3 and len(cells) >= 2:
+            # Column names are text, though some may read as numbers (years: 2023, 2024).
+            return index if any(not _numeric_text(cell) for cell in cells) else 0
+    return 0

@@ -18,7 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from app.files.detect import Detected, convert_dates
+from app.files.detect import Detected, convert_text
 from app.files.preview import (
     PreviewError,
     TabularKind,
@@ -29,7 +29,8 @@ from app.files.preview import (
 )
 from app.files.preview.delimited import complete_records, decode_text, read_delimited
 from app.files.preview.json_tables import read_json_lines, read_json_table
-from app.files.preview.workbook import open_worksheet, read_worksheet
+from app.files.preview.table import cell
+from app.files.preview.workbook import header_row_of, open_worksheet, read_worksheet
 
 # The most rows profiled...
 PROFILE_MAX_ROWS = 100_000
@@ -94,7 +95,7 @@ def _column(name: str, column: pd.Series) -> dict[str, Any]:
     out["kind"] = kind
     out["distinct"] = int(values.nunique())
     if kind in ("number", "datetime") and not values.empty:
-        out["min"], out["max"] = jsonable(values.min()), jsonable(values.max())
+        out["min"], out["max"] = cell(values.min()), cell(values.max())
         mean = values.mean()
         out["mean"] = jsonable(mean) if kind == "datetime" else _finite(float(mean))
     elif kind in ("boolean", "text"):
@@ -129,19 +130,22 @@ def _shown(value: Any) -> Any:
     return jsonable(value)
 
 
-def profile_csv_head(head: bytes, *, name: str, complete: bool) -> dict[str, Any]:
+def profile_csv_head(
+    head: bytes, *, name: str, complete: bool, header_row: int | None = None
+) -> dict[str, Any]:
     """Profiles the first rows of a delimited text file from its first bytes.
 
     Args:
         head: The file's first bytes (at most PROFILE_MAX_BYTES).
         name: The file name, for the delimiter (.tsv/.tab) and for error messages.
         complete: Whether `head` is the whole file.
+        header_row: The record that holds the column names (None: the one detected).
 
     Raises:
         UnreadableFile: The bytes are not text or not a consistent table.
     """
     try:
-        frame, whole = _csv_sample(head, name, complete)
+        frame, whole = _csv_sample(head, name, complete, header_row)
     except (PreviewError, MemoryError):
         raise
     except Exception as exc:
@@ -149,25 +153,30 @@ def profile_csv_head(head: bytes, *, name: str, complete: bool) -> dict[str, Any
     return profile_frame(frame, complete=whole)
 
 
-def _csv_sample(head: bytes, name: str, complete: bool) -> tuple[pd.DataFrame, bool]:
+def _csv_sample(
+    head: bytes, name: str, complete: bool, header_row: int | None = None
+) -> tuple[pd.DataFrame, bool]:
     text, encoding = decode_text(head, name=name, complete=complete)
     if not complete:
         text = complete_records(text)
     if not text.strip():
         return pd.DataFrame(), complete
-    header, _, _ = read_delimited(text, name=name, encoding=encoding, nrows=1)
-    nrows = sample_rows(header.shape[1])
-    frame, _, _ = read_delimited(text, name=name, encoding=encoding, nrows=nrows)
-    return frame, complete and len(frame) < nrows
+    header = read_delimited(text, name=name, encoding=encoding, nrows=1, header_row=header_row)
+    nrows = sample_rows(header.frame.shape[1])
+    read = read_delimited(text, name=name, encoding=encoding, nrows=nrows, header_row=header_row)
+    return read.frame, complete and len(read.frame) < nrows
 
 
-def profile_file(path: Path, *, name: str, sheet: str | None = None) -> dict[str, Any]:
+def profile_file(
+    path: Path, *, name: str, sheet: str | None = None, header_row: int | None = None
+) -> dict[str, Any]:
     """Profiles the first rows of a local file of any tabular kind.
 
     Args:
         path: The local file.
         name: The file's user-facing name: its extension picks the kind; errors quote it.
         sheet: The worksheet of a workbook (None: the first).
+        header_row: The row of column names of a CSV or worksheet (None: the one detected).
 
     Raises:
         PreviewUnsupported: The extension is not a tabular kind.
@@ -179,7 +188,7 @@ def profile_file(path: Path, *, name: str, sheet: str | None = None) -> dict[str
     if sheet is not None and kind != "excel":
         raise no_sheets(name)
     try:
-        frame, complete = _sample(kind, path, name, sheet)
+        frame, complete = _sample(kind, path, name, sheet, header_row)
     except (PreviewError, MemoryError):
         raise
     except Exception as exc:
@@ -188,19 +197,20 @@ def profile_file(path: Path, *, name: str, sheet: str | None = None) -> dict[str
 
 
 def _sample(
-    kind: TabularKind, path: Path, name: str, sheet: str | None
+    kind: TabularKind, path: Path, name: str, sheet: str | None, header_row: int | None
 ) -> tuple[pd.DataFrame, bool]:
     """The rows to profile and whether they are all the rows."""
     if kind == "csv":
         with path.open("rb") as file:
             head = file.read(PROFILE_MAX_BYTES)
             whole = not file.read(1)
-        return _csv_sample(head, name, whole)
+        return _csv_sample(head, name, whole, header_row)
     if kind == "excel":
         _, chosen = open_worksheet(path, name, sheet)
-        header = read_worksheet(path, name, chosen, 0)
+        row = header_row_of(path, name, chosen, header_row)
+        header, _ = read_worksheet(path, name, chosen, 0, row)
         nrows = sample_rows(header.shape[1], EXCEL_PROFILE_MAX_CELLS)
-        frame = read_worksheet(path, name, chosen, nrows)
+        frame, _ = read_worksheet(path, name, chosen, nrows, row)
         return frame, len(frame) < nrows
     if kind == "parquet":
         with pq.ParquetFile(path) as parquet:
@@ -229,4 +239,4 @@ def _sample(
 
 
 def _dated(frame: pd.DataFrame) -> pd.DataFrame:
-    return convert_dates(frame.copy(), Detected(), day_first=False)
+    return convert_text(frame.copy(), Detected(), day_first=False)

@@ -4,8 +4,9 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
+from app.files.preview.table import user_type
 from app.schemas import Schema
 
 
@@ -37,17 +38,47 @@ class FileVersionOut(Schema):
     current: bool = False
 
 
+UserType = Literal["number", "date", "text", "yes/no"]
+_USER_TYPE_OF_KIND: dict[str, UserType] = {
+    "number": "number", "datetime": "date", "boolean": "yes/no", "text": "text",
+}  # fmt: skip
+
+
 class PreviewColumn(BaseModel):
     name: str
     dtype: str = Field(
         description="The pandas dtype the column was read as: int64, float64, bool, str, "
         "datetime64[us], …"
     )
+    type: UserType = Field(
+        "text",
+        description="The column's type in a person's words: number, date, text or yes/no "
+        "(`dtype` is the detail)",
+    )
     date_format: str | None = Field(
         None,
         description="For a text column read as dates: the format it was read with, a strptime "
         'format such as "%d/%m/%Y" or "ISO8601"',
     )
+    unit: str | None = Field(
+        None,
+        description="For a text column read as numbers: the currency symbol (€, $, £, ¥, ₹) or "
+        "`%` its values carried (percents are read as fractions: 12.5% is 0.125); null when "
+        "they only had thousands commas or were not text",
+    )
+    true_values: list[str] | None = Field(
+        None, description="For a text column read as yes/no: its spellings of yes (Y, Yes, …)"
+    )
+    false_values: list[str] | None = Field(
+        None, description="For a text column read as yes/no: its spellings of no"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _type_from_dtype(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "type" not in data and "dtype" in data:
+            return data | {"type": user_type(data["dtype"])}
+        return data
 
 
 class TextFormat(BaseModel):
@@ -74,6 +105,16 @@ class FilePreview(BaseModel):
     format: TextFormat | None = Field(
         None, description="How a CSV/TSV file was read (null for other kinds)"
     )
+    header_row: int | None = Field(
+        None,
+        description="The row the column names were read from, counted from 0 (blank lines of "
+        "a CSV not counted): the one detected under any title rows, or the one asked for "
+        "(null for kinds without one: Parquet, JSON)",
+    )
+    offset: int = Field(0, description="The first row shown, counted from 0 after sorting")
+    limit: int = Field(50, description="The most rows asked for")
+    sort: str | None = Field(None, description="The column all rows were sorted by, if any")
+    order: Literal["asc", "desc"] = Field("asc", description="The direction of the sort")
 
 
 class TopValue(BaseModel):
@@ -85,6 +126,11 @@ class ColumnProfile(BaseModel):
     name: str
     dtype: str
     kind: Literal["number", "datetime", "boolean", "text"]
+    type: UserType = Field(
+        "text",
+        description="The column's type in a person's words: number, date, text or yes/no "
+        "(`kind` says the same in pandas' terms, `dtype` is the detail)",
+    )
     missing: int = Field(description="Empty cells among the rows profiled")
     distinct: int = Field(description="Distinct values (not counting empty cells)")
     min: Any = Field(None, description="Numbers and datetimes (ISO 8601)")
@@ -94,9 +140,19 @@ class ColumnProfile(BaseModel):
         None, description="Text and booleans: the most frequent values (up to 5), most first"
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _type_from_kind(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "type" not in data and data.get("kind") in _USER_TYPE_OF_KIND:
+            return data | {"type": _USER_TYPE_OF_KIND[data["kind"]]}
+        return data
+
 
 class FileProfile(BaseModel):
     sheet: str | None = Field(None, description="The worksheet profiled (null for other kinds)")
+    header_row: int | None = Field(
+        None, description="The row the column names were read from (as in the preview)"
+    )
     row_count: int = Field(description="The data rows of the whole file (or sheet)")
     rows_profiled: int = Field(description="The first rows that were profiled")
     complete: bool = Field(description="Whether the rows profiled are all the rows")

@@ -46,11 +46,13 @@ def test_upload_list_get_download_preview(alice: Api, live) -> None:  # type: ig
 
     preview = alice.get(f"/files/{file['id']}/preview").json()
     # "2026-01" is a month, not a date: it stays text.
+    plain = {"date_format": None, "unit": None, "true_values": None, "false_values": None}
     assert preview["columns"] == [
-        {"name": "region", "dtype": preview["columns"][0]["dtype"], "date_format": None},
-        {"name": "month", "dtype": preview["columns"][1]["dtype"], "date_format": None},
-        {"name": "revenue", "dtype": "float64", "date_format": None},
+        {"name": "region", "dtype": preview["columns"][0]["dtype"], "type": "text"} | plain,
+        {"name": "month", "dtype": preview["columns"][1]["dtype"], "type": "text"} | plain,
+        {"name": "revenue", "dtype": "float64", "type": "number"} | plain,
     ]
+    assert preview["header_row"] == 0
     assert preview["format"] == {
         "delimiter": ",",
         "decimal": ".",
@@ -108,6 +110,11 @@ def test_an_empty_file_uploads_and_previews_as_empty(alice: Api) -> None:
         "sheets": None,
         "sheet": None,
         "format": None,
+        "header_row": None,
+        "offset": 0,
+        "limit": 50,
+        "sort": None,
+        "order": "asc",
     }
 
 

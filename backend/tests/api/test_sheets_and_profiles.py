@@ -83,14 +83,16 @@ def test_decimal_commas_and_dates_are_read_as_numbers_and_dates(alice: Api) -> N
     project = alice.project()
     file = uploaded(alice, project["id"], "ventes.csv", EUROPEAN)
     preview = alice.get(f"/files/{file['id']}/preview").json()
+    plain = {"unit": None, "true_values": None, "false_values": None}
     assert preview["columns"] == [
-        {"name": "ville", "dtype": "str", "date_format": None},
-        {"name": "montant", "dtype": "float64", "date_format": None},
-        {"name": "jour", "dtype": "datetime64[us]", "date_format": "%d/%m/%Y"},
+        {"name": "ville", "dtype": "str", "type": "text", "date_format": None} | plain,
+        {"name": "montant", "dtype": "float64", "type": "number", "date_format": None} | plain,
+        {"name": "jour", "dtype": "datetime64[us]", "type": "date", "date_format": "%d/%m/%Y"}
+        | plain,
     ]
     assert preview["rows"] == [
-        ["Lyon", 1234.56, "2026-01-31T00:00:00"],
-        ["Metz", 12.5, "2026-02-01T00:00:00"],
+        ["Lyon", 1234.56, "2026-01-31"],
+        ["Metz", 12.5, "2026-02-01"],
         ["Lyon", -3.0, None],
     ]
     assert preview["format"] == {
@@ -109,6 +111,7 @@ def test_a_profile_of_each_column(alice: Api) -> None:
     assert profile.status_code == 200, profile.text
     assert profile.json() == {
         "sheet": None,
+        "header_row": 0,
         "row_count": 3,
         "rows_profiled": 3,
         "complete": True,
@@ -117,6 +120,7 @@ def test_a_profile_of_each_column(alice: Api) -> None:
                 "name": "ville",
                 "dtype": "str",
                 "kind": "text",
+                "type": "text",
                 "missing": 0,
                 "distinct": 2,
                 "min": None,
@@ -128,6 +132,7 @@ def test_a_profile_of_each_column(alice: Api) -> None:
                 "name": "montant",
                 "dtype": "float64",
                 "kind": "number",
+                "type": "number",
                 "missing": 0,
                 "distinct": 3,
                 "min": -3.0,
@@ -139,10 +144,11 @@ def test_a_profile_of_each_column(alice: Api) -> None:
                 "name": "jour",
                 "dtype": "datetime64[us]",
                 "kind": "datetime",
+                "type": "date",
                 "missing": 1,
                 "distinct": 2,
-                "min": "2026-01-31T00:00:00",
-                "max": "2026-02-01T00:00:00",
+                "min": "2026-01-31",
+                "max": "2026-02-01",
                 "mean": "2026-01-31T12:00:00",
                 "top": None,
             },

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from app.files.detect import find_header_row
 from app.files.preview import Preview, preview_file
 
 
@@ -37,9 +38,9 @@ def test_semicolons_with_decimal_commas_and_thousands_dots_are_numbers(tmp_path:
         "code": "int64",
     }
     assert preview.rows == [
-        ["Nord", 1234.56, 12.5, "2026-01-31T00:00:00", 7],
-        ["Sud", -2.5, 3.0, "2026-02-01T00:00:00", 10],
-        ["Est", 1000000.0, 0.25, "2026-02-15T00:00:00", 11],
+        ["Nord", 1234.56, 12.5, "2026-01-31", 7],
+        ["Sud", -2.5, 3.0, "2026-02-01", 10],
+        ["Est", 1000000.0, 0.25, "2026-02-15", 11],
     ]
     assert preview.format == {
         "delimiter": ";",
@@ -84,13 +85,13 @@ def test_what_is_not_a_decimal_comma(tmp_path: Path, data: bytes, first: object)
 @pytest.mark.parametrize(
     ("values", "fmt", "first"),
     [
-        (["2026-01-31", "2026-02-01"], "ISO8601", "2026-01-31T00:00:00"),
+        (["2026-01-31", "2026-02-01"], "ISO8601", "2026-01-31"),
         (["2026-01-31 10:30:00", "2026-02-01T08:00:00"], "ISO8601", "2026-01-31T10:30:00"),
-        (["31/01/2026", "01/02/2026"], "%d/%m/%Y", "2026-01-31T00:00:00"),
-        (["01/31/2026", "02/01/2026"], "%m/%d/%Y", "2026-01-31T00:00:00"),
-        (["01.02.2026", "28.02.2026"], "%d.%m.%Y", "2026-02-01T00:00:00"),
-        (["31-01-2026", "01-02-2026"], "%d-%m-%Y", "2026-01-31T00:00:00"),
-        (["2026/01/31", "2026/02/01"], "%Y/%m/%d", "2026-01-31T00:00:00"),
+        (["31/01/2026", "01/02/2026"], "%d/%m/%Y", "2026-01-31"),
+        (["01/31/2026", "02/01/2026"], "%m/%d/%Y", "2026-01-31"),
+        (["01.02.2026", "28.02.2026"], "%d.%m.%Y", "2026-02-01"),
+        (["31-01-2026", "01-02-2026"], "%d-%m-%Y", "2026-01-31"),
+        (["2026/01/31", "2026/02/01"], "%Y/%m/%d", "2026-01-31"),
         (["31/01/2026 14:05", "01/02/2026 09:00"], "%d/%m/%Y %H:%M", "2026-01-31T14:05:00"),
     ],
 )
@@ -106,8 +107,8 @@ def test_a_day_or_a_month_first_follows_the_file(tmp_path: Path) -> None:
     semicolons and decimal commas."""
     us = read(tmp_path, "us.csv", b"when,n\n01/02/2026,1.5\n03/04/2026,2\n")
     eu = read(tmp_path, "eu.csv", b"when;n\n01/02/2026;1,5\n03/04/2026;2\n")
-    assert us.rows[0][0] == "2026-01-02T00:00:00"
-    assert eu.rows[0][0] == "2026-02-01T00:00:00"
+    assert us.rows[0][0] == "2026-01-02"
+    assert eu.rows[0][0] == "2026-02-01"
 
 
 @pytest.mark.parametrize(
@@ -130,7 +131,7 @@ def test_what_is_not_a_date_column(tmp_path: Path, values: list[str]) -> None:
 def test_missing_values_in_a_date_column(tmp_path: Path) -> None:
     preview = read(tmp_path, "d.csv", b"when,n\n2026-01-31,1\n,2\n2026-02-02,3\n")
     assert dtypes(preview)["when"] == "datetime64[us]"
-    assert [row[0] for row in preview.rows] == ["2026-01-31T00:00:00", None, "2026-02-02T00:00:00"]
+    assert [row[0] for row in preview.rows] == ["2026-01-31", None, "2026-02-02"]
 
 
 def test_json_dates(tmp_path: Path) -> None:
@@ -144,3 +145,62 @@ def test_json_dates(tmp_path: Path) -> None:
     assert preview.format is None
     lines = read(tmp_path, "r.jsonl", "\n".join(json.dumps(r) for r in records).encode())
     assert dtypes(lines)["day"] == "datetime64[us]"
+
+
+def test_amounts_percents_and_thousands_are_numbers(tmp_path: Path) -> None:
+    data = (
+        "item,price,share,count,code\n"
+        'a,"€1,058.58",12.5%,"1,200",A1\n'
+        "b,€3,7%,15,B2\n"
+        'c,-€0.5,100%,"12,000,000",C3\n'
+    ).encode()
+    preview = read(tmp_path, "a.csv", data)
+    assert dtypes(preview) == {
+        "item": "str", "price": "float64", "share": "float64", "count": "float64", "code": "str"
+    }  # fmt: skip
+    assert preview.rows == [
+        ["a", 1058.58, 0.125, 1200.0, "A1"],
+        ["b", 3.0, 0.07, 15.0, "B2"],
+        ["c", -0.5, 1.0, 12000000.0, "C3"],
+    ]
+    units = {c["name"]: c.get("unit", "-") for c in preview.columns}
+    assert units == {"item": "-", "price": "€", "share": "%", "count": None, "code": "-"}
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["€3", "$4"],  # two currencies
+        ["12%", "13"],  # some percents, some not
+        ["€3", "about €4"],
+        ["1,5", "2,25"],  # not thousands
+    ],
+)
+def test_what_is_not_an_amount(tmp_path: Path, values: list[str]) -> None:
+    data = ("x,y\n" + "".join(f'"{v}",1\n' for v in values)).encode()
+    preview = read(tmp_path, "n.csv", data)
+    assert dtypes(preview)["x"] == "str"
+
+
+def test_yes_and_no_are_booleans(tmp_path: Path) -> None:
+    preview = read(tmp_path, "y.csv", b"a,b,c\nY,yes,NO\nYes,x,no\nno,,no\nn,yes,\n")
+    assert dtypes(preview) == {"a": "bool", "b": "str", "c": "str"}
+    assert [row[0] for row in preview.rows] == [True, True, False, False]
+    assert (preview.columns[0]["true_values"], preview.columns[0]["false_values"]) == (
+        ["Y", "Yes"],
+        ["n", "no"],
+    )
+
+
+@pytest.mark.parametrize(
+    ("rows", "header"),
+    [
+        ([["Report"], ["Generated today"], [], ["a", "b", "c"], [1, 2, 3]], 3),
+        ([["a", "b"], [1, 2]], 0),
+        ([["only one column"], ["x"], ["y"]], 0),
+        ([["Title"], [1, 2, 3], [4, 5, 6]], 0),  # no header at all: row 0 as pandas reads it
+        ([["Title", None, None], ["region", "2023", "2024"], ["N", 1, 2]], 1),
+    ],
+)
+def test_the_header_row_under_title_rows(rows: list[list[object]], header: int) -> None:
+    assert find_header_row(rows) == header

@@ -98,6 +98,7 @@ def test_plain_csv(tmp_path: Path) -> None:
         "sheets": None,
         "sheet": None,
         "format": {"delimiter": ",", "decimal": ".", "thousands": None, "encoding": "utf-8"},
+        "header_row": 0,
     }
 
 
@@ -389,7 +390,7 @@ def test_xlsx(tmp_path: Path) -> None:
         "joined": "datetime64[us]",
     }
     assert preview.rows == [
-        ["Ann", 31, 1.5, "2024-01-02T00:00:00"],
+        ["Ann", 31, 1.5, "2024-01-02"],
         ["Bob", 42, None, "2023-06-30T12:30:00"],
         [None, 27, 3.0, None],
     ]

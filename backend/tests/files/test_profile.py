@@ -66,8 +66,8 @@ def test_a_small_csv_profiled_exactly(tmp_path: Path) -> None:
         "kind": "datetime",
         "missing": 1,
         "distinct": 3,
-        "min": "2026-01-31T00:00:00",
-        "max": "2026-02-03T00:00:00",
+        "min": "2026-01-31",
+        "max": "2026-02-03",
         "mean": "2026-02-01T08:00:00",
         "top": None,
     }

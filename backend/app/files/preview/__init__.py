@@ -13,12 +13,15 @@ from pathlib import Path
 from app.files.preview.counting import CsvRowCounter
 from app.files.preview.delimited import NeedMoreBytes, preview_csv, preview_csv_head
 from app.files.preview.errors import (
+    BadHeaderRow,
     NotAWorkbook,
     PreviewError,
     PreviewUnsupported,
     SheetNotFound,
     TooCostly,
+    UnknownColumn,
     UnreadableFile,
+    no_header_row,
     no_sheets,
     sheet_not_found,
     unreadable,
@@ -32,6 +35,7 @@ from app.files.preview.workbook import preview_excel
 __all__ = [
     "PREVIEW_ROWS",
     "TABULAR_KINDS",
+    "BadHeaderRow",
     "CsvRowCounter",
     "NeedMoreBytes",
     "NotAWorkbook",
@@ -41,8 +45,10 @@ __all__ = [
     "SheetNotFound",
     "TabularKind",
     "TooCostly",
+    "UnknownColumn",
     "UnreadableFile",
     "jsonable",
+    "no_header_row",
     "no_sheets",
     "preview_csv_head",
     "preview_file",
@@ -52,31 +58,38 @@ __all__ = [
     "unreadable",
 ]
 
-_READERS = {"csv": preview_csv, "parquet": preview_parquet,
-            "json": preview_json, "jsonl": preview_jsonl}  # fmt: skip
+_READERS = {"parquet": preview_parquet, "json": preview_json, "jsonl": preview_jsonl}
 
 
-def preview_file(path: Path, *, name: str, sheet: str | None = None) -> Preview:
+def preview_file(
+    path: Path, *, name: str, sheet: str | None = None, header_row: int | None = None
+) -> Preview:
     """Builds the preview of a local file of any tabular kind, reading only what it needs.
 
     Args:
         path: The local file.
         name: The file's user-facing name: its extension picks the kind; errors quote it.
         sheet: The worksheet of a workbook to preview (None: the first).
+        header_row: The row of column names of a CSV or worksheet (None: the one detected).
 
     Raises:
         PreviewUnsupported: The extension is not a tabular kind.
         UnreadableFile: The file cannot be parsed as its kind.
         NotAWorkbook: A sheet was asked of a file that is not a workbook.
         SheetNotFound: The workbook has no worksheet of that name.
+        BadHeaderRow: `header_row` is past the rows, or asked of a kind without one.
     """
     kind = tabular_kind(name)
     if sheet is not None and kind != "excel":
         raise no_sheets(name)
+    if header_row is not None and kind not in ("csv", "excel"):
+        raise no_header_row(name)
     path.stat()  # a missing file is our fault, not an unreadable upload
     try:
         if kind == "excel":
-            return preview_excel(path, name, sheet)
+            return preview_excel(path, name, sheet, header_row)
+        if kind == "csv":
+            return preview_csv(path, name, header_row)
         return _READERS[kind](path, name)
     except (PreviewError, MemoryError):
         raise

@@ -50,6 +50,33 @@ class NotAWorkbook(PreviewError):
     code = "not_a_workbook"
 
 
+class UnknownColumn(PreviewError):
+    """A page was asked sorted by a column the table does not have."""
+
+    status = 422
+    code = "unknown_column"
+
+
+class BadHeaderRow(PreviewError):
+    """The header row asked for is not among the file's rows."""
+
+    status = 422
+    code = "bad_header_row"
+
+
+def header_past_end(name: str, header_row: int, rows: int) -> BadHeaderRow:
+    return BadHeaderRow(
+        f"{name} has only {rows:,} rows, so row {header_row:,} (counted from 0) cannot be its"
+        " header row."
+    )
+
+
+def no_header_row(name: str) -> BadHeaderRow:
+    return BadHeaderRow(
+        f"{name} has no header row to choose: only CSV files and Excel sheets have one."
+    )
+
+
 def unreadable(name: str, kind: TabularKind, exc: Exception) -> UnreadableFile:
     """The error for a file that failed to parse as `kind`, naming the cause in words."""
     return UnreadableFile(f"{name} could not be read as {KIND_LABELS[kind]}: {describe(exc)}")

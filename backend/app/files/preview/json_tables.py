@@ -10,7 +10,7 @@ from typing import IO, Any
 
 import pandas as pd
 
-from app.files.detect import Detected, convert_dates
+from app.files.detect import Detected, convert_text
 from app.files.preview.counting import CsvRowCounter
 from app.files.preview.errors import UnreadableFile
 from app.files.preview.table import INFER_ROWS, Preview, build_preview
@@ -19,11 +19,11 @@ JSON_MAX_BYTES = 256 << 20
 
 
 def preview_json(path: Path, name: str) -> Preview:
-    """A JSON table's preview, its text columns read as dates where they are."""
+    """A JSON table's preview, its text columns read as dates, numbers or yes/no where they are."""
     frame = read_json_table(path, name)
-    dates = Detected()
-    frame = convert_dates(frame, dates, day_first=False)
-    return build_preview(frame, len(frame), dates=dates.date_formats)
+    detected = Detected()
+    frame = convert_text(frame, detected, day_first=False)
+    return build_preview(frame, len(frame), detected=detected)
 
 
 def read_json_table(path: Path, name: str) -> pd.DataFrame:
@@ -57,9 +57,9 @@ def preview_jsonl(path: Path, name: str) -> Preview:
         while chunk := file.read(8 << 20):
             counter.feed(chunk)
     frame = pd.json_normalize(records)
-    dates = Detected()
-    frame = convert_dates(frame, dates, day_first=False)
-    return build_preview(frame, counter.finish(), dates=dates.date_formats)
+    detected = Detected()
+    frame = convert_text(frame, detected, day_first=False)
+    return build_preview(frame, counter.finish(), detected=detected)
 
 
 def read_json_lines(

@@ -1,5 +1,7 @@
-"""What a preview is and how one is built from a parsed table: its columns with dtypes
-(and date formats), its first rows made JSON-safe, and the row count of the whole file.
+"""What a preview is and how one is built from a parsed table: its columns with dtypes,
+their types in a person's words (number, date, text, yes/no) and how text was read into
+them, its first rows made JSON-safe (dates at midnight shown as dates), and the row count
+of the whole file.
 """
 
 from __future__ import annotations
@@ -7,13 +9,17 @@ from __future__ import annotations
 import datetime as dt
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
+from app.files.detect import Detected
+
 PREVIEW_ROWS = 50
 INFER_ROWS = 1000
+
+UserType = Literal["number", "date", "text", "yes/no"]
 
 
 @dataclass(frozen=True)
@@ -28,14 +34,17 @@ class Preview:
         sheet: The worksheet previewed; None for other kinds.
         format: How a delimited text file was read (`delimiter`, `decimal`, `thousands`,
             `encoding`); None for other kinds.
+        header_row: The row (0-based, blank lines of a text file not counted) that holds
+            the column names of a CSV or a worksheet; None for other kinds.
     """
 
-    columns: list[dict[str, str]]
+    columns: list[dict[str, Any]]
     rows: list[list[Any]]
     row_count: int
     sheets: list[str] | None = None
     sheet: str | None = None
     format: dict[str, str | None] | None = None
+    header_row: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Returns the JSON body."""
@@ -46,6 +55,7 @@ class Preview:
             "sheets": self.sheets,
             "sheet": self.sheet,
             "format": self.format,
+            "header_row": self.header_row,
         }
 
 
@@ -53,19 +63,62 @@ def build_preview(
     frame: pd.DataFrame,
     row_count: int,
     *,
-    dates: dict[str, str] | None = None,
+    detected: Detected | None = None,
     text_format: dict[str, str | None] | None = None,
+    header_row: int | None = None,
 ) -> Preview:
-    """The preview of a parsed table: its columns and first rows, with the given row count."""
+    """The preview of a parsed table: its columns and first rows, with the given row count.
+
+    Args:
+        frame: The table as read, its text columns converted (see app.files.detect).
+        row_count: The data rows of the whole file or sheet.
+        detected: What the conversions found: each converted column says how it was read.
+        text_format: How a delimited text file was read.
+        header_row: The row the column names came from (CSV and worksheets).
+    """
+    found = detected or Detected()
     columns = []
     for col, dtype in frame.dtypes.items():
-        column = {"name": str(col), "dtype": str(dtype)}
-        if dates and str(col) in dates:
-            column["date_format"] = dates[str(col)]
+        name = str(col)
+        column: dict[str, Any] = {"name": name, "dtype": str(dtype)}
+        if name in found.date_formats:
+            column["date_format"] = found.date_formats[name]
+        if name in found.units:
+            column["unit"] = found.units[name].unit
+        if name in found.yes_no:
+            column["true_values"], column["false_values"] = found.yes_no[name]
         columns.append(column)
     head = frame.head(PREVIEW_ROWS).itertuples(index=False, name=None)
-    rows = [[jsonable(value) for value in row] for row in head]
-    return Preview(columns, rows, row_count, format=text_format)
+    rows = [[cell(value) for value in row] for row in head]
+    return Preview(columns, rows, row_count, format=text_format, header_row=header_row)
+
+
+def user_type(dtype: Any) -> UserType:
+    """A column's type in a person's words (number, date, text or yes/no), from its pandas
+    dtype or the dtype's name."""
+    name = str(dtype)
+    if name in ("bool", "boolean"):
+        return "yes/no"
+    if name.startswith(("int", "uint", "float", "Int", "UInt", "Float")):
+        return "number"
+    if name.startswith("datetime64"):
+        return "date"
+    return "text"
+
+
+def cell(value: Any) -> Any:
+    """A table cell as shown: JSON-safe (see `jsonable`), a date at midnight as a date."""
+    if isinstance(value, np.datetime64) and not np.isnat(value):
+        value = pd.Timestamp(value)
+    if (
+        value is not pd.NaT
+        and isinstance(value, dt.datetime)
+        and value.tzinfo is None
+        and value.time() == dt.time()
+        and not (isinstance(value, pd.Timestamp) and value.nanosecond)
+    ):
+        return value.date().isoformat()
+    return jsonable(value)
 
 
 def jsonable(value: Any) -> Any:

@@ -15,7 +15,8 @@ import pandas as pd
 from openpyxl.reader.excel import ExcelReader
 from openpyxl.utils.cell import range_boundaries
 
-from app.files.preview.errors import TooCostly, UnreadableFile, sheet_not_found
+from app.files.detect import Detected, convert_text, find_header_row
+from app.files.preview.errors import TooCostly, UnreadableFile, header_past_end, sheet_not_found
 from app.files.preview.table import INFER_ROWS, Preview, build_preview
 
 # A workbook is refused before it is parsed when it unpacks to more than this in all...
@@ -33,6 +34,8 @@ _DIMENSION = re.compile(rb"<(?:[\w.-]+:)?dimension\s[^>]*?\bref\s*=\s*[\"']([^\"
 _ROW = re.compile(rb"<(?:[\w.-]+:)?row(?=[\s/>])([^>]*)>")
 _ROW_NUMBER = re.compile(rb"""(?:^|\s)r\s*=\s*["'](\d+)["']""")
 _VALUE = re.compile(rb"<(?:[\w.-]+:)?(?:v|is)(?=[\s/>])")
+# Title rows looked through for the header row.
+HEADER_LOOK = 20
 
 
 @dataclass(frozen=True)
@@ -99,31 +102,65 @@ def open_worksheet(path: Path, name: str, sheet: str | None) -> tuple[list[Works
     return sheets, chosen
 
 
-def read_worksheet(path: Path, name: str, sheet: Worksheet, nrows: int) -> pd.DataFrame:
-    """The first `nrows` rows of a worksheet found by `open_worksheet`."""
-    return pd.read_excel(path, sheet_name=sheet.name, nrows=nrows)
+def header_row_of(path: Path, name: str, sheet: Worksheet, header_row: int | None) -> int:
+    """The worksheet's header row: `header_row` checked, or the one under any title rows.
+
+    Raises:
+        BadHeaderRow: `header_row` is past the sheet's rows.
+    """
+    top = pd.read_excel(
+        path, sheet_name=sheet.name, header=None, nrows=max(HEADER_LOOK, (header_row or 0) + 1)
+    )
+    if header_row is None:
+        return find_header_row(top.astype(object).values.tolist(), look=HEADER_LOOK)
+    if header_row >= max(len(top), 1):
+        raise header_past_end(name, header_row, len(top))
+    return header_row
 
 
-def preview_excel(path: Path, name: str, sheet: str | None) -> Preview:
-    """A worksheet's preview (the first when `sheet` is None), with the workbook's sheets."""
+def read_worksheet(
+    path: Path, name: str, sheet: Worksheet, nrows: int | None, header_row: int = 0
+) -> tuple[pd.DataFrame, Detected]:
+    """The first `nrows` rows (None: all) of a worksheet found by `open_worksheet`, under
+    its header row, text cells of dates, amounts, percents and yes/no read as such."""
+    frame = pd.read_excel(path, sheet_name=sheet.name, nrows=nrows, header=header_row)
+    detected = Detected()
+    return convert_text(frame, detected, day_first=False), detected
+
+
+def preview_excel(
+    path: Path, name: str, sheet: str | None, header_row: int | None = None
+) -> Preview:
+    """A worksheet's preview (the first when `sheet` is None), with the workbook's sheets.
+
+    Args:
+        path: The workbook.
+        name: Its user-facing name, for errors.
+        sheet: The worksheet's name; None for the first.
+        header_row: The row of column names (0-based, as the sheet shows its rows from the
+            first); None: the one under any title rows.
+    """
     sheets, chosen = open_worksheet(path, name, sheet)
-    frame = read_worksheet(path, name, chosen, INFER_ROWS)
+    header = header_row_of(path, name, chosen, header_row)
+    frame, detected = read_worksheet(path, name, chosen, INFER_ROWS, header)
     titles = [s.name for s in sheets]
 
     def done(row_count: int) -> Preview:
-        return replace(build_preview(frame, row_count), sheets=titles, sheet=chosen.name)
+        shown = build_preview(frame, row_count, detected=detected, header_row=header)
+        return replace(shown, sheets=titles, sheet=chosen.name)
 
     if len(frame) < INFER_ROWS:
         return done(len(frame))
-    if chosen.stated_rows is not None and (chosen.part is None or chosen.stated_rows >= len(frame)):
-        return done(chosen.stated_rows)
+    stated = None if chosen.stated_rows is None else chosen.stated_rows - header
+    if stated is not None and (chosen.part is None or stated >= len(frame)):
+        return done(stated)
     assert chosen.part is not None
     # Some writers leave the dimension out or wrong: count the rows that hold values.
     with zipfile.ZipFile(path) as archive:
         if archive.getinfo(chosen.part).file_size > EXCEL_UNSIZED_SHEET_MAX_BYTES:
             raise _unsized_sheet(name, archive.getinfo(chosen.part).file_size)
         with archive.open(chosen.part) as stream:
-            return done(filled_row_span(stream))
+            return done(filled_row_span(stream) - header)
 
 
 def _check_workbook(path: Path, name: str) -> list[Worksheet]:

@@ -1,0 +1,376 @@
+"""Pages of a whole table, sorted over all its rows when asked, read by DuckDB rather than
+by loading the table into pandas: a 1 GB CSV pages and sorts in seconds.
+
+A page shows its cells as the preview of the file's head shows them (see table.py): the
+head decided each column's type and how its text is read (decimal commas, amounts,
+percents, yes/no, date formats), and the same reading is written here in SQL for the whole
+file. Parquet is read as it is. Workbooks and JSON, which DuckDB does not read here, are
+read whole once as their preview reads them and kept beside the file as Parquet.
+
+The file's contents are hostile: DuckDB runs with no access to anything but the one file it
+reads (`allowed_paths`, external access off, settings locked, no extensions loaded), within
+a memory limit, inside the preview child process (preview_process) and its own limits.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+import re
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from app.files.detect import Detected, convert_text
+from app.files.preview.delimited import lines_before
+from app.files.preview.errors import PreviewError, TooCostly, UnknownColumn, UnreadableFile
+from app.files.preview.json_tables import read_json_lines, read_json_table
+from app.files.preview.kinds import KIND_LABELS, preview_kind
+from app.files.preview.table import PREVIEW_ROWS, cell, jsonable
+from app.files.preview.workbook import open_worksheet, read_worksheet
+
+# The most rows a page holds.
+MAX_PAGE_ROWS = 500
+# What DuckDB may hold in memory (the preview child's own limit is above it), and its threads.
+DUCKDB_MEMORY = "1GB"
+DUCKDB_THREADS = 2
+# A sorted page that ends further down than this sorts the keys alone, then fetches its rows.
+DEEP_PAGE_ROWS = 10_000
+# What pandas reads as missing by default; DuckDB is told the same.
+_MISSING = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+            "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan",
+            "null"]  # fmt: skip
+_YES = ("y", "yes", "true")
+_NO = ("n", "no", "false")
+_UTF8 = ("utf-8", "utf8", "ascii")
+
+
+@dataclass(frozen=True)
+class Window:
+    """Which rows of the whole table to show, in which order.
+
+    Attributes:
+        offset: The first row shown (0-based, after sorting).
+        limit: How many rows at most (up to MAX_PAGE_ROWS).
+        sort: The column to sort all rows by, or None for the file's order.
+        descending: Whether the sort is from the largest value down.
+    """
+
+    offset: int = 0
+    limit: int = PREVIEW_ROWS
+    sort: str | None = None
+    descending: bool = False
+
+    @property
+    def in_head(self) -> bool:
+        """Whether the rows are among those the preview of the file's head holds."""
+        return self.sort is None and self.offset + self.limit <= PREVIEW_ROWS
+
+
+def read_page(
+    path: Path, *, name: str, shown: dict[str, Any], window: Window, work: Path
+) -> dict[str, Any]:
+    """The rows of a window of the whole table, and its exact row count.
+
+    Runs in the preview child process.
+
+    Args:
+        path: The local file.
+        name: Its user-facing name: its extension gives the kind; errors quote it.
+        shown: The preview of its head (of the sheet and header row meant): its columns,
+            `format`, `sheet` and `header_row` say how to read the rest.
+        window: The rows asked for.
+        work: A path prefix beside the file's cached copy for what a page keeps (a UTF-8
+            copy of a text file in another encoding, a workbook's table as Parquet).
+
+    Returns:
+        `{rows, row_count}`.
+
+    Raises:
+        UnknownColumn: `window.sort` is no column of the table.
+        UnreadableFile: The file cannot be read as its kind.
+        TooCostly: Reading it needs more memory than allowed.
+    """
+    kind = preview_kind(name)
+    columns = shown["columns"]
+    names = [str(column["name"]) for column in columns]
+    if window.sort is not None and window.sort not in names:
+        raise UnknownColumn(f'{name} has no column named "{window.sort}".')
+    try:
+        typed, row_count = None, None
+        if kind == "csv":
+            # Counted exactly as the file was uploaded (counting.py), title rows taken off.
+            row_count = int(shown["row_count"])
+            readable, source, typed = _csv_source(path, shown, work, padded=False)
+            try:
+                return _query(readable, source, typed, columns, window, row_count)
+            except duckdb.InvalidInputException as exc:
+                if "Expected Number of Columns" not in str(exc):
+                    raise
+            # Rows shorter than the header: read again, filling them out (in one thread:
+            # DuckDB cannot do that in parallel when fields hold line breaks).
+            readable, source, typed = _csv_source(path, shown, work, padded=True)
+        elif kind == "parquet":
+            readable, source = path, f"SELECT * FROM read_parquet({_literal(path)})"
+        else:
+            readable = _whole_table(path, name, shown, work)
+            source = f"SELECT * FROM read_parquet({_literal(readable)})"
+        return _query(readable, source, typed, columns, window, row_count)
+    except PreviewError:
+        raise
+    except duckdb.OutOfMemoryException as exc:
+        raise TooCostly(
+            f"{name} is too large to page through: it needed more than {DUCKDB_MEMORY} of"
+            " memory. It can still be downloaded and used in questions."
+        ) from exc
+    except (duckdb.Error, ValueError, OSError) as exc:
+        label = KIND_LABELS[kind] if kind else "a table"
+        raise UnreadableFile(f"{name} could not be read as {label}: {_describe(exc)}") from exc
+
+
+def _describe(exc: Exception) -> str:
+    """DuckDB's complaint in a few words: which line and what is wrong with it."""
+    text = str(exc)
+    line = re.search(r"CSV Error on Line: (\d+)", text)
+    fields = re.search(r"Expected Number of Columns: (\d+) Found: (\d+)", text)
+    if line and fields:
+        return f"line {line[1]} has {fields[2]} fields, expected {fields[1]}"
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    first = re.sub(r"^[\w ]*Error: ", "", first)
+    return f"line {line[1]}: {first}"[:300] if line else first[:300]
+
+
+def _connect(readable: Path) -> duckdb.DuckDBPyConnection:
+    """A DuckDB that can read `readable` and nothing else, and can change none of that."""
+    con = duckdb.connect(
+        config={
+            "threads": DUCKDB_THREADS,
+            "memory_limit": DUCKDB_MEMORY,
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False,
+        }
+    )
+    con.execute("SET enable_progress_bar = false")  # it would print to the server's terminal
+    con.execute(f"SET allowed_paths = [{_literal(readable)}]")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+    return con
+
+
+def _query(
+    readable: Path,
+    source: str,
+    typed: list[str] | None,
+    columns: list[dict[str, Any]],
+    window: Window,
+    row_count: int | None,
+) -> dict[str, Any]:
+    """Counts the rows of `source` and reads the window of them.
+
+    Args:
+        readable: The one file DuckDB may read.
+        source: The SQL of the table as read (text fields of a CSV, or typed columns).
+        typed: Per column, the SQL that reads its field `c<i>` as the preview did; None
+            when `source` is typed already.
+        columns: The preview's columns.
+        window: The rows asked for.
+        row_count: The rows of the table when known (None: counted here).
+    """
+    con = _connect(readable)
+    try:
+        names = [str(column["name"]) for column in columns]
+        found = len(con.execute(f"DESCRIBE {source}").fetchall())
+        if found != len(names):
+            raise ValueError(f"it has {found} columns where its first rows have {len(names)}")
+        fields = [f"c{i}" for i in range(len(names))]
+        con.execute(f"CREATE TEMP VIEW raw AS SELECT * FROM ({source}) AS s({', '.join(fields)})")
+        exprs = typed or fields
+        select = ", ".join(f"{expr} AS {field}" for expr, field in zip(exprs, fields, strict=True))
+        if row_count is None:
+            row_count = int(con.execute("SELECT count(*) FROM raw").fetchone()[0])  # type: ignore[index]
+        if window.sort is None:
+            # Only the rows shown are converted.
+            sql = f"SELECT {select} FROM (SELECT * FROM raw LIMIT ? OFFSET ?)"
+        else:
+            at = names.index(window.sort)
+            keys = [exprs[at]]
+            if (typed is None and _type_of(con, fields[at]) == "VARCHAR") or (
+                typed is not None and keys[0] == fields[at]
+            ):
+                keys = [f"lower({keys[0]})", keys[0]]  # text sorts case-blind, then by case
+            direction = "DESC" if window.descending else "ASC"
+            order = ", ".join(f"{key} {direction} NULLS LAST" for key in keys)
+            numbered = "(SELECT row_number() OVER () AS row_number_, * FROM raw)"
+            # Ties keep the file's order (row_number_ follows it), so pages neither overlap
+            # nor skip rows. Only the sort key is converted for every row; the rest for
+            # the rows shown.
+            if window.offset + window.limit <= DEEP_PAGE_ROWS:
+                sql = (
+                    f"SELECT {select} FROM (SELECT * FROM {numbered}"
+                    f" ORDER BY {order}, row_number_ LIMIT ? OFFSET ?)"
+                )
+            else:
+                # Deep in the order, sort only the keys and row numbers, then fetch the rows.
+                ranked = con.execute(
+                    f"SELECT row_number_ FROM {numbered} ORDER BY {order}, row_number_"
+                    " LIMIT ? OFFSET ?",
+                    [window.limit, window.offset],
+                ).fetchall()
+                wanted = [int(hit[0]) for hit in ranked]
+                fetched = con.execute(
+                    f"SELECT row_number_, {select} FROM {numbered}"
+                    " WHERE row_number_ IN (SELECT unnest(?::BIGINT[]))",
+                    [wanted],
+                ).fetchall()
+                by_number = {int(row[0]): row[1:] for row in fetched}
+                rows = [by_number[number] for number in wanted]
+                return _page(rows, columns, row_count)
+        rows = con.execute(sql, [window.limit, window.offset]).fetchall()
+        return _page(rows, columns, row_count)
+    finally:
+        con.close()
+
+
+def _page(rows: list[Any], columns: list[dict[str, Any]], row_count: int) -> dict[str, Any]:
+    dtypes = [str(column.get("dtype", "")) for column in columns]
+    shown = [
+        [_shown(value, dtype) for value, dtype in zip(row, dtypes, strict=True)] for row in rows
+    ]
+    return {"rows": shown, "row_count": row_count}
+
+
+def _type_of(con: duckdb.DuckDBPyConnection, field: str) -> str:
+    described = con.execute("DESCRIBE raw").fetchall()
+    return next(str(row[1]) for row in described if row[0] == field)
+
+
+def _shown(value: Any, dtype: str) -> Any:
+    if (
+        isinstance(value, float)
+        and dtype.lower().startswith(("int", "uint"))
+        and value.is_integer()
+    ):
+        return int(value)
+    return cell(value)
+
+
+def _literal(value: object) -> str:
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _csv_source(
+    path: Path, shown: dict[str, Any], work: Path, *, padded: bool
+) -> tuple[Path, str, list[str]]:
+    """The SQL that reads a delimited text file's fields, and per column the SQL that reads
+    its field as the preview read the file's head."""
+    text_format = shown.get("format") or {}
+    encoding = str(text_format.get("encoding") or "utf-8").lower()
+    readable = path
+    if encoding not in _UTF8:
+        readable = _utf8_copy(path, encoding, Path(f"{work}.utf8.csv"))
+    sep = str(text_format.get("delimiter") or ",")
+    with readable.open("rb") as file:
+        head = file.read(4 << 20).decode("utf-8", "replace").removeprefix("\ufeff")
+    header_row = int(shown.get("header_row") or 0)
+    skip = lines_before(head, sep, header_row + 1)
+    columns = shown["columns"]
+    types = ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(columns)))
+    missing = ", ".join(_literal(value) for value in _MISSING)
+    options = (
+        f"delim={_literal(sep)}, quote='\"', escape='\"', header=false, skip={skip},"
+        f" columns={{{types}}}, auto_detect=false, nullstr=[{missing}]"
+        + (", null_padding=true, parallel=false" if padded else "")
+    )
+    read = f"SELECT * FROM read_csv({_literal(readable)}, {options})"
+    return readable, read, [_typed(f"c{i}", c, text_format) for i, c in enumerate(columns)]
+
+
+def _typed(field: str, column: dict[str, Any], text_format: dict[str, Any]) -> str:
+    """The SQL that reads a text field as the preview read its column."""
+    dtype = str(column.get("dtype", ""))
+    text = f"trim({field})"
+    if dtype in ("bool", "boolean"):
+        yes = ", ".join(map(_literal, _YES))
+        no = ", ".join(map(_literal, _NO))
+        word = f"lower({text})"
+        return f"CASE WHEN {word} IN ({yes}) THEN true WHEN {word} IN ({no}) THEN false END"
+    if dtype.lower().startswith(("int", "uint", "float")):
+        if "unit" in column:  # amounts, percents or thousands commas, read from text
+            number = f"TRY_CAST(regexp_replace({text}, '[^0-9.eE+-]', '', 'g') AS DOUBLE)"
+            return f"{number} / 100" if column.get("unit") == "%" else number
+        if text_format.get("decimal") == ",":
+            plain = text
+            if text_format.get("thousands") == ".":
+                plain = f"replace({plain}, '.', '')"
+            return f"TRY_CAST(replace({plain}, ',', '.') AS DOUBLE)"
+        return f"TRY_CAST({text} AS DOUBLE)"
+    if dtype.startswith("datetime64"):
+        date_format = column.get("date_format")
+        if isinstance(date_format, str) and date_format != "ISO8601":
+            return f"TRY_STRPTIME({text}, {_literal(date_format)})"
+        return f"TRY_CAST({text} AS TIMESTAMP)"
+    return field
+
+
+def _utf8_copy(path: Path, encoding: str, target: Path) -> Path:
+    """The text file re-encoded as UTF-8 beside it (made once), for DuckDB reads only UTF-8."""
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.name}.{uuid.uuid4().hex}.part")
+    decoder = codecs.getincrementaldecoder(encoding)("replace")
+    try:
+        with path.open("rb") as reading, partial.open("wb") as writing:
+            while chunk := reading.read(8 << 20):
+                writing.write(decoder.decode(chunk).encode("utf-8"))
+            writing.write(decoder.decode(b"", final=True).encode("utf-8"))
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
+def _whole_table(path: Path, name: str, shown: dict[str, Any], work: Path) -> Path:
+    """A workbook's sheet or a JSON table read whole as its preview reads it, kept as
+    Parquet beside the file (made once per sheet and header row)."""
+    sheet, header_row = shown.get("sheet"), int(shown.get("header_row") or 0)
+    tag = f"{sheet}\n{header_row}".encode().hex()[:200]
+    target = Path(f"{work}.{tag}.parquet")
+    if target.exists():
+        return target
+    kind = preview_kind(name)
+    if kind == "excel":
+        _, chosen = open_worksheet(path, name, sheet)
+        frame, _ = read_worksheet(path, name, chosen, None, header_row)
+    elif kind == "json":
+        frame = convert_text(read_json_table(path, name), Detected(), day_first=False)
+    else:
+        with path.open("rb") as file:
+            records = read_json_lines(file, name, 1 << 62)
+        frame = convert_text(pd.json_normalize(records), Detected(), day_first=False)
+    frame.columns = [str(column) for column in frame.columns]
+    for column, values in frame.items():
+        if values.dtype == object and not values.dropna().map(lambda v: isinstance(v, str)).all():
+            # Lists, objects and mixed cells are kept as their JSON text.
+            frame[column] = values.map(_as_text)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.name}.{uuid.uuid4().hex}.part")
+    try:
+        frame.to_parquet(partial, index=False)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
+def _as_text(value: Any) -> str | None:
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, str):
+        return value
+    return json.dumps(jsonable(value), ensure_ascii=False)

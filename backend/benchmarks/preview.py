@@ -1,0 +1,102 @@
+"""Preview benchmark: pages and sorts over the whole of a ~1 GB CSV.
+
+Writes a CSV of about `--size-mb` MB in a temporary directory and times what
+`GET /files/{id}/preview` runs for it, in the preview child process with its limits
+(app.files.preview_process), without HTTP and storage around it:
+
+- the head (the first 50 rows, kept on the file's row once computed; its row count comes
+  from the upload, so it is counted apart here and not timed),
+- the first page read from the whole file (offset 0, limit 51, as a page past the head is),
+- a page in the middle (offset: half the rows),
+- the first page sorted by a numeric column, descending, over every row,
+- the same sort, a page in the middle.
+
+    cd backend && uv run python -m benchmarks.preview [--size-mb 1024]
+
+Run it on a quiet machine: the figures are wall-clock seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from app.files.preview import CsvRowCounter, preview_csv_head
+from app.files.preview.paging import Window, read_page
+from app.files.preview_process import run_preview
+
+
+def make_csv(path: Path, size_mb: int) -> None:
+    """A CSV of about `size_mb` MB: ids, dates, regions, prices and quoted notes."""
+    rows = [
+        f"{i},2026-{1 + i % 12:02d}-{1 + i % 28:02d},region-{i % 17},"
+        f'{(i * 7919) % 100_000 / 100:.2f},"note {i % 13}, checked"\n'
+        for i in range(50_000)
+    ]
+    block = "".join(rows).encode()
+    with path.open("wb") as out:
+        out.write(b"id,date,region,price,note\n")
+        for _ in range(max(1, (size_mb << 20) // len(block))):
+            out.write(block)
+
+
+async def timed(label: str, call: Callable[[], Awaitable[Any]]) -> Any:
+    start = time.perf_counter()
+    result = await call()
+    print(f"{label:<44} {time.perf_counter() - start:6.2f} s")
+    return result
+
+
+async def main(size_mb: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-preview-") as tmp:
+        path = Path(tmp) / "big.csv"
+        start = time.perf_counter()
+        make_csv(path, size_mb)
+        size = path.stat().st_size
+        print(f"wrote {size / (1 << 30):.2f} GB in {time.perf_counter() - start:.1f} s")
+        counter = CsvRowCounter()
+        with path.open("rb") as file:
+            while chunk := file.read(8 << 20):
+                counter.feed(chunk)
+            file.seek(0)
+            head_bytes = file.read(4 << 20)
+        rows = counter.finish()
+        print(f"{rows:,} rows (counted as the upload counts them)")
+
+        def head() -> Awaitable[Any]:
+            return run_preview(
+                path.name, preview_csv_head, head_bytes, name=path.name, complete=False,
+                row_count=rows,
+            )  # fmt: skip
+
+        shown = (await timed("head (first 50 rows, kept on the row)", head)).to_dict()
+
+        def page(window: Window) -> Callable[[], Awaitable[Any]]:
+            return lambda: run_preview(
+                path.name, read_page, path, name=path.name, shown=shown, window=window,
+                work=Path(tmp) / "work",
+            )  # fmt: skip
+
+        middle = rows // 2
+        await timed("first page, read from the whole file", page(Window(0, 51)))
+        got = await timed(f"middle page (offset {middle:,})", page(Window(middle, 50)))
+        assert got["rows"][0][0] == middle % 50_000, got["rows"][0]
+        top = await timed(
+            "sorted by price, descending: first page", page(Window(0, 50, "price", True))
+        )
+        print(f"{'':<44} top price {top['rows'][0][3]}")
+        await timed(
+            "sorted by price, descending: middle page", page(Window(middle, 50, "price", True))
+        )
+        await timed("sorted by region (text): first page", page(Window(0, 50, "region")))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-mb", type=int, default=1024)
+    asyncio.run(main(parser.parse_args().size_mb))
