@@ -223,10 +223,13 @@ export const downloadVersion = <ThrowOnError extends boolean = false>(options: O
 /**
  * Preview File
  *
- * The file's columns with their types, its first 50 rows and its row count. A workbook
- * lists its worksheets (`sheets`) and shows one (`sheet`); a CSV says how it was read
- * (`format`: delimiter, decimal separator, encoding), and text columns of dates say their
- * `date_format`.
+ * The file's columns with their types and rows `offset` to `offset + limit` of the
+ * whole table, sorted over all its rows by `sort` when given, with its exact row count.
+ * A workbook lists its worksheets (`sheets`) and shows one (`sheet`); a CSV says how it
+ * was read (`format`: delimiter, decimal separator, encoding); a CSV or worksheet says the
+ * row its column names came from (`header_row`: detected under title rows, or chosen).
+ * Text columns read as dates, numbers (amounts, percents) or yes/no say how
+ * (`date_format`, `unit`, `true_values`/`false_values`).
  */
 export const previewFile = <ThrowOnError extends boolean = false>(options: Options<PreviewFileData, ThrowOnError>) => (options.client ?? client).get<PreviewFileResponses, PreviewFileErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -305,8 +308,9 @@ export const updateSession = <ThrowOnError extends boolean = false>(options: Opt
  * Export Session
  *
  * The session's questions, code, outputs, charts, tables and answers as a notebook
- * that reruns in Jupyter next to the project's files, a standalone HTML report, or Markdown.
- * A run still going is exported as far as it has been recorded.
+ * that reruns in Jupyter next to the files the session read, a standalone HTML report to
+ * send (the files the code wrote attached), or Markdown. A run still going is exported as
+ * far as it has been recorded. 400 `unknown_run` for a run id that is not the session's.
  */
 export const exportSession = <ThrowOnError extends boolean = false>(options: Options<ExportSessionData, ThrowOnError>) => (options.client ?? client).get<ExportSessionResponses, ExportSessionErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

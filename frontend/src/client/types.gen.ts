@@ -169,6 +169,12 @@ export type ColumnProfile = {
      */
     kind: 'number' | 'datetime' | 'boolean' | 'text';
     /**
+     * Type
+     *
+     * The column's type in a person's words: number, date, text or yes/no (`kind` says the same in pandas' terms, `dtype` is the detail)
+     */
+    type?: 'number' | 'date' | 'text' | 'yes/no';
+    /**
      * Missing
      *
      * Empty cells among the rows profiled
@@ -294,6 +300,36 @@ export type FilePreview = {
      * How a CSV/TSV file was read (null for other kinds)
      */
     format?: TextFormat | null;
+    /**
+     * Header Row
+     *
+     * The row the column names were read from, counted from 0 (blank lines of a CSV not counted): the one detected under any title rows, or the one asked for (null for kinds without one: Parquet, JSON)
+     */
+    header_row?: number | null;
+    /**
+     * Offset
+     *
+     * The first row shown, counted from 0 after sorting
+     */
+    offset?: number;
+    /**
+     * Limit
+     *
+     * The most rows asked for
+     */
+    limit?: number;
+    /**
+     * Sort
+     *
+     * The column all rows were sorted by, if any
+     */
+    sort?: string | null;
+    /**
+     * Order
+     *
+     * The direction of the sort
+     */
+    order?: 'asc' | 'desc';
 };
 
 /**
@@ -306,6 +342,12 @@ export type FileProfile = {
      * The worksheet profiled (null for other kinds)
      */
     sheet?: string | null;
+    /**
+     * Header Row
+     *
+     * The row the column names were read from (as in the preview)
+     */
+    header_row?: number | null;
     /**
      * Row Count
      *
@@ -634,11 +676,35 @@ export type PreviewColumn = {
      */
     dtype: string;
     /**
+     * Type
+     *
+     * The column's type in a person's words: number, date, text or yes/no (`dtype` is the detail)
+     */
+    type?: 'number' | 'date' | 'text' | 'yes/no';
+    /**
      * Date Format
      *
      * For a text column read as dates: the format it was read with, a strptime format such as "%d/%m/%Y" or "ISO8601"
      */
     date_format?: string | null;
+    /**
+     * Unit
+     *
+     * For a text column read as numbers: the currency symbol (€, $, £, ¥, ₹) or `%` its values carried (percents are read as fractions: 12.5% is 0.125); null when they only had thousands commas or were not text
+     */
+    unit?: string | null;
+    /**
+     * True Values
+     *
+     * For a text column read as yes/no: its spellings of yes (Y, Yes, …)
+     */
+    true_values?: Array<string> | null;
+    /**
+     * False Values
+     *
+     * For a text column read as yes/no: its spellings of no
+     */
+    false_values?: Array<string> | null;
 };
 
 /**
@@ -2689,6 +2755,36 @@ export type PreviewFileData = {
          * A worksheet of an Excel workbook, by name (default: the first)
          */
         sheet?: string | null;
+        /**
+         * Offset
+         *
+         * The first row to show, counted from 0 after sorting
+         */
+        offset?: number;
+        /**
+         * Limit
+         *
+         * How many rows to show (at most 500)
+         */
+        limit?: number;
+        /**
+         * Sort
+         *
+         * A column to sort all rows by
+         */
+        sort?: string | null;
+        /**
+         * Order
+         *
+         * The sort's direction
+         */
+        order?: 'asc' | 'desc';
+        /**
+         * Header Row
+         *
+         * The row that holds the column names, counted from 0 (blank lines of a CSV not counted); default: the one detected under any title rows. CSV and Excel only
+         */
+        header_row?: number | null;
     };
     url: '/api/v1/files/{file_id}/preview';
 };
@@ -2736,6 +2832,12 @@ export type ProfileFileData = {
          * A worksheet of an Excel workbook, by name (default: the first)
          */
         sheet?: string | null;
+        /**
+         * Header Row
+         *
+         * The row that holds the column names, counted from 0 (blank lines of a CSV not counted); default: the one detected under any title rows. CSV and Excel only
+         */
+        header_row?: number | null;
     };
     url: '/api/v1/files/{file_id}/profile';
 };
@@ -2946,6 +3048,12 @@ export type ExportSessionData = {
          * ipynb: a Jupyter notebook; html: a standalone report; md: Markdown
          */
         format?: 'ipynb' | 'html' | 'md';
+        /**
+         * Runs
+         *
+         * Only these runs, comma-separated ids (shown in the session's order). Default: every run; the html report: the runs that succeeded (every run when none did)
+         */
+        runs?: string | null;
     };
     url: '/api/v1/sessions/{session_id}/export';
 };

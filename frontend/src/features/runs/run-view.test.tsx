@@ -264,6 +264,21 @@ describe('a finished run reads like an answer', () => {
     const run = fromHistory({ ...stored, status: 'failed', steps: [step(1, 'x', 'boom')], started_at: null });
     expect(stepsSummary(run)).toBe('1 step · 1 error · 2 plans');
   });
+
+  it('calls an error fixed only when a later step worked', () => {
+    const failing = Array.from({ length: 12 }, (_, i) => step(i + 1, 'x', 'boom'));
+    const failed = fromHistory({ ...stored, status: 'failed', steps: failing, plans: [], verifications: [], started_at: null });
+    expect(stepsSummary(failed)).toBe('12 steps · 12 errors');
+    const mixed = [step(1, 'x', 'boom'), step(2, 'y'), step(3, 'z', 'boom')];
+    const late = fromHistory({ ...stored, status: 'failed', steps: mixed, plans: [], verifications: [], started_at: null });
+    expect(stepsSummary(late)).toBe('3 steps · 1 fixed error · 1 error');
+  });
+
+  it('says a stopped run was stopped, not that it erred', () => {
+    const steps = [step(1, 'x', 'boom'), step(2, 'y'), step(3, 'import time', 'Stopped by the user.')];
+    const run = fromHistory({ ...stored, status: 'cancelled', final_answer: null, error: 'Stopped by the user.', steps, plans: [], verifications: [], started_at: null });
+    expect(stepsSummary(run)).toBe('3 steps · 1 fixed error · stopped');
+  });
 });
 
 describe('a run while it goes', () => {

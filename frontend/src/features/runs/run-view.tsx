@@ -27,7 +27,7 @@ import { QuestionReply } from './question-reply';
 import { isTerminal, type RunStatus } from './events';
 import type { ReplyActions } from './mutations';
 import { PlanCard } from './plan-card';
-import { answerCheck, isRevisionRequest, openApproval, openQuestion, type RunView as RunViewModel } from './run-reducer';
+import { answerCheck, isRevisionRequest, openApproval, openQuestion, type RunView as RunViewModel, type StepView } from './run-reducer';
 import { ChangedFilesNote, type ChangedFile } from './run-files';
 import { StepCard } from './step-card';
 
@@ -87,16 +87,24 @@ export function UserQuery({ text }: { text: string }) {
   );
 }
 
-/** "4 steps · 2 fixed errors · 1 question · 3.9 s": what the folded steps of a finished run hold. */
+/**
+ * "4 steps · 2 fixed errors · 1 question · 3.9 s": what the folded steps of a finished run hold. An
+ * error counts as fixed only when a later step of the run worked (a check's request to revise an
+ * answer is no error); the step a stopped run was stopped in is no error either: the run says "stopped".
+ */
 export function stepsSummary(run: RunViewModel, moreResults = 0): string {
   const revisions = new Set(run.verifications.filter(isRevisionRequest).map((c) => c.step));
-  const failed = run.steps.filter((s) => s.error && !revisions.has(s.index));
-  const fixed = failed.filter((s) => run.steps.some((x) => x.index > s.index)).length;
+  const worked = (s: StepView) => !s.error || revisions.has(s.index);
+  const stopped = run.status === 'cancelled';
+  const last = run.steps[run.steps.length - 1];
+  const failed = run.steps.filter((s) => !worked(s) && !(stopped && s === last));
+  const fixed = failed.filter((s) => run.steps.some((x) => x.index > s.index && worked(x))).length;
   const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
   return [
     plural(run.steps.length, 'step'),
     fixed > 0 && plural(fixed, 'fixed error'),
     failed.length - fixed > 0 && plural(failed.length - fixed, 'error'),
+    stopped && 'stopped',
     run.plans.length > 0 && plural(run.plans.length, 'plan'),
     run.inputs.length > 0 && plural(run.inputs.length, 'question'),
     moreResults > 0 && plural(moreResults, 'more result'),

@@ -1,13 +1,18 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { toast } from 'sonner';
-import type { SessionOut } from '@/client';
+import { listRuns, type SessionOut } from '@/client';
 import { useAuthStore } from '@/features/auth/auth-store';
 import { fallbackExportName } from './export';
 import { SessionMenu } from './session-menu';
 
 vi.mock('sonner', () => ({ toast: { error: vi.fn() } }));
+vi.mock('@/client', async (original) => ({ ...(await original<typeof import('@/client')>()), listRuns: vi.fn() }));
+
+/** The session's history as the export dialog lists it. */
+const history = (runs: { id: string; query: string; status: string }[]) =>
+  vi.mocked(listRuns).mockResolvedValue({ data: { items: runs, total: runs.length } } as never);
 
 const session: SessionOut = {
   id: 's1',
@@ -71,7 +76,51 @@ describe('SessionMenu', () => {
       'Export as notebook (.ipynb)',
       'Export as report (.html)',
       'Export as Markdown (.md)',
+      'Choose questions to export…',
     ]);
+  });
+
+  it('lets the user choose the format and the questions, the answered ones to start with', async () => {
+    const run = (id: string, query: string, status: string) => ({ id, query, status });
+    const runs = [run('r1', 'Which region leads?', 'succeeded'), run('r2', 'What is the margin?', 'failed'), run('r3', 'Chart it.', 'succeeded'), run('r4', 'Slow one', 'cancelled')];
+    history(runs);
+    fetchMock.mockImplementation(async () => {
+      return new Response('<html></html>', { headers: { 'Content-Type': 'text/html', 'Content-Disposition': 'attachment; filename="Revenue by region.html"' } });
+    });
+    renderMenu();
+    openMenu();
+    fireEvent.click(screen.getByRole('menuitem', { name: 'Choose questions to export…' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Export questions' });
+    await within(dialog).findByText('Which region leads?');
+    const boxes = () => within(dialog).getAllByRole('checkbox') as HTMLInputElement[];
+    expect(boxes().map((b) => b.checked)).toEqual([true, false, true, false]);
+    expect(within(dialog).getByText('Failed')).toBeTruthy();
+    expect(within(dialog).getByText('Stopped')).toBeTruthy();
+    expect(within(dialog).getByRole('radio', { name: /Report/ }).getAttribute('aria-checked')).toBe('true');
+
+    fireEvent.click(boxes()[2]); // leave out "Chart it."
+    fireEvent.click(boxes()[3]); // take the stopped one in
+    fireEvent.click(within(dialog).getByRole('radio', { name: /Markdown/ }));
+    expect(within(dialog).getByText('2 of 4 questions')).toBeTruthy();
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Export .md' }));
+    await waitFor(() => expect(saved).toHaveLength(1));
+    expect(fetchMock.mock.calls[0][0]).toBe('/api/v1/sessions/s1/export?format=md&runs=r1%2Cr4');
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+  });
+
+  it('chooses every question with "All" and none leaves nothing to export', async () => {
+    const runs = [{ id: 'r1', query: 'Q1', status: 'failed' }, { id: 'r2', query: 'Q2', status: 'succeeded' }];
+    history(runs);
+    renderMenu();
+    openMenu();
+    fireEvent.click(screen.getByRole('menuitem', { name: 'Choose questions to export…' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Export questions' });
+    await within(dialog).findByText('Q1');
+    const boxes = () => within(dialog).getAllByRole('checkbox') as HTMLInputElement[];
+    fireEvent.click(within(dialog).getByRole('button', { name: 'All' }));
+    expect(boxes().map((b) => b.checked)).toEqual([true, true]);
+    boxes().forEach((b) => fireEvent.click(b));
+    expect((within(dialog).getByRole('button', { name: 'Export .html' }) as HTMLButtonElement).disabled).toBe(true);
   });
 
   it('shows the progress, then saves the file under the name the server gives', async () => {

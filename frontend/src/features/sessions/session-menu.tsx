@@ -1,4 +1,4 @@
-import { AlertCircle, FileChartColumn, FileText, Loader2, MoreHorizontal, NotebookText } from 'lucide-react';
+import { AlertCircle, FileChartColumn, FileText, ListChecks, Loader2, MoreHorizontal, NotebookText } from 'lucide-react';
 import { useRef, useState } from 'react';
 import { toast } from 'sonner';
 import type { SessionOut } from '@/client';
@@ -12,19 +12,22 @@ import {
 } from '@/components/ui/dropdown-menu';
 import { cn } from '@/lib/utils';
 import { EXPORT_FORMATS, type ExportFormat, useExportSession } from './export';
+import { ExportDialog } from './export-dialog';
 
 const ICONS: Record<ExportFormat, typeof NotebookText> = { ipynb: NotebookText, html: FileChartColumn, md: FileText };
 
 const failure = (e: unknown) => (e instanceof Error && e.message ? e.message : 'The export failed.');
 
 /**
- * The session's actions, in its header: export as a notebook, a report or Markdown. The menu stays
+ * The session's actions, in its header: export as a notebook, a report (the questions answered) or
+ * Markdown at once, or choose the questions that go in (a dialog). The menu stays
  * open while a file is made, so the item can say so and a failure can say why; a download that
  * fails after the menu was closed is reported in a toast instead. A session with a run in progress
  * exports what it has recorded so far.
  */
 export function SessionMenu({ session, className }: { session: SessionOut; className?: string }) {
   const [open, setOpen] = useState(false);
+  const [choosing, setChoosing] = useState(false);
   const openRef = useRef(false);
   const exporting = useExportSession();
   const pending = exporting.isPending ? exporting.variables.format : null;
@@ -48,41 +51,49 @@ export function SessionMenu({ session, className }: { session: SessionOut; class
     );
 
   return (
-    <DropdownMenu open={open} onOpenChange={onOpenChange}>
-      <DropdownMenuTrigger asChild>
-        <Button variant="ghost" size="icon-sm" className={cn('data-[state=open]:bg-muted', className)} aria-label="Session actions" title="Session actions">
-          <MoreHorizontal />
-        </Button>
-      </DropdownMenuTrigger>
-      <DropdownMenuContent className="w-64" data-testid="session-menu">
-        {EXPORT_FORMATS.map(({ format, label }) => {
-          const Icon = pending === format ? Loader2 : ICONS[format];
-          return (
-            <DropdownMenuItem
-              key={format}
-              disabled={pending !== null}
-              aria-busy={pending === format || undefined}
-              className={cn(pending === format && 'data-[disabled]:opacity-100')}
-              onSelect={(e) => {
-                e.preventDefault(); // stay open: the item shows the progress, the menu any failure
-                start(format);
-              }}
-            >
-              <Icon className={cn('text-muted-foreground', pending === format && 'animate-spin')} />
-              {pending === format ? <span className="text-muted-foreground">Exporting…</span> : label}
-            </DropdownMenuItem>
-          );
-        })}
-        {exporting.isError && (
-          <>
-            <DropdownMenuSeparator />
-            <p role="alert" className="flex gap-2 px-2 py-1.5 text-xs text-destructive" data-testid="export-error">
-              <AlertCircle className="mt-px size-3.5 shrink-0" />
-              <span>Export failed: {failure(exporting.error)}</span>
-            </p>
-          </>
-        )}
-      </DropdownMenuContent>
-    </DropdownMenu>
+    <>
+      <DropdownMenu open={open} onOpenChange={onOpenChange}>
+        <DropdownMenuTrigger asChild>
+          <Button variant="ghost" size="icon-sm" className={cn('data-[state=open]:bg-muted', className)} aria-label="Session actions" title="Session actions">
+            <MoreHorizontal />
+          </Button>
+        </DropdownMenuTrigger>
+        <DropdownMenuContent className="w-64" data-testid="session-menu">
+          {EXPORT_FORMATS.map(({ format, label }) => {
+            const Icon = pending === format ? Loader2 : ICONS[format];
+            return (
+              <DropdownMenuItem
+                key={format}
+                disabled={pending !== null}
+                aria-busy={pending === format || undefined}
+                className={cn(pending === format && 'data-[disabled]:opacity-100')}
+                onSelect={(e) => {
+                  e.preventDefault(); // stay open: the item shows the progress, the menu any failure
+                  start(format);
+                }}
+              >
+                <Icon className={cn('text-muted-foreground', pending === format && 'animate-spin')} />
+                {pending === format ? <span className="text-muted-foreground">Exporting…</span> : label}
+              </DropdownMenuItem>
+            );
+          })}
+          <DropdownMenuSeparator />
+          <DropdownMenuItem disabled={pending !== null} onSelect={() => setChoosing(true)}>
+            <ListChecks className="text-muted-foreground" />
+            Choose questions to export…
+          </DropdownMenuItem>
+          {exporting.isError && (
+            <>
+              <DropdownMenuSeparator />
+              <p role="alert" className="flex gap-2 px-2 py-1.5 text-xs text-destructive" data-testid="export-error">
+                <AlertCircle className="mt-px size-3.5 shrink-0" />
+                <span>Export failed: {failure(exporting.error)}</span>
+              </p>
+            </>
+          )}
+        </DropdownMenuContent>
+      </DropdownMenu>
+      <ExportDialog session={session} open={choosing} onOpenChange={setChoosing} />
+    </>
   );
 }
