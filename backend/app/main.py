@@ -108,7 +108,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.sandboxes = sandboxes
         app.state.runs = runs
         log.info(
-            "workbench ready: database=%s storage=%s locks=%s sandbox=%s",
+            # What it runs on; that it is ready is said once, with its address (__main__).
+            "backends: database=%s storage=%s locks=%s sandbox=%s",
             engine.dialect.name,
             storage.name,
             locks.name,

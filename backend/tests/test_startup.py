@@ -88,6 +88,7 @@ def test_the_url_is_printed_once_the_server_listens(tmp_path: Path) -> None:
         # INFO lines to themselves: LiteLLM's warm-up call (it used to appear twice),
         # Alembic's migrations.
         assert log.count(url) == 1, log
+        assert len(re.findall(r"\bready\b", log, re.IGNORECASE)) == 1, log
         assert "LiteLLM" not in log and "completion()" not in log, log
         assert "alembic" not in log, log
 
