@@ -75,6 +75,27 @@ async function waitFor(url, ms = 60_000, anyStatus = false) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// The project's sales.csv: units 1..30 at a price of 3·units + 0.5, in four regions.
+function salesCsv() {
+  const rows = ['region,units,price'];
+  for (let i = 1; i <= 30; i++) rows.push(`r${i % 4},${i},${i * 3}.5`);
+  return rows.join('\n') + '\n';
+}
+
+// Runs an exported notebook top to bottom in a plain Jupyter kernel (nbclient + ipykernel, the
+// backend's own dependencies) in `folder`; prints the Markdown the answers showed, as JSON.
+const EXECUTE_NOTEBOOK = `
+import json, os, sys
+import nbformat
+from nbclient import NotebookClient
+folder = os.environ["NOTEBOOK_FOLDER"]
+notebook = nbformat.read(os.path.join(folder, "session.ipynb"), as_version=4)
+NotebookClient(notebook, timeout=120, resources={"metadata": {"path": folder}}).execute()
+shown = [o["data"]["text/markdown"] for c in notebook.cells if c.cell_type == "code"
+         for o in c.outputs if o.output_type == "display_data" and "text/markdown" in o["data"]]
+print(json.dumps(shown))
+`;
+
 async function main() {
   if (!existsSync(path.join(FRONTEND, 'dist', 'index.html'))) throw new Error('frontend/dist is missing: run `npm run build` first');
   rmSync(SHOTS, { recursive: true, force: true });
@@ -247,9 +268,7 @@ async function main() {
     });
 
     await test('upload a CSV and see its preview with dtypes', async () => {
-      const rows = ['region,units,price'];
-      for (let i = 1; i <= 30; i++) rows.push(`r${i % 4},${i},${i * 3}.5`);
-      await page.getByTestId('file-input').setInputFiles({ name: 'sales.csv', mimeType: 'text/csv', buffer: Buffer.from(rows.join('\n') + '\n') });
+      await page.getByTestId('file-input').setInputFiles({ name: 'sales.csv', mimeType: 'text/csv', buffer: Buffer.from(salesCsv()) });
       await page.getByRole('button', { name: /^sales\.csv/ }).click();
       const table = page.getByTestId('data-table');
       await table.getByText('region').waitFor();
@@ -410,7 +429,8 @@ async function main() {
       await menu.getByRole('menuitem', { name: 'Export as Markdown (.md)' }).waitFor();
       const items = await menu.getByRole('menuitem').allInnerTexts();
       expect(
-        JSON.stringify(items) === JSON.stringify(['Export as notebook (.ipynb)', 'Export as report (.html)', 'Export as Markdown (.md)']),
+        JSON.stringify(items) ===
+          JSON.stringify(['Export as notebook (.ipynb)', 'Export as report (.html)', 'Export as Markdown (.md)', 'Choose questions to export…']),
         `the menu offers ${JSON.stringify(items)}`,
       );
       await page.waitForTimeout(300);
@@ -431,6 +451,31 @@ async function main() {
       expect(
         cells('code').some((t) => t.includes('pd.read_csv("sales.csv")') && t.includes('px.bar(')),
         `a code cell holds the step's code: ${JSON.stringify(cells('code')).slice(0, 400)}`,
+      );
+      // It reruns top to bottom in a real kernel, next to the one file the session read, and gives
+      // the session's answers (the failed step of the follow-up runs as far as it ran).
+      const folder = mkdtempSync(path.join(tmpdir(), 'wb-e2e-notebook-'));
+      writeFileSync(path.join(folder, 'session.ipynb'), notebook.text);
+      writeFileSync(path.join(folder, 'sales.csv'), salesCsv());
+      const rerun = spawnSync('uv', ['run', 'python', '-c', EXECUTE_NOTEBOOK], {
+        cwd: BACKEND,
+        env: { ...process.env, NOTEBOOK_FOLDER: folder, WORKBENCH_RUN_UNSANDBOXED: '1' },
+        encoding: 'utf8',
+        timeout: 300_000,
+      });
+      rmSync(folder, { recursive: true, force: true });
+      expect(rerun.status === 0, `the notebook reruns without an error: ${rerun.stderr.slice(-1500)}`);
+      const answers = await page.evaluate(async (sessionUrl) => {
+        const token = JSON.parse(localStorage.getItem('wb.auth')).token;
+        const id = sessionUrl.split('/sessions/')[1];
+        const r = await fetch(`/api/v1/sessions/${id}/runs`, { headers: { Authorization: `Bearer ${token}` } });
+        const body = await r.json();
+        return (Array.isArray(body) ? body : body.items).map((run) => run.final_answer);
+      }, page.url());
+      const shown = rerun.status === 0 ? JSON.parse(rerun.stdout.trim().split('\n').pop()) : [];
+      expect(
+        JSON.stringify(shown) === JSON.stringify(answers),
+        `the rerun gives the session's answers: ${JSON.stringify(shown)} vs ${JSON.stringify(answers)}`,
       );
 
       // The report, from the keyboard: Enter opens the menu on its first item, ArrowDown moves on.
@@ -470,6 +515,43 @@ async function main() {
       await page.unroute(isExport);
       await page.keyboard.press('Escape');
       await page.getByRole('menu').waitFor({ state: 'detached' });
+    });
+
+    await test('the export dialog chooses the format and the questions', async () => {
+      const openDialog = async () => {
+        await sessionMenu().click();
+        await page.getByRole('menuitem', { name: 'Choose questions to export…' }).click();
+        const dialog = page.getByRole('dialog', { name: 'Export questions' });
+        await dialog.getByTestId('export-runs').getByText('Which region sells the most units?').waitFor();
+        return dialog;
+      };
+      const dialog = await openDialog();
+      const boxes = dialog.getByRole('checkbox');
+      const count = await boxes.count();
+      const checked = await Promise.all(Array.from({ length: count }, (_, i) => boxes.nth(i).isChecked()));
+      expect(count >= 4 && checked.every(Boolean), `every answered question is chosen to start with: ${JSON.stringify(checked)}`);
+      expect((await dialog.getByRole('radio', { name: /Report/ }).getAttribute('aria-checked')) === 'true', 'the report is the format to start with');
+      await page.waitForTimeout(300);
+      await shot('05f-export-dialog');
+      // Only the first question goes in the report.
+      for (let i = 1; i < count; i++) await boxes.nth(i).uncheck();
+      await dialog.getByText(`1 of ${count} questions`).waitFor();
+      const downloading = page.waitForEvent('download', { timeout: 40_000 });
+      await dialog.getByRole('button', { name: 'Export .html' }).click();
+      const download = await downloading;
+      const report = readFileSync(await download.path(), 'utf8');
+      await dialog.waitFor({ state: 'detached' });
+      expect(download.suggestedFilename() === 'Which region sells the most units.html', `the report is named ${JSON.stringify(download.suggestedFilename())}`);
+      expect(report.includes(`1 of ${count} questions`) && report.includes('sold the most units'), 'the report holds the chosen question');
+      expect(!report.includes('Count to five slowly.'), 'the report leaves out the questions not chosen');
+      // On a phone.
+      await page.setViewportSize({ width: 390, height: 844 });
+      await openDialog();
+      await page.waitForTimeout(300);
+      await shot('05g-export-dialog-phone');
+      await page.keyboard.press('Escape');
+      await page.getByRole('dialog').waitFor({ state: 'detached' });
+      await page.setViewportSize({ width: 1440, height: 900 });
     });
 
     await test('a session with a run in progress can still be exported', async () => {
@@ -737,8 +819,21 @@ async function main() {
       await page.getByRole('menuitem', { name: 'Export as Markdown (.md)' }).waitFor();
       await page.waitForTimeout(300);
       await shot('08b-narrow-dark-export-menu');
+      await page.getByRole('menuitem', { name: 'Choose questions to export…' }).click();
+      await page.getByRole('dialog', { name: 'Export questions' }).getByTestId('export-runs').waitFor();
+      await page.waitForTimeout(300);
+      await shot('08c-narrow-dark-export-dialog');
       await page.keyboard.press('Escape');
-      await page.getByRole('menu').waitFor({ state: 'detached' });
+      await page.getByRole('dialog').waitFor({ state: 'detached' });
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await sessionMenu().click();
+      await page.getByRole('menuitem', { name: 'Choose questions to export…' }).click();
+      await page.getByRole('dialog', { name: 'Export questions' }).getByTestId('export-runs').waitFor();
+      await page.waitForTimeout(300);
+      await shot('08d-dark-export-dialog');
+      await page.keyboard.press('Escape');
+      await page.getByRole('dialog').waitFor({ state: 'detached' });
+      await page.setViewportSize({ width: 420, height: 860 });
       await page.getByRole('button', { name: 'Open navigation' }).click();
       await page.getByRole('dialog').getByText('Sales 2026').waitFor();
       await shot('09-narrow-navigation');

@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { AlertCircle, Loader2 } from 'lucide-react';
-import { useState } from 'react';
+import { type KeyboardEvent, useState } from 'react';
 import type { RunOut, SessionOut } from '@/client';
 import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
@@ -55,6 +55,15 @@ function ExportChoice({ session, onDone }: { session: SessionOut; onDone: () => 
       { onSuccess: onDone },
     );
   const extension = EXPORT_FORMATS.find((f) => f.format === format)!.extension;
+  const moveFormat = (e: KeyboardEvent<HTMLDivElement>) => {
+    const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[e.key];
+    if (!step) return;
+    e.preventDefault();
+    const at = EXPORT_FORMATS.findIndex((f) => f.format === format);
+    const next = (at + step + EXPORT_FORMATS.length) % EXPORT_FORMATS.length;
+    setFormat(EXPORT_FORMATS[next].format);
+    (e.currentTarget.children[next] as HTMLElement).focus();
+  };
 
   return (
     <DialogContent className="max-w-lg" data-testid="export-dialog">
@@ -62,13 +71,15 @@ function ExportChoice({ session, onDone }: { session: SessionOut; onDone: () => 
         <DialogTitle>Export questions</DialogTitle>
         <DialogDescription>Choose the format and the questions that go in. Answered ones are chosen to start with.</DialogDescription>
       </div>
-      <div role="radiogroup" aria-label="Format" className="grid grid-cols-3 gap-1 rounded-lg bg-muted p-1">
+      <div role="radiogroup" aria-label="Format" className="grid grid-cols-3 gap-1 rounded-lg bg-muted p-1" onKeyDown={moveFormat}>
         {EXPORT_FORMATS.map((f) => (
           <button
             key={f.format}
             type="button"
             role="radio"
             aria-checked={format === f.format}
+            // One stop for the group, on the format chosen; the arrow keys move between formats.
+            tabIndex={format === f.format ? 0 : -1}
             onClick={() => setFormat(f.format)}
             className={cn(
               'rounded-md px-2 py-1.5 text-sm font-medium text-muted-foreground transition-colors',

@@ -100,7 +100,11 @@ describe('SessionMenu', () => {
 
     fireEvent.click(boxes()[2]); // leave out "Chart it."
     fireEvent.click(boxes()[3]); // take the stopped one in
-    fireEvent.click(within(dialog).getByRole('radio', { name: /Markdown/ }));
+    // The arrow keys move between formats (the group is one tab stop, on the format chosen).
+    const report = within(dialog).getByRole('radio', { name: /Report/ });
+    expect(report.tabIndex).toBe(0);
+    fireEvent.keyDown(report, { key: 'ArrowRight' });
+    expect(within(dialog).getByRole('radio', { name: /Markdown/ }).getAttribute('aria-checked')).toBe('true');
     expect(within(dialog).getByText('2 of 4 questions')).toBeTruthy();
     fireEvent.click(within(dialog).getByRole('button', { name: 'Export .md' }));
     await waitFor(() => expect(saved).toHaveLength(1));

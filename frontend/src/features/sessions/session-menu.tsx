@@ -58,7 +58,7 @@ export function SessionMenu({ session, className }: { session: SessionOut; class
             <MoreHorizontal />
           </Button>
         </DropdownMenuTrigger>
-        <DropdownMenuContent className="w-64" data-testid="session-menu">
+        <DropdownMenuContent className="w-72" data-testid="session-menu">
           {EXPORT_FORMATS.map(({ format, label }) => {
             const Icon = pending === format ? Loader2 : ICONS[format];
             return (
