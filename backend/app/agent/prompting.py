@@ -142,8 +142,10 @@ MAX_SHEETS = 20
 
 
 def read_hint(preview: dict[str, Any]) -> str:
-    """The read_csv arguments a file needs beyond pandas' defaults for the columns the preview
-    found (separator, decimal comma, encoding, text dates), or "" when it needs none.
+    """How to read a file so the code gets what the preview showed, or "" when pandas'
+    defaults do: the read_csv / read_excel arguments beyond them (separator, decimal comma,
+    encoding, the header row under title rows, the spellings of yes and no), then the text
+    dates and the amounts and percents to convert.
 
     Every part is checked against what the preview can produce (a file's bytes chose them),
     so the hint carries no free text but column names, which are escaped.
@@ -160,20 +162,53 @@ def read_hint(preview: dict[str, Any]) -> str:
     encoding = str(text_format.get("encoding") or "utf-8")
     if _CODEC.match(encoding) and encoding.lower().replace("_", "-") not in ("utf-8", "utf8"):
         parts.append(f"encoding={encoding!r}")
+    header_row = preview.get("header_row")
+    if isinstance(header_row, int) and not isinstance(header_row, bool) and header_row > 0:
+        parts.append(f"header={header_row}")
+    columns = [c for c in preview.get("columns", []) if isinstance(c, dict)][:MAX_COLUMNS]
+    for values in ("true_values", "false_values"):
+        words = sorted({w for c in columns for w in c.get(values) or [] if _checked_word(w)})
+        if words:
+            parts.append(f"{values}={words!r}")
     dates = [
-        f"{untrusted(c['name'], COLUMN_CHARS)!r}: {c['date_format']!r}"
-        for c in preview.get("columns", [])
+        f"{_name(c)!r}: {c['date_format']!r}"
+        for c in columns
         if isinstance(c.get("date_format"), str) and _DATE_FORMAT.match(c["date_format"])
     ]
-    convert = (
-        "convert text dates with pd.to_datetime(df[column], format=...) for "
-        f"{{{', '.join(dates[:MAX_COLUMNS])}}}"
-    )
-    if parts and dates:
-        return f"read with pd.read_csv(name, {', '.join(parts)}); then {convert}"
-    if parts:
-        return f"read with pd.read_csv(name, {', '.join(parts)})"
-    return convert if dates else ""
+    steps = []
+    if dates:
+        steps.append(
+            "convert text dates with pd.to_datetime(df[column], format=...) for "
+            f"{{{', '.join(dates)}}}"
+        )
+    amounts = [_name(c) for c in columns if "unit" in c and c["unit"] in _AMOUNT_UNITS]
+    percents = [_name(c) for c in columns if "unit" in c and c["unit"] == "%"]
+    if amounts:
+        steps.append(f"turn text amounts into numbers with {_TO_NUMBER} for {amounts}")
+    if percents:
+        steps.append(f"turn text percents into fractions with {_TO_NUMBER} / 100 for {percents}")
+    reader = "pd.read_csv" if text_format else "pd.read_excel" if preview.get("sheets") else None
+    if parts and reader:
+        steps.insert(0, f"read with {reader}(name, {', '.join(parts)})")
+    return "; then ".join(steps)
+
+
+# How a column of amounts ("€1,058.58") or percents ("12.5%", without the division) is read.
+_TO_NUMBER = (
+    "pd.to_numeric(df[column].astype(str).str.replace(r'[^0-9.eE+-]', '', regex=True), "
+    "errors='coerce')"
+)
+_AMOUNT_UNITS = (None, "€", "$", "£", "¥", "₹")
+_WORD = re.compile(r"^[A-Za-z]{1,5}$")
+
+
+def _checked_word(word: object) -> bool:
+    # Yes and no as the file spells them: only letters (y, Yes, FALSE...), nothing else.
+    return isinstance(word, str) and bool(_WORD.match(word))
+
+
+def _name(column: dict[str, Any]) -> str:
+    return untrusted(column.get("name", ""), COLUMN_CHARS)
 
 
 def _safe_file(file: FileInfo) -> FileInfo:

@@ -186,3 +186,40 @@ def test_a_hint_carries_only_values_the_preview_can_produce() -> None:
         },
     }
     assert read_hint(forged) == "read with pd.read_csv(name, decimal=',')"
+
+
+def test_a_workbook_under_title_rows_with_amounts_and_yes_no_says_how_to_read_it() -> None:
+    preview = {
+        "columns": [
+            {"name": "Amount", "dtype": "float64", "unit": "€"},
+            {"name": "Margin", "dtype": "float64", "unit": "%"},
+            {"name": "Won", "dtype": "bool", "true_values": ["Y", "Yes"], "false_values": ["no"]},
+            {"name": "Note", "dtype": "str"},
+        ],
+        "sheets": ["Q1"],
+        "header_row": 2,
+    }
+    to_number = (
+        "pd.to_numeric(df[column].astype(str).str.replace(r'[^0-9.eE+-]', '', regex=True), "
+        "errors='coerce')"
+    )
+    assert read_hint(preview) == (
+        "read with pd.read_excel(name, header=2, true_values=['Y', 'Yes'], false_values=['no'])"
+        f"; then turn text amounts into numbers with {to_number} for ['Amount']"
+        f"; then turn text percents into fractions with {to_number} / 100 for ['Margin']"
+    )
+    # What the file chose is checked: no free text reaches the code the agent is told to write.
+    forged = {
+        "columns": [
+            {
+                "name": "x",
+                "dtype": "bool",
+                "true_values": ["Y'], evil=print('"],
+                "false_values": [],
+            },
+            {"name": "y", "dtype": "float64", "unit": "'); evil('"},
+        ],
+        "sheets": ["S"],
+        "header_row": "2); evil(",
+    }
+    assert read_hint(forged) == ""

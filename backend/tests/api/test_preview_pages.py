@@ -4,6 +4,7 @@ workbooks whose amounts, percents, yes/no and dates are read as such."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import io
 import random
@@ -11,7 +12,10 @@ from typing import Any
 
 from openpyxl import Workbook
 
+from tests.api.test_query import ask, finished, of
 from tests.conftest import Api
+from tests.support.llm import ScriptedLLM, code_reply, final_reply
+from tests.support.server import LiveServer
 
 
 def prices_csv(rows: int = 240, seed: int = 7) -> tuple[bytes, list[float]]:
@@ -179,3 +183,56 @@ def test_a_real_world_workbook_reads_as_a_person_reads_it(alice: Api) -> None:
     raw = page(alice, file, header_row=0)
     assert raw["header_row"] == 0 and raw["row_count"] == 6
     assert raw["columns"][0]["name"] == "ACME Corp: revenue by deal"
+
+
+def test_the_agent_reads_such_files_as_the_preview_did(
+    alice: Api, llm: ScriptedLLM, live: LiveServer
+) -> None:
+    pool = live.state.sandboxes
+    limits = pool.limits  # reading a workbook imports openpyxl: not a test of speed
+    pool.limits = dataclasses.replace(limits, step_timeout_seconds=60)
+    try:
+        _reads_as_the_preview_did(alice, llm)
+    finally:
+        pool.limits = limits
+
+
+def _reads_as_the_preview_did(alice: Api, llm: ScriptedLLM) -> None:
+    project = alice.project()
+    for name, content in (("deals.xlsx", real_world_workbook()), ("report.csv", TITLED_CSV)):
+        assert alice.upload(project["id"], name, content).status_code == 201
+    session = alice.post(f"/projects/{project['id']}/sessions", json={}).json()
+    # The code an agent writes from what it is told below, word for word.
+    number = (
+        "pd.to_numeric(df[c].astype(str).str.replace(r'[^0-9.eE+-]', '', regex=True),"
+        " errors='coerce')"
+    )
+    code = (
+        "import pandas as pd\n"
+        "df = pd.read_excel('deals.xlsx', header=2, true_values=['Y', 'Yes'],"
+        " false_values=['N', 'no'])\n"
+        f"for c in ['Amount']:\n    df[c] = {number}\n"
+        f"for c in ['Margin']:\n    df[c] = {number} / 100\n"
+        "deals = df\n"
+        "df = pd.read_csv('report.csv', header=2, true_values=['Y', 'Yes'], false_values=['no'])\n"
+        f"for c in ['amount']:\n    df[c] = {number}\n"
+        "print(round(deals['Amount'].sum(), 2), round(deals['Margin'].max(), 4),"
+        " int(deals['Won'].sum()), deals['Closed'].max().date(), df['amount'].sum(),"
+        " int(df['paid'].sum()))"
+    )
+    llm.script(code_reply(code), final_reply("'done'"))
+    events = ask(alice, session["id"], "Total won and paid?")
+    assert finished(events)["status"] == "succeeded", events
+    assert of(events, "step.output")[0]["output"].strip() == "16768.67 0.3 2 2024-03-15 14150.75 2"
+    prompt = str(llm.requests[0]["messages"][0]["content"]).splitlines()
+    to_number = number.replace("df[c]", "df[column]")
+    assert (
+        "  read with pd.read_excel(name, header=2, true_values=['Y', 'Yes'],"
+        " false_values=['N', 'no'])"
+        f"; then turn text amounts into numbers with {to_number} for ['Amount']"
+        f"; then turn text percents into fractions with {to_number} / 100 for ['Margin']"
+    ) in prompt
+    assert (
+        "  read with pd.read_csv(name, header=2, true_values=['Y', 'Yes'], false_values=['no'])"
+        f"; then turn text amounts into numbers with {to_number} for ['amount']"
+    ) in prompt
