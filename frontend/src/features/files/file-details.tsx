@@ -1,11 +1,12 @@
-import { useQuery, type UseQueryResult } from '@tanstack/react-query';
+import { keepPreviousData, useQuery, type UseQueryResult } from '@tanstack/react-query';
 import { AlertCircle, AlertTriangle, FileText, Loader2 } from 'lucide-react';
-import { useMemo, useState } from 'react';
+import { useState } from 'react';
 import type { ColumnProfile, FileOut, FilePreview, FileProfile, TextFormat } from '@/client';
-import { DataTable, formatCell } from '@/components/data-table';
+import { formatCell } from '@/components/data-table';
 import { Badge } from '@/components/ui/badge';
 import { cn } from '@/lib/utils';
-import { previewQuery, profileQuery } from './queries';
+import { PreviewTable, type Sort } from './preview-table';
+import { PREVIEW_PAGE_ROWS, previewQuery, profileQuery } from './queries';
 
 type Check = FileOut['check'];
 
@@ -115,15 +116,39 @@ function Pending({ what }: { what: string }) {
   );
 }
 
-/** An opened file: its problem if any, sheet tabs for a workbook, and its rows or its columns' profile. */
+/** Rows offered as the header row: the first twenty, or a few past the one in use. */
+const HEADER_CHOICES = 20;
+
+/**
+ * An opened file: its problem if any, sheet tabs for a workbook, the row its column names come
+ * from (found under title rows, or chosen), and a page of its whole table (sorted by the server
+ * over every row) or its columns' profile.
+ */
 export function FileDetails({ file }: { file: FileOut }) {
   const [sheet, setSheet] = useState<string | null>(null);
   const [view, setView] = useState<'rows' | 'columns'>('rows');
+  const [page, setPage] = useState(0);
+  const [sort, setSort] = useState<Sort>(null);
+  const [headerRow, setHeaderRow] = useState<number | null>(null);
   // Unreadable or too costly files answer the same again: no need to ask (a costly one takes seconds).
   const previewable = file.check !== 'not_tabular' && file.check !== 'unreadable' && file.check !== 'too_large';
   const first = useQuery({ ...previewQuery(file.id, file.sha256), enabled: previewable });
-  const preview = useQuery({ ...previewQuery(file.id, file.sha256, sheet), enabled: previewable });
-  const profile = useQuery({ ...profileQuery(file.id, file.sha256, sheet), enabled: previewable && view === 'columns' });
+  const window = {
+    offset: page * PREVIEW_PAGE_ROWS,
+    limit: PREVIEW_PAGE_ROWS,
+    sort: sort?.column ?? null,
+    order: sort?.order ?? 'asc',
+    headerRow,
+  } as const;
+  const preview = useQuery({
+    ...previewQuery(file.id, file.sha256, sheet, window),
+    enabled: previewable,
+    placeholderData: keepPreviousData,
+  });
+  const profile = useQuery({
+    ...profileQuery(file.id, file.sha256, sheet, headerRow),
+    enabled: previewable && view === 'columns',
+  });
 
   if (file.check === 'not_tabular')
     return (
@@ -134,6 +159,11 @@ export function FileDetails({ file }: { file: FileOut }) {
   if (!previewable) return <ProblemNote file={file} />;
   const sheets = first.data?.sheets ?? [];
   const format = preview.data?.format;
+  const usedHeader = preview.data?.header_row;
+  const reset = () => {
+    setPage(0);
+    setSort(null);
+  };
   return (
     <>
       <ProblemNote file={file} />
@@ -143,7 +173,11 @@ export function FileDetails({ file }: { file: FileOut }) {
             label={`Sheets of ${file.name}`}
             items={sheets.map((s) => ({ value: s, text: s }))}
             current={sheet ?? first.data?.sheet ?? sheets[0]}
-            onSelect={(s) => setSheet(s === sheets[0] ? null : s)}
+            onSelect={(s) => {
+              setSheet(s === sheets[0] ? null : s);
+              setHeaderRow(null);
+              reset();
+            }}
             className="max-w-full"
           />
         )}
@@ -158,29 +192,93 @@ export function FileDetails({ file }: { file: FileOut }) {
           className="ml-auto"
         />
       </div>
-      {format && (
-        <p className="border-t px-3 py-1 text-[11px] text-muted-foreground" data-testid="file-format">
-          {describeFormat(format)}
-        </p>
+      {(format || usedHeader != null) && (
+        <div className="flex flex-wrap items-center gap-x-3 gap-y-1 border-t px-3 py-1 text-[11px] text-muted-foreground">
+          {format && <span data-testid="file-format">{describeFormat(format)}</span>}
+          {usedHeader != null && (
+            <label className="ml-auto inline-flex items-center gap-1" data-testid="header-row">
+              Column names in row
+              <select
+                className="rounded border bg-background px-1 py-0.5 text-[11px] text-foreground"
+                value={usedHeader}
+                onChange={(e) => {
+                  setHeaderRow(Number(e.target.value));
+                  reset();
+                }}
+              >
+                {Array.from({ length: Math.max(HEADER_CHOICES, usedHeader + 5) }, (_, row) => (
+                  <option key={row} value={row}>
+                    {row + 1}
+                  </option>
+                ))}
+              </select>
+              {headerRow === null && usedHeader > 0 && (
+                <span data-testid="header-found">
+                  (found under {usedHeader === 1 ? 'a title row' : `${usedHeader} title rows`})
+                </span>
+              )}
+              {headerRow !== null && (
+                <button
+                  type="button"
+                  className="cursor-pointer underline underline-offset-2 hover:text-foreground"
+                  onClick={() => {
+                    setHeaderRow(null);
+                    reset();
+                  }}
+                >
+                  detect
+                </button>
+              )}
+            </label>
+          )}
+        </div>
       )}
-      {view === 'rows' ? <Rows query={preview} /> : <Columns query={profile} />}
+      {view === 'rows' ? (
+        <Rows
+          query={preview}
+          page={page}
+          sort={sort}
+          onPage={setPage}
+          onSort={(next) => {
+            setSort(next);
+            setPage(0);
+          }}
+        />
+      ) : (
+        <Columns query={profile} />
+      )}
     </>
   );
 }
 
-function Rows({ query }: { query: UseQueryResult<FilePreview> }) {
+function Rows({
+  query,
+  page,
+  sort,
+  onPage,
+  onSort,
+}: {
+  query: UseQueryResult<FilePreview>;
+  page: number;
+  sort: Sort;
+  onPage: (page: number) => void;
+  onSort: (sort: Sort) => void;
+}) {
   const data = query.data;
-  const rows = useMemo(
-    () =>
-      (data?.rows as unknown[][] | undefined)?.map((row) =>
-        row.map((v, i) => (data?.columns[i]?.dtype.startsWith('datetime64') ? withoutMidnight(v) : v)),
-      ) ?? [],
-    [data],
-  );
   if (query.isLoading) return <Pending what="preview" />;
   if (query.error) return <p className="border-t p-4 text-sm text-muted-foreground">No preview: {query.error.message}</p>;
   if (!data) return null;
-  return <DataTable columns={data.columns} rows={rows} rowCount={data.row_count} className="rounded-none border-0 border-t" />;
+  return (
+    <PreviewTable
+      preview={data}
+      page={page}
+      pageRows={PREVIEW_PAGE_ROWS}
+      sort={sort}
+      onPage={onPage}
+      onSort={onSort}
+      fetching={query.isPlaceholderData}
+    />
+  );
 }
 
 function Columns({ query }: { query: UseQueryResult<FileProfile> }) {
@@ -190,7 +288,7 @@ function Columns({ query }: { query: UseQueryResult<FileProfile> }) {
   return <ProfileTable profile={query.data} />;
 }
 
-const KIND_LABEL: Record<ColumnProfile['kind'], string> = { number: 'number', datetime: 'date', boolean: 'yes/no', text: 'text' };
+const KIND_LABEL: Record<ColumnProfile['kind'], NonNullable<ColumnProfile['type']>> = { number: 'number', datetime: 'date', boolean: 'yes/no', text: 'text' };
 
 function shown(value: unknown, kind: ColumnProfile['kind']): string {
   return formatCell(kind === 'datetime' ? withoutMidnight(typeof value === 'string' ? value.replace(/\.\d+$/, '') : value) : value);
@@ -225,7 +323,7 @@ export function ProfileTable({ profile }: { profile: FileProfile }) {
                   {c.name}
                 </td>
                 <td className="px-3 py-1.5 whitespace-nowrap">
-                  {KIND_LABEL[c.kind]} <span className="font-mono text-[11px] text-muted-foreground">{c.dtype}</span>
+                  {c.type ?? KIND_LABEL[c.kind]} <span className="font-mono text-[11px] text-muted-foreground">{c.dtype}</span>
                 </td>
                 <td className="px-3 py-1.5 text-right font-mono text-xs whitespace-nowrap tabular-nums" data-testid="profile-missing">
                   {c.missing.toLocaleString()}

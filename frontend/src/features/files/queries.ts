@@ -4,12 +4,28 @@ import {
   listVersions,
   previewFile,
   profileFile,
+  type PreviewFileData,
 } from '@/client';
+
+/** Rows on a page of a preview: the server's default, so a first page is the preview it keeps. */
+export const PREVIEW_PAGE_ROWS = 50;
+
+/** Which rows of the whole table a preview shows: a page, sorted over every row, under a header row. */
+export type PreviewWindow = {
+  offset: number;
+  limit: number;
+  sort: string | null;
+  order: 'asc' | 'desc';
+  /** The row of column names, counted from 0; null: the one the server detects. */
+  headerRow: number | null;
+};
 
 export const fileKeys = {
   project: (projectId: string) => ['files', 'project', projectId] as const,
-  preview: (fileId: string, sha: string, sheet: string | null = null) => ['files', 'preview', fileId, sha, sheet] as const,
-  profile: (fileId: string, sha: string, sheet: string | null = null) => ['files', 'profile', fileId, sha, sheet] as const,
+  preview: (fileId: string, sha: string, sheet: string | null = null, window: PreviewWindow | null = null) =>
+    ['files', 'preview', fileId, sha, sheet, window] as const,
+  profile: (fileId: string, sha: string, sheet: string | null = null, headerRow: number | null = null) =>
+    ['files', 'profile', fileId, sha, sheet, headerRow] as const,
   versions: (fileId: string) => ['files', 'versions', fileId] as const,
   allVersions: ['files', 'versions'] as const,
 };
@@ -21,22 +37,38 @@ export const filesQuery = (projectId: string) =>
       (await listFiles({ path: { project_id: projectId }, query: { limit: 500 } })).data!,
   });
 
-/** The first rows of a file (of one sheet of a workbook: null for the first); the same bytes preview the same. */
-export const previewQuery = (fileId: string, sha: string, sheet: string | null = null) =>
+function previewParams(sheet: string | null, window: PreviewWindow | null) {
+  const query: NonNullable<PreviewFileData['query']> = {};
+  if (sheet !== null) query.sheet = sheet;
+  if (window) {
+    if (window.offset) query.offset = window.offset;
+    if (window.limit !== PREVIEW_PAGE_ROWS) query.limit = window.limit;
+    if (window.sort !== null) Object.assign(query, { sort: window.sort, order: window.order });
+    if (window.headerRow !== null) query.header_row = window.headerRow;
+  }
+  return Object.keys(query).length ? query : undefined;
+}
+
+/**
+ * Rows of a file (of one sheet of a workbook: null for the first): the first 50, or a window of the
+ * whole table, sorted over every row by the server. The same bytes preview the same.
+ */
+export const previewQuery = (fileId: string, sha: string, sheet: string | null = null, window: PreviewWindow | null = null) =>
   queryOptions({
-    queryKey: fileKeys.preview(fileId, sha, sheet),
-    queryFn: async () =>
-      (await previewFile({ path: { file_id: fileId }, query: sheet === null ? undefined : { sheet } })).data!,
+    queryKey: fileKeys.preview(fileId, sha, sheet, window),
+    queryFn: async () => (await previewFile({ path: { file_id: fileId }, query: previewParams(sheet, window) })).data!,
     staleTime: Infinity,
     meta: { silent: true },
   });
 
-/** Each column's type, missing and distinct counts, range or top values (of one sheet of a workbook). */
-export const profileQuery = (fileId: string, sha: string, sheet: string | null = null) =>
+/** Each column's type, missing and distinct counts, range or top values (of one sheet of a workbook, under a header row). */
+export const profileQuery = (fileId: string, sha: string, sheet: string | null = null, headerRow: number | null = null) =>
   queryOptions({
-    queryKey: fileKeys.profile(fileId, sha, sheet),
-    queryFn: async () =>
-      (await profileFile({ path: { file_id: fileId }, query: sheet === null ? undefined : { sheet } })).data!,
+    queryKey: fileKeys.profile(fileId, sha, sheet, headerRow),
+    queryFn: async () => {
+      const query = { ...(sheet === null ? {} : { sheet }), ...(headerRow === null ? {} : { header_row: headerRow }) };
+      return (await profileFile({ path: { file_id: fileId }, query: Object.keys(query).length ? query : undefined })).data!;
+    },
     staleTime: Infinity,
     meta: { silent: true },
   });

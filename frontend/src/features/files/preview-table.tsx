@@ -1,0 +1,151 @@
+import { ArrowDown, ArrowUp, ArrowUpDown, ChevronLeft, ChevronRight, ChevronsLeft, ChevronsRight, Loader2 } from 'lucide-react';
+import type { FilePreview, PreviewColumn } from '@/client';
+import { formatCell } from '@/components/data-table';
+import { Button } from '@/components/ui/button';
+import { cn } from '@/lib/utils';
+
+export type Sort = { column: string; order: 'asc' | 'desc' } | null;
+
+type UserType = NonNullable<PreviewColumn['type']>;
+
+/** A column's type in a person's words (the server says it; older previews only had the dtype). */
+export function columnType(column: PreviewColumn): UserType {
+  if (column.type) return column.type;
+  if (column.dtype.startsWith('datetime64')) return 'date';
+  if (/^(bool|boolean)$/.test(column.dtype)) return 'yes/no';
+  if (/^(u?int|float|Int|UInt|Float)/.test(column.dtype)) return 'number';
+  return 'text';
+}
+
+/** A column's type in a person's words, with how its text was written: "number · €", "number · %". */
+export function typeLabel(column: PreviewColumn): string {
+  const type = columnType(column);
+  return column.unit ? `${type} · ${column.unit}` : type;
+}
+
+/** A cell as the file wrote it: amounts with their currency, percents as percents, yes/no in words, dates without a midnight. */
+export function previewCell(value: unknown, column: PreviewColumn): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (typeof value === 'number' && column.unit === '%') return `${formatCell(Number((value * 100).toPrecision(12)))}%`;
+  if (typeof value === 'number' && column.unit) return `${value < 0 ? '-' : ''}${column.unit}${formatCell(Math.abs(value))}`;
+  if (typeof value === 'string' && columnType(column) === 'date' && value.endsWith('T00:00:00')) return value.slice(0, -9);
+  return formatCell(value);
+}
+
+/** The next sort when a column's header is clicked: ascending, then descending, then the file's order. */
+export function nextSort(current: Sort, column: string): Sort {
+  if (current?.column !== column) return { column, order: 'asc' };
+  return current.order === 'asc' ? { column, order: 'desc' } : null;
+}
+
+/**
+ * A page of a file's whole table, as the server sends it: sorting asks the server to sort every row,
+ * paging asks it for the next rows, and "Page n of N" counts the whole file.
+ */
+export function PreviewTable({
+  preview,
+  page,
+  pageRows,
+  sort,
+  onPage,
+  onSort,
+  fetching = false,
+}: {
+  preview: FilePreview;
+  page: number;
+  pageRows: number;
+  sort: Sort;
+  onPage: (page: number) => void;
+  onSort: (sort: Sort) => void;
+  fetching?: boolean;
+}) {
+  const { columns, row_count: total } = preview;
+  const rows = preview.rows as unknown[][];
+  const pages = Math.max(1, Math.ceil(total / pageRows));
+  const first = page * pageRows;
+  const numeric = columns.map((c) => columnType(c) === 'number');
+  return (
+    <div className="border-t bg-card" data-testid="data-table" aria-busy={fetching}>
+      <div className={cn('overflow-x-auto transition-opacity', fetching && 'opacity-60')}>
+        <table className="w-full text-sm">
+          <thead className="bg-muted/60">
+            <tr>
+              {columns.map((c, i) => {
+                const sorted = sort?.column === c.name ? sort.order : null;
+                return (
+                  <th
+                    key={`${i}-${c.name}`}
+                    scope="col"
+                    aria-sort={sorted === 'asc' ? 'ascending' : sorted === 'desc' ? 'descending' : 'none'}
+                    className={cn('border-b px-3 py-2 align-bottom font-medium whitespace-nowrap', numeric[i] ? 'text-right' : 'text-left')}
+                  >
+                    <button
+                      type="button"
+                      className="group inline-flex cursor-pointer items-center gap-1 hover:text-primary"
+                      onClick={() => onSort(nextSort(sort, c.name))}
+                      aria-label={`Sort by ${c.name}`}
+                      title={sorted ? `Sorted over all ${total.toLocaleString()} rows` : 'Sort all rows by this column'}
+                    >
+                      <span className="max-w-60 truncate">{c.name}</span>
+                      {sorted === 'asc' && <ArrowUp className="size-3" />}
+                      {sorted === 'desc' && <ArrowDown className="size-3" />}
+                      {!sorted && <ArrowUpDown className="size-3 opacity-0 group-hover:opacity-50" />}
+                    </button>
+                    <div className="text-[11px] font-normal text-muted-foreground" data-testid="column-type">
+                      {typeLabel(c)} <span className="font-mono">{c.dtype}</span>
+                    </div>
+                  </th>
+                );
+              })}
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((row, r) => (
+              <tr key={first + r} className="border-b last:border-0 hover:bg-muted/40">
+                {columns.map((c, i) => {
+                  const text = previewCell(row[i], c);
+                  return (
+                    <td
+                      key={i}
+                      className={cn('max-w-72 truncate px-3 py-1.5 font-mono text-xs tabular-nums', numeric[i] && 'text-right')}
+                      title={text.length > 40 ? text : undefined}
+                    >
+                      {text}
+                    </td>
+                  );
+                })}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <div className="flex flex-wrap items-center justify-between gap-2 border-t px-3 py-1.5 text-xs text-muted-foreground">
+        <span data-testid="row-range">
+          {rows.length
+            ? `Rows ${(first + 1).toLocaleString()}–${(first + rows.length).toLocaleString()} of ${total.toLocaleString()}`
+            : `No rows of ${total.toLocaleString()}`}
+          {sort && ` · sorted by ${sort.column}, ${sort.order === 'asc' ? 'smallest' : 'largest'} first`} · {columns.length} columns
+        </span>
+        <div className="flex items-center gap-1">
+          {fetching && <Loader2 className="size-3 animate-spin" aria-label="Loading rows" />}
+          <span data-testid="page-indicator">
+            Page {(page + 1).toLocaleString()} of {pages.toLocaleString()}
+          </span>
+          <Button variant="ghost" size="icon-sm" onClick={() => onPage(0)} disabled={page === 0} aria-label="First page">
+            <ChevronsLeft />
+          </Button>
+          <Button variant="ghost" size="icon-sm" onClick={() => onPage(page - 1)} disabled={page === 0} aria-label="Previous page">
+            <ChevronLeft />
+          </Button>
+          <Button variant="ghost" size="icon-sm" onClick={() => onPage(page + 1)} disabled={page + 1 >= pages} aria-label="Next page">
+            <ChevronRight />
+          </Button>
+          <Button variant="ghost" size="icon-sm" onClick={() => onPage(pages - 1)} disabled={page + 1 >= pages} aria-label="Last page">
+            <ChevronsRight />
+          </Button>
+        </div>
+      </div>
+    </div>
+  );
+}
