@@ -9,13 +9,13 @@ from typing import Any
 from smolagents.local_python_executor import CodeOutput, PythonExecutor
 from smolagents.tools import Tool
 
+from app.agent.asking import AskedUser, Continuation, continuation
 from app.sandbox import (
     CodeForApproval,
     SandboxStepError,
     SandboxUnavailable,
     SandboxWorker,
     StepResult,
-    UserQuestion,
 )
 
 
@@ -56,6 +56,9 @@ class SandboxExecutor(PythonExecutor):
         self.worker = worker
         self.on_result = on_result
         self.review = review
+        # The next step is the rest of one that asked the user, who answered: it runs
+        # this instead of the code the step was written with (see app.agent.asking).
+        self.resume_next: Continuation | None = None
         self.approved_next = False  # the next code was approved: it runs without asking
 
     def send_tools(self, tools: dict[str, Tool]) -> None:
@@ -97,24 +100,29 @@ class SandboxExecutor(PythonExecutor):
             SandboxStepError: The step failed; smolagents shows the message to the model.
             SandboxLost: No worker can be had any more; the agent's run ends.
         """
-        if self.review and not self.approved_next and not _literal_answer(code_action):
+        going_on, self.resume_next = self.resume_next, None
+        waits = going_on is None and self.review and not self.approved_next
+        if waits and not _literal_answer(code_action):
             return CodeOutput(output=CodeForApproval(code_action), logs="", is_final_answer=True)
         self.approved_next = False
+        code, answers, earlier = (
+            (going_on.code, going_on.answers, going_on.logs) if going_on else (code_action, (), "")
+        )
         try:
-            result = self.worker.run(code_action)
+            result = self.worker.run(code, answers)
         except SandboxUnavailable as exc:
             raise SandboxLost(exc) from exc
         if self.on_result is not None:
             self.on_result(result)
         if result.error is not None:
             raise SandboxStepError(result)
-        if result.question is not None:  # ask_user ends the step; the run waits (see runner)
+        logs = earlier + result.logs
+        if result.question is not None:  # the step stops there; the run waits for the user
+            goes_on = continuation(code, result.asked_at, answers, logs)
             return CodeOutput(
-                output=UserQuestion(result.question), logs=result.logs, is_final_answer=True
+                output=AskedUser(result.question, goes_on), logs=logs, is_final_answer=True
             )
-        return CodeOutput(
-            output=result.output, logs=result.logs, is_final_answer=result.is_final_answer
-        )
+        return CodeOutput(output=result.output, logs=logs, is_final_answer=result.is_final_answer)
 
     def cleanup(self) -> None:
         """Nothing to do: the backend closes the worker when the session goes idle."""

@@ -9,7 +9,6 @@ for each call are not (they are rebuilt from these).
 
 from __future__ import annotations
 
-import ast
 from typing import Any
 
 from smolagents.memory import ActionStep, MemoryStep, PlanningStep, TaskStep, ToolCall
@@ -128,22 +127,28 @@ def resume(
 
     Args:
         data: The memory as `dump` stored it.
-        pending: What the run waited for: `kind` ("input" or "approval"), `step`, and the
-            question and its `target` or the `code` and the `model_output` it waits with.
-        answer: The user's answer (kind input): the asking step's result.
+        pending: What the run waited for: `kind` ("input" or "approval"), `step`, the
+            `model_output` of that step, and its question or the `code` it waits with.
+        answer: The user's answer (kind input). The asking step goes on with it (see
+            app.agent.asking); a run that asked before steps went on gets it as its result.
         decision: approve, edit or reject (kind approval).
         code: The edited code (decision edit).
         feedback: Why the code was rejected, if the user said.
 
     Returns:
-        The steps, and for approved (or edited) code what the model wrote for that step with
-        that code: the step runs again from it (`WorkbenchAgent.continue_run`'s replay).
+        The steps, and what the model wrote for the step that runs again from it
+        (`WorkbenchAgent.continue_run`'s replay): approved (or edited) code, or the code
+        that asked (it goes on from the question).
     """
     steps = load(data)
     step = int(pending["step"])
-    if pending["kind"] == "input":
+    if pending["kind"] == "input" and "goes_on" not in pending:
+        # Asked before runs went on after an answer: the answer is the step's result.
         _answer(steps, step, answer or "", pending.get("target"))
         return steps, None
+    if pending["kind"] == "input":  # the step goes on from the statement that asked
+        steps = [s for s in steps if not (isinstance(s, ActionStep) and s.step_number == step)]
+        return steps, str(pending.get("model_output") or "")
     if decision == "reject":  # the model reads why, and writes new code
         _reject(steps, step, feedback)
         return steps, None
@@ -183,26 +188,3 @@ def _answer(steps: list[MemoryStep], step: int, answer: str, target: str | None)
                 else f"{observations}\n{said}".strip()
             )
             action.action_output = answer
-
-
-def assigned_name(steps: list[MemoryStep], step: int) -> str | None:
-    """`name` when the asking step's code ends `name = ask_user(...)`: the answer goes there."""
-    code = next(
-        (s.code_action for s in steps if isinstance(s, ActionStep) and s.step_number == step),
-        None,
-    )
-    try:
-        body = ast.parse(code or "").body
-    except SyntaxError:
-        return None
-    last = body[-1] if body else None
-    if (
-        isinstance(last, ast.Assign)
-        and len(last.targets) == 1
-        and isinstance(last.targets[0], ast.Name)
-        and isinstance(last.value, ast.Call)
-        and isinstance(last.value.func, ast.Name)
-        and last.value.func.id == "ask_user"
-    ):
-        return last.targets[0].id
-    return None

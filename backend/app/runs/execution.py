@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.agent import memory as agent_memory
+from app.agent.asking import Continuation
 from app.agent.build import create_agent
 from app.agent.calls import CallLimits
 from app.agent.checking import AnswerCheck
@@ -228,7 +229,13 @@ class RunExecution:
                 feedback=reply.feedback,
             )
             translator.step = step + 1
-            if pending["kind"] == "input":
+            if pending["kind"] == "input" and replay is not None:  # the step goes on
+                goes_on = Continuation.from_json(pending.get("goes_on") or {})
+                executor.resume_next = goes_on.answered(reply.answer or "")
+                translator.replaying(
+                    step, pending.get("tokens") or [0, 0], executor.resume_next.logs
+                )
+            elif pending["kind"] == "input":  # asked before steps went on (see resume)
                 if pending.get("target"):
                     await asyncio.to_thread(worker.set_variables, {pending["target"]: reply.answer})
             elif replay is None:  # rejected: the model reads why, and writes new code
@@ -247,9 +254,6 @@ class RunExecution:
                     await translator.step_result(payload)
             if outcome.pause is not None:  # kept to build the agent again
                 outcome.pause.memory = agent_memory.dump(agent.memory.steps)
-                outcome.pause.target = agent_memory.assigned_name(
-                    agent.memory.steps, outcome.pause.step
-                )
         except BaseException:
             # Cancelled, or something here failed (a service went away): the agent must not
             # go on calling the model and running code for a run that has ended.

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Update, func, literal, select, update
+from sqlalchemy import Update, delete, func, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import raiseload
 
@@ -208,7 +208,12 @@ class RunRepository:
             return row
 
     async def add_step(self, step: RunStep, totals: dict[str, Any]) -> None:
+        """Record a step, with the run's totals; a step that went on after the user answered
+        its question replaces what was kept of it when it asked."""
         async with self.factory() as db:
+            await db.execute(
+                delete(RunStep).where(RunStep.run_id == step.run_id, RunStep.index == step.index)
+            )
             db.add(step)
             await db.execute(_update_run(step.run_id).values(**totals))
             await db.commit()

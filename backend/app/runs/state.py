@@ -9,6 +9,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.agent.asking import Continuation
 from app.models import RunStatus
 from app.runs.budget import Totals
 from app.runs.events import (
@@ -78,9 +79,9 @@ class Pause:
     step: int
     kind: str = "input"  # or "approval"
     question: str = ""
-    target: str | None = None  # the variable the code assigned ask_user(...) to
-    code: str = ""  # the code waiting for approval
-    model_output: str = ""  # what the model wrote for that step (replayed once approved)
+    code: str = ""  # the step's code (waiting for approval, or the code that asked)
+    model_output: str = ""  # what the model wrote for that step (replayed once replied to)
+    goes_on: Continuation | None = None  # where a step that asked goes on once answered
     tokens_in: int = 0
     tokens_out: int = 0
     memory: list[dict[str, Any]] = field(default_factory=list)
@@ -89,13 +90,16 @@ class Pause:
         """The run's status while it waits, what it stores as pending, and the event that
         asks the user."""
         asking: InputRequested | ApprovalRequested
+        pending: dict[str, Any] = {"model_output": self.model_output}
+        pending["tokens"] = [self.tokens_in, self.tokens_out]
         if self.kind == "input":
-            pending: dict[str, Any] = {"question": self.question, "target": self.target}
+            pending["question"] = self.question
+            if self.goes_on is not None:
+                pending["goes_on"] = self.goes_on.to_json()
             status = RunStatus.waiting_input
             asking = InputRequested(step=self.step, question=self.question)
         else:
-            pending = {"code": self.code, "model_output": self.model_output}
-            pending["tokens"] = [self.tokens_in, self.tokens_out]
+            pending["code"] = self.code
             status = RunStatus.waiting_approval
             asking = ApprovalRequested(step=self.step, code=self.code)
         return status, {"kind": self.kind, "step": self.step, **pending}, asking

@@ -15,6 +15,7 @@ from smolagents.agents import ActionStep, FinalAnswerStep, PlanningStep
 from smolagents.memory import ToolCall
 from smolagents.models import ChatMessageStreamDelta
 
+from app.agent.asking import AskedUser
 from app.agent.build import PlanDelta
 from app.agent.calls import CallLimits
 from app.agent.checking import Verdict
@@ -74,11 +75,15 @@ class StepTranslator:
         self._logs: dict[int, str] = {}
         self._streamed: dict[int, str] = {}  # what the model wrote of each step so far
 
-    def replaying(self, step: int, tokens: list[int]) -> None:
+    def replaying(self, step: int, tokens: list[int], logs: str = "") -> None:
+        """`step` runs again from what the model wrote (its code approved, or its question
+        answered); `logs`: what it printed before it asked."""
         self.step = step
         self._replayed = step
         self._started.add(step)
         self._carried[step] = (int(tokens[0]), int(tokens[1]))
+        if logs:
+            self._logs[step] = logs
 
     async def rejected(self, step: int, pending: dict[str, Any], feedback: str | None) -> None:
         """Record the step whose code the user rejected (it did not run)."""
@@ -127,10 +132,7 @@ class StepTranslator:
         elif isinstance(item, ActionStep):
             await self._finish_step(item)
         elif isinstance(item, FinalAnswerStep):
-            if isinstance(item.output, UserQuestion):  # the run waits for the user's answer
-                self.outcome.pause = Pause(max(self._finished), question=item.output.question)
-                return
-            if isinstance(item.output, CodeForApproval):  # see _finish_step
+            if isinstance(item.output, UserQuestion | CodeForApproval):  # see _finish_step
                 return
             self.outcome.final_answer = _answer_text(item.output)
             await self.recorder.emit(events.Final(answer=self.outcome.final_answer))
@@ -138,7 +140,8 @@ class StepTranslator:
     async def step_result(self, result: StepResult) -> None:
         await self._ensure_started()
         if result.logs:
-            self._logs[self.step] = result.logs
+            # A step that goes on after the user's answer printed some before it asked.
+            self._logs[self.step] = self._logs.get(self.step, "") + result.logs
             await self.recorder.emit(
                 events.StepOutput(step=self.step, output=result.logs[-OUTPUT_EVENT_CHARS:])
             )
@@ -243,29 +246,34 @@ class StepTranslator:
         self._finished.add(number)
         self.step = number
         await self._ensure_started()
-        if isinstance(action.action_output, CodeForApproval):
-            # Review mode: the code has not run; the run waits for the user's decision.
-            # The step is recorded once it has been decided (and run).
-            usage = action.token_usage
-            tokens = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
+        usage = action.token_usage
+        tokens_in, tokens_out = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
+        carried_in, carried_out = self._carried.pop(number, (0, 0))  # spent before it waited
+        tokens_in, tokens_out = tokens_in + carried_in, tokens_out + carried_out
+        waiting = action.action_output
+        if isinstance(waiting, CodeForApproval | UserQuestion):
+            # The run waits for the user: review mode (the code has not run: the step is
+            # recorded once decided), or the code asked and stopped there (recorded as far
+            # as it ran, and again once it went on with the answer).
+            model_output = action.model_output if isinstance(action.model_output, str) else ""
+            asked = isinstance(waiting, UserQuestion)
             self.outcome.pause = Pause(
                 number,
-                kind="approval",
-                code=action.action_output.code,
-                model_output=action.model_output if isinstance(action.model_output, str) else "",
-                tokens_in=tokens[0],
-                tokens_out=tokens[1],
+                kind="input" if asked else "approval",
+                question=waiting.question if isinstance(waiting, UserQuestion) else "",
+                code=waiting.code if isinstance(waiting, CodeForApproval) else "",
+                model_output=model_output,
+                tokens_in=tokens_in,
+                tokens_out=tokens_out,
+                goes_on=waiting.goes_on if isinstance(waiting, AskedUser) else None,
             )
-            return
+            if not asked:
+                return
         error = str(action.error) if action.error else None
         if error:
             await self.recorder.emit(events.StepError(step=number, error=error))
         if getattr(action, "tokens_estimated", False):
             self.outcome.tokens_estimated = True
-        usage = action.token_usage
-        tokens_in, tokens_out = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
-        carried_in, carried_out = self._carried.pop(number, (0, 0))  # spent before it waited
-        tokens_in, tokens_out = tokens_in + carried_in, tokens_out + carried_out
         duration_ms = int((action.timing.duration or 0) * 1000)
         await self.repository.add_step(
             RunStep(

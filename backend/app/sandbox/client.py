@@ -248,11 +248,13 @@ class SandboxWorker:
             )
         return reply
 
-    def run(self, code: str) -> StepResult:
+    def run(self, code: str, answers: Sequence[str] = ()) -> StepResult:
         """Run one code step in the worker, starting a fresh worker if none is running.
 
         Args:
             code: Python code (it runs in smolagents' interpreter inside the sandbox).
+            answers: What the ask_user calls of the code's first statement return, in
+                order (a step that goes on after the user answered; see app.agent.asking).
 
         Returns:
             The step's result; timeouts, crashes, the disk quota and kill() are results too.
@@ -278,8 +280,11 @@ class SandboxWorker:
             started_ns = hostfs.file_clock_ns(self.workspace.parent)
             self.last_used = started
             try:
+                request: dict[str, Any] = {"type": "run", "code": code}
+                if answers:
+                    request["answers"] = list(answers)
                 reply, over_quota = self._exchange(
-                    {"type": "run", "code": code}, started + self.limits.step_timeout_seconds
+                    request, started + self.limits.step_timeout_seconds
                 )
             except TimeoutError:
                 self._terminate()

@@ -165,6 +165,24 @@ class CodeForApproval:
 
 
 @dataclass(frozen=True)
+class AskedAt:
+    """Where a step that asked the user stopped (app/sandbox/worker/asking.py).
+
+    Attributes:
+        statement: Which top-level statement of the code asked.
+        answered: How many ask_user calls of that statement returned an answer before.
+        from_start: The variables were put back as they were before the step: it runs again
+            from its start.
+        given: How many ask_user calls of the step returned an answer before.
+    """
+
+    statement: int
+    answered: int
+    from_start: bool
+    given: int
+
+
+@dataclass(frozen=True)
 class StepResult:
     """What one code step produced.
 
@@ -178,6 +196,7 @@ class StepResult:
         timed_out: The step hit the wall-clock limit and the worker was killed.
         crashed: The worker died during the step (for example killed for memory).
         question: The code called ask_user(question): the run waits for the user's answer.
+        asked_at: With a question: where the step goes on once it is answered.
     """
 
     output: str | None
@@ -189,6 +208,7 @@ class StepResult:
     timed_out: bool = False
     crashed: bool = False
     question: str | None = None
+    asked_at: AskedAt | None = None
 
 
 def cap_text(text: str, limit: int) -> str:

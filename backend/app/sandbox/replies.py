@@ -18,6 +18,7 @@ from app.sandbox.interface import (
     REFUSED_PREFIX,
     ArtifactFile,
     ArtifactKind,
+    AskedAt,
     SandboxLimits,
     StepResult,
     cap_text,
@@ -71,6 +72,7 @@ def step_result(
     output, error = _text(reply.get("output")), _text(reply.get("error"))
     is_final_answer = reply.get("is_final_answer") is True
     question = _question(reply.get("question"))
+    asked_at = _asked_at(reply.get("asked_at")) if question is not None else None
     artifacts, left_out, session_room = checked_artifacts(
         reply.get("artifacts"), limits, workspace, session_room
     )
@@ -84,6 +86,7 @@ def step_result(
         output=None if output is None else cap_text(output, cap),
         is_final_answer=is_final_answer,
         question=question,
+        asked_at=None if question is None else asked_at,
         logs=logs,
         error=None if error is None else cap_text(error, cap),
         artifacts=artifacts,
@@ -192,11 +195,25 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+MAX_STATEMENTS = 100_000
+
+
 def _refusals(value: object) -> list[str]:
     """What the worker's supervisor says the interpreter refused during the step."""
     if not isinstance(value, list):
         return []
     return [str(item)[:REFUSAL_CHARS] for item in value[:MAX_REFUSALS] if item]
+
+
+def _asked_at(value: object) -> AskedAt | None:
+    """Where the step that asked goes on (see app/sandbox/worker/asking.py): small counts
+    and a flag, or None (the worker is untrusted; the host checks them against the code)."""
+    if not (isinstance(value, list) and len(value) == 4 and type(value[2]) is bool):
+        return None
+    counts = [value[0], value[1], value[3]]
+    if not all(type(n) is int and 0 <= n <= MAX_STATEMENTS for n in counts):
+        return None
+    return AskedAt(statement=value[0], answered=value[1], from_start=value[2], given=value[3])
 
 
 def _question(value: object) -> str | None:

@@ -90,9 +90,11 @@ def test_a_run_asks_waits_holding_nothing_and_goes_on_with_the_answer(
     end = finished(rest)
     assert end["status"] == "succeeded"
     # The answer is ask_user's value in the code, and the model read it.
-    assert "gross 4490.75" in of(rest, "step.output")[0]["output"]
+    assert "gross 4490.75" in of(rest, "step.output")[-1]["output"]
     assert "ask_user returned the user's answer: 'gross'" in str(llm.requests[1]["messages"])
-    assert [d["step"] for d in of(rest, "step.finished")] == [2, 3]
+    # The step that asked went on (without asking the model again), then two more.
+    assert [d["step"] for d in of(rest, "step.finished")] == [1, 2, 3]
+    assert len(llm.requests) == 3
     assert of(rest, "final")[0]["answer"] == "Total gross revenue is 4490.75."
 
     run = alice.get(f"/runs/{run_id}").json()
@@ -110,6 +112,70 @@ def test_a_run_asks_waits_holding_nothing_and_goes_on_with_the_answer(
 
     again = alice.post(f"/runs/{run_id}/input", json={"answer": "net"})
     assert again.status_code == 409 and again.json()["code"] == "not_waiting_input"
+
+
+def test_the_code_after_the_question_runs_with_the_answer_in_the_same_step(
+    alice: Api, session, llm: ScriptedLLM
+) -> None:  # type: ignore[no-untyped-def]
+    """The README's promise: the answer is what ask_user returns, wherever the call stands
+    in the step; the code after it runs, and what it defines exists afterwards."""
+    asking = (
+        f"{READ}\nprint('rows:', len(df))\n"
+        "choice = ask_user('Net or gross?')\n"
+        "share = 1.0 if choice == 'gross' else 0.8\n"
+        "total = round(df['revenue'].sum() * share, 2)\n"
+        "print(choice, total)"
+    )
+    llm.script(code_reply(asking), code_reply("final_answer(f'{choice}: {total}')"))
+    asked = ask_until_waiting(alice, session["id"], "Revenue?")[-1]
+    run_id = asked.data["run_id"]
+    waiting = alice.get(f"/runs/{run_id}").json()
+    # Kept as far as it ran: what it printed before it asked.
+    assert [s["output"] for s in waiting["steps"]] == ["rows: 4\n"]
+
+    assert alice.post(f"/runs/{run_id}/input", json={"answer": "gross"}).status_code == 200
+    rest = follow(alice, run_id, asked.id)
+    assert finished(rest)["status"] == "succeeded", of(rest, "step.error")
+    assert of(rest, "final")[0]["answer"] == "gross: 4490.75"
+    assert not of(rest, "step.error")
+    run = alice.get(f"/runs/{run_id}").json()
+    assert [s["index"] for s in run["steps"]] == [1, 2]
+    first = run["steps"][0]
+    assert first["code"] == asking  # the step as the model wrote it, run once in all
+    assert first["output"].count("rows: 4") == 1
+    assert "(ask_user returned the user's answer: 'gross')" in first["output"]
+    assert first["output"].rstrip().endswith("gross 4490.75")
+    assert first["error"] is None
+
+
+def test_a_step_that_asks_twice_gets_each_answer_in_turn(
+    alice: Api, session, llm: ScriptedLLM
+) -> None:  # type: ignore[no-untyped-def]
+    asking = (
+        "kept = []\n"
+        "for region in ['North', 'South']:\n"
+        "    kept.append(region + '=' + ask_user(f'Include {region}?'))\n"
+        "print(kept)"
+    )
+    llm.script(code_reply(asking), final_reply("str(kept)"))
+    first = ask_until_waiting(alice, session["id"], "Which regions?")[-1]
+    assert first.data["question"] == "Include North?"
+    run_id = first.data["run_id"]
+    assert alice.post(f"/runs/{run_id}/input", json={"answer": "yes"}).status_code == 200
+    with alice.stream("GET", f"/runs/{run_id}/events", params={"after": first.id}) as response:
+        second = until(response, "input.requested")[-1]
+    assert second.event == "input.requested", second
+    assert second.data["question"] == "Include South?" and second.data["step"] == 1
+    assert alice.post(f"/runs/{run_id}/input", json={"answer": "no"}).status_code == 200
+    rest = follow(alice, run_id, second.id)
+    assert finished(rest)["status"] == "succeeded"
+    assert of(rest, "final")[0]["answer"] == "['North=yes', 'South=no']"
+    run = alice.get(f"/runs/{run_id}").json()
+    assert [(i["question"], i["answer"]) for i in run["inputs"]] == [
+        ("Include North?", "yes"),
+        ("Include South?", "no"),
+    ]
+    assert len(llm.requests) == 2  # the step went on twice without asking the model
 
 
 def test_an_answer_is_checked_and_only_the_owner_may_give_it(

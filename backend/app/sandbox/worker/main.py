@@ -52,7 +52,10 @@ def _serve(session: WorkerSession, channel_in: int, channel_out: int) -> int:
         kind = message.get("type")
         reply: Message
         if kind == "run":
-            reply = session.run(str(message["code"]))
+            answers = message.get("answers")
+            reply = session.run(
+                str(message["code"]), answers if isinstance(answers, list) else None
+            )
         elif kind == "variables":
             session.executor.send_variables(dict(message["values"]))
             reply = {"type": "ok"}

@@ -24,10 +24,11 @@ from typing import Any, cast
 from smolagents import local_python_executor as lpe
 from smolagents.local_python_executor import InterpreterError, LocalPythonExecutor
 
-from app.sandbox.interface import QUESTION_CHARS, cap_text
+from app.sandbox.interface import cap_text
 from app.sandbox.layout import BOOKKEEPING_DIR
 from app.sandbox.protocol import Message
 from app.sandbox.worker import snapshot
+from app.sandbox.worker.asking import Asking, Question
 from app.sandbox.worker.capture import (
     OutputCapture,
     StepArtifacts,
@@ -48,21 +49,6 @@ WORKER_NICENESS = 10
 def _final_answer(answer: Any = None) -> Any:
     """The worker's final_answer tool; smolagents turns the call into the end of the run."""
     return answer
-
-
-class _Question:
-    """Raised (as smolagents' final answer) by ask_user: the step ends with the question."""
-
-    def __init__(self, text: str):
-        self.text = text
-
-
-def _ask_user(question: Any = None) -> Any:
-    """The worker's ask_user tool: ends the step; the run waits for the user's answer."""
-    text = str(question if question is not None else "").strip()
-    if not text:
-        raise ValueError("ask_user needs the question to ask, e.g. ask_user('Net or gross?')")
-    raise lpe.FinalAnswerException(_Question(text[:QUESTION_CHARS]))
 
 
 def _format_cell(value: Any) -> str:
@@ -204,6 +190,7 @@ class WorkerSession:
         self.max_artifacts = int(config.get("max_artifacts") or 50)
         self.step = StepArtifacts(self.workspace, self.workspace, self.max_artifacts)
         self.shown: set[int] = set()  # ids of the objects display()ed in this step
+        self.asking = Asking(self.memory_mb)
         _seed_matplotlib_cache()
         preload()
         global _session
@@ -215,7 +202,7 @@ class WorkerSession:
         )
         tools: dict[str, Callable[..., Any]] = {
             "final_answer": _final_answer,
-            "ask_user": _ask_user,
+            "ask_user": self.asking.ask,
             "display": self.display,
         }
         self.executor.send_tools(cast(dict[str, Any], tools))
@@ -255,11 +242,13 @@ class WorkerSession:
                 print(f"[a figure could not be saved: {type(exc).__name__}: {exc}]")
         pyplot.close("all")
 
-    def run(self, code: str) -> Message:
+    def run(self, code: str, answers: list[str] | None = None) -> Message:
         """Run one code step.
 
         Args:
             code: The Python code of the step.
+            answers: What its ask_user calls return, in order (a step that goes on after
+                the user answered: see asking.py).
 
         Returns:
             The "result" message for the backend.
@@ -270,18 +259,21 @@ class WorkerSession:
         folder = self.workspace / BOOKKEEPING_DIR / "artifacts" / self.token / str(self.step_number)
         self.step = StepArtifacts(self.workspace, folder, self.max_artifacts)
         self.shown = set()
+        self.asking.begin(code, [str(a) for a in answers or []], self.executor.state)
         before = list_workspace(self.workspace)
         _forget_shown_warnings()
         value: Any = None
         is_final_answer = False
         error: str | None = None
         question: str | None = None
+        asked_at: list[Any] | None = None
         try:
             result = self.executor(code)
             value, is_final_answer = result.output, result.is_final_answer
         except BaseException as exc:  # the code may raise SystemExit & co. too
             error = self._describe_error(exc)
-        if isinstance(value, _Question):  # ask_user: not an answer, a question
+        if isinstance(value, Question):  # ask_user: not an answer, a question
+            asked_at = self.asking.asked(value, self.executor.state)
             question, value, is_final_answer = value.text, None, False
         os.fchdir(self._home)
         output: str | None = None
@@ -297,6 +289,7 @@ class WorkerSession:
             "output": _valid_unicode(output),
             "is_final_answer": is_final_answer,
             "question": _valid_unicode(question),
+            "asked_at": asked_at,
             "logs": self.capture.collect(self.output_chars),
             "error": _valid_unicode(error),
             "artifacts": self.step.items,
