@@ -149,6 +149,25 @@ describe('asking the user (ask_user)', () => {
     expect(v.steps.map((s) => [s.index, s.finished])).toEqual([[1, true]]);
   });
 
+  it('keeps each question of a step that asks again after an answer', () => {
+    const twice = numbered(
+      [
+        { event: 'input.received', step: 1, question: 'Net or gross revenue?', answer: 'gross' },
+        { event: 'step.output', step: 1, output: 'gross\n' },
+        { event: 'input.requested', step: 1, question: 'Which year?' },
+      ],
+      asked,
+    );
+    const waiting = reduceRunEvents(emptyRun(R), twice);
+    expect(waiting.inputs).toEqual([
+      { step: 1, question: 'Net or gross revenue?', answer: 'gross' },
+      { step: 1, question: 'Which year?', answer: null },
+    ]);
+    expect(openQuestion(waiting)?.question).toBe('Which year?');
+    const both = reduceRunEvents(waiting, numbered([{ event: 'input.received', step: 1, question: 'Which year?', answer: '2025' }], twice));
+    expect(both.inputs.map((i) => i.answer)).toEqual(['gross', '2025']);
+  });
+
   it('goes on with the answer, under its question', () => {
     const received = reduceRunEvents(emptyRun(R), answered.slice(0, asked.length + 1));
     expect(received.status).toBe('running');

@@ -166,6 +166,12 @@ function upsert<T extends { step: number }>(list: T[], step: number, entry: T): 
   return next;
 }
 
+/** A question of a step: a step may ask several in turn (each after the last was answered). */
+function asked(list: QuestionView[], entry: QuestionView): QuestionView[] {
+  const latest = list.findLast((x) => x.step === entry.step);
+  return latest && latest.answer != null ? [...list, entry] : upsert(list, entry.step, entry);
+}
+
 const isWaiting = (s: RunStatus) => s === 'waiting_input' || s === 'waiting_approval';
 
 /** Applies one event known to be the next in sequence. */
@@ -216,7 +222,7 @@ function apply(v: RunView, e: RunEvent): RunView {
         ],
       };
     case 'input.requested':
-      return { ...next, status: 'waiting_input', inputs: upsert(next.inputs, e.step, { step: e.step, question: e.question, answer: null }) };
+      return { ...next, status: 'waiting_input', inputs: asked(next.inputs, { step: e.step, question: e.question, answer: null }) };
     case 'input.received':
       return { ...next, inputs: upsert(next.inputs, e.step, { step: e.step, question: e.question, answer: e.answer }) };
     case 'approval.requested': {
