@@ -68,7 +68,7 @@ def test_the_report_shows_the_runs_that_succeeded_ready_to_send(
     assert f"<h1>{QUESTION}</h1>" in page and "…" not in page.split("</header>")[0]
     # Only the run that succeeded, by default; the header says how many of all.
     assert "What is the margin?" not in page and "Slow question" not in page
-    assert "1 of 3 questions" in page
+    assert "1 of 3 questions · files read: <code>sales data.csv</code>" in page
     # The check in words; numbers for reading, right-aligned.
     assert '<div class="check approve">Checked: It states the table.</div>' in page
     assert "Check of the answer" not in page and "approve —" not in page
