@@ -1117,7 +1117,8 @@ async function main() {
             thought: 'Total revenue by region, as a table and a chart.',
             code:
               `${readSales}\nby_region = df.groupby('region', as_index=False)['revenue'].sum()\ndisplay(by_region)\n` +
-              "import plotly.express as px\nfig = px.bar(by_region, x='region', y='revenue', title='Revenue by region')\nfig.show()",
+              "import plotly.express as px\nfig = px.bar(by_region, x='region', y='revenue', title='Revenue by region')\nfig.show()\n" +
+              "by_region.to_csv('by_region.csv', index=False)",
           },
           { final: 'Region **r2** has the most revenue.' },
         ],
@@ -1163,7 +1164,13 @@ async function main() {
       expect((await chart.getByTestId('artifact-title').innerText()) === 'Revenue by region', 'the chart is titled by its title, no extension');
       expect((await lastRun().getByTestId('step-card').count()) === 0, 'the steps are folded');
       const summary = await lastRun().getByTestId('steps-toggle').innerText();
-      expect(/^\d+ steps? · 1 more result · [\d.]+ (s|ms)/.test(summary), `the summary reads ${JSON.stringify(summary)}`);
+      expect(/^\d+ steps? · [\d.]+ (s|ms)/.test(summary), `the summary reads ${JSON.stringify(summary)}`);
+      // Every result of the answer shows under it, charts first: the chart, the table, the file.
+      const shown = await result.getByTestId('answer-results').locator('figure').evaluateAll((fs) => fs.map((f) => `${f.dataset.testid}:${f.dataset.name}`));
+      expect(
+        shown.length === 3 && shown[0] === 'artifact-plotly:Revenue by region.json' && shown[1].startsWith('artifact-table:') && shown[2] === 'artifact-file:by_region.csv',
+        `under the answer: ${JSON.stringify(shown)}`,
+      );
       const box = (await result.boundingBox()) ?? { y: -1 };
       const toggleBox = (await lastRun().getByTestId('steps-toggle').boundingBox()) ?? { y: -1 };
       expect(box.y < toggleBox.y, 'the answer and its chart come before the steps');
@@ -1186,7 +1193,7 @@ async function main() {
 
       const tables = lastRun().getByTestId('artifact-table');
       expect((await tables.count()) === 1, `one table card (${await tables.count()})`);
-      expect((await lastRun().getByTestId('artifact-file').count()) === 0, "the table's CSV has no card of its own");
+      expect((await lastRun().getByTestId('artifact-file').count()) === 1, "the table's CSV has no card of its own; by_region.csv has");
       const table = tables.first();
       await table.getByTestId('data-table').getByText('region').waitFor();
       const csv = await saved(() => table.getByRole('button', { name: /as CSV$/ }).click());

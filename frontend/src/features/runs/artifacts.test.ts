@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { artifactTitle, groupArtifacts, mainResult } from './artifacts';
+import { answerResults, artifactTitle, groupArtifacts } from './artifacts';
 import type { StreamArtifact } from './events';
 
 const art = (id: string, kind: string, name: string, step = 1): StreamArtifact => ({
@@ -32,7 +32,17 @@ describe('artifacts as results', () => {
       ['o', null],
       ['p', null],
     ]);
-    expect(mainResult(items)?.artifact.id).toBe('p');
-    expect(mainResult(groupArtifacts([art('f', 'file', 'out.txt')]))).toBeNull();
+  });
+
+  it('puts charts first under the answer, then tables, then files, each kind in the order made', () => {
+    const items = groupArtifacts([
+      art('t', 'table', 'table-1.json', 1),
+      art('c', 'file', 'table-1.csv', 1),
+      art('f', 'file', 'by_region.csv', 2),
+      art('p1', 'plotly', 'Revenue.json', 2),
+      art('i', 'image', 'Trend.png', 3),
+      art('p2', 'plotly', 'Units.json', 3),
+    ]);
+    expect(answerResults(items).map((i) => i.artifact.id)).toEqual(['p1', 'p2', 'i', 't', 'f']);
   });
 });

@@ -28,7 +28,13 @@ export function groupArtifacts(artifacts: StreamArtifact[]): ResultItem[] {
   return artifacts.filter((a) => !folded.has(a.id)).map((a) => ({ artifact: a, csv: csvOf.get(a.id) ?? null }));
 }
 
-/** The run's main result, shown under its answer: its last chart, image or table. */
-export function mainResult(items: ResultItem[]): ResultItem | null {
-  return items.findLast((i) => RESULT_KINDS.has(i.artifact.kind)) ?? null;
+const KIND_ORDER: Record<string, number> = { plotly: 0, image: 1, table: 2 };
+
+/**
+ * Every result of a run, as shown under its answer: charts first (figures, then images), then
+ * tables, then the other files the code wrote; within a kind, in the order they were made.
+ */
+export function answerResults(items: ResultItem[]): ResultItem[] {
+  const rank = (i: ResultItem) => KIND_ORDER[i.artifact.kind] ?? 3;
+  return items.map((item, n) => ({ item, n })).sort((a, b) => rank(a.item) - rank(b.item) || a.n - b.n).map((x) => x.item);
 }

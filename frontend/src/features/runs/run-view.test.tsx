@@ -191,25 +191,54 @@ describe('a finished run reads like an answer', () => {
     finished_at: '2026-01-01T00:00:03.900Z',
   };
 
-  it('shows the answer, then its main table with CSV and Excel, then the steps folded in one line', () => {
-    const { container } = show(fromHistory(answered), false, false);
+  it('shows the answer, then every result under it, the chart first, then the steps folded in one line', () => {
+    const { container } = show(
+      fromHistory({ ...answered, artifacts: [...answered.artifacts, artifact('file', 'file', 'by_region.csv', 3)] }),
+      false,
+      false,
+    );
     const top = screen.getByTestId('run-result');
     expect(within(top).getByTestId('final-answer').textContent).toBe('Region r0 sold the most.');
+    // What the user reads under the answer, top to bottom: the chart, the table (with its CSV), the file.
+    const results = [...within(top).getByTestId('answer-results').querySelectorAll('figure')];
+    expect(results.map((f) => [f.getAttribute('data-testid'), within(f as HTMLElement).getByTestId('artifact-title').textContent])).toEqual([
+      ['artifact-plotly', 'Units by region'],
+      ['artifact-table', 'table-1'],
+      ['artifact-file', 'by_region.csv'],
+    ]);
+    expect(within(top).getByRole('button', { name: 'Download Units by region as PNG' })).toBeTruthy();
     const table = within(top).getByTestId('artifact-table');
-    expect(within(table).getByTestId('artifact-title').textContent).toBe('table-1');
     expect(within(table).getByRole('button', { name: 'Download table-1 as CSV' })).toBeTruthy();
     expect(within(table).getByRole('button', { name: 'Download table-1 as Excel' })).toBeTruthy();
-    expect(screen.queryByTestId('artifact-file')).toBeNull();
+    expect(within(top).getByRole('button', { name: 'Download by_region.csv' })).toBeTruthy();
     expect(screen.queryByTestId('step-card')).toBeNull();
     const toggle = screen.getByTestId('steps-toggle');
-    expect(toggle.textContent).toContain('3 steps · 1 fixed error · 1 more result · 3.9 s');
+    expect(toggle.textContent).toContain('3 steps · 1 fixed error · 3.9 s');
+    expect(toggle.textContent).not.toContain('more result');
     expect(top.compareDocumentPosition(toggle) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
     fireEvent.click(toggle);
     expect(screen.getAllByTestId('step-card')).toHaveLength(3);
-    // The chart, not the main result, shows in its step, titled without its extension.
-    expect(within(screen.getAllByTestId('step-card')[1]).getByTestId('artifact-title').textContent).toBe('Units by region');
-    expect(within(screen.getAllByTestId('step-card')[1]).getByRole('button', { name: 'Download Units by region as PNG' })).toBeTruthy();
+    // Opening the steps does not show the results a second time.
     expect(container.querySelectorAll('[data-testid=artifact-table]')).toHaveLength(1);
+    expect(container.querySelectorAll('[data-testid=artifact-plotly]')).toHaveLength(1);
+  });
+
+  it('keeps a chart in view, in its step, when the next step starts while the run goes', () => {
+    const chart = artifact('chart', 'plotly', 'Units by region.json', 1);
+    const events = [
+      runStarted(R, 1),
+      { event: 'step.started', run_id: R, seq: 2, step: 1 },
+      { event: 'step.code', run_id: R, seq: 3, step: 1, code: 'fig.show()' },
+      { event: 'artifact', run_id: R, seq: 4, step: 1, artifact: chart },
+      { event: 'step.finished', run_id: R, seq: 5, step: 1, duration_ms: 5, tokens_in: 1, tokens_out: 1 },
+      { event: 'step.started', run_id: R, seq: 6, step: 2 },
+    ];
+    show(reduceRunEvents(emptyRun(R), events as never), true, false);
+    const [first, second] = screen.getAllByTestId('step-card');
+    expect(first.getAttribute('data-open')).toBe('false');
+    expect(within(first).queryByTestId('code')).toBeNull();
+    expect(within(first).getByTestId('artifact-title').textContent).toBe('Units by region');
+    expect(second.getAttribute('data-open')).toBe('true');
   });
 
   it('shows a failed run’s error at the top instead of an answer', () => {

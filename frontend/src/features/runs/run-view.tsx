@@ -22,7 +22,7 @@ import { formatCost, formatDuration, formatNumber } from '@/lib/utils';
 import { Answer } from './answer';
 import { AnswerCheck, RevisionNote } from './answer-check';
 import { ArtifactView } from './artifact-view';
-import { groupArtifacts, mainResult } from './artifacts';
+import { answerResults, groupArtifacts } from './artifacts';
 import { QuestionReply } from './question-reply';
 import { isTerminal, type RunStatus } from './events';
 import type { ReplyActions } from './mutations';
@@ -92,7 +92,7 @@ export function UserQuery({ text }: { text: string }) {
  * error counts as fixed only when a later step of the run worked (a check's request to revise an
  * answer is no error); the step a stopped run was stopped in is no error either: the run says "stopped".
  */
-export function stepsSummary(run: RunViewModel, moreResults = 0): string {
+export function stepsSummary(run: RunViewModel): string {
   const revisions = new Set(run.verifications.filter(isRevisionRequest).map((c) => c.step));
   const worked = (s: StepView) => !s.error || revisions.has(s.index);
   const stopped = run.status === 'cancelled';
@@ -107,7 +107,6 @@ export function stepsSummary(run: RunViewModel, moreResults = 0): string {
     stopped && 'stopped',
     run.plans.length > 0 && plural(run.plans.length, 'plan'),
     run.inputs.length > 0 && plural(run.inputs.length, 'question'),
-    moreResults > 0 && plural(moreResults, 'more result'),
     run.durationMs != null && formatDuration(run.durationMs),
   ]
     .filter(Boolean)
@@ -178,13 +177,12 @@ export function RunView({
   const [stepsOpen, setStepsOpen] = useState(false);
   const [editing, setEditing] = useState(false);
   const stepIndexes = new Set(run.steps.map((s) => s.index));
-  const results = groupArtifacts(run.artifacts);
-  // A finished run leads with its answer and its main result; the way there folds beneath.
-  const main = finished ? mainResult(results) : null;
-  const shownAbove = new Set(main ? [main.artifact.id, main.csv?.id] : []);
-  const below = run.artifacts.filter((a) => !shownAbove.has(a.id));
+  // A finished run leads with its answer and every result under it, charts first; the way there
+  // folds beneath. While it goes, each result shows in the step that made it (and stays when the
+  // step folds), where the user saw it appear.
+  const results = finished ? answerResults(groupArtifacts(run.artifacts)) : [];
+  const below = finished ? [] : run.artifacts;
   const loose = below.filter((a) => a.step == null || !stepIndexes.has(a.step));
-  const moreResults = groupArtifacts(below).length;
   const revisions = run.verifications.filter(isRevisionRequest);
   const check = answerCheck(run);
   const latestPlan = run.plans[run.plans.length - 1];
@@ -273,7 +271,13 @@ export function RunView({
       {finished && (
         <div className="space-y-3" data-testid="run-result">
           {failure || answer || (run.status === 'cancelled' && <p className="text-sm text-muted-foreground">Stopped before an answer.</p>)}
-          {main && <ArtifactView artifact={main.artifact} csv={main.csv} />}
+          {results.length > 0 && (
+            <div className="space-y-3" data-testid="answer-results">
+              {results.map((i) => (
+                <ArtifactView key={i.artifact.id} artifact={i.artifact} csv={i.csv} />
+              ))}
+            </div>
+          )}
           <ChangedFilesNote changed={changed} />
         </div>
       )}
@@ -286,7 +290,7 @@ export function RunView({
           onClick={() => setStepsOpen(!stepsOpen)}
         >
           {stepsOpen ? <ChevronDown className="size-3.5 shrink-0" /> : <ChevronRight className="size-3.5 shrink-0" />}
-          <span className="min-w-0 flex-1">{stepsSummary(run, moreResults)}</span>
+          <span className="min-w-0 flex-1">{stepsSummary(run)}</span>
           <span className="shrink-0">{stepsOpen ? 'Hide steps' : 'Show steps'}</span>
         </button>
       )}

@@ -197,11 +197,12 @@ export function StepCard({
           {step.output && <OutputBlock output={step.output} />}
           {revision && <RevisionNote check={revision} />}
           {failed && step.error && <ErrorBlock error={step.error} />}
-          {groupArtifacts(artifacts).map((i) => (
-            <ArtifactView key={i.artifact.id} artifact={i.artifact} csv={i.csv} />
-          ))}
         </>
       )}
+      {/* A step's results stay in view when it folds: the chart the user saw appear does not fold away. */}
+      {groupArtifacts(artifacts).map((i) => (
+        <ArtifactView key={i.artifact.id} artifact={i.artifact} csv={i.csv} />
+      ))}
     </article>
   );
 }
