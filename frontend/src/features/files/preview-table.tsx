@@ -67,9 +67,10 @@ export function PreviewTable({
   const numeric = columns.map((c) => columnType(c) === 'number');
   return (
     <div className="border-t bg-card" data-testid="data-table" aria-busy={fetching}>
-      <div className={cn('overflow-x-auto transition-opacity', fetching && 'opacity-60')}>
+      {/* A page of 50 rows scrolls within the panel, its header in view. */}
+      <div className={cn('max-h-[32rem] overflow-auto transition-opacity', fetching && 'opacity-60')}>
         <table className="w-full text-sm">
-          <thead className="bg-muted/60">
+          <thead className="sticky top-0 z-10 bg-muted">
             <tr>
               {columns.map((c, i) => {
                 const sorted = sort?.column === c.name ? sort.order : null;
