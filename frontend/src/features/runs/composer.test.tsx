@@ -1,5 +1,5 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { fireEvent, render, screen } from '@testing-library/react';
+import { act, fireEvent, render, screen } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
 import type { SandboxStatusOut } from '@/client';
 import { fileKeys } from '@/features/files/queries';
@@ -45,6 +45,28 @@ describe('Composer', () => {
     fireEvent.keyDown(box, { key: 'Enter' });
     expect(onSend).toHaveBeenCalledWith({ query: 'Top region?', model: 'b', fileIds: ['f1'] });
     expect((box as HTMLTextAreaElement).value).toBe('');
+  });
+
+  it('gives a refused question back to the box (over budget), and keeps what was typed since', async () => {
+    let refuse: (taken: boolean) => void = () => undefined;
+    const onSend = setup([{ id: 'a', label: 'A', default: true }]);
+    onSend.mockImplementation(() => new Promise<boolean>((resolve) => (refuse = resolve)));
+    const box = screen.getByRole('textbox', { name: 'Ask a question about your data' }) as HTMLTextAreaElement;
+    fireEvent.change(box, { target: { value: 'Revenue by month, as a chart?' } });
+    fireEvent.keyDown(box, { key: 'Enter' });
+    expect(box.value).toBe('');
+    await act(async () => refuse(false));
+    expect(box.value).toBe('Revenue by month, as a chart?');
+
+    fireEvent.keyDown(box, { key: 'Enter' });
+    fireEvent.change(box, { target: { value: 'Something else' } });
+    await act(async () => refuse(false));
+    expect(box.value).toBe('Something else');
+
+    fireEvent.change(box, { target: { value: 'Top region?' } });
+    fireEvent.keyDown(box, { key: 'Enter' });
+    await act(async () => refuse(true));
+    expect(box.value).toBe('');
   });
 
   it('says why it cannot send, before anything is typed, while the server has no model', () => {

@@ -40,7 +40,8 @@ export function Composer({
   /** The session's run waits for the user: a new question waits until it is answered (or stopped). */
   waitingFor?: 'input' | 'approval' | null;
   onShowWaiting?: () => void;
-  onSend: (q: { query: string; model: string | null; fileIds: string[] }) => void;
+  /** Sends the question; a promise of false (refused: over budget, busy…) gives the text back to the box. */
+  onSend: (q: { query: string; model: string | null; fileIds: string[] }) => void | Promise<boolean>;
   onStop?: () => void;
 }) {
   const models = useQuery(modelsQuery());
@@ -67,8 +68,12 @@ export function Composer({
   const send = () => {
     const query = text.trim();
     if (!query || busy || disabled || waiting) return;
-    onSend({ query, model, fileIds: pinned });
+    const sent = onSend({ query, model, fileIds: pinned });
     setText('');
+    // A refused question is not thrown away: it comes back to the box, unless something new was typed.
+    void sent?.then((taken) => {
+      if (!taken) setText((now) => (now.trim() ? now : text));
+    });
   };
 
   return (

@@ -57,7 +57,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
     if (isNew && (!title || title === 'New session')) {
       rename.mutate({ id: sessionId, title: query.length > 60 ? `${query.slice(0, 57).trimEnd()}…` : query });
     }
-    ask(question);
+    return ask(question);
   };
 
   return (

@@ -137,7 +137,7 @@ describe('useSessionRuns', () => {
     const { result } = mount();
     await waitFor(() => expect(result.current.isNew).toBe(true));
 
-    act(() => result.current.ask({ query: 'Total revenue?', model: null, fileIds: ['f1'] }));
+    act(() => void result.current.ask({ query: 'Total revenue?', model: null, fileIds: ['f1'] }));
     expect(result.current.sending).toBe('Total revenue?');
     history(stored('c', { file_ids: ['f1'] }));
     act(() =>
@@ -166,7 +166,7 @@ describe('useSessionRuns', () => {
     await waitFor(() => expect(result.current.loaded).toBe(true));
     expect(listRuns).toHaveBeenCalledTimes(1);
     history(stored('c', { status: 'running' }));
-    act(() => result.current.ask({ query: 'Slow?', model: null, fileIds: [] }));
+    act(() => void result.current.ask({ query: 'Slow?', model: null, fileIds: [] }));
     await waitFor(() => expect(listRuns).toHaveBeenCalledTimes(2));
     await waitFor(() => expect(result.current.runs.map((r) => [r.view.runId, r.stored?.status])).toEqual([['c', 'running']]));
     // Already followed by the question's own stream: not attached a second time.
@@ -203,8 +203,13 @@ describe('useSessionRuns', () => {
     await waitFor(() => expect(result.current.active?.runId).toBe('b'));
     await waitFor(() => expect(result.current.runs[0].view.lastSeq).toBe(1));
 
-    act(() => result.current.ask({ query: 'Again?', model: null, fileIds: [] }));
+    let taken: Promise<boolean> = Promise.resolve(true);
+    act(() => {
+      taken = result.current.ask({ query: 'Again?', model: null, fileIds: [] });
+    });
     await waitFor(() => expect(result.current.refusal?.code).toBe('session_busy'));
+    // Refused: the composer gives the question back.
+    expect(await taken).toBe(false);
     expect(result.current.sending).toBeNull();
     expect(result.current.refusal?.detail).toBe('This session is still answering another question.');
 

@@ -133,14 +133,15 @@ export function useSessionRuns(projectId: string, sessionId: string) {
     }
   }, [activeId]);
 
+  /** Asks a question as a new run; resolves false when it was refused (the composer gives the text back). */
   const ask = useCallback(
-    ({ query, model, fileIds }: Question) => {
+    ({ query, model, fileIds }: Question): Promise<boolean> => {
       const own = streams.current;
-      if (!own) return;
+      if (!own) return Promise.resolve(false);
       setRefusal(null);
       setSending(query);
       let runId: string | null = null;
-      own
+      return own
         .ask({ query, model, file_ids: fileIds.length ? fileIds : undefined }, (id) => {
           runId = id;
           setStarted(id);
@@ -151,6 +152,7 @@ export function useSessionRuns(projectId: string, sessionId: string) {
         .then(
           () => {
             if (!runId) setSending(null);
+            return true;
           },
           (e: unknown) => {
             setSending(null);
@@ -158,6 +160,7 @@ export function useSessionRuns(projectId: string, sessionId: string) {
             refetchStale(qc, error, { projectId, sessionId });
             if (error.show === 'refusal') setRefusal({ detail: error.message(''), code: error.code, fix: error.fix });
             else if (error.show === 'default') toast.error(error.message('Could not send the question.'));
+            return false;
           },
         );
     },
