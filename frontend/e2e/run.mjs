@@ -1668,6 +1668,56 @@ async function main() {
       await page.setViewportSize({ width: 1440, height: 900 });
     });
 
+    await test('a preview pages and sorts the whole file, under the header row found below its title rows', async () => {
+      // 240 products under two title rows; the dearest (119.04, row 180) is far past the first page.
+      const lines = ['Price list', 'Exported for the e2e test', 'id,product,price'];
+      for (let i = 0; i < 240; i++) lines.push(`${i},item ${String(i).padStart(3, '0')},${i === 180 ? '119.04' : (((i * 37) % 100) + 0.5).toFixed(2)}`);
+      await page.getByTestId('file-input').setInputFiles({ name: 'prices.csv', mimeType: 'text/csv', buffer: Buffer.from(lines.join('\n') + '\n') });
+      const prices = page.locator('[data-testid=file-row][data-file="prices.csv"]');
+      await prices.getByRole('button', { expanded: false }).first().click();
+      const table = prices.getByTestId('data-table');
+      const indicator = table.getByTestId('page-indicator');
+      await indicator.filter({ hasText: 'Page 1 of 5' }).waitFor();
+      await prices.getByTestId('header-found').filter({ hasText: '(found under 2 title rows)' }).waitFor();
+      const firstCell = () => table.locator('tbody tr').first().locator('td').first().innerText();
+      await table.getByRole('button', { name: 'Next page' }).click();
+      await indicator.filter({ hasText: 'Page 2 of 5' }).waitFor();
+      await table.getByRole('button', { name: 'Next page' }).click();
+      await indicator.filter({ hasText: 'Page 3 of 5' }).waitFor();
+      await table.getByTestId('row-range').filter({ hasText: 'Rows 101–150 of 240' }).waitFor();
+      await table.locator('tbody tr').first().locator('td').first().filter({ hasText: /^100$/ }).waitFor();
+      await prices.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await page.waitForTimeout(300);
+      await shot('56-preview-page-3');
+      // Sorting asks the server to sort every row: the dearest product of the whole file comes first.
+      await table.getByRole('button', { name: 'Sort by price' }).click();
+      await table.getByTestId('row-range').filter({ hasText: 'smallest first' }).waitFor();
+      await table.getByRole('button', { name: 'Sort by price' }).click();
+      await table.getByTestId('row-range').filter({ hasText: 'largest first' }).waitFor();
+      await table.locator('tbody tr').first().filter({ hasText: '119.04' }).waitFor();
+      await indicator.filter({ hasText: 'Page 1 of 5' }).waitFor();
+      expect((await firstCell()) === '180', `the dearest is row 180: ${await firstCell()}`);
+      const prices50 = await table.locator('tbody tr td:nth-child(3)').allInnerTexts();
+      expect(prices50.length === 50 && prices50[1] === '99.5', `then the next dearest: ${prices50.slice(0, 3)}`);
+      await page.waitForTimeout(300);
+      await shot('57-preview-sorted');
+      await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+      await page.waitForTimeout(500);
+      await shot('58-preview-sorted-dark');
+      await page.setViewportSize({ width: 390, height: 844 });
+      await prices.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await page.waitForTimeout(500);
+      await shot('59-preview-sorted-narrow-dark');
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await page.getByRole('button', { name: 'Switch to light theme' }).click();
+      await page.setViewportSize({ width: 390, height: 844 });
+      await prices.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await page.waitForTimeout(500);
+      await shot('60-preview-sorted-narrow-light');
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await prices.getByRole('button', { expanded: true }).first().click();
+    });
+
     await test('an invalid token sends the user back to login', async () => {
       await page.evaluate(() => {
         const raw = JSON.parse(localStorage.getItem('wb.auth'));
