@@ -28,6 +28,7 @@ BY_REGION = code_reply(
     "by_region['per_day'] = by_region['revenue'] / 19\n"
     "by_region['total_cents'] = df.groupby('region')['revenue'].sum().values * 100\n"
     "by_region.to_csv('by_region.csv', index=False)\n"
+    "pd.DataFrame({'note': ['<script>alert(1)</script>']}).to_html('notes.html', escape=False)\n"
     "display(by_region)"
 )
 # The module (app.sessions.export.gather is also the name of its function).
@@ -84,6 +85,9 @@ def test_the_report_shows_the_runs_that_succeeded_ready_to_send(
     content = alice.get(f"/artifacts/{artifact['id']}/content").content
     assert base64.b64decode(link.group(1)) == content
     assert content.startswith(b"region,revenue,per_day,total_cents\nNorth,1255.375,")
+    # A file the code wrote travels as bytes to save, never as markup the report runs.
+    assert '<a download="notes.html" href="data:application/octet-stream;base64,' in page
+    assert "<script>alert(1)" not in page
     # The report's protections hold: its own policy, no source but data: URIs.
     assert "default-src 'none'; script-src 'nonce-" in page
     markup = re.sub(r"<script nonce=[^>]*>.*?</script>", "", page, flags=re.S)
