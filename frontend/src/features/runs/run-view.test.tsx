@@ -303,6 +303,13 @@ describe('a finished run reads like an answer', () => {
     expect(stepsSummary(late)).toBe('3 steps · 1 fixed error · 1 error');
   });
 
+  it('counts a rejected step neither as an error nor as one that fixed an earlier error', () => {
+    const steps = [step(1, 'x', 'boom'), step(2, 'rm -rf', 'Rejected by the user: no.'), step(3, 'z', 'boom')];
+    const approvals = [{ step: 2, decision: 'reject' as const, code: null, feedback: 'no.' }];
+    const run = fromHistory({ ...stored, status: 'failed', steps, approvals, plans: [], verifications: [], started_at: null });
+    expect(stepsSummary(run)).toBe('3 steps · 2 errors · 1 rejected');
+  });
+
   it('says a stopped run was stopped, not that it erred', () => {
     const steps = [step(1, 'x', 'boom'), step(2, 'y'), step(3, 'import time', 'Stopped by the user.')];
     const run = fromHistory({ ...stored, status: 'cancelled', final_answer: null, error: 'Stopped by the user.', steps, plans: [], verifications: [], started_at: null });

@@ -94,16 +94,19 @@ export function UserQuery({ text }: { text: string }) {
  */
 export function stepsSummary(run: RunViewModel): string {
   const revisions = new Set(run.verifications.filter(isRevisionRequest).map((c) => c.step));
-  const worked = (s: StepView) => !s.error || revisions.has(s.index);
+  // Code the user rejected did not run: neither an error nor a step that worked.
+  const rejected = new Set(run.approvals.filter((a) => a.decision === 'reject').map((a) => a.step));
+  const worked = (s: StepView) => !rejected.has(s.index) && (!s.error || revisions.has(s.index));
   const stopped = run.status === 'cancelled';
   const last = run.steps[run.steps.length - 1];
-  const failed = run.steps.filter((s) => !worked(s) && !(stopped && s === last));
+  const failed = run.steps.filter((s) => !worked(s) && !rejected.has(s.index) && !(stopped && s === last));
   const fixed = failed.filter((s) => run.steps.some((x) => x.index > s.index && worked(x))).length;
   const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
   return [
     plural(run.steps.length, 'step'),
     fixed > 0 && plural(fixed, 'fixed error'),
     failed.length - fixed > 0 && plural(failed.length - fixed, 'error'),
+    rejected.size > 0 && `${rejected.size} rejected`,
     stopped && 'stopped',
     run.plans.length > 0 && plural(run.plans.length, 'plan'),
     run.inputs.length > 0 && plural(run.inputs.length, 'question'),
