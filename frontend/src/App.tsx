@@ -4,7 +4,7 @@ import { createBrowserRouter, RouterProvider } from 'react-router';
 import { Toaster } from 'sonner';
 import { useAuthStore } from '@/features/auth/auth-store';
 import { queryClient } from '@/lib/query-client';
-import { useTheme } from '@/lib/theme';
+import { followSystemTheme, useTheme } from '@/lib/theme';
 import { AdminUsersRoute } from '@/routes/admin-users';
 import { AppLayout } from '@/routes/app-layout';
 import { HomeRoute } from '@/routes/home';
@@ -29,6 +29,7 @@ const router = createBrowserRouter([
 export function App() {
   const [theme] = useTheme();
   const signedIn = useAuthStore((s) => !!s.auth);
+  useEffect(followSystemTheme, []);
   // Cached data belongs to the signed-in user; drop it when they sign out.
   useEffect(() => {
     if (!signedIn) queryClient.clear();

@@ -2,6 +2,9 @@ import { useEffect, useRef, type RefObject } from 'react';
 import { sanitizeFigure, type PlotlyFigure } from '@/lib/plotly-figure';
 import { useTheme } from '@/lib/theme';
 
+/** Narrower than this (px), a chart goes without Plotly's toolbar. */
+const NARROW_CHART = 560;
+
 /** Minimal React wrapper around plotly.js (loaded lazily: it is large). */
 export function PlotlyChart({
   figure,
@@ -34,8 +37,16 @@ export function PlotlyChart({
         template: theme === 'dark' ? undefined : safe.layout.template,
         margin: { l: 50, r: 20, t: 40, b: 50, ...((safe.layout.margin as object) ?? {}) },
       };
-      void Plotly.react(el, safe.data, layout, { responsive: true, displaylogo: false });
-      observer = new ResizeObserver(() => Plotly.Plots.resize(el));
+      // On a phone Plotly's toolbar lies over the chart's title; the card's caption has the downloads.
+      const isNarrow = () => el.clientWidth > 0 && el.clientWidth < NARROW_CHART;
+      let narrow = isNarrow();
+      const draw = () => Plotly.react(el, safe.data, layout, { responsive: true, displaylogo: false, displayModeBar: narrow ? false : 'hover' });
+      void draw();
+      observer = new ResizeObserver(() => {
+        if (isNarrow() === narrow) return void Plotly.Plots.resize(el);
+        narrow = !narrow;
+        void draw();
+      });
       observer.observe(el);
     });
     return () => {

@@ -14,12 +14,17 @@ export function SessionRoute() {
   if (session.error) return <p className="p-8 text-sm text-muted-foreground">This session could not be found.</p>;
   return (
     <div className="flex h-full flex-col">
-      <header className="flex items-center gap-2 border-b px-6 py-3 text-sm">
+      {/* On a phone the title takes a line of its own under the project, so it is read whole, not as "ACC…". */}
+      <header className="flex flex-wrap items-center gap-x-2 gap-y-1 border-b px-4 py-2 text-sm sm:flex-nowrap sm:px-6 sm:py-3">
         <Link to={`/projects/${projectId}`} className="max-w-[40%] shrink-0 truncate text-muted-foreground hover:text-foreground">
           {project.data?.name ?? '…'}
         </Link>
-        <span className="text-muted-foreground">/</span>
-        <h1 className="min-w-12 truncate font-medium" data-testid="session-title">
+        <span className="hidden text-muted-foreground sm:inline">/</span>
+        <h1
+          className="order-last line-clamp-2 w-full font-medium break-words sm:order-none sm:line-clamp-none sm:w-auto sm:min-w-12 sm:truncate"
+          title={session.data?.title ?? undefined}
+          data-testid="session-title"
+        >
           {session.data?.title || 'Untitled session'}
         </h1>
         <span className="ml-auto" />

@@ -6,6 +6,7 @@ import {
   profileFile,
   type PreviewFileData,
 } from '@/client';
+import { byName } from '@/lib/natural-sort';
 
 /** Rows on a page of a preview: the server's default, so a first page is the preview it keeps. */
 export const PREVIEW_PAGE_ROWS = 50;
@@ -33,8 +34,11 @@ export const fileKeys = {
 export const filesQuery = (projectId: string) =>
   queryOptions({
     queryKey: fileKeys.project(projectId),
-    queryFn: async () =>
-      (await listFiles({ path: { project_id: projectId }, query: { limit: 500 } })).data!,
+    queryFn: async () => {
+      const files = (await listFiles({ path: { project_id: projectId }, query: { limit: 500 } })).data!;
+      // Listed as a person sorts names: "big.csv" before "Q3 report.xlsx", "file 2" before "file 10".
+      return { ...files, items: byName(files.items) };
+    },
   });
 
 function previewParams(sheet: string | null, window: PreviewWindow | null) {

@@ -5,6 +5,8 @@ import type { SandboxStatusOut } from '@/client';
 import { fileKeys } from '@/features/files/queries';
 import { systemKeys } from '@/features/system/queries';
 import { sandboxStatus } from '@/features/system/sandbox-status.fixture';
+import { PHONE } from '@/lib/media';
+import { fakeMatchMedia } from '@/test/media';
 import { Composer } from './composer';
 
 const RUNNING = sandboxStatus();
@@ -67,6 +69,16 @@ describe('Composer', () => {
     fireEvent.keyDown(box, { key: 'Enter' });
     await act(async () => refuse(true));
     expect(box.value).toBe('');
+  });
+
+  it('hints at Enter to send on a computer, not on a phone', () => {
+    const media = fakeMatchMedia((q) => q === PHONE);
+    setup([{ id: 'a', label: 'A', default: true }]);
+    const box = () => screen.getByRole('textbox', { name: 'Ask a question about your data' }) as HTMLTextAreaElement;
+    expect(box().placeholder).toBe('Ask a question about your data…');
+    act(() => media.change(PHONE, false));
+    expect(box().placeholder).toBe('Ask a question about your data…  (Enter to send, Shift+Enter for a new line)');
+    media.restore();
   });
 
   it('says why it cannot send, before anything is typed, while the server has no model', () => {

@@ -7,6 +7,7 @@ import { filesQuery } from '@/features/files/queries';
 import { noModelConfigured } from '@/features/system/model-banner';
 import { modelsQuery, sandboxStatusQuery } from '@/features/system/queries';
 import { disabledReason } from '@/features/system/sandbox-banner';
+import { PHONE, useMediaQuery } from '@/lib/media';
 import { cn } from '@/lib/utils';
 
 /** What the composer says, in place of sending, while the server has no model. */
@@ -55,6 +56,8 @@ export function Composer({
         ? { reason: NO_MODEL_REASON, tone: 'warning', placeholder: 'Questions cannot be answered until a model is configured.' }
         : null;
   const disabled = blocked?.reason ?? null;
+  // A phone's keyboard has no Enter to speak of: no hint about it there.
+  const phone = useMediaQuery(PHONE);
   const [text, setText] = useState('');
   const [model, setModel] = useState<string | null>(null);
   const [pinned, setPinned] = useState<string[]>([]);
@@ -112,7 +115,9 @@ export function Composer({
             ? blocked.placeholder
             : waiting
               ? waiting.placeholder
-              : 'Ask a question about your data…  (Enter to send, Shift+Enter for a new line)'
+              : phone
+                ? 'Ask a question about your data…'
+                : 'Ask a question about your data…  (Enter to send, Shift+Enter for a new line)'
         }
         className="max-h-48 min-h-[3.5rem] border-0 bg-transparent px-4 pt-3 shadow-none focus-visible:ring-0 disabled:cursor-not-allowed"
         disabled={!!disabled || !!waiting}
