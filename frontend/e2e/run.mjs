@@ -1302,6 +1302,22 @@ async function main() {
       const rows = ['region,units,price'];
       for (let i = 1; i <= 32; i++) rows.push(`r${i % 4},${i},${i * 3}.5`);
       await page.getByTestId('file-input').setInputFiles({ name: 'sales.csv', mimeType: 'text/csv', buffer: Buffer.from(rows.join('\n') + '\n') });
+      // The same name asks first, naming the file and saying the old version stays.
+      const confirm = page.getByRole('dialog', { name: 'Replace sales.csv?' });
+      await confirm.waitFor();
+      const said = await confirm.innerText();
+      expect(said.includes('This project already has sales.csv (v1). The upload becomes v2') && said.includes('v1 stays available'), `the dialog says: ${said}`);
+      expect((await row.getByTestId('file-version').innerText()) === 'v1', 'nothing is replaced before the user says so');
+      await page.waitForTimeout(300);
+      await shot('40b-replace-confirm');
+      // The theme button is behind the dialog: dark as the theme applies it, for the screenshot.
+      await page.evaluate(() => document.documentElement.classList.add('dark'));
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.waitForTimeout(300);
+      await shot('40c-replace-confirm-narrow-dark');
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await page.evaluate(() => document.documentElement.classList.remove('dark'));
+      await confirm.getByRole('button', { name: 'Upload as v2' }).click();
       await row.getByTestId('file-version').filter({ hasText: 'v2' }).waitFor();
       await row.getByRole('button', { name: 'Versions of sales.csv' }).click();
       const versions = page.getByRole('list', { name: 'Versions of sales.csv' });
@@ -1310,8 +1326,19 @@ async function main() {
       expect(JSON.stringify(listed) === '["2","1"]', `the versions listed: ${JSON.stringify(listed)}`);
       const old = await saved(() => versions.getByRole('button', { name: 'Download version 1 of sales.csv' }).click());
       expect(old.bytes.toString('utf8').split('\n').filter(Boolean).length === 31, 'version 1 has its 30 rows');
+      // Each version says which questions read it: the earlier answers read v1, none has read v2 yet.
+      const v1Uses = await versions.locator('[data-version="1"]').getByTestId('version-uses').innerText();
+      expect(v1Uses.startsWith('Read by “'), `v1: ${v1Uses}`);
+      await versions.locator('[data-version="2"]').getByTestId('version-uses').filter({ hasText: 'No question has read this version.' }).waitFor();
       await page.waitForTimeout(300);
       await shot('41-file-versions');
+      await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+      await page.setViewportSize({ width: 390, height: 844 });
+      await versions.evaluate((el) => el.scrollIntoView({ block: 'center' }));
+      await page.waitForTimeout(300);
+      await shot('41b-file-versions-narrow-dark');
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await page.getByRole('button', { name: 'Switch to light theme' }).click();
       await page.goto(session);
       await page.getByTestId('run').first().getByTestId('final-answer').waitFor();
       const notice = page.getByTestId('run').first().getByTestId('files-changed');

@@ -8,7 +8,9 @@ import { downloadUrl } from '@/lib/api';
 import { cn, formatBytes, formatDate } from '@/lib/utils';
 import { FileCheckBadge, FileDetails, hasProblem } from './file-details';
 import { fileKeys, filesQuery, versionsQuery } from './queries';
+import { useReplaceConfirm } from './replace-confirm';
 import { uploadFile } from './upload';
+import { useVersionUses, VersionUses } from './version-uses';
 
 type UploadItem = { key: string; name: string; size: number; progress: number; error: string | null; done: boolean; file?: FileOut };
 
@@ -39,6 +41,7 @@ function useUploads(projectId: string) {
 /** The versions kept of a file, each with its upload time and size, and a download. */
 function Versions({ file }: { file: FileOut }) {
   const versions = useQuery(versionsQuery(file.id));
+  const uses = useVersionUses(file.project_id, file.id);
   if (versions.isLoading)
     return (
       <p className="flex items-center gap-2 border-t p-3 text-sm text-muted-foreground">
@@ -51,7 +54,7 @@ function Versions({ file }: { file: FileOut }) {
   return (
     <ul className="divide-y border-t text-sm" aria-label={`Versions of ${file.name}`} data-testid="file-versions">
       {versions.data?.map((v) => (
-        <li key={v.version} className="flex items-center gap-3 px-3 py-1.5" data-version={v.version}>
+        <li key={v.version} className="flex flex-wrap items-center gap-x-3 gap-y-0.5 px-3 py-1.5" data-version={v.version}>
           <span className="w-8 shrink-0 font-medium tabular-nums">v{v.version}</span>
           <span className="min-w-0 flex-1 truncate text-xs text-muted-foreground">
             {formatDate(v.created_at)} · {formatBytes(v.size)}
@@ -70,6 +73,9 @@ function Versions({ file }: { file: FileOut }) {
           >
             <Download />
           </Button>
+          <div className="basis-full pl-11">
+            <VersionUses projectId={file.project_id} uses={uses.uses.get(v.version) ?? []} loading={uses.loading} />
+          </div>
         </li>
       ))}
     </ul>
@@ -79,6 +85,8 @@ function Versions({ file }: { file: FileOut }) {
 export function DatasetPanel({ projectId }: { projectId: string }) {
   const files = useQuery(filesQuery(projectId));
   const uploads = useUploads(projectId);
+  // A name already in the project asks before it becomes the file's new version.
+  const replace = useReplaceConfirm(files.data?.items ?? [], uploads.add);
   const input = useRef<HTMLInputElement>(null);
   const [dragging, setDragging] = useState(false);
   const [openId, setOpenId] = useState<string | null>(null);
@@ -119,7 +127,7 @@ export function DatasetPanel({ projectId }: { projectId: string }) {
         onDrop={(e) => {
           e.preventDefault();
           setDragging(false);
-          uploads.add(Array.from(e.dataTransfer.files));
+          replace.offer(Array.from(e.dataTransfer.files));
         }}
         className={cn(
           'flex cursor-pointer flex-col items-center justify-center gap-1 rounded-xl border-2 border-dashed px-4 py-6 text-center text-sm text-muted-foreground transition-colors hover:border-primary/50 hover:bg-muted/40',
@@ -139,7 +147,7 @@ export function DatasetPanel({ projectId }: { projectId: string }) {
         hidden
         data-testid="file-input"
         onChange={(e) => {
-          uploads.add(Array.from(e.target.files ?? []));
+          replace.offer(Array.from(e.target.files ?? []));
           e.target.value = '';
         }}
       />
@@ -235,6 +243,7 @@ export function DatasetPanel({ projectId }: { projectId: string }) {
           </li>
         ))}
       </ul>
+      {replace.dialog}
       <ConfirmDialog
         open={!!toDelete}
         onOpenChange={(o) => !o && setToDelete(null)}

@@ -1,5 +1,5 @@
 import { History } from 'lucide-react';
-import type { FileOut, RunFileOut } from '@/client';
+import type { FileOut, RunFileOut, RunOut } from '@/client';
 import type { RunView } from './run-reducer';
 
 export type ChangedFile = { name: string; from: number; to: number };
@@ -16,6 +16,16 @@ export function changedFiles(run: Pick<RunView, 'steps'>, files: RunFileOut[], c
       const now = current.find((c) => c.id === f.file_id);
       return now && now.version > f.version ? [{ name: f.name, from: f.version, to: now.version }] : [];
     });
+}
+
+/**
+ * The files a stored run used, at the version its workspace had: the files pinned to its question
+ * and those its steps' code names (the workspace holds every project file; these are the ones read).
+ */
+export function usedFiles(run: Pick<RunOut, 'steps' | 'files' | 'file_ids'>): RunFileOut[] {
+  const code = run.steps.map((s) => s.code ?? '').join('\n');
+  const pinned = run.file_ids ?? [];
+  return (run.files ?? []).filter((f) => pinned.includes(f.file_id) || code.includes(f.name));
 }
 
 /** Said calmly under an answer: the data it was computed from has been replaced since. */
