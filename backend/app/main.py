@@ -16,14 +16,13 @@ import app.agent  # noqa: F401  (sets LiteLLM's offline price list before litell
 from app.agent import warm_up
 from app.api import auth, files, health, projects, runs, sessions, system
 from app.api.docs import docs_router
-from app.api.errors import install_domain_errors
+from app.api.errors import install_error_handlers
 from app.api.headers import install_security_headers
 from app.api.limits import install_body_limit
 from app.api.openapi import install_openapi, operation_id
 from app.auth import service as auth_service
 from app.config import Settings
 from app.db import create_engine, migrate, session_factory
-from app.errors import install_error_handlers
 from app.infra.events import create_event_log
 from app.infra.locks import create_session_locks
 from app.infra.storage import S3Storage, create_storage
@@ -150,7 +149,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     install_openapi(app)
     install_error_handlers(app)
-    install_domain_errors(app)
     install_body_limit(app, settings.MAX_JSON_BODY_BYTES)
     install_security_headers(app, docs_paths=(f"{API_PREFIX}/docs", f"{API_PREFIX}/redoc"))
 

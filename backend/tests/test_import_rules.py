@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from app.sandbox.isolation import INSIDE
 
 APP = Path(__file__).resolve().parents[1] / "app"
@@ -108,3 +110,58 @@ def test_the_sandbox_inside_imports_only_its_room_and_what_both_sides_share() ->
         if not any(target == room or target.startswith(f"{room}.") for room in allowed)
     )
     assert strays == []
+
+
+def _http_errors(path: Path) -> list[str]:
+    """Where a module speaks HTTP when it refuses: HTTPException, a status given with a
+    raised error, or a kind of error declaring its own status."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Name | ast.Attribute):
+            named = node.id if isinstance(node, ast.Name) else node.attr
+            if named == "HTTPException":
+                found.append(f"line {node.lineno}: HTTPException")
+        elif isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+            for keyword in node.exc.keywords:
+                if keyword.arg in ("status", "status_code"):
+                    found.append(f"line {node.lineno}: raises with {keyword.arg}=")
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                targets = item.targets if isinstance(item, ast.Assign) else []
+                if any(isinstance(t, ast.Name) and t.id == "status" for t in targets):
+                    found.append(f"line {item.lineno}: class {node.name} declares a status")
+    return found
+
+
+def test_nothing_below_the_api_raises_http_errors() -> None:
+    """Below the API a refusal is a kind of AppError (app.errors) with a sentence and a
+    code; the API gives each kind its status, in one table (app.api.errors.STATUS)."""
+    spoken = sorted(
+        f"{name} {where}"
+        for name, path in MODULES.items()
+        if not name.startswith(("app.api", "app.main"))
+        for where in _http_errors(path)
+    )
+    assert spoken == []
+
+
+def test_every_kind_of_refusal_has_its_status() -> None:
+    import app.main  # noqa: F401  (every module with a kind of refusal is loaded)
+    from app.api.errors import status_of
+    from app.errors import AppError, NotFound, ServiceUnavailable
+    from app.files.preview_process import PreviewsBusy
+    from app.runs.errors import BudgetExceeded
+
+    def kinds(base: type[AppError]) -> list[type[AppError]]:
+        return [base, *(k for sub in base.__subclasses__() for k in kinds(sub))]
+
+    assert len(kinds(AppError)) > 20
+    with pytest.raises(TypeError, match=r"app\.api\.errors\.STATUS"):
+
+        class Teapot(AppError):  # a status of its own is refused when the class is made
+            status = 418
+
+    assert status_of(NotFound("x")) == 404
+    assert status_of(BudgetExceeded("x")) == 403
+    assert status_of(PreviewsBusy("x")) == 503
+    assert status_of(ServiceUnavailable("x")) == 503

@@ -20,7 +20,7 @@ from smolagents import LiteLLMModel
 from app.agent import calls
 from app.agent.calls import CallLimits
 from app.config import ModelPrice, Settings
-from app.errors import DomainError
+from app.errors import AppError
 
 # LiteLLM would otherwise print its own hints ("Give Feedback / Get Help") to stdout.
 litellm.suppress_debug_info = True
@@ -59,7 +59,7 @@ _litellm_main = importlib.import_module("litellm.main")
 setattr(_litellm_main, "_stamp_streaming_usage_cost", _no_cost_stamp)  # noqa: B010 (private)
 
 
-class ModelNotOffered(DomainError):
+class ModelNotOffered(AppError):
     """The model asked for is not one this server offers (or none is configured)."""
 
 

@@ -14,7 +14,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.errors import error_body
+from app.api.errors import error_body
 
 # POST /api/v1/projects/{project_id}/files: the multipart upload, limited by its route.
 _UPLOAD_PATH = re.compile(r"/api/v1/projects/[^/]+/files/?$")

@@ -22,7 +22,7 @@ from app.api.deps import (
 from app.api.headers import filename_parameters
 from app.api.runs import OrchestratorDep
 from app.db import after_commit
-from app.errors import AppError, ServiceUnavailable
+from app.errors import ServerFault, ServiceUnavailable
 from app.infra.storage import ObjectStorage, delete_objects
 from app.runs import budget, snapshots
 from app.runs.sandboxes import SandboxPool
@@ -84,19 +84,18 @@ async def discard_workspaces(sandboxes: SandboxPool, session_ids: list[uuid.UUID
     rather than stay behind unnoticed.
 
     Raises:
-        AppError: 500 workspace_not_removed; nothing was deleted, the user may try again.
+        ServerFault: workspace_not_removed (500); nothing was deleted, the user may try again.
     """
     for session_id in session_ids:
         try:
             await sandboxes.discard(session_id)
         except OSError as exc:
             log.exception("could not remove the workspace of session %s", session_id)
-            raise AppError(
+            raise ServerFault(
                 "The session's files on the server could not all be removed, so nothing was "
                 f"deleted ({exc.strerror or exc}). Try again; if it goes on, an administrator "
                 f"can look at the workspace folder of session {session_id}.",
                 code="workspace_not_removed",
-                status=500,
             ) from exc
 
 

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.auth import security
 from app.auth.schemas import ApiTokenCreate, UserCreate, UserUpdate, normalise_email
 from app.db import paginate
-from app.errors import AppError, BadRequest, Conflict, NotFound, Unauthorized
+from app.errors import BadRequest, Conflict, NotFound, TooManyRequests, Unauthorized
 from app.infra.ratelimit import LoginRateLimit
 from app.models import ApiToken, User
 from app.models.base import utcnow
@@ -22,8 +22,7 @@ from app.models.base import utcnow
 log = logging.getLogger(__name__)
 
 
-class LoginRateLimited(AppError):
-    status = 429
+class LoginRateLimited(TooManyRequests):
     code = "rate_limited"
 
 

@@ -58,7 +58,6 @@ _owner: ContextVar[str | None] = ContextVar("preview_owner", default=None)
 class PreviewsBusy(PreviewError):
     """Too many previews are waiting (this user's, or everyone's): try again shortly."""
 
-    status = 503
     code = "server_busy"
     retry_after = BUSY_RETRY_AFTER_SECONDS
 

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 from app.agent.model import resolve_model
-from app.errors import DomainError
+from app.errors import AppError
 from app.models import Run, RunStatus, Session
 from app.models.base import utcnow
 from app.runs import budget, events
@@ -140,7 +140,7 @@ class Admission:
     async def _holding_lock(
         self,
         session_id: uuid.UUID,
-        busy: DomainError,
+        busy: AppError,
         admit: Callable[[str, _Claim], Awaitable[Admitted]],
     ) -> Admitted:
         """`admit(token, claim)` holding the session's lock (`busy` if another holds it);

@@ -2,25 +2,25 @@
 
 from __future__ import annotations
 
-from app.errors import DomainError
+from app.errors import AppError
 
 
-class RunNotFound(DomainError):
+class RunNotFound(AppError):
     """No such run or artifact, or another user's (the same answer: it is not revealed)."""
 
 
-class SessionBusy(DomainError):
+class SessionBusy(AppError):
     """The session is answering another question, or one waits for the user."""
 
     def __init__(self, detail: str):
         super().__init__(detail, code="session_busy")
 
 
-class NotWaiting(DomainError):
+class NotWaiting(AppError):
     """A reply to a run that does not wait for one (not_waiting_input or _approval)."""
 
 
-class UnknownFiles(DomainError):
+class UnknownFiles(AppError):
     """The question names files that are not in its session's project."""
 
     def __init__(self, missing: list[str]):
@@ -30,11 +30,11 @@ class UnknownFiles(DomainError):
         )
 
 
-class AnalysisDisabled(DomainError):
+class AnalysisDisabled(AppError):
     """No sandbox can run the agent's code (the cause and its fix are in the sentence)."""
 
 
-class BudgetExceeded(DomainError):
+class BudgetExceeded(AppError):
     """The project's budget is spent: no question is taken, and a run that crosses it stops
     at its next step boundary (with this sentence as its error)."""
 

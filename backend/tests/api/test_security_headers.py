@@ -20,8 +20,8 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from app.api.errors import install_error_handlers
 from app.api.headers import APP_CSP, STORED_BYTES_CSP, install_security_headers
-from app.errors import install_error_handlers
 from app.models import Artifact, Run
 from tests.conftest import Api
 from tests.support.llm import ScriptedLLM, code_reply, final_reply

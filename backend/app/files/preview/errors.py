@@ -15,16 +15,15 @@ _RAGGED = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 
 
 class PreviewError(AppError):
-    """A preview failure the API reports as `status` with `code` and a sentence naming the file."""
+    """A preview failure: a sentence naming the file and a `code` (422 unless its kind says
+    otherwise, see app.api.errors)."""
 
-    status = 422
     code = "unreadable_file"
 
 
 class PreviewUnsupported(PreviewError):
     """The file type is not one we preview."""
 
-    status = 415
     code = "preview_unsupported"
 
 
@@ -39,28 +38,24 @@ class TooCostly(UnreadableFile):
 class SheetNotFound(PreviewError):
     """The workbook has no worksheet of the name asked for."""
 
-    status = 404
     code = "sheet_not_found"
 
 
 class NotAWorkbook(PreviewError):
     """A sheet was asked for in a file that has none."""
 
-    status = 422
     code = "not_a_workbook"
 
 
 class UnknownColumn(PreviewError):
     """A page was asked sorted by a column the table does not have."""
 
-    status = 422
     code = "unknown_column"
 
 
 class BadHeaderRow(PreviewError):
     """The header row asked for is not among the file's rows."""
 
-    status = 422
     code = "bad_header_row"
 
 
