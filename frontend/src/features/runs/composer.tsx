@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { ArrowUp, MessageCircleQuestion, Paperclip, ShieldQuestion, Square } from 'lucide-react';
-import { useEffect, useState } from 'react';
+import { useEffect, useState, type Dispatch, type SetStateAction } from 'react';
 import { Button } from '@/components/ui/button';
 import { Textarea } from '@/components/ui/input';
 import { filesQuery } from '@/features/files/queries';
@@ -35,6 +35,7 @@ export function Composer({
   onShowWaiting,
   onSend,
   onStop,
+  draft,
 }: {
   projectId: string;
   busy: boolean;
@@ -44,6 +45,16 @@ export function Composer({
   /** Sends the question; a promise of false (refused: over budget, busy…) gives the text back to the box. */
   onSend: (q: { query: string; model: string | null; fileIds: string[] }) => void | Promise<boolean>;
   onStop?: () => void;
+  /**
+   * The question being typed and the files pinned to it, when the chat holds them (a suggested
+   * question fills the box; the empty session pins files too); else the composer holds its own.
+   */
+  draft?: {
+    text: string;
+    setText: Dispatch<SetStateAction<string>>;
+    pinned: string[];
+    setPinned: Dispatch<SetStateAction<string[]>>;
+  };
 }) {
   const models = useQuery(modelsQuery());
   const files = useQuery(filesQuery(projectId));
@@ -58,9 +69,11 @@ export function Composer({
   const disabled = blocked?.reason ?? null;
   // A phone's keyboard has no Enter to speak of: no hint about it there.
   const phone = useMediaQuery(PHONE);
-  const [text, setText] = useState('');
+  const [ownText, setOwnText] = useState('');
+  const [ownPinned, setOwnPinned] = useState<string[]>([]);
+  const [text, setText] = draft ? [draft.text, draft.setText] : [ownText, setOwnText];
+  const [pinned, setPinned] = draft ? [draft.pinned, draft.setPinned] : [ownPinned, setOwnPinned];
   const [model, setModel] = useState<string | null>(null);
-  const [pinned, setPinned] = useState<string[]>([]);
   const [showFiles, setShowFiles] = useState(false);
 
   useEffect(() => {

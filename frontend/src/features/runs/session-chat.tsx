@@ -1,13 +1,19 @@
-import { useQuery } from '@tanstack/react-query';
-import { Loader2, Sparkles } from 'lucide-react';
-import { useCallback, useEffect, useLayoutEffect, useRef } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { Loader2, Upload } from 'lucide-react';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { toast } from 'sonner';
+import type { FileOut } from '@/client';
 import { Link } from 'react-router';
-import { filesQuery } from '@/features/files/queries';
+import { fileKeys, filesQuery } from '@/features/files/queries';
+import { useReplaceConfirm } from '@/features/files/replace-confirm';
+import { uploadFile } from '@/features/files/upload';
+import { cn } from '@/lib/utils';
 import { useRenameSession } from '@/features/sessions/mutations';
 import { sessionQuery } from '@/features/sessions/queries';
 import { Composer } from './composer';
 import { changedFiles } from './run-files';
 import { RunView, UserQuery } from './run-view';
+import { SessionStart } from './session-start';
 import { ShortcutsDialog, useSessionShortcuts } from './shortcuts';
 import { useSessionRuns, type Question } from './use-session-runs';
 
@@ -19,6 +25,9 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
   const rename = useRenameSession(projectId);
   const scroller = useRef<HTMLDivElement>(null);
   const stickToBottom = useRef(true);
+  const [text, setText] = useState('');
+  const [pinned, setPinned] = useState<string[]>([]);
+  const drop = useDropUploads(projectId, projectFiles.data?.items ?? []);
 
   const shortcuts = useSessionShortcuts(focusComposer, active && !stopping ? () => stop(active.runId) : null);
   const busy = !!sending || !!active;
@@ -60,8 +69,35 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
     return ask(question);
   };
 
+  const suggest = (question: string) => {
+    setText(question);
+    focusComposer();
+  };
+
   return (
-    <div className="flex h-full min-h-0 flex-col">
+    <div
+      className={cn('relative flex h-full min-h-0 flex-col', drop.over && 'ring-2 ring-primary ring-inset')}
+      data-testid="session-chat"
+      onDragOver={(e) => {
+        if (!e.dataTransfer.types.includes('Files')) return;
+        e.preventDefault();
+        drop.setOver(true);
+      }}
+      onDragLeave={(e) => {
+        if (!e.currentTarget.contains(e.relatedTarget as Node | null)) drop.setOver(false);
+      }}
+      onDrop={(e) => {
+        if (!e.dataTransfer.files.length) return;
+        e.preventDefault();
+        drop.setOver(false);
+        drop.offer(Array.from(e.dataTransfer.files));
+      }}
+    >
+      {drop.over && (
+        <div className="pointer-events-none absolute inset-0 z-10 flex items-center justify-center bg-background/70 text-sm font-medium text-primary">
+          <Upload className="mr-2 size-5" /> Drop to add to this project's datasets
+        </div>
+      )}
       <div
         ref={scroller}
         className="min-h-0 flex-1 overflow-y-auto"
@@ -77,13 +113,13 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
             </p>
           )}
           {loaded && runs.length === 0 && !sending && (
-            <div className="flex flex-col items-center gap-2 py-16 text-center text-muted-foreground">
-              <Sparkles className="size-6 text-primary" />
-              <p className="text-base font-medium text-foreground">What would you like to know?</p>
-              <p className="max-w-sm text-sm">
-                Ask in plain words — the assistant writes and runs Python against this project's datasets and shows its work.
-              </p>
-            </div>
+            <SessionStart
+              projectId={projectId}
+              pinned={pinned}
+              onPin={(id) => setPinned((p) => (p.includes(id) ? p.filter((x) => x !== id) : [...p, id]))}
+              onSuggest={suggest}
+              uploading={drop.uploading}
+            />
           )}
           {runs.map(({ view: r, stored, live, reconnecting, fileIds }) => (
             <RunView
@@ -133,10 +169,37 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
             onShowWaiting={showWaiting}
             onSend={send}
             onStop={active ? () => stop(active.runId) : undefined}
+            draft={{ text, setText, pinned, setPinned }}
           />
         </div>
       </div>
       <ShortcutsDialog open={shortcuts.open} onOpenChange={shortcuts.setOpen} />
+      {drop.dialog}
     </div>
   );
+}
+
+/**
+ * Files dropped on the chat join the project's datasets, as the dataset panel's uploads do (a name
+ * the project has asks before it becomes a new version); the agent reads them from the next question.
+ */
+function useDropUploads(projectId: string, existing: FileOut[]) {
+  const qc = useQueryClient();
+  const [over, setOver] = useState(false);
+  const [uploading, setUploading] = useState<string[]>([]);
+  const upload = (files: File[]) => {
+    for (const file of files) {
+      setUploading((u) => [...u, file.name]);
+      uploadFile(projectId, file, () => undefined)
+        .then((added) => {
+          toast.success(`${added.name} is in the project's datasets (v${added.version}).`);
+          void qc.invalidateQueries({ queryKey: fileKeys.project(projectId) });
+          void qc.invalidateQueries({ queryKey: fileKeys.allVersions });
+        })
+        .catch((e: unknown) => toast.error(e instanceof Error ? e.message : `${file.name} could not be added.`))
+        .finally(() => setUploading((u) => u.filter((n) => n !== file.name)));
+    }
+  };
+  const { offer, dialog } = useReplaceConfirm(existing, upload);
+  return { over, setOver, uploading, offer, dialog };
 }
