@@ -1849,56 +1849,6 @@ async function main() {
       await shot('66-empty-session-dropped');
     });
 
-    await test('on a phone: the session title whole, no Enter hint, no toolbar over the chart; files sorted by name; the system theme followed', async () => {
-      // Names a person sorts "big.csv" before "Q3 report.csv", "week 2" before "week 10".
-      for (const name of ['Q3 report.csv', 'big.csv', 'week 10.csv', 'week 2.csv']) {
-        await page.getByTestId('file-input').setInputFiles({ name, mimeType: 'text/csv', buffer: Buffer.from('a,b\n1,2\n') });
-        await page.locator(`[data-testid=file-row][data-file="${name}"]`).waitFor();
-      }
-      const names = await page.getByTestId('file-row').evaluateAll((rows) => rows.map((r) => r.dataset.file));
-      const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
-      expect(JSON.stringify(names) === JSON.stringify([...names].sort(collator.compare)), `the files are listed by name: ${JSON.stringify(names)}`);
-      expect(names.indexOf('big.csv') < names.indexOf('Q3 report.csv') && names.indexOf('week 2.csv') < names.indexOf('week 10.csv'), `big before Q3, 2 before 10: ${names}`);
-      await shot('61-files-sorted-by-name');
-
-      await page.setViewportSize(narrow);
-      await page.goto(chartSession);
-      const title = page.getByTestId('session-title');
-      await title.filter({ hasText: 'Which region has the most revenue?' }).waitFor();
-      const clipped = await title.evaluate((el) => el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1);
-      expect(!clipped, 'the session title is shown whole on a phone');
-      const placeholder = await composer().getAttribute('placeholder');
-      expect(placeholder === 'Ask a question about your data…', `no Enter hint on a phone: ${placeholder}`);
-      // The session's first answer is the one with the chart (retries and edits came after it).
-      const chart = page.getByTestId('run').first().getByTestId('run-result').getByTestId('artifact-plotly');
-      await chart.locator('.js-plotly-plot .main-svg').first().waitFor({ timeout: 40_000 });
-      expect((await chart.locator('.modebar').count()) === 0, "no Plotly toolbar over the chart's title on a phone");
-      await chart.evaluate((el) => el.scrollIntoView({ block: 'center' }));
-      await page.waitForTimeout(500);
-      await shot('62-phone-chart-light');
-      await page.evaluate(() => window.scrollTo(0, 0));
-      await page.locator('main header').first().evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await shot('62b-phone-title-light');
-
-      // No theme chosen: the app follows the system's, as it changes, without a reload.
-      await page.evaluate(() => localStorage.removeItem('wb.theme'));
-      await page.emulateMedia({ colorScheme: 'dark' });
-      await page.locator('html.dark').waitFor({ state: 'attached' });
-      await chart.evaluate((el) => el.scrollIntoView({ block: 'center' }));
-      await page.waitForTimeout(500);
-      await shot('63-phone-chart-dark-system');
-      await page.setViewportSize(wide);
-      await chart.locator('.modebar').first().waitFor({ state: 'attached' });
-      const wideHint = await composer().getAttribute('placeholder');
-      expect(wideHint.includes('Enter to send'), `the Enter hint on a computer: ${wideHint}`);
-      await page.waitForTimeout(500);
-      await shot('64-wide-chart-dark-system');
-      await page.emulateMedia({ colorScheme: 'light' });
-      await page.waitForFunction(() => !document.documentElement.classList.contains('dark'));
-      await page.waitForTimeout(300);
-      await shot('64b-wide-chart-light-system');
-    });
-
     await test('an invalid token sends the user back to login', async () => {
       await page.evaluate(() => {
         const raw = JSON.parse(localStorage.getItem('wb.auth'));
