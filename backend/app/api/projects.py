@@ -17,7 +17,7 @@ from app.api.sessions import discard_workspaces, forget
 from app.db import after_commit
 from app.projects import service
 from app.projects.schemas import ProjectCreate, ProjectOut, ProjectUpdate
-from app.runs import budget
+from app.runs.repository import usage
 from app.schemas import Page
 
 router = APIRouter(tags=["projects"])
@@ -31,19 +31,19 @@ async def create_project(body: ProjectCreate, db: DbDep, user: CurrentUser) -> P
 @router.get("/projects", response_model=Page[ProjectOut])
 async def list_projects(db: DbDep, user: CurrentUser, page: PageDep) -> Page[ProjectOut]:
     items, total = await service.list_owned(db, user, page.limit, page.offset)
-    usage = await budget.by_project(db, [p.id for p in items])
-    return Page(items=[ProjectOut.of(p, usage.get(p.id)) for p in items], total=total)
+    spent = await usage.by_project(db, [p.id for p in items])
+    return Page(items=[ProjectOut.of(p, spent.get(p.id)) for p in items], total=total)
 
 
 @router.get("/projects/{project_id}", response_model=ProjectOut)
 async def get_project(project: OwnedProject, db: DbDep) -> ProjectOut:
-    return ProjectOut.of(project, await budget.of_project(db, project.id))
+    return ProjectOut.of(project, await usage.of_project(db, project.id))
 
 
 @router.patch("/projects/{project_id}", response_model=ProjectOut)
 async def update_project(body: ProjectUpdate, project: OwnedProject, db: DbDep) -> ProjectOut:
     project = await service.update(db, project, body)
-    return ProjectOut.of(project, await budget.of_project(db, project.id))
+    return ProjectOut.of(project, await usage.of_project(db, project.id))
 
 
 @router.delete("/projects/{project_id}", status_code=status.HTTP_204_NO_CONTENT)

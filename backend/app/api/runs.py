@@ -32,8 +32,8 @@ from app.files.service import stream_object
 from app.infra.events import RunEventLog
 from app.infra.storage import ObjectNotFound, ObjectStorage
 from app.models import Artifact, Run
-from app.runs import service
 from app.runs.orchestrator import RunOrchestrator
+from app.runs.repository import history
 from app.runs.schemas import (
     ApprovalDecision,
     ArtifactOut,
@@ -66,7 +66,7 @@ EventsDep = Annotated[RunEventLog, Depends(get_events)]
 
 
 async def owned_run(run_id: uuid.UUID, db: DbDep, user: CurrentUser) -> Run:
-    return await service.get_owned_run(db, user, run_id)
+    return await history.get_owned_run(db, user, run_id)
 
 
 OwnedRun = Annotated[Run, Depends(owned_run)]
@@ -125,7 +125,7 @@ async def cancel_run(run: OwnedRun, db: DbDep, runs: OrchestratorDep) -> RunOut:
         raise Conflict(f"This run has already ended ({run.status}).", code="run_not_active")
     await release_connection(db)  # none is held while the run winds down
     await runs.cancel(run.id)
-    return RunOut.model_validate(await service.get_run(db, run.id))
+    return RunOut.model_validate(await history.get_run(db, run.id))
 
 
 @router.post(
@@ -137,7 +137,7 @@ async def answer_run(body: InputAnswer, run: OwnedRun, db: DbDep, runs: Orchestr
     Its stream (POST /query or GET /runs/{id}/events) carries on with input.received."""
     await release_connection(db)  # the run is resumed with connections of its own
     await runs.answer(run.id, body.answer)
-    return RunOut.model_validate(await service.get_run(db, run.id))
+    return RunOut.model_validate(await history.get_run(db, run.id))
 
 
 @router.post(
@@ -153,7 +153,7 @@ async def approve_run(
     agent reads `feedback` as the step's result and tries again."""
     await release_connection(db)  # the run is resumed with connections of its own
     await runs.decide(run.id, body.decision, body.code, body.feedback)
-    return RunOut.model_validate(await service.get_run(db, run.id))
+    return RunOut.model_validate(await history.get_run(db, run.id))
 
 
 @router.get("/models", response_model=ModelList)
@@ -168,7 +168,7 @@ async def list_models(_: CurrentUser, settings: SettingsDep) -> ModelList:
 
 
 async def owned_artifact(artifact_id: uuid.UUID, db: DbDep, user: CurrentUser) -> Artifact:
-    return await service.get_owned_artifact(db, user, artifact_id)
+    return await history.get_owned_artifact(db, user, artifact_id)
 
 
 OwnedArtifact = Annotated[Artifact, Depends(owned_artifact)]
@@ -177,13 +177,13 @@ OwnedArtifact = Annotated[Artifact, Depends(owned_artifact)]
 @router.get("/sessions/{session_id}/runs", response_model=Page[RunOut])
 async def list_runs(session: OwnedSession, db: DbDep, page: PageDep) -> Page[RunOut]:
     """The session's history, oldest first."""
-    items, total = await service.list_runs(db, session, page.limit, page.offset)
+    items, total = await history.list_runs(db, session, page.limit, page.offset)
     return Page(items=[RunOut.model_validate(r) for r in items], total=total)
 
 
 @router.get("/sessions/{session_id}/artifacts", response_model=Page[ArtifactOut])
 async def list_artifacts(session: OwnedSession, db: DbDep, page: PageDep) -> Page[ArtifactOut]:
-    items, total = await service.list_artifacts(db, session, page.limit, page.offset)
+    items, total = await history.list_artifacts(db, session, page.limit, page.offset)
     return Page(items=[ArtifactOut.model_validate(a) for a in items], total=total)
 
 
@@ -288,7 +288,7 @@ async def excel_download(
 ) -> Response:
     """A table artifact (from the CSV of all its rows that came with it) or a CSV file the
     code wrote, as one sheet of an .xlsx; converted in the preview child process."""
-    source, from_json = await service.excel_source(db, artifact)
+    source, from_json = await history.excel_source(db, artifact)
     if source is None:
         raise BadRequest(
             "Only tables and CSV files can be downloaded as Excel.", code="not_a_table"

@@ -24,7 +24,8 @@ from app.api.runs import OrchestratorDep
 from app.db import after_commit
 from app.errors import ServerFault, ServiceUnavailable
 from app.infra.storage import ObjectStorage, delete_objects
-from app.runs import budget, snapshots
+from app.runs import snapshots
+from app.runs.repository import usage
 from app.runs.sandboxes import SandboxPool
 from app.schemas import Page
 from app.sessions import export, service
@@ -46,19 +47,19 @@ async def create_session(body: SessionCreate, project: OwnedProject, db: DbDep) 
 @router.get("/projects/{project_id}/sessions", response_model=Page[SessionOut])
 async def list_sessions(project: OwnedProject, db: DbDep, page: PageDep) -> Page[SessionOut]:
     items, total = await service.list_for_project(db, project, page.limit, page.offset)
-    usage = await budget.by_session(db, [s.id for s in items])
-    return Page(items=[SessionOut.of(s, usage.get(s.id)) for s in items], total=total)
+    spent = await usage.by_session(db, [s.id for s in items])
+    return Page(items=[SessionOut.of(s, spent.get(s.id)) for s in items], total=total)
 
 
 @router.get("/sessions/{session_id}", response_model=SessionOut)
 async def get_session(session: OwnedSession, db: DbDep) -> SessionOut:
-    return SessionOut.of(session, await budget.of_session(db, session.id))
+    return SessionOut.of(session, await usage.of_session(db, session.id))
 
 
 @router.patch("/sessions/{session_id}", response_model=SessionOut)
 async def update_session(body: SessionUpdate, session: OwnedSession, db: DbDep) -> SessionOut:
     session = await service.update(db, session, body)
-    return SessionOut.of(session, await budget.of_session(db, session.id))
+    return SessionOut.of(session, await usage.of_session(db, session.id))
 
 
 @router.delete("/sessions/{session_id}", status_code=status.HTTP_204_NO_CONTENT)

@@ -12,7 +12,7 @@ from app.errors import NotFound
 from app.files import service as files_service
 from app.models import File, Project, Session, User
 from app.projects.schemas import ProjectCreate, ProjectUpdate
-from app.runs import service as runs_service
+from app.runs.repository import history as runs_history
 
 
 async def get_owned(db: AsyncSession, user: User, project_id: uuid.UUID) -> Project:
@@ -67,7 +67,7 @@ async def delete(db: AsyncSession, project: Project) -> list[str]:
     """
     keys = list(await db.scalars(select(File.storage_key).where(File.project_id == project.id)))
     keys = sorted({*keys, *await files_service.version_keys(db, project_id=project.id)})
-    keys += await runs_service.artifact_keys(db, project_id=project.id)
+    keys += await runs_history.artifact_keys(db, project_id=project.id)
     await db.delete(project)
     await db.flush()
     return keys

@@ -10,18 +10,14 @@ from __future__ import annotations
 
 import math
 import threading
-import uuid
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from smolagents.memory import ActionStep, PlanningStep
-from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.agent.model import step_cost
 from app.config import ModelPrice
-from app.models import Project, Run, Session
+from app.models import Project
 from app.runs.errors import BudgetExceeded
 
 
@@ -35,47 +31,6 @@ class Usage:
     @property
     def tokens(self) -> int:
         return self.tokens_in + self.tokens_out
-
-
-def _sums() -> tuple[Any, ...]:
-    return (
-        func.coalesce(func.sum(Run.tokens_in), 0),
-        func.coalesce(func.sum(Run.tokens_out), 0),
-        func.sum(Run.cost_usd),
-    )
-
-
-async def by_session(db: AsyncSession, session_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, Usage]:
-    """The totals of each session's runs (sessions without runs are absent)."""
-    ids = list(session_ids)
-    if not ids:
-        return {}
-    rows = await db.execute(
-        select(Run.session_id, *_sums()).where(Run.session_id.in_(ids)).group_by(Run.session_id)
-    )
-    return {row[0]: Usage(int(row[1]), int(row[2]), row[3]) for row in rows}
-
-
-async def by_project(db: AsyncSession, project_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, Usage]:
-    """The totals of all runs in each project's sessions (projects without runs are absent)."""
-    ids = list(project_ids)
-    if not ids:
-        return {}
-    rows = await db.execute(
-        select(Session.project_id, *_sums())
-        .join(Run, Run.session_id == Session.id)
-        .where(Session.project_id.in_(ids))
-        .group_by(Session.project_id)
-    )
-    return {row[0]: Usage(int(row[1]), int(row[2]), row[3]) for row in rows}
-
-
-async def of_project(db: AsyncSession, project_id: uuid.UUID) -> Usage:
-    return (await by_project(db, [project_id])).get(project_id, Usage())
-
-
-async def of_session(db: AsyncSession, session_id: uuid.UUID) -> Usage:
-    return (await by_session(db, [session_id])).get(session_id, Usage())
 
 
 def _money(value: float) -> str:

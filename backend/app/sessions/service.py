@@ -11,7 +11,7 @@ from app.db import paginate
 from app.errors import NotFound
 from app.models import Project, Session, User
 from app.ownership import one_owned
-from app.runs import service as runs_service
+from app.runs.repository import history as runs_history
 from app.sessions.schemas import SessionCreate, SessionUpdate
 
 DEFAULT_TITLE = "New session"
@@ -61,7 +61,7 @@ async def delete(db: AsyncSession, session: Session) -> list[str]:
     Returns:
         The storage keys of its artifacts, to delete once the transaction has committed.
     """
-    keys = await runs_service.artifact_keys(db, session_id=session.id)
+    keys = await runs_history.artifact_keys(db, session_id=session.id)
     await db.delete(session)
     await db.flush()
     return keys

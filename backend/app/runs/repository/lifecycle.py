@@ -1,4 +1,4 @@
-"""Every statement the runs make on runs, their steps, artifacts and stored events.
+"""The statements running a question makes on runs, their steps, artifacts and events.
 
 Each method is one unit of work with a database session of its own (from the factory it
 was made with): a run belongs to no request, and holds no connection while it waits.
@@ -18,8 +18,9 @@ from sqlalchemy.orm import raiseload
 from app.infra.events import RunEvent
 from app.models import Artifact, File, Project, Run, RunEventRow, RunStatus, RunStep, Session
 from app.models.base import UTCDateTime, utcnow
-from app.runs import budget
+from app.runs.budget import Usage
 from app.runs.events import record, run_finished
+from app.runs.repository import usage
 from app.runs.state import RUNNING, WAITING
 
 # A run's own row. The model loads its steps and artifacts with it (the API shows them);
@@ -59,12 +60,12 @@ class RunRepository:
                 select(Run.status).where(Run.session_id == session_id, Run.status.in_(WAITING))
             )
 
-    async def project_usage(self, project_id: uuid.UUID) -> tuple[Project, budget.Usage]:
+    async def project_usage(self, project_id: uuid.UUID) -> tuple[Project, Usage]:
         """The project, and what its runs have spent so far."""
         async with self.factory() as db:
             project = await db.get(Project, project_id)
             assert project is not None
-            return project, await budget.of_project(db, project_id)
+            return project, await usage.of_project(db, project_id)
 
     async def add_run(self, run: Run) -> None:
         async with self.factory() as db:
@@ -130,7 +131,7 @@ class RunRepository:
     # A run's context -----------------------------------------------------------------
     async def context(
         self, run: Run
-    ) -> tuple[Session, list[File], list[tuple[str, str | None]], Project, budget.Usage]:
+    ) -> tuple[Session, list[File], list[tuple[str, str | None]], Project, Usage]:
         """What a run starts from: its session, the project's files, the session's earlier
         answered questions (oldest first), the project and what it has spent."""
         async with self.factory() as db:
@@ -156,7 +157,7 @@ class RunRepository:
             # Other sessions of the project may have spent while this run was queued.
             project = await db.get(Project, session.project_id)
             assert project is not None
-            used = await budget.of_project(db, project.id)
+            used = await usage.of_project(db, project.id)
         return session, files, [(q, a) for q, a in reversed(turns)], project, used
 
     async def pin_files(self, run: Run, files: list[File]) -> None:

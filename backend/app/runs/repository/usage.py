@@ -1,0 +1,54 @@
+"""What runs have spent, summed by session and by project (the API shows it; budgets bound it)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.models import Run, Session
+from app.runs.budget import Usage
+
+
+def _sums() -> tuple[Any, ...]:
+    return (
+        func.coalesce(func.sum(Run.tokens_in), 0),
+        func.coalesce(func.sum(Run.tokens_out), 0),
+        func.sum(Run.cost_usd),
+    )
+
+
+async def by_session(db: AsyncSession, session_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, Usage]:
+    """The totals of each session's runs (sessions without runs are absent)."""
+    ids = list(session_ids)
+    if not ids:
+        return {}
+    rows = await db.execute(
+        select(Run.session_id, *_sums()).where(Run.session_id.in_(ids)).group_by(Run.session_id)
+    )
+    return {row[0]: Usage(int(row[1]), int(row[2]), row[3]) for row in rows}
+
+
+async def by_project(db: AsyncSession, project_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, Usage]:
+    """The totals of all runs in each project's sessions (projects without runs are absent)."""
+    ids = list(project_ids)
+    if not ids:
+        return {}
+    rows = await db.execute(
+        select(Session.project_id, *_sums())
+        .join(Run, Run.session_id == Session.id)
+        .where(Session.project_id.in_(ids))
+        .group_by(Session.project_id)
+    )
+    return {row[0]: Usage(int(row[1]), int(row[2]), row[3]) for row in rows}
+
+
+async def of_project(db: AsyncSession, project_id: uuid.UUID) -> Usage:
+    return (await by_project(db, [project_id])).get(project_id, Usage())
+
+
+async def of_session(db: AsyncSession, session_id: uuid.UUID) -> Usage:
+    return (await by_session(db, [session_id])).get(session_id, Usage())
