@@ -14,7 +14,7 @@ help:
 	@echo "make test     run every test (needs PostgreSQL and Redis on 127.0.0.1; see docs/development.md)"
 	@echo "make client   regenerate the browser app's API client from the OpenAPI document"
 	@echo "make settings-docs  write docs/configuration.md and .env.example from backend/app/config/"
-	@echo "make lint     ruff and mypy"
+	@echo "make lint     ruff and mypy (backend), tsc (browser app types)"
 	@echo "make bench-preview  page and sort a ~1 GB CSV's preview (DuckDB) and print the times"
 	@echo "make migrate  apply database migrations to DATABASE_URL"
 	@echo "make up/down  start/stop Postgres, Redis and MinIO with docker compose"
@@ -90,8 +90,9 @@ client: deps frontend-deps
 	cd $(BACKEND) && $(UV) run --frozen python -c "import json; from app.main import create_app; print(json.dumps(create_app().openapi(), indent=2))" > ../$(FRONTEND)/openapi.json
 	cd $(FRONTEND) && npm run client
 
-lint: deps
+lint: deps frontend-deps
 	cd $(BACKEND) && $(UV) run --frozen ruff check . && $(UV) run --frozen ruff format --check . && $(UV) run --frozen mypy app
+	cd $(FRONTEND) && npx tsc -p tsconfig.json --noEmit
 
 format: deps
 	cd $(BACKEND) && $(UV) run --frozen ruff check --fix . && $(UV) run --frozen ruff format .
