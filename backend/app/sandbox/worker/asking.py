@@ -26,6 +26,7 @@ from typing import Any
 import smolagents.local_python_executor as lpe
 
 from app.sandbox.interface import QUESTION_CHARS
+from app.sandbox.worker.snapshot import estimated_bytes
 
 SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)
 # The most of the worker's memory a copy of the variables may take.
@@ -56,19 +57,6 @@ def _running_statement() -> int | None:
             return next((i for i, statement in enumerate(body) if statement is node), None)
         frame = frame.f_back
     return None
-
-
-def _size(value: Any) -> int:
-    pandas = sys.modules.get("pandas")
-    try:
-        if pandas is not None and isinstance(value, pandas.DataFrame | pandas.Series):
-            return int(value.memory_usage(index=True, deep=False).sum())
-        nbytes = getattr(value, "nbytes", None)
-        if isinstance(nbytes, int):
-            return nbytes
-    except Exception:
-        pass
-    return sys.getsizeof(value)
 
 
 def _variables(state: dict[str, Any]) -> list[str]:
@@ -103,7 +91,7 @@ class Asking:
 
     def _copy(self, state: dict[str, Any]) -> dict[str, Any] | None:
         names = _variables(state)
-        if sum(_size(state[name]) for name in names) > self.copy_limit:
+        if sum(estimated_bytes(state[name]) for name in names) > self.copy_limit:
             return None
         saved = {}
         for name in names:

@@ -71,7 +71,7 @@ def save(
         if name not in INTERNAL_NAMES and not name.startswith("__") and name.isidentifier()
     ]
     # Small values first: when the budget runs out, the big ones are what is left out.
-    candidates.sort(key=lambda item: _estimated_bytes(item[1]))
+    candidates.sort(key=lambda item: estimated_bytes(item[1]))
     for number, (name, value) in enumerate(candidates[:MAX_VARIABLES]):
         file = f"v{number}"
         reason = "not_data"
@@ -122,7 +122,8 @@ def _type_of(value: Any) -> str:
     return "class" if isinstance(value, type) else valid_type_name(type(value).__name__)
 
 
-def _estimated_bytes(value: Any) -> int:
+def estimated_bytes(value: Any) -> int:
+    """About how many bytes a value holds (its data, for frames and arrays)."""
     pandas = sys.modules.get("pandas")
     try:
         if pandas is not None and isinstance(value, pandas.DataFrame | pandas.Series):
