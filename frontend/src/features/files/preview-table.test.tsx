@@ -120,6 +120,7 @@ describe('cells and types in a person\'s words', () => {
   it('shows amounts with their currency, percents as percents, yes/no in words and dates without a midnight', () => {
     expect(previewCell(1058.58, { name: 'a', dtype: 'float64', type: 'number', unit: '€' })).toBe('€1,058.58');
     expect(previewCell(-5, { name: 'a', dtype: 'float64', type: 'number', unit: '$' })).toBe('-$5');
+    expect(previewCell(310.1, { name: 'a', dtype: 'float64', type: 'number', unit: '€' })).toBe('€310.10');
     expect(previewCell(0.125, { name: 'm', dtype: 'float64', type: 'number', unit: '%' })).toBe('12.5%');
     expect(previewCell(0.07, { name: 'm', dtype: 'float64', type: 'number', unit: '%' })).toBe('7%');
     expect(previewCell(true, { name: 'w', dtype: 'bool', type: 'yes/no' })).toBe('yes');

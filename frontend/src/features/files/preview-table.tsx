@@ -23,12 +23,18 @@ export function typeLabel(column: PreviewColumn): string {
   return column.unit ? `${type} · ${column.unit}` : type;
 }
 
+/** An amount with cents when it has any: 310.1 → 310.10, 2400 → 2,400. */
+function amount(value: number): string {
+  if (!Number.isFinite(value) || Number.isInteger(value) || value >= 1e15) return formatCell(value);
+  return new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 4 }).format(value);
+}
+
 /** A cell as the file wrote it: amounts with their currency, percents as percents, yes/no in words, dates without a midnight. */
 export function previewCell(value: unknown, column: PreviewColumn): string {
   if (value === null || value === undefined) return '';
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
   if (typeof value === 'number' && column.unit === '%') return `${formatCell(Number((value * 100).toPrecision(12)))}%`;
-  if (typeof value === 'number' && column.unit) return `${value < 0 ? '-' : ''}${column.unit}${formatCell(Math.abs(value))}`;
+  if (typeof value === 'number' && column.unit) return `${value < 0 ? '-' : ''}${column.unit}${amount(Math.abs(value))}`;
   if (typeof value === 'string' && columnType(column) === 'date' && value.endsWith('T00:00:00')) return value.slice(0, -9);
   return formatCell(value);
 }
