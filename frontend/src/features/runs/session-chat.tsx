@@ -42,9 +42,13 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
   };
 
   const content = useRef<HTMLDivElement>(null);
+  // An empty session reads from its top (the datasets, the questions to try); a conversation follows its end.
+  const starting = loaded && runs.length === 0 && !sending;
+  const follow = useRef(true);
+  follow.current = !starting;
   useLayoutEffect(() => {
     const el = scroller.current;
-    if (el && stickToBottom.current) el.scrollTop = el.scrollHeight;
+    if (el && stickToBottom.current && follow.current) el.scrollTop = el.scrollHeight;
   });
   // Charts and tables grow after they load: keep following the bottom while the user is there.
   useEffect(() => {
@@ -52,7 +56,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
     const inner = content.current;
     if (!el || !inner || typeof ResizeObserver === 'undefined') return;
     const ro = new ResizeObserver(() => {
-      if (stickToBottom.current) el.scrollTop = el.scrollHeight;
+      if (stickToBottom.current && follow.current) el.scrollTop = el.scrollHeight;
     });
     ro.observe(inner);
     return () => ro.disconnect();
@@ -112,7 +116,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
               <Loader2 className="size-4 animate-spin" /> Loading history…
             </p>
           )}
-          {loaded && runs.length === 0 && !sending && (
+          {starting && (
             <SessionStart
               projectId={projectId}
               pinned={pinned}

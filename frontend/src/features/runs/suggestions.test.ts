@@ -23,14 +23,21 @@ describe('suggestQuestions', () => {
     ]);
   });
 
-  it('names the file and asks about each file before asking twice about one', () => {
+  it('names the file, asks about each file before asking twice about one, and about a file as a whole last', () => {
     const a = profile([col('region', 'text', 4), col('revenue', 'number', 100), col('cost', 'number', 90)]);
     const b = profile([col('note', 'text', 240)]);
+    const c = profile([col('city', 'text', 3), col('day', 'date', 30), col('visits', 'number', 40)]);
+    expect(suggestQuestions([{ name: 'a.csv', profile: a }, { name: 'notes.csv', profile: b }, { name: 'visits.csv', profile: c }])).toEqual([
+      'What is the total revenue by region in a.csv?',
+      'What is the total visits by city in visits.csv?',
+      'How are revenue and cost related in a.csv?',
+      'How does visits change over day in visits.csv? Chart it.',
+    ]);
     expect(suggestQuestions([{ name: 'a.csv', profile: a }, { name: 'notes.csv', profile: b }])).toEqual([
       'What is the total revenue by region in a.csv?',
-      'What is in notes.csv? Summarise its columns.',
       'How are revenue and cost related in a.csv?',
       'Which region has the highest average cost in a.csv?',
+      'What is in notes.csv? Summarise its columns.',
     ]);
   });
 });

@@ -15,7 +15,7 @@ const ID = /(^|[_\s-])(id|no|nr|number|code|key)$|^id[_\s-]|^#$/i;
  * Questions an analyst might ask first of the project's files, written from their columns' types:
  * a total of a number by a category, how a number changes over a date, how two numbers relate. Each
  * names its file when there is more than one. At most MAX_SUGGESTIONS, every file asked about once
- * before any is asked about twice.
+ * before any is asked about twice; a file with no such columns is asked about as a whole, last.
  */
 export function suggestQuestions(profiles: { name: string; profile: FileProfile }[]): string[] {
   const several = profiles.length > 1;
@@ -34,12 +34,15 @@ export function suggestQuestions(profiles: { name: string; profile: FileProfile 
     if (n1 && dates[0]) qs.push(`How does ${n1.name} change over ${dates[0].name}${where}? Chart it.`);
     if (n1 && n2) qs.push(`How are ${n1.name} and ${n2.name} related${where}?`);
     if (n2 && categories[0]) qs.push(`Which ${categories[0].name} has the highest average ${n2.name}${where}?`);
-    if (!qs.length) qs.push(`What is in ${name}? Summarise its columns.`);
     return qs;
   });
   const out: string[] = [];
   for (let round = 0; out.length < MAX_SUGGESTIONS && perFile.some((qs) => qs.length > round); round++) {
     for (const qs of perFile) if (qs[round] && out.length < MAX_SUGGESTIONS) out.push(qs[round]);
   }
+  // A file whose columns suggest nothing is asked about as a whole, after the questions that are.
+  profiles.forEach(({ name }, i) => {
+    if (!perFile[i].length && out.length < MAX_SUGGESTIONS) out.push(`What is in ${name}? Summarise its columns.`);
+  });
   return out;
 }
