@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from app.api.errors import status_of
 from app.files.preview import (
     PREVIEW_ROWS,
     TABULAR_KINDS,
@@ -221,7 +222,7 @@ def test_ragged_row(tmp_path: Path) -> None:
     data = b"a,b,c\n1,2,3\n4,5,6\n7,8,9\n1,2,3,4\n"
     with pytest.raises(UnreadableFile) as caught:
         preview_file(write(tmp_path, "sales.csv", data), name="sales.csv")
-    assert caught.value.status == 422
+    assert status_of(caught.value) == 422
     assert caught.value.code == "unreadable_file"
     assert (
         str(caught.value) == "sales.csv could not be read as CSV: line 5 has 4 fields, expected 3"
@@ -560,6 +561,6 @@ def test_json_lines_with_a_bad_line(tmp_path: Path) -> None:
 def test_unsupported_type(tmp_path: Path, name: str) -> None:
     with pytest.raises(PreviewUnsupported) as caught:
         preview_file(write(tmp_path, "f", b"%PDF-1.4"), name=name)
-    assert caught.value.status == 415
+    assert status_of(caught.value) == 415
     assert caught.value.code == "preview_unsupported"
     assert name in str(caught.value)

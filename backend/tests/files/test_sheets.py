@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from openpyxl.chart import BarChart, Reference
 
+from app.api.errors import status_of
 from app.files.preview import (
     NotAWorkbook,
     SheetNotFound,
@@ -51,7 +52,7 @@ def test_a_sheet_that_does_not_exist(tmp_path: Path) -> None:
     two_sheets(path)
     with pytest.raises(SheetNotFound) as caught:
         preview_file(path, name="book.xlsx", sheet="sales")
-    assert caught.value.status == 404
+    assert status_of(caught.value) == 404
     assert str(caught.value) == (
         'book.xlsx has no sheet named "sales". Its sheets: "Sales", "Costs 2026".'
     )
