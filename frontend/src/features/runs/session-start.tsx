@@ -10,9 +10,9 @@ const PROFILED_FILES = 3;
 const tabular = (f: FileOut) => !f.check || f.check === 'ok';
 
 /**
- * What an empty session shows: the datasets the agent can read (the pinned ones marked, a pin to
- * point the question at one), what pinning means, questions written from the files' columns
- * (a click puts one in the question box), and that a file dropped here joins the project.
+ * What an empty session shows: questions written from the files' columns (a click puts one in the
+ * question box), the datasets the agent can read (the pinned ones marked, a pin to point the question
+ * at one), what pinning means, and that a file dropped here joins the project.
  */
 export function SessionStart({
   projectId,
@@ -49,6 +49,27 @@ export function SessionStart({
         </p>
       </div>
 
+      {suggestions.length > 0 && (
+        <section aria-labelledby="start-suggestions" className="space-y-2">
+          <h2 id="start-suggestions" className="text-xs font-medium tracking-wide text-muted-foreground uppercase">
+            Try asking
+          </h2>
+          <ul className="grid gap-2 sm:grid-cols-2" data-testid="suggestions">
+            {suggestions.map((q) => (
+              <li key={q}>
+                <button
+                  type="button"
+                  className="flex h-full w-full cursor-pointer items-start gap-2 rounded-lg border bg-card px-3 py-2 text-left text-sm hover:border-primary/50 hover:bg-muted/40"
+                  onClick={() => onSuggest(q)}
+                >
+                  <Lightbulb className="mt-0.5 size-4 shrink-0 text-primary" />
+                  {q}
+                </button>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
       <section aria-labelledby="start-datasets" className="space-y-2">
         <h2 id="start-datasets" className="text-xs font-medium tracking-wide text-muted-foreground uppercase">
           Datasets the agent can read
@@ -59,7 +80,7 @@ export function SessionStart({
           </p>
         )}
         {items.length > 0 && (
-          <ul className="divide-y rounded-lg border bg-card text-sm" data-testid="start-datasets">
+          <ul className="max-h-72 divide-y overflow-y-auto rounded-lg border bg-card text-sm" data-testid="start-datasets">
             {items.map((f) => {
               const on = pinned.includes(f.id);
               const Icon = tabular(f) ? FileSpreadsheet : FileText;
@@ -96,27 +117,6 @@ export function SessionStart({
         </p>
       </section>
 
-      {suggestions.length > 0 && (
-        <section aria-labelledby="start-suggestions" className="space-y-2">
-          <h2 id="start-suggestions" className="text-xs font-medium tracking-wide text-muted-foreground uppercase">
-            Try asking
-          </h2>
-          <ul className="grid gap-2 sm:grid-cols-2" data-testid="suggestions">
-            {suggestions.map((q) => (
-              <li key={q}>
-                <button
-                  type="button"
-                  className="flex h-full w-full cursor-pointer items-start gap-2 rounded-lg border bg-card px-3 py-2 text-left text-sm hover:border-primary/50 hover:bg-muted/40"
-                  onClick={() => onSuggest(q)}
-                >
-                  <Lightbulb className="mt-0.5 size-4 shrink-0 text-primary" />
-                  {q}
-                </button>
-              </li>
-            ))}
-          </ul>
-        </section>
-      )}
     </div>
   );
 }
