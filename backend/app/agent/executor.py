@@ -43,6 +43,7 @@ class SandboxExecutor(PythonExecutor):
         worker: SandboxWorker,
         on_result: Callable[[StepResult], None] | None = None,
         review: bool = False,
+        on_output: Callable[[str], None] | None = None,
     ) -> None:
         """Wrap a worker.
 
@@ -52,9 +53,11 @@ class SandboxExecutor(PythonExecutor):
                 sees it; the backend records artifacts and output there.
             review: Code waits for the user's approval: instead of running it, a step ends
                 with CodeForApproval (except code that only gives a literal final answer).
+            on_output: Called with what a step prints while it runs (see SandboxWorker.run).
         """
         self.worker = worker
         self.on_result = on_result
+        self.on_output = on_output
         self.review = review
         # The next step is the rest of one that asked the user, who answered: it runs
         # this instead of the code the step was written with (see app.agent.asking).
@@ -109,7 +112,7 @@ class SandboxExecutor(PythonExecutor):
             (going_on.code, going_on.answers, going_on.logs) if going_on else (code_action, (), "")
         )
         try:
-            result = self.worker.run(code, answers)
+            result = self.worker.run(code, answers, self.on_output)
         except SandboxUnavailable as exc:
             raise SandboxLost(exc) from exc
         if self.on_result is not None:

@@ -61,6 +61,10 @@ class AgentThread:
         """For the sandbox executor: a step's result (output, artifacts)."""
         self._put("result", result)
 
+    def on_output(self, text: str) -> None:
+        """For the sandbox executor: what the running step printed, as it comes."""
+        self._put("output", text)
+
     def on_verdict(self, verdict: Verdict) -> None:
         """For the answer check: its verdict."""
         self._put("item", verdict)
@@ -87,7 +91,8 @@ class AgentThread:
             self._put("error", self.failure(exc))
 
     async def entries(self, check: Callable[[], None]) -> AsyncIterator[Entry]:
-        """("item", what the agent yielded) or ("result", a StepResult), each with its
+        """("item", what the agent yielded), ("output", what the running step printed so
+        far) or ("result", a StepResult), each with its
         stamp (see `observe`), until the agent's stream ends; raises what ended it, if
         anything did. `check()` runs after each entry and at least every
         CANCEL_POLL_SECONDS, and may raise to stop the run. The model's text pieces come

@@ -191,7 +191,9 @@ class RunExecution:
             bridge.on_verdict,
             on_tokens=lambda tokens_in, tokens_out: spending.count(tokens_in, tokens_out, agent),
         )
-        executor = SandboxExecutor(worker, on_result=bridge.on_result, review=context.review)
+        executor = SandboxExecutor(
+            worker, on_result=bridge.on_result, review=context.review, on_output=bridge.on_output
+        )
         agent = create_agent(
             model=model,
             limits=limits,
@@ -250,6 +252,8 @@ class RunExecution:
                 outcome.spent(totals)  # counted as the agent handed it over
                 if kind == "item":
                     await translator.handle(payload)
+                elif kind == "output":
+                    await translator.printed(payload)
                 else:
                     await translator.step_result(payload)
             if outcome.pause is not None:  # kept to build the agent again

@@ -73,6 +73,7 @@ class StepTranslator:
         self._started: set[int] = set()
         self._finished: set[int] = set()
         self._logs: dict[int, str] = {}
+        self._printing: dict[int, str] = {}  # what the running step printed, sent already
         self._streamed: dict[int, str] = {}  # what the model wrote of each step so far
 
     def replaying(self, step: int, tokens: list[int], logs: str = "") -> None:
@@ -137,14 +138,22 @@ class StepTranslator:
             self.outcome.final_answer = _answer_text(item.output)
             await self.recorder.emit(events.Final(answer=self.outcome.final_answer))
 
+    async def printed(self, text: str) -> None:
+        """What the running step printed so far, sent at once (its result has all of it)."""
+        await self._ensure_started()
+        self._printing[self.step] = self._printing.get(self.step, "") + text
+        await self.recorder.emit(events.StepOutput(step=self.step, output=text))
+
     async def step_result(self, result: StepResult) -> None:
         await self._ensure_started()
+        sent = self._printing.pop(self.step, "")
         if result.logs:
             # A step that goes on after the user's answer printed some before it asked.
             self._logs[self.step] = self._logs.get(self.step, "") + result.logs
-            await self.recorder.emit(
-                events.StepOutput(step=self.step, output=result.logs[-OUTPUT_EVENT_CHARS:])
-            )
+            rest = _unsent(result.logs, sent)
+            if rest:
+                output = rest[-OUTPUT_EVENT_CHARS:]
+                await self.recorder.emit(events.StepOutput(step=self.step, output=output))
         for artifact in result.artifacts:
             stored = await self._store(artifact)
             await self.recorder.emit(events.ArtifactEvent(step=self.step, artifact=stored))
@@ -295,6 +304,14 @@ class StepTranslator:
             )
         )
         self.step = number + 1
+
+
+def _unsent(logs: str, sent: str) -> str:
+    """What of a step's logs was not sent while it ran (all of it, on a line of its own,
+    when the logs do not go on from what was sent: a worker restarted, or capped logs)."""
+    if logs.startswith(sent):
+        return logs[len(sent) :]
+    return logs if not sent else "\n" + logs
 
 
 def _thought(model_output: object) -> str | None:

@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -248,13 +248,20 @@ class SandboxWorker:
             )
         return reply
 
-    def run(self, code: str, answers: Sequence[str] = ()) -> StepResult:
+    def run(
+        self,
+        code: str,
+        answers: Sequence[str] = (),
+        on_output: Callable[[str], None] | None = None,
+    ) -> StepResult:
         """Run one code step in the worker, starting a fresh worker if none is running.
 
         Args:
             code: Python code (it runs in smolagents' interpreter inside the sandbox).
             answers: What the ask_user calls of the code's first statement return, in
                 order (a step that goes on after the user answered; see app.agent.asking).
+            on_output: Called (in this thread) with what the step prints, as it comes
+                (bounded; the result's logs carry all of it, capped).
 
         Returns:
             The step's result; timeouts, crashes, the disk quota and kill() are results too.
@@ -272,7 +279,7 @@ class SandboxWorker:
                     self.start()
                 except SandboxError:
                     if self._stop_requested:  # kill() while the worker was starting
-                        return self._failure(STOPPED, time.monotonic())
+                        return replies.failure(STOPPED, time.monotonic())
                     raise
             restored = self.take_restore_report()
             started = time.monotonic()
@@ -284,12 +291,12 @@ class SandboxWorker:
                 if answers:
                     request["answers"] = list(answers)
                 reply, over_quota = self._exchange(
-                    request, started + self.limits.step_timeout_seconds
+                    request, started + self.limits.step_timeout_seconds, on_output=on_output
                 )
             except TimeoutError:
                 self._terminate()
                 seconds = f"{self.limits.step_timeout_seconds:g}"
-                return self._failure(
+                return replies.failure(
                     f"The code ran for more than {seconds} s and was stopped; {self._restarted}",
                     started,
                     timed_out=True,
@@ -301,8 +308,8 @@ class SandboxWorker:
             if reply is None or reply.get("type") != "result":
                 returncode = self._terminate()
                 if self._stop_requested:
-                    return self._failure(STOPPED, started)
-                return self._failure(self._crash_message(returncode), started, crashed=True)
+                    return replies.failure(STOPPED, started)
+                return replies.failure(self._crash_message(returncode), started, crashed=True)
             return self._step_result(reply, restored, started)
 
     def _step_result(
@@ -319,7 +326,11 @@ class SandboxWorker:
         return result
 
     def _exchange(
-        self, request: Message, deadline: float, measure: bool = True
+        self,
+        request: Message,
+        deadline: float,
+        measure: bool = True,
+        on_output: Callable[[str], None] | None = None,
     ) -> tuple[Message | None, bool]:
         """Send a request and wait for its reply; with `measure`, measuring the workspace
         while the worker works: whatever code runs, runs while a request is pending (the
@@ -338,6 +349,7 @@ class SandboxWorker:
             channel.send(request)
         except OSError:
             return None, False
+        streamed = 0
         while True:
             poll = min(deadline, time.monotonic() + QUOTA_POLL_SECONDS) if measure else deadline
             try:
@@ -352,7 +364,9 @@ class SandboxWorker:
             if measure and self._over_quota():
                 self._terminate()
                 return None, True
-            if reply is not None:
+            if reply is not None and reply.get("type") == "output":  # a step's print, early
+                streamed += replies.streamed_output(reply, streamed, on_output)
+            elif reply is not None:
                 return reply, False
 
     def _over_quota(self) -> bool:
@@ -364,7 +378,7 @@ class SandboxWorker:
         self._terminate()
         freed = hostfs.remove_newer_than(self.workspace, started_ns)
         logger.info("Sandbox: workspace %s over its quota; freed %d bytes", self.workspace, freed)
-        return self._failure(
+        return replies.failure(
             f"The workspace is over its disk quota ({self.limits.disk_mb} MB, SANDBOX_DISK_MB): "
             "the step was stopped and the files it wrote were removed. Write less (aggregate, "
             f"filter columns, compress) or delete files you no longer need; {self._restarted}",
@@ -375,20 +389,6 @@ class SandboxWorker:
     @property
     def _restarted(self) -> str:
         return replies.RESTARTED_WITH_SNAPSHOT if self.has_snapshot else replies.RESTARTED
-
-    def _failure(
-        self, error: str, started: float, *, timed_out: bool = False, crashed: bool = False
-    ) -> StepResult:
-        return StepResult(
-            output=None,
-            is_final_answer=False,
-            logs="",
-            error=error,
-            artifacts=[],
-            duration_ms=round((time.monotonic() - started) * 1000),
-            timed_out=timed_out,
-            crashed=crashed,
-        )
 
     def _crash_message(self, returncode: int | None) -> str:
         return replies.crash_message(

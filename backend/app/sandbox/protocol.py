@@ -31,6 +31,13 @@ PROTOCOL_VIOLATION = 86
 # What a step's result may carry of the refusals its code met: how many, how long each.
 MAX_REFUSALS = 10
 REFUSAL_CHARS = 300
+# While a step runs, what it printed so far goes to the backend as "output" frames
+# ({"type": "output", "text"}, before the "result"): at most one every
+# OUTPUT_EVERY_SECONDS, of at most OUTPUT_FRAME_CHARS, and at most OUTPUT_STREAM_CHARS a
+# step (the result carries all of it, capped, in any case).
+OUTPUT_EVERY_SECONDS = 1.0
+OUTPUT_FRAME_CHARS = 4000
+OUTPUT_STREAM_CHARS = 20_000
 
 
 class ProtocolError(RuntimeError):

@@ -9,6 +9,7 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import get_args
 
@@ -23,7 +24,14 @@ from app.sandbox.interface import (
     StepResult,
     cap_text,
 )
-from app.sandbox.protocol import MAX_REFUSALS, PROTOCOL_VIOLATION, REFUSAL_CHARS, Message
+from app.sandbox.protocol import (
+    MAX_REFUSALS,
+    OUTPUT_FRAME_CHARS,
+    OUTPUT_STREAM_CHARS,
+    PROTOCOL_VIOLATION,
+    REFUSAL_CHARS,
+    Message,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -196,6 +204,34 @@ def _text(value: object) -> str | None:
 
 
 MAX_STATEMENTS = 100_000
+
+
+def failure(
+    error: str, started: float, *, timed_out: bool = False, crashed: bool = False
+) -> StepResult:
+    """A step that did not end with a result of the worker's: `error` says why."""
+    return StepResult(
+        output=None,
+        is_final_answer=False,
+        logs="",
+        error=error,
+        artifacts=[],
+        duration_ms=round((time.monotonic() - started) * 1000),
+        timed_out=timed_out,
+        crashed=crashed,
+    )
+
+
+def streamed_output(frame: Message, streamed: int, on_output: Callable[[str], None] | None) -> int:
+    """Pass on what a running step printed (an "output" frame: the worker is untrusted, so
+    its text is checked and capped, per frame and per step); how many characters went."""
+    text = frame.get("text")
+    if on_output is None or not isinstance(text, str) or streamed >= OUTPUT_STREAM_CHARS:
+        return 0
+    text = text[: min(OUTPUT_FRAME_CHARS, OUTPUT_STREAM_CHARS - streamed)]
+    if text:
+        on_output(text)
+    return len(text)
 
 
 def _refusals(value: object) -> list[str]:

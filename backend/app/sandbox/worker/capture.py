@@ -82,6 +82,11 @@ class OutputCapture:
         sys.stdout = _FdWriter(1)
         sys.stderr = _FdWriter(2)
 
+    @property
+    def output_fd(self) -> int:
+        """The scratch file (the supervisor reads what a running step printed from it)."""
+        return self._fd
+
     def collect(self, limit: int) -> str:
         """Return what was written since the last call (capped) and start afresh.
 

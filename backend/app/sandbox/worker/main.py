@@ -196,7 +196,9 @@ def serve(channel_in: int, channel_out: int, started: float) -> int:
         os.kill(runner, signal.SIGKILL)
         write_message(channel_out, {"type": "fatal", "error": traceback.format_exc()})
         return 1
-    watch = Supervisor(runner, requests_out, replies_in, session.output_chars, listener)
+    watch = Supervisor(
+        runner, requests_out, replies_in, session.output_chars, listener, capture.output_fd
+    )
     return watch.serve(channel_in, channel_out)
 
 

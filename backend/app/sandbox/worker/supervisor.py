@@ -28,16 +28,22 @@ status), so the backend reads a crash exactly as before.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import secrets
 import select
 import signal
+import time
+from collections.abc import Callable
 from typing import Any
 
 from app.sandbox.protocol import (
     MAX_REFUSALS,
     MAX_REPLY_BYTES,
+    OUTPUT_EVERY_SECONDS,
+    OUTPUT_FRAME_CHARS,
+    OUTPUT_STREAM_CHARS,
     PROTOCOL_VIOLATION,
     REFUSAL_CHARS,
     FrameReader,
@@ -75,6 +81,38 @@ def refusal_notice(what: str) -> Message:
     return {"type": "refused", "what": what[:REFUSAL_CHARS]}
 
 
+class _Printed:
+    """What a running step printed, read from the runner's output file and sent on every
+    OUTPUT_EVERY_SECONDS, in frames of at most OUTPUT_FRAME_CHARS and OUTPUT_STREAM_CHARS
+    a step (its result carries all of it, capped). The file starts empty for each step."""
+
+    def __init__(self, fd: int | None, relay: Callable[[Message], None]) -> None:
+        self.fd, self.relay = fd, relay
+        self.offset = self.sent = 0
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.next = time.monotonic() + OUTPUT_EVERY_SECONDS
+
+    def due(self) -> float | None:
+        """Seconds until the next look (None: no more to send; wait for the reply)."""
+        if self.fd is None or self.sent >= OUTPUT_STREAM_CHARS:
+            return None
+        return max(0.0, self.next - time.monotonic())
+
+    def send(self) -> None:
+        assert self.fd is not None
+        self.next = time.monotonic() + OUTPUT_EVERY_SECONDS
+        size = os.fstat(self.fd).st_size
+        room = min(OUTPUT_FRAME_CHARS, OUTPUT_STREAM_CHARS - self.sent)
+        if size <= self.offset or room <= 0:
+            return
+        data = os.pread(self.fd, min(size - self.offset, room), self.offset)
+        self.offset += len(data)
+        text = self.decoder.decode(data)
+        if text:
+            self.sent += len(text)
+            self.relay({"type": "output", "text": text})
+
+
 class Supervisor:
     """The supervisor's side of one runner."""
 
@@ -85,6 +123,7 @@ class Supervisor:
         from_runner: int,
         output_chars: int,
         listener: Listener | None = None,
+        output_fd: int | None = None,
     ) -> None:
         """Take charge of a forked runner.
 
@@ -102,6 +141,9 @@ class Supervisor:
         self.from_runner = from_runner
         self.output_chars = output_chars
         self.reader = FrameReader(from_runner, MAX_REPLY_BYTES)
+        # The runner's output file: what a running step printed is read from it and sent
+        # on as it comes (the runner itself sends nothing but its reply).
+        self.output_fd = output_fd
 
     def serve(self, channel_in: int, channel_out: int) -> int:
         """Relay requests and replies until the backend hangs up or the runner ends.
@@ -131,7 +173,16 @@ class Supervisor:
                 write_message(self.to_runner, {**request, "nonce": nonce})
                 os.kill(self.runner, signal.SIGCONT)
                 refused: list[str] = []
-                reply = self._reply(REPLIES.get(kind, frozenset({"failed"})), refused, nonce)
+
+                def relay(output: Message) -> None:  # what a step prints, as it comes
+                    write_message(channel_out, self._bounded(output))
+
+                reply = self._reply(
+                    REPLIES.get(kind, frozenset({"failed"})),
+                    refused,
+                    nonce,
+                    relay if kind == "run" else None,
+                )
                 # Stopped before the backend hears of the reply: when it measures the
                 # workspace, nothing writes to it any more.
                 self._freeze()
@@ -150,17 +201,33 @@ class Supervisor:
             self._kill()
             return 0
 
-    def _reply(self, expected: frozenset[str], refused: list[str], nonce: str | None) -> Message:
-        """The runner's reply to the request just sent; refusal notices are gathered.
+    def _reply(
+        self,
+        expected: frozenset[str],
+        refused: list[str],
+        nonce: str | None,
+        relay: Callable[[Message], None] | None = None,
+    ) -> Message:
+        """The runner's reply to the request just sent; refusal notices are gathered, and
+        with `relay` (a run) what the step prints is passed on as it comes, within bounds.
 
         The runner echoes each request's nonce: a reply from code (a forged one, or an old
         step's, sent once the code went on) does not carry the request's."""
+        printed = _Printed(self.output_fd, relay) if relay is not None else None
         while True:
-            if self.listening and not self.reader.buffered:
-                # Answer refused calls while waiting: the runner may be blocked in one.
-                assert self.listener is not None
-                ready = select.select([self.from_runner, self.listener.fd], [], [])[0]
+            if not self.reader.buffered and (printed is not None or self.listening):
+                watched = [self.from_runner]
+                if self.listening:  # the runner may be blocked in a refused call
+                    assert self.listener is not None
+                    watched.append(self.listener.fd)
+                timeout = printed.due() if printed is not None else None
+                ready = select.select(watched, [], [], timeout)[0]
+                if not ready:  # a while without a reply: what the step printed so far
+                    assert printed is not None
+                    printed.send()
+                    continue
                 if self.from_runner not in ready:
+                    assert self.listener is not None
                     self.listening = self.listener.answer()
                     continue
             try:
