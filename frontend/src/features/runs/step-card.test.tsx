@@ -1,5 +1,5 @@
-import { fireEvent, render, screen } from '@testing-library/react';
-import { describe, expect, it } from 'vitest';
+import { act, fireEvent, render, screen } from '@testing-library/react';
+import { describe, expect, it, vi } from 'vitest';
 import type { StepView } from './run-reducer';
 import { splitThought, StepCard } from './step-card';
 
@@ -32,6 +32,20 @@ describe('StepCard', () => {
     expect(screen.getByTestId('step-output').textContent).not.toContain('line 39');
     fireEvent.click(screen.getByRole('button', { name: /Show all 40 lines/ }));
     expect(screen.getByTestId('step-output').textContent).toContain('line 39');
+  });
+
+  it('says how long a running step has been running, and its output as it comes', () => {
+    vi.useFakeTimers();
+    try {
+      const running = step({ finished: false, output: 'chunk 1 of 40\n' });
+      render(<StepCard step={running} artifacts={[]} live />);
+      expect(screen.queryByTestId('step-elapsed')).toBeNull(); // not for a moment's work
+      act(() => vi.advanceTimersByTime(12_000));
+      expect(screen.getByTestId('step-elapsed').textContent).toBe('running for 12 s');
+      expect(screen.getByText(/chunk 1 of 40/)).toBeTruthy();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('shows the code while it is still streaming', () => {

@@ -1,5 +1,5 @@
 import { AlertTriangle, Ban, ChevronDown, ChevronRight, Loader2, RotateCcw } from 'lucide-react';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import type { ApprovalDecision } from '@/client';
 import { CodeBlock } from '@/components/code-block';
 import { cn, formatDuration, formatTokens } from '@/lib/utils';
@@ -132,6 +132,7 @@ export function StepCard({
       >
         <span className="shrink-0 rounded-md bg-muted px-1.5 py-0.5 font-medium whitespace-nowrap text-foreground">Step {step.index}</span>
         {running && <Loader2 className="size-3.5 animate-spin" aria-label="Step running" />}
+        {running && <RunningFor />}
         {waiting && (
           <span className="flex items-center gap-1.5 font-medium text-amber-700 dark:text-amber-400">
             <WaitingDot /> waiting for your approval
@@ -204,5 +205,23 @@ export function StepCard({
         <ArtifactView key={i.artifact.id} artifact={i.artifact} csv={i.csv} />
       ))}
     </article>
+  );
+}
+
+/** How long the running step has been running (from when this view saw it start), once it
+ * takes more than a moment; what it prints shows below as it comes. */
+function RunningFor() {
+  const [since] = useState(() => Date.now());
+  const [now, setNow] = useState(since);
+  useEffect(() => {
+    const tick = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(tick);
+  }, []);
+  const seconds = Math.floor((now - since) / 1000);
+  if (seconds < 2) return null;
+  return (
+    <span className="tabular-nums" data-testid="step-elapsed">
+      running for {seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`}
+    </span>
   );
 }
