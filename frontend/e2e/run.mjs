@@ -309,7 +309,11 @@ async function main() {
         0.02,
       );
       await ask('Which region sells the most units?');
-      await lastRun().getByTestId('code').filter({ hasText: 'read_csv' }).first().waitFor();
+      // Seen while it streams; on a quiet machine the run may end (and its steps fold) first.
+      await Promise.race([
+        lastRun().getByTestId('code').filter({ hasText: 'read_csv' }).first().waitFor(),
+        lastRun().getByTestId('final-answer').filter({ hasText: 'sold the most units' }).waitFor({ timeout: 40_000 }),
+      ]);
       await shot('03-session-streaming');
       await lastRun().getByTestId('final-answer').filter({ hasText: 'sold the most units' }).waitFor({ timeout: 40_000 });
       await lastRun().getByText('Succeeded').waitFor();
@@ -1288,6 +1292,26 @@ async function main() {
       await run.getByText('Cancelled').waitFor({ timeout: 30_000 });
       await page.getByRole('button', { name: 'Stop the running query' }).waitFor({ state: 'detached' });
       // The session goes on, and its last run has an answer again (later tests read it).
+      await script([{ final: 'Done after the stop.' }], 0.01);
+      await ask('And now?');
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'Done after the stop.' }).waitFor();
+    });
+
+    await test('a long step shows what it prints as it comes, and how long it has been running', async () => {
+      await script([{ thought: 'A long loop.', code: 'import time\nprint("chunk 1 of 2")\ntime.sleep(60)\nprint("chunk 2 of 2")' }, { final: 'never' }], 0.02);
+      await ask('Work through the chunks, slowly.');
+      const run = lastRun();
+      const step = run.getByTestId('step-card').last();
+      // Printed before the step sleeps a minute: it shows while the step still runs.
+      await step.getByTestId('step-output').filter({ hasText: 'chunk 1 of 2' }).waitFor({ timeout: 30_000 });
+      await step.getByTestId('step-elapsed').filter({ hasText: /running for \d+ s/ }).waitFor({ timeout: 30_000 });
+      const printed = await step.getByTestId('step-output').innerText();
+      expect(printed.includes('chunk 1 of 2') && !printed.includes('chunk 2 of 2'), `the rest comes only when the code prints it: ${printed}`);
+      expect((await page.getByRole('button', { name: 'Stop the running query' }).count()) === 1, 'the step is still running');
+      await shot('67-step-output-as-it-comes');
+      await page.getByRole('button', { name: 'Stop the running query' }).click();
+      await run.getByText('Cancelled').waitFor({ timeout: 30_000 });
+      // The session's last run has an answer again (later tests read it).
       await script([{ final: 'Done after the stop.' }], 0.01);
       await ask('And now?');
       await lastRun().getByTestId('final-answer').filter({ hasText: 'Done after the stop.' }).waitFor();

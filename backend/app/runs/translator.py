@@ -179,7 +179,7 @@ class StepTranslator:
                 run_id=self.run.id,
                 index=step,
                 thought=text.strip().removeprefix("Thought:").strip() or None,
-                output=self._logs.get(step),
+                output=self._logs.get(step) or self._printing.get(step),
                 error=error,
                 duration_ms=0,
                 tokens_in=tokens_in,
