@@ -14,7 +14,7 @@ The same classes are published in the OpenAPI document (`RunEvent`, a union told
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -226,28 +226,6 @@ def record(run_id: uuid.UUID, seq: int, payload: EventData) -> RunEvent:
     return RunEvent(seq, payload.event, {"run_id": str(run_id), "seq": seq, **payload.data()})
 
 
-PAYLOADS: tuple[type[EventData], ...] = (
-    RunStarted,
-    RunQueued,
-    SandboxStarting,
-    StepStarted,
-    ModelDelta,
-    PlanDelta,
-    StepCode,
-    StepOutput,
-    StepError,
-    ArtifactEvent,
-    StepFinished,
-    Plan,
-    Verification,
-    InputRequested,
-    InputReceived,
-    ApprovalRequested,
-    ApprovalReceived,
-    Final,
-    RunFinished,
-)
-
 RunEventPayload = Annotated[
     RunStarted
     | RunQueued
@@ -270,3 +248,6 @@ RunEventPayload = Annotated[
     | RunFinished,
     Field(discriminator="event"),
 ]
+
+# Every payload, in the order above (read off the union, so a new event is listed once).
+PAYLOADS: tuple[type[EventData], ...] = get_args(get_args(RunEventPayload)[0])

@@ -186,6 +186,7 @@ class StepTranslator:
                 tokens_out=tokens_out,
             ),
             self.outcome.totals(),
+            replacing=step == self._replayed,
         )
         await self.recorder.emit(events.StepError(step=step, error=error))
         await self.recorder.emit(
@@ -297,6 +298,7 @@ class StepTranslator:
                 tokens_out=tokens_out,
             ),
             self.outcome.totals(),
+            replacing=number == self._replayed,
         )
         await self.recorder.emit(
             events.StepFinished(

@@ -208,13 +208,18 @@ class RunRepository:
             await db.commit()
             return row
 
-    async def add_step(self, step: RunStep, totals: dict[str, Any]) -> None:
-        """Record a step, with the run's totals; a step that went on after the user answered
-        its question replaces what was kept of it when it asked."""
+    async def add_step(
+        self, step: RunStep, totals: dict[str, Any], *, replacing: bool = False
+    ) -> None:
+        """Record a step, with the run's totals. `replacing`: the step ran again after the
+        run waited (it asked the user), and replaces what was kept of it when it asked."""
         async with self.factory() as db:
-            await db.execute(
-                delete(RunStep).where(RunStep.run_id == step.run_id, RunStep.index == step.index)
-            )
+            if replacing:
+                await db.execute(
+                    delete(RunStep).where(
+                        RunStep.run_id == step.run_id, RunStep.index == step.index
+                    )
+                )
             db.add(step)
             await db.execute(_update_run(step.run_id).values(**totals))
             await db.commit()
