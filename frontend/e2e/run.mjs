@@ -1274,10 +1274,11 @@ async function main() {
     });
 
     await test('Esc stops a running question (not while Esc closes a dialog); ? lists it', async () => {
-      await script([{ thought: 'This takes a while.', code: 'import time\ntime.sleep(15)\nprint("late")' }, { final: 'never' }], 0.02);
+      // The step sleeps far longer than the test needs: on a busy machine the worker and the stream can take a while.
+      await script([{ thought: 'This takes a while.', code: 'import time\ntime.sleep(120)\nprint("late")' }, { final: 'never' }], 0.02);
       await ask('Do something slow, then let me stop it.');
       const run = lastRun();
-      await run.getByTestId('code').filter({ hasText: 'time.sleep' }).first().waitFor();
+      await run.getByTestId('code').filter({ hasText: 'time.sleep' }).first().waitFor({ timeout: 60_000 });
       await page.evaluate(() => document.activeElement instanceof HTMLElement && document.activeElement.blur());
       await page.keyboard.press('?');
       const dialog = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
