@@ -8,6 +8,7 @@ here, not inside.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -18,12 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from app.sandbox import hostfs, replies
+from app.sandbox.asks import Asks, DataAnswerer
 from app.sandbox.interface import (
     DEFAULT_AUTHORIZED_IMPORTS,
     SandboxLimits,
     StepResult,
 )
-from app.sandbox.protocol import Message
+from app.sandbox.protocol import ASKS, Message
 from app.sandbox.snapshot_format import MANIFEST, SNAPSHOT_DIR, RestoreReport, SnapshotReport
 from app.sandbox.spawn import LocalLauncher, SandboxUnavailable, ServiceLauncher, WorkerLauncher
 from app.sandbox.transport import WorkerChannel
@@ -253,6 +255,7 @@ class SandboxWorker:
         code: str,
         answers: Sequence[str] = (),
         on_output: Callable[[str], None] | None = None,
+        answerer: DataAnswerer | None = None,
     ) -> StepResult:
         """Run one code step in the worker, starting a fresh worker if none is running.
 
@@ -262,6 +265,8 @@ class SandboxWorker:
                 order (a step that goes on after the user answered; see app.agent.asking).
             on_output: Called (in this thread) with what the step prints, as it comes
                 (bounded; the result's logs carry all of it, capped).
+            answerer: Answers the step's asks for data (`sql()`: the project's data
+                sources); the queries it ran come back as the result's `queries`.
 
         Returns:
             The step's result; timeouts, crashes, the disk quota and kill() are results too.
@@ -270,6 +275,21 @@ class SandboxWorker:
             SandboxUnavailable: A new worker was needed and no sandbox can be created.
             SandboxError: A new worker was needed and it did not start.
         """
+        with self._lock:
+            result = self._run(code, answers, on_output, answerer)
+        if answerer is None:
+            return result
+        return dataclasses.replace(
+            result, queries=tuple(record.to_dict() for record in answerer.take_records())
+        )
+
+    def _run(
+        self,
+        code: str,
+        answers: Sequence[str],
+        on_output: Callable[[str], None] | None,
+        answerer: DataAnswerer | None,
+    ) -> StepResult:
         with self._lock:
             self._ran_code = True
             with self._state_lock:
@@ -291,7 +311,10 @@ class SandboxWorker:
                 if answers:
                     request["answers"] = list(answers)
                 reply, over_quota = self._exchange(
-                    request, started + self.limits.step_timeout_seconds, on_output=on_output
+                    request,
+                    started + self.limits.step_timeout_seconds,
+                    on_output=on_output,
+                    asks=Asks(answerer, self._room),
                 )
             except TimeoutError:
                 self._terminate()
@@ -331,10 +354,12 @@ class SandboxWorker:
         deadline: float,
         measure: bool = True,
         on_output: Callable[[str], None] | None = None,
+        asks: Asks | None = None,
     ) -> tuple[Message | None, bool]:
         """Send a request and wait for its reply; with `measure`, measuring the workspace
         while the worker works: whatever code runs, runs while a request is pending (the
         worker's supervisor stops it in between). Over the quota, the worker is stopped.
+        With `asks` (a step), the step's asks for data are answered meanwhile.
 
         Returns:
             (the reply or None when the worker is gone, whether the disk quota was exceeded).
@@ -349,6 +374,20 @@ class SandboxWorker:
             channel.send(request)
         except OSError:
             return None, False
+        try:
+            return self._await_reply(channel, deadline, measure, on_output, asks)
+        finally:
+            if asks is not None:
+                asks.close()
+
+    def _await_reply(
+        self,
+        channel: WorkerChannel,
+        deadline: float,
+        measure: bool,
+        on_output: Callable[[str], None] | None,
+        asks: Asks | None,
+    ) -> tuple[Message | None, bool]:
         streamed = 0
         while True:
             poll = min(deadline, time.monotonic() + QUOTA_POLL_SECONDS) if measure else deadline
@@ -366,8 +405,18 @@ class SandboxWorker:
                 return None, True
             if reply is not None and reply.get("type") == "output":  # a step's print, early
                 streamed += replies.streamed_output(reply, streamed, on_output)
+            elif reply is not None and asks is not None and reply.get("type") in ASKS:
+                try:
+                    channel.send(asks.answer(reply, deadline))
+                except OSError:
+                    return None, False
             elif reply is not None:
                 return reply, False
+
+    def _room(self) -> int:
+        """The workspace's free quota in bytes."""
+        limit = self.limits.disk_mb << 20
+        return max(0, limit - hostfs.usage(self.workspace, stop_above=limit).bytes)
 
     def _over_quota(self) -> bool:
         limit = self.limits.disk_mb << 20

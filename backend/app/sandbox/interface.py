@@ -197,6 +197,7 @@ class StepResult:
         crashed: The worker died during the step (for example killed for memory).
         question: The code called ask_user(question): the run waits for the user's answer.
         asked_at: With a question: where the step goes on once it is answered.
+        queries: The queries the step's code ran on the project's data sources (`sql()`).
     """
 
     output: str | None
@@ -209,6 +210,7 @@ class StepResult:
     crashed: bool = False
     question: str | None = None
     asked_at: AskedAt | None = None
+    queries: tuple[dict[str, Any], ...] = ()
 
 
 def cap_text(text: str, limit: int) -> str:

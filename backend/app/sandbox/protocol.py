@@ -38,6 +38,17 @@ REFUSAL_CHARS = 300
 OUTPUT_EVERY_SECONDS = 1.0
 OUTPUT_FRAME_CHARS = 4000
 OUTPUT_STREAM_CHARS = 20_000
+# While a step runs its code may ask the backend for data (`sql()`, `tables()`,
+# `columns()`: see app/sandbox/worker/querying.py): the runner sends an ask carrying the
+# step's nonce, the supervisor passes it on and passes back the one frame that answers it,
+# nothing else. A query's rows come one frame at a time, each asked for (`query_next`), so
+# neither side ever holds more than a frame it has not read yet.
+ASKS = frozenset({"query", "query_next", "query_close", "lookup"})
+ANSWERS = frozenset({"query_rows", "query_end", "query_error", "lookup_result"})
+# Arrow IPC bytes of query rows per frame (base64 in the frame).
+QUERY_FRAME_BYTES = 4 << 20
+# An ask's own text (the SQL) at the most.
+MAX_ASK_CHARS = 100_000
 
 
 class ProtocolError(RuntimeError):

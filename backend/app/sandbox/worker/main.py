@@ -52,6 +52,7 @@ def _serve(session: WorkerSession, channel_in: int, channel_out: int) -> int:
         kind = message.get("type")
         reply: Message
         if kind == "run":
+            session.querying.begin(message.get("nonce"))
             answers = message.get("answers")
             reply = session.run(
                 str(message["code"]), answers if isinstance(answers, list) else None
@@ -239,6 +240,7 @@ def _run(
             "startup_output": session.capture.collect(session.output_chars),
         },
     )
+    session.querying.attach(requests, replies)
     return _serve(session, requests, replies)
 
 

@@ -39,6 +39,7 @@ from app.sandbox.worker.capture import (
     table_frame,
 )
 from app.sandbox.worker.modules import FIRST_USE_MODULES, STARTUP_MODULES
+from app.sandbox.worker.querying import Querying
 
 FINAL_TABLE_ROWS = 50
 # Analysis code runs at a lower CPU priority than the backend: however many workers are
@@ -191,6 +192,7 @@ class WorkerSession:
         self.step = StepArtifacts(self.workspace, self.workspace, self.max_artifacts)
         self.shown: set[int] = set()  # ids of the objects display()ed in this step
         self.asking = Asking(self.memory_mb)
+        self.querying = Querying()  # sql(), tables(), columns(): attached in the runner
         _seed_matplotlib_cache()
         preload()
         global _session
@@ -260,6 +262,8 @@ class WorkerSession:
         self.step = StepArtifacts(self.workspace, folder, self.max_artifacts)
         self.shown = set()
         self.asking.begin(code, [str(a) for a in answers or []], self.executor.state)
+        for name, helper in self.querying.helpers().items():
+            self.executor.state.setdefault(name, helper)  # unless the code took the name
         before = list_workspace(self.workspace)
         _forget_shown_warnings()
         value: Any = None

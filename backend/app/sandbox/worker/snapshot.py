@@ -32,6 +32,7 @@ from app.sandbox.snapshot_format import (
     valid_file_name,
     valid_type_name,
 )
+from app.sandbox.worker.querying import Helper
 
 
 # Saving (in the worker) ---------------------------------------------------------------------
@@ -68,7 +69,10 @@ def save(
     candidates = [
         (name, value)
         for name, value in state.items()
-        if name not in INTERNAL_NAMES and not name.startswith("__") and name.isidentifier()
+        if name not in INTERNAL_NAMES
+        and not name.startswith("__")
+        and name.isidentifier()
+        and not isinstance(value, Helper)  # sql() & co. come back by themselves
     ]
     # Small values first: when the budget runs out, the big ones are what is left out.
     candidates.sort(key=lambda item: estimated_bytes(item[1]))

@@ -20,7 +20,9 @@ The supervisor passes each request on and the runner's reply back, and nothing e
   and the system calls the runner's filter refused (handed to the supervisor's
   `seccomp.Listener`, out of the code's reach) are attached to the step's result, so code
   that catches or ignores a refusal cannot hide it;
-- text fields are capped before they leave.
+- text fields are capped before they leave;
+- while a step runs, its asks for data (`sql()` & co., see `querying.py`) go to the backend
+  if they carry the request's nonce, and the one frame that answers each comes back.
 
 When the runner dies the supervisor ends the same way (the same signal, or the same exit
 status), so the backend reads a crash exactly as before.
@@ -39,6 +41,9 @@ from collections.abc import Callable
 from typing import Any
 
 from app.sandbox.protocol import (
+    ANSWERS,
+    ASKS,
+    MAX_ASK_CHARS,
     MAX_REFUSALS,
     MAX_REPLY_BYTES,
     OUTPUT_EVERY_SECONDS,
@@ -177,11 +182,21 @@ class Supervisor:
                 def relay(output: Message) -> None:  # what a step prints, as it comes
                     write_message(channel_out, self._bounded(output))
 
+                def ask(message: Message) -> None:  # data the step asks for, and its answer
+                    write_message(channel_out, message)
+                    answer = read_message(channel_in)
+                    if answer is None:
+                        raise OSError("the backend hung up")
+                    if answer.get("type") not in ANSWERS:
+                        raise OSError(f"the backend answered an ask with {answer.get('type')!r}")
+                    write_message(self.to_runner, answer)
+
                 reply = self._reply(
                     REPLIES.get(kind, frozenset({"failed"})),
                     refused,
                     nonce,
                     relay if kind == "run" else None,
+                    ask if kind == "run" else None,
                 )
                 # Stopped before the backend hears of the reply: when it measures the
                 # workspace, nothing writes to it any more.
@@ -207,9 +222,11 @@ class Supervisor:
         refused: list[str],
         nonce: str | None,
         relay: Callable[[Message], None] | None = None,
+        ask: Callable[[Message], None] | None = None,
     ) -> Message:
         """The runner's reply to the request just sent; refusal notices are gathered, and
-        with `relay` (a run) what the step prints is passed on as it comes, within bounds.
+        with `relay` (a run) what the step prints is passed on as it comes, within bounds;
+        with `ask` (a run) the step's asks for data go to the backend, each answered once.
 
         The runner echoes each request's nonce: a reply from code (a forged one, or an old
         step's, sent once the code went on) does not carry the request's."""
@@ -240,6 +257,13 @@ class Supervisor:
             if kind == "refused":
                 if len(refused) < MAX_REFUSALS:
                     refused.append(str(message.get("what"))[:REFUSAL_CHARS])
+                continue
+            if kind in ASKS and ask is not None:
+                if message.pop("nonce", None) != nonce:
+                    raise Violation("an ask for another request")
+                if any(isinstance(v, str) and len(v) > MAX_ASK_CHARS for v in message.values()):
+                    raise Violation("an ask longer than it may be")
+                ask(message)
                 continue
             if kind not in expected:
                 raise Violation(f"a {kind!r} frame where {sorted(expected)} was due")
