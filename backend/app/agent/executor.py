@@ -12,6 +12,7 @@ from smolagents.tools import Tool
 from app.agent.asking import AskedUser, Continuation, continuation
 from app.sandbox import (
     CodeForApproval,
+    DataAnswerer,
     SandboxStepError,
     SandboxUnavailable,
     SandboxWorker,
@@ -44,6 +45,7 @@ class SandboxExecutor(PythonExecutor):
         on_result: Callable[[StepResult], None] | None = None,
         review: bool = False,
         on_output: Callable[[str], None] | None = None,
+        answerer: DataAnswerer | None = None,
     ) -> None:
         """Wrap a worker.
 
@@ -54,8 +56,10 @@ class SandboxExecutor(PythonExecutor):
             review: Code waits for the user's approval: instead of running it, a step ends
                 with CodeForApproval (except code that only gives a literal final answer).
             on_output: Called with what a step prints while it runs (see SandboxWorker.run).
+            answerer: Answers the code's queries of the project's data sources (`sql()`).
         """
         self.worker = worker
+        self.answerer = answerer
         self.on_result = on_result
         self.on_output = on_output
         self.review = review
@@ -112,7 +116,7 @@ class SandboxExecutor(PythonExecutor):
             (going_on.code, going_on.answers, going_on.logs) if going_on else (code_action, (), "")
         )
         try:
-            result = self.worker.run(code, answers, self.on_output)
+            result = self.worker.run(code, answers, self.on_output, self.answerer)
         except SandboxUnavailable as exc:
             raise SandboxLost(exc) from exc
         if self.on_result is not None:

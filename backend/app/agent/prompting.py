@@ -236,6 +236,7 @@ def render_system_prompt(
     history: list[Turn],
     authorized_imports: list[str],
     variables: Variables | None = None,
+    sources: list[Any] | None = None,
     code_open: str = "<code>",
     code_close: str = "</code>",
 ) -> str:
@@ -245,6 +246,8 @@ def render_system_prompt(
         files: The workspace's files, as found (they are made safe here).
         history: The session's earlier turns, oldest first (made safe here).
         variables: The variables those turns left, if known.
+        sources: The project's data sources (`sources_prompt.SourceInfo`), made safe and
+            cut to the prompt's budget (`sources_prompt.fit`).
         authorized_imports: Modules the code may import.
         code_open: The tag that opens a code block.
         code_close: The tag that closes it.
@@ -258,6 +261,7 @@ def render_system_prompt(
                 for t in history
             ],
             variables=variables or Variables(),
+            sources=_fit_sources(sources or []),
             problem=untrusted(variables.problem or "", NOTE_CHARS) if variables else "",
             authorized_imports=", ".join(sorted({m.split(".")[0] for m in authorized_imports})),
             code_open=code_open,
@@ -268,6 +272,12 @@ def render_system_prompt(
         .strip()
         + "\n"
     )
+
+
+def _fit_sources(sources: list[Any]) -> list[Any]:
+    from app.agent.sources_prompt import fit  # it uses `untrusted`, from here
+
+    return fit(sources)
 
 
 # Plans and the check of an answer --------------------------------------------------------

@@ -97,6 +97,9 @@ class RunStep(IdMixin, Base):
     duration_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
     tokens_in: Mapped[int] = mapped_column(Integer, default=0)
     tokens_out: Mapped[int] = mapped_column(Integer, default=0)
+    # The queries its code ran on the project's data sources: [{source, sql, rows,
+    # duration_ms, error}] (`sql()`, see app/sandbox/asks.py).
+    queries: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default="[]")
 
 
 class Artifact(IdMixin, Base):

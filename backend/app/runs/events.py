@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.infra.events import RunEvent
 from app.models import RunStatus
-from app.runs.schemas import ArtifactOut
+from app.runs.schemas import ArtifactOut, QueryOut
 
 Verdict = Literal["approve", "revise"]
 Decision = Literal["approve", "edit", "reject"]
@@ -101,6 +101,15 @@ class StepOutput(EventData):
     event: Literal["step.output"] = "step.output"
     step: int
     output: str = Field(description="What the code printed (its end, capped)")
+
+
+class StepQueries(EventData):
+    """The queries the step's code ran on the project's data sources (`sql()`), once it
+    has run (a step that went on after the user's answer sends those of each part)."""
+
+    event: Literal["step.queries"] = "step.queries"
+    step: int
+    queries: list[QueryOut]
 
 
 class StepError(EventData):
@@ -235,6 +244,7 @@ RunEventPayload = Annotated[
     | PlanDelta
     | StepCode
     | StepOutput
+    | StepQueries
     | StepError
     | ArtifactEvent
     | StepFinished

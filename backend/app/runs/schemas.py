@@ -31,6 +31,18 @@ class ArtifactOut(Schema):
         return f"/api/v1/artifacts/{self.id}/content"
 
 
+class QueryOut(BaseModel):
+    """A query a step's code ran on one of the project's data sources (`sql()`)."""
+
+    source: str = Field(description="The data source's name")
+    sql: str = Field(description="The statement, as the code wrote it")
+    rows: int = Field(description="Rows it returned (so far, when it failed part way)")
+    duration_ms: int
+    error: str | None = Field(
+        None, description="Why it was refused or failed (the database's own message)"
+    )
+
+
 class StepOut(Schema):
     index: int
     thought: str | None
@@ -40,6 +52,9 @@ class StepOut(Schema):
     duration_ms: int | None
     tokens_in: int
     tokens_out: int
+    queries: list[QueryOut] = Field(
+        default_factory=list, description="The queries its code ran on data sources"
+    )
 
 
 class PlanOut(BaseModel):

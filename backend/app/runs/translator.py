@@ -26,7 +26,7 @@ from app.runs.budget import Spending
 from app.runs.failures import StorageFailed
 from app.runs.recorder import EventRecorder
 from app.runs.repository import RunRepository
-from app.runs.schemas import ArtifactOut
+from app.runs.schemas import ArtifactOut, QueryOut
 from app.runs.state import Outcome, Pause
 from app.runs.workspace import upload
 from app.sandbox import (
@@ -74,6 +74,7 @@ class StepTranslator:
         self._finished: set[int] = set()
         self._logs: dict[int, str] = {}
         self._printing: dict[int, str] = {}  # what the running step printed, sent already
+        self._queries: dict[int, list[QueryOut]] = {}  # what each step ran on data sources
         self._streamed: dict[int, str] = {}  # what the model wrote of each step so far
 
     def replaying(self, step: int, tokens: list[int], logs: str = "") -> None:
@@ -154,6 +155,10 @@ class StepTranslator:
             if rest:
                 output = rest[-OUTPUT_EVENT_CHARS:]
                 await self.recorder.emit(events.StepOutput(step=self.step, output=output))
+        if result.queries:
+            queries = [QueryOut.model_validate(query) for query in result.queries]
+            self._queries.setdefault(self.step, []).extend(queries)
+            await self.recorder.emit(events.StepQueries(step=self.step, queries=queries))
         for artifact in result.artifacts:
             stored = await self._store(artifact)
             await self.recorder.emit(events.ArtifactEvent(step=self.step, artifact=stored))
@@ -182,6 +187,7 @@ class StepTranslator:
                 output=self._logs.get(step) or self._printing.get(step),
                 error=error,
                 duration_ms=0,
+                queries=self._dump_queries(step),
                 tokens_in=tokens_in,
                 tokens_out=tokens_out,
             ),
@@ -294,6 +300,7 @@ class StepTranslator:
                 output=self._logs.get(number),
                 error=error,
                 duration_ms=duration_ms,
+                queries=self._dump_queries(number),
                 tokens_in=tokens_in,
                 tokens_out=tokens_out,
             ),
@@ -306,6 +313,9 @@ class StepTranslator:
             )
         )
         self.step = number + 1
+
+    def _dump_queries(self, step: int) -> list[dict[str, object]]:
+        return [query.model_dump() for query in self._queries.pop(step, [])]
 
 
 def _unsent(logs: str, sent: str) -> str:

@@ -18,6 +18,7 @@ sandbox from here (and from `interface` and `protocol`), never from the modules 
 """
 
 from app.sandbox import hostfs
+from app.sandbox.asks import AskRefused, DataAnswerer, QueryRecord
 from app.sandbox.client import SandboxError, SandboxStepError, SandboxWorker
 from app.sandbox.interface import (
     DEFAULT_AUTHORIZED_IMPORTS,
@@ -48,9 +49,12 @@ __all__ = [
     "REFUSED_PREFIX",
     "SNAPSHOT_DIR",
     "ArtifactFile",
+    "AskRefused",
     "AskedAt",
     "CodeForApproval",
+    "DataAnswerer",
     "LocalLauncher",
+    "QueryRecord",
     "RestoreReport",
     "SandboxError",
     "SandboxLimits",

@@ -16,8 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from app.sandbox import SandboxWorker
-from app.sandbox.asks import AskRefused, QueryRecord
+from app.sandbox import AskRefused, QueryRecord, SandboxWorker
 from app.sandbox.protocol import QUERY_FRAME_BYTES
 from tests.sandbox.test_sandbox_service import service, workspace  # noqa: F401
 

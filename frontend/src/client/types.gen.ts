@@ -790,6 +790,42 @@ export type ProjectUpdate = {
 };
 
 /**
+ * QueryOut
+ *
+ * A query a step's code ran on one of the project's data sources (`sql()`).
+ */
+export type QueryOut = {
+    /**
+     * Source
+     *
+     * The data source's name
+     */
+    source: string;
+    /**
+     * Sql
+     *
+     * The statement, as the code wrote it
+     */
+    sql: string;
+    /**
+     * Rows
+     *
+     * Rows it returned (so far, when it failed part way)
+     */
+    rows: number;
+    /**
+     * Duration Ms
+     */
+    duration_ms: number;
+    /**
+     * Error
+     *
+     * Why it was refused or failed (the database's own message)
+     */
+    error?: string | null;
+};
+
+/**
  * QueryRequest
  */
 export type QueryRequest = {
@@ -1098,6 +1134,12 @@ export type StepOut = {
      * Tokens Out
      */
     tokens_out: number;
+    /**
+     * Queries
+     *
+     * The queries its code ran on data sources
+     */
+    queries?: Array<QueryOut>;
 };
 
 /**
@@ -1820,6 +1862,37 @@ export type StepOutputEvent = {
 };
 
 /**
+ * StepQueriesEvent
+ *
+ * The queries the step's code ran on the project's data sources (`sql()`), once it
+ * has run (a step that went on after the user's answer sends those of each part).
+ */
+export type StepQueriesEvent = {
+    /**
+     * Event
+     */
+    event: 'step.queries';
+    /**
+     * Step
+     */
+    step: number;
+    /**
+     * Queries
+     */
+    queries: Array<QueryOut>;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
  * StepStartedEvent
  */
 export type StepStartedEvent = {
@@ -1913,6 +1986,8 @@ export type RunEvent = ({
 } & StepCodeEvent) | ({
     event: 'step.output';
 } & StepOutputEvent) | ({
+    event: 'step.queries';
+} & StepQueriesEvent) | ({
     event: 'step.error';
 } & StepErrorEvent) | ({
     event: 'artifact';
@@ -2154,6 +2229,8 @@ export type RunEventWritable = ({
 } & StepCodeEvent) | ({
     event: 'step.output';
 } & StepOutputEvent) | ({
+    event: 'step.queries';
+} & StepQueriesEvent) | ({
     event: 'step.error';
 } & StepErrorEvent) | ({
     event: 'artifact';

@@ -212,9 +212,16 @@ class RunRepository:
         self, step: RunStep, totals: dict[str, Any], *, replacing: bool = False
     ) -> None:
         """Record a step, with the run's totals. `replacing`: the step ran again after the
-        run waited (it asked the user), and replaces what was kept of it when it asked."""
+        run waited (it asked the user), and replaces what was kept of it when it asked (the
+        queries that part ran are kept)."""
         async with self.factory() as db:
             if replacing:
+                earlier = await db.scalar(
+                    select(RunStep.queries).where(
+                        RunStep.run_id == step.run_id, RunStep.index == step.index
+                    )
+                )
+                step.queries = [*(earlier or []), *(step.queries or [])]
                 await db.execute(
                     delete(RunStep).where(
                         RunStep.run_id == step.run_id, RunStep.index == step.index

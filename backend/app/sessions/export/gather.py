@@ -94,6 +94,8 @@ class ExportStep:
     # The check of the answer this step gave asked for a revision (the step's "error"):
     # its code ran to the end, and the agent went on.
     revision: str | None = None
+    # The queries its code ran on data sources: {source, sql, rows, duration_ms, error}.
+    queries: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def rejected(self) -> bool:
@@ -211,7 +213,8 @@ async def gather(
         for artifact in run.artifacts:
             by_step.setdefault(artifact.step, []).append(artifact)
         steps = [
-            _export_step(s.index, s.thought, s.code, s.output, s.error) for s in run.steps
+            _export_step(s.index, s.thought, s.code, s.output, s.error, s.queries)
+            for s in run.steps
         ] or [ExportStep(1, None, None, None, None)]
         written: list[tuple[ExportArtifact, str]] = []  # files the code wrote, read last
         for index, artifacts in sorted(by_step.items()):
@@ -348,13 +351,18 @@ def files_read(runs: list[Run], project_files: list[File]) -> list[ExportFile]:
 
 
 def _export_step(
-    index: int, thought: str | None, code: str | None, output: str | None, error: str | None
+    index: int,
+    thought: str | None,
+    code: str | None,
+    output: str | None,
+    error: str | None,
+    queries: list[dict[str, Any]] | None,
 ) -> ExportStep:
     """A step as exports show it: one that tried something the sandbox refused is left out
     whole (its code must not run anywhere, least of all outside the sandbox)."""
     if error is not None and error.startswith(REFUSED_PREFIX):
         return ExportStep(index, None, None, None, REFUSED_STEP)
-    return ExportStep(index, thought, code, output, error)
+    return ExportStep(index, thought, code, output, error, queries=list(queries or []))
 
 
 def _step(steps: list[ExportStep], index: object) -> ExportStep | None:

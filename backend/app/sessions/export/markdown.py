@@ -16,6 +16,7 @@ from app.sessions.export.markdown_text import (
     markdown_table,
     md_line,
     outcome_md,
+    queries_md,
     question_md,
     revision_md,
     when,
@@ -40,6 +41,8 @@ def to_markdown(export: SessionExport) -> bytes:
                 lines += ["", f"*{md_line(step.thought)}*"]
             if step.code:
                 lines += ["", fence(step.code, "python")]
+            if step.queries:
+                lines += ["", queries_md(step)]
             if step.output:
                 lines += ["", fence(step.output, "text")]
             for artifact in step.artifacts:

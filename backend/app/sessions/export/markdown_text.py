@@ -33,6 +33,24 @@ def skipped_md(step: ExportStep) -> str:
     return "\n\n".join(parts)
 
 
+def query_caption(query: dict[str, Any]) -> str:
+    """What a query came to, in words: its source, its rows and time, or its error."""
+    source = str(query.get("source") or "")
+    rows, ms = int(query.get("rows") or 0), int(query.get("duration_ms") or 0)
+    if query.get("error"):
+        return f"on {source}, failed after {ms:,} ms: {query['error']}"
+    return f"on {source}: {_plural(rows, 'row')} in {ms:,} ms"
+
+
+def queries_md(step: ExportStep) -> str:
+    """The queries a step's code ran on data sources, each as its SQL and what it came to."""
+    parts = []
+    for query in step.queries:
+        parts.append(f"*Query {md_line(query_caption(query))}*")
+        parts.append(fence(str(query.get("sql") or ""), "sql"))
+    return "\n\n".join(parts)
+
+
 def revision_md(step: ExportStep) -> str:
     """A check of the answer step `step` gave that sent the agent back to work."""
     reason = md_line(step.revision or "")

@@ -2,8 +2,9 @@
 plain kernel next to the files the session read, and gives the same answers.
 
 Its first cell refuses to run unsandboxed unless told to, defines what the sandbox gave the
-code (`final_answer`, `ask_user` replaying the answers given, `display`), then checks the
-files are there at the version the session read (or fetches them with a token). Each step
+code (`final_answer`, `ask_user` replaying the answers given, `display`, and `sql()` on
+the reader's own connection when the session queried data sources), then checks the files
+are there at the version the session read (or fetches them with a token). Each step
 is a code cell with its recorded outputs; of a step that failed, the cell runs what ran in
 the workbench before the error (replay.py) and keeps the rest as comments; code that never
 ran (rejected, refused, unparsable) is shown in Markdown. So "Run all" goes through.
@@ -23,6 +24,7 @@ from app.sessions.export.markdown_text import (
     markdown_table,
     md_line,
     outcome_md,
+    queries_md,
     question_md,
     revision_md,
     skipped_md,
@@ -109,6 +111,73 @@ for _name, (_file_id, _version, _sha256) in SESSION_FILES.items():
 '''
 
 
+# Defined when the session queried data sources: the same calls, on the reader's own
+# connection (the workbench never puts a source's credentials in an export).
+SOURCES_SETUP = """
+
+# The session queried these data sources with sql(query, source=...), which the workbench
+# ran on its own connections. Here sql() runs the same SQL on YOURS: set an environment
+# variable WORKBENCH_SOURCE_<NAME> (the name in capitals) to a SQLAlchemy URL for each, e.g.
+# postgresql://me@db.example.com/shop (needs `pip install sqlalchemy pyarrow` and the
+# database's driver, such as psycopg2 or pymysql).
+SOURCES = {sources}
+
+
+def _source_engine(source):
+    import sqlalchemy
+
+    name = source if source is not None else (SOURCES[0] if len(SOURCES) == 1 else None)
+    if name is None:
+        raise ValueError(f"say which source: one of {{', '.join(SOURCES)}}")
+    variable = "WORKBENCH_SOURCE_" + "".join(c if c.isalnum() else "_" for c in name.upper())
+    url = os.environ.get(variable)
+    if not url:
+        raise RuntimeError(f"Set {{variable}} to a SQLAlchemy URL of the source {{name!r}}.")
+    return sqlalchemy.create_engine(url)
+
+
+def sql(query, source=None, into=None):
+    # One query on your own connection: a DataFrame, or with into= the result written to
+    # that Parquet file, whose name is returned.
+    import pandas as pd
+
+    engine = _source_engine(source)
+    try:
+        with engine.connect() as connection:
+            result = connection.exec_driver_sql(query)
+            frame = pd.DataFrame(result.fetchall(), columns=list(result.keys()))
+    finally:
+        engine.dispose()
+    if into is None:
+        return frame
+    frame.to_parquet(into)
+    return into
+
+
+def tables(source=None):
+    import pandas as pd
+    import sqlalchemy
+
+    engine = _source_engine(source)
+    try:
+        return pd.DataFrame({{"name": sqlalchemy.inspect(engine).get_table_names()}})
+    finally:
+        engine.dispose()
+
+
+def columns(table, source=None):
+    import pandas as pd
+    import sqlalchemy
+
+    engine = _source_engine(source)
+    try:
+        found = sqlalchemy.inspect(engine).get_columns(table.split(".")[-1])
+        return pd.DataFrame([{{"name": c["name"], "type": str(c["type"])}} for c in found])
+    finally:
+        engine.dispose()
+"""
+
+
 UNSANDBOXED_WARNING = (
     "> **Warning: this notebook runs code an LLM wrote, on your own machine, outside the "
     "Workbench sandbox.** In the workbench that code ran isolated, with no network and no "
@@ -159,6 +228,10 @@ def to_notebook(export: SessionExport) -> bytes:
         files=repr({f.name: (f.id, f.version, f.sha256) for f in export.files}),
         answers=repr([a for r in export.runs for a in r.answers]),
     )
+    queries = [q for run in export.runs for step in run.steps for q in step.queries]
+    sources = sorted({str(q.get("source")) for q in queries})
+    if sources:
+        setup += SOURCES_SETUP.format(sources=repr(sources))
     count = 1
     cells.append(new_code_cell(setup, execution_count=count))
     for run in export.runs:
@@ -185,6 +258,8 @@ def to_notebook(export: SessionExport) -> bytes:
                 )
             elif step.code or step.error:
                 cells.append(new_markdown_cell(skipped_md(step)))
+            if step.queries:
+                cells.append(new_markdown_cell(queries_md(step)))
             if step.revision is not None:
                 cells.append(new_markdown_cell(revision_md(step)))
             if step.question:

@@ -23,6 +23,7 @@ from app.sessions.export.gather import ExportArtifact, ExportRun, SessionExport
 from app.sessions.export.markdown_text import (
     check_sentence,
     human_size,
+    query_caption,
     readable_rows,
     steps_summary,
     when,
@@ -52,6 +53,7 @@ def to_html(export: SessionExport) -> bytes:
             chart_title=chart_title,
             check_sentence=check_sentence,
             steps_summary=steps_summary,
+            query_caption=query_caption,
             attachments=attachments,
             base_name=lambda name: Path(name).name,
         )

@@ -1,0 +1,27 @@
+"""steps keep the queries their code ran on data sources
+
+Revision ID: b7c8d9e0f1a2
+Revises: f6a8b0c2d4e6
+Create Date: 2026-11-26 09:00:00.000000
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+
+from alembic import op
+
+revision: str = "b7c8d9e0f1a2"
+down_revision: str | None = "f6a8b0c2d4e6"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("run_steps", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("queries", sa.JSON(), nullable=False, server_default="[]"))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("run_steps", schema=None) as batch_op:
+        batch_op.drop_column("queries")
