@@ -22,6 +22,7 @@ class Section(StrEnum):
     sandbox = "The sandbox"
     auth = "Accounts and login"
     uploads = "Uploads"
+    sources = "Data sources"
 
 
 def doc(

@@ -19,6 +19,7 @@ from app.config.llm import LlmSettings
 from app.config.redis import RedisSettings
 from app.config.sandbox import SandboxSettings
 from app.config.server import Environment, ServerSettings
+from app.config.sources import SourcesSettings
 from app.config.storage import StorageSettings
 from app.config.uploads import UploadsSettings
 
@@ -34,6 +35,7 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 # pydantic lists the fields of the last base first: the sections in reverse, so that the
 # fields (and the generated docs) keep the order of Section.
 class Settings(
+    SourcesSettings,
     UploadsSettings,
     AuthSettings,
     SandboxSettings,

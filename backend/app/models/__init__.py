@@ -3,12 +3,14 @@
 from app.models.base import Base
 from app.models.projects import File, FileVersion, Project, Session
 from app.models.runs import Artifact, Run, RunEventRow, RunStatus, RunStep
+from app.models.sources import DataSource, SourceDescription, SourceTable
 from app.models.users import ApiToken, User
 
 __all__ = [
     "ApiToken",
     "Artifact",
     "Base",
+    "DataSource",
     "File",
     "FileVersion",
     "Project",
@@ -17,5 +19,7 @@ __all__ = [
     "RunStatus",
     "RunStep",
     "Session",
+    "SourceDescription",
+    "SourceTable",
     "User",
 ]

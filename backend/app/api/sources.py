@@ -1,0 +1,119 @@
+"""Data sources of a project (API.md, "Data sources"): add, list, change and delete them,
+check them, and read and describe their schema."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Response, status
+
+from app.api.deps import CurrentUser, DbDep, OwnedProject, PageDep, SettingsDep
+from app.models import DataSource
+from app.schemas import Page
+from app.sources import checking, dictionary, service
+from app.sources.schemas import (
+    CheckOut,
+    ColumnOut,
+    SchemaOut,
+    SchemaPatch,
+    SourceCreate,
+    SourceOut,
+    SourceUpdate,
+    TableOut,
+)
+
+router = APIRouter(tags=["sources"])
+
+
+async def owned_source(source_id: uuid.UUID, db: DbDep, user: CurrentUser) -> DataSource:
+    return await service.get_owned(db, user, source_id)
+
+
+OwnedSource = Annotated[DataSource, Depends(owned_source)]
+
+
+def _out(source: DataSource) -> SourceOut:
+    return SourceOut.model_validate(
+        {
+            **{k: getattr(source, k) for k in SourceOut.model_fields if k != "display_url"},
+            "display_url": service.display_url(source),
+        }
+    )
+
+
+@router.post(
+    "/projects/{project_id}/sources", response_model=SourceOut, status_code=status.HTTP_201_CREATED
+)
+async def create_source(
+    body: SourceCreate, project: OwnedProject, db: DbDep, settings: SettingsDep
+) -> SourceOut:
+    """Add a source, then check it (its status says how that went)."""
+    source = await service.create(db, project, body, settings)
+    await checking.check(db, source, settings)
+    return _out(source)
+
+
+@router.get("/projects/{project_id}/sources", response_model=Page[SourceOut])
+async def list_sources(project: OwnedProject, db: DbDep, page: PageDep) -> Page[SourceOut]:
+    items, total = await service.list_for_project(db, project, page.limit, page.offset)
+    return Page(items=[_out(s) for s in items], total=total)
+
+
+@router.get("/sources/{source_id}", response_model=SourceOut)
+async def get_source(source: OwnedSource) -> SourceOut:
+    return _out(source)
+
+
+@router.patch("/sources/{source_id}", response_model=SourceOut)
+async def update_source(
+    body: SourceUpdate, source: OwnedSource, db: DbDep, settings: SettingsDep
+) -> SourceOut:
+    """Rename, describe, or point the source elsewhere (then it is checked again)."""
+    if await service.update(db, source, body, settings):
+        await checking.check(db, source, settings)
+    return _out(source)
+
+
+@router.delete("/sources/{source_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_source(source: OwnedSource, db: DbDep) -> Response:
+    await service.delete(db, source)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.post("/sources/{source_id}/check", response_model=CheckOut)
+async def check_source(source: OwnedSource, db: DbDep, settings: SettingsDep) -> CheckOut:
+    """Connect and list the tables now, within the connect timeout; the answer says why not."""
+    result = await checking.check(db, source, settings)
+    return CheckOut.model_validate(result, from_attributes=True)
+
+
+@router.get("/sources/{source_id}/schema", response_model=SchemaOut)
+async def get_schema(source: OwnedSource, db: DbDep) -> SchemaOut:
+    """The tables as the last check listed them, with the team's descriptions."""
+    return await _schema(db, source)
+
+
+@router.patch("/sources/{source_id}/schema", response_model=SchemaOut)
+async def describe_schema(body: SchemaPatch, source: OwnedSource, db: DbDep) -> SchemaOut:
+    """Set descriptions of tables and columns (an empty one removes it)."""
+    await dictionary.describe(db, source, body)
+    return await _schema(db, source)
+
+
+async def _schema(db: DbDep, source: DataSource) -> SchemaOut:
+    tables = await dictionary.tables_of(db, source)
+    return SchemaOut(
+        tables=[
+            TableOut(
+                schema=t.schema,
+                name=t.name,
+                description=t.description,
+                row_estimate=t.row_estimate,
+                columns=[ColumnOut(**vars(c)) for c in t.columns],
+            )
+            for t in tables
+        ],
+        truncated=source.schema_truncated,
+        checked_at=source.checked_at,
+    )

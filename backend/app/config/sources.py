@@ -1,0 +1,82 @@
+"""Data source settings: which servers and files a project's sources may reach, how long a
+connection may take, how much of a schema is kept, and the earlier secret keys that can
+still decrypt stored passwords.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, Field, field_validator
+from pydantic_settings import NoDecode
+
+from app.config.sections import Section, doc
+
+
+def _comma_list(value: object) -> object:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+class SourcesSettings(BaseModel):
+    """Section "Data sources": where sources may connect, time and size bounds, key rotation."""
+
+    SOURCES_ALLOWED_HOSTS: Annotated[list[str], NoDecode] = Field(
+        ["*"],
+        description="Comma-separated servers a data source may connect to: host names, IP "
+        "addresses or CIDR ranges, each with an optional `:port` (`db.internal`, "
+        "`10.0.0.0/8`, `[::1]:5432`); `*` is any. Whatever this says, the workbench's own "
+        "database, Redis and object store, and link-local or cloud-metadata addresses "
+        "(169.254.0.0/16, fe80::/10, …) are refused unless an entry other than `*` names them.",
+        examples=["db.internal:5432,10.1.0.0/16"],
+        json_schema_extra=doc(Section.sources),
+    )
+    SOURCES_FILE_DIRS: Annotated[list[Path], NoDecode] = Field(
+        [],
+        description="Comma-separated directories on the server that SQLite and DuckDB sources "
+        "may read files from (after resolving `..` and symbolic links, a file must lie inside "
+        "one). The workbench's own database and secret key are refused even there.",
+        examples=["/srv/data,/mnt/exports"],
+        json_schema_extra=doc(Section.sources, unset="no file sources (SQLite and DuckDB)"),
+    )
+    SOURCES_CONNECT_TIMEOUT_SECONDS: float = Field(
+        10,
+        gt=0,
+        le=120,
+        description="The longest connecting to a source (and checking it) may take before "
+        "it fails with a sentence saying why.",
+        json_schema_extra=doc(Section.sources),
+    )
+    SOURCES_SCHEMA_MAX_TABLES: int = Field(
+        2000,
+        ge=1,
+        description="Tables (and views) of a source's schema kept for the browser and the "
+        "agent; a larger schema is cut there and marked truncated.",
+        json_schema_extra=doc(Section.sources),
+    )
+    SOURCES_SCHEMA_MAX_COLUMNS: int = Field(
+        50_000,
+        ge=1,
+        description="Columns, over all tables of a source's schema, kept (as above).",
+        json_schema_extra=doc(Section.sources),
+    )
+    SOURCES_PREVIOUS_SECRET_KEYS: str | None = Field(
+        None,
+        description="Comma-separated earlier values of `SECRET_KEY` that can still decrypt "
+        "stored source passwords after the key changed; `workbench admin reencrypt-sources` "
+        "then encrypts every one with the current key, after which they can be removed.",
+        json_schema_extra=doc(Section.sources, unset="only the current key decrypts", secret=True),
+    )
+
+    @field_validator("SOURCES_ALLOWED_HOSTS", "SOURCES_FILE_DIRS", mode="before")
+    @classmethod
+    def _split(cls, value: object) -> object:
+        return _comma_list(value)
+
+    @property
+    def previous_secret_keys(self) -> list[str]:
+        """The earlier secret keys, in the order given."""
+        keys = (self.SOURCES_PREVIOUS_SECRET_KEYS or "").split(",")
+        return [key.strip() for key in keys if key.strip()]

@@ -1,0 +1,269 @@
+"""PostgreSQL sources through asyncpg: every statement in a READ ONLY transaction with a
+statement timeout, rolled back; results read with a server-side cursor; superusers and
+members of the roles that read or run the server's files refused."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import asyncpg
+import pyarrow as pa
+
+from app.sources.arrow import Column, text_column, to_batch, unique_names
+from app.sources.catalog import ColumnInfo, Introspection, TableInfo
+from app.sources.connection import Access, RoleReport, SourceConnection
+from app.sources.failures import FailureKind, SourceFailure, network_failure, scrub
+from app.sources.refusals import QueryFailed
+from app.sources.tls import context_for
+from app.sources.urls import Tls
+
+_TABLES = """
+    c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition
+    AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%'
+"""
+_COUNT_TABLES = f"""
+SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE {_TABLES} AND has_table_privilege(c.oid, 'SELECT')
+"""
+_SCHEMA = f"""
+WITH t AS (
+    SELECT c.oid, n.nspname, c.relname, c.relkind, c.reltuples
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE {_TABLES} AND has_table_privilege(c.oid, 'SELECT')
+    ORDER BY n.nspname, c.relname LIMIT $1
+)
+SELECT t.nspname, t.relname, t.relkind, t.reltuples, a.attname,
+       format_type(a.atttypid, a.atttypmod), NOT a.attnotnull
+FROM t LEFT JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY t.nspname, t.relname, a.attnum LIMIT $2
+"""
+_ROLE = f"""
+SELECT r.rolsuper,
+       ARRAY(SELECT f.rolname FROM pg_roles f
+             WHERE f.rolname IN ('pg_read_server_files', 'pg_write_server_files',
+                                 'pg_execute_server_program')
+               AND pg_has_role(current_user, f.oid, 'MEMBER') ORDER BY 1),
+       r.rolcreaterole OR r.rolcreatedb
+         OR EXISTS (SELECT 1 FROM pg_roles w WHERE w.rolname = 'pg_write_all_data'
+                    AND pg_has_role(current_user, w.oid, 'MEMBER'))
+         OR has_database_privilege(current_database(), 'CREATE')
+         OR EXISTS (SELECT 1 FROM pg_namespace n
+                    WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
+                      AND n.nspname NOT LIKE 'pg\\_%' AND has_schema_privilege(n.oid, 'CREATE'))
+         OR EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                    WHERE {_TABLES}
+                      AND (has_table_privilege(c.oid, 'INSERT')
+                           OR has_table_privilege(c.oid, 'UPDATE')
+                           OR has_table_privilege(c.oid, 'DELETE')
+                           OR has_table_privilege(c.oid, 'TRUNCATE')))
+FROM pg_roles r WHERE r.rolname = current_user
+"""
+
+_INTEGERS = {"int2": pa.int16(), "int4": pa.int32(), "int8": pa.int64(), "oid": pa.int64()}
+_SCALARS: dict[str, pa.DataType] = {
+    **_INTEGERS,
+    "bool": pa.bool_(),
+    "float4": pa.float32(),
+    "float8": pa.float64(),
+    "bytea": pa.binary(),
+    "date": pa.date32(),
+    "timestamp": pa.timestamp("us"),
+    "timestamptz": pa.timestamp("us", tz="UTC"),
+    "time": pa.time64("us"),
+    "interval": pa.duration("us"),
+}
+# numeric's precision is not in a result's description: a float, which is what an analysis
+# makes of it anyway (cast to text in the SQL for every digit).
+_CONVERTED: dict[str, tuple[pa.DataType, Any]] = {"numeric": (pa.float64(), float)}
+
+
+def _column(name: str, pg_type: Any) -> Column:
+    """The Arrow column for a result column of this PostgreSQL type."""
+    type_name = pg_type.name
+    if type_name in _SCALARS:
+        return Column(name, _SCALARS[type_name])
+    if type_name in _CONVERTED:
+        arrow_type, convert = _CONVERTED[type_name]
+        return Column(name, arrow_type, convert)
+    element = type_name.removesuffix("[]")
+    if pg_type.kind == "array" and element in {*_SCALARS, "text", "varchar"}:
+        item = _SCALARS.get(element, pa.string())
+        return Column(name, pa.list_(item), lambda v: None if _nested(v) else v)
+    return text_column(name)
+
+
+def _nested(value: list[Any]) -> bool:
+    if any(isinstance(item, list) for item in value):
+        raise ValueError("a multi-dimensional array")
+    return False
+
+
+def _estimate(relkind: str, reltuples: float | None) -> int | None:
+    # -1 (or 0 for a view): never counted.
+    if relkind == "v" or reltuples is None or reltuples < 0 or math.isnan(reltuples):
+        return None
+    return int(reltuples)
+
+
+class PostgresSession:
+    """One asyncpg connection to a source (see SourceSession)."""
+
+    def __init__(self, conn: asyncpg.Connection, connection: SourceConnection, timeout: float):
+        self.conn = conn
+        self.source = connection
+        self.timeout = timeout
+        self.server_version = str(conn.get_settings().server_version)
+
+    async def _read(self, sql: str, *args: Any) -> list[asyncpg.Record]:
+        async with self.conn.transaction(readonly=True):
+            await self.conn.execute(f"SET LOCAL statement_timeout = {int(self.timeout * 1000)}")
+            return list(await self.conn.fetch(sql, *args))
+
+    async def role(self) -> RoleReport:
+        user = self.source.url.user
+        superuser, file_roles, writes = (await self._read(_ROLE))[0]
+        if superuser:
+            return RoleReport(
+                None,
+                "",
+                f"The role {user} is a superuser: it can read and run the server's files "
+                "whatever a transaction says, so it is not used. Connect as a role that can "
+                "only read (docs/sources.md shows how to make one).",
+            )
+        if file_roles:
+            return RoleReport(
+                None,
+                "",
+                f"The role {user} is a member of {', '.join(file_roles)}: it can read or run "
+                "the database server's files, so it is not used. Connect as a role that can "
+                "only read (docs/sources.md).",
+            )
+        if writes:
+            return RoleReport(
+                Access.read_only_transaction,
+                f"The role {user} can write, so every query runs in a read-only transaction "
+                "(read-only by construction); a role that can only read is safer.",
+            )
+        return RoleReport(Access.read_only_role, f"The role {user} can only read.")
+
+    async def introspect(self, max_tables: int, max_columns: int) -> Introspection:
+        total = int((await self._read(_COUNT_TABLES))[0][0])
+        rows = await self._read(_SCHEMA, max_tables, max_columns + 1)
+        tables: dict[tuple[str, str], TableInfo] = {}
+        for schema, name, relkind, reltuples, column, type_, nullable in rows[:max_columns]:
+            table = tables.setdefault(
+                (schema, name), TableInfo(schema, name, _estimate(relkind, reltuples), [])
+            )
+            if column is not None:
+                table.columns.append(ColumnInfo(column, type_, bool(nullable)))
+        truncated = total > len(tables) or len(rows) > max_columns
+        return Introspection(list(tables.values()), total, truncated)
+
+    async def chunks(
+        self, sql: str, timeout_seconds: float, rows: int
+    ) -> AsyncGenerator[pa.RecordBatch, None]:
+        transaction = self.conn.transaction(readonly=True, isolation="repeatable_read")
+        await transaction.start()
+        try:
+            timeout_ms = max(1, math.ceil(timeout_seconds * 1000))
+            await self.conn.execute(f"SET LOCAL statement_timeout = {timeout_ms}")
+            statement = await self.conn.prepare(sql)
+            attributes = statement.get_attributes()
+            names = unique_names([a.name for a in attributes])
+            columns = [_column(n, a.type) for n, a in zip(names, attributes, strict=True)]
+            cursor = await statement.cursor()
+            batch = await cursor.fetch(rows)
+            yield to_batch(columns, batch)  # the first, even empty: it carries the schema
+            while batch := await cursor.fetch(rows):
+                yield to_batch(columns, batch)
+        except asyncpg.QueryCanceledError:
+            raise QueryFailed(
+                f"The query ran longer than the statement timeout ({timeout_seconds:g} s): "
+                "aggregate or filter more in the database, or add LIMIT."
+            ) from None
+        except asyncpg.PostgresError as exc:
+            raise QueryFailed(scrub(f"PostgreSQL: {exc}", [self.source.url.password])) from None
+        finally:
+            # Nothing is ever kept. After a cancelled fetch the connection is mid-query and
+            # this fails: closing it (next) ends the transaction all the same.
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(transaction.rollback(), 2)
+
+    async def close(self) -> None:
+        try:
+            await self.conn.close(timeout=2)
+        except Exception:
+            self.conn.terminate()
+
+
+def _ssl(tls: Tls, host: str) -> Any:
+    if tls is Tls.prefer:
+        return "prefer"  # asyncpg's own: TLS if offered, unverified, else plain
+    return context_for(tls, host) or False
+
+
+async def open_session(connection: SourceConnection) -> PostgresSession:
+    url = connection.url
+    assert url.host is not None and url.port is not None
+    timeout = connection.reach.connect_timeout
+    address = await connection.reach.address(url.host, url.port)
+    where = f"{url.host}:{url.port}"
+    try:
+        conn = await asyncpg.connect(
+            host=address,
+            port=url.port,
+            user=url.user,
+            # Always a string: with None, asyncpg would look in the server's ~/.pgpass.
+            password=url.password.reveal(),
+            database=url.database or url.user,
+            ssl=_ssl(url.tls, url.host),
+            timeout=timeout,
+            statement_cache_size=0,
+            server_settings={
+                "application_name": "workbench",
+                "default_transaction_read_only": "on",
+            },
+        )
+    except BaseException as exc:
+        raise _failure(exc, connection, where, timeout) from None
+    return PostgresSession(conn, connection, timeout)
+
+
+def _failure(
+    exc: BaseException, connection: SourceConnection, where: str, timeout: float
+) -> BaseException:
+    url = connection.url
+    said = scrub(str(exc), [url.password])
+    if isinstance(exc, asyncpg.InvalidPasswordError):
+        return SourceFailure(
+            FailureKind.wrong_password,
+            f"PostgreSQL at {where} refused the password of {url.user}: {said}",
+        )
+    if isinstance(exc, asyncpg.InvalidCatalogNameError):
+        return SourceFailure(
+            FailureKind.unknown_database,
+            f"PostgreSQL at {where} has no database {url.database or url.user!r}: {said}",
+        )
+    if isinstance(exc, asyncpg.InvalidAuthorizationSpecificationError):
+        tls = "SSL off" in said or "no encryption" in said
+        return SourceFailure(
+            FailureKind.tls if tls else FailureKind.wrong_password,
+            f"PostgreSQL at {where} refused the connection"
+            + (" without TLS: add ?sslmode=require to the URL" if tls else f": {said}"),
+        )
+    if isinstance(exc, ConnectionError) and "SSL" in str(exc):
+        return SourceFailure(
+            FailureKind.tls,
+            f"PostgreSQL at {where} does not offer TLS, which the URL requires "
+            f"(sslmode={url.tls.value}).",
+        )
+    network = network_failure(exc, where, timeout)
+    if network is not None:
+        return network
+    if isinstance(exc, asyncpg.PostgresError | asyncpg.InterfaceError):
+        return SourceFailure(FailureKind.other, f"PostgreSQL at {where}: {said}")
+    return exc
