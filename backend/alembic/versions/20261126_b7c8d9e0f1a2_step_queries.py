@@ -1,7 +1,7 @@
 """steps keep the queries their code ran on data sources
 
 Revision ID: b7c8d9e0f1a2
-Revises: f6a8b0c2d4e6
+Revises: a1b2c3d4e5f6
 Create Date: 2026-11-26 09:00:00.000000
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "b7c8d9e0f1a2"
-down_revision: str | None = "f6a8b0c2d4e6"
+down_revision: str | None = "a1b2c3d4e5f6"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

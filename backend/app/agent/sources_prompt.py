@@ -49,6 +49,7 @@ class SourceInfo:
     description: str = ""
     tables: list[SourceTable] = field(default_factory=list)
     more_tables: int = 0
+    truncated: bool = False  # the schema was cut when it was read: there is more
 
 
 def fit(sources: list[SourceInfo]) -> list[SourceInfo]:
@@ -81,6 +82,7 @@ def fit(sources: list[SourceInfo]) -> list[SourceInfo]:
                 description=untrusted(source.description, DESCRIPTION_CHARS),
                 tables=tables,
                 more_tables=source.more_tables + len(source.tables) - len(tables),
+                truncated=source.truncated,
             )
         )
     return shown

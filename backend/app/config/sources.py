@@ -62,6 +62,36 @@ class SourcesSettings(BaseModel):
         description="Columns, over all tables of a source's schema, kept (as above).",
         json_schema_extra=doc(Section.sources),
     )
+    SOURCES_QUERY_TIMEOUT_SECONDS: float = Field(
+        30,
+        gt=0,
+        le=3600,
+        description="The longest one query of the agent's (`sql()`) may run in the database; "
+        "past it the database stops it and the agent is told to aggregate or filter more. "
+        "A step's own time limit (`SANDBOX_STEP_TIMEOUT_SECONDS`) bounds it too.",
+        json_schema_extra=doc(Section.sources),
+    )
+    SOURCES_MAX_ROWS: int = Field(
+        1_000_000,
+        ge=1,
+        description="Rows one query may return as a DataFrame; past it the query stops and the "
+        "agent is told to aggregate in SQL, add LIMIT, or write the result to a file "
+        '(`sql(…, into="x.parquet")`, bounded by the workspace\'s disk quota instead).',
+        json_schema_extra=doc(Section.sources),
+    )
+    SOURCES_MAX_RESULT_MB: int = Field(
+        256,
+        ge=1,
+        description="Megabytes (as Arrow data) one query may return as a DataFrame, as above.",
+        json_schema_extra=doc(Section.sources),
+    )
+    SOURCES_QUERIES_PER_RUN: int = Field(
+        50,
+        ge=1,
+        description="Queries one question's code may run on data sources in all; past it each "
+        "`sql()` call fails with a sentence saying so.",
+        json_schema_extra=doc(Section.sources),
+    )
     SOURCES_PREVIOUS_SECRET_KEYS: str | None = Field(
         None,
         description="Comma-separated earlier values of `SECRET_KEY` that can still decrypt "

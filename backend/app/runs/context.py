@@ -12,12 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from app.agent import prompting
+from app.agent.sources_prompt import SourceColumn, SourceInfo, SourceTable
 from app.config import Settings
 from app.files import service as files_service
 from app.files.preview import PreviewError, preview_kind
 from app.infra.storage import ObjectStorage
 from app.models import File, Run
 from app.runs import budget, snapshots
+from app.runs.data_sources import SourcesAnswerer
 from app.runs.events import SandboxStarting
 from app.runs.recorder import EventRecorder
 from app.runs.repository import RunRepository
@@ -35,6 +37,8 @@ from app.sandbox import (
     SnapshotReport,
     hostfs,
 )
+from app.sources import service as sources_service
+from app.sources.catalog import SourceCatalog
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +51,7 @@ class AgentContext:
     left: budget.Remaining  # of the project's budget
     review: bool  # the session's code waits for approval
     snapshot: dict[str, Any] | None  # the session's variables the worker started from
+    answerer: SourcesAnswerer | None = None  # the project's data sources (sql()), if any
 
 
 @dataclass
@@ -76,6 +81,14 @@ class ContextBuilder:
             await snapshots.download(self.storage, workspace, marker, session.id, snapshot)
         except Exception:  # the run goes on; the worker restores what the workspace has
             log.exception("could not fetch the snapshot of session %s", session.id)
+        async with self.repository.factory() as db:
+            catalog = await sources_service.catalog_of(db, project.id)
+            connections = (
+                await sources_service.connections_of(db, project.id, self.settings)
+                if catalog
+                else {}
+            )
+        usable = [source for source in catalog if source.name in connections]
         unpreviewed = {f.id for f in files if f.preview is None}
         file_infos = [await self._describe(f, pinned=str(f.id) in run.file_ids) for f in files]
         previewed = [f for f in files if f.id in unpreviewed and f.preview]
@@ -98,8 +111,11 @@ class ContextBuilder:
             history=[prompting.Turn(query, answer or "") for query, answer in turns],
             variables=_variables(snapshot, worker.take_restore_report() if fresh else None, fresh),
             authorized_imports=list(DEFAULT_AUTHORIZED_IMPORTS),
+            sources=[_source_info(source) for source in usable],
         )
-        return AgentContext(worker, workspace, prompt, left, session.autonomy == "review", snapshot)
+        answerer = SourcesAnswerer(connections, catalog, self.settings) if catalog else None
+        review = session.autonomy == "review"
+        return AgentContext(worker, workspace, prompt, left, review, snapshot, answerer)
 
     async def save_snapshot(
         self,
@@ -151,6 +167,25 @@ class ContextBuilder:
             read=prompting.read_hint(preview),
             sheets=list(preview.get("sheets") or []),
         )
+
+
+def _source_info(source: SourceCatalog) -> SourceInfo:
+    """A source as the prompt describes it (made safe and cut to size there)."""
+    return SourceInfo(
+        name=source.name,
+        kind=source.kind,
+        description=source.description,
+        tables=[
+            SourceTable(
+                name=f"{table.schema}.{table.name}" if table.schema else table.name,
+                row_estimate=table.row_estimate,
+                description=table.description,
+                columns=[SourceColumn(c.name, c.type, c.description) for c in table.columns],
+            )
+            for table in source.tables
+        ],
+        truncated=source.truncated,
+    )
 
 
 def _variables(

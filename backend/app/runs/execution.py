@@ -192,7 +192,11 @@ class RunExecution:
             on_tokens=lambda tokens_in, tokens_out: spending.count(tokens_in, tokens_out, agent),
         )
         executor = SandboxExecutor(
-            worker, on_result=bridge.on_result, review=context.review, on_output=bridge.on_output
+            worker,
+            on_result=bridge.on_result,
+            review=context.review,
+            on_output=bridge.on_output,
+            answerer=context.answerer,
         )
         agent = create_agent(
             model=model,

@@ -2,7 +2,7 @@
 
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape } from './client';
 import { client } from './client.gen';
-import type { AnswerRunData, AnswerRunErrors, AnswerRunResponses, ApproveRunData, ApproveRunErrors, ApproveRunResponses, ArtifactContentData, ArtifactContentErrors, ArtifactContentResponses, AskData, AskErrors, AskResponse, AskResponses, CancelRunData, CancelRunErrors, CancelRunResponses, ChangePasswordData, ChangePasswordErrors, ChangePasswordResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteFileData, DeleteFileErrors, DeleteFileResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DownloadFileData, DownloadFileErrors, DownloadFileResponses, DownloadVersionData, DownloadVersionErrors, DownloadVersionResponses, ExportSessionData, ExportSessionErrors, ExportSessionResponses, GetArtifactData, GetArtifactErrors, GetArtifactResponses, GetFileData, GetFileErrors, GetFileResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetRunData, GetRunErrors, GetRunResponses, GetSessionData, GetSessionErrors, GetSessionResponses, HealthzData, HealthzResponses, ListArtifactsData, ListArtifactsErrors, ListArtifactsResponses, ListFilesData, ListFilesErrors, ListFilesResponses, ListModelsData, ListModelsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRunsData, ListRunsErrors, ListRunsResponses, ListSessionsData, ListSessionsErrors, ListSessionsResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListUsersData, ListUsersErrors, ListUsersResponses, ListUserTokensData, ListUserTokensErrors, ListUserTokensResponses, ListVersionsData, ListVersionsErrors, ListVersionsResponses, LoginData, LoginErrors, LoginResponses, MeData, MeResponses, PreviewFileData, PreviewFileErrors, PreviewFileResponses, ProfileFileData, ProfileFileErrors, ProfileFileResponses, ReadyzData, ReadyzErrors, ReadyzResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, RevokeUserTokenData, RevokeUserTokenErrors, RevokeUserTokenResponses, RevokeUserTokensData, RevokeUserTokensErrors, RevokeUserTokensResponses, RunEventsData, RunEventsErrors, RunEventsResponse, RunEventsResponses, SandboxStatusData, SandboxStatusResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UpdateSessionData, UpdateSessionErrors, UpdateSessionResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, UploadFileData, UploadFileErrors, UploadFileResponses } from './types.gen';
+import type { AnswerRunData, AnswerRunErrors, AnswerRunResponses, ApproveRunData, ApproveRunErrors, ApproveRunResponses, ArtifactContentData, ArtifactContentErrors, ArtifactContentResponses, AskData, AskErrors, AskResponse, AskResponses, CancelRunData, CancelRunErrors, CancelRunResponses, ChangePasswordData, ChangePasswordErrors, ChangePasswordResponses, CheckSourceData, CheckSourceErrors, CheckSourceResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateSourceData, CreateSourceErrors, CreateSourceResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteFileData, DeleteFileErrors, DeleteFileResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DeleteSourceData, DeleteSourceErrors, DeleteSourceResponses, DescribeSchemaData, DescribeSchemaErrors, DescribeSchemaResponses, DownloadFileData, DownloadFileErrors, DownloadFileResponses, DownloadVersionData, DownloadVersionErrors, DownloadVersionResponses, ExportSessionData, ExportSessionErrors, ExportSessionResponses, GetArtifactData, GetArtifactErrors, GetArtifactResponses, GetFileData, GetFileErrors, GetFileResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaData, GetSchemaErrors, GetSchemaResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetSourceData, GetSourceErrors, GetSourceResponses, HealthzData, HealthzResponses, ListArtifactsData, ListArtifactsErrors, ListArtifactsResponses, ListFilesData, ListFilesErrors, ListFilesResponses, ListModelsData, ListModelsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRunsData, ListRunsErrors, ListRunsResponses, ListSessionsData, ListSessionsErrors, ListSessionsResponses, ListSourcesData, ListSourcesErrors, ListSourcesResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListUsersData, ListUsersErrors, ListUsersResponses, ListUserTokensData, ListUserTokensErrors, ListUserTokensResponses, ListVersionsData, ListVersionsErrors, ListVersionsResponses, LoginData, LoginErrors, LoginResponses, MeData, MeResponses, PreviewFileData, PreviewFileErrors, PreviewFileResponses, ProfileFileData, ProfileFileErrors, ProfileFileResponses, ReadyzData, ReadyzErrors, ReadyzResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, RevokeUserTokenData, RevokeUserTokenErrors, RevokeUserTokenResponses, RevokeUserTokensData, RevokeUserTokensErrors, RevokeUserTokensResponses, RunEventsData, RunEventsErrors, RunEventsResponse, RunEventsResponses, SandboxStatusData, SandboxStatusResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UpdateSessionData, UpdateSessionErrors, UpdateSessionResponses, UpdateSourceData, UpdateSourceErrors, UpdateSourceResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, UploadFileData, UploadFileErrors, UploadFileResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -445,6 +445,100 @@ export const artifactContent = <ThrowOnError extends boolean = false>(options: O
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/artifacts/{artifact_id}/content',
     ...options
+});
+
+/**
+ * List Sources
+ */
+export const listSources = <ThrowOnError extends boolean = false>(options: Options<ListSourcesData, ThrowOnError>) => (options.client ?? client).get<ListSourcesResponses, ListSourcesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/projects/{project_id}/sources',
+    ...options
+});
+
+/**
+ * Create Source
+ *
+ * Add a source, then check it (its status says how that went).
+ */
+export const createSource = <ThrowOnError extends boolean = false>(options: Options<CreateSourceData, ThrowOnError>) => (options.client ?? client).post<CreateSourceResponses, CreateSourceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/projects/{project_id}/sources',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete Source
+ */
+export const deleteSource = <ThrowOnError extends boolean = false>(options: Options<DeleteSourceData, ThrowOnError>) => (options.client ?? client).delete<DeleteSourceResponses, DeleteSourceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/sources/{source_id}',
+    ...options
+});
+
+/**
+ * Get Source
+ */
+export const getSource = <ThrowOnError extends boolean = false>(options: Options<GetSourceData, ThrowOnError>) => (options.client ?? client).get<GetSourceResponses, GetSourceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/sources/{source_id}',
+    ...options
+});
+
+/**
+ * Update Source
+ *
+ * Rename, describe, or point the source elsewhere (then it is checked again).
+ */
+export const updateSource = <ThrowOnError extends boolean = false>(options: Options<UpdateSourceData, ThrowOnError>) => (options.client ?? client).patch<UpdateSourceResponses, UpdateSourceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/sources/{source_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Check Source
+ *
+ * Connect and list the tables now, within the connect timeout; the answer says why not.
+ */
+export const checkSource = <ThrowOnError extends boolean = false>(options: Options<CheckSourceData, ThrowOnError>) => (options.client ?? client).post<CheckSourceResponses, CheckSourceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/sources/{source_id}/check',
+    ...options
+});
+
+/**
+ * Get Schema
+ *
+ * The tables as the last check listed them, with the team's descriptions.
+ */
+export const getSchema = <ThrowOnError extends boolean = false>(options: Options<GetSchemaData, ThrowOnError>) => (options.client ?? client).get<GetSchemaResponses, GetSchemaErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/sources/{source_id}/schema',
+    ...options
+});
+
+/**
+ * Describe Schema
+ *
+ * Set descriptions of tables and columns (an empty one removes it).
+ */
+export const describeSchema = <ThrowOnError extends boolean = false>(options: Options<DescribeSchemaData, ThrowOnError>) => (options.client ?? client).patch<DescribeSchemaResponses, DescribeSchemaErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/sources/{source_id}/schema',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**

@@ -153,6 +153,72 @@ export type ArtifactOut = {
 };
 
 /**
+ * CheckOut
+ */
+export type CheckOut = {
+    /**
+     * Ok
+     */
+    ok: boolean;
+    /**
+     * Detail
+     */
+    detail: string;
+    /**
+     * Server Version
+     */
+    server_version: string | null;
+    /**
+     * Table Count
+     */
+    table_count: number | null;
+    /**
+     * Status
+     */
+    status: string;
+    /**
+     * Access
+     */
+    access: string | null;
+};
+
+/**
+ * ColumnDescription
+ */
+export type ColumnDescription = {
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Description
+     */
+    description: string;
+};
+
+/**
+ * ColumnOut
+ */
+export type ColumnOut = {
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Type
+     */
+    type: string;
+    /**
+     * Nullable
+     */
+    nullable: boolean;
+    /**
+     * Description
+     */
+    description: string;
+};
+
+/**
  * ColumnProfile
  */
 export type ColumnProfile = {
@@ -579,6 +645,20 @@ export type PageSessionOut = {
      * Items
      */
     items: Array<SessionOut>;
+    /**
+     * Total
+     */
+    total: number;
+};
+
+/**
+ * Page[SourceOut]
+ */
+export type PageSourceOut = {
+    /**
+     * Items
+     */
+    items: Array<SourceOut>;
     /**
      * Total
      */
@@ -1027,6 +1107,36 @@ export type SandboxStatusOut = {
 };
 
 /**
+ * SchemaOut
+ */
+export type SchemaOut = {
+    /**
+     * Tables
+     */
+    tables: Array<TableOut>;
+    /**
+     * Truncated
+     *
+     * The cached schema stops short of the whole database.
+     */
+    truncated: boolean;
+    /**
+     * Checked At
+     */
+    checked_at: string | null;
+};
+
+/**
+ * SchemaPatch
+ */
+export type SchemaPatch = {
+    /**
+     * Tables
+     */
+    tables: Array<TableDescription>;
+};
+
+/**
  * SessionCreate
  */
 export type SessionCreate = {
@@ -1099,6 +1209,132 @@ export type SessionUpdate = {
 };
 
 /**
+ * SourceCreate
+ */
+export type SourceCreate = {
+    /**
+     * Name
+     *
+     * What the agent calls it: sql(…, source=name). Letters, digits, _ and -.
+     */
+    name: string;
+    /**
+     * Url
+     *
+     * postgresql://user:password@host:5432/db, mysql://…, sqlite:////path or duckdb:////path (files on the server).
+     */
+    url: string;
+    /**
+     * Password
+     *
+     * The password, if not in the URL (it wins over the URL's).
+     */
+    password?: string | null;
+    /**
+     * Description
+     */
+    description?: string;
+};
+
+/**
+ * SourceOut
+ */
+export type SourceOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Project Id
+     */
+    project_id: string;
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Kind
+     */
+    kind: string;
+    /**
+     * Display Url
+     *
+     * The URL with its password masked as ***.
+     */
+    display_url: string;
+    /**
+     * Description
+     */
+    description: string;
+    /**
+     * Status
+     *
+     * unchecked, ready, refused (role or host not allowed) or failed.
+     */
+    status: string;
+    /**
+     * Status Detail
+     *
+     * The last check's sentence.
+     */
+    status_detail: string;
+    /**
+     * Access
+     *
+     * How queries are kept read-only: read_only_role, read_only_transaction (the role can write; every query runs in a read-only transaction) or read_only_file.
+     */
+    access: string | null;
+    /**
+     * Server Version
+     */
+    server_version: string | null;
+    /**
+     * Table Count
+     */
+    table_count: number | null;
+    /**
+     * Schema Truncated
+     */
+    schema_truncated: boolean;
+    /**
+     * Checked At
+     */
+    checked_at: string | null;
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Updated At
+     */
+    updated_at: string;
+};
+
+/**
+ * SourceUpdate
+ */
+export type SourceUpdate = {
+    /**
+     * Name
+     */
+    name?: string | null;
+    /**
+     * Url
+     *
+     * A new URL; without a password in it (or `password`), the stored one is kept.
+     */
+    url?: string | null;
+    /**
+     * Password
+     */
+    password?: string | null;
+    /**
+     * Description
+     */
+    description?: string | null;
+};
+
+/**
  * StepOut
  */
 export type StepOut = {
@@ -1140,6 +1376,54 @@ export type StepOut = {
      * The queries its code ran on data sources
      */
     queries?: Array<QueryOut>;
+};
+
+/**
+ * TableDescription
+ */
+export type TableDescription = {
+    /**
+     * Schema
+     */
+    schema?: string | null;
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Description
+     */
+    description?: string | null;
+    /**
+     * Columns
+     */
+    columns?: Array<ColumnDescription>;
+};
+
+/**
+ * TableOut
+ */
+export type TableOut = {
+    /**
+     * Schema
+     */
+    schema: string;
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Description
+     */
+    description: string;
+    /**
+     * Row Estimate
+     */
+    row_estimate: number | null;
+    /**
+     * Columns
+     */
+    columns: Array<ColumnOut>;
 };
 
 /**
@@ -3544,6 +3828,259 @@ export type ArtifactContentResponses = {
 };
 
 export type ArtifactContentResponse = ArtifactContentResponses[keyof ArtifactContentResponses];
+
+export type ListSourcesData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: {
+        /**
+         * Limit
+         *
+         * How many items at most
+         */
+        limit?: number;
+        /**
+         * Offset
+         *
+         * How many items to skip
+         */
+        offset?: number;
+    };
+    url: '/api/v1/projects/{project_id}/sources';
+};
+
+export type ListSourcesErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ListSourcesError = ListSourcesErrors[keyof ListSourcesErrors];
+
+export type ListSourcesResponses = {
+    /**
+     * Successful Response
+     */
+    200: PageSourceOut;
+};
+
+export type ListSourcesResponse = ListSourcesResponses[keyof ListSourcesResponses];
+
+export type CreateSourceData = {
+    body: SourceCreate;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/api/v1/projects/{project_id}/sources';
+};
+
+export type CreateSourceErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type CreateSourceError = CreateSourceErrors[keyof CreateSourceErrors];
+
+export type CreateSourceResponses = {
+    /**
+     * Successful Response
+     */
+    201: SourceOut;
+};
+
+export type CreateSourceResponse = CreateSourceResponses[keyof CreateSourceResponses];
+
+export type DeleteSourceData = {
+    body?: never;
+    path: {
+        /**
+         * Source Id
+         */
+        source_id: string;
+    };
+    query?: never;
+    url: '/api/v1/sources/{source_id}';
+};
+
+export type DeleteSourceErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type DeleteSourceError = DeleteSourceErrors[keyof DeleteSourceErrors];
+
+export type DeleteSourceResponses = {
+    /**
+     * Successful Response
+     */
+    204: void;
+};
+
+export type DeleteSourceResponse = DeleteSourceResponses[keyof DeleteSourceResponses];
+
+export type GetSourceData = {
+    body?: never;
+    path: {
+        /**
+         * Source Id
+         */
+        source_id: string;
+    };
+    query?: never;
+    url: '/api/v1/sources/{source_id}';
+};
+
+export type GetSourceErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type GetSourceError = GetSourceErrors[keyof GetSourceErrors];
+
+export type GetSourceResponses = {
+    /**
+     * Successful Response
+     */
+    200: SourceOut;
+};
+
+export type GetSourceResponse = GetSourceResponses[keyof GetSourceResponses];
+
+export type UpdateSourceData = {
+    body: SourceUpdate;
+    path: {
+        /**
+         * Source Id
+         */
+        source_id: string;
+    };
+    query?: never;
+    url: '/api/v1/sources/{source_id}';
+};
+
+export type UpdateSourceErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type UpdateSourceError = UpdateSourceErrors[keyof UpdateSourceErrors];
+
+export type UpdateSourceResponses = {
+    /**
+     * Successful Response
+     */
+    200: SourceOut;
+};
+
+export type UpdateSourceResponse = UpdateSourceResponses[keyof UpdateSourceResponses];
+
+export type CheckSourceData = {
+    body?: never;
+    path: {
+        /**
+         * Source Id
+         */
+        source_id: string;
+    };
+    query?: never;
+    url: '/api/v1/sources/{source_id}/check';
+};
+
+export type CheckSourceErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type CheckSourceError = CheckSourceErrors[keyof CheckSourceErrors];
+
+export type CheckSourceResponses = {
+    /**
+     * Successful Response
+     */
+    200: CheckOut;
+};
+
+export type CheckSourceResponse = CheckSourceResponses[keyof CheckSourceResponses];
+
+export type GetSchemaData = {
+    body?: never;
+    path: {
+        /**
+         * Source Id
+         */
+        source_id: string;
+    };
+    query?: never;
+    url: '/api/v1/sources/{source_id}/schema';
+};
+
+export type GetSchemaErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type GetSchemaError = GetSchemaErrors[keyof GetSchemaErrors];
+
+export type GetSchemaResponses = {
+    /**
+     * Successful Response
+     */
+    200: SchemaOut;
+};
+
+export type GetSchemaResponse = GetSchemaResponses[keyof GetSchemaResponses];
+
+export type DescribeSchemaData = {
+    body: SchemaPatch;
+    path: {
+        /**
+         * Source Id
+         */
+        source_id: string;
+    };
+    query?: never;
+    url: '/api/v1/sources/{source_id}/schema';
+};
+
+export type DescribeSchemaErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type DescribeSchemaError = DescribeSchemaErrors[keyof DescribeSchemaErrors];
+
+export type DescribeSchemaResponses = {
+    /**
+     * Successful Response
+     */
+    200: SchemaOut;
+};
+
+export type DescribeSchemaResponse = DescribeSchemaResponses[keyof DescribeSchemaResponses];
 
 export type SandboxStatusData = {
     body?: never;
