@@ -15,7 +15,7 @@ from app.auth import service as auth_service
 from app.config import Settings
 from app.infra.storage import LocalStorage, S3Storage
 from app.models import Base
-from tests.support import services
+from tests.support import services, source_databases
 from tests.support.deployment import DeployedServer
 from tests.support.llm import ScriptedLLM
 from tests.support.server import LiveServer
@@ -207,3 +207,21 @@ def alice(admin: Api) -> Iterator[Api]:
 def bob(admin: Api) -> Iterator[Api]:
     with admin.new_user("bob@example.com") as client:
         yield client
+
+
+@pytest.fixture(scope="session")
+def pg_source() -> Iterator[source_databases.ServerSource]:
+    """A PostgreSQL database of the tests' own, with a writer and a reader role."""
+    yield from source_databases.postgres_source()
+
+
+@pytest.fixture(scope="session")
+def mysql_source() -> Iterator[source_databases.ServerSource]:
+    """A MariaDB database of the tests' own, with a writer and a reader user."""
+    yield from source_databases.mariadb_source()
+
+
+@pytest.fixture(scope="session")
+def source_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """An SQLite and a DuckDB file with the orders table, in a folder of their own."""
+    return source_databases.make_files(tmp_path_factory.mktemp("source-files"))
