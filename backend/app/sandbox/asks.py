@@ -3,8 +3,8 @@
 A worker's ask is hostile like everything a worker sends: its fields are checked here, and
 what it asks for is answered by the run's `DataAnswerer` (the backend's data sources),
 which holds the credentials and runs the statement. The sandbox only carries the rows: the
-answerer's Arrow record batches go to the worker as Arrow IPC streams (LZ4-compressed), one
-frame per ask, so the database is read only as fast as the code takes the rows.
+answerer's Arrow record batches go to the worker as Arrow IPC streams (LZ4-compressed but
+for a few rows), one frame per ask, so the database is read only as fast as the code takes the rows.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MAX_NAME_CHARS = 500
+COMPRESS_ABOVE = 64 << 10
 LOOKUPS = ("tables", "columns")
 
 
@@ -178,9 +179,7 @@ def _name(value: object, what: str) -> str | None:
 def _frames(batches: Iterable[pa.RecordBatch]) -> Iterator[bytes]:
     """Arrow IPC streams of about QUERY_FRAME_BYTES each; the first one even for no rows
     (it carries the columns). Batches are read from the answerer only as frames are due."""
-    import pyarrow as pa
 
-    options = pa.ipc.IpcWriteOptions(compression="lz4")
     iterator = iter(batches)
     try:
         pending: list[pa.RecordBatch] = []
@@ -193,11 +192,11 @@ def _frames(batches: Iterable[pa.RecordBatch]) -> Iterator[bytes]:
                 pending.append(piece)
                 size += piece.nbytes
                 if size >= QUERY_FRAME_BYTES:
-                    yield _stream(schema, pending, options)
+                    yield _stream(schema, pending)
                     pending, size, sent = [], 0, True
         if pending or (not sent and schema is not None):
             assert schema is not None
-            yield _stream(schema, pending, options)
+            yield _stream(schema, pending)
     finally:
         close = getattr(iterator, "close", None)
         if close is not None:
@@ -214,11 +213,13 @@ def _pieces(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
         yield batch.slice(start, rows)
 
 
-def _stream(
-    schema: pa.Schema, batches: list[pa.RecordBatch], options: pa.ipc.IpcWriteOptions
-) -> bytes:
+def _stream(schema: pa.Schema, batches: list[pa.RecordBatch]) -> bytes:
+    """One Arrow IPC stream; its buffers LZ4-compressed unless the rows are few (each
+    compressed buffer carries a header of its own, more than a small result saves)."""
     import pyarrow as pa
 
+    small = sum(batch.nbytes for batch in batches) < COMPRESS_ABOVE
+    options = pa.ipc.IpcWriteOptions(compression=None if small else "lz4")
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, schema, options=options) as writer:
         for batch in batches:
