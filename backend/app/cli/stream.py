@@ -73,6 +73,19 @@ def printed_block(text: str, style: str = "") -> Text:
     return block
 
 
+def query_line(query: dict[str, Any]) -> Text:
+    """A query the step ran on a data source: its SQL on one line, what it came to."""
+    line = Text("⛁ ", style="cyan")
+    line.append(f"{query.get('source', '')}: ", style="bold")
+    line.append(" ".join(str(query.get("sql", "")).split()))
+    rows, ms = int(query.get("rows") or 0), int(query.get("duration_ms") or 0)
+    if query.get("error"):
+        line.append(f"  failed after {ms:,} ms: {query['error']}", style="red")
+    else:
+        line.append(f"  {rows:,} row{'s' if rows != 1 else ''} · {ms:,} ms", style="dim")
+    return line
+
+
 def step_rule(console: Console, step: int) -> None:
     console.rule(Text(f"Step {step}", style="bold"), align="left", style="dim")
 
@@ -306,6 +319,11 @@ class RunView:
     def on_step_output(self, data: dict[str, Any]) -> None:
         self._head(int(data["step"]))
         out.print(printed_block(str(data.get("output", ""))), soft_wrap=True)
+
+    def on_step_queries(self, data: dict[str, Any]) -> None:
+        self._head(int(data["step"]))
+        for query in data.get("queries") or []:
+            out.print(query_line(query), soft_wrap=True)
 
     def on_step_error(self, data: dict[str, Any]) -> None:
         self._head(int(data["step"]))
