@@ -18,7 +18,6 @@ import pytest
 
 from app.sandbox import AskRefused, QueryRecord, SandboxWorker
 from app.sandbox.protocol import QUERY_FRAME_BYTES
-from tests.sandbox.test_sandbox_service import service, workspace  # noqa: F401
 
 ORDERS = pa.table(
     {
@@ -80,20 +79,6 @@ class MemoryAnswerer:
     def take_records(self) -> list[QueryRecord]:
         records, self.records = self.records, []
         return records
-
-
-@pytest.fixture(scope="module", params=["local", "service"])
-def worker(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[SandboxWorker]:
-    """A worker of this process, and one of the sandbox service (forked from its zygote)."""
-    if request.param == "local":
-        with SandboxWorker(tmp_path_factory.mktemp("workspace")) as worker:
-            yield worker
-        return
-    running = request.getfixturevalue("service")
-    with SandboxWorker(workspace(running, "asks"), launcher=running.launcher()) as worker:
-        yield worker
 
 
 @pytest.fixture

@@ -8,14 +8,9 @@ broke, the step would run into its time limit and the test fail).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from app.runs.translator import _unsent
 from app.sandbox import SandboxWorker
 from app.sandbox.protocol import OUTPUT_FRAME_CHARS, OUTPUT_STREAM_CHARS
-from tests.sandbox.test_sandbox_service import service, workspace  # noqa: F401
 
 WAIT_FOR_GO = (
     "import time\nimport pandas as pd\n"
@@ -28,20 +23,6 @@ WAIT_FOR_GO = (
     "        time.sleep(0.05)\n"
     "print('second')"
 )
-
-
-@pytest.fixture(scope="module", params=["local", "service"])
-def worker(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[SandboxWorker]:
-    """A worker of this process, and one of the sandbox service (forked from its zygote)."""
-    if request.param == "local":
-        with SandboxWorker(tmp_path_factory.mktemp("workspace")) as worker:
-            yield worker
-        return
-    running = request.getfixturevalue("service")
-    with SandboxWorker(workspace(running, "streaming"), launcher=running.launcher()) as worker:
-        yield worker
 
 
 def go(worker: SandboxWorker) -> None:
