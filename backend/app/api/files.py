@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response, status
@@ -75,11 +74,14 @@ async def upload_file(
         raise PayloadTooLarge(f"The file is larger than the upload limit of {limit:,} bytes.")
     form = MultipartFile(request)
     await release_connection(db)  # no connection is held while the bytes stream in
-    file = await service.upload(db, storage, project.id, form, limit, settings.FILE_VERSIONS_KEPT)
+    cache_dir = settings.previews_cache
+    file = await service.upload(
+        db, storage, project.id, form, limit, settings.FILE_VERSIONS_KEPT, cache_dir
+    )
     await release_connection(db)  # stored; the check below holds no connection
     try:
         with preview_owner(str(user.id)):
-            await service.check(storage, file, Path(settings.DATA_DIR) / "cache" / "files")
+            await service.check(storage, file, cache_dir)
     except PreviewsBusy:
         pass  # stored all the same; `check` stays null (not checked) and a preview reads it later
     return FileOut.model_validate(file)
@@ -97,8 +99,10 @@ async def get_file(file: OwnedFile) -> FileOut:
 
 
 @router.delete("/files/{file_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_file(file: OwnedFile, db: DbDep, storage: StorageDep) -> Response:
-    await service.delete(db, storage, file)
+async def delete_file(
+    file: OwnedFile, db: DbDep, storage: StorageDep, settings: SettingsDep
+) -> Response:
+    await service.delete(db, storage, file, settings.previews_cache)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
@@ -200,7 +204,7 @@ async def preview_file(
     row its column names came from (`header_row`: detected under title rows, or chosen).
     Text columns read as dates, numbers (amounts, percents) or yes/no say how
     (`date_format`, `unit`, `true_values`/`false_values`)."""
-    cache_dir = Path(settings.DATA_DIR) / "cache" / "files"
+    cache_dir = settings.previews_cache
     window = Window(offset=offset, limit=limit, sort=sort, descending=order == "desc")
     await release_connection(db)  # parsing may take seconds; the row is written after
     with previews_of(user):
@@ -228,7 +232,7 @@ async def profile_file(
     dates) or most frequent values (text), over the first rows (up to 100,000, fewer for
     wide tables and workbooks): `rows_profiled` says how many, `complete` whether that is
     the whole file."""
-    cache_dir = Path(settings.DATA_DIR) / "cache" / "files"
+    cache_dir = settings.previews_cache
     await release_connection(db)  # parsing may take seconds; the row is written after
     with previews_of(user):
         shown = await service.profile(storage, file, cache_dir, sheet, header_row)

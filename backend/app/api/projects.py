@@ -9,6 +9,7 @@ from app.api.deps import (
     OwnedProject,
     PageDep,
     SandboxesDep,
+    SettingsDep,
     StorageDep,
     refuse_busy,
 )
@@ -54,11 +55,12 @@ async def delete_project(
     locks: LocksDep,
     sandboxes: SandboxesDep,
     runs: OrchestratorDep,
+    settings: SettingsDep,
 ) -> Response:
     session_ids = await service.session_ids(db, project)
     await refuse_busy(locks, session_ids, "A session of this project")
     await runs.stop_waiting(session_ids, "Its project was deleted.")
     await discard_workspaces(sandboxes, session_ids)
-    keys = await service.delete(db, project)
+    keys = await service.delete(db, project, settings.previews_cache)
     after_commit(db, lambda: forget(storage, keys, session_ids))
     return Response(status_code=status.HTTP_204_NO_CONTENT)

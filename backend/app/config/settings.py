@@ -102,6 +102,11 @@ class Settings(
         return f"sqlite+aiosqlite:///{(self.DATA_DIR / 'workbench.db').resolve()}"
 
     @property
+    def previews_cache(self) -> Path:
+        """Where previews keep local copies of files (and what a page keeps beside them)."""
+        return Path(self.DATA_DIR) / "cache" / "files"
+
+    @property
     def is_embedded_db(self) -> bool:
         return self.database_url.startswith("sqlite")
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import shutil
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from sqlalchemy import select
@@ -135,14 +136,16 @@ async def upload(
     form: MultipartFile,
     limit: int,
     versions_kept: int = 10,
+    cache_dir: Path | None = None,
 ) -> File:
     """Stream the request's file into storage, then record it.
 
     A file with the same name in the project gets a new version: it keeps its id (so
     references to it stay valid), the new bytes are what it reads from now on, and the old
     ones stay as its previous version; past `versions_kept` versions, the oldest are deleted
-    once the new row has committed. If anything fails, the new bytes are deleted and no row
-    is written.
+    once the new row has committed (with their copies in `cache_dir`, the previews' cache,
+    when no other file holds the same bytes). If anything fails, the new bytes are deleted
+    and no row is written.
     """
     name = clean_file_name(await form.open())
     content_type = content_type_for(name)
@@ -163,7 +166,9 @@ async def upload(
         project = await db.get(Project, project_id)
         if project is None:
             raise NotFound("The project was deleted during the upload.", code="project_not_found")
-        file = await _record(db, storage, project, name, key, content_type, received, versions_kept)
+        file = await _record(
+            db, storage, project, name, key, content_type, received, versions_kept, cache_dir
+        )
     except BaseException:
         await asyncio.shield(storage.delete(key))
         raise
@@ -179,6 +184,7 @@ async def _record(
     content_type: str,
     received: _Received,
     versions_kept: int,
+    cache_dir: Path | None,
 ) -> File:
     fields: dict[str, Any] = {
         "size": received.size,
@@ -225,11 +231,13 @@ async def _record(
             code="upload_conflict",
         ) from None
     project.updated_at = utcnow()
-    await _prune_versions(db, storage, file, versions_kept)
+    await _prune_versions(db, storage, file, versions_kept, cache_dir)
     return file
 
 
-async def _prune_versions(db: AsyncSession, storage: ObjectStorage, file: File, kept: int) -> None:
+async def _prune_versions(
+    db: AsyncSession, storage: ObjectStorage, file: File, kept: int, cache_dir: Path | None
+) -> None:
     old = list(
         await db.scalars(
             select(FileVersion)
@@ -243,6 +251,32 @@ async def _prune_versions(db: AsyncSession, storage: ObjectStorage, file: File, 
     if old:
         keys = [v.storage_key for v in old]
         after_commit(db, lambda: delete_objects(storage, keys))
+        await db.flush()
+        await forget_copies(db, cache_dir, {v.sha256 for v in old})
+
+
+async def forget_copies(db: AsyncSession, cache_dir: Path | None, digests: set[str]) -> None:
+    """Once the transaction commits, remove from the previews' cache what it keeps of these
+    contents (a local copy, a page's UTF-8 copy or Parquet table), for those no file or kept
+    version of any project holds any more. Call it after the rows went (flushed)."""
+    if cache_dir is None or not digests:
+        return
+    held = set(await db.scalars(select(File.sha256).where(File.sha256.in_(digests))))
+    held |= set(await db.scalars(select(FileVersion.sha256).where(FileVersion.sha256.in_(digests))))
+    unused = sorted(digests - held)
+    if unused:
+        after_commit(db, lambda: asyncio.to_thread(_remove_copies, cache_dir, unused))
+
+
+def _remove_copies(cache_dir: Path, digests: list[str]) -> None:
+    for digest in digests:
+        if len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
+            continue  # a digest names the copies; nothing else is matched
+        for path in cache_dir.glob(f"{digest}*"):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
 
 
 async def versions(db: AsyncSession, file: File) -> list[FileVersion]:
@@ -269,25 +303,45 @@ async def get_version(db: AsyncSession, file: File, number: int) -> FileVersion:
     return found
 
 
-async def version_keys(
-    db: AsyncSession, *, file_id: uuid.UUID | None = None, project_id: uuid.UUID | None = None
-) -> list[str]:
-    """Storage keys of every kept version of a file (or of a project's files)."""
-    query = select(FileVersion.storage_key)
+async def _kept_versions(
+    db: AsyncSession, file_id: uuid.UUID | None, project_id: uuid.UUID | None
+) -> list[tuple[str, str]]:
+    """(storage key, SHA-256) of every kept version of a file (or of a project's files)."""
+    query = select(FileVersion.storage_key, FileVersion.sha256)
     if file_id is not None:
         query = query.where(FileVersion.file_id == file_id)
     if project_id is not None:
         query = query.join(File, File.id == FileVersion.file_id).where(
             File.project_id == project_id
         )
-    return list(await db.scalars(query))
+    return [(key, digest) for key, digest in (await db.execute(query)).all()]
 
 
-async def delete(db: AsyncSession, storage: ObjectStorage, file: File) -> None:
+async def version_keys(
+    db: AsyncSession, *, file_id: uuid.UUID | None = None, project_id: uuid.UUID | None = None
+) -> list[str]:
+    """Storage keys of every kept version of a file (or of a project's files)."""
+    return [key for key, _ in await _kept_versions(db, file_id, project_id)]
+
+
+async def version_digests(
+    db: AsyncSession, *, file_id: uuid.UUID | None = None, project_id: uuid.UUID | None = None
+) -> set[str]:
+    """The contents (SHA-256) of every kept version of a file (or of a project's files)."""
+    return {digest for _, digest in await _kept_versions(db, file_id, project_id)}
+
+
+async def delete(
+    db: AsyncSession, storage: ObjectStorage, file: File, cache_dir: Path | None = None
+) -> None:
+    """Delete the file and its versions: their bytes in storage and their copies in the
+    previews' cache go once the transaction commits."""
     keys = {file.storage_key, *await version_keys(db, file_id=file.id)}
+    digests = {file.sha256, *await version_digests(db, file_id=file.id)}
     await db.delete(file)
     await db.flush()
     after_commit(db, lambda: delete_objects(storage, sorted(keys)))
+    await forget_copies(db, cache_dir, digests)
 
 
 async def stream_object(storage: ObjectStorage, key: str) -> AsyncIterator[bytes]:

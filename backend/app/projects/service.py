@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -59,15 +60,21 @@ async def session_ids(db: AsyncSession, project: Project) -> list[uuid.UUID]:
     return list(await db.scalars(select(Session.id).where(Session.project_id == project.id)))
 
 
-async def delete(db: AsyncSession, project: Project) -> list[str]:
-    """Delete the project; its files and sessions cascade.
+async def delete(db: AsyncSession, project: Project, cache_dir: Path | None = None) -> list[str]:
+    """Delete the project; its files and sessions cascade (the previews' copies of its
+    files in `cache_dir` go once the transaction commits).
 
     Returns:
         The storage keys of its files, to delete once the transaction has committed.
     """
-    keys = list(await db.scalars(select(File.storage_key).where(File.project_id == project.id)))
-    keys = sorted({*keys, *await files_service.version_keys(db, project_id=project.id)})
+    query = select(File.storage_key, File.sha256).where(File.project_id == project.id)
+    files = (await db.execute(query)).all()
+    versions = await files_service.version_keys(db, project_id=project.id)
+    keys = sorted({*(key for key, _ in files), *versions})
+    digests = {digest for _, digest in files}
+    digests |= await files_service.version_digests(db, project_id=project.id)
     keys += await runs_history.artifact_keys(db, project_id=project.id)
     await db.delete(project)
     await db.flush()
+    await files_service.forget_copies(db, cache_dir, digests)
     return keys

@@ -151,9 +151,7 @@ class ContextBuilder:
         if preview_kind(file.name) is None:
             return prompting.FileInfo(file.name, size, pinned=pinned)
         try:
-            preview = await files_service.preview(
-                self.storage, file, self.settings.DATA_DIR / "cache" / "files"
-            )
+            preview = await files_service.preview(self.storage, file, self.settings.previews_cache)
         except PreviewError as exc:
             return prompting.FileInfo(
                 file.name, size, pinned=pinned, note=f"(could not be previewed: {exc})"
