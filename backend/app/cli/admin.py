@@ -22,7 +22,8 @@ if TYPE_CHECKING:  # the server's code is imported only when an admin command ru
     from app.models import User
 
 admin = typer.Typer(
-    help="Recover accounts on the server's own machine (uses its settings and database).",
+    help="Recover accounts and rotate keys on the server's own machine (uses its settings and "
+    "database).",
     no_args_is_help=True,
 )
 
@@ -89,6 +90,38 @@ def revoke_tokens(email: Annotated[str, typer.Argument(help="The account's email
     typer.echo(outcome.message)
     if not outcome.found:
         raise typer.Exit(1)
+
+
+@admin.command("reencrypt-sources")
+def reencrypt_sources() -> None:
+    """Encrypt every data source's password again with the current SECRET_KEY (after
+    changing it, with the old one listed in SOURCES_PREVIOUS_SECRET_KEYS)."""
+    resealed, lost = asyncio.run(_reseal(_settings()))
+    typer.echo(
+        f"Encrypted {resealed} source password{'' if resealed == 1 else 's'} again "
+        "with the current key."
+    )
+    if lost:
+        typer.echo(
+            f"{len(lost)} cannot be decrypted with any key given (their owners must enter the "
+            f"password again): {', '.join(lost)}",
+            err=True,
+        )
+        raise typer.Exit(1)
+
+
+async def _reseal(settings: Settings) -> tuple[int, list[str]]:
+    from app.db import create_engine, session_factory
+    from app.sources import service
+
+    engine = create_engine(settings.database_url, pool_size=1, max_overflow=0)
+    try:
+        async with session_factory(engine)() as db:
+            outcome = await service.reseal_all(db, service.keyring_of(settings))
+            await db.commit()
+            return outcome
+    finally:
+        await engine.dispose()
 
 
 def _email(email: str) -> str:

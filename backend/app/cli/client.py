@@ -203,6 +203,29 @@ class WorkbenchClient:
     def delete_session(self, session_id: str) -> None:
         self.request("DELETE", f"/sessions/{session_id}")
 
+    # -- data sources ------------------------------------------------------------------------
+
+    def sources(self, project_id: str) -> list[dict[str, Any]]:
+        return self.all_items(f"/projects/{project_id}/sources")
+
+    def create_source(self, project_id: str, **fields: Any) -> dict[str, Any]:
+        return dict(self.json("POST", f"/projects/{project_id}/sources", json=fields))
+
+    def update_source(self, source_id: str, **fields: Any) -> dict[str, Any]:
+        return dict(self.json("PATCH", f"/sources/{source_id}", json=fields))
+
+    def delete_source(self, source_id: str) -> None:
+        self.request("DELETE", f"/sources/{source_id}")
+
+    def check_source(self, source_id: str) -> dict[str, Any]:
+        return dict(self.json("POST", f"/sources/{source_id}/check"))
+
+    def source_schema(self, source_id: str) -> dict[str, Any]:
+        return dict(self.json("GET", f"/sources/{source_id}/schema"))
+
+    def describe_source(self, source_id: str, tables: list[dict[str, Any]]) -> dict[str, Any]:
+        return dict(self.json("PATCH", f"/sources/{source_id}/schema", json={"tables": tables}))
+
     # -- runs ------------------------------------------------------------------------------
 
     def runs(self, session_id: str) -> list[dict[str, Any]]:

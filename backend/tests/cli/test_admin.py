@@ -16,10 +16,11 @@ WORKBENCH = Path(sys.executable).parent / "workbench"
 
 
 def admin_command(
-    live: LiveServer, *args: str, stdin: str = ""
+    live: LiveServer, *args: str, stdin: str = "", extra_env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "DATA_DIR"))}
     env["DATA_DIR"] = str(live.settings.DATA_DIR)
+    env.update(extra_env or {})
     if live.settings.DATABASE_URL:
         env["DATABASE_URL"] = live.settings.DATABASE_URL
     return subprocess.run(
