@@ -21,7 +21,7 @@ import pyarrow as pa
 from app.sources.connection import SourceConnection
 from app.sources.drivers import open_session
 from app.sources.failures import SourceFailure
-from app.sources.refusals import QueryFailed, QueryRefused
+from app.sources.refusals import QueryFailed, QueryRefused, timed_out
 from app.sources.statements import check_query
 
 __all__ = ["QueryFailed", "QueryLimits", "QueryRefused", "SourceConnection", "stream_query"]
@@ -41,13 +41,6 @@ class QueryLimits:
     timeout_seconds: float
     max_rows: int
     max_bytes: int
-
-
-def _timed_out(limits: QueryLimits) -> QueryFailed:
-    return QueryFailed(
-        f"The query ran longer than the statement timeout ({limits.timeout_seconds:g} s): "
-        "aggregate or filter more in the database, or add LIMIT."
-    )
 
 
 async def stream_query(
@@ -109,7 +102,7 @@ async def _batched(
             async with asyncio.timeout(limits.timeout_seconds + GRACE_SECONDS - waited):
                 chunk = await anext(chunks, None)
         except TimeoutError:
-            raise _timed_out(limits) from None
+            raise timed_out(limits.timeout_seconds) from None
         waited += time.monotonic() - started
         if chunk is None:
             break

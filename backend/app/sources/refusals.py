@@ -13,3 +13,11 @@ class QueryRefused(Exception):
 class QueryFailed(Exception):
     """The database's own error (credentials scrubbed), or a timeout or cap with what to
     change; raised during the query."""
+
+
+def timed_out(timeout_seconds: float) -> QueryFailed:
+    """What a query stopped at its statement timeout ends with."""
+    return QueryFailed(
+        f"The query ran longer than the statement timeout ({timeout_seconds:g} s): "
+        "aggregate or filter more in the database, or add LIMIT."
+    )

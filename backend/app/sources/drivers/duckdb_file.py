@@ -15,7 +15,7 @@ from app.sources.catalog import ColumnInfo, Introspection, TableInfo
 from app.sources.connection import Access, RoleReport, SourceConnection
 from app.sources.drivers.threaded import in_thread
 from app.sources.failures import FailureKind, SourceFailure
-from app.sources.refusals import QueryFailed
+from app.sources.refusals import QueryFailed, timed_out
 
 CONFIG: dict[str, str | bool | int | float | list[str]] = {
     "enable_external_access": False,
@@ -51,13 +51,6 @@ SELECT (SELECT count(*) FROM duckdb_tables() WHERE NOT internal
 
 def open_read_only(path: Path) -> duckdb.DuckDBPyConnection:
     return duckdb.connect(str(path), read_only=True, config=CONFIG)
-
-
-def _timed_out(timeout_seconds: float) -> QueryFailed:
-    return QueryFailed(
-        f"The query ran longer than the statement timeout ({timeout_seconds:g} s): "
-        "aggregate or filter more in the database, or add LIMIT."
-    )
 
 
 class DuckdbSession:
@@ -110,7 +103,7 @@ class DuckdbSession:
             ) is not None:
                 yield batch
         except duckdb.InterruptException:
-            raise _timed_out(timeout_seconds) from None
+            raise timed_out(timeout_seconds) from None
         except duckdb.Error as exc:
             raise QueryFailed(f"DuckDB: {exc}") from None
 

@@ -21,7 +21,7 @@ from app.sources.arrow import Column, text_column, to_batch, unique_names
 from app.sources.catalog import ColumnInfo, Introspection, TableInfo
 from app.sources.connection import Access, RoleReport, SourceConnection
 from app.sources.failures import FailureKind, SourceFailure, network_failure, scrub
-from app.sources.refusals import QueryFailed
+from app.sources.refusals import QueryFailed, timed_out
 from app.sources.tls import context_for
 from app.sources.urls import Tls
 
@@ -208,10 +208,7 @@ class MysqlSession:
         except pymysql.MySQLError as exc:
             code = exc.args[0] if exc.args else None
             if code in _TIMEOUT_CODES:
-                raise QueryFailed(
-                    f"The query ran longer than the statement timeout ({timeout_seconds:g} s): "
-                    "aggregate or filter more in the database, or add LIMIT."
-                ) from None
+                raise timed_out(timeout_seconds) from None
             message = exc.args[1] if len(exc.args) > 1 else str(exc)
             raise QueryFailed(scrub(f"MySQL: {message}", secrets)) from None
 

@@ -17,7 +17,7 @@ from app.sources.arrow import Column, text_column, to_batch, unique_names
 from app.sources.catalog import ColumnInfo, Introspection, TableInfo
 from app.sources.connection import Access, RoleReport, SourceConnection
 from app.sources.failures import FailureKind, SourceFailure, network_failure, scrub
-from app.sources.refusals import QueryFailed
+from app.sources.refusals import QueryFailed, timed_out
 from app.sources.tls import context_for
 from app.sources.urls import Tls
 
@@ -181,10 +181,7 @@ class PostgresSession:
             while batch := await cursor.fetch(rows):
                 yield to_batch(columns, batch)
         except asyncpg.QueryCanceledError:
-            raise QueryFailed(
-                f"The query ran longer than the statement timeout ({timeout_seconds:g} s): "
-                "aggregate or filter more in the database, or add LIMIT."
-            ) from None
+            raise timed_out(timeout_seconds) from None
         except asyncpg.PostgresError as exc:
             raise QueryFailed(scrub(f"PostgreSQL: {exc}", [self.source.url.password])) from None
         finally:

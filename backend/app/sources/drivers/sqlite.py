@@ -20,7 +20,7 @@ from app.sources.catalog import ColumnInfo, Introspection, TableInfo
 from app.sources.connection import Access, RoleReport, SourceConnection
 from app.sources.drivers.threaded import Stopwatch, in_thread
 from app.sources.failures import FailureKind, SourceFailure
-from app.sources.refusals import QueryFailed
+from app.sources.refusals import QueryFailed, timed_out
 
 # Row counts are taken with count(*) only for files this small; larger ones say None
 # unless the file keeps statistics (sqlite_stat1, from ANALYZE).
@@ -275,10 +275,7 @@ class SqliteSession:
                 yield to_batch(columns, batch)
         except sqlite3.OperationalError as exc:
             if "interrupted" in str(exc):
-                raise QueryFailed(
-                    f"The query ran longer than the statement timeout ({timeout_seconds:g} s): "
-                    "aggregate or filter more in the database, or add LIMIT."
-                ) from None
+                raise timed_out(timeout_seconds) from None
             raise QueryFailed(f"SQLite: {exc}") from None
         except sqlite3.Error as exc:
             raise QueryFailed(f"SQLite: {exc}") from None
