@@ -8,10 +8,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from pathlib import Path
 from typing import Any
 
 import aiomysql
+import nbformat
 import pytest
+from nbclient import NotebookClient
 
 from tests.api.test_query import ask, finished, of
 from tests.conftest import Api
@@ -194,3 +197,40 @@ def test_without_a_usable_source_sql_says_why(
     assert "the source 'shop' cannot be queried now" in error["error"]
     # An unusable source is not offered to the agent in its prompt.
     assert "- source shop" not in llm.prompts()[0]
+
+
+def test_the_exported_notebook_reruns_the_queries_on_the_readers_own_connection(
+    alice: Api,
+    shop: dict[str, Any],
+    llm: ScriptedLLM,
+    mysql_source: ServerSource,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    llm.script(
+        code_reply(
+            f'df = sql("{TOTALS}", source="shop")\n'
+            "for row in df.itertuples():\n"
+            "    print(row.region, float(row.total), int(row.n))"
+        ),
+        final_reply("'Summed.'"),
+    )
+    events = ask(alice, shop["session"]["id"], "Sales by region?")
+    printed_then = "".join(e["output"] for e in of(events, "step.output"))
+    body = alice.get(f"/sessions/{shop['session']['id']}/export", params={"format": "ipynb"})
+    assert body.status_code == 200
+    notebook = nbformat.reads(body.text, as_version=4)
+    queries = [c for c in notebook.cells if c.cell_type == "markdown" and "```sql" in c.source]
+    assert len(queries) == 1 and TOTALS in queries[0].source and "2 rows" in queries[0].source
+    # Run with the reader's own connection (the export holds none).
+    monkeypatch.setenv("WORKBENCH_RUN_UNSANDBOXED", "1")
+    monkeypatch.setenv(
+        "WORKBENCH_SOURCE_SHOP",
+        f"mysql+pymysql://{mysql_source.reader}:{mysql_source.password}@"
+        f"{mysql_source.host}:{mysql_source.port}/{mysql_source.database}",
+    )
+    NotebookClient(notebook, timeout=120, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    assert not [o for c in code for o in c.outputs if o.output_type == "error"]
+    printed_now = "".join(o.get("text", "") for o in code[1].outputs)
+    assert printed_now == printed_then
