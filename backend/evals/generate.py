@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from app.cli.eval_dabench import extract
 from evals.catalog import SPECS
@@ -69,9 +70,6 @@ def generate(folder: Path = HERE) -> list[Path]:
     answers = solve(tables)
     tasks, solutions = [], []
     for spec in SPECS:
-        pairs = [[name, value] for name, value in extract(answers.get(spec.id)).items()]
-        if not pairs:
-            raise RuntimeError(f"{spec.id}: its solution gave no @name[value] answer")
         tasks.append(
             {
                 "id": spec.id,
@@ -81,17 +79,28 @@ def generate(folder: Path = HERE) -> list[Path]:
                 "format": spec.format,
                 "file_name": spec.file_name,
                 "level": spec.level,
-                "answers": pairs,
+                "answers": answer_pairs(spec.id, answers),
             }
         )
         solutions.append({"id": spec.id, "solution": spec.solution.strip() + "\n"})
-    for name, rows in (("tasks.jsonl", tasks), ("solutions.jsonl", solutions)):
-        path = folder / name
-        path.write_text(
-            "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8"
-        )
-        written.append(path)
+    written.append(write_jsonl(folder / "tasks.jsonl", tasks))
+    written.append(write_jsonl(folder / "solutions.jsonl", solutions))
     return written
+
+
+def answer_pairs(task_id: str, answers: dict[str, str]) -> list[list[str]]:
+    """A task's `[name, value]` pairs, from the final answer its solution gave."""
+    pairs = [[name, value] for name, value in extract(answers.get(task_id)).items()]
+    if not pairs:
+        raise RuntimeError(f"{task_id}: its solution gave no @name[value] answer")
+    return pairs
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text(
+        "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8"
+    )
+    return path
 
 
 def main() -> None:

@@ -2,7 +2,9 @@
 
 A task is one JSON object a line: `{id, question, constraints, format, file_name, answers}`
 where `answers` (or DABench's `common_answers`, or a separate labels file) is a list of
-`[name, value]` pairs. The model ends its final answer with `@name[value]` for each.
+`[name, value]` pairs. The model ends its final answer with `@name[value]` for each. A task
+over a database names the project's data source it needs in `source` (a name, or a list of
+them) instead of, or besides, a `file_name`.
 
 Scoring follows DABench's own evaluator, `examples/DA-Agent/eval_closed_form.py` in
 github.com/InfiAgent/InfiAgent: the pairs are found with the regex `@(\\w+)\\[(.*?)\\]`
@@ -48,6 +50,7 @@ class Task:
     constraints: str = ""
     format: str = ""
     files: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
     raw_id: Any = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
@@ -63,6 +66,10 @@ def prompt(task: Task) -> str:
     if task.files:
         names = ", ".join(f'"{name}"' for name in task.files)
         parts.append(f"The data is in {names}.")
+    if task.sources:
+        names = ", ".join(f'"{name}"' for name in task.sources)
+        kind = "source" if len(task.sources) == 1 else "sources"
+        parts.append(f"The data is in the database {kind} {names}.")
     if task.constraints.strip():
         parts.append(f"Constraints: {task.constraints.strip()}")
     if task.format.strip():
@@ -122,6 +129,18 @@ def _key(value: Any, where: str) -> str:
     return str(value)
 
 
+def _names(row: dict[str, Any], key: str, what: str, where: str) -> tuple[str, ...]:
+    """A field holding one name or a list of them (none when it is missing or empty)."""
+    value = row.get(key)
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(v, str) and v for v in value):
+        return tuple(value)
+    raise TaskFileError(f"{where}: '{key}' must be {what} or a list of them")
+
+
 def load_labels(path: Path) -> dict[str, tuple[tuple[str, str], ...]]:
     """DABench's labels file: `{id, common_answers}` (or `answers`) a line."""
     labels: dict[str, tuple[tuple[str, str], ...]] = {}
@@ -164,15 +183,6 @@ def load_tasks(path: Path, labels: Path | None = None) -> list[Task]:
         else:
             source = f" or in {labels}" if labels else " (or pass --labels)"
             raise TaskFileError(f"{where}: task {key} has no answers in the task{source}")
-        files = row.get("file_name")
-        if files is None or files == "":
-            names: tuple[str, ...] = ()
-        elif isinstance(files, str):
-            names = (files,)
-        elif isinstance(files, list) and all(isinstance(f, str) and f for f in files):
-            names = tuple(files)
-        else:
-            raise TaskFileError(f"{where}: 'file_name' must be a file name or a list of them")
         tasks.append(
             Task(
                 id=key,
@@ -180,7 +190,8 @@ def load_tasks(path: Path, labels: Path | None = None) -> list[Task]:
                 answers=answers,
                 constraints=row.get("constraints") or "",
                 format=row.get("format") or "",
-                files=names,
+                files=_names(row, "file_name", "a file name", where),
+                sources=_names(row, "source", "a source's name", where),
                 raw_id=row["id"],
                 extra={k: v for k, v in row.items() if k in ("concepts", "level")},
             )

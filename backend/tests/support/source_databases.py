@@ -9,7 +9,7 @@ import asyncio
 import os
 import secrets
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,7 +56,7 @@ async def _pg_admin(database: str = "postgres") -> asyncpg.Connection:
     return await asyncpg.connect(dsn, timeout=5)
 
 
-async def _create_pg(name: str, password: str) -> None:
+async def _create_pg(name: str, password: str, load: Sequence[str] = ()) -> None:
     conn = await _pg_admin()
     try:
         for role in (f"{name}_w", f"{name}_r"):
@@ -67,6 +67,12 @@ async def _create_pg(name: str, password: str) -> None:
     conn = await _pg_admin(name)
     try:
         await conn.execute(f"SET ROLE {name}_w")
+        if load:
+            for statement in load:
+                await conn.execute(statement)
+            await conn.execute("ANALYZE")
+            await conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {name}_r")
+            return
         await conn.execute(
             "CREATE TABLE orders (id int PRIMARY KEY, region text, amount numeric(10, 2), "
             "created_at timestamptz DEFAULT '2026-01-02 03:04:05+00', note text, "
@@ -130,13 +136,18 @@ async def mysql_execute(*statements: str) -> list[tuple[object, ...]]:
         conn.close()
 
 
-async def _create_mysql(name: str, password: str) -> None:
+async def _create_mysql(name: str, password: str, load: Sequence[str] = ()) -> None:
     await mysql_execute(
         f"CREATE DATABASE {name}",
         f"CREATE USER '{name}_w'@'%' IDENTIFIED BY '{password}'",
         f"CREATE USER '{name}_r'@'%' IDENTIFIED BY '{password}'",
         f"GRANT ALL PRIVILEGES ON {name}.* TO '{name}_w'@'%'",
         f"GRANT SELECT ON {name}.* TO '{name}_r'@'%'",
+    )
+    if load:
+        await mysql_execute(f"USE {name}", *load)
+        return
+    await mysql_execute(
         f"CREATE TABLE {name}.orders (id int PRIMARY KEY, region varchar(20), "
         "amount decimal(10, 2), created_at timestamp DEFAULT '2026-01-02 03:04:05', "
         "note text, payload json)",
@@ -174,11 +185,12 @@ def _fail(what: str, where: str, exc: BaseException, start: str) -> None:
     )
 
 
-def postgres_source() -> Iterator[ServerSource]:
-    """A fresh PostgreSQL database with the orders table, its two roles; dropped after."""
+def postgres_source(load: Sequence[str] = ()) -> Iterator[ServerSource]:
+    """A fresh PostgreSQL database with the orders table (or what the `load` statements
+    make, as its writer), its two roles; dropped after."""
     name, password = _name(), secrets.token_urlsafe(12)
     try:
-        asyncio.run(_create_pg(name, password))
+        asyncio.run(_create_pg(name, password, load))
     except (OSError, asyncpg.PostgresError) as exc:
         _fail("PostgreSQL", POSTGRES_ADMIN_DSN, exc, "Start it (see README, Testing).")
     try:
@@ -189,11 +201,12 @@ def postgres_source() -> Iterator[ServerSource]:
         asyncio.run(_drop_pg(name))
 
 
-def mariadb_source() -> Iterator[ServerSource]:
-    """A fresh MariaDB database with the orders table, its two users; dropped after."""
+def mariadb_source(load: Sequence[str] = ()) -> Iterator[ServerSource]:
+    """A fresh MariaDB database with the orders table (or what the `load` statements make),
+    its two users; dropped after."""
     name, password = _name(), secrets.token_urlsafe(12)
     try:
-        asyncio.run(_create_mysql(name, password))
+        asyncio.run(_create_mysql(name, password, load))
     except Exception as exc:
         _fail(
             "MariaDB",
