@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -40,6 +40,19 @@ class Stopped(Exception):
     """The evaluation is stopping (interrupted, or another task failed for good)."""
 
 
+class SourceUnusable(Exception):
+    """A data source the tasks need could not be added to the project, or does not answer."""
+
+
+@dataclass(frozen=True)
+class SourceLogin:
+    """A database the tasks query: the project's source `name` at `url` (no password in it)."""
+
+    name: str
+    url: str
+    password: str | None = field(default=None, repr=False)
+
+
 @dataclass(frozen=True)
 class Job:
     model: str
@@ -64,13 +77,40 @@ class Evaluation:
 
     # -- setting up and tidying up -------------------------------------------------------
 
-    def prepare(self, name: str, files: dict[str, Path]) -> None:
-        """A project holding each table once, under the name the tasks use."""
+    def prepare(
+        self, name: str, files: dict[str, Path], sources: Sequence[SourceLogin] = ()
+    ) -> None:
+        """A project holding each data source and each table once, under the names the
+        tasks use.
+
+        Raises:
+            SourceUnusable: the server refused a source, or its check failed.
+        """
         project = self._retrying(lambda: self.client.create_project(name))
         self.project_id = str(project["id"])
+        for login in sources:
+            self._add_source(login)
         for file_name, path in files.items():
             stored = self._retrying(partial(self.client.upload, self.project_id, path, file_name))
             self.file_ids[file_name] = str(stored["id"])
+
+    def _add_source(self, login: SourceLogin) -> None:
+        """Add the source, checked by the server as it is added: only a ready one will do."""
+        assert self.project_id is not None
+        add = partial(
+            self.client.create_source, self.project_id, login.name, login.url, login.password
+        )
+        try:
+            source = self._retrying(add)
+        except ApiError as exc:
+            if exc.status in RETRY_STATUSES:
+                raise
+            raise SourceUnusable(f"The source {login.name} was refused: {exc}") from None
+        if source.get("status") != "ready":
+            raise SourceUnusable(
+                f"The source {login.name} ({source.get('display_url')}) cannot be used: "
+                f"{source.get('status_detail') or source.get('status')}"
+            )
 
     def cancel_active(self) -> None:
         with self._lock:

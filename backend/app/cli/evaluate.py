@@ -1,22 +1,27 @@
 """`workbench eval`: run a task set through the public API and report, per model, how
 often the answers were right and what they cost.
 
-Each task runs in a fresh session of one project that holds the task set's tables, exactly
-as a user's question would. Every finished run is appended to DIR/results.jsonl at once, so
-an interrupted evaluation resumes where it stopped when run again with the same --report.
+Each task runs in a fresh session of one project that holds the task set's tables and the
+databases its tasks query (`--source`), exactly as a user's question would. Every finished
+run is appended to DIR/results.jsonl at once, so an interrupted evaluation resumes where it
+stopped when run again with the same --report.
 
-This module is the command: its options, the tables and models it checks, and the jobs
-run K at a time with a progress bar a model. Running one job is eval_runner.py's.
+This module is the command: its options, the tables, sources and models it checks, and the
+jobs run K at a time with a progress bar a model. Running one job is eval_runner.py's.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import sys
 from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlsplit
 
 import click
 import typer
@@ -43,7 +48,10 @@ from app.cli.eval_report import (
     tasks_table,
     write_report,
 )
-from app.cli.eval_runner import Evaluation, Job, Stopped
+from app.cli.eval_runner import Evaluation, Job, SourceLogin, SourceUnusable, Stopped
+
+# A source's name, as the server accepts it (what the agent passes as sql(…, source=name)).
+SOURCE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 
 
 class EvalError(Exception):
@@ -70,6 +78,63 @@ def _tables(tasks: list[Task], folder: Path) -> dict[str, Path]:
             "Point --tables at the folder that holds them."
         )
     return files
+
+
+def password_variable(name: str) -> str:
+    """The environment variable that holds the password of the source `name`."""
+    return "WORKBENCH_SOURCE_PASSWORD_" + re.sub(r"\W", "_", name).upper()
+
+
+def _sources(tasks: list[Task], given: list[str]) -> list[SourceLogin]:
+    """The sources of --source NAME=URL, each with its password (from its environment
+    variable, else asked for at a terminal); every source a task needs must be among them.
+    A password in the URL is refused: the command line is visible to the machine's other
+    users and kept in the shell's history."""
+    urls: dict[str, str] = {}
+    for item in given:
+        name, _, url = (part.strip() for part in item.partition("="))
+        if not SOURCE_NAME.fullmatch(name) or not url:
+            raise BadInput(
+                f"--source {item!r}: expected NAME=URL, e.g. shop=mysql://reader@db:3306/shop"
+            )
+        if name in urls:
+            raise BadInput(f"--source {name} is given twice.")
+        try:
+            has_password = urlsplit(url).password is not None
+        except ValueError as exc:
+            raise BadInput(f"--source {name}: not a URL ({exc}).") from None
+        if has_password:
+            raise BadInput(
+                f"--source {name}: leave the password out of the URL (the command line is "
+                "visible to other users of this machine and kept in the shell's history); "
+                f"set {password_variable(name)} or type it when asked."
+            )
+        urls[name] = url
+    missing = sorted({s for task in tasks for s in task.sources} - set(urls))
+    if missing:
+        first = missing[0]
+        raise BadInput(
+            f"The tasks query the data source(s) {', '.join(missing)}: pass --source NAME=URL "
+            f"for each, e.g. --source {first}=mysql://reader@db.example:3306/{first} with the "
+            f"password in {password_variable(first)}."
+        )
+    return [SourceLogin(name, url, _password(name, url)) for name, url in urls.items()]
+
+
+def _password(name: str, url: str) -> str | None:
+    variable = password_variable(name)
+    if variable in os.environ:
+        return os.environ[variable]
+    user = urlsplit(url).username
+    if user is None or not sys.stdin.isatty():
+        return None
+    typed = typer.prompt(
+        f"Password of {user} for the source {name} (empty for none; or set {variable})",
+        default="",
+        show_default=False,
+        hide_input=True,
+    )
+    return str(typed) or None
 
 
 def _models(client: WorkbenchClient, asked: list[str]) -> list[str]:
@@ -113,6 +178,17 @@ def eval_command(
         Path | None,
         typer.Option(help="Answers in a separate file: DABench's {id, common_answers} a line."),
     ] = None,
+    source: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--source",
+            "-s",
+            help="NAME=URL: a database the tasks query (their 'source'), added to the "
+            "evaluation's project and checked before any task runs; repeat for more. The "
+            "password comes from WORKBENCH_SOURCE_PASSWORD_<NAME>, or is asked for; never "
+            "in the URL.",
+        ),
+    ] = None,
     concurrency: Annotated[int, typer.Option(min=1, max=64, help="Tasks run at once.")] = 1,
     repeat: Annotated[int, typer.Option(min=1, max=100, help="Runs of each task per model.")] = 1,
     limit: Annotated[
@@ -150,6 +226,7 @@ def eval_command(
             asked=model or [],
             tables=tables,
             labels=labels,
+            sources=source or [],
             concurrency=concurrency,
             repeat=repeat,
             limit=limit,
@@ -170,6 +247,7 @@ def _evaluate(
     asked: list[str],
     tables: Path | None,
     labels: Path | None,
+    sources: list[str],
     concurrency: int,
     repeat: int,
     limit: int | None,
@@ -185,6 +263,7 @@ def _evaluate(
     if limit:
         task_list = task_list[:limit]
     files = _tables(task_list, tables or tasks.parent)
+    logins = _sources(task_list, sources)
     folder = report or Path(f"eval-{datetime.now():%Y%m%d-%H%M%S}")
     folder.mkdir(parents=True, exist_ok=True)
     results = folder / RESULTS
@@ -212,11 +291,12 @@ def _evaluate(
         evaluation = Evaluation(client, results, keep, notice=lambda text: err.print(escape(text)))
         if jobs:
             needed = {name: files[name] for job in jobs for name in job.task.files}
-            _run_jobs(evaluation, jobs, needed, tasks, concurrency, match, err)
+            _run_jobs(evaluation, jobs, needed, logins, tasks, concurrency, match, err)
         records, _ = read_records(results)
         meta = {
             "tasks_file": str(tasks),
             "labels_file": str(labels) if labels else None,
+            "sources": {login.name: login.url for login in logins},
             "server": client.url,
             "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
@@ -241,13 +321,14 @@ def _run_jobs(
     evaluation: Evaluation,
     jobs: list[Job],
     files: dict[str, Path],
+    sources: list[SourceLogin],
     tasks_file: Path,
     concurrency: int,
     match: Match,
     err: Console,
 ) -> None:
-    """Run the jobs, K at a time, with a progress bar a model; stop at the first job that
-    cannot run (or at Ctrl-C), cancelling the runs under way."""
+    """Set up the project, then run the jobs, K at a time, with a progress bar a model; stop
+    at the first job that cannot run (or at Ctrl-C), cancelling the runs under way."""
     results = evaluation.results
     progress = Progress(
         SpinnerColumn(),
@@ -264,7 +345,9 @@ def _run_jobs(
     pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="eval")
     failure: tuple[Job, BaseException] | None = None
     try:
-        evaluation.prepare(f"eval {tasks_file.name} {datetime.now():%Y-%m-%d %H:%M}", files)
+        evaluation.prepare(
+            f"eval {tasks_file.name} {datetime.now():%Y-%m-%d %H:%M}", files, sources
+        )
         with progress:
             pending: dict[Future[RunRecord | None], Job] = {
                 pool.submit(evaluation.run, job): job for job in jobs
@@ -295,6 +378,8 @@ def _run_jobs(
         raise typer.Exit(130) from None
     except ApiError as exc:
         raise EvalError(f"Cannot set up the evaluation: {exc}") from None
+    except SourceUnusable as exc:
+        raise EvalError(f"{exc}. No task was run.") from None
     finally:
         evaluation.stop.set()
         if failure is not None:

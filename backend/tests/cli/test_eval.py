@@ -9,18 +9,15 @@ folder, which is also how a user adds a model to an earlier evaluation.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-import typer
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
-from app.cli.evaluate import eval_command
 from tests.conftest import Api
-from tests.support.llm import HttpError, ScriptedLLM, code_reply
-from tests.support.server import LiveServer
+from tests.support.eval_playbook import Playbook, read_jsonl
+from tests.support.llm import HttpError, ScriptedLLM
 
 pytestmark = pytest.mark.parametrize("server", ["embedded"], indirect=True)
 
@@ -28,78 +25,10 @@ EVALS = Path(__file__).parents[2] / "evals"
 TASKS = EVALS / "tasks.jsonl"
 TABLES = EVALS / "tables"
 REFERENCE, SECOND = "openai/scripted", "openai/gpt-4o-mini"
-
-
-def cli() -> typer.Typer:
-    app = typer.Typer()
-    app.callback()(lambda: None)
-    app.command("eval")(eval_command)
-    return app
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 TASK_LIST = read_jsonl(TASKS)
-SOLUTIONS = {row["id"]: row["solution"] for row in read_jsonl(EVALS / "solutions.jsonl")}
+PLAYBOOK = Playbook.of(TASK_LIST, EVALS / "solutions.jsonl")
 # The second model answers these wrongly, and fails its first step on those (then recovers).
-WRONG = {t["id"] for t in TASK_LIST[0::6]}
-ERROR_FIRST = {t["id"] for t in TASK_LIST[1::6]}
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
-    return str(content or "")
-
-
-def task_of(messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """The task a request is about: the longest question its user messages contain."""
-    asked = "\n".join(_text(m.get("content")) for m in messages if m.get("role") == "user")
-    found = [t for t in TASK_LIST if t["question"] in asked]
-    assert found, asked[-500:]
-    return max(found, key=lambda t: len(t["question"]))
-
-
-def reference(messages: list[dict[str, Any]]) -> str:
-    return code_reply(SOLUTIONS[task_of(messages)["id"]])
-
-
-def fumbling(messages: list[dict[str, Any]]) -> str:
-    task = task_of(messages)
-    answered = any(m.get("role") == "assistant" for m in messages)
-    if task["id"] in WRONG:
-        pairs = " ".join(f"@{name}[wrong]" for name, _ in task["answers"])
-        return code_reply(f"final_answer({pairs!r})")
-    if task["id"] in ERROR_FIRST and not answered:
-        return code_reply("ratio = 1 / 0")
-    return code_reply(SOLUTIONS[task["id"]])
-
-
-@pytest.fixture
-def player(llm: ScriptedLLM) -> Iterator[Callable[[Callable[..., str]], None]]:
-    def play(responder: Callable[..., str]) -> None:
-        llm.responder = responder
-
-    yield play
-    llm.responder = None
-
-
-@pytest.fixture
-def run_eval(live: LiveServer, alice: Api, tmp_path: Path) -> Callable[..., Result]:
-    response = alice.post("/auth/tokens", json={"name": "eval"})
-    assert response.status_code == 201, response.text
-    env = {
-        "WORKBENCH_URL": live.url,
-        "WORKBENCH_TOKEN": response.json()["token"],
-        "WORKBENCH_CONFIG_DIR": str(tmp_path / "config"),
-    }
-
-    def invoke(*args: str) -> Result:
-        return CliRunner().invoke(cli(), ["eval", *args], env=env, catch_exceptions=False)
-
-    return invoke
+WRONG, ERROR_FIRST = PLAYBOOK.wrong, PLAYBOOK.error_first
 
 
 def model_requests(llm: ScriptedLLM) -> list[str]:
@@ -115,7 +44,7 @@ def test_the_task_set_scores_its_reference_solutions_and_a_weaker_model(
 ) -> None:
     report = tmp_path / "report"
     common = [str(TASKS), "--tables", str(TABLES), "--report", str(report), "--concurrency", "4"]
-    player(reference)
+    player(PLAYBOOK.reference)
 
     # Part of the set, as if the evaluation had been stopped after ten tasks...
     first = run_eval(*common, "--model", REFERENCE, "--limit", "10")
@@ -145,7 +74,7 @@ def test_the_task_set_scores_its_reference_solutions_and_a_weaker_model(
 
     # The second model joins the same report; the first one's runs are not repeated.
     llm.requests.clear()
-    player(fumbling)
+    player(PLAYBOOK.fumbling)
     both = run_eval(*common, "--model", REFERENCE, "--model", SECOND)
     assert both.exit_code == 0, both.output
     assert set(model_requests(llm)) == {"gpt-4o-mini"}
@@ -195,7 +124,7 @@ def test_a_failed_run_counts_as_wrong_with_its_error(
 ) -> None:
     tasks = tmp_path / "one.jsonl"
     tasks.write_text(TASKS.read_text().splitlines()[0] + "\n")
-    player(reference)
+    player(PLAYBOOK.reference)
     llm.script(HttpError(500, "The provider is down."))
 
     result = run_eval(
