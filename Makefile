@@ -139,6 +139,13 @@ bench-preview: deps
 eval: deps
 	cd $(BACKEND) && $(UV) run --frozen workbench eval evals/tasks.jsonl --tables evals/tables $(ARGS)
 
+# The shop task set (backend/evals/shop) against a database loaded from evals/shop/shop.sql,
+# e.g. SHOP_URL=mysql://reader@127.0.0.1:3306/shop with WORKBENCH_SOURCE_PASSWORD_SHOP set.
+.PHONY: eval-shop
+eval-shop: deps
+	@test -n "$(SHOP_URL)" || { echo "Set SHOP_URL, e.g. SHOP_URL=mysql://reader@127.0.0.1:3306/shop"; exit 2; }
+	cd $(BACKEND) && $(UV) run --frozen workbench eval evals/shop/tasks.jsonl --source shop=$(SHOP_URL) $(ARGS)
+
 # Gemma 3 270M on llama.cpp's OpenAI-compatible server, through `workbench eval`. It builds
 # llama-cpp-python once into backend/.bench-llama (about ten minutes), never into the
 # product's environment. ARGS="--limit 5 --max-steps 4" for a quick try.
