@@ -12,6 +12,7 @@ import argparse
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -103,12 +104,17 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=HERE, help="folder to write (default: here)")
+def command(write: Callable[[Path], list[Path]], here: Path, doc: str) -> None:
+    """A generator's command line: write the set into --out (default: its own folder)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=here, help="folder to write (default: here)")
     args = parser.parse_args()
-    for path in generate(args.out):
+    for path in write(args.out):
         print(path)
+
+
+def main() -> None:
+    command(generate, HERE, __doc__)
 
 
 if __name__ == "__main__":

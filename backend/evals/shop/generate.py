@@ -9,7 +9,6 @@ another that the committed files are what this writes.
 
 from __future__ import annotations
 
-import argparse
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from evals.generate import answer_pairs, write_jsonl
+from evals.generate import answer_pairs, command, write_jsonl
 from evals.shop.catalog import SOURCE, SPECS, Spec
 from evals.shop.schema import build, to_sql, write_sqlite
 
@@ -113,11 +112,7 @@ def generate(folder: Path = HERE) -> list[Path]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=HERE, help="folder to write (default: here)")
-    args = parser.parse_args()
-    for path in generate(args.out):
-        print(path)
+    command(generate, HERE, __doc__)
 
 
 if __name__ == "__main__":

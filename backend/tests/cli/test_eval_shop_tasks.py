@@ -1,24 +1,22 @@
 """The shop task set (backend/evals/shop): what is committed is what the generator writes,
 its questions need the database, and its SQL loads and answers alike on this machine's real
-MariaDB and PostgreSQL, not only on the SQLite file the answers were computed on."""
+MariaDB and PostgreSQL, not only on the SQLite file the answers were computed on, through
+the engine that answers sql() in the workbench."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import asyncpg
 import pandas as pd
-import pymysql
 import pytest
 
 from app.cli.eval_dabench import load_tasks
 from evals.shop.generate import generate, solve
 from evals.shop.schema import dump, split
+from tests.sources.engine import collect, connection, run
 from tests.support import source_databases
-from tests.support.source_databases import ServerSource
 
 SHOP = Path(__file__).parents[2] / "evals" / "shop"
 Query = Callable[[str], pd.DataFrame]
@@ -79,65 +77,39 @@ def test_the_shop_set_is_dabench_shaped_and_needs_the_database() -> None:
         assert feature in code, feature
 
 
-# -- the same answers from the servers ----------------------------------------------------------
+# -- the same answers through the product's query engine ----------------------------------------
 
 
-def mariadb_query(source: ServerSource) -> Iterator[Query]:
-    conn = pymysql.connect(
-        host=source.host,
-        port=source.port,
-        user=source.reader,
-        password=source.password,
-        database=source.database,
-    )
+def engine_query(url: str) -> Query:
+    """A `query` through the engine that answers sql() in a run: the statement parsed and
+    run read-only, the result as Arrow, then as the DataFrame the agent's code gets."""
+    source = connection(url, files=SHOP)
 
     def query(text: str) -> pd.DataFrame:
-        with conn.cursor() as cursor:
-            cursor.execute(text)
-            names = [d[0] for d in cursor.description]
-            return pd.DataFrame(list(cursor.fetchall()), columns=names)
+        return run(collect(source, text)).to_pandas()
 
-    try:
-        yield query
-    finally:
-        conn.close()
+    return query
 
 
-def postgres_query(source: ServerSource) -> Iterator[Query]:
-    loop = asyncio.new_event_loop()
-    conn = loop.run_until_complete(
-        asyncpg.connect(
-            host=source.host,
-            port=source.port,
-            user=source.reader,
-            password=source.password,
-            database=source.database,
-        )
-    )
-
-    def query(text: str) -> pd.DataFrame:
-        statement = loop.run_until_complete(conn.prepare(text))
-        names = [a.name for a in statement.get_attributes()]
-        rows = loop.run_until_complete(statement.fetch())
-        return pd.DataFrame([tuple(r) for r in rows], columns=names)
-
-    try:
-        yield query
-    finally:
-        loop.run_until_complete(conn.close())
-        loop.close()
+def servers(kind: str) -> Iterator[str]:
+    """The URL of a database holding the committed script: the SQLite file, or the script
+    loaded into a fresh database on this machine's MariaDB or PostgreSQL (dropped after)."""
+    if kind == "sqlite":
+        yield f"sqlite:///{SHOP / 'shop.db'}"
+        return
+    load = split((SHOP / "shop.sql").read_text(encoding="utf-8"))
+    make = {
+        "mariadb": source_databases.mariadb_source,
+        "postgresql": source_databases.postgres_source,
+    }
+    for server in make[kind](load):
+        yield server.url(server.reader)
 
 
 @pytest.mark.filterwarnings("ignore:Unknown table")  # the script's DROP TABLE IF EXISTS
-@pytest.mark.parametrize("kind", ["mariadb", "postgresql"])
-def test_the_script_loads_into_mariadb_and_postgresql_and_answers_alike(kind: str) -> None:
-    load = split((SHOP / "shop.sql").read_text(encoding="utf-8"))
-    make, connect = {
-        "mariadb": (source_databases.mariadb_source, mariadb_query),
-        "postgresql": (source_databases.postgres_source, postgres_query),
-    }[kind]
-
-    for server in make(load):
-        for query in connect(server):
-            assert int(query("SELECT COUNT(*) FROM order_items").iloc[0, 0]) > 5000
-            assert solve(query) == expected_answers()
+@pytest.mark.parametrize("kind", ["sqlite", "mariadb", "postgresql"])
+def test_every_solution_answers_alike_on_each_kind_of_database(kind: str) -> None:
+    for url in servers(kind):
+        query = engine_query(url)
+        assert int(query("SELECT COUNT(*) AS n FROM order_items")["n"][0]) > 5000
+        assert solve(query) == expected_answers()
