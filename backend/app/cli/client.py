@@ -197,17 +197,6 @@ class WorkbenchClient:
             body["autonomy"] = autonomy
         return dict(self.json("POST", f"/projects/{project_id}/sessions", json=body))
 
-    # -- data sources ----------------------------------------------------------------------
-
-    def create_source(
-        self, project_id: str, name: str, url: str, password: str | None = None
-    ) -> dict[str, Any]:
-        """Add a database to the project; the server checks it at once (see its status)."""
-        body = {"name": name, "url": url}
-        if password is not None:
-            body["password"] = password
-        return dict(self.json("POST", f"/projects/{project_id}/sources", json=body))
-
     def update_session(self, session_id: str, **fields: Any) -> dict[str, Any]:
         return dict(self.json("PATCH", f"/sessions/{session_id}", json=fields))
 

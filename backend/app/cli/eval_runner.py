@@ -97,9 +97,10 @@ class Evaluation:
     def _add_source(self, login: SourceLogin) -> None:
         """Add the source, checked by the server as it is added: only a ready one will do."""
         assert self.project_id is not None
-        add = partial(
-            self.client.create_source, self.project_id, login.name, login.url, login.password
-        )
+        fields = {"name": login.name, "url": login.url}
+        if login.password is not None:
+            fields["password"] = login.password
+        add = partial(self.client.create_source, self.project_id, **fields)
         try:
             source = self._retrying(add)
         except ApiError as exc:
