@@ -25,6 +25,7 @@ from app.sandbox.interface import (
     SandboxLimits,
     StepResult,
 )
+from app.sandbox.layout import SPILL_DIR
 from app.sandbox.protocol import ASKS, Message
 from app.sandbox.snapshot_format import MANIFEST, SNAPSHOT_DIR, RestoreReport, SnapshotReport
 from app.sandbox.spawn import LocalLauncher, SandboxUnavailable, ServiceLauncher, WorkerLauncher
@@ -218,6 +219,7 @@ class SandboxWorker:
                 "process_memory_mb": self.limits.process_memory_mb,
                 "cpu_seconds": self.limits.cpu_seconds,
                 "file_size_mb": min(self.limits.file_size_mb, self.limits.disk_mb),
+                "disk_mb": self.limits.disk_mb,
                 "max_processes": self.limits.max_processes,
                 "max_artifacts": self.limits.max_artifacts,
                 "own_user_namespace": channel.own_user_namespace,
@@ -543,4 +545,10 @@ class SandboxWorker:
             return None
         ended = channel.reap()
         self._stderr = ended.stderr
+        # What DuckDB spilled is of no use once its worker is gone (a timeout or a crash
+        # leaves it mid-query); it would count against the quota.
+        try:
+            hostfs.remove_tree(self.workspace, SPILL_DIR)
+        except OSError:
+            logger.warning("Sandbox: could not remove %s's spill folder", self.workspace)
         return ended.returncode

@@ -22,6 +22,7 @@ DEFAULT_AUTHORIZED_IMPORTS: tuple[str, ...] = (
     "seaborn.*",
     "pyarrow.*",
     "openpyxl.*",
+    "duckdb.*",
     "math",
     "statistics",
     "datetime",
@@ -135,6 +136,19 @@ class ArtifactFile:
     mime: str
     path: Path
     size: int
+
+
+def out_of_memory_advice(memory_mb: int) -> str:
+    """What the agent is told when a step ran out of memory (a MemoryError in the worker,
+    or the worker killed at its limit): how to read a file bigger than memory instead."""
+    return (
+        f"The step ran out of memory (limit {memory_mb} MB). Do not load a big file whole: "
+        "query it with DuckDB, which reads CSV and Parquet files of any size without "
+        'loading them, e.g. import duckdb; duckdb.sql("SELECT region, sum(amount) AS total '
+        "FROM 'sales.csv' GROUP BY 1\").df() (only the small result becomes a DataFrame). "
+        "With pandas, read only the columns you need (usecols=[...]) or in chunks "
+        "(chunksize=...) and aggregate as you go."
+    )
 
 
 # The longest question a step may ask the user (ask_user).

@@ -114,6 +114,9 @@ def worker_environment(
         "NUMEXPR_NUM_THREADS": threads,
         # glibc reserves 64 MB of address space per malloc arena; RLIMIT_AS counts it.
         "MALLOC_ARENA_MAX": "2",
+        # DuckDB's jemalloc keeps the address space it ever had (and grows it in ever larger
+        # steps) unless told to give it back; RLIMIT_AS counts it (worker/duckdb_setup.py).
+        "DUCKDB_JE_MALLOC_CONF": "retain:false",
         # No process pools (the system-call filter refuses new processes): joblib and
         # scikit-learn's n_jobs then run sequentially instead of failing.
         "JOBLIB_MULTIPROCESSING": "0",

@@ -23,6 +23,9 @@ OUTPUT_MB = 16
 # The backend's bookkeeping in a workspace (snapshots, the step's output files): hidden
 # from listings and never an artifact.
 BOOKKEEPING_DIR = ".workbench"
+# Where DuckDB spills in a workspace (worker/duckdb_setup.py): counted against the disk
+# quota, and removed by the host when the worker is gone.
+SPILL_DIR = f"{BOOKKEEPING_DIR}/duckdb"
 
 
 def python_roots() -> list[str]:

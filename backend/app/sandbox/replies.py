@@ -23,6 +23,7 @@ from app.sandbox.interface import (
     SandboxLimits,
     StepResult,
     cap_text,
+    out_of_memory_advice,
 )
 from app.sandbox.protocol import (
     MAX_REFUSALS,
@@ -179,8 +180,8 @@ def crash_message(
         )
     if number == signal.SIGKILL:
         return (
-            "The sandbox worker was killed, most likely because the step ran out of memory "
-            f"(limit {limits.memory_mb} MB); {restarted}"
+            "The sandbox worker was killed, most likely because the step ran out of memory; "
+            f"{restarted}\n{out_of_memory_advice(limits.memory_mb)}"
         )
     if returncode == PROTOCOL_VIOLATION:
         return (

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import errno
 import importlib
 import math
 import os
@@ -24,7 +25,7 @@ from typing import Any, cast
 from smolagents import local_python_executor as lpe
 from smolagents.local_python_executor import InterpreterError, LocalPythonExecutor
 
-from app.sandbox.interface import cap_text
+from app.sandbox.interface import cap_text, out_of_memory_advice
 from app.sandbox.layout import BOOKKEEPING_DIR
 from app.sandbox.protocol import Message
 from app.sandbox.worker import snapshot
@@ -38,6 +39,7 @@ from app.sandbox.worker.capture import (
     matplotlib_figure_of,
     table_frame,
 )
+from app.sandbox.worker.duckdb_setup import DuckDBSetup
 from app.sandbox.worker.modules import FIRST_USE_MODULES, STARTUP_MODULES
 from app.sandbox.worker.querying import Querying
 
@@ -193,6 +195,7 @@ class WorkerSession:
         self.shown: set[int] = set()  # ids of the objects display()ed in this step
         self.asking = Asking(self.memory_mb)
         self.querying = Querying()  # sql(), tables(), columns(): attached in the runner
+        self.duckdb = DuckDBSetup(self.memory_mb, int(config["disk_mb"]))
         _seed_matplotlib_cache()
         preload()
         global _session
@@ -280,6 +283,7 @@ class WorkerSession:
             asked_at = self.asking.asked(value, self.executor.state)
             question, value, is_final_answer = value.text, None, False
         os.fchdir(self._home)
+        self.duckdb.after_step()
         output: str | None = None
         try:
             self.capture_pyplot_figures()
@@ -327,12 +331,8 @@ class WorkerSession:
 
     def _describe_error(self, exc: BaseException) -> str:
         message = str(exc) if isinstance(exc, InterpreterError) else f"{type(exc).__name__}: {exc}"
-        if isinstance(exc, MemoryError) or isinstance(exc.__context__, MemoryError):
-            message += (
-                f"\nThe step ran out of memory (limit {self.memory_mb} MB). Work on less data "
-                "at a time: read only the columns you need, use smaller dtypes, or aggregate "
-                "in chunks."
-            )
+        if _out_of_memory(exc) or _out_of_memory(exc.__context__):
+            message += "\n" + out_of_memory_advice(self.memory_mb)
         return message
 
     def _render(self, value: Any, is_final_answer: bool) -> str | None:
@@ -353,6 +353,22 @@ class WorkerSession:
         else:
             text = str(value)
         return cap_text(text, self.output_chars)
+
+
+def _out_of_memory(exc: BaseException | None) -> bool:
+    """Whether an error means the step ran out of memory: a MemoryError, an allocation
+    refused by the system (ENOMEM: pandas' reader meets the limit so), pandas' C parser out
+    of memory, or DuckDB's out-of-memory error."""
+    if exc is None:
+        return False
+    if isinstance(exc, MemoryError) or (isinstance(exc, OSError) and exc.errno == errno.ENOMEM):
+        return True
+    kind = type(exc)
+    if kind.__name__ == "OutOfMemoryException" and kind.__module__.startswith(
+        ("duckdb", "_duckdb")
+    ):
+        return True
+    return kind.__name__ == "ParserError" and "out of memory" in str(exc).lower()
 
 
 def _valid_unicode(text: str | None) -> str | None:
@@ -377,6 +393,7 @@ def _patch_smolagents() -> None:
       write to stdout/stderr form one stream in the order it happened.
     - Filtered "safe" module copies are cached: smolagents rebuilds one on every import
       statement (100-200 ms for scipy or sklearn, on every step).
+    - DuckDB is configured for the sandbox when the code first imports it (duckdb_setup.py).
 
     Once per process (a forked worker inherits its fork server's patches).
     """
@@ -425,6 +442,8 @@ def _patch_smolagents() -> None:
     ) -> Any:
         if visited is not None or not isinstance(raw_module, ModuleType):
             return original_get_safe_module(raw_module, authorized_imports, visited)
+        if _session is not None:  # DuckDB, once loaded, is configured before the code has it
+            _session.duckdb.prepare()
         # A module that gained attributes (a submodule imported since) gets a fresh copy.
         size = len(vars(raw_module))
         cached = safe_modules.get(raw_module.__name__)
