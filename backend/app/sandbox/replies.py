@@ -196,6 +196,13 @@ def crash_message(
     how = f"signal {signal.Signals(number).name}" if number else f"exit status {returncode}"
     if stderr.strip():
         logger.warning("Sandbox worker crashed (%s): %s", how, stderr.strip()[-2000:])
+    if number == signal.SIGABRT:
+        # What a native library does when an allocation fails at the memory limit (pyarrow's
+        # CSV reader, for one).
+        return (
+            f"The sandbox worker crashed ({how}), as native libraries do when they run out of "
+            f"memory; {restarted}\n{out_of_memory_advice(limits.memory_mb)}"
+        )
     return f"The sandbox worker crashed ({how}); {restarted}"
 
 
