@@ -58,6 +58,10 @@ class FileInfo:
     # read_hint), and a workbook's sheets.
     read: str = ""
     sheets: list[str] = field(default_factory=list)
+    # Set when the file is too big to load whole into pandas in the sandbox: what it would
+    # take and what the sandbox has (see too_big), e.g. "about 9.8 GB in pandas; the
+    # sandbox has 2.0 GB".
+    too_big: str = ""
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,16 @@ def human_size(size: int) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{value:.1f} GB"
+
+
+def too_big(pandas_bytes: int | None, memory_mb: int) -> str:
+    """What a file's line says of its size when it is too big for pandas in the sandbox
+    (`pandas_bytes` from app.files.preview.footprint.too_big_for_pandas), or ""."""
+    if pandas_bytes is None:
+        return ""
+    return (
+        f"about {human_size(pandas_bytes)} in pandas; the sandbox has {human_size(memory_mb << 20)}"
+    )
 
 
 def untrusted(value: Any, limit: int) -> str:

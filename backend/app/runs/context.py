@@ -16,6 +16,7 @@ from app.agent.sources_prompt import SourceColumn, SourceInfo, SourceTable
 from app.config import Settings
 from app.files import service as files_service
 from app.files.preview import PreviewError, preview_kind
+from app.files.preview.footprint import too_big_for_pandas
 from app.infra.storage import ObjectStorage
 from app.models import File, Run
 from app.runs import budget, snapshots
@@ -164,6 +165,10 @@ class ContextBuilder:
             columns=prompting.columns_from_preview(preview),
             read=prompting.read_hint(preview),
             sheets=list(preview.get("sheets") or []),
+            too_big=prompting.too_big(
+                too_big_for_pandas(preview, file.size, self.settings.SANDBOX_MEMORY_MB),
+                self.settings.SANDBOX_MEMORY_MB,
+            ),
         )
 
 
