@@ -7,7 +7,7 @@ COMPOSE := docker compose
 
 .PHONY: help run test test-backend test-frontend lint format migrate up down start stop deps \
 	frontend-deps spa sandbox-runtime client bench-upload bench-agent bench-sandbox bench-load bench-snapshot \
-	bench-local-model bench-preview test-deploy settings-docs
+	bench-local-model bench-preview bench-sources test-deploy settings-docs
 
 help:
 	@echo "make run      start the workbench on embedded defaults (http://127.0.0.1:8000)"
@@ -16,6 +16,7 @@ help:
 	@echo "make settings-docs  write docs/configuration.md and .env.example from backend/app/config/"
 	@echo "make lint     ruff and mypy (backend), tsc (browser app types)"
 	@echo "make bench-preview  page and sort a ~1 GB CSV's preview (DuckDB) and print the times"
+	@echo "make bench-sources  a group-by over a 5 GB CSV and its Parquet in a 2 GB sandbox, pandas there, previews (ARGS=\"--size-gb 1\" for a quick run)"
 	@echo "make migrate  apply database migrations to DATABASE_URL"
 	@echo "make up/down  start/stop Postgres, Redis and MinIO with docker compose"
 	@echo "make start/stop  the whole team setup with docker compose"
@@ -132,6 +133,11 @@ bench-snapshot: deps
 # Pages and sorts over the whole of a ~1 GB CSV in the preview process; ARGS="--size-mb 256".
 bench-preview: deps
 	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.preview $(ARGS)
+
+# Data where it lives (issue 25): files bigger than the sandbox's memory, beside DuckDB's own
+# times (writes about 6 GB under /tmp, deleted after); ARGS="--size-gb 1" for a quick run.
+bench-sources: deps
+	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.sources_files $(ARGS)
 
 # The project's own task set (backend/evals) against a running workbench, with the token of
 # `workbench login` (or WORKBENCH_URL/WORKBENCH_TOKEN); e.g. ARGS="--model openai/gpt-4o --concurrency 4".
