@@ -34,6 +34,7 @@ import duckdb
 from app.files.preview import preview_csv_head
 from app.files.preview.paging import Window, read_page
 from app.files.preview_process import run_preview
+from app.files.previewing import page_time_limit
 from app.sandbox import LocalLauncher, SandboxLimits, SandboxWorker, prepare_sandbox
 
 WORKER_MEMORY_MB = 2048
@@ -158,7 +159,7 @@ async def preview_figures(folder: Path, rows: int) -> None:
     async def page(window: Window) -> Any:
         return await run_preview(
             path.name, read_page, path, name=path.name, shown=shown, window=window,
-            work=folder / "work",
+            work=folder / "work", time_limit=page_time_limit(path.stat().st_size),
         )  # fmt: skip
 
     async def best(call: Callable[[], Any]) -> tuple[float, Any]:

@@ -18,7 +18,7 @@ from app.files import preview as previews
 from app.files import profile as profiles
 from app.files.preview import paging
 from app.files.preview.paging import Window
-from app.files.preview_process import run_preview
+from app.files.preview_process import PREVIEW_TIMEOUT_SECONDS, run_preview
 from app.infra.storage import ObjectNotFound, ObjectStorage
 from app.models import File
 
@@ -30,6 +30,14 @@ CSV_HEAD_MAX = 64 * 1024 * 1024
 PREVIEW_SHAPE = 3
 # Previews of further sheets and profiles kept on the row, per kind.
 MAX_CACHED = 20
+# A page of the whole table (sorted, or deep in it) reads all of the file: the time it may
+# take grows with the file's size (DuckDB reads a CSV at 200-400 MB/s on two busy cores).
+PAGE_SECONDS_PER_GB = 15.0
+
+
+def page_time_limit(size: int) -> float:
+    """Seconds a page of the whole table of a file of `size` bytes may take to read."""
+    return PREVIEW_TIMEOUT_SECONDS + PAGE_SECONDS_PER_GB * size / (1 << 30)
 
 
 async def preview(
@@ -79,6 +87,7 @@ async def preview(
                 shown=head,
                 window=window,
                 work=cache_dir / file.sha256,
+                time_limit=page_time_limit(file.size),
             )
         rows, shown = page["rows"], shown | {"row_count": page["row_count"]}
     order = "desc" if window.descending else "asc"

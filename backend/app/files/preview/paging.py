@@ -200,7 +200,7 @@ def _query(
             at = names.index(window.sort)
             keys = [exprs[at]]
             if (typed is None and _type_of(con, fields[at]) == "VARCHAR") or (
-                typed is not None and keys[0] == fields[at]
+                typed is not None and keys[0] == _present(fields[at])
             ):
                 keys = [f"lower({keys[0]})", keys[0]]  # text sorts case-blind, then by case
             direction = "DESC" if window.descending else "ASC"
@@ -280,19 +280,27 @@ def _csv_source(
     skip = lines_before(head, sep, header_row + 1)
     columns = shown["columns"]
     types = ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(columns)))
-    missing = ", ".join(_literal(value) for value in _MISSING)
+    # What pandas reads as missing is told apart in each column's SQL (`_typed`), which
+    # runs only for the sort key and the rows shown, not by the reader for every field.
     options = (
         f"delim={_literal(sep)}, quote='\"', escape='\"', header=false, skip={skip},"
-        f" columns={{{types}}}, auto_detect=false, nullstr=[{missing}]"
+        f" columns={{{types}}}, auto_detect=false"
         + (", null_padding=true, parallel=false" if padded else "")
     )
     read = f"SELECT * FROM read_csv({_literal(readable)}, {options})"
     return readable, read, [_typed(f"c{i}", c, text_format) for i, c in enumerate(columns)]
 
 
+def _present(field: str) -> str:
+    """The SQL of a text field, NULL where pandas reads it as missing."""
+    missing = ", ".join(_literal(value) for value in _MISSING)
+    return f"CASE WHEN {field} IN ({missing}) THEN NULL ELSE {field} END"
+
+
 def _typed(field: str, column: dict[str, Any], text_format: dict[str, Any]) -> str:
     """The SQL that reads a text field as the preview read its column."""
     dtype = str(column.get("dtype", ""))
+    field = _present(field)
     text = f"trim({field})"
     if dtype in ("bool", "boolean"):
         yes = ", ".join(map(_literal, _YES))
