@@ -258,7 +258,7 @@ def test_a_file_too_big_for_pandas_is_marked_with_how_to_read_it() -> None:
     assert len(marked) == 1, lines
     assert "the sandbox has 2.0 GB" in marked[0]
     assert "GB in pandas" in marked[0]
-    assert "DuckDB" in marked[0] and "duckdb.sql(" in marked[0]
+    assert "DuckDB" in marked[0] and "duckdb.query(" in marked[0]
     # The rules say how to aggregate there.
     assert "aggregate in DuckDB" in render([])
 
