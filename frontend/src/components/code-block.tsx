@@ -5,14 +5,14 @@ import { Button } from '@/components/ui/button';
 import { useTheme } from '@/lib/theme';
 import { cn } from '@/lib/utils';
 
-export function CopyButton({ text, className }: { text: string; className?: string }) {
+export function CopyButton({ text, className, label = 'Copy code' }: { text: string; className?: string; label?: string }) {
   const [copied, setCopied] = useState(false);
   return (
     <Button
       variant="ghost"
       size="icon-sm"
       className={className}
-      aria-label={copied ? 'Copied' : 'Copy code'}
+      aria-label={copied ? 'Copied' : label}
       onClick={() => {
         void navigator.clipboard?.writeText(text).then(() => {
           setCopied(true);

@@ -10,7 +10,7 @@ describe('changedFiles', () => {
   it('names the files a run used (in its code or pinned) that have a newer version now', () => {
     const run = {
       ...emptyRun('r'),
-      steps: [{ index: 1, thought: '', code: "pd.read_csv('sales.csv')", output: null, error: null, durationMs: 1, tokensIn: 0, tokensOut: 0, finished: true }],
+      steps: [{ index: 1, thought: '', code: "pd.read_csv('sales.csv')", output: null, error: null, durationMs: 1, tokensIn: 0, tokensOut: 0, finished: true, queries: [] }],
     };
     const files = [used('a', 'sales.csv', 1), used('b', 'costs.csv', 1), used('c', 'other.csv', 2)];
     const current = [file('a', 'sales.csv', 2), file('b', 'costs.csv', 3), file('c', 'other.csv', 2)];

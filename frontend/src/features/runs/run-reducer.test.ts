@@ -516,3 +516,33 @@ describe('sandbox.starting', () => {
     });
   });
 });
+
+describe('step.queries', () => {
+  const total = { source: 'shop', sql: 'SELECT region, SUM(amount) FROM orders GROUP BY region', rows: 3, duration_ms: 12, error: null };
+  const refused = { source: 'shop', sql: 'DELETE FROM orders', rows: 0, duration_ms: 1, error: 'Only queries are allowed: DELETE changes the database.' };
+
+  it("keeps a step's queries, adding those of each part of a step that went on after an answer", () => {
+    const v = reduceRunEvents(emptyRun('r'), [
+      runStarted('r', 1),
+      { event: 'step.started', run_id: 'r', seq: 2, step: 1 },
+      { event: 'step.queries', run_id: 'r', seq: 3, step: 1, queries: [total] },
+      { event: 'input.requested', run_id: 'r', seq: 4, step: 1, question: 'Which year?' },
+      { event: 'input.received', run_id: 'r', seq: 5, step: 1, question: 'Which year?', answer: '2026' },
+      { event: 'step.queries', run_id: 'r', seq: 6, step: 1, queries: [refused] },
+      { event: 'step.queries', run_id: 'r', seq: 6, step: 1, queries: [refused] },
+    ]);
+    expect(v.steps[0].queries).toEqual([total, refused]);
+  });
+
+  it("reads a stored step's queries, and none from a step stored without them", () => {
+    const v = fromHistory(
+      aStoredRun({
+        steps: [
+          { index: 1, thought: null, code: 'sql(…)', output: null, error: null, duration_ms: 40, tokens_in: 1, tokens_out: 1, queries: [total, refused] },
+          { index: 2, thought: null, code: 'print(1)', output: '1', error: null, duration_ms: 4, tokens_in: 1, tokens_out: 1 },
+        ],
+      }),
+    );
+    expect(v.steps.map((s) => s.queries)).toEqual([[total, refused], []]);
+  });
+});

@@ -1,4 +1,4 @@
-import type { RunOut } from '@/client';
+import type { QueryOut, RunOut } from '@/client';
 import { isTerminal, type Decision, type RunEvent, type RunStatus, type StreamArtifact, type Verdict } from './events';
 
 export type StepView = {
@@ -12,6 +12,8 @@ export type StepView = {
   tokensIn: number;
   tokensOut: number;
   finished: boolean;
+  /** The queries its code ran on the project's data sources (`sql()`), in the order they ran. */
+  queries: QueryOut[];
 };
 
 export type PlanView = {
@@ -114,7 +116,7 @@ export function emptyRun(runId: string, query = '', model: string | null = null)
 }
 
 function newStep(index: number): StepView {
-  return { index, thought: '', code: null, output: null, error: null, durationMs: null, tokensIn: 0, tokensOut: 0, finished: false };
+  return { index, thought: '', code: null, output: null, error: null, durationMs: null, tokensIn: 0, tokensOut: 0, finished: false, queries: [] };
 }
 
 function withStep(v: RunView, index: number, f: (s: StepView) => StepView): RunView {
@@ -197,6 +199,9 @@ function apply(v: RunView, e: RunEvent): RunView {
       return withStep(next, e.step, (s) => ({ ...s, output: (s.output ?? '') + e.output }));
     case 'step.error':
       return withStep(next, e.step, (s) => ({ ...s, error: s.error ? `${s.error}\n${e.error}` : e.error }));
+    case 'step.queries':
+      // A step that went on after the user's answer sends the queries of each part it ran.
+      return withStep(next, e.step, (s) => ({ ...s, queries: [...s.queries, ...e.queries] }));
     case 'artifact':
       if (next.artifacts.some((a) => a.id === e.artifact.id)) return next;
       return { ...next, artifacts: [...next.artifacts, e.artifact] };
@@ -297,6 +302,7 @@ export function fromHistory(run: RunOut): RunView {
     tokensIn: s.tokens_in,
     tokensOut: s.tokens_out,
     finished: true,
+    queries: s.queries ?? [],
   }));
   // The step waiting for approval has no stored row yet: only its code.
   if (pending?.kind === 'approval' && !steps.some((s) => s.index === pending.step)) {

@@ -13,6 +13,7 @@ const step = (over: Partial<StepView> = {}): StepView => ({
   tokensIn: 10,
   tokensOut: 20,
   finished: true,
+  queries: [],
   ...over,
 });
 

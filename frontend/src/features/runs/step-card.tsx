@@ -9,6 +9,7 @@ import { groupArtifacts } from './artifacts';
 import { ApprovalNote, CodeReview } from './code-review';
 import type { StreamArtifact } from './events';
 import type { ApprovalView, StepView, VerificationView } from './run-reducer';
+import { StepQueries } from './step-queries';
 import { WaitingDot } from './waiting-dot';
 
 const LONG_OUTPUT_LINES = 12;
@@ -195,6 +196,7 @@ export function StepCard({
             code && <CodeBlock code={code} className={cn(rejected && 'opacity-60')} />
           )}
           {approval && <ApprovalNote approval={approval} />}
+          <StepQueries queries={step.queries} />
           {step.output && <OutputBlock output={step.output} />}
           {revision && <RevisionNote check={revision} />}
           {failed && step.error && <ErrorBlock error={step.error} />}
