@@ -9,6 +9,7 @@ import { UsagePanel } from '@/features/projects/usage-panel';
 import { ReviewBadge } from '@/features/sessions/autonomy-switch';
 import { useCreateSession } from '@/features/sessions/mutations';
 import { sessionsQuery } from '@/features/sessions/queries';
+import { SourcesPanel } from '@/features/sources/sources-panel';
 import { formatDate } from '@/lib/utils';
 
 export function ProjectRoute() {
@@ -34,6 +35,7 @@ export function ProjectRoute() {
           {project.data?.description && <p className="mt-1 text-sm text-muted-foreground">{project.data.description}</p>}
         </header>
         <DatasetPanel projectId={projectId} />
+        <SourcesPanel projectId={projectId} />
         <section aria-labelledby="sessions-heading" className="space-y-3">
           <div className="flex items-center justify-between">
             <h2 id="sessions-heading" className="text-base font-semibold">

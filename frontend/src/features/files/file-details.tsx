@@ -4,6 +4,7 @@ import { useState } from 'react';
 import type { ColumnProfile, FileOut, FilePreview, FileProfile, TextFormat } from '@/client';
 import { formatCell } from '@/components/data-table';
 import { Badge } from '@/components/ui/badge';
+import { Tabs } from '@/components/ui/tabs';
 import { cn } from '@/lib/utils';
 import { PreviewTable, type Sort } from './preview-table';
 import { PREVIEW_PAGE_ROWS, previewQuery, profileQuery } from './queries';
@@ -72,40 +73,6 @@ export function describeFormat(format: TextFormat): string {
 /** A date cell without the midnight it does not have: 2026-01-31T00:00:00 → 2026-01-31. */
 function withoutMidnight(value: unknown): unknown {
   return typeof value === 'string' && value.endsWith('T00:00:00') ? value.slice(0, -9) : value;
-}
-
-function Tabs<T extends string>({
-  label,
-  items,
-  current,
-  onSelect,
-  className,
-}: {
-  label: string;
-  items: { value: T; text: string }[];
-  current: T;
-  onSelect: (value: T) => void;
-  className?: string;
-}) {
-  return (
-    <div role="tablist" aria-label={label} className={cn('flex min-w-0 items-center gap-1 overflow-x-auto', className)}>
-      {items.map((item) => (
-        <button
-          key={item.value}
-          type="button"
-          role="tab"
-          aria-selected={item.value === current}
-          onClick={() => onSelect(item.value)}
-          className={cn(
-            'shrink-0 cursor-pointer rounded-md px-2.5 py-1 text-xs font-medium whitespace-nowrap transition-colors',
-            item.value === current ? 'bg-primary/10 text-primary' : 'text-muted-foreground hover:bg-muted hover:text-foreground',
-          )}
-        >
-          {item.text}
-        </button>
-      ))}
-    </div>
-  );
 }
 
 function Pending({ what }: { what: string }) {

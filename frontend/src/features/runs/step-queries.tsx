@@ -29,23 +29,23 @@ function QueryItem({ query, n }: { query: QueryOut; n: number }) {
         </span>
         <CopyButton text={sql} label={`Copy query ${n}`} className="-mr-2 shrink-0" />
       </div>
-      <pre
-        className={cn('px-3 pb-2 font-mono text-xs leading-relaxed whitespace-pre-wrap [overflow-wrap:anywhere]', !open && 'line-clamp-4')}
-        data-testid="query-sql"
-      >
-        {sql}
-      </pre>
-      {long && (
-        <button
-          type="button"
-          className="-mt-1 flex cursor-pointer items-center gap-1 px-3 pb-2 text-[11px] font-medium text-muted-foreground hover:text-foreground"
-          onClick={() => setOpen(!open)}
-          aria-expanded={open}
-        >
-          {open ? <ChevronDown className="size-3" /> : <ChevronRight className="size-3" />}
-          {open ? 'Show less' : 'Show all'}
-        </button>
-      )}
+      {/* The padding sits outside the clamped block, or the line after the last shown one shows through it. */}
+      <div className="px-3 pb-2">
+        <pre className={cn('font-mono text-xs leading-relaxed whitespace-pre-wrap [overflow-wrap:anywhere]', !open && 'line-clamp-4')} data-testid="query-sql">
+          {sql}
+        </pre>
+        {long && (
+          <button
+            type="button"
+            className="mt-1 flex cursor-pointer items-center gap-1 text-[11px] font-medium text-muted-foreground hover:text-foreground"
+            onClick={() => setOpen(!open)}
+            aria-expanded={open}
+          >
+            {open ? <ChevronDown className="size-3" /> : <ChevronRight className="size-3" />}
+            {open ? 'Show less' : 'Show all'}
+          </button>
+        )}
+      </div>
       {query.error && (
         <p role="alert" className="border-t border-destructive/30 bg-destructive/5 px-3 py-2 font-mono text-xs whitespace-pre-wrap text-destructive" data-testid="query-error">
           {query.error}

@@ -1,20 +1,12 @@
 import { Loader2 } from 'lucide-react';
 import { useEffect, useState } from 'react';
 import type { UserOut } from '@/client';
+import { FormError } from '@/components/form-error';
 import { Button } from '@/components/ui/button';
 import { Dialog, DialogContent, DialogDescription, DialogFooter, DialogTitle } from '@/components/ui/dialog';
 import { Input, Label } from '@/components/ui/input';
 import { MIN_PASSWORD_LENGTH, newPasswordProblem } from '@/features/auth/password';
 import { useCreateUser, useUpdateUser } from './mutations';
-
-function FormError({ children }: { children: string | null }) {
-  if (!children) return null;
-  return (
-    <p role="alert" className="text-sm text-destructive">
-      {children}
-    </p>
-  );
-}
 
 /** A new account: email, first password, administrator or not. */
 export function CreateUserDialog({
