@@ -21,6 +21,9 @@ const children = [];
 const dataDir = mkdtempSync(path.join(tmpdir(), 'wb-e2e-'));
 const planDataDir = mkdtempSync(path.join(tmpdir(), 'wb-e2e-plans-'));
 const noModelDataDir = mkdtempSync(path.join(tmpdir(), 'wb-e2e-no-model-'));
+// Files the backend may open as data sources (SQLite, DuckDB): the shop database of its test.
+const sourcesDir = path.join(dataDir, 'sources');
+mkdirSync(sourcesDir);
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -124,6 +127,7 @@ async function main() {
     AGENT_VERIFY_ROUNDS: '0',
     // A price for the scripted model, so runs, sessions and projects show what they cost.
     LLM_PRICES: JSON.stringify({ 'openai/scripted': { input: 0.5, output: 1.5 } }),
+    SOURCES_FILE_DIRS: sourcesDir,
   };
   start('backend', ['-m', 'app'], backendEnv);
   // A second backend that plans (before step 1, then every 2 steps) and checks each final answer
@@ -1911,6 +1915,203 @@ async function main() {
       expect(after.items.some((f) => f.name === 'dropped visits.csv'), 'the dropped file is in the project');
       await page.waitForTimeout(300);
       await shot('66-empty-session-dropped');
+    });
+
+    // The shop database of the data-sources test: 12 orders in three regions, 10.5 × id each.
+    const SHOP_DB = path.join(sourcesDir, 'shop.db');
+    const shopPython = (code) => {
+      const out = spawnSync('uv', ['run', 'python', '-c', `import sqlite3\ndb = sqlite3.connect(${JSON.stringify(SHOP_DB)})\n${code}`], { cwd: BACKEND });
+      if (out.status !== 0) throw new Error(`the shop database: ${out.stderr}`);
+      return String(out.stdout).trim();
+    };
+    // Toasts lie over the bottom right of the page: closed before a screenshot.
+    const closeToasts = async () => {
+      for (const close of await page.locator('[data-sonner-toast] [data-close-button]').all()) await close.click().catch(() => undefined);
+      await page.locator('[data-sonner-toast]').first().waitFor({ state: 'detached' }).catch(() => undefined);
+    };
+
+    await test('data sources: add a SQLite file, see its tables, describe a column; a password never shows; a bad source says why', async () => {
+      shopPython(
+        [
+          'db.executescript("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, region TEXT);',
+          'CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customers(id), region TEXT NOT NULL, amount REAL NOT NULL)")',
+          "db.executemany('INSERT INTO customers VALUES (?, ?, ?)', [(i, f'customer {i}', ['east', 'north', 'south'][i % 3]) for i in range(1, 7)])",
+          "db.executemany('INSERT INTO orders VALUES (?, ?, ?, ?)', [(i, i % 6 + 1, ['east', 'north', 'south'][i % 3], 10.5 * i) for i in range(1, 13)])",
+          'db.commit()',
+        ].join('\n'),
+      );
+      await page.setViewportSize(wide);
+      await page.getByRole('main').locator('header').getByRole('link', { name: 'Sales 2026' }).click();
+      const panel = page.getByTestId('sources-panel');
+      await panel.getByText('No data sources yet.').waitFor();
+      await panel.getByRole('button', { name: 'Add source' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByLabel('Name').fill('shop');
+      await dialog.getByLabel('URL').fill(`sqlite:///${SHOP_DB}`);
+      await dialog.getByLabel('Description').fill('Orders and customers of the web shop');
+      await shot('70-source-add');
+      await dialog.getByRole('button', { name: 'Add and check' }).click();
+      await page.getByText('shop was added and is ready.').waitFor();
+      const shop = panel.locator('[data-testid=source-row][data-source=shop]');
+      await shop.locator('[data-testid=source-status][data-status=ready]').waitFor();
+      expect((await shop.getByTestId('source-url').innerText()) === `sqlite:///${SHOP_DB}`, 'the URL is shown');
+      const facts = await shop.getByTestId('source-facts').innerText();
+      expect(facts.startsWith('read-only file · 2 tables · checked '), `how it is read-only, its tables, when checked: ${facts}`);
+      await shop.getByTestId('source-status-detail').filter({ hasText: '2 tables' }).waitFor();
+      // Added, it opens on its tables, with their row estimates.
+      const orders = shop.locator('[data-testid=schema-table][data-table="main.orders"]');
+      await orders.waitFor();
+      expect((await shop.getByTestId('schema-table').count()) === 2, 'both tables are listed');
+
+      // The data dictionary: a column described in place, kept by the server.
+      await orders.getByRole('button', { name: 'Show the columns of main.orders' }).click();
+      const columns = await orders.getByTestId('schema-column').evaluateAll((els) => els.map((e) => e.dataset.column));
+      expect(JSON.stringify(columns) === '["id","customer_id","region","amount"]', `the columns of orders: ${columns}`);
+      await orders.getByRole('button', { name: 'Describe main.orders.region' }).click();
+      const box = orders.getByLabel('Description of main.orders.region');
+      await box.fill('Sales region: north, south or east');
+      await box.press('Enter');
+      await orders.getByRole('button', { name: 'Edit the description of main.orders.region' }).waitFor();
+      const sources = JSON.parse(await apiGet(`/api/v1/projects/${page.url().split('/projects/')[1].split('/')[0]}/sources`));
+      const schema = JSON.parse(await apiGet(`/api/v1/sources/${sources.items[0].id}/schema`));
+      const region = schema.tables.find((t) => t.name === 'orders').columns.find((c) => c.name === 'region');
+      expect(region.description === 'Sales region: north, south or east', `the description is kept: ${JSON.stringify(region)}`);
+      await page.getByTestId('sources-panel').evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await closeToasts();
+      await shot('71-sources-panel');
+      await orders.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await shot('72-schema-browser');
+
+      // Checked again: a spinner, then the sentence.
+      await shop.getByRole('button', { name: 'Check shop again' }).click();
+      await page.getByText('shop is ready.').waitFor();
+
+      // A password typed into the URL goes to its own field and is sent apart; the server's
+      // check of an unreachable server says why, and nothing shows the password.
+      await panel.getByRole('button', { name: 'Add source' }).click();
+      await dialog.getByLabel('Name').fill('crm');
+      await dialog.getByLabel('URL').fill('postgresql://ana:s3cret-pw@127.0.0.1:1/crm');
+      await dialog.getByLabel('Description').click();
+      expect((await dialog.getByLabel('URL').inputValue()) === 'postgresql://ana@127.0.0.1:1/crm', 'the password left the URL');
+      expect((await dialog.getByLabel('Password').inputValue()) === 's3cret-pw', 'the password is in its own field');
+      await dialog.getByRole('button', { name: 'Add and check' }).click();
+      await page.getByText('crm was added, but could not be used.').waitFor();
+      const crm = panel.locator('[data-testid=source-row][data-source=crm]');
+      await crm.locator('[data-testid=source-status][data-status=failed]').waitFor();
+      await crm.getByTestId('source-status-detail').filter({ hasText: '127.0.0.1:1' }).waitFor();
+      expect((await crm.getByTestId('source-url').innerText()) === 'postgresql://ana:***@127.0.0.1:1/crm', 'the password is masked');
+      expect(!(await page.content()).includes('s3cret-pw'), 'the password is nowhere in the page');
+      await panel.getByRole('button', { name: 'Add source' }).click();
+      expect((await dialog.getByLabel('Password').inputValue()) === '', 'a new form starts empty');
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      // A name taken: the server's sentence in the form.
+      await panel.getByRole('button', { name: 'Edit crm' }).click();
+      await dialog.getByLabel('Name').fill('shop');
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await dialog.getByRole('alert').filter({ hasText: "already has a source named 'shop'" }).waitFor();
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      await closeToasts();
+      await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+      await page.getByTestId('sources-panel').evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await page.waitForTimeout(300);
+      await shot('71b-sources-panel-dark');
+      await page.setViewportSize(narrow);
+      await page.getByTestId('sources-panel').evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await page.waitForTimeout(300);
+      await shot('71c-sources-panel-narrow-dark');
+      await panel.getByRole('button', { name: 'Add source' }).click();
+      await dialog.getByRole('tab', { name: 'Fields' }).click();
+      await page.waitForTimeout(300);
+      await shot('70b-source-add-fields-narrow-dark');
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      await page.setViewportSize(wide);
+      await page.getByRole('button', { name: 'Switch to light theme' }).click();
+      await page.setViewportSize(narrow);
+      await orders.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await page.waitForTimeout(300);
+      await shot('72b-schema-browser-narrow');
+      await page.setViewportSize(wide);
+
+      // Deleted after a confirmation that names it.
+      await crm.getByRole('button', { name: 'Delete crm' }).click();
+      await dialog.getByText('“crm” will be removed from this project').waitFor();
+      await dialog.getByRole('button', { name: 'Delete' }).click();
+      await crm.waitFor({ state: 'detached' });
+    });
+
+    await test("the queries a step ran show under it, live and from history; a refused statement with its error, the table intact", async () => {
+      const total = 'SELECT region, SUM(amount) AS total FROM orders GROUP BY region ORDER BY region';
+      await page.getByRole('main').getByRole('button', { name: 'New session' }).click();
+      await page.waitForURL('**/sessions/**');
+      await page.getByText('What would you like to know?').waitFor();
+      await script(
+        [
+          { thought: 'Total the orders by region in the shop database.', code: `df = sql("${total}", source="shop")\nprint(df)` },
+          { final: 'North sold the most: 136.5.' },
+        ],
+        0.01,
+      );
+      await ask('What are the order totals by region in the shop database?');
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'North sold the most' }).waitFor({ timeout: 40_000 });
+      const querySeen = async () => {
+        await openSteps();
+        const card = lastRun().locator('[data-testid=step-card][data-step="1"]');
+        await openStep(card);
+        const query = card.getByTestId('step-query');
+        await query.waitFor();
+        expect((await query.count()) === 1, 'one query under the step');
+        expect((await query.getByTestId('query-source').innerText()) === 'shop', 'its source');
+        expect((await query.getByTestId('query-sql').innerText()) === total, 'its SQL');
+        const figures = await query.getByTestId('query-figures').innerText();
+        expect(/^3 rows · \d+ ms$/.test(figures), `its rows and duration: ${figures}`);
+        return card;
+      };
+      const card = await querySeen();
+      await card.getByTestId('step-output').filter({ hasText: 'north' }).waitFor();
+      await card.getByTestId('step-queries').evaluate((el) => el.scrollIntoView({ block: 'center' }));
+      await page.waitForTimeout(300);
+      await shot('73-step-queries');
+      await page.reload();
+      await querySeen();
+
+      await script(
+        [
+          { thought: 'Remove the orders, as asked.', code: 'sql("DELETE FROM orders")' },
+          { final: 'The shop database is read-only: nothing was deleted.' },
+        ],
+        0.01,
+      );
+      await ask('Delete every order in the shop database.');
+      await lastRun().getByTestId('final-answer').filter({ hasText: 'nothing was deleted' }).waitFor({ timeout: 40_000 });
+      await openSteps();
+      const refused = lastRun().locator('[data-testid=step-card][data-step="1"]');
+      await openStep(refused);
+      const query = refused.getByTestId('step-query');
+      expect((await query.getByTestId('query-sql').innerText()) === 'DELETE FROM orders', 'the refused SQL');
+      const error = await query.getByTestId('query-error').innerText();
+      expect(error.includes('DELETE'), `the query's error: ${error}`);
+      expect((await query.getByTestId('query-figures').innerText()).startsWith('failed · '), 'said failed');
+      expect(shopPython('print(db.execute("SELECT COUNT(*) FROM orders").fetchone()[0])') === '12', 'the orders are all there');
+      await refused.evaluate((el) => el.scrollIntoView({ block: 'center' }));
+      await page.waitForTimeout(300);
+      await shot('73b-step-query-refused');
+      await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+      await page.setViewportSize(narrow);
+      await lastRun().evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await refused.getByTestId('step-queries').evaluate((el) => el.scrollIntoView({ block: 'center' }));
+      await page.waitForTimeout(300);
+      await shot('73c-step-query-refused-narrow-dark');
+      await page.setViewportSize(wide);
+      await page.getByRole('button', { name: 'Switch to light theme' }).click();
+      await page.setViewportSize(narrow);
+      const runs = page.getByTestId('run');
+      const first = runs.nth((await runs.count()) - 2);
+      await openSteps(first);
+      await openStep(first.locator('[data-testid=step-card][data-step="1"]'));
+      await first.getByTestId('step-queries').evaluate((el) => el.scrollIntoView({ block: 'center' }));
+      await page.waitForTimeout(300);
+      await shot('73d-step-queries-narrow');
+      await page.setViewportSize(wide);
     });
 
     await test('an invalid token sends the user back to login', async () => {

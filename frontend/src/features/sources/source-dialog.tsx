@@ -39,34 +39,97 @@ function Field({ id, label, hint, children }: { id: string; label: string; hint?
   );
 }
 
-/** The URL field: a password typed or pasted into it moves to the password field when it is left. */
-function UrlField({ id, value, onChange, onPassword }: { id: string; value: string; onChange: (url: string) => void; onPassword: (password: string) => void }) {
+/** A URL and the password kept out of it: one typed or pasted into the URL moves to its own field when the URL is left. */
+function useUrlAndPassword(initial: string) {
+  const [url, setUrl] = useState(initial);
+  const [password, setPassword] = useState('');
+  const [moved, setMoved] = useState(false);
+  const moveOut = () => {
+    const split = splitPassword(url);
+    if (split.password === null) return;
+    setUrl(split.url);
+    setPassword(split.password);
+    setMoved(true);
+  };
+  return { url, setUrl, password, setPassword, moved, moveOut };
+}
+
+type Credentials = ReturnType<typeof useUrlAndPassword>;
+
+function UrlField({ id, hint, credentials }: { id: string; hint: string; credentials: Credentials }) {
   return (
-    <Input
-      id={id}
-      className="font-mono text-[13px]"
-      placeholder="postgresql://user@host:5432/database"
-      autoComplete="off"
-      spellCheck={false}
-      autoCapitalize="off"
-      value={value}
-      onChange={(e) => onChange(e.target.value)}
-      onBlur={() => {
-        const split = splitPassword(value);
-        if (split.password === null) return;
-        onChange(split.url);
-        onPassword(split.password);
-      }}
-      aria-describedby={`${id}-hint`}
-    />
+    <Field id={id} label="URL" hint={hint}>
+      <Input
+        id={id}
+        className="font-mono text-[13px]"
+        placeholder="postgresql://user@host:5432/database"
+        autoComplete="off"
+        spellCheck={false}
+        autoCapitalize="off"
+        value={credentials.url}
+        onChange={(e) => credentials.setUrl(e.target.value)}
+        onBlur={credentials.moveOut}
+        aria-describedby={`${id}-hint`}
+      />
+    </Field>
   );
 }
 
-function PasswordField({ id, value, onChange, hint }: { id: string; value: string; onChange: (p: string) => void; hint?: string }) {
+function PasswordField({ id, credentials, hint }: { id: string; credentials: Credentials; hint: string }) {
   return (
-    <Field id={id} label="Password" hint={hint}>
-      <Input id={id} type="password" autoComplete="new-password" value={value} onChange={(e) => onChange(e.target.value)} aria-describedby={hint ? `${id}-hint` : undefined} />
+    <Field id={id} label="Password" hint={credentials.moved ? MOVED : hint}>
+      <Input
+        id={id}
+        type="password"
+        autoComplete="new-password"
+        value={credentials.password}
+        onChange={(e) => credentials.setPassword(e.target.value)}
+        aria-describedby={`${id}-hint`}
+      />
     </Field>
+  );
+}
+
+/** The description, the form's problem and its buttons: the end of both forms. */
+function FormEnd({
+  id,
+  description,
+  onDescription,
+  problem,
+  onClose,
+  pending,
+  submit,
+}: {
+  id: string;
+  description: string;
+  onDescription: (d: string) => void;
+  problem: string | null;
+  onClose: () => void;
+  pending: boolean;
+  submit: string;
+}) {
+  return (
+    <>
+      <Field id={`${id}-description`} label="Description">
+        <Textarea
+          id={`${id}-description`}
+          rows={2}
+          placeholder="What is in it, for the team and the agent (optional)"
+          value={description}
+          onChange={(e) => onDescription(e.target.value)}
+        />
+      </Field>
+      <FormError>{problem}</FormError>
+      <DialogFooter>
+        <Button type="button" variant="outline" onClick={onClose}>
+          Cancel
+        </Button>
+        <Button type="submit" disabled={pending}>
+          {pending && <Loader2 className="animate-spin" />}
+          {submit}
+        </Button>
+      </DialogFooter>
+    </>
   );
 }
 
@@ -131,13 +194,11 @@ function AddSourceForm({ projectId, onClose, onAdded }: { projectId: string; onC
   const create = useCreateSource(projectId);
   const [name, setName] = useState('');
   const [mode, setMode] = useState<Mode>('url');
-  const [url, setUrl] = useState('');
+  const credentials = useUrlAndPassword('');
   const [fields, setFields] = useState<SourceFields>(emptyFields);
-  const [password, setPassword] = useState('');
-  const [moved, setMoved] = useState(false);
   const [description, setDescription] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
-  const typedUrl = mode === 'url' ? url : urlFromFields(fields);
+  const typedUrl = mode === 'url' ? credentials.url : urlFromFields(fields);
   // A file on the server has no password to send.
   const file = isFileKind(kindOf(typedUrl));
 
@@ -146,7 +207,7 @@ function AddSourceForm({ projectId, onClose, onAdded }: { projectId: string; onC
     const missing = nameProblem(name.trim()) ?? (mode === 'url' ? (typed.url ? null : 'Give the URL of the database.') : fieldsProblem(fields));
     setProblem(missing);
     if (missing) return;
-    const secret = typed.password ?? (file ? '' : password);
+    const secret = typed.password ?? (file ? '' : credentials.password);
     create.mutate(
       { name: name.trim(), url: typed.url, description: description.trim(), ...(secret ? { password: secret } : {}) },
       { onSuccess: onAdded },
@@ -186,41 +247,21 @@ function AddSourceForm({ projectId, onClose, onAdded }: { projectId: string; onC
           onSelect={setMode}
         />
         {mode === 'url' ? (
-          <Field id={`${id}-url`} label="URL" hint="postgresql://, mysql://, or sqlite:////path and duckdb:////path for a file on the server.">
-            <UrlField
-              id={`${id}-url`}
-              value={url}
-              onChange={setUrl}
-              onPassword={(p) => {
-                setPassword(p);
-                setMoved(true);
-              }}
-            />
-          </Field>
+          <UrlField id={`${id}-url`} credentials={credentials} hint="postgresql://, mysql://, or sqlite:////path and duckdb:////path for a file on the server." />
         ) : (
           <ConnectionFields id={id} fields={fields} onChange={setFields} />
         )}
-        {!file && <PasswordField id={`${id}-password`} value={password} onChange={setPassword} hint={moved && mode === 'url' ? MOVED : 'Stored encrypted; never shown again, nor given to the agent.'} />}
+        {!file && <PasswordField id={`${id}-password`} credentials={credentials} hint="Stored encrypted; never shown again, nor given to the agent." />}
       </div>
-      <Field id={`${id}-description`} label="Description">
-        <Textarea
-          id={`${id}-description`}
-          rows={2}
-          placeholder="What is in it, for the team and the agent (optional)"
-          value={description}
-          onChange={(e) => setDescription(e.target.value)}
-        />
-      </Field>
-      <FormError>{problem ?? create.error?.message ?? null}</FormError>
-      <DialogFooter>
-        <Button type="button" variant="outline" onClick={onClose}>
-          Cancel
-        </Button>
-        <Button type="submit" disabled={create.isPending}>
-          {create.isPending && <Loader2 className="animate-spin" />}
-          {create.isPending ? 'Connecting…' : 'Add and check'}
-        </Button>
-      </DialogFooter>
+      <FormEnd
+        id={id}
+        description={description}
+        onDescription={setDescription}
+        problem={problem ?? create.error?.message ?? null}
+        onClose={onClose}
+        pending={create.isPending}
+        submit={create.isPending ? 'Connecting…' : 'Add and check'}
+      />
     </form>
   );
 }
@@ -245,11 +286,10 @@ function EditSourceForm({ source, onClose, onSaved }: { source: SourceOut; onClo
   const id = useId();
   const update = useUpdateSource(source.project_id);
   const [name, setName] = useState(source.name);
-  const [url, setUrl] = useState(editableUrl(source.display_url));
-  const [password, setPassword] = useState('');
-  const [moved, setMoved] = useState(false);
+  const credentials = useUrlAndPassword(editableUrl(source.display_url));
   const [description, setDescription] = useState(source.description);
   const [problem, setProblem] = useState<string | null>(null);
+  const { url, password } = credentials;
   const file = isFileKind(kindOf(url));
 
   return (
@@ -269,31 +309,17 @@ function EditSourceForm({ source, onClose, onSaved }: { source: SourceOut; onClo
       <Field id={`${id}-name`} label="Name" hint="Code that names the old one stops finding it.">
         <Input id={`${id}-name`} autoComplete="off" spellCheck={false} value={name} onChange={(e) => setName(e.target.value)} aria-describedby={`${id}-name-hint`} />
       </Field>
-      <Field id={`${id}-url`} label="URL" hint="A new URL or password is checked again.">
-        <UrlField
-          id={`${id}-url`}
-          value={url}
-          onChange={setUrl}
-          onPassword={(p) => {
-            setPassword(p);
-            setMoved(true);
-          }}
-        />
-      </Field>
-      {!file && <PasswordField id={`${id}-password`} value={password} onChange={setPassword} hint={moved ? MOVED : 'Leave empty to keep the stored password.'} />}
-      <Field id={`${id}-description`} label="Description">
-        <Textarea id={`${id}-description`} rows={2} value={description} onChange={(e) => setDescription(e.target.value)} />
-      </Field>
-      <FormError>{problem ?? update.error?.message ?? null}</FormError>
-      <DialogFooter>
-        <Button type="button" variant="outline" onClick={onClose}>
-          Cancel
-        </Button>
-        <Button type="submit" disabled={update.isPending}>
-          {update.isPending && <Loader2 className="animate-spin" />}
-          Save
-        </Button>
-      </DialogFooter>
+      <UrlField id={`${id}-url`} credentials={credentials} hint="A new URL or password is checked again." />
+      {!file && <PasswordField id={`${id}-password`} credentials={credentials} hint="Leave empty to keep the stored password." />}
+      <FormEnd
+        id={id}
+        description={description}
+        onDescription={setDescription}
+        problem={problem ?? update.error?.message ?? null}
+        onClose={onClose}
+        pending={update.isPending}
+        submit="Save"
+      />
     </form>
   );
 }
