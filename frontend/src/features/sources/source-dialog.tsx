@@ -226,7 +226,7 @@ function AddSourceForm({ projectId, onClose, onAdded }: { projectId: string; onC
       <Field id={`${id}-name`} label="Name" hint='What the agent calls it in its code: sql("…", source="name").'>
         <Input
           id={`${id}-name`}
-          placeholder="shop"
+          placeholder="e.g. shop"
           autoComplete="off"
           autoCapitalize="off"
           spellCheck={false}

@@ -138,7 +138,7 @@ export function SourcesPanel({ projectId }: { projectId: string }) {
   const del = useDeleteSource(projectId);
   const items = sources.data?.items ?? [];
   return (
-    <section aria-labelledby="sources-heading" className="space-y-3" data-testid="sources-panel">
+    <section aria-labelledby="sources-heading" className="scroll-mt-6 space-y-3" data-testid="sources-panel">
       <div className="flex items-start justify-between gap-3">
         <div>
           <h2 id="sources-heading" className="text-base font-semibold">
