@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
+from app.db import release_connection
 from app.models import DataSource
 from app.models.base import utcnow
 from app.sources import dictionary
@@ -72,8 +73,11 @@ async def _probe(source: DataSource, settings: Settings) -> tuple[str, RoleRepor
 
 
 async def check(db: AsyncSession, source: DataSource, settings: Settings) -> CheckResult:
-    """Check the source now and keep the outcome (status, detail, access, schema)."""
+    """Check the source now and keep the outcome (status, detail, access, schema). The
+    request's transaction is committed first: no database connection of the workbench's is
+    held while the source's server is reached (that can take the connect timeout)."""
     source.checked_at = utcnow()
+    await release_connection(db)
     try:
         version, role, found = await _probe(source, settings)
     except SourceFailure as failure:
