@@ -22,6 +22,7 @@ from app.infra.locks import RedisSessionLocks, SessionLocks
 from app.infra.ratelimit import LoginRateLimit, create_login_rate_limit, deployment_namespace
 from app.infra.storage import ObjectStorage
 from app.models import File, Project, Session, User
+from app.ownership import Role, require, role_in
 from app.projects import service as projects_service
 from app.runs.sandboxes import SandboxPool
 from app.sessions import service as sessions_service
@@ -147,19 +148,52 @@ def previews_of(user: User) -> Iterator[None]:
             ) from None
 
 
-async def owned_project(project_id: uuid.UUID, db: DbDep, user: CurrentUser) -> Project:
-    return await projects_service.get_owned(db, user, project_id)
+def needed(request: Request) -> Role:
+    """The role a request needs in the project of what it names: reading needs a viewer,
+    anything else an editor. Routes that need an owner take the Owner… dependencies;
+    these are the only places where access is decided (app.ownership has the rule)."""
+    return Role.viewer if request.method in ("GET", "HEAD") else Role.editor
 
 
-async def owned_file(file_id: uuid.UUID, db: DbDep, user: CurrentUser) -> File:
-    return await files_service.get_owned(db, user, file_id)
+NeededRole = Annotated[Role, Depends(needed)]
 
 
-async def owned_session(session_id: uuid.UUID, db: DbDep, user: CurrentUser) -> Session:
-    return await sessions_service.get_owned(db, user, session_id)
+async def owned_project(
+    project_id: uuid.UUID, db: DbDep, user: CurrentUser, need: NeededRole
+) -> Project:
+    return await projects_service.get_owned(db, user, project_id, need)
 
 
+async def member_project(project_id: uuid.UUID, db: DbDep, user: CurrentUser) -> Project:
+    return await projects_service.get_owned(db, user, project_id, Role.viewer)
+
+
+async def owner_project(project_id: uuid.UUID, db: DbDep, user: CurrentUser) -> Project:
+    return await projects_service.get_owned(db, user, project_id, Role.owner)
+
+
+async def owned_file(file_id: uuid.UUID, db: DbDep, user: CurrentUser, need: NeededRole) -> File:
+    return await files_service.get_owned(db, user, file_id, need)
+
+
+async def owned_session(
+    session_id: uuid.UUID, db: DbDep, user: CurrentUser, need: NeededRole
+) -> Session:
+    return await sessions_service.get_owned(db, user, session_id, need)
+
+
+async def require_role(db: AsyncSession, user: User, project_id: uuid.UUID, need: Role) -> None:
+    """For a part of a request that needs more than the route does (a budget, a source's
+    password): 403 forbidden_role unless the caller has `need` in the project."""
+    require(await role_in(db, user, project_id) or Role.viewer, need)
+
+
+# A project (file, session) of the caller's: readable by any member for GET and HEAD,
+# changeable by an editor or an owner otherwise; OwnerProject: by an owner only.
 OwnedProject = Annotated[Project, Depends(owned_project)]
+OwnerProject = Annotated[Project, Depends(owner_project)]
+# Any member's, whatever the method (a member leaving the project).
+MemberProject = Annotated[Project, Depends(member_project)]
 OwnedFile = Annotated[File, Depends(owned_file)]
 OwnedSession = Annotated[Session, Depends(owned_session)]
 

@@ -1,23 +1,37 @@
 from __future__ import annotations
 
+import uuid
+
 from fastapi import APIRouter, Response, status
 
 from app.api.deps import (
     CurrentUser,
     DbDep,
     LocksDep,
+    MemberProject,
     OwnedProject,
+    OwnerProject,
     PageDep,
     SandboxesDep,
     SettingsDep,
     StorageDep,
     refuse_busy,
+    require_role,
 )
 from app.api.runs import OrchestratorDep
 from app.api.sessions import discard_workspaces, forget
 from app.db import after_commit
+from app.models import Project, ProjectMember, User
+from app.ownership import Role, role_in
 from app.projects import service
-from app.projects.schemas import ProjectCreate, ProjectOut, ProjectUpdate
+from app.projects.schemas import (
+    MemberAdd,
+    MemberOut,
+    MemberUpdate,
+    ProjectCreate,
+    ProjectOut,
+    ProjectUpdate,
+)
 from app.runs.repository import usage
 from app.schemas import Page
 
@@ -26,30 +40,89 @@ router = APIRouter(tags=["projects"])
 
 @router.post("/projects", response_model=ProjectOut, status_code=status.HTTP_201_CREATED)
 async def create_project(body: ProjectCreate, db: DbDep, user: CurrentUser) -> ProjectOut:
-    return ProjectOut.of(await service.create(db, user, body), None)
+    return ProjectOut.of(await service.create(db, user, body), None, Role.owner)
 
 
 @router.get("/projects", response_model=Page[ProjectOut])
 async def list_projects(db: DbDep, user: CurrentUser, page: PageDep) -> Page[ProjectOut]:
-    items, total = await service.list_owned(db, user, page.limit, page.offset)
-    spent = await usage.by_project(db, [p.id for p in items])
-    return Page(items=[ProjectOut.of(p, spent.get(p.id)) for p in items], total=total)
+    """The projects the caller is a member of, with their role in each."""
+    items, total = await service.list_visible(db, user, page.limit, page.offset)
+    spent = await usage.by_project(db, [p.id for p, _ in items])
+    return Page(items=[ProjectOut.of(p, spent.get(p.id), role) for p, role in items], total=total)
 
 
 @router.get("/projects/{project_id}", response_model=ProjectOut)
-async def get_project(project: OwnedProject, db: DbDep) -> ProjectOut:
-    return ProjectOut.of(project, await usage.of_project(db, project.id))
+async def get_project(project: OwnedProject, db: DbDep, user: CurrentUser) -> ProjectOut:
+    return await _out(db, user, project)
 
 
 @router.patch("/projects/{project_id}", response_model=ProjectOut)
-async def update_project(body: ProjectUpdate, project: OwnedProject, db: DbDep) -> ProjectOut:
+async def update_project(
+    body: ProjectUpdate, project: OwnedProject, db: DbDep, user: CurrentUser
+) -> ProjectOut:
+    """Rename or describe the project (editors); its budgets are the owners'."""
+    if {"budget_usd", "budget_tokens"} & body.model_fields_set:
+        await require_role(db, user, project.id, Role.owner)
     project = await service.update(db, project, body)
-    return ProjectOut.of(project, await usage.of_project(db, project.id))
+    return await _out(db, user, project)
+
+
+async def _out(db: DbDep, user: CurrentUser, project: Project) -> ProjectOut:
+    role = await role_in(db, user, project.id) or Role.viewer
+    return ProjectOut.of(project, await usage.of_project(db, project.id), role)
+
+
+@router.get("/projects/{project_id}/members", response_model=list[MemberOut])
+async def list_members(project: OwnedProject, db: DbDep) -> list[MemberOut]:
+    """Who the project's members are, with their roles (any member may see them)."""
+    return [_member(m, u) for m, u in await service.members(db, project)]
+
+
+@router.post(
+    "/projects/{project_id}/members", response_model=MemberOut, status_code=status.HTTP_201_CREATED
+)
+async def add_member(body: MemberAdd, project: OwnerProject, db: DbDep) -> MemberOut:
+    """Add a user (by the email they log in with) with a role. Owners only."""
+    member, user = await service.add_member(db, project, body)
+    return _member(member, user)
+
+
+@router.patch("/projects/{project_id}/members/{user_id}", response_model=MemberOut)
+async def update_member(
+    user_id: uuid.UUID, body: MemberUpdate, project: OwnerProject, db: DbDep
+) -> MemberOut:
+    """Change a member's role. Owners only; the last owner stays one (409 last_owner)."""
+    member = await service.get_member(db, project, user_id)
+    await service.set_role(db, member, Role.of(body.role))
+    user = await db.get(User, user_id)
+    assert user is not None
+    return _member(member, user)
+
+
+@router.delete("/projects/{project_id}/members/{user_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def remove_member(
+    user_id: uuid.UUID, project: MemberProject, db: DbDep, user: CurrentUser
+) -> Response:
+    """Remove a member (owners), or leave the project (any member, their own id); the last
+    owner cannot leave (409 last_owner)."""
+    if user_id != user.id:
+        await require_role(db, user, project.id, Role.owner)
+    await service.remove_member(db, await service.get_member(db, project, user_id))
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+def _member(member: ProjectMember, user: User) -> MemberOut:
+    return MemberOut(
+        user_id=user.id,
+        email=user.email,
+        role=member.role,
+        added_at=member.added_at,  # type: ignore[arg-type]
+    )
 
 
 @router.delete("/projects/{project_id}", status_code=status.HTTP_204_NO_CONTENT)
 async def delete_project(
-    project: OwnedProject,
+    project: OwnerProject,
     db: DbDep,
     storage: StorageDep,
     locks: LocksDep,

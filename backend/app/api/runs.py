@@ -15,6 +15,7 @@ from starlette.background import BackgroundTask
 from app.api.deps import (
     CurrentUser,
     DbDep,
+    NeededRole,
     OwnedSession,
     PageDep,
     SettingsDep,
@@ -65,8 +66,8 @@ OrchestratorDep = Annotated[RunOrchestrator, Depends(get_orchestrator)]
 EventsDep = Annotated[RunEventLog, Depends(get_events)]
 
 
-async def owned_run(run_id: uuid.UUID, db: DbDep, user: CurrentUser) -> Run:
-    return await history.get_owned_run(db, user, run_id)
+async def owned_run(run_id: uuid.UUID, db: DbDep, user: CurrentUser, need: NeededRole) -> Run:
+    return await history.get_owned_run(db, user, run_id, need)
 
 
 OwnedRun = Annotated[Run, Depends(owned_run)]
@@ -83,12 +84,13 @@ async def ask(
     db: DbDep,
     runs: OrchestratorDep,
     events: EventsDep,
+    user: CurrentUser,
 ) -> StreamingResponse:
     """Ask a question: starts a run and streams its events. The run goes on if the client leaves."""
     # The orchestrator records the run with sessions of its own: the request's connection
     # goes back first, so a burst of queries never waits on itself for connections.
     await release_connection(db)
-    run = await runs.start(session, body)
+    run = await runs.start(session, body, user.id)
     return sse_response(frames(runs.follow(run.id, 0)))
 
 
@@ -167,8 +169,10 @@ async def list_models(_: CurrentUser, settings: SettingsDep) -> ModelList:
     )
 
 
-async def owned_artifact(artifact_id: uuid.UUID, db: DbDep, user: CurrentUser) -> Artifact:
-    return await history.get_owned_artifact(db, user, artifact_id)
+async def owned_artifact(
+    artifact_id: uuid.UUID, db: DbDep, user: CurrentUser, need: NeededRole
+) -> Artifact:
+    return await history.get_owned_artifact(db, user, artifact_id, need)
 
 
 OwnedArtifact = Annotated[Artifact, Depends(owned_artifact)]

@@ -8,8 +8,18 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Response, status
 
-from app.api.deps import CurrentUser, DbDep, OwnedProject, PageDep, SettingsDep
+from app.api.deps import (
+    CurrentUser,
+    DbDep,
+    NeededRole,
+    OwnedProject,
+    OwnerProject,
+    PageDep,
+    SettingsDep,
+    require_role,
+)
 from app.models import DataSource
+from app.ownership import Role
 from app.schemas import Page
 from app.sources import checking, dictionary, service
 from app.sources.schemas import (
@@ -26,11 +36,20 @@ from app.sources.schemas import (
 router = APIRouter(tags=["sources"])
 
 
-async def owned_source(source_id: uuid.UUID, db: DbDep, user: CurrentUser) -> DataSource:
-    return await service.get_owned(db, user, source_id)
+async def owned_source(
+    source_id: uuid.UUID, db: DbDep, user: CurrentUser, need: NeededRole
+) -> DataSource:
+    return await service.get_owned(db, user, source_id, need)
 
 
+async def owner_source(source_id: uuid.UUID, db: DbDep, user: CurrentUser) -> DataSource:
+    return await service.get_owned(db, user, source_id, Role.owner)
+
+
+# Any member reads a source and its schema; an editor checks it and writes its descriptions;
+# its credentials (adding one, its URL and password, deleting it) are the owners'.
 OwnedSource = Annotated[DataSource, Depends(owned_source)]
+OwnerSource = Annotated[DataSource, Depends(owner_source)]
 
 
 def _out(source: DataSource) -> SourceOut:
@@ -46,9 +65,10 @@ def _out(source: DataSource) -> SourceOut:
     "/projects/{project_id}/sources", response_model=SourceOut, status_code=status.HTTP_201_CREATED
 )
 async def create_source(
-    body: SourceCreate, project: OwnedProject, db: DbDep, settings: SettingsDep
+    body: SourceCreate, project: OwnerProject, db: DbDep, settings: SettingsDep
 ) -> SourceOut:
-    """Add a source, then check it (its status says how that went)."""
+    """Add a source, then check it (its status says how that went). Owners only: a
+    source's credentials are theirs."""
     source = await service.create(db, project, body, settings)
     await checking.check(db, source, settings)
     return _out(source)
@@ -67,16 +87,19 @@ async def get_source(source: OwnedSource) -> SourceOut:
 
 @router.patch("/sources/{source_id}", response_model=SourceOut)
 async def update_source(
-    body: SourceUpdate, source: OwnedSource, db: DbDep, settings: SettingsDep
+    body: SourceUpdate, source: OwnedSource, db: DbDep, settings: SettingsDep, user: CurrentUser
 ) -> SourceOut:
-    """Rename, describe, or point the source elsewhere (then it is checked again)."""
+    """Rename, describe, or point the source elsewhere (then it is checked again); a new
+    URL or password is for owners only."""
+    if body.url is not None or body.password is not None:
+        await require_role(db, user, source.project_id, Role.owner)
     if await service.update(db, source, body, settings):
         await checking.check(db, source, settings)
     return _out(source)
 
 
 @router.delete("/sources/{source_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_source(source: OwnedSource, db: DbDep) -> Response:
+async def delete_source(source: OwnerSource, db: DbDep) -> Response:
     await service.delete(db, source)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 

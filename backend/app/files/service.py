@@ -33,7 +33,7 @@ from app.files.upload import MultipartFile, clean_file_name
 from app.infra.storage import ObjectNotFound, ObjectStorage, delete_objects
 from app.models import File, FileVersion, Project, User
 from app.models.base import utcnow
-from app.ownership import one_owned
+from app.ownership import Role, one_visible
 
 log = logging.getLogger(__name__)
 
@@ -117,9 +117,13 @@ async def _measured(
     out.row_count = counter.finish() if counter is not None else None
 
 
-async def get_owned(db: AsyncSession, user: User, file_id: uuid.UUID) -> File:
+async def get_owned(
+    db: AsyncSession, user: User, file_id: uuid.UUID, need: Role = Role.viewer
+) -> File:
     query = select(File).join(Project, Project.id == File.project_id).where(File.id == file_id)
-    return await one_owned(db, user, query, NotFound("No such file.", code="file_not_found"))
+    missing = NotFound("No such file.", code="file_not_found")
+    file: File = await one_visible(db, user, query, missing, need)
+    return file
 
 
 async def list_for_project(

@@ -1,7 +1,7 @@
 """All tables, imported here so that `Base.metadata` knows every one of them."""
 
 from app.models.base import Base
-from app.models.projects import File, FileVersion, Project, Session
+from app.models.projects import File, FileVersion, Project, ProjectMember, Session
 from app.models.runs import Artifact, Run, RunEventRow, RunStatus, RunStep
 from app.models.sources import DataSource, SourceDescription, SourceTable
 from app.models.users import ApiToken, User
@@ -14,6 +14,7 @@ __all__ = [
     "File",
     "FileVersion",
     "Project",
+    "ProjectMember",
     "Run",
     "RunEventRow",
     "RunStatus",

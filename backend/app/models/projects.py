@@ -34,6 +34,22 @@ class Project(IdMixin, TimestampMixin, Base):
     budget_tokens: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
 
+class ProjectMember(Base):
+    """A user's role in a project: `viewer` reads everything, `editor` also changes it
+    (but not its members, budgets, sources' credentials or its existence), `owner` all."""
+
+    __tablename__ = "project_members"
+
+    project_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    role: Mapped[str] = mapped_column(String(10))
+    added_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class File(IdMixin, TimestampMixin, Base):
     """A dataset in a project. Its bytes live in object storage under `storage_key`."""
 

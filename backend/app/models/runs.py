@@ -41,6 +41,10 @@ class Run(IdMixin, Base):
         ForeignKey("sessions.id", ondelete="CASCADE"), index=True
     )
     status: Mapped[str] = mapped_column(String(20), default=RunStatus.queued)
+    # Who asked (None: asked before projects had members, or the user was deleted since).
+    user_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), nullable=True, index=True
+    )
     query: Mapped[str] = mapped_column(Text)
     model: Mapped[str] = mapped_column(String(200))
     file_ids: Mapped[list[str]] = mapped_column(JSON, default=list, server_default="[]")

@@ -2,10 +2,13 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
+from app.auth.schemas import normalise_email
 from app.models import Project
+from app.ownership import Role
 from app.runs.budget import Usage
 from app.schemas import Schema, UsageTotals
 
@@ -23,6 +26,9 @@ class ProjectUpdate(BaseModel):
     budget_tokens: int | None = Field(None, ge=0, le=10**15)
 
 
+RoleName = Literal["viewer", "editor", "owner"]
+
+
 class ProjectOut(Schema, UsageTotals):
     id: uuid.UUID
     name: str
@@ -31,7 +37,36 @@ class ProjectOut(Schema, UsageTotals):
     budget_tokens: int | None = None
     created_at: datetime
     updated_at: datetime
+    role: RoleName = Field(description="The caller's role in the project")
 
     @classmethod
-    def of(cls, project: Project, usage: Usage | None) -> ProjectOut:
-        return cls.model_validate(project).model_copy(update=vars(usage or Usage()))
+    def of(cls, project: Project, usage: Usage | None, role: Role) -> ProjectOut:
+        fields = {"role": role.name, **vars(usage or Usage())}
+        return cls.model_validate({**_columns(project), **fields})
+
+
+def _columns(project: Project) -> dict[str, object]:
+    return {
+        name: getattr(project, name) for name in ProjectOut.model_fields if hasattr(project, name)
+    }
+
+
+class MemberAdd(BaseModel):
+    email: str = Field(max_length=320, description="The email the user logs in with")
+    role: RoleName
+
+    @field_validator("email")
+    @classmethod
+    def _email(cls, value: str) -> str:
+        return normalise_email(value)
+
+
+class MemberUpdate(BaseModel):
+    role: RoleName
+
+
+class MemberOut(BaseModel):
+    user_id: uuid.UUID
+    email: str
+    role: RoleName
+    added_at: datetime

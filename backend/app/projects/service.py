@@ -1,44 +1,122 @@
-"""Projects: every query is scoped to the owner, so another user's project is simply absent."""
+"""Projects and their members: a project is visible to its members only (another user's
+project is simply absent), each with a role (app.ownership)."""
 
 from __future__ import annotations
 
 import uuid
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db import paginate
-from app.errors import NotFound
+from app.errors import Conflict, NotFound
 from app.files import service as files_service
-from app.models import File, Project, Session, User
-from app.projects.schemas import ProjectCreate, ProjectUpdate
+from app.models import File, Project, ProjectMember, Session, User
+from app.ownership import Role, one_visible
+from app.projects.schemas import MemberAdd, ProjectCreate, ProjectUpdate
 from app.runs.repository import history as runs_history
 
 
-async def get_owned(db: AsyncSession, user: User, project_id: uuid.UUID) -> Project:
-    project = await db.get(Project, project_id)
-    if project is None or project.owner_id != user.id:
-        raise NotFound("No such project.", code="project_not_found")
+async def get_owned(
+    db: AsyncSession, user: User, project_id: uuid.UUID, need: Role = Role.viewer
+) -> Project:
+    """The project if the user is a member with at least `need` (404 / 403 otherwise)."""
+    missing = NotFound("No such project.", code="project_not_found")
+    project: Project = await one_visible(
+        db, user, select(Project).where(Project.id == project_id), missing, need
+    )
     return project
 
 
 async def create(db: AsyncSession, user: User, data: ProjectCreate) -> Project:
+    """A new project; its creator is its first owner."""
     project = Project(owner_id=user.id, name=data.name.strip(), description=data.description)
     db.add(project)
+    await db.flush()
+    db.add(ProjectMember(project_id=project.id, user_id=user.id, role=Role.owner.name))
     await db.flush()
     return project
 
 
-async def list_owned(
+async def list_visible(
     db: AsyncSession, user: User, limit: int, offset: int
-) -> tuple[list[Project], int]:
+) -> tuple[list[tuple[Project, Role]], int]:
+    """The projects the user is a member of, with their role in each, latest first."""
     query = (
-        select(Project)
-        .where(Project.owner_id == user.id)
+        select(Project, ProjectMember.role)
+        .join(ProjectMember, ProjectMember.project_id == Project.id)
+        .where(ProjectMember.user_id == user.id)
         .order_by(Project.updated_at.desc(), Project.id)
     )
-    return await paginate(db, query, limit, offset)
+    total = await db.scalar(select(func.count()).select_from(query.subquery()))
+    rows = (await db.execute(query.limit(limit).offset(offset))).all()
+    return [(project, Role.of(role)) for project, role in rows], int(total or 0)
+
+
+async def members(db: AsyncSession, project: Project) -> list[tuple[ProjectMember, User]]:
+    """The project's members with their users, owners first, then by email."""
+    rows = await db.execute(
+        select(ProjectMember, User)
+        .join(User, User.id == ProjectMember.user_id)
+        .where(ProjectMember.project_id == project.id)
+    )
+    found = [(member, user) for member, user in rows.all()]
+    return sorted(found, key=lambda row: (-Role.of(row[0].role), row[1].email))
+
+
+async def add_member(
+    db: AsyncSession, project: Project, data: MemberAdd
+) -> tuple[ProjectMember, User]:
+    """Make the user with that email a member (409 when they already are one)."""
+    user = (await db.scalars(select(User).where(User.email == data.email))).one_or_none()
+    if user is None:
+        raise NotFound(
+            f"No user has the email {data.email}: an administrator creates their account first.",
+            code="user_not_found",
+        )
+    if await db.get(ProjectMember, (project.id, user.id)) is not None:
+        raise Conflict(f"{user.email} is already a member of this project.", code="already_member")
+    member = ProjectMember(project_id=project.id, user_id=user.id, role=data.role)
+    db.add(member)
+    await db.flush()
+    return member, user
+
+
+async def get_member(db: AsyncSession, project: Project, user_id: uuid.UUID) -> ProjectMember:
+    member = await db.get(ProjectMember, (project.id, user_id))
+    if member is None:
+        raise NotFound("No such member of this project.", code="member_not_found")
+    return member
+
+
+async def set_role(db: AsyncSession, member: ProjectMember, role: Role) -> None:
+    """Change a member's role; the last owner stays one (409 last_owner)."""
+    if Role.of(member.role) == Role.owner and role != Role.owner:
+        await _refuse_last_owner(db, member)
+    member.role = role.name
+    await db.flush()
+
+
+async def remove_member(db: AsyncSession, member: ProjectMember) -> None:
+    """Remove a member (or let one leave); the last owner cannot (409 last_owner)."""
+    if Role.of(member.role) == Role.owner:
+        await _refuse_last_owner(db, member)
+    await db.delete(member)
+    await db.flush()
+
+
+async def _refuse_last_owner(db: AsyncSession, member: ProjectMember) -> None:
+    owners = await db.scalar(
+        select(func.count()).where(
+            ProjectMember.project_id == member.project_id, ProjectMember.role == Role.owner.name
+        )
+    )
+    if (owners or 0) <= 1:
+        raise Conflict(
+            "This is the project's last owner: make another member an owner first (or delete "
+            "the project).",
+            code="last_owner",
+        )
 
 
 async def update(db: AsyncSession, project: Project, data: ProjectUpdate) -> Project:

@@ -51,8 +51,9 @@ class Admission:
         self.rt = rt
         self.requests = requests
 
-    async def question(self, session: Session, body: QueryRequest) -> Admitted:
-        """Let a new question in: the run, running (run.started) or queued (run.queued)."""
+    async def question(self, session: Session, body: QueryRequest, asker: uuid.UUID) -> Admitted:
+        """Let `asker`'s new question in: the run, running (run.started) or queued
+        (run.queued); the sandbox slots are shared fairly between askers."""
         model_id = resolve_model(self.rt.settings, body.model)
         sandbox = await self.rt.sandboxes.status()
         if not sandbox.available:
@@ -81,11 +82,12 @@ class Admission:
                 )
             project, used = await self.requests.project_usage(session.project_id)
             budget.remaining(project, used)  # a project past its budget takes no questions
-            ticket = claim(project.owner_id)
+            ticket = claim(asker)
             granted = ticket.granted.is_set()
             run = Run(
                 session_id=session.id,
                 status=RunStatus.running if granted else RunStatus.queued,
+                user_id=asker,
                 query=body.query,
                 model=model_id,
                 file_ids=[str(f) for f in body.file_ids],

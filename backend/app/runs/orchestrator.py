@@ -74,10 +74,10 @@ class RunOrchestrator:
         self.ending = RunEnding(events, repository)
         self.sweeper = Sweeper(self.rt, self.ending)
 
-    async def start(self, session: Session, body: QueryRequest) -> Run:
-        """Take the session lock and a sandbox slot (or a place in the queue), record the run,
-        emit run.started (or run.queued) and run it in the background."""
-        admitted = await self.admission.question(session, body)
+    async def start(self, session: Session, body: QueryRequest, asker: uuid.UUID) -> Run:
+        """Take the session lock and a sandbox slot (or a place in the queue), record the run
+        as `asker`'s, emit run.started (or run.queued) and run it in the background."""
+        admitted = await self.admission.question(session, body, asker)
         self._execute(admitted)
         return admitted.run
 

@@ -10,20 +10,24 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db import paginate
 from app.errors import NotFound
 from app.models import Project, Session, User
-from app.ownership import one_owned
+from app.ownership import Role, one_visible
 from app.runs.repository import history as runs_history
 from app.sessions.schemas import SessionCreate, SessionUpdate
 
 DEFAULT_TITLE = "New session"
 
 
-async def get_owned(db: AsyncSession, user: User, session_id: uuid.UUID) -> Session:
+async def get_owned(
+    db: AsyncSession, user: User, session_id: uuid.UUID, need: Role = Role.viewer
+) -> Session:
     query = (
         select(Session)
         .join(Project, Project.id == Session.project_id)
         .where(Session.id == session_id)
     )
-    return await one_owned(db, user, query, NotFound("No such session.", code="session_not_found"))
+    missing = NotFound("No such session.", code="session_not_found")
+    session: Session = await one_visible(db, user, query, missing, need)
+    return session
 
 
 async def create(db: AsyncSession, project: Project, data: SessionCreate) -> Session:

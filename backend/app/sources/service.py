@@ -15,7 +15,7 @@ from app.db import paginate
 from app.errors import BadRequest, Conflict, NotFound
 from app.models import DataSource, Project, User
 from app.models.base import utcnow
-from app.ownership import one_owned
+from app.ownership import Role, one_visible
 from app.sources import dictionary
 from app.sources.catalog import SourceCatalog
 from app.sources.connection import SourceConnection
@@ -30,13 +30,17 @@ def keyring_of(settings: Settings) -> Keyring:
     return Keyring(settings.signing_key, settings.previous_secret_keys)
 
 
-async def get_owned(db: AsyncSession, user: User, source_id: uuid.UUID) -> DataSource:
+async def get_owned(
+    db: AsyncSession, user: User, source_id: uuid.UUID, need: Role = Role.viewer
+) -> DataSource:
     query = (
         select(DataSource)
         .join(Project, Project.id == DataSource.project_id)
         .where(DataSource.id == source_id)
     )
-    return await one_owned(db, user, query, NotFound("No such source.", code="source_not_found"))
+    missing = NotFound("No such source.", code="source_not_found")
+    source: DataSource = await one_visible(db, user, query, missing, need)
+    return source
 
 
 async def list_for_project(

@@ -540,6 +540,54 @@ export type LoginResponse = {
 };
 
 /**
+ * MemberAdd
+ */
+export type MemberAdd = {
+    /**
+     * Email
+     *
+     * The email the user logs in with
+     */
+    email: string;
+    /**
+     * Role
+     */
+    role: 'viewer' | 'editor' | 'owner';
+};
+
+/**
+ * MemberOut
+ */
+export type MemberOut = {
+    /**
+     * User Id
+     */
+    user_id: string;
+    /**
+     * Email
+     */
+    email: string;
+    /**
+     * Role
+     */
+    role: 'viewer' | 'editor' | 'owner';
+    /**
+     * Added At
+     */
+    added_at: string;
+};
+
+/**
+ * MemberUpdate
+ */
+export type MemberUpdate = {
+    /**
+     * Role
+     */
+    role: 'viewer' | 'editor' | 'owner';
+};
+
+/**
  * ModelList
  */
 export type ModelList = {
@@ -845,6 +893,12 @@ export type ProjectOut = {
      * Updated At
      */
     updated_at: string;
+    /**
+     * Role
+     *
+     * The caller's role in the project
+     */
+    role: 'viewer' | 'editor' | 'owner';
 };
 
 /**
@@ -2861,6 +2915,136 @@ export type UpdateProjectResponses = {
 };
 
 export type UpdateProjectResponse = UpdateProjectResponses[keyof UpdateProjectResponses];
+
+export type ListMembersData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/api/v1/projects/{project_id}/members';
+};
+
+export type ListMembersErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ListMembersError = ListMembersErrors[keyof ListMembersErrors];
+
+export type ListMembersResponses = {
+    /**
+     * Response List Members
+     *
+     * Successful Response
+     */
+    200: Array<MemberOut>;
+};
+
+export type ListMembersResponse = ListMembersResponses[keyof ListMembersResponses];
+
+export type AddMemberData = {
+    body: MemberAdd;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/api/v1/projects/{project_id}/members';
+};
+
+export type AddMemberErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type AddMemberError = AddMemberErrors[keyof AddMemberErrors];
+
+export type AddMemberResponses = {
+    /**
+     * Successful Response
+     */
+    201: MemberOut;
+};
+
+export type AddMemberResponse = AddMemberResponses[keyof AddMemberResponses];
+
+export type RemoveMemberData = {
+    body?: never;
+    path: {
+        /**
+         * User Id
+         */
+        user_id: string;
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/api/v1/projects/{project_id}/members/{user_id}';
+};
+
+export type RemoveMemberErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type RemoveMemberError = RemoveMemberErrors[keyof RemoveMemberErrors];
+
+export type RemoveMemberResponses = {
+    /**
+     * Successful Response
+     */
+    204: void;
+};
+
+export type RemoveMemberResponse = RemoveMemberResponses[keyof RemoveMemberResponses];
+
+export type UpdateMemberData = {
+    body: MemberUpdate;
+    path: {
+        /**
+         * User Id
+         */
+        user_id: string;
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/api/v1/projects/{project_id}/members/{user_id}';
+};
+
+export type UpdateMemberErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type UpdateMemberError = UpdateMemberErrors[keyof UpdateMemberErrors];
+
+export type UpdateMemberResponses = {
+    /**
+     * Successful Response
+     */
+    200: MemberOut;
+};
+
+export type UpdateMemberResponse = UpdateMemberResponses[keyof UpdateMemberResponses];
 
 export type ListFilesData = {
     body?: never;

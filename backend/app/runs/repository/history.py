@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import paginate
 from app.models import Artifact, Project, Run, Session, User
-from app.ownership import one_owned
+from app.ownership import Role, one_visible
 from app.runs.errors import RunNotFound
 
 
@@ -31,16 +31,18 @@ async def list_artifacts(
     return await paginate(db, query, limit, offset)
 
 
-async def get_owned_artifact(db: AsyncSession, user: User, artifact_id: uuid.UUID) -> Artifact:
+async def get_owned_artifact(
+    db: AsyncSession, user: User, artifact_id: uuid.UUID, need: Role = Role.viewer
+) -> Artifact:
     query = (
         select(Artifact)
         .join(Session, Session.id == Artifact.session_id)
         .join(Project, Project.id == Session.project_id)
         .where(Artifact.id == artifact_id)
     )
-    return await one_owned(
-        db, user, query, RunNotFound("No such artifact.", code="artifact_not_found")
-    )
+    missing = RunNotFound("No such artifact.", code="artifact_not_found")
+    artifact: Artifact = await one_visible(db, user, query, missing, need)
+    return artifact
 
 
 async def artifact_keys(
@@ -57,14 +59,18 @@ async def artifact_keys(
     return list(await db.scalars(query))
 
 
-async def get_owned_run(db: AsyncSession, user: User, run_id: uuid.UUID) -> Run:
+async def get_owned_run(
+    db: AsyncSession, user: User, run_id: uuid.UUID, need: Role = Role.viewer
+) -> Run:
     query = (
         select(Run)
         .join(Session, Session.id == Run.session_id)
         .join(Project, Project.id == Session.project_id)
         .where(Run.id == run_id)
     )
-    return await one_owned(db, user, query, RunNotFound("No such run.", code="run_not_found"))
+    missing = RunNotFound("No such run.", code="run_not_found")
+    run: Run = await one_visible(db, user, query, missing, need)
+    return run
 
 
 async def get_run(db: AsyncSession, run_id: uuid.UUID) -> Run:

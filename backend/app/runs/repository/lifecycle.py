@@ -96,7 +96,7 @@ class RunRepository:
                 return None
             run = await db.get(Run, run_id, options=ROW_ONLY, populate_existing=True)
             assert run is not None and run.pending is not None
-            owner = await db.scalar(
+            owner = run.user_id or await db.scalar(
                 select(Project.owner_id)
                 .join(Session, Session.project_id == Project.id)
                 .where(Session.id == run.session_id)

@@ -4,6 +4,7 @@ import { budgetProgress, parseBudget } from './budget';
 
 const project = (over: Partial<ProjectOut>): ProjectOut => ({
   id: 'p',
+  role: 'owner',
   name: 'P',
   description: '',
   tokens_in: 0,

@@ -14,6 +14,7 @@ const patch = vi.mocked(updateProject);
 
 const project = (over: Partial<ProjectOut> = {}): ProjectOut => ({
   id: 'p',
+  role: 'owner',
   name: 'Sales',
   description: '',
   tokens_in: 3000,

@@ -1,0 +1,136 @@
+"""A project's members (issue 26, point 1): owners add users by email with a role, change
+and remove them; members see the project in their list with their role; a viewer reads
+and changes nothing; the last owner cannot leave. On both stacks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.api.conftest import SALES
+from tests.conftest import Api
+
+
+def add(owner: Api, project: dict[str, Any], email: str, role: str) -> dict[str, Any]:
+    response = owner.post(f"/projects/{project['id']}/members", json={"email": email, "role": role})
+    assert response.status_code == 201, response.text
+    return dict(response.json())
+
+
+def me(api: Api) -> str:
+    return str(api.get("/auth/me").json()["id"])
+
+
+def test_an_owner_adds_members_who_then_see_the_project_with_their_role(
+    alice: Api, bob: Api
+) -> None:
+    project = alice.project("Shared")
+    assert project["role"] == "owner"
+    member = add(alice, project, " Bob@Example.com ", "viewer")
+    assert member["email"] == "bob@example.com" and member["role"] == "viewer"
+    assert member["user_id"] == me(bob)
+    listed = bob.get("/projects").json()
+    assert [(p["name"], p["role"]) for p in listed["items"]] == [("Shared", "viewer")]
+    assert bob.get(f"/projects/{project['id']}").json()["role"] == "viewer"
+    members = alice.get(f"/projects/{project['id']}/members").json()
+    assert [(m["email"], m["role"]) for m in members] == [
+        ("alice@example.com", "owner"),
+        ("bob@example.com", "viewer"),
+    ]
+    # Any member sees who else is in the project.
+    assert bob.get(f"/projects/{project['id']}/members").json() == members
+
+
+def test_a_viewer_reads_everything_and_changes_nothing(alice: Api, bob: Api) -> None:
+    project = alice.project("Read only")
+    uploaded = alice.upload(project["id"], "sales.csv", SALES).json()
+    session = alice.post(f"/projects/{project['id']}/sessions", json={"title": "S"}).json()
+    add(alice, project, "bob@example.com", "viewer")
+    assert bob.get(f"/files/{uploaded['id']}/preview").status_code == 200
+    assert bob.get(f"/files/{uploaded['id']}/content").content == SALES
+    assert bob.get(f"/sessions/{session['id']}").status_code == 200
+    refused = [
+        bob.upload(project["id"], "more.csv", SALES),
+        bob.post(f"/sessions/{session['id']}/query", json={"query": "Hello?"}),
+        bob.patch(f"/sessions/{session['id']}", json={"title": "Mine"}),
+        bob.delete(f"/files/{uploaded['id']}"),
+        bob.post(f"/projects/{project['id']}/sessions", json={"title": "Mine"}),
+    ]
+    for response in refused:
+        assert response.status_code == 403, response.text
+        assert response.json()["code"] == "forbidden_role"
+        assert "You are a viewer of this project" in response.json()["detail"]
+    # Nothing changed.
+    assert [f["name"] for f in alice.get(f"/projects/{project['id']}/files").json()["items"]] == [
+        "sales.csv"
+    ]
+    assert alice.get(f"/sessions/{session['id']}").json()["title"] == "S"
+
+
+def test_an_editor_changes_things_but_not_members_budgets_or_the_project(
+    alice: Api, bob: Api
+) -> None:
+    project = alice.project("Team")
+    add(alice, project, "bob@example.com", "editor")
+    assert bob.upload(project["id"], "sales.csv", SALES).status_code == 201
+    assert bob.patch(f"/projects/{project['id']}", json={"name": "Team 2"}).status_code == 200
+    for response in (
+        bob.patch(f"/projects/{project['id']}", json={"budget_usd": 1000}),
+        bob.post(
+            f"/projects/{project['id']}/members", json={"email": "x@example.com", "role": "owner"}
+        ),
+        bob.delete(f"/projects/{project['id']}"),
+    ):
+        assert response.status_code == 403 and response.json()["code"] == "forbidden_role"
+    assert alice.get(f"/projects/{project['id']}").json()["budget_usd"] is None
+
+
+def test_roles_change_members_leave_and_the_last_owner_stays(
+    alice: Api, bob: Api, admin: Api
+) -> None:
+    project = alice.project("Roles")
+    add(alice, project, "bob@example.com", "viewer")
+    bob_id, alice_id = me(bob), me(alice)
+    promoted = alice.patch(f"/projects/{project['id']}/members/{bob_id}", json={"role": "owner"})
+    assert promoted.status_code == 200 and promoted.json()["role"] == "owner"
+    assert bob.get(f"/projects/{project['id']}").json()["role"] == "owner"
+    # Two owners: one may leave; then the last one may not (nor be demoted).
+    assert alice.delete(f"/projects/{project['id']}/members/{alice_id}").status_code == 204
+    assert alice.get(f"/projects/{project['id']}").status_code == 404
+    for response in (
+        bob.delete(f"/projects/{project['id']}/members/{bob_id}"),
+        bob.patch(f"/projects/{project['id']}/members/{bob_id}", json={"role": "editor"}),
+    ):
+        assert response.status_code == 409 and response.json()["code"] == "last_owner"
+    # A member leaves by themselves; only an owner removes someone else.
+    add(bob, project, "alice@example.com", "editor")
+    carol = admin.new_user("carol@example.com")
+    add(bob, project, "carol@example.com", "viewer")
+    carol_id = me(carol)
+    assert alice.delete(f"/projects/{project['id']}/members/{carol_id}").status_code == 403
+    assert carol.delete(f"/projects/{project['id']}/members/{carol_id}").status_code == 204
+    assert carol.get("/projects").json()["items"] == []
+
+
+def test_adding_says_what_is_wrong(alice: Api, bob: Api) -> None:
+    project = alice.project("Errors")
+    base = f"/projects/{project['id']}/members"
+    unknown = alice.post(base, json={"email": "nobody@example.com", "role": "viewer"})
+    assert unknown.status_code == 404 and unknown.json()["code"] == "user_not_found"
+    assert alice.post(base, json={"email": "not an email", "role": "viewer"}).status_code == 422
+    assert alice.post(base, json={"email": "bob@example.com", "role": "boss"}).status_code == 422
+    add(alice, project, "bob@example.com", "editor")
+    again = alice.post(base, json={"email": "bob@example.com", "role": "viewer"})
+    assert again.status_code == 409 and again.json()["code"] == "already_member"
+    owner_again = alice.post(base, json={"email": "alice@example.com", "role": "viewer"})
+    assert owner_again.status_code == 409
+
+
+def test_a_disabled_user_loses_access_to_every_project_at_once(
+    alice: Api, bob: Api, admin: Api
+) -> None:
+    project = alice.project("Gone")
+    add(alice, project, "bob@example.com", "editor")
+    assert bob.get(f"/projects/{project['id']}").status_code == 200
+    assert admin.patch(f"/users/{me(bob)}", json={"disabled": True}).status_code == 200
+    assert bob.get(f"/projects/{project['id']}").status_code == 401
+    assert bob.get("/projects").status_code == 401
