@@ -26,8 +26,9 @@ from app.sources.statements import check_query
 
 __all__ = ["QueryFailed", "QueryLimits", "QueryRefused", "SourceConnection", "stream_query"]
 
-# Rows asked of the database at a time; a batch is handed on before it passes batch_rows
-# rows or BATCH_BYTES bytes, so that about one batch is held at once.
+# Rows asked of the database at a time (by drivers that fetch rows; PostgreSQL's COPY sends
+# blocks of bytes); a batch is handed on when it reaches batch_rows rows or BATCH_BYTES
+# bytes, so that about one batch is held at once.
 FETCH_ROWS = 5_000
 BATCH_BYTES = 64 * 1024**2
 # The asyncio timeout leaves the database's own this much time to fire first.
@@ -91,11 +92,13 @@ async def stream_query(
 async def _batched(
     chunks: AsyncIterator[pa.RecordBatch], limits: QueryLimits, batch_rows: int
 ) -> AsyncIterator[pa.RecordBatch]:
-    """`chunks` regrouped into batches of up to `batch_rows` rows, within the limits."""
+    """`chunks` (of any size) regrouped into batches of up to `batch_rows` rows, within the
+    limits."""
     pending: list[pa.RecordBatch] = []
     pending_rows = pending_bytes = total_rows = total_bytes = 0
     waited = 0.0
     sent = False
+    first: pa.RecordBatch | None = None  # sent, empty, when no row comes
     while True:
         started = time.monotonic()
         try:
@@ -106,30 +109,41 @@ async def _batched(
         waited += time.monotonic() - started
         if chunk is None:
             break
-        if pending and pending_rows + chunk.num_rows > batch_rows:
-            yield pa.concat_batches(pending)
-            sent, pending, pending_rows, pending_bytes = True, [], 0, 0
-        if total_rows + chunk.num_rows > limits.max_rows:
-            pending.append(chunk.slice(0, limits.max_rows - total_rows))
-            yield pa.concat_batches(pending)
-            raise QueryFailed(
-                f"The result has more than {limits.max_rows:,} rows (the limit): aggregate "
-                "or filter in the database, or add LIMIT."
-            )
+        if first is None:
+            first = chunk.slice(0, 0)
+        over_rows = total_rows + chunk.num_rows > limits.max_rows
+        if over_rows:
+            chunk = chunk.slice(0, limits.max_rows - total_rows)
         total_rows += chunk.num_rows
         total_bytes += chunk.nbytes
         if total_bytes > limits.max_bytes:
             if pending:
-                yield pa.concat_batches(pending)
+                yield _joined(pending)
             raise QueryFailed(
                 f"The result is larger than {limits.max_bytes / 1024**2:,.0f} MiB (the "
                 "limit): select fewer columns or rows, or aggregate in the database."
             )
-        pending.append(chunk)
-        pending_rows += chunk.num_rows
-        pending_bytes += chunk.nbytes
-        if pending_bytes >= BATCH_BYTES:
-            yield pa.concat_batches(pending)
-            sent, pending, pending_rows, pending_bytes = True, [], 0, 0
-    if pending and (pending_rows or not sent):
-        yield pa.concat_batches(pending)
+        while chunk.num_rows:
+            room = batch_rows - pending_rows
+            piece, chunk = chunk.slice(0, room), chunk.slice(room)
+            pending.append(piece)
+            pending_rows += piece.num_rows
+            pending_bytes += piece.nbytes
+            if pending_rows >= batch_rows or pending_bytes >= BATCH_BYTES:
+                yield _joined(pending)
+                sent, pending, pending_rows, pending_bytes = True, [], 0, 0
+        if over_rows:
+            if pending:
+                yield _joined(pending)
+            raise QueryFailed(
+                f"The result has more than {limits.max_rows:,} rows (the limit): aggregate "
+                "or filter in the database, or add LIMIT."
+            )
+    if pending:
+        yield _joined(pending)
+    elif not sent and first is not None:
+        yield first
+
+
+def _joined(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
+    return batches[0] if len(batches) == 1 else pa.concat_batches(batches)
