@@ -75,11 +75,16 @@ def to_batch(columns: Sequence[Column], rows: Sequence[Sequence[Any]]) -> pa.Rec
         try:
             arrays.append(pa.array(values, type=column.type))
         except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
-            raise QueryFailed(
-                f"The column {column.name!r} holds a value that does not fit its type "
-                f"({column.type}): {str(exc)[:200]}. CAST it (e.g. to text) in the SQL."
-            ) from None
+            raise misfit(column.name, column.type, str(exc)) from None
     return pa.RecordBatch.from_arrays(arrays, schema=schema_of(columns))
+
+
+def misfit(name: str, arrow_type: pa.DataType, detail: str) -> QueryFailed:
+    """The failure of a result whose column `name` holds a value that is not `arrow_type`."""
+    return QueryFailed(
+        f"The column {name!r} holds a value that does not fit its type ({arrow_type}): "
+        f"{detail[:200]}. CAST it (e.g. to text) in the SQL."
+    )
 
 
 def infer_columns(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[Column]:

@@ -68,8 +68,10 @@ class SourceSession(Protocol):
     def chunks(
         self, sql: str, timeout_seconds: float, rows: int
     ) -> AsyncGenerator[pa.RecordBatch, None]:
-        """The result of `sql` (already checked) in record batches of up to `rows` rows,
-        inside a read-only transaction with the database's own statement timeout."""
+        """The result of `sql` (already checked) in record batches of one schema (at least
+        one, maybe empty), inside a read-only transaction with the database's own statement
+        timeout. A driver that fetches rows asks for `rows` at a time; PostgreSQL's batches
+        are blocks of its COPY output, of any size (stream_query regroups them)."""
         ...
 
     async def close(self) -> None: ...

@@ -223,6 +223,49 @@ def test_postgresql_read_only_transaction_stops_what_the_parser_would_miss(
 @pytest.mark.parametrize(
     "sql",
     [
+        f"SELECT 1) TO PROGRAM 'touch {MARKER}' --",
+        f"SELECT 1) TO '{MARKER}' --",
+        f"SELECT 1 --\n) TO PROGRAM 'touch {MARKER}'; COPY (SELECT 1",
+        f"SELECT 1; COPY orders TO PROGRAM 'touch {MARKER}'",
+        f"SELECT 1); COPY orders TO '{MARKER}'; SELECT (1",
+        f"WITH x AS (SELECT 1) SELECT * FROM x) TO PROGRAM 'touch {MARKER}' --",
+        # PostgreSQL nests comments where the parser above may not: all one comment.
+        f"SELECT 1 /* /* */ ) TO PROGRAM 'touch {MARKER}' -- */",
+        f"SELECT E'\\') TO PROGRAM ''touch {MARKER}'' --'",
+        f"SELECT $q$ ) TO PROGRAM 'touch {MARKER}' $q$",
+        "SELECT 1 /*",
+        "SELECT 'open",
+        'SELECT 1 AS "open',
+        "SELECT $$",
+    ],
+)
+def test_nothing_escapes_the_copy_around_a_query_even_for_a_superuser(
+    pg_source: ServerSource, sql: str
+) -> None:
+    """Results are read with COPY (<query>) TO STDOUT: text written to close that and
+    append TO PROGRAM or TO 'file' is, past the parser and the role check, either a
+    syntax error or part of the query, even for a role that could run programs."""
+    superuser = connection(f"postgresql://postgres@127.0.0.1:5432/{pg_source.database}")
+
+    async def attempt() -> None:
+        session = await open_session(superuser)
+        try:
+            async for _ in session.chunks(sql, 10, 100):
+                pass
+        finally:
+            await session.close()
+
+    try:
+        run(attempt())
+    except QueryFailed as exc:
+        assert "PostgreSQL" in str(exc)
+    assert not Path(MARKER).exists()
+    assert run(dbs.pg_count(pg_source)) == ORDERS
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
         "DELETE FROM orders",
         "INSERT INTO orders (id) VALUES (1000)",
         # DDL commits implicitly and would run outside any transaction: the session's

@@ -98,6 +98,15 @@ async def _drop_pg(name: str) -> None:
         await conn.close()
 
 
+async def pg_admin_execute(source: ServerSource, statement: str) -> None:
+    """Run a statement as the server's administrator, in the source's database."""
+    conn = await _pg_admin(source.database)
+    try:
+        await conn.execute(statement)
+    finally:
+        await conn.close()
+
+
 async def pg_count(source: ServerSource, table: str = "orders") -> int:
     """Rows of `table` as the server's administrator sees them (the check that it is intact)."""
     conn = await _pg_admin(source.database)

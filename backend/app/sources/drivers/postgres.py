@@ -1,6 +1,7 @@
 """PostgreSQL sources through asyncpg: every statement in a READ ONLY transaction with a
-statement timeout, rolled back; results read with a server-side cursor; superusers and
-members of the roles that read or run the server's files refused."""
+statement timeout, rolled back; results streamed with COPY (app.sources.drivers.
+postgres_copy); superusers and members of the roles that read or run the server's files
+refused."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from typing import Any
 import asyncpg
 import pyarrow as pa
 
-from app.sources.arrow import Column, text_column, to_batch, unique_names
 from app.sources.catalog import ColumnInfo, Introspection, TableInfo
 from app.sources.connection import Access, RoleReport, SourceConnection
+from app.sources.drivers.postgres_copy import OUTPUT_SETTINGS, stream_copy
 from app.sources.failures import FailureKind, SourceFailure, network_failure, scrub
 from app.sources.refusals import QueryFailed, timed_out
 from app.sources.tls import context_for
@@ -62,44 +63,6 @@ SELECT r.rolsuper,
                            OR has_table_privilege(c.oid, 'TRUNCATE')))
 FROM pg_roles r WHERE r.rolname = current_user
 """
-
-_INTEGERS = {"int2": pa.int16(), "int4": pa.int32(), "int8": pa.int64(), "oid": pa.int64()}
-_SCALARS: dict[str, pa.DataType] = {
-    **_INTEGERS,
-    "bool": pa.bool_(),
-    "float4": pa.float32(),
-    "float8": pa.float64(),
-    "bytea": pa.binary(),
-    "date": pa.date32(),
-    "timestamp": pa.timestamp("us"),
-    "timestamptz": pa.timestamp("us", tz="UTC"),
-    "time": pa.time64("us"),
-    "interval": pa.duration("us"),
-}
-# numeric's precision is not in a result's description: a float, which is what an analysis
-# makes of it anyway (cast to text in the SQL for every digit).
-_CONVERTED: dict[str, tuple[pa.DataType, Any]] = {"numeric": (pa.float64(), float)}
-
-
-def _column(name: str, pg_type: Any) -> Column:
-    """The Arrow column for a result column of this PostgreSQL type."""
-    type_name = pg_type.name
-    if type_name in _SCALARS:
-        return Column(name, _SCALARS[type_name])
-    if type_name in _CONVERTED:
-        arrow_type, convert = _CONVERTED[type_name]
-        return Column(name, arrow_type, convert)
-    element = type_name.removesuffix("[]")
-    if pg_type.kind == "array" and element in {*_SCALARS, "text", "varchar"}:
-        item = _SCALARS.get(element, pa.string())
-        return Column(name, pa.list_(item), lambda v: None if _nested(v) else v)
-    return text_column(name)
-
-
-def _nested(value: list[Any]) -> bool:
-    if any(isinstance(item, list) for item in value):
-        raise ValueError("a multi-dimensional array")
-    return False
 
 
 def _estimate(relkind: str, reltuples: float | None) -> int | None:
@@ -170,22 +133,21 @@ class PostgresSession:
         await transaction.start()
         try:
             timeout_ms = max(1, math.ceil(timeout_seconds * 1000))
-            await self.conn.execute(f"SET LOCAL statement_timeout = {timeout_ms}")
-            statement = await self.conn.prepare(sql)
-            attributes = statement.get_attributes()
-            names = unique_names([a.name for a in attributes])
-            columns = [_column(n, a.type) for n, a in zip(names, attributes, strict=True)]
-            cursor = await statement.cursor()
-            batch = await cursor.fetch(rows)
-            yield to_batch(columns, batch)  # the first, even empty: it carries the schema
-            while batch := await cursor.fetch(rows):
-                yield to_batch(columns, batch)
+            await self.conn.execute(
+                f"SET LOCAL statement_timeout = {timeout_ms}; "
+                + "; ".join(
+                    f"SET LOCAL {name} = '{value}'" for name, value in OUTPUT_SETTINGS.items()
+                )
+            )
+            async with contextlib.aclosing(stream_copy(self.conn, sql)) as batches:
+                async for batch in batches:
+                    yield batch
         except asyncpg.QueryCanceledError:
             raise timed_out(timeout_seconds) from None
         except asyncpg.PostgresError as exc:
             raise QueryFailed(scrub(f"PostgreSQL: {exc}", [self.source.url.password])) from None
         finally:
-            # Nothing is ever kept. After a cancelled fetch the connection is mid-query and
+            # Nothing is ever kept. After a COPY stopped early the connection is mid-query and
             # this fails: closing it (next) ends the transaction all the same.
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(transaction.rollback(), 2)
