@@ -15,6 +15,7 @@ from typing import Any
 import aiomysql
 import pyarrow as pa
 import pymysql
+import pymysql.converters
 from pymysql.constants import CLIENT, FIELD_TYPE, FLAG
 
 from app.sources.arrow import Column, text_column, to_batch, unique_names
@@ -57,6 +58,18 @@ _FIXED: dict[int, pa.DataType] = {
 }
 
 
+# Types whose values are left as the server's text by the driver and parsed by Arrow.
+AS_TEXT = {
+    FIELD_TYPE.DECIMAL,
+    FIELD_TYPE.NEWDECIMAL,
+    FIELD_TYPE.DATE,
+    FIELD_TYPE.NEWDATE,
+    FIELD_TYPE.DATETIME,
+    FIELD_TYPE.TIMESTAMP,
+}
+_CONVERSIONS = {k: v for k, v in pymysql.converters.conversions.items() if k not in AS_TEXT}
+
+
 def _column(name: str, field: Any) -> Column:
     """The Arrow column for a result column (a pymysql field)."""
     code = field.type_code
@@ -67,12 +80,14 @@ def _column(name: str, field: Any) -> Column:
     if code in (FIELD_TYPE.DECIMAL, FIELD_TYPE.NEWDECIMAL):
         scale = field.scale
         if field.length <= 38 and scale <= 38:
-            return Column(name, pa.decimal128(38, scale))
-        return Column(name, pa.decimal256(76, min(scale, 76)))
+            return Column(name, pa.decimal128(38, scale), from_text=True)
+        return Column(name, pa.decimal256(76, min(scale, 76)), from_text=True)
     if code in _FIXED:
-        return Column(name, _FIXED[code])
+        return Column(name, _FIXED[code], from_text=code in AS_TEXT)
     if code in _TEXTS and field.charsetnr == _BINARY_CHARSET:
         return Column(name, pa.binary())
+    if code in _TEXTS or code == FIELD_TYPE.JSON:
+        return Column(name, pa.string())  # the driver decodes them
     return text_column(name)
 
 
@@ -252,6 +267,7 @@ async def open_session(connection: SourceConnection) -> MysqlSession:
         connect_timeout=timeout,
         autocommit=True,
         local_infile=False,
+        conv=_CONVERSIONS,
         ssl=context_for(url.tls, url.host),
         require_tls=url.tls not in (Tls.disable, Tls.prefer),
     )
