@@ -13,7 +13,11 @@ side by side and each the median of three:
 - ten million rows asked for as a DataFrame: refused at SOURCES_MAX_ROWS, with the
   backend's peak memory growth while it streamed.
 
-    cd backend && uv run python -m benchmarks.sources_db [--rows 10000000]
+With `--mysql`, the same table in this machine's MariaDB (root without a password over
+loopback, as in the tests; `BENCH_MYSQL_HOST`/`BENCH_MYSQL_PORT` to point elsewhere) against
+the same statements in the `mariadb` client.
+
+    cd backend && uv run python -m benchmarks.sources_db [--rows 10000000] [--mysql]
 
 Run it on a quiet machine: the figures are wall-clock times.
 """
@@ -30,8 +34,10 @@ import statistics
 import subprocess
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
+import aiomysql
 import asyncpg
 import pyarrow as pa
 
@@ -45,6 +51,8 @@ from app.sources.reach import Reach
 from app.sources.urls import parse
 
 ADMIN_DSN = os.environ.get("BENCH_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
+MYSQL_HOST = os.environ.get("BENCH_MYSQL_HOST", "127.0.0.1")
+MYSQL_PORT = int(os.environ.get("BENCH_MYSQL_PORT", "3306"))
 GROUP_BY = (
     "SELECT region, COUNT(*) AS orders, SUM(amount) AS revenue, AVG(amount) AS mean "
     "FROM orders GROUP BY region ORDER BY region"
@@ -88,13 +96,48 @@ async def drop(dsn: str, name: str) -> None:
         await admin.close()
 
 
-def psql_seconds(url: str, statement: str) -> float:
-    start = time.perf_counter()
-    subprocess.run(
-        ["psql", url, "-X", "-q", "-A", "-t", "-c", statement],
-        check=True,
-        stdout=subprocess.DEVNULL,
+async def mysql_execute(*statements: str) -> None:
+    conn = await aiomysql.connect(
+        host=MYSQL_HOST, port=MYSQL_PORT, user="root", password="", autocommit=True
     )
+    try:
+        async with conn.cursor() as cursor:
+            for statement in statements:
+                await cursor.execute(statement)
+    finally:
+        conn.close()
+
+
+async def create_mysql(name: str, rows: int) -> None:
+    await mysql_execute(
+        f"CREATE DATABASE {name}",
+        f"CREATE TABLE {name}.orders (id bigint PRIMARY KEY, region varchar(20) NOT NULL, "
+        "amount decimal(12,2) NOT NULL, placed date NOT NULL)",
+        # MariaDB's sequence engine: seq_1_to_<n> is a table of 1…n.
+        f"INSERT INTO {name}.orders SELECT seq, CONCAT('region-', seq % 8), "
+        f"(seq % 100000) / 100.0, DATE_ADD('2020-01-01', INTERVAL seq % 2000 DAY) "
+        f"FROM {name}.seq_1_to_{rows}",
+        f"ANALYZE TABLE {name}.orders",
+        # A user that can only read: the workbench refuses one with FILE or SUPER.
+        f"CREATE USER '{name}'@'%'",
+        f"GRANT SELECT ON {name}.* TO '{name}'@'%'",
+    )
+
+
+async def drop_mysql(name: str) -> None:
+    await mysql_execute(f"DROP DATABASE IF EXISTS {name}", f"DROP USER IF EXISTS '{name}'@'%'")
+
+
+def client_seconds(url: str, statement: str) -> float:
+    """The statement in the database's own command-line client, every row read."""
+    source = parse(url)
+    if source.kind == "mysql":
+        command = ["mariadb", "-h", MYSQL_HOST, "-P", str(MYSQL_PORT), "-u", source.user or ""]
+        command += ["-D", source.database or "", "--quick", "-B", "-N", "-e", statement]
+    else:
+        command = ["psql", url, "-X", "-q", "-A", "-t", "-c", statement]
+    start = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 
@@ -127,39 +170,49 @@ def peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10
 
 
-def main(rows: int) -> None:
+def main(rows: int, mysql: bool) -> None:
     name = f"wb_bench_{secrets.token_hex(4)}"
-    server = ADMIN_DSN.rsplit("/", 1)[0].split("@", 1)[-1]
-    url = f"postgresql://{name}@{server}/{name}"
+    if mysql:
+        url, client = f"mysql://{name}@{MYSQL_HOST}:{MYSQL_PORT}/{name}", "mariadb"
+        setup, teardown = create_mysql(name, rows), partial(drop_mysql, name)
+    else:
+        server = ADMIN_DSN.rsplit("/", 1)[0].split("@", 1)[-1]
+        url, client = f"postgresql://{name}@{server}/{name}", "psql"
+        setup, teardown = create(ADMIN_DSN, name, rows), partial(drop, ADMIN_DSN, name)
     settings = Settings()
     start = time.perf_counter()
-    asyncio.run(create(ADMIN_DSN, name, rows))
-    print(f"{rows:,} rows in PostgreSQL in {time.perf_counter() - start:.1f} s (not timed below)")
     try:
+        asyncio.run(setup)
+        print(f"{rows:,} rows in {client} in {time.perf_counter() - start:.1f} s (not timed below)")
         connection = SourceConnection(name="bench", url=parse(url), reach=Reach.of(settings))
-        catalog = SourceCatalog("bench", "postgresql", "", None, "ready", [], False)
+        kind = "mysql" if mysql else "postgresql"
+        catalog = SourceCatalog("bench", kind, "", None, "ready", [], False)
         answerer = SourcesAnswerer({"bench": connection}, [catalog], settings)
         with tempfile.TemporaryDirectory(prefix="bench-sources-") as tmp:
             worker = SandboxWorker(Path(tmp))
             worker.start()
             try:
                 capped(worker, answerer, rows, settings)
-                report(worker, answerer, connection, url)
+                report(worker, answerer, connection, url, client)
             finally:
                 worker.close()
     finally:
-        asyncio.run(drop(ADMIN_DSN, name))
+        asyncio.run(teardown())
 
 
 def report(
-    worker: SandboxWorker, answerer: SourcesAnswerer, connection: SourceConnection, url: str
+    worker: SandboxWorker,
+    answerer: SourcesAnswerer,
+    connection: SourceConnection,
+    url: str,
+    client: str,
 ) -> None:
-    print(f"{'':<34} {'psql':>9} {'sql()':>9} {'ratio':>7}")
+    print(f"{'':<34} {client:>9} {'sql()':>9} {'ratio':>7}")
     for label, statement in (
         ("group-by over all rows (8 back)", GROUP_BY),
         ("1,000,000 rows back", MILLION),
     ):
-        direct = statistics.median(psql_seconds(url, statement) for _ in range(REPEATS))
+        direct = statistics.median(client_seconds(url, statement) for _ in range(REPEATS))
         through = statistics.median(
             sql_seconds(worker, answerer, statement) for _ in range(REPEATS)
         )
@@ -190,4 +243,6 @@ def capped(worker: SandboxWorker, answerer: SourcesAnswerer, rows: int, settings
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
-    main(parser.parse_args().rows)
+    parser.add_argument("--mysql", action="store_true", help="MariaDB instead of PostgreSQL")
+    arguments = parser.parse_args()
+    main(arguments.rows, arguments.mysql)
