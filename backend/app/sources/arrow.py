@@ -31,14 +31,11 @@ def as_text(value: Any) -> str:
 @dataclass(frozen=True)
 class Column:
     """One column of a result: its name, its Arrow type, and how a driver's value (not
-    None) becomes one Arrow takes for that type (None: as it is); or, `from_text`, the
-    driver's values are text that Arrow parses into the type itself (in C++, much faster
-    than a Python object per value)."""
+    None) becomes one Arrow takes for that type (None: as it is)."""
 
     name: str
     type: pa.DataType
     convert: Convert | None = None
-    from_text: bool = False
 
 
 def text_column(name: str) -> Column:
@@ -77,22 +74,19 @@ def to_batch(columns: Sequence[Column], rows: Sequence[Sequence[Any]]) -> pa.Rec
         if convert is not None:
             values = [None if v is None else convert(v) for v in values]
         try:
-            if column.from_text:
-                arrays.append(parse_text(values, column.type))
-            else:
-                arrays.append(pa.array(values, type=column.type))
+            arrays.append(pa.array(values, type=column.type))
         except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
             raise misfit(column.name, column.type, str(exc)) from None
     return pa.RecordBatch.from_arrays(arrays, schema=schema_of(columns))
 
 
-def parse_text(values: Sequence[str | None], arrow_type: pa.DataType) -> pa.Array:
-    """Text values as an array of `arrow_type` (timestamps with a zone: the text is in it).
+def parse_text(text: pa.Array, arrow_type: pa.DataType) -> pa.Array:
+    """A string array's values as an array of `arrow_type`, parsed by Arrow (timestamps
+    with a zone: the text is in that zone).
 
     Raises:
         pyarrow.ArrowInvalid: a value is not one of that type.
     """
-    text = pa.array(values, type=pa.string())
     if pa.types.is_timestamp(arrow_type) and arrow_type.tz is not None:
         local = pc.cast(text, pa.timestamp(arrow_type.unit))
         return pc.assume_timezone(local, arrow_type.tz)

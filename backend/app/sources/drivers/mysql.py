@@ -1,7 +1,8 @@
 """MySQL and MariaDB sources through aiomysql: one statement per request (no multi-statement
 flag), every query in a READ ONLY transaction (the session's too, so that what commits
 implicitly still cannot write) with the server's statement timeout, results streamed with
-an unbuffered cursor; roles with SUPER or FILE refused."""
+an unbuffered cursor, its rows cut into Arrow columns off the wire (mysql_rows); roles with
+SUPER or FILE refused."""
 
 from __future__ import annotations
 
@@ -15,12 +16,13 @@ from typing import Any
 import aiomysql
 import pyarrow as pa
 import pymysql
-import pymysql.converters
 from pymysql.constants import CLIENT, FIELD_TYPE, FLAG
+from pymysql.converters import convert_timedelta
 
-from app.sources.arrow import Column, text_column, to_batch, unique_names
+from app.sources.arrow import Column, misfit, parse_text, schema_of, unique_names
 from app.sources.catalog import ColumnInfo, Introspection, TableInfo
 from app.sources.connection import Access, RoleReport, SourceConnection
+from app.sources.drivers.mysql_rows import wire_rows
 from app.sources.failures import FailureKind, SourceFailure, network_failure, scrub
 from app.sources.refusals import QueryFailed, timed_out
 from app.sources.tls import context_for
@@ -58,18 +60,6 @@ _FIXED: dict[int, pa.DataType] = {
 }
 
 
-# Types whose values are left as the server's text by the driver and parsed by Arrow.
-AS_TEXT = {
-    FIELD_TYPE.DECIMAL,
-    FIELD_TYPE.NEWDECIMAL,
-    FIELD_TYPE.DATE,
-    FIELD_TYPE.NEWDATE,
-    FIELD_TYPE.DATETIME,
-    FIELD_TYPE.TIMESTAMP,
-}
-_CONVERSIONS = {k: v for k, v in pymysql.converters.conversions.items() if k not in AS_TEXT}
-
-
 def _column(name: str, field: Any) -> Column:
     """The Arrow column for a result column (a pymysql field)."""
     code = field.type_code
@@ -80,15 +70,33 @@ def _column(name: str, field: Any) -> Column:
     if code in (FIELD_TYPE.DECIMAL, FIELD_TYPE.NEWDECIMAL):
         scale = field.scale
         if field.length <= 38 and scale <= 38:
-            return Column(name, pa.decimal128(38, scale), from_text=True)
-        return Column(name, pa.decimal256(76, min(scale, 76)), from_text=True)
+            return Column(name, pa.decimal128(38, scale))
+        return Column(name, pa.decimal256(76, min(scale, 76)))
     if code in _FIXED:
-        return Column(name, _FIXED[code], from_text=code in AS_TEXT)
+        return Column(name, _FIXED[code])
     if code in _TEXTS and field.charsetnr == _BINARY_CHARSET:
         return Column(name, pa.binary())
-    if code in _TEXTS or code == FIELD_TYPE.JSON:
-        return Column(name, pa.string())  # the driver decodes them
-    return text_column(name)
+    return Column(name, pa.string())
+
+
+def _arrow(values: pa.Array, column: Column) -> pa.Array:
+    """A column's values as the server wrote them (binary) as its Arrow type.
+
+    Raises:
+        QueryFailed: a value does not fit the type (the message says to CAST).
+    """
+    try:
+        if pa.types.is_binary(column.type):
+            return values.cast(pa.binary())
+        text = values.cast(pa.string())
+        if pa.types.is_string(column.type):
+            return text
+        if pa.types.is_duration(column.type):  # TIME, up to ±838:59:59
+            times = [None if v is None else convert_timedelta(v) for v in text.to_pylist()]
+            return pa.array(times, type=column.type)
+        return parse_text(text, column.type)
+    except (pa.ArrowException, TypeError, ValueError) as exc:
+        raise misfit(column.name, column.type, str(exc)) from None
 
 
 def _privileges(text: str) -> list[str]:
@@ -213,13 +221,18 @@ class MysqlSession:
             await self._execute("START TRANSACTION READ ONLY")
             cursor = await self.conn.cursor(aiomysql.SSCursor)
             await cursor.execute(sql)
-            fields = cursor._result.fields
+            fields = cursor._result.fields or []
             names = unique_names([f.name for f in fields])
             columns = [_column(n, f) for n, f in zip(names, fields, strict=True)]
-            batch = await cursor.fetchmany(rows)
-            yield to_batch(columns, batch)
-            while batch := await cursor.fetchmany(rows):
-                yield to_batch(columns, batch)
+            schema = schema_of(columns)
+            sent = False
+            if fields:  # the rows follow on the connection (an unbuffered cursor's)
+                async for block in wire_rows(self.conn._reader, len(fields)):
+                    arrays = [_arrow(a, c) for a, c in zip(block, columns, strict=True)]
+                    yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+                    sent = True
+            if not sent:
+                yield pa.RecordBatch.from_pylist([], schema=schema)
         except pymysql.MySQLError as exc:
             code = exc.args[0] if exc.args else None
             if code in _TIMEOUT_CODES:
@@ -267,7 +280,6 @@ async def open_session(connection: SourceConnection) -> MysqlSession:
         connect_timeout=timeout,
         autocommit=True,
         local_infile=False,
-        conv=_CONVERSIONS,
         ssl=context_for(url.tls, url.host),
         require_tls=url.tls not in (Tls.disable, Tls.prefer),
     )
