@@ -227,10 +227,11 @@ class MysqlSession:
             schema = schema_of(columns)
             sent = False
             if fields:  # the rows follow on the connection (an unbuffered cursor's)
-                async for block in wire_rows(self.conn._reader, len(fields)):
-                    arrays = [_arrow(a, c) for a, c in zip(block, columns, strict=True)]
-                    yield pa.RecordBatch.from_arrays(arrays, schema=schema)
-                    sent = True
+                async with contextlib.aclosing(wire_rows(self.conn._reader, len(fields))) as blocks:
+                    async for block in blocks:
+                        arrays = [_arrow(a, c) for a, c in zip(block, columns, strict=True)]
+                        yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+                        sent = True
             if not sent:
                 yield pa.RecordBatch.from_pylist([], schema=schema)
         except pymysql.MySQLError as exc:

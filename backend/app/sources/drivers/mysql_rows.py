@@ -43,7 +43,9 @@ def _packets(buffer: bytearray, at: int, starts: list[int]) -> tuple[int, bool]:
         if at + 4 + length > size:
             break
         first = buffer[at + 4] if length else -1
-        if first == 0xFE and length < 9:  # EOF (a value of 16 MiB would be longer)
+        # EOF (a row starting with a value of 16 MiB would be longer). aiomysql does not
+        # ask for CLIENT_DEPRECATE_EOF, which would end the rows with an OK packet instead.
+        if first == 0xFE and length < 9:
             return at + 4 + length, True
         if first == 0xFF:
             pymysql.err.raise_mysql_exception(bytes(buffer[at + 4 : at + 4 + length]))
