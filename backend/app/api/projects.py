@@ -112,12 +112,8 @@ async def remove_member(
 
 
 def _member(member: ProjectMember, user: User) -> MemberOut:
-    return MemberOut(
-        user_id=user.id,
-        email=user.email,
-        role=member.role,
-        added_at=member.added_at,  # type: ignore[arg-type]
-    )
+    fields = {"user_id": user.id, "email": user.email, "role": member.role}
+    return MemberOut.model_validate({**fields, "added_at": member.added_at})
 
 
 @router.delete("/projects/{project_id}", status_code=status.HTTP_204_NO_CONTENT)

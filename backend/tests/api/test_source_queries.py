@@ -122,17 +122,26 @@ def test_the_agent_answers_from_the_database_and_the_query_is_kept_with_its_step
 def test_the_code_never_holds_the_credentials(
     alice: Api, shop: dict[str, Any], llm: ScriptedLLM, mysql_source: ServerSource
 ) -> None:
-    # The helpers are plain functions to the code: no connection, password or host in them
+    # Right after a query ran, the code looks everywhere it can in its own process: its
+    # helpers, its environment and its command line. No password, user or port is there
     # (the worker is never sent any; tests/sandbox/test_data_asks.py checks the channel).
     llm.script(
-        code_reply("print(sql, tables, columns)"),
+        code_reply(
+            "import io\n"
+            "n = len(sql('SELECT id FROM orders', source='shop'))\n"
+            "print(n, sql, tables, columns)\n"
+            "for name in ('environ', 'cmdline'):\n"
+            "    print(io.open('/proc/self/' + name, 'rb').read().decode('utf-8', 'replace'))"
+        ),
         final_reply("'done'"),
     )
     events = ask(alice, shop["session"]["id"], "What do you have?")
     assert not of(events, "step.error")
     printed = "".join(e["output"] for e in of(events, "step.output"))
-    assert "<function sql> <function tables> <function columns>" in printed
-    assert mysql_source.password not in printed and str(mysql_source.port) not in printed
+    assert f"{len(ROWS)} <function sql> <function tables> <function columns>" in printed
+    assert "PATH=" in printed  # the environment was read
+    for secret in (mysql_source.password, mysql_source.writer, str(mysql_source.port)):
+        assert secret not in printed
 
 
 def test_a_statement_that_writes_is_refused_and_the_table_stays_whole(
