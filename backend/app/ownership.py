@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import uuid
 from enum import IntEnum
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -23,6 +23,10 @@ from app.errors import Forbidden
 from app.models import Project, ProjectMember, User
 
 T = TypeVar("T")
+
+
+# A role as the API writes it.
+RoleName = Literal["viewer", "editor", "owner"]
 
 
 class Role(IntEnum):

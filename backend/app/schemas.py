@@ -1,16 +1,24 @@
-"""Shapes shared by every resource: pages of lists, spending totals."""
+"""Shapes shared by every resource: pages of lists, spending totals, who did something."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 T = TypeVar("T")
 
 
 class Schema(BaseModel):
     model_config = ConfigDict(from_attributes=True)
+
+
+class PersonOut(Schema):
+    """A user as the members of a project see one another: who asked, who shared, who did."""
+
+    user_id: uuid.UUID = Field(validation_alias=AliasChoices("user_id", "id"))
+    email: str
 
 
 class UsageTotals(BaseModel):

@@ -19,6 +19,7 @@ from app.auth.schemas import (
     ApiTokenCreate,
     ApiTokenCreated,
     ApiTokenOut,
+    ListedUserOut,
     LoginRequest,
     LoginResponse,
     PasswordChange,
@@ -124,11 +125,23 @@ async def create_user(body: UserCreate, db: DbDep, _: AdminUser) -> UserOut:
     return UserOut.model_validate(await service.create_user(db, body))
 
 
-@users.get("/users", response_model=Page[UserOut])
-async def list_users(db: DbDep, _: AdminUser, page: PageDep) -> Page[UserOut]:
-    """Administrators only: every user, oldest first."""
+@users.get("/users", response_model=Page[ListedUserOut])
+async def list_users(db: DbDep, _: AdminUser, page: PageDep) -> Page[ListedUserOut]:
+    """Administrators only: every user, oldest first, with the projects each is a member of."""
     items, total = await service.list_users(db, page.limit, page.offset)
-    return Page(items=[UserOut.model_validate(u) for u in items], total=total)
+    projects = await service.projects_of(db, [u.id for u in items])
+    listed = [
+        ListedUserOut.model_validate(
+            {
+                **UserOut.model_validate(u).model_dump(),
+                "projects": [
+                    {"id": p.id, "name": p.name, "role": role} for p, role in projects.get(u.id, [])
+                ],
+            }
+        )
+        for u in items
+    ]
+    return Page(items=listed, total=total)
 
 
 @users.patch(

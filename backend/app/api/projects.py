@@ -32,6 +32,7 @@ from app.projects.schemas import (
     ProjectOut,
     ProjectUpdate,
 )
+from app.runs.budget import Usage
 from app.runs.repository import usage
 from app.schemas import Page
 
@@ -75,7 +76,8 @@ async def _out(db: DbDep, user: CurrentUser, project: Project) -> ProjectOut:
 @router.get("/projects/{project_id}/members", response_model=list[MemberOut])
 async def list_members(project: OwnedProject, db: DbDep) -> list[MemberOut]:
     """Who the project's members are, with their roles (any member may see them)."""
-    return [_member(m, u) for m, u in await service.members(db, project)]
+    spent = await usage.by_asker(db, project.id)
+    return [_member(m, u, spent) for m, u in await service.members(db, project)]
 
 
 @router.post(
@@ -84,7 +86,7 @@ async def list_members(project: OwnedProject, db: DbDep) -> list[MemberOut]:
 async def add_member(body: MemberAdd, project: OwnerProject, db: DbDep) -> MemberOut:
     """Add a user (by the email they log in with) with a role. Owners only."""
     member, user = await service.add_member(db, project, body)
-    return _member(member, user)
+    return _member(member, user, await usage.by_asker(db, project.id))
 
 
 @router.patch("/projects/{project_id}/members/{user_id}", response_model=MemberOut)
@@ -96,7 +98,7 @@ async def update_member(
     await service.set_role(db, member, Role.of(body.role))
     user = await db.get(User, user_id)
     assert user is not None
-    return _member(member, user)
+    return _member(member, user, await usage.by_asker(db, project.id))
 
 
 @router.delete("/projects/{project_id}/members/{user_id}", status_code=status.HTTP_204_NO_CONTENT)
@@ -111,9 +113,12 @@ async def remove_member(
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-def _member(member: ProjectMember, user: User) -> MemberOut:
-    fields = {"user_id": user.id, "email": user.email, "role": member.role}
-    return MemberOut.model_validate({**fields, "added_at": member.added_at})
+def _member(
+    member: ProjectMember, user: User, spent: dict[uuid.UUID, tuple[Usage, int]]
+) -> MemberOut:
+    totals, runs = spent.get(user.id, (Usage(), 0))
+    fields = {"user_id": user.id, "email": user.email, "role": member.role, "runs": runs}
+    return MemberOut.model_validate({**fields, **vars(totals), "added_at": member.added_at})
 
 
 @router.delete("/projects/{project_id}", status_code=status.HTTP_204_NO_CONTENT)

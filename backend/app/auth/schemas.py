@@ -6,6 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field, field_validator
 
+from app.ownership import RoleName
 from app.schemas import Schema
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -30,6 +31,18 @@ class UserOut(Schema):
     disabled: bool = Field(description="A disabled user cannot log in; their tokens are refused")
     created_at: datetime
     password_changed_at: datetime | None = None
+
+
+class UserProjectOut(BaseModel):
+    id: uuid.UUID
+    name: str
+    role: RoleName
+
+
+class ListedUserOut(UserOut):
+    """A user as administrators list them: with the projects they are a member of."""
+
+    projects: list[UserProjectOut] = Field(default_factory=list)
 
 
 class LoginResponse(BaseModel):

@@ -16,7 +16,7 @@ from app.auth.schemas import ApiTokenCreate, UserCreate, UserUpdate, normalise_e
 from app.db import paginate
 from app.errors import BadRequest, Conflict, NotFound, TooManyRequests, Unauthorized
 from app.infra.ratelimit import LoginRateLimit
-from app.models import ApiToken, User
+from app.models import ApiToken, Project, ProjectMember, User
 from app.models.base import utcnow
 
 log = logging.getLogger(__name__)
@@ -153,6 +153,22 @@ async def change_password(
 
 async def list_users(db: AsyncSession, limit: int, offset: int) -> tuple[list[User], int]:
     return await paginate(db, select(User).order_by(User.created_at, User.email), limit, offset)
+
+
+async def projects_of(
+    db: AsyncSession, user_ids: list[uuid.UUID]
+) -> dict[uuid.UUID, list[tuple[Project, str]]]:
+    """Each user's projects with their role in it, by name."""
+    rows = await db.execute(
+        select(ProjectMember.user_id, Project, ProjectMember.role)
+        .join(Project, Project.id == ProjectMember.project_id)
+        .where(ProjectMember.user_id.in_(user_ids))
+        .order_by(Project.name, Project.id)
+    )
+    found: dict[uuid.UUID, list[tuple[Project, str]]] = {}
+    for user_id, project, role in rows.all():
+        found.setdefault(user_id, []).append((project, role))
+    return found
 
 
 async def update_user(db: AsyncSession, admin: User, user_id: uuid.UUID, data: UserUpdate) -> User:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     JSON,
@@ -20,6 +20,9 @@ from sqlalchemy import (
     false,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+if TYPE_CHECKING:
+    from app.models.users import User
 
 from app.models.base import Base, IdMixin, UTCDateTime, utcnow
 
@@ -77,6 +80,7 @@ class Run(IdMixin, Base):
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
+    asker: Mapped[User | None] = relationship(lazy="selectin", viewonly=True)
     steps: Mapped[list[RunStep]] = relationship(
         order_by="RunStep.index",
         cascade="all, delete-orphan",

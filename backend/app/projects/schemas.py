@@ -2,13 +2,12 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
 from app.auth.schemas import normalise_email
 from app.models import Project
-from app.ownership import Role
+from app.ownership import Role, RoleName
 from app.runs.budget import Usage
 from app.schemas import Schema, UsageTotals
 
@@ -24,9 +23,6 @@ class ProjectUpdate(BaseModel):
     # null removes the budget; leaving the field out keeps it.
     budget_usd: float | None = Field(None, ge=0, le=1_000_000_000)
     budget_tokens: int | None = Field(None, ge=0, le=10**15)
-
-
-RoleName = Literal["viewer", "editor", "owner"]
 
 
 class ProjectOut(Schema, UsageTotals):
@@ -65,8 +61,11 @@ class MemberUpdate(BaseModel):
     role: RoleName
 
 
-class MemberOut(BaseModel):
+class MemberOut(UsageTotals):
+    """A member, with what their questions in this project have spent."""
+
     user_id: uuid.UUID
     email: str
     role: RoleName
     added_at: datetime
+    runs: int = Field(0, description="How many questions they asked in this project")

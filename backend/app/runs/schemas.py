@@ -4,9 +4,9 @@ import uuid
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field, computed_field, model_validator
+from pydantic import AliasChoices, BaseModel, Field, computed_field, model_validator
 
-from app.schemas import Schema
+from app.schemas import PersonOut, Schema
 
 ArtifactKind = Literal["plotly", "image", "table", "file"]
 RunStatusName = Literal[
@@ -122,6 +122,11 @@ class RunOut(Schema):
     session_id: uuid.UUID
     status: RunStatusName
     query: str
+    asked_by: PersonOut | None = Field(
+        None,
+        validation_alias=AliasChoices("asked_by", "asker"),
+        description="Who asked (null: asked before projects had members, or the user is gone)",
+    )
     model: str
     final_answer: str | None
     error: str | None

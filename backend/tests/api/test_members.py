@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from tests.api.conftest import SALES
+from tests.api.test_query import ask, finished
 from tests.conftest import Api
+from tests.support.llm import ScriptedLLM, code_reply, final_reply
 
 
 def add(owner: Api, project: dict[str, Any], email: str, role: str) -> dict[str, Any]:
@@ -134,3 +136,57 @@ def test_a_disabled_user_loses_access_to_every_project_at_once(
     assert admin.patch(f"/users/{me(bob)}", json={"disabled": True}).status_code == 200
     assert bob.get(f"/projects/{project['id']}").status_code == 401
     assert bob.get("/projects").status_code == 401
+
+
+def test_runs_say_who_asked_and_members_what_they_spent(
+    alice: Api, bob: Api, admin: Api, llm: ScriptedLLM
+) -> None:
+    project = alice.project("Together")
+    assert alice.upload(project["id"], "sales data.csv", SALES).status_code == 201
+    session = alice.post(f"/projects/{project['id']}/sessions", json={"title": "S"}).json()
+    add(alice, project, "bob@example.com", "editor")
+    llm.script(final_reply("'Two regions.'"))
+    finished(ask(alice, session["id"], "How many regions?"))
+    llm.script(code_reply("print(1 + 1)", "Add."), final_reply("'Two.'"))
+    finished(ask(bob, session["id"], "One plus one?"))
+
+    runs = bob.get(f"/sessions/{session['id']}/runs").json()["items"]
+    asked = {r["query"]: r["asked_by"] for r in runs}
+    assert asked == {
+        "How many regions?": {"user_id": me(alice), "email": "alice@example.com"},
+        "One plus one?": {"user_id": me(bob), "email": "bob@example.com"},
+    }
+    assert bob.get(f"/runs/{runs[0]['id']}").json()["asked_by"] == runs[0]["asked_by"]
+
+    members = {m["email"]: m for m in alice.get(f"/projects/{project['id']}/members").json()}
+    by_run = {r["asked_by"]["email"]: r for r in runs}
+    for email in ("alice@example.com", "bob@example.com"):
+        assert members[email]["runs"] == 1
+        assert members[email]["tokens_in"] == by_run[email]["tokens_in"] > 0
+        assert members[email]["tokens_out"] == by_run[email]["tokens_out"] > 0
+    # Bob's question took two model calls, Alice's one.
+    assert members["bob@example.com"]["tokens_in"] > members["alice@example.com"]["tokens_in"]
+    total = alice.get(f"/projects/{project['id']}").json()
+    assert total["tokens_in"] == sum(m["tokens_in"] for m in members.values())
+
+    # A member who asked nothing has spent nothing; the administrators see who is where.
+    carol = admin.new_user("carol@example.com")
+    add(alice, project, "carol@example.com", "viewer")
+    members = {m["email"]: m for m in alice.get(f"/projects/{project['id']}/members").json()}
+    assert (members["carol@example.com"]["runs"], members["carol@example.com"]["tokens_in"]) == (
+        0,
+        0,
+    )
+    alice.project("Alone")
+    users = {u["email"]: u for u in admin.get("/users").json()["items"]}
+    assert [(p["name"], p["role"]) for p in users["alice@example.com"]["projects"]] == [
+        ("Alone", "owner"),
+        ("Together", "owner"),
+    ]
+    assert [(p["name"], p["role"]) for p in users["bob@example.com"]["projects"]] == [
+        ("Together", "editor")
+    ]
+    assert users["carol@example.com"]["projects"] == [
+        {"id": project["id"], "name": "Together", "role": "viewer"}
+    ]
+    assert me(carol)

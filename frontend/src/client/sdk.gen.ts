@@ -614,7 +614,7 @@ export const sandboxStatus = <ThrowOnError extends boolean = false>(options?: Op
 /**
  * List Users
  *
- * Administrators only: every user, oldest first.
+ * Administrators only: every user, oldest first, with the projects each is a member of.
  */
 export const listUsers = <ThrowOnError extends boolean = false>(options?: Options<ListUsersData, ThrowOnError>) => (options?.client ?? client).get<ListUsersResponses, ListUsersErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

@@ -507,6 +507,44 @@ export type InputOut = {
 };
 
 /**
+ * ListedUserOut
+ *
+ * A user as administrators list them: with the projects they are a member of.
+ */
+export type ListedUserOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Email
+     */
+    email: string;
+    /**
+     * Is Admin
+     */
+    is_admin: boolean;
+    /**
+     * Disabled
+     *
+     * A disabled user cannot log in; their tokens are refused
+     */
+    disabled: boolean;
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Password Changed At
+     */
+    password_changed_at?: string | null;
+    /**
+     * Projects
+     */
+    projects?: Array<UserProjectOut>;
+};
+
+/**
  * LoginRequest
  */
 export type LoginRequest = {
@@ -557,8 +595,22 @@ export type MemberAdd = {
 
 /**
  * MemberOut
+ *
+ * A member, with what their questions in this project have spent.
  */
 export type MemberOut = {
+    /**
+     * Tokens In
+     */
+    tokens_in: number;
+    /**
+     * Tokens Out
+     */
+    tokens_out: number;
+    /**
+     * Cost Usd
+     */
+    cost_usd: number | null;
     /**
      * User Id
      */
@@ -575,6 +627,12 @@ export type MemberOut = {
      * Added At
      */
     added_at: string;
+    /**
+     * Runs
+     *
+     * How many questions they asked in this project
+     */
+    runs: number;
 };
 
 /**
@@ -658,6 +716,20 @@ export type PageFileOut = {
 };
 
 /**
+ * Page[ListedUserOut]
+ */
+export type PageListedUserOut = {
+    /**
+     * Items
+     */
+    items: Array<ListedUserOut>;
+    /**
+     * Total
+     */
+    total: number;
+};
+
+/**
  * Page[ProjectOut]
  */
 export type PageProjectOut = {
@@ -714,20 +786,6 @@ export type PageSourceOut = {
 };
 
 /**
- * Page[UserOut]
- */
-export type PageUserOut = {
-    /**
-     * Items
-     */
-    items: Array<UserOut>;
-    /**
-     * Total
-     */
-    total: number;
-};
-
-/**
  * PasswordChange
  */
 export type PasswordChange = {
@@ -763,6 +821,22 @@ export type PendingOut = {
      * Code
      */
     code?: string | null;
+};
+
+/**
+ * PersonOut
+ *
+ * A user as the members of a project see one another: who asked, who shared, who did.
+ */
+export type PersonOut = {
+    /**
+     * User Id
+     */
+    user_id: string;
+    /**
+     * Email
+     */
+    email: string;
 };
 
 /**
@@ -1027,6 +1101,10 @@ export type RunOut = {
      * Query
      */
     query: string;
+    /**
+     * Who asked (null: asked before projects had members, or the user is gone)
+     */
+    asked_by?: PersonOut | null;
     /**
      * Model
      */
@@ -1574,6 +1652,24 @@ export type UserOut = {
      * Password Changed At
      */
     password_changed_at?: string | null;
+};
+
+/**
+ * UserProjectOut
+ */
+export type UserProjectOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Role
+     */
+    role: 'viewer' | 'editor' | 'owner';
 };
 
 /**
@@ -2439,6 +2535,10 @@ export type RunOutWritable = {
      * Query
      */
     query: string;
+    /**
+     * Who asked (null: asked before projects had members, or the user is gone)
+     */
+    asked_by?: PersonOut | null;
     /**
      * Model
      */
@@ -4315,7 +4415,7 @@ export type ListUsersResponses = {
     /**
      * Successful Response
      */
-    200: PageUserOut;
+    200: PageListedUserOut;
 };
 
 export type ListUsersResponse = ListUsersResponses[keyof ListUsersResponses];

@@ -46,6 +46,18 @@ async def by_project(db: AsyncSession, project_ids: Iterable[uuid.UUID]) -> dict
     return {row[0]: Usage(int(row[1]), int(row[2]), row[3]) for row in rows}
 
 
+async def by_asker(db: AsyncSession, project_id: uuid.UUID) -> dict[uuid.UUID, tuple[Usage, int]]:
+    """What each member's questions in the project have spent, and how many they asked
+    (members who asked nothing are absent)."""
+    rows = await db.execute(
+        select(Run.user_id, *_sums(), func.count(Run.id))
+        .join(Session, Session.id == Run.session_id)
+        .where(Session.project_id == project_id, Run.user_id.is_not(None))
+        .group_by(Run.user_id)
+    )
+    return {row[0]: (Usage(int(row[1]), int(row[2]), row[3]), int(row[4])) for row in rows}
+
+
 async def of_project(db: AsyncSession, project_id: uuid.UUID) -> Usage:
     return (await by_project(db, [project_id])).get(project_id, Usage())
 
