@@ -20,7 +20,7 @@ from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import Forbidden
-from app.models import Project, ProjectMember, User
+from app.models import Project, ProjectMember, Session, User
 
 T = TypeVar("T")
 
@@ -106,3 +106,20 @@ async def role_in(db: AsyncSession, user: User, project_id: uuid.UUID) -> Role |
         )
     )
     return Role.of(name) if name else None
+
+
+async def still_reads_session(db: AsyncSession, user_id: uuid.UUID, session_id: uuid.UUID) -> bool:
+    """Whether the user, enabled, is still a member of the session's project (a stream that
+    follows a run asks it now and then: removing a member or disabling a user ends what they
+    were following)."""
+    found = await db.scalar(
+        select(ProjectMember.user_id)
+        .join(Session, Session.project_id == ProjectMember.project_id)
+        .join(User, User.id == ProjectMember.user_id)
+        .where(
+            Session.id == session_id,
+            ProjectMember.user_id == user_id,
+            User.disabled_at.is_(None),
+        )
+    )
+    return found is not None

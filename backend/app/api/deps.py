@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated
 
@@ -22,7 +22,7 @@ from app.infra.locks import RedisSessionLocks, SessionLocks
 from app.infra.ratelimit import LoginRateLimit, create_login_rate_limit, deployment_namespace
 from app.infra.storage import ObjectStorage
 from app.models import File, Project, Session, User
-from app.ownership import Role, require, role_in
+from app.ownership import Role, require, role_in, still_reads_session
 from app.projects import service as projects_service
 from app.runs.sandboxes import SandboxPool
 from app.sessions import service as sessions_service
@@ -209,3 +209,17 @@ class Pagination:
 
 
 PageDep = Annotated[Pagination, Depends()]
+
+
+def stream_reader(
+    request: Request, user: User, session_id: uuid.UUID
+) -> Callable[[], Awaitable[bool]]:
+    """What a live event stream asks now and then: may this user still read the session?
+    (Each check takes a connection for one query and gives it back.)"""
+    factory = request.app.state.session_factory
+
+    async def allowed() -> bool:
+        async with factory() as db:
+            return await still_reads_session(db, user.id, session_id)
+
+    return allowed

@@ -21,6 +21,7 @@ from app.api.deps import (
     SettingsDep,
     StorageDep,
     previews_of,
+    stream_reader,
 )
 from app.api.headers import stored_bytes_headers
 from app.api.sse import SSE_RESPONSE_DOC, frames, sse_response
@@ -85,13 +86,15 @@ async def ask(
     runs: OrchestratorDep,
     events: EventsDep,
     user: CurrentUser,
+    request: Request,
 ) -> StreamingResponse:
     """Ask a question: starts a run and streams its events. The run goes on if the client leaves."""
     # The orchestrator records the run with sessions of its own: the request's connection
     # goes back first, so a burst of queries never waits on itself for connections.
     await release_connection(db)
     run = await runs.start(session, body, user.id)
-    return sse_response(frames(runs.follow(run.id, 0)))
+    allowed = stream_reader(request, user, session.id)
+    return sse_response(frames(runs.follow(run.id, 0), allowed=allowed))
 
 
 @router.get("/runs/{run_id}", response_model=RunOut)
@@ -104,6 +107,8 @@ async def run_events(
     run: OwnedRun,
     db: DbDep,
     runs: OrchestratorDep,
+    request: Request,
+    user: CurrentUser,
     after: Annotated[int | None, Query(ge=0, description="Replay events after this seq")] = None,
     last_event_id: Annotated[str | None, Header()] = None,
 ) -> StreamingResponse:
@@ -111,7 +116,8 @@ async def run_events(
     start = after if after is not None else _seq(last_event_id)
     await release_connection(db)  # a stream holds no connection while it waits
     replay, live = await runs.events(run.id, run.status, start)
-    return sse_response(frames(live, replay))
+    allowed = stream_reader(request, user, run.session_id)
+    return sse_response(frames(live, replay, allowed))
 
 
 def _seq(last_event_id: str | None) -> int:

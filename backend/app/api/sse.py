@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterable
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
 from fastapi.responses import StreamingResponse
@@ -23,15 +24,31 @@ def frame(event: RunEvent) -> str:
     return f"event: {event.event}\nid: {event.seq}\ndata: {data}\n\n"
 
 
+# How often a live stream asks whether its reader may still read the run.
+RECHECK_SECONDS = 10.0
+
+
 async def frames(
-    live: AsyncIterator[RunEvent | None] | None = None, replay: Iterable[RunEvent] = ()
+    live: AsyncIterator[RunEvent | None] | None = None,
+    replay: Iterable[RunEvent] = (),
+    allowed: Callable[[], Awaitable[bool]] | None = None,
 ) -> AsyncIterator[str]:
-    """Stored events first, then live ones (None from the live log becomes a heartbeat)."""
+    """Stored events first, then live ones (None from the live log becomes a heartbeat).
+
+    `allowed`, asked every RECHECK_SECONDS while the stream follows, ends it when it says
+    no: a member removed from the project, or a user disabled, stops reading at once.
+    """
     for stored in replay:
         yield frame(stored)
-    if live is not None:
-        async for event in live:
-            yield ": ping\n\n" if event is None else frame(event)
+    if live is None:
+        return
+    checked = time.monotonic()
+    async for event in live:
+        if allowed is not None and time.monotonic() - checked >= RECHECK_SECONDS:
+            if not await allowed():
+                return
+            checked = time.monotonic()
+        yield ": ping\n\n" if event is None else frame(event)
 
 
 def sse_response(body: AsyncIterator[str]) -> StreamingResponse:

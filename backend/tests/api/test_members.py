@@ -4,12 +4,17 @@ and changes nothing; the last owner cannot leave. On both stacks."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
+import pytest
+
+from app.api import sse
 from tests.api.conftest import SALES
-from tests.api.test_query import ask, finished
+from tests.api.test_query import _start_in_background, _wait_for, ask, finished
 from tests.conftest import Api
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
+from tests.support.sse import Event, read_into
 
 
 def add(owner: Api, project: dict[str, Any], email: str, role: str) -> dict[str, Any]:
@@ -190,3 +195,69 @@ def test_runs_say_who_asked_and_members_what_they_spent(
         {"id": project["id"], "name": "Together", "role": "viewer"}
     ]
     assert me(carol)
+
+
+def test_members_follow_a_run_live_an_editor_stops_it_and_removed_readers_are_cut_off(
+    alice: Api, bob: Api, admin: Api, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sse, "RECHECK_SECONDS", 0.0)
+    project = alice.project("Live")
+    session = alice.post(f"/projects/{project['id']}/sessions", json={"title": "S"}).json()
+    carol, dave = admin.new_user("carol@example.com"), admin.new_user("dave@example.com")
+    add(alice, project, "bob@example.com", "viewer")
+    add(alice, project, "carol@example.com", "editor")
+    add(alice, project, "dave@example.com", "viewer")
+    llm.script(
+        code_reply(
+            "import time\nfor i in range(3000):\n"
+            "    print('tick', i, flush=True)\n    time.sleep(0.1)"
+        ),
+        final_reply("'never'"),
+    )
+    asking, asked = _start_in_background(alice, session["id"], "A long one")
+    _wait_for(lambda: any(e.event == "step.code" for e in asked), 60)
+    run_id = asked[0].data["run_id"]
+
+    # Others open the session mid-run and follow it from its first event.
+    followers = {
+        who: _follow(api, run_id) for who, api in (("bob", bob), ("carol", carol), ("dave", dave))
+    }
+    for _, seen in followers.values():
+        _wait_for(lambda seen=seen: any(e.event == "step.output" for e in seen), 60)
+        assert [e.event for e in seen][:1] == ["run.started"]
+
+    # A viewer cannot stop it.
+    refused = bob.post(f"/runs/{run_id}/cancel")
+    assert refused.status_code == 403 and refused.json()["code"] == "forbidden_role"
+
+    # Removing a member, or disabling a user, ends what they were following.
+    assert alice.delete(f"/projects/{project['id']}/members/{me(bob)}").status_code == 204
+    assert admin.patch(f"/users/{me(dave)}", json={"disabled": True}).status_code == 200
+    for who in ("bob", "dave"):
+        thread, seen = followers[who]
+        thread.join(30)
+        assert not thread.is_alive(), f"{who} still reads the run"
+        assert "run.finished" not in [e.event for e in seen]
+    assert alice.get(f"/runs/{run_id}").json()["status"] == "running"
+
+    # An editor stops it; everyone still following sees it end.
+    stopped = carol.post(f"/runs/{run_id}/cancel")
+    assert stopped.status_code == 200 and stopped.json()["status"] == "cancelled"
+    asking.join(30)
+    carols_thread, carols = followers["carol"]
+    carols_thread.join(30)
+    for seen in (asked, carols):
+        assert finished(seen)["status"] == "cancelled"
+
+
+def _follow(api: Api, run_id: str) -> tuple[threading.Thread, list[Event]]:
+    seen: list[Event] = []
+
+    def read() -> None:
+        with api.stream("GET", f"/runs/{run_id}/events") as response:
+            assert response.status_code == 200
+            read_into(response, seen)
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread, seen
