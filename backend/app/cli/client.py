@@ -203,6 +203,22 @@ class WorkbenchClient:
     def delete_session(self, session_id: str) -> None:
         self.request("DELETE", f"/sessions/{session_id}")
 
+    # -- members ---------------------------------------------------------------------------
+
+    def members(self, project_id: str) -> list[dict[str, Any]]:
+        return list(self.json("GET", f"/projects/{project_id}/members"))
+
+    def add_member(self, project_id: str, email: str, role: str) -> dict[str, Any]:
+        body = {"email": email, "role": role}
+        return dict(self.json("POST", f"/projects/{project_id}/members", json=body))
+
+    def update_member(self, project_id: str, user_id: str, role: str) -> dict[str, Any]:
+        path = f"/projects/{project_id}/members/{user_id}"
+        return dict(self.json("PATCH", path, json={"role": role}))
+
+    def remove_member(self, project_id: str, user_id: str) -> None:
+        self.request("DELETE", f"/projects/{project_id}/members/{user_id}")
+
     # -- data sources ------------------------------------------------------------------------
 
     def sources(self, project_id: str) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ import typer
 from rich.text import Text
 from typer.core import TyperGroup
 
-from app.cli import artifacts, auth, files, projects, runs, sessions, sources
+from app.cli import artifacts, auth, files, members, projects, runs, sessions, sources
 from app.cli.admin import admin
 from app.cli.ask import ask
 from app.cli.client import ApiError
@@ -73,6 +73,7 @@ app.add_typer(files.app, name="files")
 app.add_typer(runs.app, name="runs")
 app.add_typer(artifacts.app, name="artifacts")
 app.add_typer(sources.app, name="sources")
+app.add_typer(members.app, name="members")
 app.command("eval")(eval_command)
 app.add_typer(admin, name="admin")
 

@@ -30,6 +30,7 @@ def print_projects(projects: list[dict[str, Any]]) -> None:
         (
             p["id"],
             p["name"],
+            p.get("role") or "",
             tokens(p.get("tokens_in"), p.get("tokens_out")),
             cost(p.get("cost_usd")),
             budget(p),
@@ -38,10 +39,10 @@ def print_projects(projects: list[dict[str, Any]]) -> None:
         for p in projects
     ]
     print_table(
-        ("ID", "NAME", "TOKENS", "COST", "BUDGET", "CREATED"),
+        ("ID", "NAME", "ROLE", "TOKENS", "COST", "BUDGET", "CREATED"),
         rows,
         wrap=("NAME",),
-        optional=("TOKENS", "BUDGET", "COST", "CREATED"),
+        optional=("TOKENS", "BUDGET", "COST", "CREATED", "ROLE"),
     )
 
 

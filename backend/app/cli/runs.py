@@ -41,6 +41,7 @@ def list_runs(
             run["id"],
             run["status"],
             shorten(run["query"], 50),
+            (run.get("asked_by") or {}).get("email", ""),
             str(len(run.get("steps") or [])),
             tokens(run.get("tokens_in"), run.get("tokens_out")),
             cost(run.get("cost_usd")),
@@ -49,10 +50,10 @@ def list_runs(
         for run in items
     ]
     print_table(
-        ("ID", "STATUS", "QUESTION", "STEPS", "TOKENS", "COST", "STARTED"),
+        ("ID", "STATUS", "QUESTION", "ASKED BY", "STEPS", "TOKENS", "COST", "STARTED"),
         rows,
         wrap=("QUESTION",),
-        optional=("TOKENS", "COST", "STEPS", "STARTED"),
+        optional=("TOKENS", "COST", "STEPS", "STARTED", "ASKED BY"),
     )
 
 

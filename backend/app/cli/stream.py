@@ -393,8 +393,11 @@ class RunView:
 
 def show_run(run: dict[str, Any]) -> None:
     """A stored run (GET /runs/{id}): the question, each step, artifacts and the answer."""
+    asker = (run.get("asked_by") or {}).get("email")
+    by = f" · asked by {asker}" if asker else ""
     out.print(
-        Text(f"Run {run['id']} · {run['status']} · {run['model']}", style="dim"), soft_wrap=True
+        Text(f"Run {run['id']} · {run['status']} · {run['model']}{by}", style="dim"),
+        soft_wrap=True,
     )
     out.print(Text("Q: ", style="bold") + Text(str(run["query"])))
     inputs = {i["step"]: i for i in run.get("inputs") or []}
