@@ -18,7 +18,7 @@ def test_embedded_defaults(tmp_path: Path) -> None:
     assert (settings.HOST, settings.PORT) == ("127.0.0.1", 8000)
     assert settings.database_url == f"sqlite+aiosqlite:///{tmp_path.resolve() / 'workbench.db'}"
     assert settings.REDIS_URL is None and settings.S3_ENDPOINT is None
-    assert settings.MAX_UPLOAD_BYTES == 2 * 1024**3
+    assert settings.MAX_UPLOAD_BYTES == 10 * 1024**3
     key = settings.signing_key
     assert len(key) > 40 and make(DATA_DIR=tmp_path).signing_key == key  # kept across restarts
     assert (tmp_path / ".secret_key").stat().st_mode & 0o077 == 0

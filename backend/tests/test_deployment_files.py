@@ -211,10 +211,10 @@ def test_scaling_puts_a_proxy_in_front_of_every_backend() -> None:
         "proxy_buffering off;",
         "proxy_request_buffering off;",
         "proxy_read_timeout 3600s;",
-        "client_max_body_size 2100m;",
+        "client_max_body_size 10300m;",
     ):
         assert directive in conf, directive
-    assert Settings(_env_file=None).MAX_UPLOAD_BYTES < 2100 * 1024**2  # type: ignore[call-arg]
+    assert Settings(_env_file=None).MAX_UPLOAD_BYTES < 10300 * 1024**2  # type: ignore[call-arg]
 
 
 def test_infra_defines_the_services_with_healthchecks() -> None:

@@ -94,8 +94,9 @@ class SandboxSettings(BaseModel):
     SANDBOX_DISK_MB: int = Field(
         5120,
         ge=16,
-        description="Size quota of one session's workspace in MB (its files and what the code "
-        "writes).",
+        description="Size quota of one session's workspace in MB: what the code writes (the "
+        "project's files copied in do not count, so a file bigger than the quota is still "
+        "answerable).",
         json_schema_extra=doc(Section.sandbox),
     )
     SANDBOX_SNAPSHOT_MB: int = Field(

@@ -11,9 +11,10 @@ class UploadsSettings(BaseModel):
     """Section "Uploads": sizes of uploads and request bodies, versions kept."""
 
     MAX_UPLOAD_BYTES: int = Field(
-        2 * 1024**3,
+        10 * 1024**3,
         ge=1,
-        description="Largest file a user may upload, in bytes (2 GiB); larger ones answer 413 "
+        description="Largest file a user may upload, in bytes (10 GiB: a file bigger than the "
+        "sandbox's memory is answered with DuckDB); larger ones answer 413 "
         "and leave nothing behind.",
         json_schema_extra=doc(Section.uploads),
     )

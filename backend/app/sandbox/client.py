@@ -99,6 +99,10 @@ class SandboxWorker:
         # What the session may still keep of artifacts, in bytes (None: no session limit);
         # the backend sets it before a run, each step's kept artifacts are taken off it.
         self.artifact_budget: int | None = None
+        # The bytes of the project's files copied into the workspace: given, not written by
+        # the code, so they do not count against the quota (the backend sets it before a
+        # run); a 5 GB file leaves the quota whole for what the code writes.
+        self.given_bytes = 0
         # The stored snapshot its variables match (the backend's bookkeeping).
         self.snapshot_generation: str | None = None
         self._lock = threading.RLock()  # serialises requests
@@ -417,12 +421,17 @@ class SandboxWorker:
 
     def _room(self) -> int:
         """The workspace's free quota in bytes."""
-        limit = self.limits.disk_mb << 20
+        limit = self._quota_bytes
         return max(0, limit - hostfs.usage(self.workspace, stop_above=limit).bytes)
 
     def _over_quota(self) -> bool:
-        limit = self.limits.disk_mb << 20
+        limit = self._quota_bytes
         return hostfs.usage(self.workspace, stop_above=limit).bytes > limit
+
+    @property
+    def _quota_bytes(self) -> int:
+        """What the workspace may hold: the quota, plus the project's files copied in."""
+        return (self.limits.disk_mb << 20) + max(0, self.given_bytes)
 
     def _quota_exceeded(self, started: float, started_ns: int, *, killed: bool) -> StepResult:
         # The worker is stopped first, so that nothing writes while the step's files go.
