@@ -69,7 +69,7 @@ run: deps sandbox-runtime spa
 test: test-backend test-frontend test-deploy
 
 test-backend: deps
-	cd $(BACKEND) && $(UV) run --frozen pytest
+	cd $(BACKEND) && $(UV) run --frozen pytest --durations=40
 
 # The team setup deployed for real (docker compose: one backend, then three behind the proxy)
 # and checked from outside, the red team (backend/tests/redteam) run through it, then every

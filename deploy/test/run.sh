@@ -272,8 +272,11 @@ main() {
         SANDBOX_MEMORY_MB=768 SANDBOX_STEP_TIMEOUT_SECONDS=60 AGENT_MAX_STEPS=3
     compose up -d --wait --remove-orphans --timeout 10 >/dev/null \
         || { compose logs --no-color --tail 60 || true; die "the stack did not come up with the red team's settings"; }
+    # The hostile SQL statements go to this machine's databases through the drivers, never
+    # through the stack: `make test-backend` runs them; they are not repeated here.
     (cd "$ROOT/backend" && $UV run --frozen pytest -p no:cacheprovider -o addopts="" -q -ra \
-        --durations=5 tests/redteam) || die "the red team found a way through the deployed stack"
+        --durations=5 --ignore=tests/redteam/test_source_statements.py tests/redteam) \
+        || die "the red team found a way through the deployed stack"
     local redteam_done=$(elapsed)
 
     say "Kubernetes overlays"
