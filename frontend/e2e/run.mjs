@@ -2117,6 +2117,87 @@ async function main() {
       await page.setViewportSize(wide);
     });
 
+    // A warehouse on this machine's PostgreSQL: a database of its own with a role that can
+    // only read (the password never in a URL), dropped after.
+    const PG_DB = 'wb_e2e_warehouse';
+    const PG_READER = 'wb_e2e_reader';
+    const PG_PASSWORD = 'e2e-reader-Secret-7c1';
+    const psql = (database, sql) => {
+      const out = spawnSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', database, '-v', 'ON_ERROR_STOP=1', '-qAt', '-c', sql]);
+      if (out.status !== 0) throw new Error(`psql: ${out.stderr}`);
+      return String(out.stdout).trim();
+    };
+    const dropWarehouse = () => {
+      psql('postgres', `DROP DATABASE IF EXISTS ${PG_DB} WITH (FORCE)`);
+      psql('postgres', `DROP ROLE IF EXISTS ${PG_READER}`);
+    };
+
+    await test('a PostgreSQL database: added with its password apart, read through a read-only role, answered in the database with the query shown', async () => {
+      dropWarehouse();
+      psql('postgres', `CREATE DATABASE ${PG_DB}`);
+      psql('postgres', `CREATE ROLE ${PG_READER} LOGIN PASSWORD '${PG_PASSWORD}'`);
+      psql(PG_DB, [
+        'CREATE TABLE shipments (id int PRIMARY KEY, carrier text NOT NULL, weight_kg numeric(8,2) NOT NULL)',
+        "INSERT INTO shipments SELECT i, (ARRAY['DHL','UPS','FedEx'])[i % 3 + 1], i * 1.25 FROM generate_series(1, 300) AS i",
+        `GRANT SELECT ON shipments TO ${PG_READER}`,
+      ].join('; '));
+      try {
+        await page.setViewportSize(wide);
+        await page.getByRole('main').locator('header').getByRole('link', { name: 'Sales 2026' }).click();
+        const panel = page.getByTestId('sources-panel');
+        await panel.getByRole('button', { name: 'Add source' }).click();
+        const dialog = page.getByRole('dialog');
+        await dialog.getByLabel('Name').fill('warehouse');
+        await dialog.getByLabel('URL').fill(`postgresql://${PG_READER}@127.0.0.1:5432/${PG_DB}`);
+        await dialog.getByLabel('Password').fill(PG_PASSWORD);
+        await dialog.getByRole('button', { name: 'Add and check' }).click();
+        await page.getByText('warehouse was added and is ready.').waitFor();
+        const row = panel.locator('[data-testid=source-row][data-source=warehouse]');
+        await row.locator('[data-testid=source-status][data-status=ready]').waitFor();
+        const facts = await row.getByTestId('source-facts').innerText();
+        expect(facts.startsWith('read-only role · 1 table · checked '), `read through a read-only role: ${facts}`);
+        const shown = await row.getByTestId('source-url').innerText();
+        expect(!shown.includes(PG_PASSWORD), `the URL shows no password: ${shown}`);
+        expect(!(await page.content()).includes(PG_PASSWORD), 'the password is nowhere in the page');
+
+        const heaviest = 'SELECT carrier, SUM(weight_kg) AS kg FROM shipments GROUP BY carrier ORDER BY kg DESC';
+        await page.getByRole('main').getByRole('button', { name: 'New session' }).click();
+        await page.waitForURL('**/sessions/**');
+        await page.getByText('What would you like to know?').waitFor();
+        await script(
+          [
+            { thought: 'Sum the weights by carrier in the warehouse database.', code: `df = sql("${heaviest}", source="warehouse")\nprint(df.to_string(index=False))` },
+            { final: 'DHL carried the most: 18,937.5 kg.' },
+          ],
+          0.01,
+        );
+        await ask('Which carrier carried the most weight?');
+        await lastRun().getByTestId('final-answer').filter({ hasText: 'DHL carried the most' }).waitFor({ timeout: 40_000 });
+        await openSteps();
+        const card = lastRun().locator('[data-testid=step-card][data-step="1"]');
+        await openStep(card);
+        const query = card.getByTestId('step-query');
+        await query.waitFor();
+        expect((await query.getByTestId('query-source').innerText()) === 'warehouse', 'its source');
+        expect((await query.getByTestId('query-sql').innerText()) === heaviest, 'its SQL');
+        const figures = await query.getByTestId('query-figures').innerText();
+        expect(/^3 rows · \d+ ms$/.test(figures), `its rows and duration: ${figures}`);
+        // What the database computed, heaviest first, as psql computes it.
+        const sums = psql(PG_DB, heaviest).split('\n').map((line) => line.split('|'));
+        const printed = (await card.getByTestId('step-output').innerText()).trim().split('\n').slice(1).map((line) => line.trim().split(/\s+/));
+        expect(
+          JSON.stringify(printed.map(([c, kg]) => [c, Number(kg)])) === JSON.stringify(sums.map(([c, kg]) => [c, Number(kg)])),
+          `the step printed the database's sums ${JSON.stringify(sums)}: ${JSON.stringify(printed)}`,
+        );
+        await card.getByTestId('step-queries').evaluate((el) => el.scrollIntoView({ block: 'center' }));
+        await closeToasts();
+        await page.waitForTimeout(300);
+        await shot('74-postgresql-source-answer');
+      } finally {
+        dropWarehouse();
+      }
+    });
+
     await test('an invalid token sends the user back to login', async () => {
       await page.evaluate(() => {
         const raw = JSON.parse(localStorage.getItem('wb.auth'));
