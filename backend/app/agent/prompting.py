@@ -195,12 +195,17 @@ def read_hint(preview: dict[str, Any]) -> str:
             "convert text dates with pd.to_datetime(df[column], format=...) for "
             f"{{{', '.join(dates)}}}"
         )
-    amounts = [_name(c) for c in columns if "unit" in c and c["unit"] in _AMOUNT_UNITS]
-    percents = [_name(c) for c in columns if "unit" in c and c["unit"] == "%"]
-    if amounts:
-        steps.append(f"turn text amounts into numbers with {_TO_NUMBER} for {amounts}")
-    if percents:
-        steps.append(f"turn text percents into fractions with {_TO_NUMBER} / 100 for {percents}")
+    for comma, converter in ((False, _TO_NUMBER), (True, _TO_NUMBER_COMMA)):
+        written = [c for c in columns if "unit" in c and (c.get("decimal") == ",") == comma]
+        amounts = [_name(c) for c in written if c["unit"] in _AMOUNT_UNITS]
+        percents = [_name(c) for c in written if c["unit"] == "%"]
+        how = " (written with a decimal comma)" if comma else ""
+        if amounts:
+            steps.append(f"turn text amounts{how} into numbers with {converter} for {amounts}")
+        if percents:
+            steps.append(
+                f"turn text percents{how} into fractions with {converter} / 100 for {percents}"
+            )
     reader = "pd.read_csv" if text_format else "pd.read_excel" if preview.get("sheets") else None
     if parts and reader:
         steps.insert(0, f"read with {reader}(name, {', '.join(parts)})")
@@ -211,6 +216,12 @@ def read_hint(preview: dict[str, Any]) -> str:
 _TO_NUMBER = (
     "pd.to_numeric(df[column].astype(str).str.replace(r'[^0-9.eE+-]', '', regex=True), "
     "errors='coerce')"
+)
+# The same for amounts written the European way ("1.058,58 €"): dots and spaces between
+# thousands dropped, the decimal comma made a point.
+_TO_NUMBER_COMMA = (
+    "pd.to_numeric(df[column].astype(str).str.replace(r'[^0-9,eE+-]', '', regex=True)"
+    ".str.replace(',', '.'), errors='coerce')"
 )
 _AMOUNT_UNITS = (None, "€", "$", "£", "¥", "₹")
 _WORD = re.compile(r"^[A-Za-z]{1,5}$")

@@ -183,6 +183,15 @@ _UNIT_NUMBER = re.compile(
     r"(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
     rf"\s*(?P<after>[{CURRENCY_SYMBOLS}%])?\s*"
 )
+# The same written the European way, a decimal comma and dots (or non-breaking spaces)
+# between thousands: `1.058,58 €`, `-3,5 %`, `€ 12.000`, `1\u00a0058,58 €`. Tried when the
+# first reading fails, so `1,200` stays twelve hundred.
+_EUROPEAN_NUMBER = re.compile(
+    rf"\s*(?P<sign>[+-])?\s*(?P<before>[{CURRENCY_SYMBOLS}])?\s*(?P<sign2>[+-])?"
+    r"(?P<number>\d{1,3}(?:\.\d{3})+(?:,\d+)?|\d{1,3}(?:[\u00a0\u202f]\d{3})+(?:,\d+)?"
+    r"|\d+(?:,\d+)?|,\d+)"
+    rf"\s*(?P<after>[{CURRENCY_SYMBOLS}%])?\s*"
+)
 # The words read as yes and no (compared case-blind, spaces trimmed).
 YES_WORDS = ("y", "yes", "true")
 NO_WORDS = ("n", "no", "false")
@@ -196,10 +205,12 @@ class UnitNumbers:
         unit: The currency symbol (`€`, `$`, `£`, `¥`, `₹`) or `%` its values carry, or None
             when they only have thousands commas.
         percent: Whether the values are percents (read as fractions: `12.5%` is 0.125).
+        decimal_comma: Whether they were written the European way (`1.058,58 €`).
     """
 
     unit: str | None
     percent: bool
+    decimal_comma: bool = False
 
 
 def convert_unit_numbers(frame: pd.DataFrame, found: dict[str, UnitNumbers]) -> pd.DataFrame:
@@ -208,6 +219,7 @@ def convert_unit_numbers(frame: pd.DataFrame, found: dict[str, UnitNumbers]) -> 
     A column is converted when every value is such a number, at least one carries the mark
     that kept pandas from reading it (a symbol, `%` or a thousands comma), the currency
     symbols agree, and either every value or none is a percent. Percents become fractions.
+    Values written the European way (`1.058,58 €`) are read so when the usual reading fails.
 
     Args:
         frame: The table; converted columns are replaced in it.
@@ -217,27 +229,45 @@ def convert_unit_numbers(frame: pd.DataFrame, found: dict[str, UnitNumbers]) -> 
         values = _text_values(column)
         if values is None:
             continue
-        parts = values.str.extract(_UNIT_NUMBER.pattern + "$")
-        if parts["number"].isna().any() or not values.str.fullmatch(_UNIT_NUMBER).all():
+        read = _unit_numbers(values, _UNIT_NUMBER, ",") or _unit_numbers(
+            values, _EUROPEAN_NUMBER, ".\u00a0\u202f"
+        )
+        if read is None:
             continue
-        if (parts["sign"].notna() & parts["sign2"].notna()).any():
-            continue
-        symbols = set(parts["before"].dropna()) | set(parts["after"].dropna())
-        percent = "%" in symbols
-        currencies = symbols - {"%"}
-        if len(currencies) > 1 or (percent and currencies):
-            continue
-        if percent and parts["after"].ne("%").any():
-            continue  # some values are percents, others not
-        if not symbols and not parts["number"].str.contains(",", regex=False).any():
-            continue  # plain numbers that pandas left as text for another reason
-        sign = parts["sign"].fillna(parts["sign2"]).fillna("")
-        numbers = pd.to_numeric(sign + parts["number"].str.replace(",", "", regex=False))
-        numbers = numbers.astype("float64") / (100 if percent else 1)
+        numbers, written = read
         frame[str(name)] = numbers.reindex(column.index)
-        unit = "%" if percent else next(iter(currencies), None)
-        found[str(name)] = UnitNumbers(unit=unit, percent=percent)
+        found[str(name)] = written
     return frame
+
+
+def _unit_numbers(
+    values: pd.Series, pattern: re.Pattern[str], grouping: str
+) -> tuple[pd.Series, UnitNumbers] | None:
+    """The values as numbers if all are written as `pattern` says (`grouping`: the
+    characters between thousands), with how they were written; else None."""
+    parts = values.str.extract(pattern.pattern + "$")
+    if parts["number"].isna().any() or not values.str.fullmatch(pattern).all():
+        return None
+    if (parts["sign"].notna() & parts["sign2"].notna()).any():
+        return None
+    symbols = set(parts["before"].dropna()) | set(parts["after"].dropna())
+    percent = "%" in symbols
+    currencies = symbols - {"%"}
+    if len(currencies) > 1 or (percent and currencies):
+        return None
+    if percent and parts["after"].ne("%").any():
+        return None  # some values are percents, others not
+    european = grouping != ","
+    marks = f"[{re.escape(grouping)}]" + ("|," if european else "")
+    if not symbols and not parts["number"].str.contains(marks).any():
+        return None  # plain numbers that pandas left as text for another reason
+    digits = parts["number"].str.replace(f"[{re.escape(grouping)}]", "", regex=True)
+    if european:
+        digits = digits.str.replace(",", ".", regex=False)
+    sign = parts["sign"].fillna(parts["sign2"]).fillna("")
+    numbers = pd.to_numeric(sign + digits).astype("float64") / (100 if percent else 1)
+    unit = "%" if percent else next(iter(currencies), None)
+    return numbers, UnitNumbers(unit=unit, percent=percent, decimal_comma=european)
 
 
 def convert_yes_no(

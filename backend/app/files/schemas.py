@@ -66,6 +66,11 @@ class PreviewColumn(BaseModel):
         "`%` its values carried (percents are read as fractions: 12.5% is 0.125); null when "
         "they only had thousands commas or were not text",
     )
+    decimal: Literal[","] | None = Field(
+        None,
+        description='For a text column read as numbers written the European way ("1.058,58 '
+        '€"): the decimal comma; null otherwise',
+    )
     true_values: list[str] | None = Field(
         None, description="For a text column read as yes/no: its spellings of yes (Y, Yes, …)"
     )

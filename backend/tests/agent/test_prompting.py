@@ -228,6 +228,29 @@ def test_a_workbook_under_title_rows_with_amounts_and_yes_no_says_how_to_read_it
     assert read_hint(forged) == ""
 
 
+def test_amounts_with_a_decimal_comma_are_read_as_the_preview_read_them() -> None:
+    """The hint's code, run on the text as the file wrote it, gives the preview's numbers."""
+    import pandas as pd
+
+    preview = {
+        "columns": [
+            {"name": "Preis", "dtype": "float64", "unit": "€", "decimal": ","},
+            {"name": "Anteil", "dtype": "float64", "unit": "%", "decimal": ","},
+            {"name": "Price", "dtype": "float64", "unit": "$"},
+        ],
+        "sheets": ["S"],
+    }
+    hint = read_hint(preview)
+    assert "turn text amounts into numbers with" in hint and "for ['Price']" in hint
+    comma = hint.split("turn text amounts (written with a decimal comma) into numbers with ")[1]
+    converter = comma.split(" for ['Preis']")[0]
+    assert "for ['Anteil']" in hint.split("turn text percents (written with a decimal comma)")[1]
+    df = pd.DataFrame({"Preis": ["1.058,58 €", "-3,5 €", "1\u00a0200 €"]})
+    column = "Preis"
+    numbers = eval(converter, {"pd": pd, "df": df, "column": column})
+    assert numbers.tolist() == [1058.58, -3.5, 1200.0]
+
+
 def big_file_preview(row_count: int) -> dict[str, object]:
     """The stored preview of a sales table: an id, a region, an amount, a note."""
     return {

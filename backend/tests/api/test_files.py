@@ -46,7 +46,13 @@ def test_upload_list_get_download_preview(alice: Api, live) -> None:  # type: ig
 
     preview = alice.get(f"/files/{file['id']}/preview").json()
     # "2026-01" is a month, not a date: it stays text.
-    plain = {"date_format": None, "unit": None, "true_values": None, "false_values": None}
+    plain = {
+        "date_format": None,
+        "unit": None,
+        "decimal": None,
+        "true_values": None,
+        "false_values": None,
+    }
     assert preview["columns"] == [
         {"name": "region", "dtype": preview["columns"][0]["dtype"], "type": "text"} | plain,
         {"name": "month", "dtype": preview["columns"][1]["dtype"], "type": "text"} | plain,

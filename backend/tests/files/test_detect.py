@@ -67,10 +67,12 @@ def test_decimal_commas_without_thousands(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("data", "first"),
     [
-        # In a comma-separated file a quoted "1,234" may as well be a thousand.
-        (b'a,b\n"1,5",x\n"2,25",y\n', "1,5"),
-        # Prices with a currency sign, and a column that is not all numbers, stay text.
-        ("a;b\n€ 3,50;x\n€ 4,00;y\n".encode(), "€ 3,50"),
+        # Not the file's decimal: in a comma-separated file a quoted "1,234" may as well be a
+        # thousand. Its column is read as numbers written the European way ("1,5" cannot be
+        # a thousand), and so are prices with a currency sign; a column that is not all
+        # numbers stays text.
+        (b'a,b\n"1,5",x\n"2,25",y\n', 1.5),
+        ("a;b\n€ 3,50;x\n€ 4,00;y\n".encode(), 3.5),
         (b"a;b\n1,5;x\nabout 2;y\n", "1,5"),
         # Decimal points in a semicolon file are decimal points.
         (b"a;b\n1.5;x\n2.25;y\n", 1.5),
@@ -167,13 +169,40 @@ def test_amounts_percents_and_thousands_are_numbers(tmp_path: Path) -> None:
     assert units == {"item": "-", "price": "€", "share": "%", "count": None, "code": "-"}
 
 
+def test_amounts_and_percents_written_the_european_way_are_numbers(tmp_path: Path) -> None:
+    """`1.058,58 €` (a workbook's or a comma-separated file's text): a decimal comma, dots or
+    non-breaking spaces between thousands; `1,200` beside them stays twelve hundred."""
+    data = (
+        "item,price,share,count\n"
+        'a,"1.058,58 €","12,5 %","1,200"\n'
+        'b,"3,5 €","7 %",15\n'
+        'c,"-12.000 €","100 %","12,000"\n'
+        'd,"1\u00a0200,75 €","0,5 %",3\n'
+    ).encode()
+    preview = read(tmp_path, "eu.csv", data)
+    assert dtypes(preview) == {
+        "item": "str", "price": "float64", "share": "float64", "count": "float64"
+    }  # fmt: skip
+    assert [row[1:] for row in preview.rows] == [
+        [1058.58, 0.125, 1200.0],
+        [3.5, 0.07, 15.0],
+        [-12000.0, 1.0, 12000.0],
+        [1200.75, 0.005, 3.0],
+    ]
+    written = {c["name"]: (c.get("unit", "-"), c.get("decimal")) for c in preview.columns}
+    assert written == {
+        "item": ("-", None), "price": ("€", ","), "share": ("%", ","), "count": (None, None)
+    }  # fmt: skip
+
+
 @pytest.mark.parametrize(
     "values",
     [
         ["€3", "$4"],  # two currencies
         ["12%", "13"],  # some percents, some not
         ["€3", "about €4"],
-        ["1,5", "2,25"],  # not thousands
+        ["1,5", "2.25"],  # a decimal comma and a decimal point
+        ["1.058,58 €", "€1,058.58"],  # the European way and the English way
     ],
 )
 def test_what_is_not_an_amount(tmp_path: Path, values: list[str]) -> None:

@@ -896,6 +896,12 @@ export type PreviewColumn = {
      */
     unit?: string | null;
     /**
+     * Decimal
+     *
+     * For a text column read as numbers written the European way ("1.058,58 €"): the decimal comma; null otherwise
+     */
+    decimal?: ',' | null;
+    /**
      * True Values
      *
      * For a text column read as yes/no: its spellings of yes (Y, Yes, …)

@@ -85,6 +85,8 @@ def build_preview(
             column["date_format"] = found.date_formats[name]
         if name in found.units:
             column["unit"] = found.units[name].unit
+            if found.units[name].decimal_comma:
+                column["decimal"] = ","
         if name in found.yes_no:
             column["true_values"], column["false_values"] = found.yes_no[name]
         columns.append(column)
