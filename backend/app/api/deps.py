@@ -19,7 +19,14 @@ from app.errors import Conflict, Forbidden, ServiceUnavailable, Unauthorized
 from app.files import service as files_service
 from app.files.preview_process import PreviewsBusy, preview_owner
 from app.infra.locks import RedisSessionLocks, SessionLocks
-from app.infra.ratelimit import LoginRateLimit, create_login_rate_limit, deployment_namespace
+from app.infra.ratelimit import (
+    ADDRESS_ALLOWANCE_FACTOR,
+    LoginRateLimit,
+    SharedLinkRateLimit,
+    WindowCounters,
+    create_window_counters,
+    deployment_namespace,
+)
 from app.infra.storage import ObjectStorage
 from app.models import File, Project, Session, User
 from app.ownership import Role, require, role_in, still_reads_session
@@ -53,24 +60,44 @@ def get_sandboxes(request: Request) -> SandboxPool:
     return sandboxes
 
 
-def get_login_rate_limit(request: Request) -> LoginRateLimit:
-    """The app's login rate limit, made on first use.
+def _window_counters(request: Request) -> WindowCounters:
+    """Counters of attempts, in Redis through the session locks' client when they use Redis
+    (so every replica shares the counts and the lifespan closes the client), in this
+    process otherwise."""
+    settings: Settings = request.app.state.settings
+    locks: SessionLocks = request.app.state.locks
+    return create_window_counters(
+        locks.redis if isinstance(locks, RedisSessionLocks) else None,
+        deployment_namespace(settings.database_url),
+    )
 
-    It counts in Redis through the session locks' client when they use Redis (so every
-    replica shares the counts and the lifespan closes the client), in this process otherwise.
-    """
+
+def get_login_rate_limit(request: Request) -> LoginRateLimit:
+    """The app's login rate limit, made on first use."""
     state = request.app.state
     limit: LoginRateLimit | None = getattr(state, "login_rate_limit", None)
     if limit is None:
         settings: Settings = state.settings
-        locks: SessionLocks = state.locks
-        limit = create_login_rate_limit(
-            locks.redis if isinstance(locks, RedisSessionLocks) else None,
-            deployment_namespace(settings.database_url),
-            settings.LOGIN_MAX_FAILURES,
-            settings.LOGIN_WINDOW_SECONDS,
+        limit = LoginRateLimit(
+            _window_counters(request), settings.LOGIN_MAX_FAILURES, settings.LOGIN_WINDOW_SECONDS
         )
         state.login_rate_limit = limit
+    return limit
+
+
+def get_shared_link_rate_limit(request: Request) -> SharedLinkRateLimit:
+    """The app's limit on shared links that open nothing, made on first use: an address may
+    ask for as many as it may fail logins across accounts, in the same window."""
+    state = request.app.state
+    limit: SharedLinkRateLimit | None = getattr(state, "shared_link_rate_limit", None)
+    if limit is None:
+        settings: Settings = state.settings
+        limit = SharedLinkRateLimit(
+            _window_counters(request),
+            settings.LOGIN_MAX_FAILURES * ADDRESS_ALLOWANCE_FACTOR,
+            settings.LOGIN_WINDOW_SECONDS,
+        )
+        state.shared_link_rate_limit = limit
     return limit
 
 
@@ -81,6 +108,7 @@ StorageDep = Annotated[ObjectStorage, Depends(get_storage)]
 LocksDep = Annotated[SessionLocks, Depends(get_locks)]
 SandboxesDep = Annotated[SandboxPool, Depends(get_sandboxes)]
 LoginRateLimitDep = Annotated[LoginRateLimit, Depends(get_login_rate_limit)]
+SharedLinkRateLimitDep = Annotated[SharedLinkRateLimit, Depends(get_shared_link_rate_limit)]
 
 
 async def refuse_busy(locks: SessionLocks, session_ids: list[uuid.UUID], what: str) -> None:

@@ -5,6 +5,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
 
+from app import audit
 from app.api.deps import (
     CurrentUser,
     DbDep,
@@ -16,6 +17,7 @@ from app.api.deps import (
     previews_of,
 )
 from app.api.headers import stored_bytes_headers
+from app.audit import Action
 from app.db import release_connection
 from app.errors import PayloadTooLarge
 from app.files import service
@@ -78,6 +80,9 @@ async def upload_file(
     file = await service.upload(
         db, storage, project.id, form, limit, settings.FILE_VERSIONS_KEPT, cache_dir
     )
+    action = Action.file_uploaded if file.version == 1 else Action.file_replaced
+    about = {"file_id": str(file.id), "name": file.name, "size": file.size, "version": file.version}
+    await audit.record(db, project.id, user, action, ("file", file.id), about)
     await release_connection(db)  # stored; the check below holds no connection
     try:
         with preview_owner(str(user.id)):
@@ -100,9 +105,11 @@ async def get_file(file: OwnedFile) -> FileOut:
 
 @router.delete("/files/{file_id}", status_code=status.HTTP_204_NO_CONTENT)
 async def delete_file(
-    file: OwnedFile, db: DbDep, storage: StorageDep, settings: SettingsDep
+    file: OwnedFile, db: DbDep, storage: StorageDep, settings: SettingsDep, user: CurrentUser
 ) -> Response:
     await service.delete(db, storage, file, settings.previews_cache)
+    about = {"file_id": str(file.id), "name": file.name}
+    await audit.record(db, file.project_id, user, Action.file_deleted, ("file", file.id), about)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 

@@ -198,3 +198,30 @@ def filename_parameters(name: str) -> str:
     """`filename="<ASCII fallback>"; filename*=UTF-8''<RFC 5987 encoding>` for any name."""
     fallback = "".join(c if " " <= c <= "~" and c not in '"\\%;' else "_" for c in name)
     return f"filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
+
+
+def shared_report_headers(report_policy: str) -> dict[str, str]:
+    """How a shared link's report is served on the app's own origin, to anyone.
+
+    Its policy is the report's own (only the report's scripts run, by nonce; nothing is
+    fetched), in a sandbox: the page has an opaque origin, so even a script that got in
+    could not read what the app keeps in the browser or call the API as its user. It is
+    never framed, cached (a revoked link shows nothing, even from a cache) or indexed.
+
+    Args:
+        report_policy: The policy the report carries in its <meta> (the same nonce).
+    """
+    return {
+        "Content-Security-Policy": "; ".join(
+            (
+                report_policy,
+                "base-uri 'none'",
+                "form-action 'none'",
+                "frame-ancestors 'none'",
+                # Charts are drawn by script; attachments are downloads; a link may open a tab.
+                "sandbox allow-scripts allow-downloads allow-popups allow-popups-to-escape-sandbox",
+            )
+        ),
+        "Cache-Control": "no-store",
+        "X-Robots-Tag": "noindex, nofollow",
+    }

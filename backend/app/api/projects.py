@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import uuid
+from typing import Annotated
 
-from fastapi import APIRouter, Response, status
+from fastapi import APIRouter, Query, Response, status
 
+from app import audit
 from app.api.deps import (
     CurrentUser,
     DbDep,
@@ -20,6 +22,7 @@ from app.api.deps import (
 )
 from app.api.runs import OrchestratorDep
 from app.api.sessions import discard_workspaces, forget
+from app.audit import AuditEventOut
 from app.db import after_commit
 from app.models import Project, ProjectMember, User
 from app.ownership import Role, role_in
@@ -64,7 +67,7 @@ async def update_project(
     """Rename or describe the project (editors); its budgets are the owners'."""
     if {"budget_usd", "budget_tokens"} & body.model_fields_set:
         await require_role(db, user, project.id, Role.owner)
-    project = await service.update(db, project, body)
+    project = await service.update(db, project, body, user)
     return await _out(db, user, project)
 
 
@@ -83,22 +86,22 @@ async def list_members(project: OwnedProject, db: DbDep) -> list[MemberOut]:
 @router.post(
     "/projects/{project_id}/members", response_model=MemberOut, status_code=status.HTTP_201_CREATED
 )
-async def add_member(body: MemberAdd, project: OwnerProject, db: DbDep) -> MemberOut:
+async def add_member(
+    body: MemberAdd, project: OwnerProject, db: DbDep, user: CurrentUser
+) -> MemberOut:
     """Add a user (by the email they log in with) with a role. Owners only."""
-    member, user = await service.add_member(db, project, body)
-    return _member(member, user, await usage.by_asker(db, project.id))
+    member, added = await service.add_member(db, project, body, user)
+    return _member(member, added, await usage.by_asker(db, project.id))
 
 
 @router.patch("/projects/{project_id}/members/{user_id}", response_model=MemberOut)
 async def update_member(
-    user_id: uuid.UUID, body: MemberUpdate, project: OwnerProject, db: DbDep
+    user_id: uuid.UUID, body: MemberUpdate, project: OwnerProject, db: DbDep, user: CurrentUser
 ) -> MemberOut:
     """Change a member's role. Owners only; the last owner stays one (409 last_owner)."""
     member = await service.get_member(db, project, user_id)
-    await service.set_role(db, member, Role.of(body.role))
-    user = await db.get(User, user_id)
-    assert user is not None
-    return _member(member, user, await usage.by_asker(db, project.id))
+    changed = await service.set_role(db, member, Role.of(body.role), user)
+    return _member(member, changed, await usage.by_asker(db, project.id))
 
 
 @router.delete("/projects/{project_id}/members/{user_id}", status_code=status.HTTP_204_NO_CONTENT)
@@ -109,7 +112,7 @@ async def remove_member(
     owner cannot leave (409 last_owner)."""
     if user_id != user.id:
         await require_role(db, user, project.id, Role.owner)
-    await service.remove_member(db, await service.get_member(db, project, user_id))
+    await service.remove_member(db, await service.get_member(db, project, user_id), user)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
@@ -130,11 +133,32 @@ async def delete_project(
     sandboxes: SandboxesDep,
     runs: OrchestratorDep,
     settings: SettingsDep,
+    user: CurrentUser,
 ) -> Response:
     session_ids = await service.session_ids(db, project)
     await refuse_busy(locks, session_ids, "A session of this project")
     await runs.stop_waiting(session_ids, "Its project was deleted.")
     await discard_workspaces(sandboxes, session_ids)
-    keys = await service.delete(db, project, settings.previews_cache)
+    keys = await service.delete(db, project, user, settings.previews_cache)
     after_commit(db, lambda: forget(storage, keys, session_ids))
     return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/projects/{project_id}/audit", response_model=Page[AuditEventOut])
+async def list_audit_events(
+    project: OwnerProject,
+    db: DbDep,
+    page: PageDep,
+    action: Annotated[
+        str | None,
+        Query(
+            max_length=40,
+            description="Only this action (member.added), or a family of them (member)",
+        ),
+    ] = None,
+) -> Page[AuditEventOut]:
+    """The project's audit log, newest first: who added, changed or removed members,
+    uploaded, replaced or deleted files, changed sources, asked questions (with the model
+    and what they cost), reviewed code, shared or exported sessions. Owners only."""
+    items, total = await audit.events(db, project.id, page.limit, page.offset, action)
+    return Page(items=[AuditEventOut.of(e) for e in items], total=total)

@@ -139,12 +139,14 @@ async def cancel_run(run: OwnedRun, db: DbDep, runs: OrchestratorDep) -> RunOut:
 @router.post(
     "/runs/{run_id}/input", response_model=RunOut, responses={409: {"description": "Not waiting"}}
 )
-async def answer_run(body: InputAnswer, run: OwnedRun, db: DbDep, runs: OrchestratorDep) -> RunOut:
+async def answer_run(
+    body: InputAnswer, run: OwnedRun, db: DbDep, runs: OrchestratorDep, user: CurrentUser
+) -> RunOut:
     """Answer the agent's question while the run is waiting_input: the answer is what its
     `ask_user` returns, and the run goes on (on this replica, whichever one it started on).
     Its stream (POST /query or GET /runs/{id}/events) carries on with input.received."""
     await release_connection(db)  # the run is resumed with connections of its own
-    await runs.answer(run.id, body.answer)
+    await runs.answer(run.id, body.answer, user.id)
     return RunOut.model_validate(await history.get_run(db, run.id))
 
 
@@ -154,13 +156,13 @@ async def answer_run(body: InputAnswer, run: OwnedRun, db: DbDep, runs: Orchestr
     responses={409: {"description": "Not waiting for approval (code not_waiting_approval)"}},
 )
 async def approve_run(
-    body: ApprovalDecision, run: OwnedRun, db: DbDep, runs: OrchestratorDep
+    body: ApprovalDecision, run: OwnedRun, db: DbDep, runs: OrchestratorDep, user: CurrentUser
 ) -> RunOut:
     """Decide on the code a run in review mode waits with: `approve` runs it, `edit` runs
     `code` instead (and the agent's memory records that), `reject` does not run it and the
     agent reads `feedback` as the step's result and tries again."""
     await release_connection(db)  # the run is resumed with connections of its own
-    await runs.decide(run.id, body.decision, body.code, body.feedback)
+    await runs.decide(run.id, body.decision, body.code, body.feedback, user.id)
     return RunOut.model_validate(await history.get_run(db, run.id))
 
 

@@ -2,13 +2,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response, status
 
+from app import audit
 from app.api.deps import (
+    CurrentUser,
     DbDep,
     LocksDep,
     OwnedProject,
@@ -21,8 +22,9 @@ from app.api.deps import (
 )
 from app.api.headers import filename_parameters
 from app.api.runs import OrchestratorDep
+from app.audit import Action
 from app.db import after_commit
-from app.errors import ServerFault, ServiceUnavailable
+from app.errors import ServerFault
 from app.infra.storage import ObjectStorage, delete_objects
 from app.runs import snapshots
 from app.runs.repository import usage
@@ -40,8 +42,13 @@ router = APIRouter(tags=["sessions"])
     response_model=SessionOut,
     status_code=status.HTTP_201_CREATED,
 )
-async def create_session(body: SessionCreate, project: OwnedProject, db: DbDep) -> SessionOut:
-    return SessionOut.of(await service.create(db, project, body), None)
+async def create_session(
+    body: SessionCreate, project: OwnedProject, db: DbDep, user: CurrentUser
+) -> SessionOut:
+    session = await service.create(db, project, body)
+    about = {"session_id": str(session.id), "title": session.title}
+    await audit.record(db, project.id, user, Action.session_created, ("session", session.id), about)
+    return SessionOut.of(session, None)
 
 
 @router.get("/projects/{project_id}/sessions", response_model=Page[SessionOut])
@@ -70,11 +77,16 @@ async def delete_session(
     locks: LocksDep,
     sandboxes: SandboxesDep,
     runs: OrchestratorDep,
+    user: CurrentUser,
 ) -> Response:
     await refuse_busy(locks, [session.id], "This session")
     await runs.stop_waiting([session.id], "Its session was deleted.")
     await discard_workspaces(sandboxes, [session.id])
     keys = await service.delete(db, session)
+    about = {"session_id": str(session.id), "title": session.title}
+    await audit.record(
+        db, session.project_id, user, Action.session_deleted, ("session", session.id), about
+    )
     after_commit(db, lambda: forget(storage, keys, [session.id]))
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
@@ -107,30 +119,6 @@ async def forget(storage: ObjectStorage, keys: list[str], session_ids: list[uuid
         await snapshots.delete(storage, session_id)
 
 
-class _ExportSlots:
-    """At most `limit` exports are built at once (each is held in memory while it is):
-    past that a request answers 503 with Retry-After rather than queueing unbounded."""
-
-    def __init__(self, limit: int):
-        self.limit = limit
-        self.busy = 0
-        self._lock = threading.Lock()
-
-    def take(self) -> bool:
-        with self._lock:
-            if self.busy >= self.limit:
-                return False
-            self.busy += 1
-            return True
-
-    def give_back(self) -> None:
-        with self._lock:
-            self.busy -= 1
-
-
-EXPORT_SLOTS = _ExportSlots(4)
-
-
 @router.get(
     "/sessions/{session_id}/export",
     response_class=Response,
@@ -147,6 +135,7 @@ async def export_session(
     db: DbDep,
     storage: StorageDep,
     settings: SettingsDep,
+    user: CurrentUser,
     format: Annotated[
         export.ExportFormat,
         Query(description="ipynb: a Jupyter notebook; html: a standalone report; md: Markdown"),
@@ -168,18 +157,19 @@ async def export_session(
     send (the files the code wrote attached), or Markdown. A run still going is exported as
     far as it has been recorded. 400 `unknown_run` for a run id that is not the session's."""
     run_ids = _run_ids(runs)
-    if not EXPORT_SLOTS.take():
-        raise ServiceUnavailable(
-            "Too many exports are being made right now; try again in a few seconds.",
-            code="server_busy",
-            retry_after=5,
-        )
-    try:
+    with export.slot():
         # PUBLIC_URL (or where the server listens), never the Host header a client sent.
         gathered = await export.gather(db, storage, session, settings.public_url, format, run_ids)
         body = await asyncio.to_thread(export.render, gathered, format)
-    finally:
-        EXPORT_SLOTS.give_back()
+    about = {
+        "session_id": str(session.id),
+        "title": session.title,
+        "format": format,
+        "runs": [r.id for r in gathered.runs],
+    }
+    await audit.record(
+        db, session.project_id, user, Action.export_downloaded, ("session", session.id), about
+    )
     name = export.file_name(gathered, format)
     headers = {
         "Content-Disposition": f"attachment; {filename_parameters(name)}",

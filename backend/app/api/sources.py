@@ -8,6 +8,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Response, status
 
+from app import audit
 from app.api.deps import (
     CurrentUser,
     DbDep,
@@ -18,6 +19,7 @@ from app.api.deps import (
     SettingsDep,
     require_role,
 )
+from app.audit import Action
 from app.models import DataSource
 from app.ownership import Role
 from app.schemas import Page
@@ -65,11 +67,13 @@ def _out(source: DataSource) -> SourceOut:
     "/projects/{project_id}/sources", response_model=SourceOut, status_code=status.HTTP_201_CREATED
 )
 async def create_source(
-    body: SourceCreate, project: OwnerProject, db: DbDep, settings: SettingsDep
+    body: SourceCreate, project: OwnerProject, db: DbDep, settings: SettingsDep, user: CurrentUser
 ) -> SourceOut:
     """Add a source, then check it (its status says how that went). Owners only: a
     source's credentials are theirs."""
     source = await service.create(db, project, body, settings)
+    about = {"source_id": str(source.id), "name": source.name, "kind": source.kind}
+    await audit.record(db, project.id, user, Action.source_added, ("source", source.id), about)
     await checking.check(db, source, settings)
     return _out(source)
 
@@ -93,14 +97,29 @@ async def update_source(
     URL or password is for owners only."""
     if body.url is not None or body.password is not None:
         await require_role(db, user, source.project_id, Role.owner)
-    if await service.update(db, source, body, settings):
+    # Which fields were sent, never their values (a URL may hold a password).
+    fields = sorted(k for k, v in body.model_dump(exclude_unset=True).items() if v is not None)
+    connect_again = await service.update(db, source, body, settings)
+    await _changed(db, user, source, fields)
+    if connect_again:
         await checking.check(db, source, settings)
     return _out(source)
 
 
+async def _changed(db: DbDep, user: CurrentUser, source: DataSource, fields: list[str]) -> None:
+    about = {"source_id": str(source.id), "name": source.name, "fields": fields}
+    await audit.record(
+        db, source.project_id, user, Action.source_changed, ("source", source.id), about
+    )
+
+
 @router.delete("/sources/{source_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_source(source: OwnerSource, db: DbDep) -> Response:
+async def delete_source(source: OwnerSource, db: DbDep, user: CurrentUser) -> Response:
     await service.delete(db, source)
+    about = {"source_id": str(source.id), "name": source.name}
+    await audit.record(
+        db, source.project_id, user, Action.source_deleted, ("source", source.id), about
+    )
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
@@ -118,9 +137,12 @@ async def get_schema(source: OwnedSource, db: DbDep) -> SchemaOut:
 
 
 @router.patch("/sources/{source_id}/schema", response_model=SchemaOut)
-async def describe_schema(body: SchemaPatch, source: OwnedSource, db: DbDep) -> SchemaOut:
+async def describe_schema(
+    body: SchemaPatch, source: OwnedSource, db: DbDep, user: CurrentUser
+) -> SchemaOut:
     """Set descriptions of tables and columns (an empty one removes it)."""
     await dictionary.describe(db, source, body)
+    await _changed(db, user, source, ["descriptions"])
     return await _schema(db, source)
 
 

@@ -77,8 +77,14 @@ def new_api_token() -> str:
     return API_TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
-def hash_api_token(token: str) -> str:
-    # API tokens carry 256 random bits: a fast hash is enough and keeps lookups indexable.
+def new_share_token() -> str:
+    """The secret of a shared link: 256 random bits, URL-safe."""
+    return secrets.token_urlsafe(32)
+
+
+def hash_token(token: str) -> str:
+    """What is stored of an API token or a shared link's token (their SHA-256)."""
+    # They carry 256 random bits: a fast hash is enough and keeps lookups indexable.
     return hashlib.sha256(token.encode()).hexdigest()
 
 

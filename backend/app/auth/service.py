@@ -15,7 +15,7 @@ from app.auth import security
 from app.auth.schemas import ApiTokenCreate, UserCreate, UserUpdate, normalise_email
 from app.db import paginate
 from app.errors import BadRequest, Conflict, NotFound, TooManyRequests, Unauthorized
-from app.infra.ratelimit import LoginRateLimit
+from app.infra.ratelimit import LoginRateLimit, wait_sentence
 from app.models import ApiToken, Project, ProjectMember, User
 from app.models.base import utcnow
 
@@ -31,13 +31,6 @@ class Login:
     token: str
     expires_at: datetime
     user: User
-
-
-def _wait_sentence(seconds: int) -> str:
-    if seconds < 60:
-        return f"{seconds} second{'s' if seconds != 1 else ''}"
-    minutes = -(-seconds // 60)
-    return f"{minutes} minute{'s' if minutes != 1 else ''}"
 
 
 async def authenticate(
@@ -69,7 +62,7 @@ async def authenticate(
     wait = await limit.attempt(email, address)
     if wait:
         raise LoginRateLimited(
-            f"Too many failed logins from this address; try again in {_wait_sentence(wait)}.",
+            f"Too many failed logins from this address; try again in {wait_sentence(wait)}.",
             retry_after=wait,
         )
     try:
@@ -96,7 +89,7 @@ def issue_login(user: User, key: str, ttl: timedelta) -> Login:
 async def user_for_token(db: AsyncSession, token: str, key: str) -> User:
     """The user a bearer token (login JWT or API token) belongs to, or Unauthorized."""
     if token.startswith(security.API_TOKEN_PREFIX):
-        digest = security.hash_api_token(token)
+        digest = security.hash_token(token)
         row = (
             await db.execute(
                 select(ApiToken, User)
@@ -214,7 +207,7 @@ async def create_api_token(
     token = ApiToken(
         user_id=user.id,
         name=data.name,
-        token_hash=security.hash_api_token(secret),
+        token_hash=security.hash_token(secret),
         prefix=secret[:10],
     )
     db.add(token)

@@ -1,4 +1,5 @@
-"""Login attempts, counted per client address and per (account, address) pair in fixed windows.
+"""Login attempts, counted per client address and per (account, address) pair in fixed windows;
+and guesses at shared links, counted per client address.
 
 Never per account alone: then anyone could lock any account, the admin's included, for
 everyone by failing ten times. An attacker at one address exhausts that address's guesses
@@ -234,20 +235,53 @@ class LoginRateLimit:
         await self.counters.undo(origin)
 
 
-def create_login_rate_limit(
-    redis: Redis | None, namespace: str, max_failures: int, window_seconds: float
-) -> LoginRateLimit:
+class SharedLinkRateLimit:
+    """How many shared links that open nothing (unknown, revoked or expired) an address may
+    ask for within a window: past that, every link from the address answers 429 until the
+    window ends, a working one too. A link that opens takes its attempt back, so only
+    failures add up; counted before the link is looked up, like logins.
+
+    Args:
+        counters: Where the counts live.
+        max_failures: Links that open nothing an address may ask for per window.
+        window_seconds: How long a count lasts from its first attempt.
+    """
+
+    def __init__(self, counters: WindowCounters, max_failures: int, window_seconds: float):
+        self.counters = counters
+        self.max_failures = max_failures
+        self.window_seconds = window_seconds
+
+    @staticmethod
+    def _key(address: str | None) -> str:
+        return f"shared:address:{_digest(address_key(address))}"
+
+    async def attempt(self, address: str | None) -> int:
+        """Count a link asked for from `address`; 0, or the whole seconds to wait."""
+        key = self._key(address)
+        wait = await self.counters.hit({key: self.max_failures}, self.window_seconds)
+        return max(1, math.ceil(wait)) if wait > 0 else 0
+
+    async def succeeded(self, address: str | None) -> None:
+        """The link opened: the address gets its attempt back."""
+        await self.counters.undo(self._key(address))
+
+
+def wait_sentence(seconds: int) -> str:
+    """How long to wait, in words: "40 seconds", "3 minutes"."""
+    if seconds < 60:
+        return f"{seconds} second{'s' if seconds != 1 else ''}"
+    minutes = -(-seconds // 60)
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
+def create_window_counters(redis: Redis | None, namespace: str) -> WindowCounters:
     """Counters in Redis when a client is given, in this process otherwise.
 
     Args:
         redis: The app's Redis client, shared by every replica; None for embedded mode.
         namespace: Keeps deployments (and test runs) that share one Redis apart.
-        max_failures: Failed attempts an address may make at one account per window.
-        window_seconds: The window's length.
     """
-    counters: WindowCounters = (
-        RedisWindowCounters(redis, f"workbench:{namespace}:")
-        if redis is not None
-        else InProcessWindowCounters()
-    )
-    return LoginRateLimit(counters, max_failures, window_seconds)
+    if redis is not None:
+        return RedisWindowCounters(redis, f"workbench:{namespace}:")
+    return InProcessWindowCounters()

@@ -1,14 +1,17 @@
 """All tables, imported here so that `Base.metadata` knows every one of them."""
 
+from app.models.audit import AuditEvent
 from app.models.base import Base
 from app.models.projects import File, FileVersion, Project, ProjectMember, Session
 from app.models.runs import Artifact, Run, RunEventRow, RunStatus, RunStep
+from app.models.shares import Share
 from app.models.sources import DataSource, SourceDescription, SourceTable
 from app.models.users import ApiToken, User
 
 __all__ = [
     "ApiToken",
     "Artifact",
+    "AuditEvent",
     "Base",
     "DataSource",
     "File",
@@ -20,6 +23,7 @@ __all__ = [
     "RunStatus",
     "RunStep",
     "Session",
+    "Share",
     "SourceDescription",
     "SourceTable",
     "User",

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app import audit
+from app.audit import Action
 from app.errors import Conflict, NotFound
 from app.files import service as files_service
 from app.models import File, Project, ProjectMember, Session, User
@@ -35,6 +38,14 @@ async def create(db: AsyncSession, user: User, data: ProjectCreate) -> Project:
     await db.flush()
     db.add(ProjectMember(project_id=project.id, user_id=user.id, role=Role.owner.name))
     await db.flush()
+    await audit.record(
+        db,
+        project.id,
+        user,
+        Action.project_created,
+        ("project", project.id),
+        {"name": project.name},
+    )
     return project
 
 
@@ -65,9 +76,9 @@ async def members(db: AsyncSession, project: Project) -> list[tuple[ProjectMembe
 
 
 async def add_member(
-    db: AsyncSession, project: Project, data: MemberAdd
+    db: AsyncSession, project: Project, data: MemberAdd, by: User
 ) -> tuple[ProjectMember, User]:
-    """Make the user with that email a member (409 when they already are one)."""
+    """Make the user with that email a member (409 when they already are one), as `by`."""
     user = (await db.scalars(select(User).where(User.email == data.email))).one_or_none()
     if user is None:
         raise NotFound(
@@ -79,6 +90,8 @@ async def add_member(
     member = ProjectMember(project_id=project.id, user_id=user.id, role=data.role)
     db.add(member)
     await db.flush()
+    about = {"user_id": str(user.id), "email": user.email, "role": data.role}
+    await audit.record(db, project.id, by, Action.member_added, ("member", user.id), about)
     return member, user
 
 
@@ -89,20 +102,44 @@ async def get_member(db: AsyncSession, project: Project, user_id: uuid.UUID) -> 
     return member
 
 
-async def set_role(db: AsyncSession, member: ProjectMember, role: Role) -> None:
-    """Change a member's role; the last owner stays one (409 last_owner)."""
-    if Role.of(member.role) == Role.owner and role != Role.owner:
+async def set_role(db: AsyncSession, member: ProjectMember, role: Role, by: User) -> User:
+    """Change a member's role, as `by`; the last owner stays one (409 last_owner).
+
+    Returns:
+        The member's user.
+    """
+    was = member.role
+    if Role.of(was) == Role.owner and role != Role.owner:
         await _refuse_last_owner(db, member)
     member.role = role.name
     await db.flush()
+    user = await db.get(User, member.user_id)
+    assert user is not None  # a member's user is theirs until both go (cascade)
+    if was != member.role:
+        about = {"user_id": str(user.id), "email": user.email, "role": member.role, "was": was}
+        await audit.record(
+            db, member.project_id, by, Action.member_changed, ("member", user.id), about
+        )
+    return user
 
 
-async def remove_member(db: AsyncSession, member: ProjectMember) -> None:
-    """Remove a member (or let one leave); the last owner cannot (409 last_owner)."""
+async def remove_member(db: AsyncSession, member: ProjectMember, by: User) -> None:
+    """Remove a member (or let one leave: `by` is the member); the last owner cannot (409
+    last_owner)."""
     if Role.of(member.role) == Role.owner:
         await _refuse_last_owner(db, member)
+    user = await db.get(User, member.user_id)
     await db.delete(member)
     await db.flush()
+    about = {
+        "user_id": str(member.user_id),
+        "email": user.email if user else None,
+        "role": member.role,
+        "left": member.user_id == by.id,
+    }
+    await audit.record(
+        db, member.project_id, by, Action.member_removed, ("member", member.user_id), about
+    )
 
 
 async def _refuse_last_owner(db: AsyncSession, member: ProjectMember) -> None:
@@ -119,18 +156,28 @@ async def _refuse_last_owner(db: AsyncSession, member: ProjectMember) -> None:
         )
 
 
-async def update(db: AsyncSession, project: Project, data: ProjectUpdate) -> Project:
-    if data.name is not None:
+async def update(db: AsyncSession, project: Project, data: ProjectUpdate, by: User) -> Project:
+    """Rename, describe or budget the project, as `by` (the log tells what changed)."""
+    changed: dict[str, Any] = {}
+    budgets: dict[str, Any] = {}
+    if data.name is not None and data.name.strip() != project.name:
+        changed["name"] = [project.name, data.name.strip()]
         project.name = data.name.strip()
-    if data.description is not None:
+    if data.description is not None and data.description != project.description:
+        changed["description"] = True
         project.description = data.description
     # Budgets: a field that is sent (null included) is set; one left out is kept.
-    if "budget_usd" in data.model_fields_set:
-        project.budget_usd = data.budget_usd
-    if "budget_tokens" in data.model_fields_set:
-        project.budget_tokens = data.budget_tokens
+    for field in ("budget_usd", "budget_tokens"):
+        if field in data.model_fields_set and getattr(data, field) != getattr(project, field):
+            budgets[field] = [getattr(project, field), getattr(data, field)]
+            setattr(project, field, getattr(data, field))
     await db.flush()
     await db.refresh(project)
+    subject = ("project", project.id)
+    if changed:
+        await audit.record(db, project.id, by, Action.project_updated, subject, changed)
+    if budgets:
+        await audit.record(db, project.id, by, Action.project_budget_changed, subject, budgets)
     return project
 
 
@@ -138,9 +185,12 @@ async def session_ids(db: AsyncSession, project: Project) -> list[uuid.UUID]:
     return list(await db.scalars(select(Session.id).where(Session.project_id == project.id)))
 
 
-async def delete(db: AsyncSession, project: Project, cache_dir: Path | None = None) -> list[str]:
-    """Delete the project; its files and sessions cascade (the previews' copies of its
-    files in `cache_dir` go once the transaction commits).
+async def delete(
+    db: AsyncSession, project: Project, by: User, cache_dir: Path | None = None
+) -> list[str]:
+    """Delete the project, as `by`; its files and sessions cascade (the previews' copies of
+    its files in `cache_dir` go once the transaction commits). Its audit log stays, ending
+    with project.deleted.
 
     Returns:
         The storage keys of its files, to delete once the transaction has committed.
@@ -154,5 +204,8 @@ async def delete(db: AsyncSession, project: Project, cache_dir: Path | None = No
     keys += await runs_history.artifact_keys(db, project_id=project.id)
     await db.delete(project)
     await db.flush()
+    await audit.record(
+        db, project.id, by, Action.project_deleted, ("project", project.id), {"name": project.name}
+    )
     await files_service.forget_copies(db, cache_dir, digests)
     return keys

@@ -93,7 +93,7 @@ class Admission:
                 file_ids=[str(f) for f in body.file_ids],
                 started_at=utcnow() if granted else None,
             )
-            await self.requests.add_run(run)
+            await self.requests.add_run(run, session.project_id)
             recorder = EventRecorder(run.id, self.rt.events, self.rt.repository)
             if granted:
                 await announce_start(run, recorder)
@@ -121,7 +121,9 @@ class Admission:
             raise not_waiting
 
         async def admit(token: str, claim: _Claim) -> Admitted:
-            taken = await repository.take_reply(run_id, waiting, lambda p: reply.note(p).data())
+            taken = await repository.take_reply(
+                run_id, waiting, lambda p: reply.note(p).data(), reply.by
+            )
             if taken is None:
                 raise not_waiting
             run, owner, memory, pending = taken

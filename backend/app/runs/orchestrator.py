@@ -81,17 +81,23 @@ class RunOrchestrator:
         self._execute(admitted)
         return admitted.run
 
-    async def answer(self, run_id: uuid.UUID, text: str) -> None:
-        """Answer the question a waiting run asked, and go on with the run (on this replica,
-        whichever started it): NotWaiting (not_waiting_input) unless it waits for an answer."""
-        self._execute(await self.admission.reply(run_id, Reply(answer=text)))
+    async def answer(self, run_id: uuid.UUID, text: str, by: uuid.UUID | None = None) -> None:
+        """Answer (as `by`) the question a waiting run asked, and go on with the run (on this
+        replica, whichever started it): NotWaiting (not_waiting_input) unless it waits for
+        an answer."""
+        self._execute(await self.admission.reply(run_id, Reply(answer=text, by=by)))
 
     async def decide(
-        self, run_id: uuid.UUID, decision: Decision, code: str | None, feedback: str | None
+        self,
+        run_id: uuid.UUID,
+        decision: Decision,
+        code: str | None,
+        feedback: str | None,
+        by: uuid.UUID | None = None,
     ) -> None:
-        """Approve, edit or reject the code a run in review mode waits with, and go on:
-        NotWaiting (not_waiting_approval) unless it waits for approval."""
-        reply = Reply(decision=decision, code=code, feedback=feedback)
+        """Approve, edit or reject (as `by`) the code a run in review mode waits with, and go
+        on: NotWaiting (not_waiting_approval) unless it waits for approval."""
+        reply = Reply(decision=decision, code=code, feedback=feedback, by=by)
         self._execute(await self.admission.reply(run_id, reply))
 
     def _execute(self, admitted: Admitted) -> None:

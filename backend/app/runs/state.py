@@ -113,6 +113,7 @@ class Reply:
     decision: Decision | None = None
     code: str | None = None
     feedback: str | None = None
+    by: uuid.UUID | None = None  # who replied
 
     @property
     def waits_for(self) -> RunStatus:

@@ -14,6 +14,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from app.sessions import export
 from app.sessions.export import markdown_text, report
 from tests.api.conftest import SALES
 from tests.api.test_asking import ASK, ask_until_waiting, follow
@@ -209,7 +210,7 @@ def test_export_answers_only_the_owner_and_known_formats(alice: Api, bob: Api, s
 
 
 def test_too_many_exports_at_once_answer_503_with_retry_after(alice: Api, session) -> None:  # type: ignore[no-untyped-def]
-    slots = __import__("app.api.sessions", fromlist=["EXPORT_SLOTS"]).EXPORT_SLOTS
+    slots = export.SLOTS
     taken = 0
     while slots.take():
         taken += 1

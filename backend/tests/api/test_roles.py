@@ -35,11 +35,14 @@ OWNER_ONLY = {
     "DELETE /projects/{project_id}/members/{user_id}",
     "POST /projects/{project_id}/sources",
     "DELETE /sources/{source_id}",
+    "GET /projects/{project_id}/audit",
 }
 # Ids that belong to a project: a route that names one is a project's route.
-PROJECT_IDS = re.compile(r"\{(project_id|file_id|session_id|run_id|artifact_id|source_id)\}")
+PROJECT_IDS = re.compile(
+    r"\{(project_id|file_id|session_id|run_id|artifact_id|source_id|share_id)\}"
+)
 # The routes this test knows; the document must list exactly these (a new one is added here).
-KNOWN = 40
+KNOWN = 44
 
 
 def needed(route: str) -> str:
@@ -112,6 +115,10 @@ def world(owner: Api, team: Team, mysql: ServerSource, run: bool) -> dict[str, s
         ids["run_id"] = events[0].data["run_id"]
         artifacts = owner.get(f"/sessions/{session['id']}/artifacts").json()
         ids["artifact_id"] = artifacts["items"][0]["id"]
+        # Revoking it again is no error: every role that may revoke revokes this one.
+        share = owner.post(f"/sessions/{session['id']}/shares", json={})
+        assert share.status_code == 201, share.text
+        ids["share_id"] = share.json()["id"]
     return ids
 
 
@@ -158,3 +165,17 @@ def test_every_route_of_a_project_answers_each_role_as_it_should(
                 wrong.append(f"{route} as {role}: {got}, expected {expected(route, role)}")
     assert not wrong, "\n".join(wrong)
     print("\nroutes by role:", dict(sorted(table.items())))
+
+
+def test_the_shared_link_is_no_projects_route_and_needs_no_login(
+    live: LiveServer, team: Team
+) -> None:
+    """GET /shared/{token} names no id of a project (the walk above leaves it out): it
+    answers a made-up token the same 404 whoever asks, logged in or not."""
+    paths = httpx.get(f"{live.url}/api/v1/openapi.json").json()["paths"]
+    assert "get" in paths["/api/v1/shared/{token}"] and not PROJECT_IDS.search("/shared/{token}")
+    token = "x" * 43
+    answers = [httpx.get(f"{live.url}/api/v1/shared/{token}")]
+    answers += [team.members[role].get(f"/shared/{token}") for role in ROLES]
+    assert {(r.status_code, r.text) for r in answers} == {(404, answers[0].text)}
+    assert answers[0].json()["code"] == "share_not_found"

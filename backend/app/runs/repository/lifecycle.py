@@ -15,6 +15,8 @@ from sqlalchemy import Update, delete, func, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import raiseload
 
+from app import audit
+from app.audit import Action
 from app.infra.events import RunEvent
 from app.models import Artifact, File, Project, Run, RunEventRow, RunStatus, RunStep, Session
 from app.models.base import UTCDateTime, utcnow
@@ -67,9 +69,20 @@ class RunRepository:
             assert project is not None
             return project, await usage.of_project(db, project_id)
 
-    async def add_run(self, run: Run) -> None:
+    async def add_run(self, run: Run, project_id: uuid.UUID) -> None:
+        """Record a new question (and, in the project's audit log, who asked it)."""
         async with self.factory() as db:
             db.add(run)
+            await db.flush()
+            asked = {
+                "run_id": str(run.id),
+                "session_id": str(run.session_id),
+                "model": run.model,
+                "query": audit.query_detail(run.query),
+            }
+            await audit.record(
+                db, project_id, run.user_id, Action.run_asked, ("run", run.id), asked
+            )
             await db.commit()
 
     async def take_reply(
@@ -77,10 +90,12 @@ class RunRepository:
         run_id: uuid.UUID,
         waiting: RunStatus,
         note: Callable[[dict[str, Any]], dict[str, Any]],
+        by: uuid.UUID | None = None,
     ) -> tuple[Run, uuid.UUID, list[dict[str, Any]], dict[str, Any]] | None:
         """Take the reply to a run that waits (`waiting`): only one reply is taken, whichever
         replica it reaches first. The run is queued again, with `note(pending)` (of what it
-        waited for) recorded among its inputs (or approvals), and what it waited for cleared.
+        waited for) recorded among its inputs (or approvals), and what it waited for cleared;
+        the project's audit log says that `by` answered (or decided).
 
         Returns:
             None if it does not wait so; else the run, its project's owner, the agent's
@@ -102,11 +117,20 @@ class RunRepository:
                 .where(Session.id == run.session_id)
             )
             pending, memory = dict(run.pending), list(run.agent_memory or [])
+            noted = note(pending)
+            about: dict[str, Any] = {"run_id": str(run.id), "step": noted.get("step")}
             if waiting == RunStatus.waiting_input:
-                run.inputs = [*run.inputs, note(pending)]
+                run.inputs = [*run.inputs, noted]
+                action = Action.input_answered
             else:
-                run.approvals = [*run.approvals, note(pending)]
+                run.approvals = [*run.approvals, noted]
+                action, about["decision"] = Action.review_decided, noted.get("decision")
             run.pending, run.agent_memory = None, None
+            project_id = await db.scalar(
+                select(Session.project_id).where(Session.id == run.session_id)
+            )
+            if project_id is not None:
+                await audit.record(db, project_id, by, action, ("run", run.id), about)
             await db.commit()
         return run, owner or run.session_id, memory, pending
 
@@ -294,6 +318,7 @@ class RunRepository:
                     **totals,
                 )
             )
+            await _audit_end(db, run_id)
             await db.commit()
 
     async def suspend(
@@ -408,4 +433,34 @@ class RunRepository:
             run_finished(status, error, run.tokens_in, run.tokens_out, run.cost_usd, None),
         )
         db.add(RunEventRow(run_id=run.id, seq=seq, event=finished.event, data=finished.data))
+        await _audit_end(db, run.id)
         return finished
+
+
+async def _audit_end(db: AsyncSession, run_id: uuid.UUID) -> None:
+    """Log that a run ended, with what it spent, as its asker's (none if it was deleted)."""
+    found = (
+        await db.execute(
+            select(
+                Session.project_id,
+                Run.user_id,
+                Run.status,
+                Run.tokens_in,
+                Run.tokens_out,
+                Run.cost_usd,
+            )
+            .join(Session, Session.id == Run.session_id)
+            .where(Run.id == run_id)
+        )
+    ).one_or_none()
+    if found is None:
+        return
+    project_id, asker, status, tokens_in, tokens_out, cost = found
+    ended = {
+        "run_id": str(run_id),
+        "status": str(status),
+        "tokens_in": tokens_in,
+        "tokens_out": tokens_out,
+        "cost_usd": cost,
+    }
+    await audit.record(db, project_id, asker, Action.run_ended, ("run", run_id), ended)

@@ -17,6 +17,8 @@ that; the renderers are pure functions of those values, run in a worker thread.
   Everything that came from the model, the code or the data is escaped; answers are
   Markdown without raw HTML.
 - Markdown: the same, with tables as Markdown and images inline.
+- A shared link (app.shares) shows the report of the runs it holds, and nothing else of
+  the session: not even how many questions it has.
 
 gather.py reads the values; notebook.py (with replay.py), report.py (with templates/) and
 markdown.py render them, markdown_text.py holds the Markdown they share. Callers use the
@@ -26,14 +28,18 @@ names exported here.
 from __future__ import annotations
 
 import re
+import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.errors import ServiceUnavailable
 from app.infra.storage import ObjectStorage
 from app.models import Session
+from app.sessions.export import report
 from app.sessions.export.gather import SessionExport, UnknownRuns
 from app.sessions.export.gather import gather as gather_values
 from app.sessions.export.markdown import to_markdown
@@ -42,12 +48,16 @@ from app.sessions.export.report import to_html
 
 __all__ = [
     "MEDIA_TYPES",
+    "SLOTS",
     "ExportFormat",
     "SessionExport",
     "UnknownRuns",
     "file_name",
     "gather",
+    "gather_shared",
     "render",
+    "shared_report",
+    "slot",
 ]
 
 ExportFormat = Literal["ipynb", "html", "md"]
@@ -82,6 +92,66 @@ async def gather(
         succeeded_only=fmt == "html",
         attach_files=fmt == "html",
     )
+
+
+async def gather_shared(
+    db: AsyncSession, storage: ObjectStorage, session: Session, run_ids: Sequence[uuid.UUID]
+) -> SessionExport:
+    """What a shared link shows: the report of exactly these runs (the files their code
+    wrote attached), counted as all there is.
+
+    Raises:
+        UnknownRuns: a run is no longer the session's.
+    """
+    shown = await gather_values(db, storage, session, "", run_ids=run_ids, attach_files=True)
+    shown.run_total = len(shown.runs)
+    return shown
+
+
+def shared_report(export: SessionExport) -> tuple[bytes, str]:
+    """The report of a shared link, and the Content-Security-Policy of its page (the one
+    the report carries in its <meta>, with the same nonce)."""
+    nonce = report.new_nonce()
+    return to_html(export, nonce), report.policy(nonce)
+
+
+class ExportSlots:
+    """At most `limit` exports are built at once (each is held in memory while it is):
+    past that a request answers 503 with Retry-After rather than queueing unbounded."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.busy = 0
+        self._lock = threading.Lock()
+
+    def take(self) -> bool:
+        with self._lock:
+            if self.busy >= self.limit:
+                return False
+            self.busy += 1
+            return True
+
+    def give_back(self) -> None:
+        with self._lock:
+            self.busy -= 1
+
+
+SLOTS = ExportSlots(4)
+
+
+@contextmanager
+def slot() -> Iterator[None]:
+    """Build an export (or a shared report) inside: one of SLOTS, or 503 server_busy."""
+    if not SLOTS.take():
+        raise ServiceUnavailable(
+            "Too many exports are being made right now; try again in a few seconds.",
+            code="server_busy",
+            retry_after=5,
+        )
+    try:
+        yield
+    finally:
+        SLOTS.give_back()
 
 
 # Longest file name stem: room for " (1)" and the extension within common limits.

@@ -35,14 +35,29 @@ TABLE_ROWS = 100
 TEMPLATES = Path(__file__).parent / "templates"
 
 
-def to_html(export: SessionExport) -> bytes:
-    nonce = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+def new_nonce() -> str:
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def policy(nonce: str) -> str:
+    """The report's Content-Security-Policy (in its <meta>): nothing is fetched, and the only
+    scripts that run are its own (plotly.js and the lines that draw the charts), by nonce."""
+    return (
+        f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'unsafe-inline'; "
+        "img-src data: blob:; font-src data:"
+    )
+
+
+def to_html(export: SessionExport, nonce: str | None = None) -> bytes:
+    """The report; `nonce` (default: a new one) is what its scripts carry."""
+    nonce = nonce or new_nonce()
     page = (
         _templates()
         .get_template("report.html.j2")
         .render(
             export=export,
             nonce=nonce,
+            policy=policy(nonce),
             plotly_js=Markup(_plotly_js()) if export.has_charts else None,
             when=when,
             size=human_size,

@@ -1,0 +1,141 @@
+"""Read-only links to a session's report (API.md, "Members and shared reports"): make, list
+and revoke them; and the one route of the API that takes no login, the link itself."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request, Response, status
+from fastapi.responses import HTMLResponse
+
+from app.api.deps import (
+    CurrentUser,
+    DbDep,
+    NeededRole,
+    OwnedSession,
+    PageDep,
+    SettingsDep,
+    SharedLinkRateLimitDep,
+    StorageDep,
+)
+from app.api.headers import shared_report_headers
+from app.errors import NotFound, TooManyRequests
+from app.infra.ratelimit import wait_sentence
+from app.models import Share, User
+from app.schemas import Page, PersonOut
+from app.sessions import export
+from app.shares import service
+from app.shares.schemas import ShareCreate, ShareCreated, ShareOut
+
+router = APIRouter(tags=["shares"])
+
+# The one answer for every link that opens nothing: unknown, altered, revoked, expired, or
+# its session or project deleted.
+GONE = (
+    "This link does not open a report: it may have expired or been revoked. Ask whoever "
+    "sent it for a new one."
+)
+
+
+async def owned_share(share_id: uuid.UUID, db: DbDep, user: CurrentUser, need: NeededRole) -> Share:
+    return await service.get_owned(db, user, share_id, need)
+
+
+OwnedShare = Annotated[Share, Depends(owned_share)]
+
+
+@router.post(
+    "/sessions/{session_id}/shares",
+    response_model=ShareCreated,
+    status_code=status.HTTP_201_CREATED,
+    responses={422: {"description": "A run that is not the session's, or nothing to share"}},
+)
+async def create_share(
+    body: ShareCreate,
+    session: OwnedSession,
+    db: DbDep,
+    user: CurrentUser,
+    settings: SettingsDep,
+    request: Request,
+) -> ShareCreated:
+    """Make a link to the session's report (editors and owners): anyone who has it sees the
+    report of these runs, without logging in, until it expires or is revoked. The token is
+    in this answer only."""
+    share, token = await service.create(db, session, body, user)
+    base = settings.PUBLIC_URL or str(request.base_url).rstrip("/")
+    url = base + request.app.url_path_for("open_shared_link", token=token)
+    return ShareCreated(id=share.id, url=url, token=token, expires_at=share.expires_at)
+
+
+@router.get("/sessions/{session_id}/shares", response_model=Page[ShareOut])
+async def list_shares(session: OwnedSession, db: DbDep, page: PageDep) -> Page[ShareOut]:
+    """The session's links, newest first, revoked and expired ones too (never a token)."""
+    items, total = await service.list_for_session(db, session, page.limit, page.offset)
+    return Page(items=[_out(share, user) for share, user in items], total=total)
+
+
+def _out(share: Share, user: User | None) -> ShareOut:
+    return ShareOut(
+        id=share.id,
+        session_id=share.session_id,
+        runs=[uuid.UUID(r) for r in share.runs],
+        created_at=share.created_at,
+        created_by=PersonOut(user_id=user.id, email=user.email) if user else None,
+        expires_at=share.expires_at,
+        revoked_at=share.revoked_at,
+        active=service.active(share),
+    )
+
+
+@router.delete("/shares/{share_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def revoke_share(share: OwnedShare, db: DbDep, user: CurrentUser) -> Response:
+    """Revoke a link (editors and owners): it opens nothing from now on, on every server.
+    Revoking it again is no error."""
+    await service.revoke(db, share, user)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get(
+    "/shared/{token}",
+    response_class=HTMLResponse,
+    responses={
+        200: {"description": "The report (a standalone HTML page)"},
+        404: {"description": "The link opens nothing (unknown, revoked or expired)"},
+        429: {"description": "Too many links that open nothing from this address"},
+        503: {"description": "Too many reports being made at once (server_busy); retry"},
+    },
+)
+async def open_shared_link(
+    token: str,
+    request: Request,
+    db: DbDep,
+    storage: StorageDep,
+    limit: SharedLinkRateLimitDep,
+) -> Response:
+    """A shared link, without logging in: the report of the runs it holds, served under the
+    report's own Content-Security-Policy (its scripts alone run, in a sandbox). Every link
+    that opens nothing gets the same 404; an address that asks for too many is refused
+    for a while (429)."""
+    address = request.client.host if request.client else None
+    wait = await limit.attempt(address)
+    if wait:
+        raise TooManyRequests(
+            "Too many links that open nothing were asked for from this address; try again "
+            f"in {wait_sentence(wait)}.",
+            retry_after=wait,
+        )
+    found = await service.opened(db, token)
+    if found is None:
+        raise NotFound(GONE, code="share_not_found")
+    await limit.succeeded(address)
+    share, session = found
+    try:
+        with export.slot():
+            runs = [uuid.UUID(r) for r in share.runs]
+            shown = await export.gather_shared(db, storage, session, runs)
+            body, policy = await asyncio.to_thread(export.shared_report, shown)
+    except export.UnknownRuns:
+        raise NotFound(GONE, code="share_not_found") from None
+    return HTMLResponse(body, headers=shared_report_headers(policy))

@@ -1,0 +1,271 @@
+"""The audit log of a project: who did what, as events that are only ever added.
+
+`record` adds an event in the caller's transaction, so an event is kept exactly when the
+change it tells of is (a refused or failed change leaves none). Each event names its actor
+(their email as it was then), its action, what it was done to, one readable sentence
+(`summary`) and a small JSON object of particulars (`detail`). Owners read the log through
+`GET /projects/{id}/audit`.
+
+Nothing updates or deletes an event: the rows have no foreign keys, so they outlive the
+project (`project.deleted` is its last event) and the users they name, and on PostgreSQL a
+trigger refuses UPDATE and DELETE on the table (the migration that made it).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db import paginate
+from app.models import AuditEvent, User
+from app.schemas import PersonOut
+
+# How much of a question an event keeps (its summary shows less).
+QUERY_CHARS = 200
+SUMMARY_QUERY_CHARS = 80
+
+
+class Action(StrEnum):
+    project_created = "project.created"
+    project_updated = "project.updated"
+    project_budget_changed = "project.budget_changed"
+    project_deleted = "project.deleted"
+    member_added = "member.added"
+    member_changed = "member.changed"
+    member_removed = "member.removed"
+    file_uploaded = "file.uploaded"
+    file_replaced = "file.replaced"
+    file_deleted = "file.deleted"
+    source_added = "source.added"
+    source_changed = "source.changed"
+    source_deleted = "source.deleted"
+    session_created = "session.created"
+    session_deleted = "session.deleted"
+    run_asked = "run.asked"
+    run_ended = "run.ended"
+    review_decided = "review.decided"
+    input_answered = "input.answered"
+    share_created = "share.created"
+    share_revoked = "share.revoked"
+    export_downloaded = "export.downloaded"
+
+
+# Who acted: a user, a user's id (their email is looked up), or None (the workbench itself).
+Actor = User | uuid.UUID | None
+# What it was done to: its kind ("file", "member", "run", …) and its id, if it has one.
+Subject = tuple[str, uuid.UUID | str | None]
+
+
+async def record(
+    db: AsyncSession,
+    project_id: uuid.UUID,
+    actor: Actor,
+    action: Action,
+    subject: Subject,
+    detail: dict[str, Any] | None = None,
+) -> AuditEvent:
+    """Add an event to the project's log, in the caller's transaction.
+
+    Args:
+        db: The session whose transaction makes the change the event tells of.
+        project_id: The project it happened in.
+        actor: Who did it.
+        action: What they did.
+        subject: What they did it to.
+        detail: Its particulars (JSON values; the summary is written from them).
+    """
+    actor_id, email = await _who(db, actor)
+    detail = dict(detail or {})
+    kind, subject_id = subject
+    event = AuditEvent(
+        project_id=project_id,
+        actor_id=actor_id,
+        actor_email=email,
+        action=action.value,
+        subject_type=kind,
+        subject_id=None if subject_id is None else str(subject_id),
+        summary=summary(action, email, detail),
+        detail=detail,
+    )
+    db.add(event)
+    return event
+
+
+async def _who(db: AsyncSession, actor: Actor) -> tuple[uuid.UUID | None, str | None]:
+    if isinstance(actor, User):
+        return actor.id, actor.email
+    if actor is None:
+        return None, None
+    return actor, await db.scalar(select(User.email).where(User.id == actor))
+
+
+async def events(
+    db: AsyncSession, project_id: uuid.UUID, limit: int, offset: int, action: str | None = None
+) -> tuple[list[AuditEvent], int]:
+    """A page of the project's events, newest first.
+
+    Args:
+        action: Only this action (`member.added`), or a family of them (`member`).
+    """
+    query = select(AuditEvent).where(AuditEvent.project_id == project_id)
+    if action:
+        if "." in action:
+            query = query.where(AuditEvent.action == action)
+        else:
+            query = query.where(AuditEvent.action.startswith(f"{action}.", autoescape=True))
+    query = query.order_by(AuditEvent.at.desc(), AuditEvent.id.desc())
+    return await paginate(db, query, limit, offset)
+
+
+class AuditEventOut(BaseModel):
+    id: uuid.UUID
+    at: datetime
+    actor: PersonOut | None = Field(description="Who did it (null: the workbench itself)")
+    action: str = Field(description="What was done: " + ", ".join(a.value for a in Action))
+    subject_type: str = Field(description="What it was done to: project, member, file, …")
+    subject_id: str | None
+    summary: str = Field(description="One readable sentence")
+    detail: dict[str, Any] = Field(description="Its particulars (a small JSON object)")
+
+    @classmethod
+    def of(cls, event: AuditEvent) -> AuditEventOut:
+        actor = None
+        if event.actor_id is not None:
+            actor = PersonOut(user_id=event.actor_id, email=event.actor_email or "")
+        return cls(
+            id=event.id,
+            at=event.at,
+            actor=actor,
+            action=event.action,
+            subject_type=event.subject_type,
+            subject_id=event.subject_id,
+            summary=event.summary,
+            detail=event.detail,
+        )
+
+
+# -- summaries ------------------------------------------------------------------------------
+
+
+WORKBENCH = "The workbench"  # the actor of what no user did
+
+
+def summary(action: Action, email: str | None, detail: dict[str, Any]) -> str:
+    """One sentence that says what happened ("ana@x.org added bob@x.org as editor")."""
+    return SENTENCES[action](email or WORKBENCH, detail) + "."
+
+
+def _quoted(text: Any, limit: int = 120) -> str:
+    flat = " ".join(str(text or "").split())
+    return f"“{flat if len(flat) <= limit else flat[: limit - 1].rstrip() + '…'}”"
+
+
+def _size(value: Any) -> str:
+    size = float(value or 0)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:,.0f} {unit}" if unit == "bytes" else f"{size:,.1f} {unit}"
+        size /= 1024
+    return f"{value} bytes"
+
+
+def _budget(usd: Any, tokens: Any) -> str:
+    parts = [f"${float(usd):,.2f}"] if usd is not None else []
+    parts += [f"{int(tokens):,} tokens"] if tokens is not None else []
+    return " and ".join(parts) or "none"
+
+
+def _project_updated(who: str, d: dict[str, Any]) -> str:
+    changes = []
+    if "name" in d:
+        old, new = d["name"]
+        changes.append(f"renamed the project from {_quoted(old)} to {_quoted(new)}")
+    if d.get("description"):
+        changes.append("changed the project's description")
+    return f"{who} " + (" and ".join(changes) or "changed nothing in the project")
+
+
+def _budget_changed(who: str, d: dict[str, Any]) -> str:
+    usd, tokens = d.get("budget_usd", [None, None]), d.get("budget_tokens", [None, None])
+    before, after = _budget(usd[0], tokens[0]), _budget(usd[1], tokens[1])
+    return f"{who} set the project's budget to {after} (it was {before})"
+
+
+def _member_removed(who: str, d: dict[str, Any]) -> str:
+    if d.get("left"):
+        return f"{who} left the project (they were {d['role']})"
+    return f"{who} removed {d['email']} (they were {d['role']})"
+
+
+def _run_ended(who: str, d: dict[str, Any]) -> str:
+    cost = d.get("cost_usd")
+    spent = f"{d.get('tokens_in') or 0:,} tokens in, {d.get('tokens_out') or 0:,} out, " + (
+        "no price known" if cost is None else f"${float(cost):,.4f}"
+    )
+    whose = "A question" if who == WORKBENCH else f"{who}'s question"
+    return f"{whose} ended {d['status']} ({spent})"
+
+
+def _shared(who: str, d: dict[str, Any]) -> str:
+    count = len(d.get("runs") or [])
+    questions = f"{count} question{'' if count == 1 else 's'}"
+    until = str(d.get("expires_at", ""))[:10]
+    return (
+        f"{who} shared {questions} of the session {_quoted(d.get('title'))} by a link until {until}"
+    )
+
+
+_DECIDED = {"approve": "approved", "edit": "edited and ran", "reject": "rejected"}
+
+SENTENCES: dict[Action, Callable[[str, dict[str, Any]], str]] = {
+    Action.project_created: lambda who, d: f"{who} created the project {_quoted(d['name'])}",
+    Action.project_updated: _project_updated,
+    Action.project_budget_changed: _budget_changed,
+    Action.project_deleted: lambda who, d: f"{who} deleted the project {_quoted(d['name'])}",
+    Action.member_added: lambda who, d: f"{who} added {d['email']} as {d['role']}",
+    Action.member_changed: lambda who, d: (
+        f"{who} made {d['email']} {d['role']} (they were {d['was']})"
+    ),
+    Action.member_removed: _member_removed,
+    Action.file_uploaded: lambda who, d: f"{who} uploaded {d['name']} ({_size(d.get('size'))})",
+    Action.file_replaced: lambda who, d: (
+        f"{who} uploaded version {d['version']} of {d['name']} ({_size(d.get('size'))})"
+    ),
+    Action.file_deleted: lambda who, d: f"{who} deleted the file {d['name']}",
+    Action.source_added: lambda who, d: f"{who} added the data source {d['name']} ({d['kind']})",
+    Action.source_changed: lambda who, d: (
+        f"{who} changed the data source {d['name']}: {', '.join(d.get('fields') or ['nothing'])}"
+    ),
+    Action.source_deleted: lambda who, d: f"{who} deleted the data source {d['name']}",
+    Action.session_created: lambda who, d: f"{who} opened the session {_quoted(d['title'])}",
+    Action.session_deleted: lambda who, d: f"{who} deleted the session {_quoted(d['title'])}",
+    Action.run_asked: lambda who, d: (
+        f"{who} asked {_quoted(d['query'], SUMMARY_QUERY_CHARS)} with {d['model']}"
+    ),
+    Action.run_ended: _run_ended,
+    Action.review_decided: lambda who, d: (
+        f"{who} {_DECIDED.get(d['decision'], d['decision'])} the code of step {d['step']}"
+    ),
+    Action.input_answered: lambda who, d: (
+        f"{who} answered the agent's question at step {d['step']}"
+    ),
+    Action.share_created: _shared,
+    Action.share_revoked: lambda who, d: (
+        f"{who} revoked a shared link to the session {_quoted(d.get('title'))}"
+    ),
+    Action.export_downloaded: lambda who, d: (
+        f"{who} downloaded the session {_quoted(d.get('title'))} as {d['format']}"
+    ),
+}
+
+
+def query_detail(query: str) -> str:
+    """What an event keeps of a question: its first QUERY_CHARS characters."""
+    return query[:QUERY_CHARS]

@@ -1,0 +1,161 @@
+"""Read-only links to a session's report (issue 26).
+
+An editor shares some of a session's runs: the link's token is 256 random bits, shown
+once, and only its SHA-256 is stored. Whoever opens the link sees the report of those runs
+(the HTML export), nothing else: no other run, no file beyond what the report attaches, no
+API. A link works until it expires or is revoked; every replica reads the same row, so a
+revocation holds everywhere at once.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import timedelta
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app import audit
+from app.audit import Action
+from app.auth import security
+from app.errors import NotFound, Unprocessable
+from app.models import Project, Run, RunStatus, Session, Share, User
+from app.models.base import utcnow
+from app.ownership import Role, one_visible
+from app.runs.state import ACTIVE
+from app.shares.schemas import ShareCreate
+
+# What a link's token looks like (security.new_share_token); anything else is not looked up.
+TOKEN = re.compile(r"[A-Za-z0-9_-]{32,64}")
+
+
+class UnknownRuns(Unprocessable):
+    code = "unknown_run"
+
+
+async def get_owned(db: AsyncSession, user: User, share_id: uuid.UUID, need: Role) -> Share:
+    """The share if the user has `need` in its project (404 / 403 otherwise)."""
+    query = (
+        select(Share)
+        .join(Session, Session.id == Share.session_id)
+        .join(Project, Project.id == Session.project_id)
+        .where(Share.id == share_id)
+    )
+    missing = NotFound("No such shared link.", code="share_not_found")
+    share: Share = await one_visible(db, user, query, missing, need)
+    return share
+
+
+async def create(
+    db: AsyncSession, session: Session, data: ShareCreate, by: User
+) -> tuple[Share, str]:
+    """A new link to the report of the session's runs `data.runs` (default: those the report
+    shows now), made by `by`.
+
+    Returns:
+        The share, and its token (shown to the user this once; never stored).
+
+    Raises:
+        UnknownRuns: a run is not the session's, or there is nothing to share.
+    """
+    runs = await _runs(db, session, data.runs)
+    token = security.new_share_token()
+    share = Share(
+        session_id=session.id,
+        token_hash=security.hash_token(token),
+        runs=[str(r) for r in runs],
+        created_by=by.id,
+        expires_at=utcnow() + timedelta(days=data.expires_in_days),
+    )
+    db.add(share)
+    await db.flush()
+    about = {
+        "share_id": str(share.id),
+        "session_id": str(session.id),
+        "title": session.title,
+        "runs": share.runs,
+        "expires_at": share.expires_at.isoformat(),
+    }
+    await audit.record(db, session.project_id, by, Action.share_created, ("share", share.id), about)
+    return share, token
+
+
+async def _runs(
+    db: AsyncSession, session: Session, chosen: list[uuid.UUID] | None
+) -> list[uuid.UUID]:
+    """The runs a new link shows, in the session's order."""
+    every = (
+        await db.execute(
+            select(Run.id, Run.status)
+            .where(Run.session_id == session.id)
+            .order_by(Run.created_at, Run.id)
+        )
+    ).all()
+    if chosen is not None:
+        unknown = sorted(str(r) for r in set(chosen) - {run_id for run_id, _ in every})
+        if unknown:
+            raise UnknownRuns(f"These runs are not in this session: {', '.join(unknown)}.")
+        if not chosen:
+            raise UnknownRuns("Choose at least one question to share.")
+        return [run_id for run_id, _ in every if run_id in set(chosen)]
+    # As the report: the questions answered, or (none was) every one that ended.
+    ended = [(run_id, status) for run_id, status in every if status not in ACTIVE]
+    shown = [run_id for run_id, status in ended if status == RunStatus.succeeded]
+    shown = shown or [run_id for run_id, _ in ended]
+    if not shown:
+        raise UnknownRuns(
+            "This session has no finished question to share yet.", code="nothing_to_share"
+        )
+    return shown
+
+
+async def list_for_session(
+    db: AsyncSession, session: Session, limit: int, offset: int
+) -> tuple[list[tuple[Share, User | None]], int]:
+    """The session's links (revoked and expired ones too) with who made them, newest first."""
+    total = await db.scalar(
+        select(func.count()).select_from(Share).where(Share.session_id == session.id)
+    )
+    rows = await db.execute(
+        select(Share, User)
+        .outerjoin(User, User.id == Share.created_by)
+        .where(Share.session_id == session.id)
+        .order_by(Share.created_at.desc(), Share.id.desc())
+        .limit(limit)
+        .offset(offset)
+    )
+    return [(share, user) for share, user in rows.all()], int(total or 0)
+
+
+def active(share: Share) -> bool:
+    return share.revoked_at is None and share.expires_at > utcnow()
+
+
+async def revoke(db: AsyncSession, share: Share, by: User) -> None:
+    """End the link now (revoking it again changes nothing)."""
+    if share.revoked_at is not None:
+        return
+    share.revoked_at = utcnow()
+    session = await db.get(Session, share.session_id)
+    assert session is not None  # a share goes with its session (cascade)
+    about = {"share_id": str(share.id), "session_id": str(session.id), "title": session.title}
+    await audit.record(db, session.project_id, by, Action.share_revoked, ("share", share.id), about)
+    await db.flush()
+
+
+async def opened(db: AsyncSession, token: str) -> tuple[Share, Session] | None:
+    """The link a token opens and its session; None when it opens nothing (unknown,
+    revoked or expired: the caller cannot tell which)."""
+    if not TOKEN.fullmatch(token):
+        return None
+    found = (
+        await db.execute(
+            select(Share, Session)
+            .join(Session, Session.id == Share.session_id)
+            .where(Share.token_hash == security.hash_token(token))
+        )
+    ).one_or_none()
+    if found is None or not active(found[0]):
+        return None
+    return found[0], found[1]
