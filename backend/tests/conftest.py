@@ -179,6 +179,29 @@ class Api(httpx.Client):
 
 
 @pytest.fixture
+def two_instances(
+    postgres_url: str,
+    redis_url: str,
+    s3_server: services.S3Server,
+    llm: ScriptedLLM,
+    tmp_path: Path,
+) -> Iterator[tuple[LiveServer, LiveServer]]:
+    """Two app instances on one Postgres, Redis and S3 (as replicas behind a balancer)."""
+    overrides = services_overrides(postgres_url, redis_url, s3_server, "workbench-pair")
+    first, second = (
+        LiveServer(
+            stack_settings("services", tmp_path / name, LLM_API_BASE=llm.api_base, **overrides)
+        ).start()
+        for name in ("first", "second")
+    )
+    first.call(reset_state(first))
+    llm.script()
+    yield first, second
+    first.stop()
+    second.stop()
+
+
+@pytest.fixture
 def live(server: LiveServer, llm: ScriptedLLM) -> LiveServer:
     server.call(reset_state(server))
     llm.script()

@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from tests.api.conftest import SALES
 from tests.api.test_plans_and_checks import agent_settings
@@ -20,7 +16,6 @@ from tests.conftest import (
     ADMIN_PASSWORD,
     Api,
     reset_state,
-    services_overrides,
     stack_settings,
 )
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
@@ -273,25 +268,6 @@ def test_twenty_waiting_runs_hold_nothing_while_the_server_answers_others(
     assert finished(done)["status"] == "succeeded" and of(done, "final")[0]["answer"] == "North"
     for event in waiting[1:]:
         assert alice.post(f"/runs/{event.data['run_id']}/cancel").json()["status"] == "cancelled"
-
-
-@pytest.fixture
-def two_instances(
-    postgres_url: str, redis_url: str, s3_server: Any, llm: ScriptedLLM, tmp_path: Path
-) -> Iterator[tuple[LiveServer, LiveServer]]:
-    """Two app instances on one Postgres, Redis and S3 (as replicas behind a balancer)."""
-    overrides = services_overrides(postgres_url, redis_url, s3_server, "workbench-pair")
-    first, second = (
-        LiveServer(
-            stack_settings("services", tmp_path / name, LLM_API_BASE=llm.api_base, **overrides)
-        ).start()
-        for name in ("first", "second")
-    )
-    first.call(reset_state(first))
-    llm.script()
-    yield first, second
-    first.stop()
-    second.stop()
 
 
 def test_an_answer_given_to_a_second_instance_resumes_the_run(

@@ -57,7 +57,7 @@ def to_html(export: SessionExport, nonce: str | None = None) -> bytes:
         .render(
             export=export,
             nonce=nonce,
-            policy=policy(nonce),
+            policy=Markup(policy(nonce)),  # ours, with a base64 nonce: nothing to escape
             plotly_js=Markup(_plotly_js()) if export.has_charts else None,
             when=when,
             size=human_size,
