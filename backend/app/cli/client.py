@@ -242,6 +242,34 @@ class WorkbenchClient:
     def describe_source(self, source_id: str, tables: list[dict[str, Any]]) -> dict[str, Any]:
         return dict(self.json("PATCH", f"/sources/{source_id}/schema", json={"tables": tables}))
 
+    # -- shared links and the audit log -----------------------------------------------------
+
+    def create_share(
+        self, session_id: str, expires_in_days: int | None = None, runs: list[str] | None = None
+    ) -> dict[str, Any]:
+        """A link to the session's report: `{id, url, token, expires_at}` (shown once)."""
+        body: dict[str, Any] = {}
+        if expires_in_days is not None:
+            body["expires_in_days"] = expires_in_days
+        if runs is not None:
+            body["runs"] = runs
+        return dict(self.json("POST", f"/sessions/{session_id}/shares", json=body))
+
+    def shares(self, session_id: str) -> list[dict[str, Any]]:
+        return self.all_items(f"/sessions/{session_id}/shares")
+
+    def revoke_share(self, share_id: str) -> None:
+        self.request("DELETE", f"/shares/{share_id}")
+
+    def audit(
+        self, project_id: str, limit: int, offset: int, action: str | None = None
+    ) -> dict[str, Any]:
+        """One page of the project's audit log, newest first: `{items, total}`."""
+        params: dict[str, Any] = {"limit": limit, "offset": offset}
+        if action:
+            params["action"] = action
+        return dict(self.json("GET", f"/projects/{project_id}/audit", params=params))
+
     # -- runs ------------------------------------------------------------------------------
 
     def runs(self, session_id: str) -> list[dict[str, Any]]:

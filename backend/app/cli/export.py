@@ -14,7 +14,7 @@ from rich.text import Text
 from app.cli import lookup
 from app.cli.client import WorkbenchClient
 from app.cli.config import connect
-from app.cli.output import Failure, err, out, size
+from app.cli.output import err, out, size
 
 
 class Format(StrEnum):
@@ -60,27 +60,15 @@ def export(
     """Export a session: questions, code, outputs, charts, tables and answers."""
     with connect() as client:
         chosen = lookup.session(client, session)
-        run_ids = _run_ids(client, chosen["id"], runs) if runs is not None else None
+        run_ids = None
+        if runs is not None:
+            refs = [part.strip() for part in runs.split(",") if part.strip()]
+            run_ids = lookup.runs(client, chosen["id"], refs, "--runs")
         written = client.export(chosen["id"], fmt.value, output or Path.cwd(), run_ids)
         out.print(f"Wrote {written} ({size(written.stat().st_size)}).")
         if with_files:
             for item in _files_read(client, chosen["project_id"], written, fmt):
                 _bring(client, item, written.parent, force)
-
-
-def _run_ids(client: WorkbenchClient, session_id: str, runs: str) -> list[str]:
-    """`1,3` (questions by number) or run ids, as run ids."""
-    history = [r["id"] for r in client.runs(session_id)]
-    ids = []
-    for part in filter(None, (p.strip() for p in runs.split(","))):
-        if part.isdigit():
-            if not 1 <= int(part) <= len(history):
-                count = f"{len(history)} question{'' if len(history) == 1 else 's'}"
-                raise Failure(f"--runs: the session has {count}, not {part}.")
-            ids.append(history[int(part) - 1])
-        else:
-            ids.append(part)
-    return ids
 
 
 def _files_read(

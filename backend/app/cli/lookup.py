@@ -93,3 +93,23 @@ def file(client: WorkbenchClient, ref: str, project_ref: str | None = None) -> d
     projects = [project(client, project_ref)] if project_ref else client.projects()
     candidates = [f for p in projects for f in client.files(p["id"])]
     return pick("file", ref, candidates, "name")
+
+
+def runs(client: WorkbenchClient, session_id: str, refs: list[str], option: str) -> list[str]:
+    """Questions of a session as the user names them: their numbers in the session (1 is
+    the first) or run ids; as run ids.
+
+    Args:
+        option: The option they were given with, for messages ("--runs").
+    """
+    history = [r["id"] for r in client.runs(session_id)]
+    ids = []
+    for ref in refs:
+        if ref.isdigit():
+            if not 1 <= int(ref) <= len(history):
+                count = f"{len(history)} question{'' if len(history) == 1 else 's'}"
+                raise Failure(f"{option}: the session has {count}, not {ref}.")
+            ids.append(history[int(ref) - 1])
+        else:
+            ids.append(ref)
+    return ids

@@ -14,9 +14,10 @@ import typer
 from rich.text import Text
 from typer.core import TyperGroup
 
-from app.cli import artifacts, auth, files, members, projects, runs, sessions, sources
+from app.cli import artifacts, auth, files, members, projects, runs, sessions, shares, sources
 from app.cli.admin import admin
 from app.cli.ask import ask
+from app.cli.audit import audit
 from app.cli.client import ApiError
 from app.cli.config import connect, load
 from app.cli.evaluate import eval_command
@@ -74,6 +75,8 @@ app.add_typer(runs.app, name="runs")
 app.add_typer(artifacts.app, name="artifacts")
 app.add_typer(sources.app, name="sources")
 app.add_typer(members.app, name="members")
+app.add_typer(shares.app, name="share")
+app.command()(audit)
 app.command("eval")(eval_command)
 app.add_typer(admin, name="admin")
 
