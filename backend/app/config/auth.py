@@ -51,7 +51,9 @@ class AuthSettings(BaseModel):
         "`LOGIN_WINDOW_SECONDS`; past it every login from that address to that account (even "
         "with the right password) answers 429 until the window ends. One address may fail "
         "five times as many, across accounts. Failures from elsewhere never lock an "
-        "account's owner out.",
+        "account's owner out. Shared links are guarded the same way: an address that asks "
+        "for five times as many links that open nothing (unknown, revoked or expired) "
+        "within the window gets 429 for every link until it ends.",
         json_schema_extra=doc(Section.auth),
     )
     LOGIN_WINDOW_SECONDS: int = Field(

@@ -45,8 +45,9 @@ class ServerSettings(BaseModel):
         None,
         description="The address people reach the workbench at (e.g. "
         "`https://workbench.example.com`, behind a proxy or in docker compose), written into "
-        "exported notebooks so they fetch files from here; never taken from a request's Host "
-        "header, which a client chooses.",
+        "exported notebooks so they fetch files from here (never taken from a request's Host "
+        "header, which a client chooses) and into shared links (unset, a link takes the "
+        "address its maker's request came to).",
         examples=["https://workbench.example.com"],
         json_schema_extra=doc(
             Section.server,

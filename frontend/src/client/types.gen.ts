@@ -153,6 +153,54 @@ export type ArtifactOut = {
 };
 
 /**
+ * AuditEventOut
+ */
+export type AuditEventOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * At
+     */
+    at: string;
+    /**
+     * Who did it (null: the workbench itself)
+     */
+    actor: PersonOut | null;
+    /**
+     * Action
+     *
+     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, session.created, session.deleted, run.asked, run.ended, review.decided, input.answered, share.created, share.revoked, export.downloaded
+     */
+    action: string;
+    /**
+     * Subject Type
+     *
+     * What it was done to: project, member, file, …
+     */
+    subject_type: string;
+    /**
+     * Subject Id
+     */
+    subject_id: string | null;
+    /**
+     * Summary
+     *
+     * One readable sentence
+     */
+    summary: string;
+    /**
+     * Detail
+     *
+     * Its particulars (a small JSON object)
+     */
+    detail: {
+        [key: string]: unknown;
+    };
+};
+
+/**
  * CheckOut
  */
 export type CheckOut = {
@@ -702,6 +750,20 @@ export type PageArtifactOut = {
 };
 
 /**
+ * Page[AuditEventOut]
+ */
+export type PageAuditEventOut = {
+    /**
+     * Items
+     */
+    items: Array<AuditEventOut>;
+    /**
+     * Total
+     */
+    total: number;
+};
+
+/**
  * Page[FileOut]
  */
 export type PageFileOut = {
@@ -765,6 +827,20 @@ export type PageSessionOut = {
      * Items
      */
     items: Array<SessionOut>;
+    /**
+     * Total
+     */
+    total: number;
+};
+
+/**
+ * Page[ShareOut]
+ */
+export type PageShareOut = {
+    /**
+     * Items
+     */
+    items: Array<ShareOut>;
     /**
      * Total
      */
@@ -1344,6 +1420,92 @@ export type SessionUpdate = {
      * auto: code runs as soon as it is written; review: each code block waits for POST /runs/{id}/approval
      */
     autonomy?: 'auto' | 'review' | null;
+};
+
+/**
+ * ShareCreate
+ */
+export type ShareCreate = {
+    /**
+     * Expires In Days
+     *
+     * How many days the link works
+     */
+    expires_in_days?: number;
+    /**
+     * Runs
+     *
+     * The session's runs to show (default: those its report shows now, the runs that succeeded; a question asked later is never shown)
+     */
+    runs?: Array<string> | null;
+};
+
+/**
+ * ShareCreated
+ */
+export type ShareCreated = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Url
+     *
+     * The link: anyone who has it sees the report, without logging in
+     */
+    url: string;
+    /**
+     * Token
+     *
+     * The link's secret, shown only in this answer
+     */
+    token: string;
+    /**
+     * Expires At
+     */
+    expires_at: string;
+};
+
+/**
+ * ShareOut
+ */
+export type ShareOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Session Id
+     */
+    session_id: string;
+    /**
+     * Runs
+     *
+     * The runs the link shows
+     */
+    runs: Array<string>;
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Who made it (null: a deleted user)
+     */
+    created_by: PersonOut | null;
+    /**
+     * Expires At
+     */
+    expires_at: string;
+    /**
+     * Revoked At
+     */
+    revoked_at: string | null;
+    /**
+     * Active
+     *
+     * Whether the link works now (not expired, not revoked)
+     */
+    active: boolean;
 };
 
 /**
@@ -3152,6 +3314,55 @@ export type UpdateMemberResponses = {
 
 export type UpdateMemberResponse = UpdateMemberResponses[keyof UpdateMemberResponses];
 
+export type ListAuditEventsData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: {
+        /**
+         * Action
+         *
+         * Only this action (member.added), or a family of them (member)
+         */
+        action?: string | null;
+        /**
+         * Limit
+         *
+         * How many items at most
+         */
+        limit?: number;
+        /**
+         * Offset
+         *
+         * How many items to skip
+         */
+        offset?: number;
+    };
+    url: '/api/v1/projects/{project_id}/audit';
+};
+
+export type ListAuditEventsErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ListAuditEventsError = ListAuditEventsErrors[keyof ListAuditEventsErrors];
+
+export type ListAuditEventsResponses = {
+    /**
+     * Successful Response
+     */
+    200: PageAuditEventOut;
+};
+
+export type ListAuditEventsResponse = ListAuditEventsResponses[keyof ListAuditEventsResponses];
+
 export type ListFilesData = {
     body?: never;
     path: {
@@ -3728,6 +3939,149 @@ export type ExportSessionResponses = {
      */
     200: unknown;
 };
+
+export type ListSharesData = {
+    body?: never;
+    path: {
+        /**
+         * Session Id
+         */
+        session_id: string;
+    };
+    query?: {
+        /**
+         * Limit
+         *
+         * How many items at most
+         */
+        limit?: number;
+        /**
+         * Offset
+         *
+         * How many items to skip
+         */
+        offset?: number;
+    };
+    url: '/api/v1/sessions/{session_id}/shares';
+};
+
+export type ListSharesErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ListSharesError = ListSharesErrors[keyof ListSharesErrors];
+
+export type ListSharesResponses = {
+    /**
+     * Successful Response
+     */
+    200: PageShareOut;
+};
+
+export type ListSharesResponse = ListSharesResponses[keyof ListSharesResponses];
+
+export type CreateShareData = {
+    body: ShareCreate;
+    path: {
+        /**
+         * Session Id
+         */
+        session_id: string;
+    };
+    query?: never;
+    url: '/api/v1/sessions/{session_id}/shares';
+};
+
+export type CreateShareErrors = {
+    /**
+     * A run that is not the session's, or nothing to share
+     */
+    422: unknown;
+};
+
+export type CreateShareResponses = {
+    /**
+     * Successful Response
+     */
+    201: ShareCreated;
+};
+
+export type CreateShareResponse = CreateShareResponses[keyof CreateShareResponses];
+
+export type RevokeShareData = {
+    body?: never;
+    path: {
+        /**
+         * Share Id
+         */
+        share_id: string;
+    };
+    query?: never;
+    url: '/api/v1/shares/{share_id}';
+};
+
+export type RevokeShareErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type RevokeShareError = RevokeShareErrors[keyof RevokeShareErrors];
+
+export type RevokeShareResponses = {
+    /**
+     * Successful Response
+     */
+    204: void;
+};
+
+export type RevokeShareResponse = RevokeShareResponses[keyof RevokeShareResponses];
+
+export type OpenSharedLinkData = {
+    body?: never;
+    path: {
+        /**
+         * Token
+         */
+        token: string;
+    };
+    query?: never;
+    url: '/api/v1/shared/{token}';
+};
+
+export type OpenSharedLinkErrors = {
+    /**
+     * The link opens nothing (unknown, revoked or expired)
+     */
+    404: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+    /**
+     * Too many links that open nothing from this address
+     */
+    429: unknown;
+    /**
+     * Too many reports being made at once (server_busy); retry
+     */
+    503: unknown;
+};
+
+export type OpenSharedLinkError = OpenSharedLinkErrors[keyof OpenSharedLinkErrors];
+
+export type OpenSharedLinkResponses = {
+    /**
+     * The report (a standalone HTML page)
+     */
+    200: string;
+};
+
+export type OpenSharedLinkResponse = OpenSharedLinkResponses[keyof OpenSharedLinkResponses];
 
 export type AskData = {
     body: QueryRequest;
