@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db import paginate
 from app.models import AuditEvent, User
 from app.schemas import PersonOut
+from app.sessions.export.markdown_text import human_size
 
 # How much of a question an event keeps (its summary shows less).
 QUERY_CHARS = 200
@@ -167,13 +168,8 @@ def _quoted(text: Any, limit: int = 120) -> str:
     return f"“{flat if len(flat) <= limit else flat[: limit - 1].rstrip() + '…'}”"
 
 
-def _size(value: Any) -> str:
-    size = float(value or 0)
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:,.0f} {unit}" if unit == "bytes" else f"{size:,.1f} {unit}"
-        size /= 1024
-    return f"{value} bytes"
+def _size(detail: dict[str, Any]) -> str:
+    return human_size(int(detail.get("size") or 0))
 
 
 def _budget(usd: Any, tokens: Any) -> str:
@@ -234,9 +230,9 @@ SENTENCES: dict[Action, Callable[[str, dict[str, Any]], str]] = {
         f"{who} made {d['email']} {d['role']} (they were {d['was']})"
     ),
     Action.member_removed: _member_removed,
-    Action.file_uploaded: lambda who, d: f"{who} uploaded {d['name']} ({_size(d.get('size'))})",
+    Action.file_uploaded: lambda who, d: f"{who} uploaded {d['name']} ({_size(d)})",
     Action.file_replaced: lambda who, d: (
-        f"{who} uploaded version {d['version']} of {d['name']} ({_size(d.get('size'))})"
+        f"{who} uploaded version {d['version']} of {d['name']} ({_size(d)})"
     ),
     Action.file_deleted: lambda who, d: f"{who} deleted the file {d['name']}",
     Action.source_added: lambda who, d: f"{who} added the data source {d['name']} ({d['kind']})",

@@ -189,7 +189,22 @@ def _digest(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()[:32]
 
 
-class LoginRateLimit:
+class _Attempts:
+    """Attempts counted in `counters`, each count lasting `window_seconds` from its first."""
+
+    def __init__(self, counters: WindowCounters, max_failures: int, window_seconds: float):
+        self.counters = counters
+        self.max_failures = max_failures
+        self.window_seconds = window_seconds
+
+    async def _count(self, limits: dict[str, int]) -> int:
+        """Count an attempt under each key unless one is at its limit: 0, or the whole
+        seconds until the attempt would be allowed."""
+        wait = await self.counters.hit(limits, self.window_seconds)
+        return max(1, math.ceil(wait)) if wait > 0 else 0
+
+
+class LoginRateLimit(_Attempts):
     """How many logins an address, and an address at one account, may fail within a window.
 
     Args:
@@ -198,11 +213,6 @@ class LoginRateLimit:
             address may make ADDRESS_ALLOWANCE_FACTOR times as many over all accounts.
         window_seconds: How long a count lasts from its first attempt.
     """
-
-    def __init__(self, counters: WindowCounters, max_failures: int, window_seconds: float):
-        self.counters = counters
-        self.max_failures = max_failures
-        self.window_seconds = window_seconds
 
     @staticmethod
     def _keys(email: str, address: str | None) -> tuple[str, str]:
@@ -224,9 +234,9 @@ class LoginRateLimit:
             0 when the attempt may go on; else the whole seconds until one would be allowed.
         """
         pair, origin = self._keys(email, address)
-        limits = {pair: self.max_failures, origin: self.max_failures * ADDRESS_ALLOWANCE_FACTOR}
-        wait = await self.counters.hit(limits, self.window_seconds)
-        return max(1, math.ceil(wait)) if wait > 0 else 0
+        return await self._count(
+            {pair: self.max_failures, origin: self.max_failures * ADDRESS_ALLOWANCE_FACTOR}
+        )
 
     async def succeeded(self, email: str, address: str | None) -> None:
         """The attempt logged in: forget the pair's failures, give the address its one back."""
@@ -235,7 +245,7 @@ class LoginRateLimit:
         await self.counters.undo(origin)
 
 
-class SharedLinkRateLimit:
+class SharedLinkRateLimit(_Attempts):
     """How many shared links that open nothing (unknown, revoked or expired) an address may
     ask for within a window: past that, every link from the address answers 429 until the
     window ends, a working one too. A link that opens takes its attempt back, so only
@@ -247,20 +257,13 @@ class SharedLinkRateLimit:
         window_seconds: How long a count lasts from its first attempt.
     """
 
-    def __init__(self, counters: WindowCounters, max_failures: int, window_seconds: float):
-        self.counters = counters
-        self.max_failures = max_failures
-        self.window_seconds = window_seconds
-
     @staticmethod
     def _key(address: str | None) -> str:
         return f"shared:address:{_digest(address_key(address))}"
 
     async def attempt(self, address: str | None) -> int:
         """Count a link asked for from `address`; 0, or the whole seconds to wait."""
-        key = self._key(address)
-        wait = await self.counters.hit({key: self.max_failures}, self.window_seconds)
-        return max(1, math.ceil(wait)) if wait > 0 else 0
+        return await self._count({self._key(address): self.max_failures})
 
     async def succeeded(self, address: str | None) -> None:
         """The link opened: the address gets its attempt back."""

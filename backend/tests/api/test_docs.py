@@ -4,33 +4,16 @@ backend itself, and a real browser cut off from everything but loopback renders 
 from __future__ import annotations
 
 import re
-import subprocess
 
 import httpx
 import pytest
 
+from tests.support.browser import OFFLINE, dump_dom
 from tests.support.server import LiveServer
-
-OFFLINE_CHROMIUM = [
-    "/usr/bin/chromium",
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    # Every host name fails to resolve: only the loopback address itself is reachable.
-    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-    "--virtual-time-budget=30000",
-    "--dump-dom",
-]
 
 
 def rendered(url: str) -> str:
-    return subprocess.run(
-        [*OFFLINE_CHROMIUM, url], capture_output=True, text=True, timeout=240, check=True
-    ).stdout
+    return dump_dom(url, budget_seconds=30, timeout=240, flags=[OFFLINE])
 
 
 @pytest.mark.parametrize("page", ["docs", "redoc"])

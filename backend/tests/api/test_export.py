@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import json
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from tests.api.conftest import SALES
 from tests.api.test_asking import ASK, ask_until_waiting, follow
 from tests.api.test_query import READ, ask, finished
 from tests.conftest import Api
+from tests.support.browser import dump_dom
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.server import LiveServer
 
@@ -162,25 +162,7 @@ def test_the_report_stands_alone_with_interactive_charts(
     # A real browser draws the chart from the inline plotly.js, under the report's own CSP.
     report = tmp_path / "report.html"
     report.write_bytes(body)
-    dom = subprocess.run(
-        [
-            "/usr/bin/chromium",
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--virtual-time-budget=20000",
-            "--dump-dom",
-            report.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=True,
-    ).stdout
+    dom = dump_dom(report.as_uri())
     assert 'class="main-svg"' in dom  # plotly drew its SVG
     assert re.search(r'class="point"|class="bars"', dom)
 

@@ -9,7 +9,6 @@ one on two app instances sharing PostgreSQL, Redis and S3), and asserts what the
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from tests.api.test_login_rate_limit import client_from, new_address
 from tests.api.test_query import ask, finished, of
 from tests.api.test_shares import answered, expire, share
 from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Api
+from tests.support.browser import dump_dom
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.server import LiveServer
 
@@ -148,26 +148,7 @@ def test_the_page_runs_only_its_own_scripts_in_a_sandbox(
     assert response.headers["x-frame-options"] == "DENY"
     assert response.headers["referrer-policy"] == "no-referrer"
 
-    dom = subprocess.run(
-        [
-            "/usr/bin/chromium",
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--virtual-time-budget=20000",
-            "--dump-dom",
-            made["url"],
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=True,
-    ).stdout
+    dom = dump_dom(made["url"], flags=[f"--user-data-dir={tmp_path / 'profile'}"])
     assert 'class="main-svg"' in dom  # plotly drew the chart under the link's policy
     title = re.search(r"<title>(.*?)</title>", dom, re.S)
     assert title is not None and "pwned" not in title.group(1)
