@@ -225,3 +225,14 @@ def shared_report_headers(report_policy: str) -> dict[str, str]:
         "Cache-Control": "no-store",
         "X-Robots-Tag": "noindex, nofollow",
     }
+
+
+def dead_link_headers() -> dict[str, str]:
+    """The page a browser gets for a shared link that opens nothing: its own fixed text and
+    style, nothing else loads or runs."""
+    return {
+        "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+        "Cache-Control": "no-store",
+        "X-Robots-Tag": "noindex, nofollow",
+    }

@@ -20,7 +20,7 @@ from app.api.deps import (
     SharedLinkRateLimitDep,
     StorageDep,
 )
-from app.api.headers import shared_report_headers
+from app.api.headers import dead_link_headers, shared_report_headers
 from app.errors import NotFound, TooManyRequests
 from app.infra.ratelimit import wait_sentence
 from app.models import Share, User
@@ -128,7 +128,7 @@ async def open_shared_link(
         )
     found = await service.opened(db, token)
     if found is None:
-        raise NotFound(GONE, code="share_not_found")
+        return _gone(request)
     await limit.succeeded(address)
     share, session = found
     try:
@@ -137,5 +137,33 @@ async def open_shared_link(
             shown = await export.gather_shared(db, storage, session, runs)
             body, policy = await asyncio.to_thread(export.shared_report, shown)
     except export.UnknownRuns:
-        raise NotFound(GONE, code="share_not_found") from None
+        return _gone(request)
     return HTMLResponse(body, headers=shared_report_headers(policy))
+
+
+def _gone(request: Request) -> Response:
+    """The link opens nothing: a page saying so for a browser (someone clicked the link),
+    the API's error for any other client. Both are the same for every dead link."""
+    if "text/html" not in request.headers.get("accept", ""):
+        raise NotFound(GONE, code="share_not_found")
+    return HTMLResponse(
+        GONE_PAGE, status_code=status.HTTP_404_NOT_FOUND, headers=dead_link_headers()
+    )
+
+
+GONE_PAGE = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<title>This link opens nothing · Workbench</title>
+<style>
+body {{ font: 16px/1.5 system-ui, sans-serif; margin: 0; display: grid; min-height: 100vh;
+  place-items: center; background: #f8fafc; color: #0f172a; }}
+main {{ max-width: 32rem; padding: 2rem; }}
+h1 {{ font-size: 1.25rem; margin: 0 0 .5rem; }}
+p {{ margin: 0; color: #475569; }}
+@media (prefers-color-scheme: dark) {{ body {{ background: #0b1120; color: #e2e8f0; }}
+  p {{ color: #94a3b8; }} }}
+</style></head>
+<body><main><h1>This shared report is not available</h1><p>{GONE}</p></main></body></html>
+"""

@@ -96,6 +96,18 @@ def test_a_link_shows_the_report_without_login_until_it_is_revoked(
     assert gone.status_code == 404 and gone.json()["code"] == "share_not_found"
     # Exactly what a link that never existed answers.
     assert gone.text == opened(f"{live.url}/api/v1/shared/{'A' * 43}").text
+    # Someone who clicks it in a browser reads a page that says so, nothing else in it.
+    clicked = httpx.get(made["url"], headers={"Accept": "text/html,*/*;q=0.8"}, timeout=30)
+    assert clicked.status_code == 404
+    assert clicked.headers["content-type"] == "text/html; charset=utf-8"
+    assert "This shared report is not available" in clicked.text
+    assert "may have expired or been revoked" in clicked.text
+    assert (
+        "script" not in clicked.text
+        and "default-src 'none'" in clicked.headers["content-security-policy"]
+    )
+    never = f"{live.url}/api/v1/shared/{'B' * 43}"
+    assert httpx.get(never, headers={"Accept": "text/html"}, timeout=30).text == clicked.text
     assert alice.delete(f"/shares/{made['id']}").status_code == 204  # again: no error
     revoked = shares_of(alice, session["id"])[0]
     assert revoked["active"] is False and revoked["revoked_at"] is not None
