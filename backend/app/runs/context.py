@@ -102,12 +102,12 @@ class ContextBuilder:
             ticket,
             generation,
             on_start=lambda: recorder.emit(SandboxStarting(restoring=generation is not None)),
+            given_bytes=sum(f.size for f in files),
         )
         room = (self.settings.SESSION_ARTIFACTS_MB << 20) - await self.repository.artifact_bytes(
             session.id
         )
         worker.artifact_budget = max(0, room)
-        worker.given_bytes = sum(f.size for f in files)
         prompt = prompting.render_system_prompt(
             files=file_infos,
             history=[prompting.Turn(query, answer or "") for query, answer in turns],
@@ -130,8 +130,10 @@ class ContextBuilder:
         limit = self.settings.SANDBOX_SNAPSHOT_MB << 20
         if not limit or not worker.alive:
             return
-        # The snapshot counts against the workspace's quota; the one it replaces is freed.
-        quota = self.settings.SANDBOX_DISK_MB << 20
+        # The snapshot counts against the workspace's quota (the project's files copied in
+        # are given, not charged: a file bigger than the quota leaves it whole); the one it
+        # replaces is freed.
+        quota = (self.settings.SANDBOX_DISK_MB << 20) + max(0, worker.given_bytes)
         used = (await asyncio.to_thread(hostfs.usage, workspace)).bytes
         room = quota - used + (int(previous["bytes"]) if previous else 0)
         allowed = max(0, min(limit, room))

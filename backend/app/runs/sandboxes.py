@@ -324,6 +324,7 @@ class SandboxPool:
         ticket: SlotTicket,
         snapshot_generation: str | None = None,
         on_start: Callable[[], Awaitable[object]] | None = None,
+        given_bytes: int = 0,
     ) -> tuple[SandboxWorker, bool]:
         """The session's worker for a granted ticket, started if needed (off the event loop).
 
@@ -333,6 +334,10 @@ class SandboxPool:
                 are older (another replica ran the session since) is replaced by a new one,
                 which restores that snapshot.
             on_start: Awaited just before a worker has to be started (it takes seconds).
+            given_bytes: The bytes of the project's files copied into the workspace, not
+                charged to its quota (`SandboxWorker.given_bytes`): set before the worker
+                starts, for restoring the snapshot beside a file bigger than the quota is
+                measured against the quota too.
 
         Returns:
             The worker, and whether it was started now (its variables come from the
@@ -342,12 +347,14 @@ class SandboxPool:
         if ticket.evicting is not None:
             await asyncio.shield(ticket.evicting)  # its memory is ours only once it stopped
         worker = self._workers[ticket.session_id]
+        worker.given_bytes = given_bytes
         workspace = workspace_dir(self.settings.DATA_DIR, ticket.session_id)
         if worker.workspace != workspace:  # a spare: it becomes the session's worker
             if on_start is not None and snapshot_generation is not None:
                 await on_start()  # restoring the variables takes a while
                 on_start = None
             worker = await self._take_spare(ticket.session_id, worker, workspace)
+            worker.given_bytes = given_bytes
             if worker.alive:
                 worker.snapshot_generation = snapshot_generation
                 return worker, True

@@ -70,3 +70,30 @@ def test_a_file_bigger_than_the_quota_is_read_and_the_quota_still_holds(
         f"over its disk quota ({QUOTA_MB} MB, SANDBOX_DISK_MB)" in error
         for error in step_errors(flood)
     ), step_errors(flood)
+
+
+def test_the_variables_beside_a_file_bigger_than_the_quota_are_kept(
+    small_quota: Api, llm: ScriptedLLM
+) -> None:
+    """The session's snapshot is written, and restored by its next worker, within the quota
+    the code has: the given file takes none of it."""
+    api = small_quota
+    project = api.project("Big")
+    big = b"a,b\n" + b"1,2\n" * (6 << 20)  # 24 MB: half again the quota
+    assert api.upload(project["id"], "big.csv", big).status_code == 201
+    session = api.post(f"/projects/{project['id']}/sessions", json={}).json()
+    llm.script(
+        code_reply("import pandas as pd\nsmall = pd.DataFrame({'n': range(1000), 'm': 1})"),
+        final_reply("'kept'"),
+    )
+    assert finished(ask(api, session["id"], "Keep some numbers"))["status"] == "succeeded"
+
+    live = api.live
+    assert isinstance(live, LiveServer)
+    live.call(live.state.sandboxes.stop_all())  # the next question starts a new worker
+    llm.script(code_reply("print('total', small['n'].sum())"), final_reply("'499500'"))
+    events = ask(api, session["id"], "Their total?")
+    assert step_errors(events) == [] and finished(events)["status"] == "succeeded"
+    assert any(e.event == "step.output" and "total 499500" in e.data["output"] for e in events)
+    prompt = str(llm.requests[0]["messages"][0]["content"])
+    assert "small (DataFrame, 1,000 rows, 2 columns)" in prompt, prompt
