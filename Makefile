@@ -7,7 +7,7 @@ COMPOSE := docker compose
 
 .PHONY: help run test test-backend test-frontend lint format migrate up down start stop deps \
 	frontend-deps spa sandbox-runtime client bench-upload bench-agent bench-sandbox bench-load bench-snapshot \
-	bench-local-model bench-preview bench-sources test-deploy settings-docs
+	bench-local-model bench-preview bench-sources bench-big-upload test-deploy settings-docs
 
 help:
 	@echo "make run      start the workbench on embedded defaults (http://127.0.0.1:8000)"
@@ -17,6 +17,7 @@ help:
 	@echo "make lint     ruff and mypy (backend), tsc (browser app types)"
 	@echo "make bench-preview  page and sort a ~1 GB CSV's preview (DuckDB) and print the times"
 	@echo "make bench-sources  sql() against psql on 10M PostgreSQL rows (DB_ARGS=\"--rows 2000000\" for less); a group-by over a 5 GB CSV and its Parquet in a 2 GB sandbox, pandas there, previews (ARGS=\"--size-gb 1\" for a quick run)"
+	@echo "make bench-big-upload  a 5 GB CSV through the product on its defaults: upload, preview, a question answered with DuckDB in a 2 GB sandbox, pandas refused (ARGS=\"--size-gb 1\" for a quick run)"
 	@echo "make migrate  apply database migrations to DATABASE_URL"
 	@echo "make up/down  start/stop Postgres, Redis and MinIO with docker compose"
 	@echo "make start/stop  the whole team setup with docker compose"
@@ -139,6 +140,13 @@ bench-preview: deps
 bench-sources: deps
 	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.sources_db $(DB_ARGS)
 	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.sources_files $(ARGS)
+
+# The same 5 GB CSV through the product, an embedded workbench on its default settings:
+# uploaded over HTTP, its preview paged and sorted, asked about with the scripted model (about
+# 15 GB under /tmp at the peak: the file, its stored copy, the session's; deleted after);
+# ARGS="--size-gb 1" for a quick run.
+bench-big-upload: deps
+	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.big_upload $(ARGS)
 
 # The project's own task set (backend/evals) against a running workbench, with the token of
 # `workbench login` (or WORKBENCH_URL/WORKBENCH_TOKEN); e.g. ARGS="--model openai/gpt-4o --concurrency 4".

@@ -46,9 +46,9 @@ GROUP_BY = "SELECT region, count(*) AS n, sum(price) AS total FROM '{name}' GROU
 SORTED = "SELECT * FROM '{name}' ORDER BY price DESC LIMIT 50"
 
 
-def write_files(folder: Path, size_gb: float) -> int:
-    """big.csv of about `size_gb` GB (ids, dates, regions, prices, quoted notes) and
-    big.parquet of the same rows; returns the number of rows."""
+def write_files(folder: Path, size_gb: float, parquet: bool = True) -> int:
+    """big.csv of about `size_gb` GB (ids, dates, regions, prices, quoted notes) and, unless
+    told not to, big.parquet of the same rows; returns the number of rows."""
     rows = int(size_gb * (1 << 30) / BYTES_PER_ROW)
     table = (
         "SELECT i AS id, DATE '2026-01-01' + (i % 365)::INTEGER AS date,"
@@ -57,7 +57,8 @@ def write_files(folder: Path, size_gb: float) -> int:
     )
     con = _duckdb()
     con.execute(f"COPY ({table}) TO '{folder / 'big.csv'}' (HEADER)")
-    con.execute(f"COPY (SELECT * FROM '{folder / 'big.csv'}') TO '{folder / 'big.parquet'}'")
+    if parquet:
+        con.execute(f"COPY (SELECT * FROM '{folder / 'big.csv'}') TO '{folder / 'big.parquet'}'")
     con.close()
     return rows
 
