@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import socket
 import sys
 from collections.abc import Sequence
@@ -12,6 +11,7 @@ from pydantic import ValidationError
 
 from app.config import Settings
 from app.main import create_app
+from app.observability import logs
 
 
 def main() -> None:
@@ -23,34 +23,19 @@ def main() -> None:
             where = ".".join(str(p) for p in error["loc"]) or "settings"
             print(f"  {where}: {error['msg']}", file=sys.stderr)
         sys.exit(2)
-    logging.basicConfig(
-        level=settings.LOG_LEVEL.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    quiet_chatter(settings.LOG_LEVEL)
+    logs.configure(settings.LOG_LEVEL, settings.LOG_FORMAT)
     config = uvicorn.Config(
         create_app(settings),
         host=settings.HOST,
         port=settings.PORT,
         log_level=settings.LOG_LEVEL.lower(),
+        log_config=logs.uvicorn_log_config(settings.LOG_FORMAT),
         proxy_headers=True,
     )
     server = AnnouncingServer(config, f"http://{settings.HOST}:{settings.PORT}")
     server.run()
     if not server.started:
         sys.exit(3)  # what uvicorn.run answers when start-up fails
-
-
-# Libraries' INFO lines a person starting the workbench has no use for: LiteLLM's line per
-# model call (twice: it has a handler of its own and propagates to ours) and Alembic's
-# context and per-migration lines. Shown when LOG_LEVEL is debug.
-CHATTY_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "alembic")
-
-
-def quiet_chatter(level: str) -> None:
-    """Keep the libraries in CHATTY_LOGGERS to warnings unless the log level is debug."""
-    if level.lower() != "debug":
-        for name in CHATTY_LOGGERS:
-            logging.getLogger(name).setLevel(logging.WARNING)
 
 
 class AnnouncingServer(uvicorn.Server):

@@ -6,9 +6,10 @@ import asyncio
 import ctypes
 import logging
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -19,6 +20,7 @@ from app.api.docs import docs_router
 from app.api.errors import install_error_handlers
 from app.api.headers import install_security_headers
 from app.api.limits import install_body_limit
+from app.api.metrics import install_metrics, watch_app
 from app.api.openapi import install_openapi, operation_id
 from app.auth import service as auth_service
 from app.config import Settings
@@ -26,6 +28,7 @@ from app.db import create_engine, migrate, session_factory
 from app.infra.events import create_event_log
 from app.infra.locks import create_session_locks
 from app.infra.storage import S3Storage, create_storage
+from app.observability import tracing
 from app.runs.orchestrator import RunOrchestrator
 from app.runs.sandboxes import SandboxPool
 from app.web import mount_spa
@@ -43,8 +46,15 @@ def forbid_reading_own_memory() -> None:
         ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
 
 
+def _not_traced(scope: MutableMapping[str, Any]) -> bool:
+    """Probes and scrapes make no traces (they come every few seconds and say nothing)."""
+    return scope.get("path") in ("/healthz", "/readyz", "/metrics")
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
+    # Traces only when an OTLP endpoint is set: otherwise nothing of OpenTelemetry is set up.
+    tracer_provider = tracing.create_provider(settings) if tracing.wanted(settings) else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -100,12 +110,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             # Without a pid namespace, sandboxed code could read this process's environment.
             forbid_reading_own_memory()
         app.state.engine = engine
+        app.state.runs_engine = runs_engine
         app.state.session_factory = factory
         app.state.storage = storage
         app.state.locks = locks
         app.state.events = events
         app.state.sandboxes = sandboxes
         app.state.runs = runs
+        watch_app(app)
+        if tracer_provider is not None:
+            tracing.activate(tracer_provider, settings, (engine, runs_engine))
         log.info(
             # What it runs on; that it is ready is said once, with its address (__main__).
             "backends: database=%s storage=%s locks=%s sandbox=%s",
@@ -123,6 +137,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
+            if tracer_provider is not None:
+                await asyncio.to_thread(tracing.deactivate, tracer_provider)
             await runs.close()
             await sandboxes.close()
             await events.close()
@@ -141,9 +157,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         docs_url=None,
         redoc_url=None,
         lifespan=lifespan,
-        # FastAPI's OpenTelemetry hooks look up the global providers (environment variables
-        # included) on every request; nothing here exports traces, metrics or logs by OTel.
-        telemetry={"tracing": False, "metrics": False, "logs": False},
+        # FastAPI's own OpenTelemetry spans, with our provider (never the global one) and
+        # only with traces on; metrics are Prometheus' (app.api.metrics), logs our lines.
+        telemetry={
+            "tracing": tracer_provider is not None,
+            "metrics": False,
+            "logs": False,
+            "operation_spans": False,
+            "auto_configure": False,
+            "exclude": _not_traced,
+            **({"tracer_provider": tracer_provider} if tracer_provider is not None else {}),
+        },
         generate_unique_id_function=operation_id,
     )
     app.state.settings = settings
@@ -156,6 +180,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(module.router, prefix=API_PREFIX)
     app.include_router(auth.users, prefix=API_PREFIX)
     app.include_router(health.router)
+    install_metrics(app, settings, (API_PREFIX,))
     app.include_router(docs_router(API_PREFIX))
     mount_spa(app)
     return app

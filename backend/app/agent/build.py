@@ -38,6 +38,7 @@ from smolagents.utils import (
 from app.agent import prompting, repair
 from app.agent.calls import CallLimits, ModelFailed, StepLimit, context_overflow
 from app.agent.model import close_stream, server_counted
+from app.observability import tracing
 from app.sandbox import CodeForApproval, UserQuestion
 
 log = logging.getLogger(__name__)
@@ -135,36 +136,41 @@ class WorkbenchAgent(CodeAgent):
                 and (self.step_number == 1 or (self.step_number - 1) % self.planning_interval == 0)
             ):
                 planning_step = None
-                for element in self._generate_planning_step(
-                    task, is_first_step=self.step_number == 1, step=self.step_number
-                ):
-                    yield element  # type: ignore[misc]
-                    planning_step = element
+                with tracing.span("plan", {"workbench.step": self.step_number}):
+                    for element in self._generate_planning_step(
+                        task, is_first_step=self.step_number == 1, step=self.step_number
+                    ):
+                        yield element  # type: ignore[misc]
+                        planning_step = element
                 assert isinstance(planning_step, PlanningStep)
                 self._finalize_step(planning_step)
                 self.memory.steps.append(planning_step)
             action_step = ActionStep(
                 step_number=self.step_number, timing=Timing(start_time=time.time())
             )
-            try:
-                for output in self._step_stream(action_step):
-                    yield output  # type: ignore[misc]
-                    if isinstance(output, ActionOutput) and output.is_final_answer:
-                        final_answer = output.output
-                        if self.final_answer_checks:
-                            self._validate_final_answer(final_answer)
-                        returned_final_answer = True
-                        action_step.is_final_answer = True
-            except AgentGenerationError as e:  # the run ends; its step says why too
-                action_step.error = e
-                raise
-            except AgentError as e:  # the model's mistake: it reads the error and goes on
-                action_step.error = e
-            finally:
-                self._finalize_step(action_step)
-                self.memory.steps.append(action_step)
-                yield action_step
-                self.step_number += 1
+            number = self.step_number
+            with tracing.span(f"step {number}", {"workbench.step": number}) as span:
+                try:
+                    for output in self._step_stream(action_step):
+                        yield output  # type: ignore[misc]
+                        if isinstance(output, ActionOutput) and output.is_final_answer:
+                            final_answer = output.output
+                            if self.final_answer_checks:
+                                self._validate_final_answer(final_answer)
+                            returned_final_answer = True
+                            action_step.is_final_answer = True
+                except AgentGenerationError as e:  # the run ends; its step says why too
+                    action_step.error = e
+                    raise
+                except AgentError as e:  # the model's mistake: it reads the error and goes on
+                    action_step.error = e
+                finally:
+                    if span is not None and action_step.error is not None:
+                        span.set_attribute("error.type", type(action_step.error).__name__)
+                    self._finalize_step(action_step)
+                    self.memory.steps.append(action_step)
+                    yield action_step
+                    self.step_number += 1
         if not returned_final_answer and self.step_number == max_steps + 1:
             final_answer = self._handle_max_steps_reached(task)
             yield action_step  # type: ignore[misc]

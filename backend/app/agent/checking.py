@@ -19,6 +19,7 @@ from smolagents.models import ChatMessage, MessageRole, Model
 
 from app.agent import prompting
 from app.agent.calls import ModelFailed
+from app.observability import tracing
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,13 @@ class AnswerCheck:
         self.on_tokens = on_tokens
 
     def __call__(self, final_answer: Any, memory: AgentMemory, agent: Any = None) -> str | None:
+        with tracing.span("verify", {"workbench.verify.round": self.revisions + 1}) as span:
+            problem = self._check(final_answer, memory, agent)
+            if span is not None:
+                span.set_attribute("workbench.verify.revision_asked", problem is not None)
+            return problem
+
+    def _check(self, final_answer: Any, memory: AgentMemory, agent: Any) -> str | None:
         steps = [s for s in memory.steps if isinstance(s, ActionStep) and s.code_action]
         shown = [
             prompting.CheckedStep(

@@ -10,6 +10,7 @@ from smolagents.local_python_executor import CodeOutput, PythonExecutor
 from smolagents.tools import Tool
 
 from app.agent.asking import AskedUser, Continuation, continuation
+from app.observability import tracing
 from app.sandbox import (
     CodeForApproval,
     DataAnswerer,
@@ -115,12 +116,16 @@ class SandboxExecutor(PythonExecutor):
         code, answers, earlier = (
             (going_on.code, going_on.answers, going_on.logs) if going_on else (code_action, (), "")
         )
-        try:
-            result = self.worker.run(code, answers, self.on_output, self.answerer)
-        except SandboxUnavailable as exc:
-            raise SandboxLost(exc) from exc
-        if self.on_result is not None:
-            self.on_result(result)
+        tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "python_interpreter"}
+        with tracing.span("execute_tool python_interpreter", tool) as span:
+            try:
+                result = self.worker.run(code, answers, self.on_output, self.answerer)
+            except SandboxUnavailable as exc:
+                raise SandboxLost(exc) from exc
+            if span is not None:
+                span.set_attributes(step_attributes(result))
+            if self.on_result is not None:
+                self.on_result(result)
         if result.error is not None:
             raise SandboxStepError(result)
         logs = earlier + result.logs
@@ -133,6 +138,20 @@ class SandboxExecutor(PythonExecutor):
 
     def cleanup(self) -> None:
         """Nothing to do: the backend closes the worker when the session goes idle."""
+
+
+def step_attributes(result: StepResult) -> dict[str, Any]:
+    """What a code step's span says of it: counts and flags, never what it printed (the
+    worker says them all: none becomes a metric's label)."""
+    return {
+        "workbench.step.duration_ms": result.duration_ms,
+        "workbench.step.failed": result.error is not None,
+        "workbench.step.timed_out": result.timed_out,
+        "workbench.step.crashed": result.crashed,
+        "workbench.step.artifacts": len(result.artifacts),
+        "workbench.step.queries": len(result.queries),
+        "workbench.step.output_chars": len(result.logs),
+    }
 
 
 def _literal_answer(code: str) -> bool:

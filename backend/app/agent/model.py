@@ -21,6 +21,7 @@ from app.agent import calls
 from app.agent.calls import CallLimits
 from app.config import ModelPrice, Settings
 from app.errors import AppError
+from app.observability.model_calls import ModelCall, ModelCallWatch, WatchedStream
 
 # LiteLLM would otherwise print its own hints ("Give Feedback / Get Help") to stdout.
 litellm.suppress_debug_info = True
@@ -96,23 +97,44 @@ def create_model(settings: Settings, model_id: str) -> LiteLLMModel:
         timeout=settings.LLM_TIMEOUT_SECONDS,
         max_tokens=settings.LLM_MAX_OUTPUT_TOKENS,
     )
-    model.client = UsageWatch(model.client)
+    prices = settings.LLM_PRICES
+    watch = ModelCallWatch(
+        model_id,
+        settings.LLM_API_BASE,
+        lambda tokens_in, tokens_out: step_cost(model_id, tokens_in, tokens_out, prices),
+        [settings.LLM_API_KEY],
+    )
+    model.client = UsageWatch(model.client, watch)
     return model
 
 
 class UsageWatch:
     """LiteLLM as smolagents calls it, keeping the last stream: its raw chunks tell whether
     the server reported the tokens, or LiteLLM counted them itself (then they are
-    estimated: a local server's model has a tokenizer LiteLLM may not know)."""
+    estimated: a local server's model has a tokenizer LiteLLM may not know). Each call is
+    watched for the metrics and traces (app.observability.model_calls)."""
 
-    def __init__(self, client: Any):
+    def __init__(self, client: Any, watch: ModelCallWatch):
         self._client = client
+        self._watch = watch
         self._stream: Any = None
+        self._call: ModelCall | None = None
 
     def completion(self, *args: Any, **kwargs: Any) -> Any:
-        result = self._client.completion(*args, **kwargs)
-        self._stream = result if kwargs.get("stream") else None
-        return result
+        call = self._watch.start(kwargs)
+        try:
+            with call.current():
+                result = self._client.completion(*args, **kwargs)
+        except BaseException as exc:
+            call.end(exc)
+            raise
+        if not kwargs.get("stream"):
+            self._stream = None
+            call.piece(result)
+            call.end()
+            return result
+        self._stream, self._call = result, call
+        return WatchedStream(result, call)
 
     def close(self) -> None:
         """Close the last stream's HTTP response, here and now. Left to the garbage
@@ -124,6 +146,9 @@ class UsageWatch:
         if close is not None:
             with contextlib.suppress(Exception):
                 close()
+        if self._call is not None:  # cut short by the agent: the call ends here
+            self._call.end()
+            self._call = None
 
     def server_counted(self) -> bool:
         chunks = getattr(self._stream, "chunks", None)

@@ -33,6 +33,7 @@ from app.errors import (
 )
 from app.files.preview.errors import PreviewError, PreviewUnsupported, SheetNotFound
 from app.files.preview_process import PreviewsBusy
+from app.observability import metrics
 from app.runs.errors import (
     AnalysisDisabled,
     BudgetExceeded,
@@ -99,6 +100,8 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(AppError)
     async def _refused(_: Request, exc: AppError) -> JSONResponse:
         status = status_of(exc)
+        if status == 429:
+            metrics.RATE_LIMITED.labels(exc.code).inc()
         headers = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
         if exc.retry_after is not None:
             headers["Retry-After"] = str(exc.retry_after)

@@ -18,6 +18,7 @@ from app.errors import BadRequest, Conflict, NotFound, TooManyRequests, Unauthor
 from app.infra.ratelimit import LoginRateLimit, wait_sentence
 from app.models import ApiToken, Project, ProjectMember, User
 from app.models.base import utcnow
+from app.observability import metrics
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +62,7 @@ async def authenticate(
     """
     wait = await limit.attempt(email, address)
     if wait:
+        metrics.LOGIN_FAILURES.labels("rate_limited").inc()
         raise LoginRateLimited(
             f"Too many failed logins from this address; try again in {wait_sentence(wait)}.",
             retry_after=wait,
@@ -71,9 +73,11 @@ async def authenticate(
         normalised = ""
     user = (await db.scalars(select(User).where(User.email == normalised))).one_or_none()
     if not security.verify_password(password, user.password_hash if user else None) or user is None:
+        metrics.LOGIN_FAILURES.labels("invalid_credentials").inc()
         raise Unauthorized("Wrong email or password.", code="invalid_credentials")
     await limit.succeeded(email, address)
     if user.disabled:
+        metrics.LOGIN_FAILURES.labels("account_disabled").inc()
         raise Unauthorized(DISABLED, code="account_disabled")
     return issue_login(user, key, ttl)
 

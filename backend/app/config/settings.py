@@ -16,6 +16,7 @@ from app.config.agent import AgentSettings
 from app.config.auth import AuthSettings
 from app.config.database import DatabaseSettings
 from app.config.llm import LlmSettings
+from app.config.observability import ObservabilitySettings
 from app.config.redis import RedisSettings
 from app.config.sandbox import SandboxSettings
 from app.config.server import Environment, ServerSettings
@@ -35,6 +36,7 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 # pydantic lists the fields of the last base first: the sections in reverse, so that the
 # fields (and the generated docs) keep the order of Section.
 class Settings(
+    ObservabilitySettings,
     SourcesSettings,
     UploadsSettings,
     AuthSettings,
@@ -64,6 +66,9 @@ class Settings(
         "SANDBOX_BWRAP",
         "SANDBOX_SERVICE_SOCKET",
         "SANDBOX_MAX_WORKERS",
+        "METRICS_TOKEN",
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
         mode="before",
     )
     @classmethod
@@ -90,7 +95,7 @@ class Settings(
             )
         if len(self.SECRET_KEY) < 32:
             raise ValueError("SECRET_KEY must have at least 32 characters in production")
-        for name in ("ADMIN_PASSWORD", "S3_SECRET_KEY"):
+        for name in ("ADMIN_PASSWORD", "S3_SECRET_KEY", "METRICS_TOKEN"):
             value = getattr(self, name)
             if value is not None and value.lower() in KNOWN_DEFAULT_SECRETS:
                 raise ValueError(f"{name} is a well-known default; set your own in production")

@@ -23,6 +23,7 @@ import math
 import multiprocessing
 import resource
 import sys
+import time
 import weakref
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterator
@@ -32,6 +33,7 @@ from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
 from app.files.preview import PreviewError, TooCostly
+from app.observability import metrics
 
 T = TypeVar("T")
 
@@ -162,6 +164,26 @@ def _slot() -> FairSlots:
 
 
 @contextmanager
+def _counted() -> Iterator[None]:
+    """Count a preview job by its outcome, and time it (waiting for its slot included)."""
+    started = time.perf_counter()
+    outcome = "failed"
+    try:
+        yield
+        outcome = "ok"
+    except PreviewsBusy:
+        outcome = "busy"
+        raise
+    except TooCostly:
+        outcome = "too_costly"
+        raise
+    finally:
+        metrics.PREVIEW_JOBS.labels(outcome).inc()
+        if outcome != "busy":
+            metrics.PREVIEW_DURATION.observe(time.perf_counter() - started)
+
+
+@contextmanager
 def _holding(slots: FairSlots, owner: str | None) -> Iterator[None]:
     try:
         yield
@@ -196,52 +218,53 @@ async def run_preview(
         PreviewsBusy: Too many previews wait already (see FairSlots).
         Exception: Whatever `fn` raised.
     """
-    slots, owner = _slot(), _owner.get()
-    await slots.acquire(owner)
-    with _holding(slots, owner):
-        receiver, sender = _context.Pipe(duplex=False)
-        child = _context.Process(
-            target=_child_main,
-            args=(sender, fn, args, kwargs, memory_bytes, time_limit),
-            name="workbench-preview",
-            daemon=True,
-        )
-        started = False
-        try:
-            await asyncio.to_thread(child.start)
-            started = True
-            sender.close()
-            if not await asyncio.to_thread(receiver.poll, time_limit):
-                raise TooCostly(
-                    f"{label} is too large or complex to preview: reading it took more than "
-                    f"{time_limit:g} seconds. It can still be downloaded and used in questions."
-                )
+    with _counted():
+        slots, owner = _slot(), _owner.get()
+        await slots.acquire(owner)
+        with _holding(slots, owner):
+            receiver, sender = _context.Pipe(duplex=False)
+            child = _context.Process(
+                target=_child_main,
+                args=(sender, fn, args, kwargs, memory_bytes, time_limit),
+                name="workbench-preview",
+                daemon=True,
+            )
+            started = False
             try:
-                outcome, value = await asyncio.to_thread(receiver.recv)
-            except EOFError:  # the child died without a word (the kernel killed it)
-                outcome, value = "died", None
-        finally:
-            if started:
-                if child.exitcode is None:
-                    child.kill()
-                await asyncio.to_thread(child.join)
-                child.close()
-            receiver.close()
-            sender.close()
-    if outcome == "ok":
-        return value  # type: ignore[no-any-return]
-    if outcome == "memory":
-        raise TooCostly(
-            f"{label} is too large to preview: reading it needed more than "
-            f"{memory_bytes >> 20:,} MB of memory. It can still be downloaded and used in "
-            "questions."
-        )
-    if outcome == "died":
-        raise TooCostly(
-            f"{label} could not be previewed: reading it stopped the preview process, most "
-            "likely at its memory limit. It can still be downloaded and used in questions."
-        )
-    raise value
+                await asyncio.to_thread(child.start)
+                started = True
+                sender.close()
+                if not await asyncio.to_thread(receiver.poll, time_limit):
+                    raise TooCostly(
+                        f"{label} is too large or complex to preview: reading it took more than "
+                        f"{time_limit:g} seconds. It can still be downloaded and used in questions."
+                    )
+                try:
+                    outcome, value = await asyncio.to_thread(receiver.recv)
+                except EOFError:  # the child died without a word (the kernel killed it)
+                    outcome, value = "died", None
+            finally:
+                if started:
+                    if child.exitcode is None:
+                        child.kill()
+                    await asyncio.to_thread(child.join)
+                    child.close()
+                receiver.close()
+                sender.close()
+        if outcome == "ok":
+            return value  # type: ignore[no-any-return]
+        if outcome == "memory":
+            raise TooCostly(
+                f"{label} is too large to preview: reading it needed more than "
+                f"{memory_bytes >> 20:,} MB of memory. It can still be downloaded and used in "
+                "questions."
+            )
+        if outcome == "died":
+            raise TooCostly(
+                f"{label} could not be previewed: reading it stopped the preview process, most "
+                "likely at its memory limit. It can still be downloaded and used in questions."
+            )
+        raise value
 
 
 def _child_main(

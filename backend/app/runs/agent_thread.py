@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from smolagents.models import ChatMessageStreamDelta
 
 from app.agent.checking import Verdict
+from app.observability import tracing
 from app.sandbox import SandboxWorker, StepResult
 
 CANCEL_POLL_SECONDS = 0.25
@@ -26,6 +28,8 @@ DELTA_WINDOW_SECONDS = 0.05
 
 # (kind, payload, stamp): what `observe` said of the payload, in the agent's thread.
 Entry = tuple[str, Any, Any]
+# An entry as queued: with the trace context it was made in (its step's span), if traced.
+_Queued = tuple[str, Any, Any, Any]
 
 
 class AgentThread:
@@ -46,15 +50,18 @@ class AgentThread:
             it returns comes with the payload (a run's totals: see budget.Spending).
         """
         self.loop = asyncio.get_running_loop()
-        self.queue: asyncio.Queue[Entry] = asyncio.Queue()
+        self.queue: asyncio.Queue[_Queued] = asyncio.Queue()
         self.stop = stop
         self.failure = failure
         self.observe = observe
-        self.thread = threading.Thread(target=self._drive, name=name, daemon=True)
+        # The thread runs in a copy of the run's context: its log ids and its span.
+        self.thread = threading.Thread(
+            target=contextvars.copy_context().run, args=(self._drive,), name=name, daemon=True
+        )
         self._stream: Callable[[], Iterator[Any]] | None = None
 
     def _put(self, kind: str, payload: Any) -> None:
-        entry = (kind, payload, self.observe(payload))
+        entry = (kind, payload, self.observe(payload), tracing.context())
         self.loop.call_soon_threadsafe(self.queue.put_nowait, entry)
 
     def on_result(self, result: StepResult) -> None:
@@ -96,18 +103,19 @@ class AgentThread:
         stamp (see `observe`), until the agent's stream ends; raises what ended it, if
         anything did. `check()` runs after each entry and at least every
         CANCEL_POLL_SECONDS, and may raise to stop the run. The model's text pieces come
-        joined (see DELTA_WINDOW_SECONDS)."""
-        held: Entry | None = None  # taken from the queue while joining text pieces
+        joined (see DELTA_WINDOW_SECONDS). Each is handled in the trace context it was made
+        in (the step's span, with traces on)."""
+        held: _Queued | None = None  # taken from the queue while joining text pieces
         while True:
             if held is not None:
-                (kind, payload, stamp), held = held, None
+                (kind, payload, stamp, made_in), held = held, None
             else:
                 try:
-                    kind, payload, stamp = await asyncio.wait_for(
+                    kind, payload, stamp, made_in = await asyncio.wait_for(
                         self.queue.get(), CANCEL_POLL_SECONDS
                     )
                 except TimeoutError:
-                    kind, payload, stamp = "tick", None, None
+                    kind, payload, stamp, made_in = "tick", None, None, None
             check()
             if kind == "item" and isinstance(payload, ChatMessageStreamDelta):
                 payload, held = await _join_pieces(payload, self.queue, DELTA_WINDOW_SECONDS)
@@ -117,7 +125,8 @@ class AgentThread:
             if kind == "done":
                 return
             if kind != "tick":
-                yield kind, payload, stamp
+                with tracing.attached(made_in):
+                    yield kind, payload, stamp
 
     async def halt(self, agent: Any, worker: SandboxWorker) -> None:
         """Stop an agent that is still going: no further step starts, the running code dies."""
@@ -128,8 +137,8 @@ class AgentThread:
 
 
 async def _join_pieces(
-    delta: ChatMessageStreamDelta, queue: asyncio.Queue[Entry], window: float
-) -> tuple[ChatMessageStreamDelta, Entry | None]:
+    delta: ChatMessageStreamDelta, queue: asyncio.Queue[_Queued], window: float
+) -> tuple[ChatMessageStreamDelta, _Queued | None]:
     """The model's text pieces that come within `window` seconds of `delta`, joined into one
     `model.delta`; anything else that comes ends the wait (it is handled next, in order).
 
@@ -144,7 +153,7 @@ async def _join_pieces(
     texts = [delta.content or ""]
     while True:
         try:
-            entry: Entry | None = queue.get_nowait()
+            entry: _Queued | None = queue.get_nowait()
         except asyncio.QueueEmpty:
             left = deadline - loop.time()
             try:

@@ -19,6 +19,7 @@ from app.files.preview import PreviewError, preview_kind
 from app.files.preview.footprint import too_big_for_pandas
 from app.infra.storage import ObjectStorage
 from app.models import File, Run
+from app.observability import tracing
 from app.runs import budget, snapshots
 from app.runs.data_sources import SourcesAnswerer
 from app.runs.events import SandboxStarting
@@ -98,12 +99,13 @@ class ContextBuilder:
         generation = snapshot["generation"] if snapshot else None
         # A new worker takes a few seconds (more when it restores variables): say so, rather
         # than leave the user looking at "thinking".
-        worker, fresh = await self.sandboxes.acquire(
-            ticket,
-            generation,
-            on_start=lambda: recorder.emit(SandboxStarting(restoring=generation is not None)),
-            given_bytes=sum(f.size for f in files),
-        )
+        with tracing.span("sandbox", {"workbench.snapshot.restoring": generation is not None}):
+            worker, fresh = await self.sandboxes.acquire(
+                ticket,
+                generation,
+                on_start=lambda: recorder.emit(SandboxStarting(restoring=generation is not None)),
+                given_bytes=sum(f.size for f in files),
+            )
         room = (self.settings.SESSION_ARTIFACTS_MB << 20) - await self.repository.artifact_bytes(
             session.id
         )

@@ -29,6 +29,7 @@ from app.infra.locks import SessionLocks
 from app.infra.storage import ObjectStorage
 from app.models import Run, RunStatus
 from app.models.base import utcnow
+from app.observability import logs, metrics, tracing
 from app.runs import budget, events
 from app.runs.agent_thread import AgentThread
 from app.runs.context import AgentContext, ContextBuilder
@@ -100,6 +101,25 @@ class RunExecution:
         self.outcome = Outcome()
 
     async def execute(self) -> None:
+        """Run it, in a span under the request that let it in (linked to the run's first
+        trace when it goes on after the user's reply), its log lines marked with its ids."""
+        run = self.run
+        logs.for_run(run.id, run.session_id)
+        attributes: dict[str, str | bool] = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": "workbench",
+            "gen_ai.request.model": run.model,
+            "gen_ai.conversation.id": str(run.session_id),
+            "workbench.run.id": str(run.id),
+            "workbench.run.resumed": self.resume is not None,
+        }
+        links = tracing.links_to(self.resume.pending if self.resume else None)
+        with tracing.span("invoke_agent workbench", attributes, links=links) as span:
+            await self._execute()
+            if span is not None:
+                span.set_attribute("workbench.run.status", str(self.outcome.status))
+
+    async def _execute(self) -> None:
         run, live, outcome = self.run, self.live, self.outcome
         started = time.monotonic()
         keep_lock = asyncio.create_task(self._keep_lock())
@@ -110,7 +130,9 @@ class RunExecution:
                 started -= max(0.0, (utcnow() - run.started_at).total_seconds())
         try:
             if not self.ticket.granted.is_set():
-                await self._wait_for_slot(announce=self.resume is None)
+                with tracing.span("queue"):
+                    await self._wait_for_slot(announce=self.resume is None)
+            metrics.QUEUE_WAIT.observe(time.monotonic() - started)
             await self._answer()
             outcome.status = RunStatus.succeeded
         except EXPECTED as exc:
@@ -148,18 +170,20 @@ class RunExecution:
             await announce_start(self.run, self.recorder)
 
     async def _answer(self) -> None:
-        context = await self.rt.context.prepare(self.run, self.recorder, self.ticket)
+        with tracing.span("prepare"):
+            context = await self.rt.context.prepare(self.run, self.recorder, self.ticket)
         try:
             await self._drive(context)
         finally:
             if not self.live.stop.is_set():  # a cancelled run's worker was killed: nothing to save
                 session_id = self.live.session_id
-                await best_effort(
-                    self.rt.context.save_snapshot(
-                        session_id, context.worker, context.workspace, context.snapshot
-                    ),
-                    f"save the variables of session {session_id}",
-                )
+                with tracing.span("snapshot"):
+                    await best_effort(
+                        self.rt.context.save_snapshot(
+                            session_id, context.worker, context.workspace, context.snapshot
+                        ),
+                        f"save the variables of session {session_id}",
+                    )
 
     async def _drive(self, context: AgentContext) -> None:
         """Run the agent in a thread of its own and record what it yields, until it ends (or
@@ -325,6 +349,8 @@ class RunExecution:
         pause = self.outcome.pause
         assert pause is not None
         status, pending, asking = pause.waiting()
+        tracing.remember(pending)  # the run's next part links to this trace
+        metrics.RUNS_PAUSED.inc()
         await self.rt.repository.suspend(
             self.run.id, status, pending, pause.memory, self.outcome.totals()
         )
@@ -339,6 +365,13 @@ class RunExecution:
         )
 
     async def _end(self, keep_lock: asyncio.Task[None], started: float) -> None:
+        with tracing.span("end"):
+            await self._ending(keep_lock, started)
+        seconds = time.monotonic() - started
+        metrics.RUNS_FINISHED.labels(str(self.outcome.status)).inc()
+        metrics.RUN_DURATION.labels(str(self.outcome.status)).observe(seconds)
+
+    async def _ending(self, keep_lock: asyncio.Task[None], started: float) -> None:
         run, outcome, recorder = self.run, self.outcome, self.recorder
         # Each of these is tried even when another fails (say Redis or the database is
         # down). What the database could not take is stored once it answers again.

@@ -24,6 +24,7 @@ from app.infra.events import RunEvent, RunEventLog
 from app.infra.locks import SessionLocks
 from app.infra.storage import ObjectStorage
 from app.models import Run, RunStatus, Session
+from app.observability import metrics, tracing
 from app.runs.admission import Admission
 from app.runs.agent_thread import CANCEL_GRACE_SECONDS
 from app.runs.context import ContextBuilder
@@ -77,7 +78,9 @@ class RunOrchestrator:
     async def start(self, session: Session, body: QueryRequest, asker: uuid.UUID) -> Run:
         """Take the session lock and a sandbox slot (or a place in the queue), record the run
         as `asker`'s, emit run.started (or run.queued) and run it in the background."""
-        admitted = await self.admission.question(session, body, asker)
+        with tracing.span("admit"):
+            admitted = await self.admission.question(session, body, asker)
+        metrics.RUNS_STARTED.inc()
         self._execute(admitted)
         return admitted.run
 
@@ -85,7 +88,7 @@ class RunOrchestrator:
         """Answer (as `by`) the question a waiting run asked, and go on with the run (on this
         replica, whichever started it): NotWaiting (not_waiting_input) unless it waits for
         an answer."""
-        self._execute(await self.admission.reply(run_id, Reply(answer=text, by=by)))
+        await self._reply(run_id, Reply(answer=text, by=by))
 
     async def decide(
         self,
@@ -97,8 +100,12 @@ class RunOrchestrator:
     ) -> None:
         """Approve, edit or reject (as `by`) the code a run in review mode waits with, and go
         on: NotWaiting (not_waiting_approval) unless it waits for approval."""
-        reply = Reply(decision=decision, code=code, feedback=feedback, by=by)
-        self._execute(await self.admission.reply(run_id, reply))
+        await self._reply(run_id, Reply(decision=decision, code=code, feedback=feedback, by=by))
+
+    async def _reply(self, run_id: uuid.UUID, reply: Reply) -> None:
+        with tracing.span("admit", {"workbench.run.id": str(run_id)}):
+            admitted = await self.admission.reply(run_id, reply)
+        self._execute(admitted)
 
     def _execute(self, admitted: Admitted) -> None:
         run = admitted.run

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import Any
 
 from app.infra.storage import ObjectStorage
 from app.models.base import utcnow
+from app.observability import metrics
 from app.sandbox import SNAPSHOT_DIR, SnapshotReport, hostfs
 
 CONTENT_TYPE = "application/octet-stream"
@@ -66,6 +68,7 @@ async def upload(
         SnapshotTooLarge: The files are larger than `max_bytes`.
     """
     generation = uuid.uuid4().hex
+    started = time.perf_counter()
     opened: list[tuple[str, hostfs.OpenedFile]] = []
     try:
         for name, _ in report.files:
@@ -79,6 +82,8 @@ async def upload(
         for _, file in opened:
             os.close(file.fd)
     sizes = dict((name, file.size) for name, file in opened)
+    metrics.SNAPSHOT_SECONDS.labels("upload").observe(time.perf_counter() - started)
+    metrics.SNAPSHOT_BYTES.labels("upload").observe(sum(sizes.values()))
     record = report.record()
     record["files"] = [{"name": name, "size": sizes[name]} for name, _ in report.files]
     return {
@@ -126,6 +131,7 @@ async def download(
     if await asyncio.to_thread(_read, marker) == generation:
         return
     files = list(SnapshotReport.from_record(record).files)
+    started = time.perf_counter()
     await asyncio.to_thread(workspace.mkdir, parents=True, exist_ok=True)
     await asyncio.to_thread(hostfs.remove_tree, workspace, SNAPSHOT_DIR)
     # Written under another name and renamed at the end: a half-downloaded folder is
@@ -142,6 +148,8 @@ async def download(
         await asyncio.to_thread(writer.close)
     await asyncio.to_thread(hostfs.rename, workspace, staging, SNAPSHOT_DIR)
     await asyncio.to_thread(_write, marker, generation)
+    metrics.SNAPSHOT_SECONDS.labels("download").observe(time.perf_counter() - started)
+    metrics.SNAPSHOT_BYTES.labels("download").observe(sum(size for _, size in files))
 
 
 class _Splitter:

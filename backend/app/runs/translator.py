@@ -21,6 +21,7 @@ from app.agent.calls import CallLimits
 from app.agent.checking import Verdict
 from app.infra.storage import ObjectStorage
 from app.models import Artifact, Run, RunStep
+from app.observability import tracing
 from app.runs import events
 from app.runs.budget import Spending
 from app.runs.failures import StorageFailed
@@ -159,9 +160,11 @@ class StepTranslator:
             queries = [QueryOut.model_validate(query) for query in result.queries]
             self._queries.setdefault(self.step, []).extend(queries)
             await self.recorder.emit(events.StepQueries(step=self.step, queries=queries))
-        for artifact in result.artifacts:
-            stored = await self._store(artifact)
-            await self.recorder.emit(events.ArtifactEvent(step=self.step, artifact=stored))
+        if result.artifacts:
+            with tracing.span("artifacts", {"workbench.artifacts": len(result.artifacts)}):
+                for artifact in result.artifacts:
+                    stored = await self._store(artifact)
+                    await self.recorder.emit(events.ArtifactEvent(step=self.step, artifact=stored))
 
     async def keep_unfinished(
         self, error: str | None, limits: CallLimits, prompt_tokens: Callable[[], int]

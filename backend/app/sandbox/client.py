@@ -18,8 +18,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from app.observability import metrics
 from app.sandbox import hostfs, replies
 from app.sandbox.asks import Asks, DataAnswerer
+from app.sandbox.forkserver import ForkedChannel
 from app.sandbox.interface import (
     DEFAULT_AUTHORIZED_IMPORTS,
     SandboxLimits,
@@ -29,7 +31,7 @@ from app.sandbox.layout import SPILL_DIR
 from app.sandbox.protocol import ASKS, Message
 from app.sandbox.snapshot_format import MANIFEST, SNAPSHOT_DIR, RestoreReport, SnapshotReport
 from app.sandbox.spawn import LocalLauncher, SandboxUnavailable, ServiceLauncher, WorkerLauncher
-from app.sandbox.transport import WorkerChannel
+from app.sandbox.transport import SocketChannel, WorkerChannel
 
 logger = logging.getLogger(__name__)
 
@@ -179,7 +181,8 @@ class SandboxWorker:
             if not self.has_snapshot:
                 self._restore = None
                 return
-            reply = self._request({"type": "restore"}, START_TIMEOUT_SECONDS, measure=True)
+            with metrics.SNAPSHOT_SECONDS.labels("restore").time():
+                reply = self._request({"type": "restore"}, START_TIMEOUT_SECONDS, measure=True)
             try:
                 self._restore = RestoreReport.from_message(reply) if reply else None
             except (ValueError, KeyError, TypeError):
@@ -202,9 +205,10 @@ class SandboxWorker:
         return report
 
     def _launch(self) -> None:
-        with self._lock:
+        with self._lock, metrics.worker_starting():
             self._terminate()
             self.workspace.mkdir(parents=True, exist_ok=True)
+            started = time.perf_counter()
             try:
                 channel = self.launcher.launch(self.workspace, self.limits)
             except SandboxUnavailable:
@@ -236,6 +240,7 @@ class SandboxWorker:
                 detail = detail or self._stderr or "no message"
                 raise SandboxError(f"The sandbox worker did not start: {detail.strip()}")
             logger.debug("Sandbox worker ready in %s ms", reply.get("startup_ms"))
+            metrics.WORKER_START.labels(_start_mode(channel)).observe(time.perf_counter() - started)
             if self._variables:
                 self._send_variables(self._variables)
             self.last_used = time.monotonic()
@@ -283,6 +288,7 @@ class SandboxWorker:
         """
         with self._lock:
             result = self._run(code, answers, on_output, answerer)
+        metrics.STEP_DURATION.observe(result.duration_ms / 1000)
         if answerer is None:
             return result
         return dataclasses.replace(
@@ -324,6 +330,7 @@ class SandboxWorker:
                 )
             except TimeoutError:
                 self._terminate()
+                metrics.KILLS.labels("timeout").inc()
                 seconds = f"{self.limits.step_timeout_seconds:g}"
                 return replies.failure(
                     f"The code ran for more than {seconds} s and was stopped; {self._restarted}",
@@ -333,11 +340,15 @@ class SandboxWorker:
             finally:
                 self.last_used = time.monotonic()
             if over_quota:
+                metrics.KILLS.labels("quota").inc()
                 return self._quota_exceeded(started, started_ns, killed=reply is None)
             if reply is None or reply.get("type") != "result":
                 returncode = self._terminate()
                 if self._stop_requested:
                     return replies.failure(STOPPED, started)
+                bubblewrap = self.isolation == "bubblewrap"
+                signal_number = replies.ending_signal(returncode, bubblewrap=bubblewrap)
+                metrics.KILLS.labels(metrics.kill_reason(signal_number)).inc()
                 return replies.failure(self._crash_message(returncode), started, crashed=True)
             return self._step_result(reply, restored, started)
 
@@ -476,9 +487,10 @@ class SandboxWorker:
             if not self.alive:
                 raise SandboxError("no sandbox worker is running")
             timeout = max(self.limits.step_timeout_seconds, REQUEST_TIMEOUT_SECONDS)
-            reply = self._request(
-                {"type": "snapshot", "max_bytes": max_bytes}, timeout, measure=True
-            )
+            with metrics.SNAPSHOT_SECONDS.labels("save").time():
+                reply = self._request(
+                    {"type": "snapshot", "max_bytes": max_bytes}, timeout, measure=True
+                )
             self.last_used = time.monotonic()
             if reply is None:
                 self._terminate()
@@ -561,3 +573,10 @@ class SandboxWorker:
         except OSError:
             logger.warning("Sandbox: could not remove %s's spill folder", self.workspace)
         return ended.returncode
+
+
+def _start_mode(channel: WorkerChannel) -> str:
+    """How a worker started, as the `mode` label says it (see WORKER_START)."""
+    if isinstance(channel, ForkedChannel):
+        return "fork"
+    return "service" if isinstance(channel, SocketChannel) else "cold"

@@ -156,6 +156,16 @@ def checked_artifacts(
     return artifacts, told, session_room
 
 
+def ending_signal(returncode: int | None, *, bubblewrap: bool) -> int | None:
+    """The signal that ended a worker, if one did."""
+    # Popen reports a signal as -N; bubblewrap passes a child's signal on as 128 + N.
+    if returncode is not None and returncode < 0:
+        return -returncode
+    if returncode is not None and returncode > 128 and bubblewrap:
+        return returncode - 128
+    return None
+
+
 def crash_message(
     returncode: int | None,
     limits: SandboxLimits,
@@ -167,12 +177,7 @@ def crash_message(
 ) -> str:
     """What the agent is told of a worker that ended during a step, from how it ended (a
     crash with no known cause is logged with the worker's last words, `stderr`)."""
-    # Popen reports a signal as -N; bubblewrap passes a child's signal on as 128 + N.
-    number = None
-    if returncode is not None and returncode < 0:
-        number = -returncode
-    elif returncode is not None and returncode > 128 and bubblewrap:
-        number = returncode - 128
+    number = ending_signal(returncode, bubblewrap=bubblewrap)
     if number == signal.SIGXCPU:
         return (
             f"The worker used up its CPU time limit ({limits.cpu_seconds} s) and was "

@@ -1,0 +1,302 @@
+"""OpenTelemetry traces, sent over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+
+Off (the default) nothing is set up: no tracer provider, no instrumented library, and each
+`span()` below returns one shared empty context manager. On, one trace per question: the
+request's span (FastAPI's own telemetry), the run, its queueing, preparation, steps (the
+model call with the GenAI semantic conventions' attributes, the code in the sandbox, the
+artifacts), the answer's check and the end; SQLAlchemy's and httpx's instrumentations add
+the database statements and the model server's HTTP requests under them.
+
+What is exported is scrubbed in one place (`ScrubbingExporter`): known secrets and
+anything shaped like a key or a bearer token are replaced, a request's path and query are
+left out (the route template stays: a shared report's token is in its path), an outgoing
+URL loses its query. Prompts and replies are put on spans only with OTEL_CAPTURE_CONTENT.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.sampling import (
+    ALWAYS_ON,
+    Decision,
+    ParentBased,
+    Sampler,
+    SamplingResult,
+)
+from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from opentelemetry.util.types import Attributes
+
+from app.agent.calls import redact
+from app.config import Settings
+
+log = logging.getLogger(__name__)
+
+_NOTHING: AbstractContextManager[None] = nullcontext()
+_PROPAGATOR = TraceContextTextMapPropagator()
+# Longest text an attribute keeps (captured prompts are cut there).
+MAX_TEXT_CHARS = 32_000
+
+_tracer: trace.Tracer | None = None
+_capture_content = False
+
+
+def enabled() -> bool:
+    """Whether spans are being recorded (the app was started with an OTLP endpoint)."""
+    return _tracer is not None
+
+
+def capture_content() -> bool:
+    """Whether prompts and replies go on model-call spans (OTEL_CAPTURE_CONTENT)."""
+    return _tracer is not None and _capture_content
+
+
+def wanted(settings: Settings) -> bool:
+    """Whether the settings and the standard OTEL_* variables ask for traces."""
+    if settings.traces_endpoint is None:
+        return False
+    if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return False
+    return os.environ.get("OTEL_TRACES_EXPORTER", "otlp").strip().lower() != "none"
+
+
+def create_provider(settings: Settings, exporter: SpanExporter | None = None) -> TracerProvider:
+    """A tracer provider that sends the app's spans, scrubbed, to the OTLP endpoint.
+
+    Args:
+        settings: The app's settings (the endpoint, and the secrets to scrub).
+        exporter: Where spans go instead of the OTLP endpoint (tests, benchmarks).
+    """
+    if exporter is None:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        exporter = OTLPSpanExporter(endpoint=settings.traces_endpoint)
+    name = os.environ.get("OTEL_SERVICE_NAME") or "workbench"
+    provider = TracerProvider(
+        resource=Resource.create({SERVICE_NAME: name}), sampler=RequestRooted()
+    )
+    scrubbing = ScrubbingExporter(exporter, secrets_of(settings))
+    provider.add_span_processor(BatchSpanProcessor(scrubbing))
+    return provider
+
+
+def secrets_of(settings: Settings) -> list[str]:
+    """The values of the settings marked secret (keys, passwords, tokens), to scrub."""
+    found: list[str] = []
+    for name, field in type(settings).model_fields.items():
+        extra = field.json_schema_extra
+        value = getattr(settings, name)
+        if isinstance(extra, dict) and extra.get("secret") and isinstance(value, str) and value:
+            found.extend(v.strip() for v in value.split(",") if v.strip())
+    return found
+
+
+def activate(provider: TracerProvider, settings: Settings, engines: Sequence[Any]) -> None:
+    """Record spans with this provider from now on (until `deactivate`), the statements of
+    these SQLAlchemy engines and the requests of httpx (the model servers') included."""
+    global _tracer, _capture_content
+    from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
+    from opentelemetry.instrumentation.sqlalchemy import SQLAlchemyInstrumentor
+
+    _tracer = provider.get_tracer("app")
+    _capture_content = settings.OTEL_CAPTURE_CONTENT
+    SQLAlchemyInstrumentor().instrument(
+        engines=[e.sync_engine for e in engines], tracer_provider=provider
+    )
+    HTTPXClientInstrumentor().instrument(tracer_provider=provider)
+
+
+def deactivate(provider: TracerProvider) -> None:
+    """Stop recording; the spans recorded so far are sent first."""
+    global _tracer
+    from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
+    from opentelemetry.instrumentation.sqlalchemy import SQLAlchemyInstrumentor
+
+    _tracer = None
+    SQLAlchemyInstrumentor().uninstrument()
+    HTTPXClientInstrumentor().uninstrument()
+    provider.shutdown()
+
+
+def span(
+    name: str,
+    attributes: Attributes = None,
+    *,
+    kind: SpanKind = SpanKind.INTERNAL,
+    links: Sequence[Link] | None = None,
+) -> AbstractContextManager[Span | None]:
+    """A span around a block, the current one inside it (nothing when traces are off)."""
+    if _tracer is None:
+        return _NOTHING
+    return _tracer.start_as_current_span(name, attributes=attributes, kind=kind, links=links)
+
+
+def start(name: str, attributes: Attributes = None, *, kind: SpanKind = SpanKind.INTERNAL) -> Span:
+    """A span that the caller ends (`finish`); a no-op span when traces are off."""
+    if _tracer is None:
+        return trace.INVALID_SPAN
+    return _tracer.start_span(name, attributes=attributes, kind=kind)
+
+
+def current(span_: Span) -> AbstractContextManager[Any]:
+    """Make a span from `start` the current one inside a block (it is not ended there)."""
+    if _tracer is None:
+        return _NOTHING
+    return trace.use_span(span_, end_on_exit=False)
+
+
+def finish(span_: Span, error: BaseException | None = None) -> None:
+    """End a span from `start`, marked failed by `error` if there is one."""
+    if error is not None and span_.is_recording():
+        span_.set_attribute("error.type", type(error).__qualname__)
+        span_.set_status(Status(StatusCode.ERROR, type(error).__qualname__))
+    span_.end()
+
+
+def context() -> Context | None:
+    """The current context, to carry to other code (None when traces are off)."""
+    return otel_context.get_current() if _tracer is not None else None
+
+
+@contextlib.contextmanager
+def attached(carried: Context | None) -> Iterator[None]:
+    """Make a carried context current inside a block (nothing for None)."""
+    if carried is None:
+        yield
+        return
+    token = otel_context.attach(carried)
+    try:
+        yield
+    finally:
+        otel_context.detach(token)
+
+
+def remember(into: dict[str, Any]) -> None:
+    """Put the current span's W3C traceparent into `into` (a run that will go on later)."""
+    if _tracer is not None:
+        _PROPAGATOR.inject(into)
+
+
+def links_to(carrier: Mapping[str, Any] | None) -> list[Link]:
+    """A link to the span whose traceparent `carrier` holds (see `remember`), if any."""
+    if _tracer is None or not carrier or not isinstance(carrier.get("traceparent"), str):
+        return []
+    earlier = trace.get_current_span(_PROPAGATOR.extract({"traceparent": carrier["traceparent"]}))
+    linked = earlier.get_span_context()
+    return [Link(linked, {"workbench.link": "earlier part of the run"})] if linked.is_valid else []
+
+
+def text(value: str) -> str:
+    """Text as an attribute keeps it (cut to MAX_TEXT_CHARS)."""
+    return value if len(value) <= MAX_TEXT_CHARS else value[:MAX_TEXT_CHARS] + "…"
+
+
+class RequestRooted(Sampler):
+    """Every trace starts at a request: what is done outside any (a sweeper's poll, the
+    model's warm-up, a spare sandbox started at start-up) is not recorded."""
+
+    def __init__(self) -> None:
+        # Every question is traced, whatever a caller's own trace decided (sample in the
+        # collector to keep fewer).
+        self._inner = ParentBased(ALWAYS_ON, remote_parent_not_sampled=ALWAYS_ON)
+
+    def should_sample(
+        self,
+        parent_context: Context | None,
+        trace_id: int,
+        name: str,
+        kind: SpanKind | None = None,
+        attributes: Attributes = None,
+        links: Sequence[Link] | None = None,
+        trace_state: Any = None,
+    ) -> SamplingResult:
+        parent = trace.get_current_span(parent_context).get_span_context()
+        if kind != SpanKind.SERVER and not parent.is_valid:
+            return SamplingResult(Decision.DROP)
+        return self._inner.should_sample(
+            parent_context, trace_id, name, kind, attributes, links, trace_state
+        )
+
+    def get_description(self) -> str:
+        return "RequestRooted"
+
+
+# Attributes that may carry what a client typed or a token: a request's path (a shared
+# report's token is in it) and query. The route template (http.route) says which endpoint.
+_DROPPED = frozenset({"url.path", "url.query", "http.target"})
+_URLS = frozenset({"url.full", "http.url"})
+
+
+class ScrubbingExporter(SpanExporter):
+    """Passes spans on with secrets removed from every attribute and event (see module)."""
+
+    def __init__(self, inner: SpanExporter, secrets: Sequence[str | None]):
+        self.inner = inner
+        self.secrets: list[str | None] = [s for s in secrets if s]
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        return self.inner.export([self._scrubbed(s) for s in spans])
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return self.inner.force_flush(timeout_millis)
+
+    def _scrubbed(self, span_: ReadableSpan) -> ReadableSpan:
+        return ReadableSpan(
+            name=redact(span_.name, self.secrets),
+            context=span_.context,
+            parent=span_.parent,
+            resource=span_.resource,
+            attributes=self._attributes(span_.attributes),
+            events=[
+                Event(e.name, self._attributes(e.attributes), e.timestamp) for e in span_.events
+            ],
+            links=span_.links,
+            kind=span_.kind,
+            status=span_.status,
+            start_time=span_.start_time,
+            end_time=span_.end_time,
+            instrumentation_scope=span_.instrumentation_scope,
+        )
+
+    def _attributes(self, attributes: Attributes) -> dict[str, Any]:
+        clean: dict[str, Any] = {}
+        for name, value in (attributes or {}).items():
+            if name in _URLS and isinstance(value, str):
+                clean[name] = _without_query(value)
+            elif name in _DROPPED:
+                continue
+            elif isinstance(value, str):
+                clean[name] = redact(value, self.secrets)
+            elif isinstance(value, tuple | list):
+                clean[name] = [redact(v, self.secrets) if isinstance(v, str) else v for v in value]
+            else:
+                clean[name] = value
+        return clean
+
+
+def _without_query(url: str) -> str:
+    """A URL without its query, fragment or user info (they may carry keys)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "[url]"
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
