@@ -37,7 +37,7 @@ from smolagents.utils import (
 
 from app.agent import prompting, repair
 from app.agent.calls import CallLimits, ModelFailed, StepLimit, context_overflow
-from app.agent.model import close_stream, server_counted
+from app.agent.model import close_stream, server_counted, settle_call
 from app.observability import tracing
 from app.sandbox import CodeForApproval, UserQuestion
 
@@ -278,16 +278,19 @@ class WorkbenchAgent(CodeAgent):
         if not server_counted(self.model):
             step.tokens_estimated = True  # type: ignore[attr-defined]
         if sent and (sent[-1].input_tokens or sent[-1].output_tokens):
-            return TokenUsage(
+            usage = TokenUsage(
                 input_tokens=sent[-1].input_tokens,
                 output_tokens=sum(u.output_tokens for u in sent),
             )
-        step.tokens_estimated = True  # type: ignore[attr-defined]
-        messages = [m.dict() for m in step.model_input_messages or []]
-        return TokenUsage(
-            input_tokens=self.limits.count(messages=messages),
-            output_tokens=self.limits.count(text=text) if text else 0,
-        )
+        else:
+            step.tokens_estimated = True  # type: ignore[attr-defined]
+            messages = [m.dict() for m in step.model_input_messages or []]
+            usage = TokenUsage(
+                input_tokens=self.limits.count(messages=messages),
+                output_tokens=self.limits.count(text=text) if text else 0,
+            )
+        settle_call(self.model, usage.input_tokens, usage.output_tokens)
+        return usage
 
     def _check_not_empty(self, text: str | None, usage: TokenUsage) -> None:
         """An empty reply is a step error the model is asked again after, once; a second
@@ -412,6 +415,7 @@ class WorkbenchAgent(CodeAgent):
                 close_stream(stream, self.model)
         except Exception as e:
             raise ModelFailed(self.limits.failure(e), self.logger) from e
+        settle_call(self.model, tokens_in, tokens_out)
         text = text.split("<end_plan>", 1)[0].strip()
         planned = PlanningStep(
             model_input_messages=messages,

@@ -121,6 +121,7 @@ class UsageWatch:
         self._call: ModelCall | None = None
 
     def completion(self, *args: Any, **kwargs: Any) -> Any:
+        self.settle(None)  # a call cut short and never settled ends here at the latest
         call = self._watch.start(kwargs)
         try:
             with call.current():
@@ -146,9 +147,15 @@ class UsageWatch:
         if close is not None:
             with contextlib.suppress(Exception):
                 close()
-        if self._call is not None:  # cut short by the agent: the call ends here
-            self._call.end()
-            self._call = None
+
+    def settle(self, tokens: tuple[int, int] | None) -> None:
+        """End the last call with its tokens as the step counted them (the server's, or
+        estimated where a reply cut short never said them)."""
+        call, self._call = self._call, None
+        if call is not None:
+            if tokens is not None and call.tokens is None:
+                call.tokens = tokens
+            call.end()
 
     def server_counted(self) -> bool:
         chunks = getattr(self._stream, "chunks", None)
@@ -174,6 +181,13 @@ def close_stream(stream: Any, model: Any) -> None:
     watch = getattr(model, "client", None)
     if isinstance(watch, UsageWatch):
         watch.close()
+
+
+def settle_call(model: Any, tokens_in: int, tokens_out: int) -> None:
+    """The model's last call ends with these tokens (see UsageWatch.settle)."""
+    watch = getattr(model, "client", None)
+    if isinstance(watch, UsageWatch):
+        watch.settle((tokens_in, tokens_out))
 
 
 def server_counted(model: Any) -> bool:

@@ -67,8 +67,9 @@ class ModelCall:
     def piece(self, chunk: Any) -> None:
         """A chunk of the streamed reply (or the whole reply of a call that did not stream)."""
         usage = getattr(chunk, "usage", None)
-        if usage is not None and (usage.prompt_tokens or usage.completion_tokens):
-            self.tokens = (int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0))
+        counted = (getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
+        if any(counted):
+            self.tokens = (int(counted[0] or 0), int(counted[1] or 0))
         if self.response_model is None and isinstance(getattr(chunk, "model", None), str):
             self.response_model = chunk.model[:MAX_SERVER_TEXT]
         for choice in getattr(chunk, "choices", None) or ():
