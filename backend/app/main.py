@@ -171,6 +171,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         generate_unique_id_function=operation_id,
     )
     app.state.settings = settings
+    app.state.tracer_provider = tracer_provider  # None: no traces
     install_openapi(app)
     install_error_handlers(app)
     install_body_limit(app, settings.MAX_JSON_BODY_BYTES)

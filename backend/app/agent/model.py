@@ -155,7 +155,7 @@ class UsageWatch:
         if call is not None:
             if tokens is not None and call.tokens is None:
                 call.tokens = tokens
-            call.end()
+            call.cut()
 
     def server_counted(self) -> bool:
         chunks = getattr(self._stream, "chunks", None)

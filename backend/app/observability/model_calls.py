@@ -83,6 +83,15 @@ class ModelCall:
             if content and self.text is not None:
                 self.text.append(str(content))
 
+    def cut(self) -> None:
+        """End a call whose reply the agent stopped reading (its code block had ended, as
+        at a stop sequence; or a limit): it finished with "stop" unless the server said."""
+        if not self.ended and not self.reasons:
+            self.reasons.append("stop")
+            if self.span.is_recording():
+                self.span.set_attribute("workbench.reply.cut_short", True)
+        self.end()
+
     def end(self, error: BaseException | None = None) -> None:
         """Record the call (once): its metrics, and its span's last attributes."""
         if self.ended:
