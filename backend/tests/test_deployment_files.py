@@ -168,7 +168,12 @@ def test_env_example_copied_unchanged_keeps_the_defaults(monkeypatch: pytest.Mon
     assert from_example.is_embedded_db
 
 
-COMPOSE_FILES = ("docker-compose.infra.yml", "docker-compose.yml", "docker-compose.scale.yml")
+COMPOSE_FILES = (
+    "docker-compose.infra.yml",
+    "docker-compose.yml",
+    "docker-compose.scale.yml",
+    "docker-compose.monitoring.yml",
+)
 
 
 def test_compose_files_parse() -> None:

@@ -189,3 +189,24 @@ def test_the_limits_of_the_sandbox_fit_its_workers() -> None:
     workers_mb = int(config["SANDBOX_MAX_WORKERS"]) * int(config["SANDBOX_MEMORY_MB"])
     limit = CONTAINERS["sandbox"]["resources"]["limits"]["memory"]
     assert limit.endswith("Gi") and int(limit[:-2]) * 1024 >= workers_mb
+
+
+def test_prometheus_finds_every_pod_and_the_operator_component_matches() -> None:
+    annotations = BACKEND["spec"]["template"]["metadata"]["annotations"]
+    port = next(p for p in CONTAINERS["backend"]["ports"] if p["name"] == "http")
+    assert annotations == {
+        "prometheus.io/scrape": "true",
+        "prometheus.io/port": str(port["containerPort"]),
+        "prometheus.io/path": "/metrics",
+    }
+    operator = rendered(KUBE / "components" / "prometheus-operator")
+    monitor = find(operator, "ServiceMonitor", "workbench")
+    service = find(BASE, "Service", "workbench")
+    assert (
+        monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    )
+    assert [e["port"] for e in monitor["spec"]["endpoints"]] == [
+        p["name"] for p in service["spec"]["ports"]
+    ]
+    alerts = yaml.safe_load((ROOT / "deploy" / "observability" / "alerts.yml").read_text())
+    assert find(operator, "PrometheusRule", "workbench")["spec"]["groups"] == alerts["groups"]

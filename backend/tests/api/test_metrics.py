@@ -3,12 +3,16 @@ the runs went (the real API and sandbox, the scripted LLM over HTTP, on both sta
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.api.conftest import SALES
@@ -16,6 +20,8 @@ from tests.api.test_query import READ, ask, finished
 from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Api, stack_settings
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.server import LiveServer
+from tests.support.services import free_port
+from tests.test_observability_files import ALERTS_FILE, alerts, needed_tool, used_metrics
 
 QUERY_ROUTE = "/api/v1/sessions/{session_id}/query"
 MODEL = "openai/scripted"
@@ -184,3 +190,100 @@ def test_metrics_need_their_token_and_count_refused_logins(guarded: LiveServer) 
         == 1
     )
     assert ADMIN_EMAIL not in after.text
+
+
+def test_every_metric_the_dashboard_and_alerts_read_is_served(
+    alice: Api, session: dict[str, Any], llm: ScriptedLLM, live: LiveServer
+) -> None:
+    llm.script(final_reply("'Nothing to compute.'"))
+    assert finished(ask(alice, session["id"], "Say hello."))["status"] == "succeeded"
+    served = {name for name, _ in scrape(live.url).samples}
+    missing = sorted(used_metrics() - served)
+    if not live.settings.REDIS_URL:  # no Redis pools without Redis
+        missing = [m for m in missing if not m.startswith("workbench_redis_")]
+    # Counted only once something happens (a price, a failure, a download, a kill):
+    # families a fresh process has not had yet are declared, with no sample so far.
+    declared = set(scrape(live.url).families)
+    assert [m for m in missing if _family(m) not in declared] == []
+
+
+def _family(sample: str) -> str:
+    for suffix in ("_total", "_bucket", "_count", "_sum", "_created"):
+        if sample.endswith(suffix):
+            return sample.removesuffix(suffix)
+    return sample
+
+
+def test_debians_prometheus_scrapes_the_workbench(guarded: LiveServer, tmp_path: Path) -> None:
+    """The real thing: Prometheus scrapes /metrics with the token and loads the alerts."""
+    binary = needed_tool("prometheus")
+    token_file = tmp_path / "token"
+    token_file.write_text("metrics-token-3b9e5d1c7a")
+    shutil.copy(ALERTS_FILE, tmp_path / "alerts.yml")
+    (tmp_path / "prometheus.yml").write_text(
+        yaml.safe_dump(
+            {
+                "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+                "rule_files": [str(tmp_path / "alerts.yml")],
+                "scrape_configs": [
+                    {
+                        "job_name": "workbench",
+                        "authorization": {"credentials_file": str(token_file)},
+                        "static_configs": [{"targets": [guarded.url.removeprefix("http://")]}],
+                    }
+                ],
+            }
+        )
+    )
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            binary,
+            f"--config.file={tmp_path / 'prometheus.yml'}",
+            f"--storage.tsdb.path={tmp_path / 'data'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    api = f"http://127.0.0.1:{port}/api/v1"
+    try:
+        target = _wait_for(lambda: _target(api), process)
+        assert target["health"] == "up", target
+        result = _wait_for(lambda: _query(api, "workbench_build_info"), process)
+        assert result[0]["metric"]["job"] == "workbench"
+        assert result[0]["value"][1] == "1"
+        groups = httpx.get(f"{api}/rules").json()["data"]["groups"]
+        loaded = {rule["name"] for group in groups for rule in group["rules"]}
+        assert loaded == {rule["alert"] for rule in alerts()}
+        assert all(rule["health"] != "err" for group in groups for rule in group["rules"])
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+def _target(api: str) -> dict[str, Any] | None:
+    targets = httpx.get(f"{api}/targets").json()["data"]["activeTargets"]
+    scraped = [t for t in targets if t["health"] != "unknown"]
+    return scraped[0] if scraped else None
+
+
+def _query(api: str, query: str) -> list[dict[str, Any]] | None:
+    result = httpx.get(f"{api}/query", params={"query": query}).json()["data"]["result"]
+    return result or None
+
+
+def _wait_for(probe: Callable[[], Any], process: subprocess.Popen[bytes]) -> Any:
+    """What `probe` answers once it answers (Prometheus starts, then scrapes each second);
+    the limit only names a Prometheus that never gets there."""
+    hung = time.monotonic() + 120
+    while time.monotonic() < hung:
+        assert process.poll() is None, process.stderr.read() if process.stderr else ""
+        try:
+            found = probe()
+        except httpx.HTTPError:
+            found = None
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError("Prometheus did not scrape the workbench within two minutes")
