@@ -9,6 +9,9 @@ Targets: first event <= 100 ms, per-step overhead <= 25 ms, cold start <= 1.5 s,
 tokens <= the default CodeAgent's.
 
     cd backend && uv run python -m benchmarks.agent [--runs 15]
+
+With --observability: instead, the backend's CPU per 3-step run with metrics and traces on
+against off, three backends side by side (benchmarks/observability.py).
 """
 
 from __future__ import annotations
@@ -121,7 +124,17 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument(
+        "--observability",
+        action="store_true",
+        help="instead: backend CPU per run with metrics and traces on against off (--runs "
+        "sequential runs a round, --rounds rounds)",
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="with --observability")
     args = parser.parse_args()
+    if args.observability:
+        observability_overhead(args.runs, args.rounds)
+        return
     llm = ScriptedLLM().start()
     with tempfile.TemporaryDirectory(prefix="wb-agent-bench-") as tmp:
         work = Path(tmp)
@@ -194,6 +207,34 @@ def main() -> None:
         f"prompt tokens of a 3-step run: workbench {ours:,} vs default CodeAgent {theirs:,} "
         f"({ours / theirs:.0%}; target <= 100%, ours carries the workspace description)"
     )
+
+
+def observability_overhead(runs: int, rounds: int) -> None:
+    """3-step runs one after another in warm sessions, on the embedded stack."""
+    from benchmarks import load
+    from benchmarks.observability import compare
+
+    async def sequential(url: str, tokens: list[tuple[str, str]]) -> int:
+        async with load.client_for(url, 1) as client:
+            sessions = await load.new_sessions(client, tokens, len(tokens))
+            done = 0
+            for i in range(runs):
+                token, session = sessions[i % len(sessions)]
+                done += (await load.one_run(client, token, session))["status"] == "succeeded"
+        return done
+
+    llm = ScriptedLLM(responder=load.responder(0.0), record=False).start()
+    try:
+        with tempfile.TemporaryDirectory(prefix="wb-agent-observability-") as tmp:
+            compare(
+                Path(tmp),
+                lambda _: load.backend_env(llm.api_base, Path(tmp) / "data"),
+                sequential,
+                rounds,
+                f"{runs} sequential 3-step runs a round, embedded stack, instant model",
+            )
+    finally:
+        llm.stop()
 
 
 def _wait_for_spare(pool: SandboxPool) -> None:

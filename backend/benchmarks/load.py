@@ -226,19 +226,32 @@ async def _follow(response: httpx.Response, result: dict[str, Any]) -> None:
             return
 
 
-async def round_of(url: str, tokens: list[tuple[str, str]], n: int, sampler: Sampler) -> None:
+async def new_sessions(
+    client: httpx.AsyncClient, tokens: list[tuple[str, str]], n: int
+) -> list[tuple[str, str]]:
+    """N new sessions, spread over the users: (token, session id) each."""
+    sessions = []
+    for i in range(n):
+        token, project = tokens[i % len(tokens)]
+        response = await client.post(
+            f"/api/v1/projects/{project}/sessions",
+            json={"title": f"load {n}/{i}"},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        response.raise_for_status()
+        sessions.append((token, response.json()["id"]))
+    return sessions
+
+
+def client_for(url: str, n: int) -> httpx.AsyncClient:
+    """A client with room for N streams at once."""
     limits = httpx.Limits(max_connections=n + 20, max_keepalive_connections=n + 20)
-    async with httpx.AsyncClient(base_url=url, timeout=None, limits=limits) as client:
-        sessions = []
-        for i in range(n):
-            token, project = tokens[i % len(tokens)]
-            response = await client.post(
-                f"/api/v1/projects/{project}/sessions",
-                json={"title": f"load {n}/{i}"},
-                headers={"Authorization": f"Bearer {token}"},
-            )
-            response.raise_for_status()
-            sessions.append((token, response.json()["id"]))
+    return httpx.AsyncClient(base_url=url, timeout=None, limits=limits)
+
+
+async def round_of(url: str, tokens: list[tuple[str, str]], n: int, sampler: Sampler) -> None:
+    async with client_for(url, n) as client:
+        sessions = await new_sessions(client, tokens, n)
         sampler.health_ms.clear()
         sampler.backend_rss = sampler.workers_rss = sampler.workers_peak = 0
         stop = asyncio.Event()
@@ -297,6 +310,73 @@ def users(url: str) -> list[tuple[str, str]]:
         return out
 
 
+def backend_env(api_base: str, data_dir: Path) -> dict[str, str]:
+    """A bench backend's environment (the embedded stack unless the caller adds services)."""
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "SANDBOX_"))},
+        "ENVIRONMENT": "test",
+        "LOG_LEVEL": "warning",
+        "DATA_DIR": str(data_dir),
+        "AGENT_PLANNING_INTERVAL": "0",
+        "AGENT_VERIFY_ROUNDS": "0",
+        "LLM_MODEL": "openai/scripted",
+        "LLM_API_BASE": api_base,
+        "LLM_API_KEY": "bench-key-not-a-secret",
+        "LLM_TIMEOUT_SECONDS": "120",
+        "ADMIN_EMAIL": ADMIN_EMAIL,
+        "ADMIN_PASSWORD": ADMIN_PASSWORD,
+        "SECRET_KEY": "bench-" + "k" * 40,
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    }
+
+
+async def sessions_at_once(url: str, tokens: list[tuple[str, str]], n: int) -> int:
+    """N new sessions ask at the same moment; how many runs succeeded."""
+    async with client_for(url, n) as client:
+        sessions = await new_sessions(client, tokens, n)
+        results = await asyncio.gather(*(one_run(client, t, s) for t, s in sessions))
+    return sum(r["status"] == "succeeded" for r in results)
+
+
+def observability_overhead(args: argparse.Namespace) -> None:
+    """`--observability`: metrics and traces on against off (benchmarks/observability.py)."""
+    from benchmarks.observability import compare
+
+    n = int(args.sizes.split(",")[0]) if args.sizes != "1,50,200" else 20
+    with tempfile.TemporaryDirectory(prefix="bench-load-observability-") as tmp:
+        folder = Path(tmp)
+        weed, s3 = services.start_seaweed(folder)
+        llm = ScriptedLLM(responder=responder(args.delay), record=False).start()
+        databases: list[str] = []
+
+        def env(mode: str) -> dict[str, str]:
+            url, database = services.create_postgres_database()
+            databases.append(database)
+            return {
+                **backend_env(llm.api_base, folder / "data"),
+                "DATABASE_URL": url,
+                "REDIS_URL": services.check_redis(),
+                "S3_ENDPOINT": s3.endpoint,
+                "S3_ACCESS_KEY": s3.access_key,
+                "S3_SECRET_KEY": s3.secret_key,
+                "S3_BUCKET": f"bench-{database[-10:]}",
+            }
+
+        try:
+            compare(
+                folder,
+                env,
+                lambda url, tokens: sessions_at_once(url, tokens, n),
+                args.rounds,
+                f"{n} sessions at once on Postgres, Redis and S3, model {args.delay:g} s",
+            )
+        finally:
+            llm.stop()
+            services.stop_seaweed(weed)
+            for database in databases:
+                services.drop_postgres_database(database)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1,50,200")
@@ -310,7 +390,17 @@ def main() -> None:
         default=True,
         help="SANDBOX_FORK_SERVER: fork workers (default) or start each as a new Python",
     )
+    parser.add_argument(
+        "--observability",
+        action="store_true",
+        help="instead: backend CPU per run with metrics and traces on against off, side by "
+        "side (one size from --sizes, default 20; --rounds)",
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="with --observability")
     args = parser.parse_args()
+    if args.observability:
+        observability_overhead(args)
+        return
     sizes = [int(n) for n in args.sizes.split(",")]
 
     with tempfile.TemporaryDirectory(prefix="bench-load-") as tmp:
@@ -320,27 +410,14 @@ def main() -> None:
         llm = ScriptedLLM(responder=responder(args.delay), record=False).start()
         port = services.free_port()
         env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "SANDBOX_"))},
-            "ENVIRONMENT": "test",
+            **backend_env(llm.api_base, folder / "data"),
             "PORT": str(port),
-            "LOG_LEVEL": "warning",
-            "DATA_DIR": str(folder / "data"),
             "DATABASE_URL": postgres_url,
             "REDIS_URL": services.check_redis(),
             "S3_ENDPOINT": s3.endpoint,
             "S3_ACCESS_KEY": s3.access_key,
             "S3_SECRET_KEY": s3.secret_key,
             "S3_BUCKET": f"bench-{database[-10:]}",
-            "AGENT_PLANNING_INTERVAL": "0",
-            "AGENT_VERIFY_ROUNDS": "0",
-            "LLM_MODEL": "openai/scripted",
-            "LLM_API_BASE": llm.api_base,
-            "LLM_API_KEY": "bench-key-not-a-secret",
-            "LLM_TIMEOUT_SECONDS": "120",
-            "ADMIN_EMAIL": ADMIN_EMAIL,
-            "ADMIN_PASSWORD": ADMIN_PASSWORD,
-            "SECRET_KEY": "bench-" + "k" * 40,
-            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         }
         if args.max_workers:
             env["SANDBOX_MAX_WORKERS"] = str(args.max_workers)

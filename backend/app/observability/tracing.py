@@ -109,14 +109,16 @@ def activate(provider: TracerProvider, settings: Settings, engines: Sequence[Any
     these SQLAlchemy engines and the requests of httpx (the model servers') included."""
     global _tracer, _capture_content
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
-    from opentelemetry.instrumentation.sqlalchemy import SQLAlchemyInstrumentor
+    from opentelemetry.instrumentation.sqlalchemy.engine import EngineTracer
+    from opentelemetry.metrics import NoOpUpDownCounter
 
     _tracer = provider.get_tracer("app")
     _capture_content = settings.OTEL_CAPTURE_CONTENT
-    # Its declared range stops before SQLAlchemy 2.1, whose engine events it uses unchanged.
-    SQLAlchemyInstrumentor().instrument(
-        engines=[e.sync_engine for e in engines], tracer_provider=provider, skip_dep_check=True
-    )
+    # SQLAlchemy's instrumentation, on these engines only: its instrumentor would also
+    # patch every engine made later and add a span for each connection taken from a pool.
+    statements = provider.get_tracer("opentelemetry.instrumentation.sqlalchemy")
+    for engine in engines:
+        EngineTracer(statements, engine.sync_engine, NoOpUpDownCounter("db.client.connections"))
     HTTPXClientInstrumentor().instrument(tracer_provider=provider)
 
 
@@ -124,10 +126,10 @@ def deactivate(provider: TracerProvider) -> None:
     """Stop recording; the spans recorded so far are sent first."""
     global _tracer
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
-    from opentelemetry.instrumentation.sqlalchemy import SQLAlchemyInstrumentor
+    from opentelemetry.instrumentation.sqlalchemy.engine import EngineTracer
 
     _tracer = None
-    SQLAlchemyInstrumentor().uninstrument()
+    EngineTracer.remove_all_event_listeners()
     HTTPXClientInstrumentor().uninstrument()
     provider.shutdown()
 
