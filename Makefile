@@ -106,7 +106,7 @@ bench-upload: deps
 	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.upload
 
 # ARGS="--observability": the backend's CPU per run with metrics and traces on against off,
-# three backends side by side (also for bench-load; docs/observability.md).
+# backends side by side (also for bench-load; docs/observability.md).
 bench-agent: deps
 	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.agent $(ARGS)
 

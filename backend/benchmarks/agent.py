@@ -11,7 +11,7 @@ tokens <= the default CodeAgent's.
     cd backend && uv run python -m benchmarks.agent [--runs 15]
 
 With --observability: instead, the backend's CPU per 3-step run with metrics and traces on
-against off, three backends side by side (benchmarks/observability.py).
+against off, backends side by side (benchmarks/observability.py).
 """
 
 from __future__ import annotations

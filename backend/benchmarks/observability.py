@@ -1,6 +1,6 @@
-"""What metrics and traces cost: the same runs against three backends side by side.
+"""What metrics and traces cost: the same runs against four backends side by side.
 
-Three backends run at once, each its own process on the same kind of stack: one with
+Four backends run at once, each its own process on the same kind of stack: one with
 metrics off (METRICS_ENABLED=false, no traces), one with metrics (/metrics scraped once a
 round, as Prometheus would), one with metrics and traces (OTEL_EXPORTER_OTLP_ENDPOINT at an
 OTLP/HTTP sink in this process, which decodes every span it gets). Rounds go to each in
@@ -29,7 +29,7 @@ from tests.support.otlp import OtlpReceiver
 from tests.support.replicas import BackendProcess
 from tests.support.services import free_port
 
-MODES = ("off", "metrics", "metrics+traces")
+MODES = ("off", "metrics", "metrics+traces", "metrics+traces 10%")
 TARGET_PERCENT = 3.0
 # (url, [(token, project id)]) -> how many runs succeeded.
 Workload = Callable[[str, list[tuple[str, str]]], Awaitable[int]]
@@ -50,8 +50,11 @@ class Contender:
 
 def mode_env(mode: str, sink: OtlpReceiver) -> dict[str, str]:
     env = {"METRICS_ENABLED": "false" if mode == "off" else "true"}
-    if mode == "metrics+traces":
+    if mode.startswith("metrics+traces"):
         env["OTEL_EXPORTER_OTLP_ENDPOINT"] = sink.endpoint
+    if mode.endswith("10%"):  # one question in ten traced
+        env["OTEL_TRACES_SAMPLER"] = "parentbased_traceidratio"
+        env["OTEL_TRACES_SAMPLER_ARG"] = "0.1"
     return env
 
 
@@ -74,7 +77,7 @@ def compare(
     sink = OtlpReceiver().start()
     contenders = []
     for mode in MODES:
-        place = folder / mode.replace("+", "-")
+        place = folder / mode.replace("+", "-").replace(" ", "-").replace("%", "")
         env = {
             **backend_env(mode),
             **mode_env(mode, sink),

@@ -15,10 +15,9 @@ URL loses its query. Prompts and replies are put on spans only with OTEL_CAPTURE
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -35,6 +34,7 @@ from opentelemetry.sdk.trace.sampling import (
     ParentBased,
     Sampler,
     SamplingResult,
+    TraceIdRatioBased,
 )
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
@@ -86,11 +86,23 @@ def create_provider(settings: Settings, exporter: SpanExporter | None = None) ->
         exporter = OTLPSpanExporter(endpoint=settings.traces_endpoint)
     name = os.environ.get("OTEL_SERVICE_NAME") or "workbench"
     provider = TracerProvider(
-        resource=Resource.create({SERVICE_NAME: name}), sampler=RequestRooted()
+        resource=Resource.create({SERVICE_NAME: name}), sampler=RequestRooted(sampled_share())
     )
     scrubbing = ScrubbingExporter(exporter, secrets_of(settings))
     provider.add_span_processor(BatchSpanProcessor(scrubbing))
     return provider
+
+
+def sampled_share() -> float:
+    """The share of questions traced: 1, or OTEL_TRACES_SAMPLER_ARG with a ratio sampler
+    (`traceidratio`, `parentbased_traceidratio`) in OTEL_TRACES_SAMPLER."""
+    sampler = os.environ.get("OTEL_TRACES_SAMPLER", "").strip().lower()
+    if sampler not in ("traceidratio", "parentbased_traceidratio"):
+        return 1.0
+    try:
+        return min(1.0, max(0.0, float(os.environ.get("OTEL_TRACES_SAMPLER_ARG", "1"))))
+    except ValueError:
+        return 1.0
 
 
 def secrets_of(settings: Settings) -> list[str]:
@@ -174,17 +186,21 @@ def context() -> Context | None:
     return otel_context.get_current() if _tracer is not None else None
 
 
-@contextlib.contextmanager
-def attached(carried: Context | None) -> Iterator[None]:
-    """Make a carried context current inside a block (nothing for None)."""
-    if carried is None:
-        yield
-        return
-    token = otel_context.attach(carried)
-    try:
-        yield
-    finally:
-        otel_context.detach(token)
+def attached(carried: Context | None) -> AbstractContextManager[None]:
+    """Make a carried context current inside a block (nothing for None: traces off)."""
+    return _NOTHING if carried is None else _Attached(carried)
+
+
+class _Attached:
+    def __init__(self, carried: Context):
+        self.carried = carried
+        self.token: object = None
+
+    def __enter__(self) -> None:
+        self.token = otel_context.attach(self.carried)
+
+    def __exit__(self, *_: object) -> None:
+        otel_context.detach(self.token)  # type: ignore[arg-type]
 
 
 def remember(into: dict[str, Any]) -> None:
@@ -211,10 +227,11 @@ class RequestRooted(Sampler):
     """Every trace starts at a request: what is done outside any (a sweeper's poll, the
     model's warm-up, a spare sandbox started at start-up) is not recorded."""
 
-    def __init__(self) -> None:
-        # Every question is traced, whatever a caller's own trace decided (sample in the
-        # collector to keep fewer).
-        self._inner = ParentBased(ALWAYS_ON, remote_parent_not_sampled=ALWAYS_ON)
+    def __init__(self, ratio: float = 1.0) -> None:
+        # A share of the questions is traced (OTEL_TRACES_SAMPLER=parentbased_traceidratio
+        # with OTEL_TRACES_SAMPLER_ARG), whatever a caller's own trace decided.
+        root = ALWAYS_ON if ratio >= 1.0 else TraceIdRatioBased(ratio)
+        self._inner = ParentBased(root, remote_parent_not_sampled=root)
 
     def should_sample(
         self,
@@ -260,12 +277,16 @@ class ScrubbingExporter(SpanExporter):
         return self.inner.force_flush(timeout_millis)
 
     def _scrubbed(self, span_: ReadableSpan) -> ReadableSpan:
+        name = redact(span_.name, self.secrets)
+        attributes = self._attributes(span_.attributes)
+        if name == span_.name and attributes == dict(span_.attributes or {}) and not span_.events:
+            return span_  # nothing to remove (most spans): passed on as it is
         return ReadableSpan(
-            name=redact(span_.name, self.secrets),
+            name=name,
             context=span_.context,
             parent=span_.parent,
             resource=span_.resource,
-            attributes=self._attributes(span_.attributes),
+            attributes=attributes,
             events=[
                 Event(e.name, self._attributes(e.attributes), e.timestamp) for e in span_.events
             ],
