@@ -11,8 +11,10 @@ LOG_LEVEL is debug.
 from __future__ import annotations
 
 import contextvars
+import copy
 import json
 import logging
+import re
 import sys
 from datetime import UTC, datetime
 from typing import Any
@@ -82,19 +84,51 @@ def configure(level: str, form: LogFormat) -> None:
             chatty.setLevel(logging.WARNING)
 
 
+# A shared link's token is a password to its report: never written to a log.
+_SHARED_TOKEN = re.compile(r"(/shared/)[^/?#\s]+")
+
+
+def hide_secrets_in_path(path: str) -> str:
+    """The request path as a log may show it: a shared link's token masked."""
+    return _SHARED_TOKEN.sub(r"\1***", path)
+
+
+class HideSharedTokens(logging.Filter):
+    """On uvicorn's access lines: the path's shared-link token masked (the record's args
+    are (client, method, path, http version, status))."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str):
+            record.args = (*args[:2], hide_secrets_in_path(args[2]), *args[3:])
+        return True
+
+
+_ACCESS_FILTERS = {"hide_shared_tokens": {"()": HideSharedTokens}}
+
+
 def uvicorn_log_config(form: LogFormat) -> dict[str, Any] | None:
     """uvicorn's own logging setup: its default for text, none for JSON (its loggers then
-    pass their lines to ours, access lines included)."""
+    pass their lines to ours, access lines included); shared links' tokens masked in its
+    access lines either way."""
     if form == LogFormat.text:
         from uvicorn.config import LOGGING_CONFIG
 
-        return LOGGING_CONFIG
+        config = copy.deepcopy(LOGGING_CONFIG)
+        config["filters"] = _ACCESS_FILTERS
+        config["loggers"]["uvicorn.access"]["filters"] = ["hide_shared_tokens"]
+        return config
     return {
         "version": 1,
         "disable_existing_loggers": False,
+        "filters": _ACCESS_FILTERS,
         "loggers": {
             "uvicorn": {"handlers": [], "propagate": True},
             "uvicorn.error": {"handlers": [], "propagate": True},
-            "uvicorn.access": {"handlers": [], "propagate": True},
+            "uvicorn.access": {
+                "handlers": [],
+                "propagate": True,
+                "filters": ["hide_shared_tokens"],
+            },
         },
     }

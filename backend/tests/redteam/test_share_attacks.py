@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from app.auth import security
 from tests.api.test_login_rate_limit import client_from, new_address
@@ -22,6 +23,8 @@ from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Api
 from tests.support.browser import dump_dom
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.server import LiveServer
+from tests.support.services import free_port
+from tests.test_startup import READY, read_until, start_env, started
 
 HOSTILE = "</script><script>document.title='pwned'</script><img src=x onerror=alert(1)>"
 ARTIFACTS = code_reply(
@@ -242,3 +245,23 @@ def test_guessing_at_links_is_refused_per_address_after_a_while(
         assert "Not guessed." not in refused.text
     with client_from(live, new_address()) as someone_else:
         assert "Not guessed." in someone_else.get(path).text
+
+
+@pytest.mark.parametrize("form", ["text", "json"])
+def test_a_links_token_never_reaches_the_log(tmp_path: Path, form: str) -> None:
+    """The token is the report's password: `python -m app` writes every request's path in
+    its access lines (LOG_LEVEL=info), and a shared link's shows there masked, in either
+    log format."""
+    port = free_port()
+    env = start_env(tmp_path, port) | {"LOG_FORMAT": form}
+    token = "Tk" + "x7" * 21
+    with started(env) as process:
+        seen: list[str] = []
+        read_until(process, READY, seen)
+        for path in (f"/api/v1/shared/{token}", f"/api/v1/shared/{token}?utm=1"):
+            assert httpx.get(f"http://127.0.0.1:{port}{path}", timeout=30).status_code == 404
+        process.terminate()
+        assert process.stdout is not None
+        log = "".join(seen) + process.stdout.read()
+    assert token not in log, log
+    assert log.count("/api/v1/shared/***") >= 2, log
