@@ -4,6 +4,9 @@ import { ApiError } from './api';
 
 function report(error: unknown) {
   if (error instanceof ApiError && error.status === 401) return; // handled: back to login
+  // The user's role fell short (an owner changed it since the page loaded): the server's sentence
+  // says so, and the projects are read again so every control shows what the role allows now.
+  if (error instanceof ApiError && error.code === 'forbidden_role') void queryClient.invalidateQueries({ queryKey: ['projects'] });
   toast.error(error instanceof Error ? error.message : 'Something went wrong.');
 }
 

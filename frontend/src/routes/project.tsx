@@ -1,10 +1,13 @@
 import { useQuery } from '@tanstack/react-query';
-import { MessageSquare, Plus } from 'lucide-react';
-import { useEffect } from 'react';
+import { History, MessageSquare, Plus, UsersRound } from 'lucide-react';
+import { useEffect, useState } from 'react';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
+import { GuardedButton } from '@/components/guarded-button';
 import { Button } from '@/components/ui/button';
 import { DatasetPanel } from '@/features/files/dataset-panel';
+import { MembersDialog } from '@/features/members/members-dialog';
 import { projectQuery } from '@/features/projects/queries';
+import { blockedFor, ProjectRoleProvider, RoleBadge, roleSentence } from '@/features/projects/role';
 import { UsagePanel } from '@/features/projects/usage-panel';
 import { ReviewBadge } from '@/features/sessions/autonomy-switch';
 import { useCreateSession } from '@/features/sessions/mutations';
@@ -24,47 +27,76 @@ export function ProjectRoute() {
   useEffect(() => {
     if (loaded && hash) document.getElementById(hash.slice(1))?.scrollIntoView({ block: 'start' });
   }, [loaded, hash]);
+  const [members, setMembers] = useState(false);
   if (project.error) return <p className="p-8 text-sm text-muted-foreground">This project could not be found.</p>;
+  const role = project.data?.role ?? null;
+  const said = role && roleSentence(role);
   return (
-    <div className="h-full overflow-y-auto">
-      <div className="mx-auto max-w-4xl space-y-10 px-6 py-8">
-        <header>
-          <h1 className="text-2xl font-semibold tracking-tight" data-testid="project-title">
-            {project.data?.name ?? '…'}
-          </h1>
-          {project.data?.description && <p className="mt-1 text-sm text-muted-foreground">{project.data.description}</p>}
-        </header>
-        <DatasetPanel projectId={projectId} />
-        <SourcesPanel projectId={projectId} />
-        <section aria-labelledby="sessions-heading" className="space-y-3">
-          <div className="flex items-center justify-between">
-            <h2 id="sessions-heading" className="text-base font-semibold">
-              Sessions
-            </h2>
-            <Button
-              size="sm"
-              onClick={() => create.mutate(undefined, { onSuccess: (s) => void navigate(`/projects/${projectId}/sessions/${s.id}`) })}
-              disabled={create.isPending}
-            >
-              <Plus /> New session
-            </Button>
-          </div>
-          {sessions.data?.items.length === 0 && <p className="text-sm text-muted-foreground">No sessions yet. Start one to ask questions.</p>}
-          <ul className="divide-y overflow-hidden rounded-lg border bg-card">
-            {sessions.data?.items.map((s) => (
-              <li key={s.id}>
-                <Link to={`/projects/${projectId}/sessions/${s.id}`} className="flex items-center gap-3 px-4 py-3 text-sm hover:bg-muted/50">
-                  <MessageSquare className="size-4 text-muted-foreground" />
-                  <span className="flex-1 truncate font-medium">{s.title || 'Untitled session'}</span>
-                  {s.autonomy === 'review' && <ReviewBadge />}
-                  <span className="text-xs text-muted-foreground">{formatDate(s.updated_at)}</span>
-                </Link>
-              </li>
-            ))}
-          </ul>
-        </section>
-        {project.data && <UsagePanel project={project.data} />}
+    <ProjectRoleProvider value={role}>
+      <div className="h-full overflow-y-auto">
+        <div className="mx-auto max-w-4xl space-y-10 px-6 py-8">
+          <header className="flex flex-wrap items-start gap-x-4 gap-y-3">
+            <div className="min-w-0 flex-1 basis-64">
+              <h1 className="text-2xl font-semibold tracking-tight break-words" data-testid="project-title">
+                {project.data?.name ?? '…'}
+              </h1>
+              {project.data?.description && <p className="mt-1 text-sm text-muted-foreground">{project.data.description}</p>}
+              {said && (
+                <p className="mt-2 flex items-start gap-2 text-sm text-muted-foreground" data-testid="project-role" data-role={role}>
+                  <RoleBadge role={role} className="mt-0.5" />
+                  <span>{said}</span>
+                </p>
+              )}
+            </div>
+            {project.data && (
+              <div className="flex shrink-0 items-center gap-2">
+                <Button variant="outline" size="sm" onClick={() => setMembers(true)}>
+                  <UsersRound /> Members
+                </Button>
+                {role === 'owner' && (
+                  <Button variant="outline" size="sm" asChild>
+                    <Link to={`/projects/${projectId}/activity`}>
+                      <History /> Activity
+                    </Link>
+                  </Button>
+                )}
+              </div>
+            )}
+          </header>
+          <DatasetPanel projectId={projectId} />
+          <SourcesPanel projectId={projectId} />
+          <section aria-labelledby="sessions-heading" className="space-y-3">
+            <div className="flex items-center justify-between">
+              <h2 id="sessions-heading" className="text-base font-semibold">
+                Sessions
+              </h2>
+              <GuardedButton
+                size="sm"
+                onClick={() => create.mutate(undefined, { onSuccess: (s) => void navigate(`/projects/${projectId}/sessions/${s.id}`) })}
+                disabled={create.isPending}
+                blockedBecause={blockedFor(role, 'editor', 'start sessions')}
+              >
+                <Plus /> New session
+              </GuardedButton>
+            </div>
+            {sessions.data?.items.length === 0 && <p className="text-sm text-muted-foreground">No sessions yet. Start one to ask questions.</p>}
+            <ul className="divide-y overflow-hidden rounded-lg border bg-card">
+              {sessions.data?.items.map((s) => (
+                <li key={s.id}>
+                  <Link to={`/projects/${projectId}/sessions/${s.id}`} className="flex items-center gap-3 px-4 py-3 text-sm hover:bg-muted/50">
+                    <MessageSquare className="size-4 text-muted-foreground" />
+                    <span className="flex-1 truncate font-medium">{s.title || 'Untitled session'}</span>
+                    {s.autonomy === 'review' && <ReviewBadge />}
+                    <span className="text-xs text-muted-foreground">{formatDate(s.updated_at)}</span>
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          </section>
+          {project.data && <UsagePanel project={project.data} />}
+        </div>
+        {project.data && <MembersDialog project={project.data} open={members} onOpenChange={setMembers} />}
       </div>
-    </div>
+    </ProjectRoleProvider>
   );
 }

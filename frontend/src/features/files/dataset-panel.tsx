@@ -3,7 +3,9 @@ import { AlertCircle, AlertTriangle, CheckCircle2, Download, FileSpreadsheet, Fi
 import { useRef, useState } from 'react';
 import { deleteFile, type FileOut } from '@/client';
 import { ConfirmDialog } from '@/components/confirm-dialog';
+import { GuardedButton } from '@/components/guarded-button';
 import { Button } from '@/components/ui/button';
+import { blockedFor, useProjectRole } from '@/features/projects/role';
 import { downloadUrl } from '@/lib/api';
 import { cn, formatBytes, formatDate } from '@/lib/utils';
 import { FileCheckBadge, FileDetails, hasProblem } from './file-details';
@@ -92,6 +94,8 @@ export function DatasetPanel({ projectId }: { projectId: string }) {
   const [openId, setOpenId] = useState<string | null>(null);
   const [versionsId, setVersionsId] = useState<string | null>(null);
   const [toDelete, setToDelete] = useState<FileOut | null>(null);
+  const role = useProjectRole();
+  const uploadBlocked = blockedFor(role, 'editor', 'upload files');
   const qc = useQueryClient();
   const del = useMutation({
     mutationFn: async (id: string) => {
@@ -109,37 +113,39 @@ export function DatasetPanel({ projectId }: { projectId: string }) {
         <h2 id="datasets-heading" className="text-base font-semibold">
           Datasets
         </h2>
-        <Button variant="outline" size="sm" onClick={() => input.current?.click()}>
+        <GuardedButton variant="outline" size="sm" blockedBecause={uploadBlocked} onClick={() => input.current?.click()}>
           <Upload /> Upload files
-        </Button>
+        </GuardedButton>
       </div>
-      <div
-        role="button"
-        tabIndex={0}
-        aria-label="Drop files here or press to choose files"
-        onKeyDown={(e) => (e.key === 'Enter' || e.key === ' ') && input.current?.click()}
-        onClick={() => input.current?.click()}
-        onDragOver={(e) => {
-          e.preventDefault();
-          setDragging(true);
-        }}
-        onDragLeave={() => setDragging(false)}
-        onDrop={(e) => {
-          e.preventDefault();
-          setDragging(false);
-          replace.offer(Array.from(e.dataTransfer.files));
-        }}
-        className={cn(
-          'flex cursor-pointer flex-col items-center justify-center gap-1 rounded-xl border-2 border-dashed px-4 py-6 text-center text-sm text-muted-foreground transition-colors hover:border-primary/50 hover:bg-muted/40',
-          dragging && 'border-primary bg-accent',
-        )}
-      >
-        <Upload className="size-5" />
-        <span>
-          <span className="font-medium text-foreground">Drop files here</span> or click to choose
-        </span>
-        <span className="text-xs">CSV, Excel, JSON, Parquet and other data files</span>
-      </div>
+      {!uploadBlocked && (
+        <div
+          role="button"
+          tabIndex={0}
+          aria-label="Drop files here or press to choose files"
+          onKeyDown={(e) => (e.key === 'Enter' || e.key === ' ') && input.current?.click()}
+          onClick={() => input.current?.click()}
+          onDragOver={(e) => {
+            e.preventDefault();
+            setDragging(true);
+          }}
+          onDragLeave={() => setDragging(false)}
+          onDrop={(e) => {
+            e.preventDefault();
+            setDragging(false);
+            replace.offer(Array.from(e.dataTransfer.files));
+          }}
+          className={cn(
+            'flex cursor-pointer flex-col items-center justify-center gap-1 rounded-xl border-2 border-dashed px-4 py-6 text-center text-sm text-muted-foreground transition-colors hover:border-primary/50 hover:bg-muted/40',
+            dragging && 'border-primary bg-accent',
+          )}
+        >
+          <Upload className="size-5" />
+          <span>
+            <span className="font-medium text-foreground">Drop files here</span> or click to choose
+          </span>
+          <span className="text-xs">CSV, Excel, JSON, Parquet and other data files</span>
+        </div>
+      )}
       <input
         ref={input}
         type="file"
@@ -234,9 +240,15 @@ export function DatasetPanel({ projectId }: { projectId: string }) {
               <Button variant="ghost" size="icon-sm" aria-label={`Download ${f.name}`} onClick={() => void downloadUrl(`/api/v1/files/${f.id}/content`, f.name)}>
                 <Download />
               </Button>
-              <Button variant="ghost" size="icon-sm" aria-label={`Delete ${f.name}`} onClick={() => setToDelete(f)}>
+              <GuardedButton
+                variant="ghost"
+                size="icon-sm"
+                aria-label={`Delete ${f.name}`}
+                blockedBecause={blockedFor(role, 'editor', 'delete files')}
+                onClick={() => setToDelete(f)}
+              >
                 <Trash2 />
-              </Button>
+              </GuardedButton>
             </div>
             {versionsId === f.id && <Versions file={f} />}
             {openId === f.id && <FileDetails file={f} />}

@@ -4,11 +4,13 @@ import {
   ChevronRight,
   FolderClosed,
   FolderOpen,
+  History,
   MessageSquare,
   MoreHorizontal,
   Pencil,
   Plus,
   Trash2,
+  UsersRound,
 } from 'lucide-react';
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
@@ -16,24 +18,37 @@ import type { ProjectOut, SessionOut } from '@/client';
 import { ConfirmDialog } from '@/components/confirm-dialog';
 import { NameDialog } from '@/components/name-dialog';
 import { Button } from '@/components/ui/button';
-import { DropdownMenu, DropdownMenuContent, DropdownMenuItem, DropdownMenuTrigger } from '@/components/ui/dropdown-menu';
+import {
+  DropdownMenu,
+  DropdownMenuContent,
+  DropdownMenuItem,
+  DropdownMenuSeparator,
+  DropdownMenuTrigger,
+} from '@/components/ui/dropdown-menu';
 import { UserArea } from '@/features/auth/user-area';
+import { MembersDialog } from '@/features/members/members-dialog';
 import { ReviewBadge } from '@/features/sessions/autonomy-switch';
 import { useCreateSession, useDeleteSession, useRenameSession } from '@/features/sessions/mutations';
 import { sessionsQuery } from '@/features/sessions/queries';
 import { cn } from '@/lib/utils';
 import { useCreateProject, useDeleteProject, useRenameProject } from './mutations';
 import { projectsQuery } from './queries';
+import { blockedFor, RoleBadge, type Role } from './role';
 
 type Dialogs =
   | { kind: 'new-project' }
   | { kind: 'rename-project'; project: ProjectOut }
   | { kind: 'delete-project'; project: ProjectOut }
+  | { kind: 'members'; project: ProjectOut }
   | { kind: 'rename-session'; session: SessionOut }
   | { kind: 'delete-session'; session: SessionOut }
   | null;
 
-function RowMenu({ label, onRename, onDelete }: { label: string; onRename: () => void; onDelete: () => void }) {
+type MenuAction = { label: string; icon: typeof Pencil; onSelect: () => void; blocked?: string | null; destructive?: boolean };
+
+/** A row's actions; one the user's role does not allow stays in the menu, disabled, and the menu says why. */
+function RowMenu({ label, actions }: { label: string; actions: MenuAction[] }) {
+  const reasons = [...new Set(actions.flatMap((a) => (a.blocked ? [a.blocked] : [])))];
   return (
     <DropdownMenu>
       <DropdownMenuTrigger asChild>
@@ -46,20 +61,40 @@ function RowMenu({ label, onRename, onDelete }: { label: string; onRename: () =>
           <MoreHorizontal />
         </Button>
       </DropdownMenuTrigger>
-      <DropdownMenuContent>
-        <DropdownMenuItem onSelect={onRename}>
-          <Pencil /> Rename
-        </DropdownMenuItem>
-        <DropdownMenuItem destructive onSelect={onDelete}>
-          <Trash2 /> Delete
-        </DropdownMenuItem>
+      <DropdownMenuContent className="max-w-72">
+        {actions.map(({ label: text, icon: Icon, onSelect, blocked, destructive }) => (
+          <DropdownMenuItem key={text} destructive={destructive} disabled={!!blocked} title={blocked ?? undefined} onSelect={onSelect}>
+            <Icon /> {text}
+          </DropdownMenuItem>
+        ))}
+        {reasons.length > 0 && (
+          <>
+            <DropdownMenuSeparator />
+            {reasons.map((r) => (
+              <p key={r} className="px-2 py-1 text-xs text-muted-foreground" data-testid="menu-blocked-reason">
+                {r}
+              </p>
+            ))}
+          </>
+        )}
       </DropdownMenuContent>
     </DropdownMenu>
   );
 }
 
-function SessionLinks({ projectId, onDialog, onNavigate }: { projectId: string; onDialog: (d: Dialogs) => void; onNavigate?: () => void }) {
+function SessionLinks({
+  projectId,
+  role,
+  onDialog,
+  onNavigate,
+}: {
+  projectId: string;
+  role: Role;
+  onDialog: (d: Dialogs) => void;
+  onNavigate?: () => void;
+}) {
   const { sessionId } = useParams();
+  const blocked = blockedFor(role, 'editor', 'rename, delete or start sessions');
   const sessions = useQuery(sessionsQuery(projectId));
   const navigate = useNavigate();
   const create = useCreateSession(projectId);
@@ -84,13 +119,16 @@ function SessionLinks({ projectId, onDialog, onNavigate }: { projectId: string; 
           </Link>
           <RowMenu
             label={s.title}
-            onRename={() => onDialog({ kind: 'rename-session', session: s })}
-            onDelete={() => onDialog({ kind: 'delete-session', session: s })}
+            actions={[
+              { label: 'Rename', icon: Pencil, blocked, onSelect: () => onDialog({ kind: 'rename-session', session: s }) },
+              { label: 'Delete', icon: Trash2, blocked, destructive: true, onSelect: () => onDialog({ kind: 'delete-session', session: s }) },
+            ]}
           />
         </div>
       ))}
       <button
         type="button"
+        hidden={!!blocked}
         className="flex w-full cursor-pointer items-center gap-2 rounded-md px-2 py-1.5 text-sm text-muted-foreground hover:bg-muted hover:text-foreground"
         onClick={() =>
           create.mutate(undefined, {
@@ -190,14 +228,38 @@ export function Sidebar({ onNavigate }: { onNavigate?: () => void }) {
                   <ChevronRight className={cn('size-3.5 shrink-0 text-muted-foreground transition-transform', active && 'rotate-90')} />
                   {active ? <FolderOpen className="size-4 shrink-0 text-primary" /> : <FolderClosed className="size-4 shrink-0 text-muted-foreground" />}
                   <span className="truncate">{p.name}</span>
+                  <RoleBadge role={p.role} className="ml-auto" />
                 </Link>
                 <RowMenu
                   label={p.name}
-                  onRename={() => setDialog({ kind: 'rename-project', project: p })}
-                  onDelete={() => setDialog({ kind: 'delete-project', project: p })}
+                  actions={[
+                    { label: 'Members…', icon: UsersRound, onSelect: () => setDialog({ kind: 'members', project: p }) },
+                    {
+                      label: 'Activity',
+                      icon: History,
+                      blocked: blockedFor(p.role, 'owner', 'read the activity log'),
+                      onSelect: () => {
+                        onNavigate?.();
+                        void navigate(`/projects/${p.id}/activity`);
+                      },
+                    },
+                    {
+                      label: 'Rename',
+                      icon: Pencil,
+                      blocked: blockedFor(p.role, 'editor', 'rename the project'),
+                      onSelect: () => setDialog({ kind: 'rename-project', project: p }),
+                    },
+                    {
+                      label: 'Delete',
+                      icon: Trash2,
+                      destructive: true,
+                      blocked: blockedFor(p.role, 'owner', 'delete the project'),
+                      onSelect: () => setDialog({ kind: 'delete-project', project: p }),
+                    },
+                  ]}
                 />
               </div>
-              {active && <SessionLinks projectId={p.id} onDialog={setDialog} onNavigate={onNavigate} />}
+              {active && <SessionLinks projectId={p.id} role={p.role} onDialog={setDialog} onNavigate={onNavigate} />}
             </div>
           );
         })}
@@ -249,6 +311,9 @@ export function Sidebar({ onNavigate }: { onNavigate?: () => void }) {
         }
       />
       <SessionDialogs dialog={dialog} setDialog={setDialog} />
+      {project && (
+        <MembersDialog project={project} open={dialog?.kind === 'members'} onOpenChange={(o) => !o && setDialog(null)} />
+      )}
     </nav>
   );
 }

@@ -1,9 +1,10 @@
 import { AlertTriangle } from 'lucide-react';
 import { useId, useState } from 'react';
 import type { ProjectOut } from '@/client';
-import { Button } from '@/components/ui/button';
+import { GuardedButton } from '@/components/guarded-button';
 import { Input, Label } from '@/components/ui/input';
 import { cn, formatCost, formatNumber, formatTokens } from '@/lib/utils';
+import { useBlocked } from './role';
 import { budgetProgress, parseBudget, type BudgetKind, type BudgetProgress } from './budget';
 import { useUpdateProjectBudget } from './mutations';
 
@@ -65,6 +66,7 @@ export function BudgetForm({ project, kind }: { project: ProjectOut; kind: Budge
   const [text, setText] = useState(current == null ? '' : kind === 'tokens' ? formatNumber(current) : String(current));
   const [invalid, setInvalid] = useState<string | null>(null);
   const update = useUpdateProjectBudget(project.id);
+  const blocked = useBlocked('owner', 'change budgets');
   const id = useId();
   const progress = budgetProgress(project, kind);
   const error = invalid ?? (update.error ? update.error.message : null);
@@ -108,14 +110,23 @@ export function BudgetForm({ project, kind }: { project: ProjectOut; kind: Budge
           aria-invalid={error ? true : undefined}
           aria-describedby={error ? `${id}-error` : undefined}
           className="max-w-48"
+          disabled={!!blocked}
+          title={blocked ?? undefined}
         />
-        <Button type="submit" variant="outline" disabled={update.isPending || !text.trim()}>
+        <GuardedButton type="submit" variant="outline" blockedBecause={blocked} disabled={update.isPending || !text.trim()}>
           Save
-        </Button>
+        </GuardedButton>
         {current != null && (
-          <Button type="button" variant="ghost" disabled={update.isPending} onClick={() => save(null)} aria-label={`Remove the ${LABEL[kind].toLowerCase()}`}>
+          <GuardedButton
+            type="button"
+            variant="ghost"
+            blockedBecause={blocked}
+            disabled={update.isPending}
+            onClick={() => save(null)}
+            aria-label={`Remove the ${LABEL[kind].toLowerCase()}`}
+          >
             Remove
-          </Button>
+          </GuardedButton>
         )}
       </div>
       {error && (

@@ -3,8 +3,10 @@ import { Ban, Check, Loader2, PencilLine, ShieldCheck, Undo2, X } from 'lucide-r
 import { useState } from 'react';
 import type { ApprovalDecision } from '@/client';
 import { CodeEditor } from '@/components/code-editor';
+import { GuardedButton } from '@/components/guarded-button';
 import { Button } from '@/components/ui/button';
 import { Input } from '@/components/ui/input';
+import { useBlocked } from '@/features/projects/role';
 import { cn } from '@/lib/utils';
 import { isFollowedError } from './run-errors';
 import type { ApprovalView } from './run-reducer';
@@ -18,11 +20,12 @@ export function CodeReview({ decide: send, code }: { decide: (decision: Approval
   const [rejecting, setRejecting] = useState(false);
   const [feedback, setFeedback] = useState('');
   const decide = useMutation({ mutationFn: send });
+  const blocked = useBlocked('editor', 'approve, edit or reject code');
   const changed = draft !== code;
   // Once a decision is taken the buttons stay disabled until the stream shows it.
   const sent = decide.isPending || decide.isSuccess;
   const approve = () => {
-    if (sent) return;
+    if (sent || blocked) return;
     if (!changed) decide.mutate({ decision: 'approve' });
     else if (draft.trim()) decide.mutate({ decision: 'edit', code: draft });
   };
@@ -34,7 +37,11 @@ export function CodeReview({ decide: send, code }: { decide: (decision: Approval
     <div className="space-y-2" data-testid="code-review">
       <div className="flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-muted-foreground">
         <span data-testid="waiting-for-approval">
-          {sent ? 'Sending your decision…' : 'This code has not run yet. Edit it if you like, then approve or reject it.'}
+          {sent
+            ? 'Sending your decision…'
+            : blocked
+              ? 'This code has not run yet: it waits for an editor or owner to approve or reject it.'
+              : 'This code has not run yet. Edit it if you like, then approve or reject it.'}
         </span>
         {changed && (
           <span className="ml-auto flex items-center gap-1 font-medium text-primary">
@@ -49,10 +56,10 @@ export function CodeReview({ decide: send, code }: { decide: (decision: Approval
         value={draft}
         onChange={setDraft}
         onSubmit={approve}
-        readOnly={sent}
+        readOnly={sent || !!blocked}
         className={cn(changed && 'border-primary/50')}
       />
-      <p className="text-[11px] text-muted-foreground">Tab indents · Ctrl+Enter approves · Esc, then Tab, leaves the editor</p>
+      {!blocked && <p className="text-[11px] text-muted-foreground">Tab indents · Ctrl+Enter approves · Esc, then Tab, leaves the editor</p>}
       {rejecting ? (
         <form
           className="flex flex-wrap items-center gap-2"
@@ -91,13 +98,13 @@ export function CodeReview({ decide: send, code }: { decide: (decision: Approval
               </Button>
             </>
           ) : (
-            <Button size="sm" onClick={approve} disabled={sent}>
+            <GuardedButton size="sm" onClick={approve} disabled={sent} blockedBecause={blocked}>
               {busy('approve') ? <Loader2 className="animate-spin" /> : <Check />} Approve
-            </Button>
+            </GuardedButton>
           )}
-          <Button size="sm" variant="outline" className="ml-auto" onClick={() => setRejecting(true)} disabled={sent}>
+          <GuardedButton size="sm" variant="outline" place="ml-auto" onClick={() => setRejecting(true)} disabled={sent} blockedBecause={blocked}>
             <X /> Reject…
-          </Button>
+          </GuardedButton>
         </div>
       )}
       {decide.error && !isFollowedError(decide.error) && (

@@ -1,8 +1,9 @@
 import { useMutation } from '@tanstack/react-query';
 import { Loader2, MessageCircleQuestion, SendHorizontal } from 'lucide-react';
 import { useState } from 'react';
-import { Button } from '@/components/ui/button';
+import { GuardedButton } from '@/components/guarded-button';
 import { Textarea } from '@/components/ui/input';
+import { useBlocked } from '@/features/projects/role';
 import { cn } from '@/lib/utils';
 import { isFollowedError } from './run-errors';
 import type { QuestionView } from './run-reducer';
@@ -12,6 +13,7 @@ import { WaitingDot } from './waiting-dot';
 const MAX_ANSWER = 20_000;
 
 function AnswerForm({ answer, autoFocus }: { answer: (answer: string) => Promise<unknown>; autoFocus?: boolean }) {
+  const blocked = useBlocked('editor', "answer the agent's questions");
   const [text, setText] = useState('');
   const reply = useMutation({ mutationFn: answer });
   // After a reply is taken the box stays as it is until the run's stream says the answer arrived.
@@ -31,13 +33,14 @@ function AnswerForm({ answer, autoFocus }: { answer: (answer: string) => Promise
       <Textarea
         aria-label="Your answer"
         data-waiting-focus
-        autoFocus={autoFocus}
+        autoFocus={autoFocus && !blocked}
         rows={2}
         maxLength={MAX_ANSWER}
-        className="max-h-48 min-h-[3.5rem] field-sizing-content"
-        placeholder="Type your answer…  (Enter to send, Shift+Enter for a new line)"
+        className="max-h-48 min-h-[3.5rem] field-sizing-content disabled:cursor-not-allowed"
+        placeholder={blocked ? 'An editor or owner of the project answers here.' : 'Type your answer…  (Enter to send, Shift+Enter for a new line)'}
+        title={blocked ?? undefined}
         value={text}
-        disabled={sent}
+        disabled={sent || !!blocked}
         onChange={(e) => setText(e.target.value)}
         onKeyDown={(e) => {
           if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
@@ -49,11 +52,15 @@ function AnswerForm({ answer, autoFocus }: { answer: (answer: string) => Promise
       <div className="flex items-center gap-3">
         <span className="flex items-center gap-1.5 text-xs font-medium text-amber-700 dark:text-amber-400" data-testid="waiting-for-answer">
           <WaitingDot />
-          {sent ? 'Sending your answer…' : 'Waiting for your answer — the run continues once you reply.'}
+          {sent
+            ? 'Sending your answer…'
+            : blocked
+              ? 'Waiting for an answer — the run continues once an editor or owner replies.'
+              : 'Waiting for your answer — the run continues once you reply.'}
         </span>
-        <Button type="submit" size="sm" className="ml-auto" disabled={!text.trim() || sent}>
+        <GuardedButton type="submit" size="sm" place="ml-auto" blockedBecause={blocked} disabled={!text.trim() || sent}>
           {reply.isPending ? <Loader2 className="animate-spin" /> : <SendHorizontal />} Answer
-        </Button>
+        </GuardedButton>
       </div>
       {reply.error && !isFollowedError(reply.error) && (
         <p role="alert" className="text-sm text-destructive">

@@ -38,6 +38,8 @@ export const RUN_ERRORS: Record<string, Reaction> = {
   budget_exceeded: { show: 'refusal', stale: ({ projectId }) => [projectKeys.detail(projectId)], fix: 'budget' },
   // Another question still runs, or one waits for the user's reply: the history shows which.
   session_busy: { show: 'refusal', stale: ({ sessionId }) => [runKeys.session(sessionId)], untilIdle: true },
+  // The user's role does not allow it (made a viewer since the page loaded): the project says the role now.
+  forbidden_role: { show: 'refusal', stale: ({ projectId }) => [projectKeys.detail(projectId), projectKeys.all] },
   // Every database connection is in use: asked again shortly.
   server_busy: { show: 'default', retry: true },
   // Answered or decided elsewhere (another tab), or the run ended: its stream shows what happened.

@@ -7,6 +7,7 @@ import { keepLineBreaks, previewLine } from './plan-card';
 import { emptyRun, fromHistory, reduceRunEvents, type RunView as RunViewModel } from './run-reducer';
 import { replyActions } from './mutations';
 import { RunView, stepsSummary } from './run-view';
+import { askedOf } from './session-chat';
 
 const R = 'run-1';
 const replies = replyActions(() => undefined);
@@ -390,5 +391,38 @@ describe('token counts', () => {
     ] as Parameters<typeof reduceRunEvents>[1]);
     show(live);
     expect(screen.getByTestId('run-tokens').textContent).toBe('≈ 900 in · 40 out tokens');
+  });
+});
+
+describe('who asked', () => {
+  const asked = (over: Partial<RunOut>) => ({ ...stored, ...over });
+
+  it('names the member who asked, or "you", beside the time asked', () => {
+    const anas = asked({ created_at: '2026-03-01T10:00:00Z', asked_by: { user_id: 'ana', email: 'ana@example.com' } });
+    expect(askedOf(anas, 'bob')).toEqual({ by: 'ana@example.com', at: '2026-03-01T10:00:00Z' });
+    expect(askedOf(anas, 'ana')).toEqual({ by: 'you', at: '2026-03-01T10:00:00Z' });
+    // Asked before projects had members (or by a user since deleted): the time alone.
+    expect(askedOf(asked({ asked_by: null }), 'ana').by).toBeNull();
+    // Not in the history yet: the question this tab just sent.
+    expect(askedOf(null, 'ana')).toEqual({ by: 'you', at: null });
+
+    render(
+      <QueryClientProvider client={new QueryClient()}>
+        <RunView run={fromHistory(anas)} replies={replies} asked={askedOf(anas, 'bob')} />
+      </QueryClientProvider>,
+    );
+    const line = screen.getByTestId('run-asked');
+    expect(within(line).getByTestId('run-asked-by').textContent).toBe('ana@example.com');
+    expect(line.querySelector('time')!.getAttribute('dateTime')).toBe('2026-03-01T10:00:00Z');
+  });
+
+  it('says "You" for one\'s own question', () => {
+    const mine = asked({ asked_by: { user_id: 'ana', email: 'ana@example.com' } });
+    render(
+      <QueryClientProvider client={new QueryClient()}>
+        <RunView run={fromHistory(mine)} replies={replies} asked={askedOf(mine, 'ana')} />
+      </QueryClientProvider>,
+    );
+    expect(screen.getByTestId('run-asked-by').textContent).toBe('You');
   });
 });

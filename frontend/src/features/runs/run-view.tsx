@@ -16,9 +16,11 @@ import {
 } from 'lucide-react';
 import { Fragment, useState } from 'react';
 import { Badge } from '@/components/ui/badge';
+import { GuardedButton } from '@/components/guarded-button';
 import { Button } from '@/components/ui/button';
 import { Textarea } from '@/components/ui/input';
-import { formatCost, formatDuration, formatNumber } from '@/lib/utils';
+import { useBlocked } from '@/features/projects/role';
+import { formatCost, formatDate, formatDuration, formatNumber } from '@/lib/utils';
 import { Answer } from './answer';
 import { AnswerCheck, RevisionNote } from './answer-check';
 import { ArtifactView } from './artifact-view';
@@ -77,12 +79,26 @@ function queueText(position: number | null): string {
   return `Waiting for a free sandbox (every worker is busy) — ${where}.`;
 }
 
-export function UserQuery({ text }: { text: string }) {
+/** Who asked a question and when: the member's email, or "you". */
+export type Asked = { by: string | null; at: string | null };
+
+export function UserQuery({ text, asked }: { text: string; asked?: Asked }) {
   return (
-    <div className="flex justify-end">
+    <div className="flex flex-col items-end gap-1">
       <div className="max-w-[85%] rounded-2xl rounded-br-md bg-primary px-4 py-2.5 text-sm whitespace-pre-wrap text-primary-foreground shadow-xs">
         {text}
       </div>
+      {asked && (asked.by || asked.at) && (
+        <p className="max-w-[85%] truncate pr-1 text-[11px] text-muted-foreground" data-testid="run-asked">
+          {asked.by && (
+            <span data-testid="run-asked-by" title={asked.by === 'you' ? undefined : `Asked by ${asked.by}`}>
+              {asked.by === 'you' ? 'You' : asked.by}
+            </span>
+          )}
+          {asked.by && asked.at && ' · '}
+          {asked.at && <time dateTime={asked.at}>{formatDate(asked.at)}</time>}
+        </p>
+      )}
     </div>
   );
 }
@@ -161,8 +177,11 @@ export function RunView({
   onResend,
   resendBlocked,
   changed = [],
+  asked,
 }: {
   run: RunViewModel;
+  /** Who asked it and when (the history's; "you" for a question this tab just sent). */
+  asked?: Asked;
   /** Where the answer to its question and the decision on its code go. */
   replies: ReplyActions;
   live?: boolean;
@@ -177,6 +196,7 @@ export function RunView({
   changed?: ChangedFile[];
 }) {
   const finished = isTerminal(run.status);
+  const stopBlocked = useBlocked('editor', 'stop a run');
   const [stepsOpen, setStepsOpen] = useState(false);
   const [editing, setEditing] = useState(false);
   const stepIndexes = new Set(run.steps.map((s) => s.index));
@@ -269,7 +289,7 @@ export function RunView({
             }}
           />
         ) : (
-          <UserQuery text={run.query} />
+          <UserQuery text={run.query} asked={asked} />
         ))}
       {finished && (
         <div className="space-y-3" data-testid="run-result">
@@ -362,9 +382,9 @@ export function RunView({
           </span>
         )}
         {!finished && onStop && (
-          <Button variant="outline" size="sm" className="ml-auto" onClick={onStop} disabled={stopping}>
+          <GuardedButton variant="outline" size="sm" place="ml-auto" onClick={onStop} disabled={stopping} blockedBecause={stopBlocked}>
             <Square className="fill-current" /> Stop
-          </Button>
+          </GuardedButton>
         )}
       </footer>
     </section>

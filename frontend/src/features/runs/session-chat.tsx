@@ -1,24 +1,30 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { Loader2, Upload } from 'lucide-react';
+import { Eye, Loader2, Upload } from 'lucide-react';
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { toast } from 'sonner';
-import type { FileOut } from '@/client';
+import type { FileOut, RunOut } from '@/client';
 import { Link } from 'react-router';
+import { useAuthStore } from '@/features/auth/auth-store';
 import { fileKeys, filesQuery } from '@/features/files/queries';
 import { useReplaceConfirm } from '@/features/files/replace-confirm';
+import { membersQuery } from '@/features/members/queries';
 import { uploadFile } from '@/features/files/upload';
+import { can, useProjectRole } from '@/features/projects/role';
 import { cn } from '@/lib/utils';
 import { useRenameSession } from '@/features/sessions/mutations';
 import { sessionQuery } from '@/features/sessions/queries';
 import { Composer } from './composer';
 import { changedFiles } from './run-files';
-import { RunView, UserQuery } from './run-view';
+import { RunView, UserQuery, type Asked } from './run-view';
 import { SessionStart } from './session-start';
 import { ShortcutsDialog, useSessionShortcuts } from './shortcuts';
 import { useSessionRuns, type Question } from './use-session-runs';
 
 export function SessionChat({ projectId, sessionId }: { projectId: string; sessionId: string }) {
-  const { loading, loaded, isNew, runs, sending, active, refusal, ask, stop, stopping, replies } = useSessionRuns(projectId, sessionId);
+  const members = useQuery({ ...membersQuery(projectId), meta: { silent: true } });
+  const { loading, loaded, isNew, runs, sending, active, refusal, ask, stop, stopping, replies } = useSessionRuns(projectId, sessionId, {
+    shared: (members.data?.length ?? 0) > 1,
+  });
   const projectFiles = useQuery(filesQuery(projectId));
   const focusComposer = useCallback(() => document.querySelector<HTMLTextAreaElement>('textarea[data-composer]')?.focus(), []);
   const session = useQuery(sessionQuery(sessionId));
@@ -28,8 +34,12 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
   const [text, setText] = useState('');
   const [pinned, setPinned] = useState<string[]>([]);
   const drop = useDropUploads(projectId, projectFiles.data?.items ?? []);
+  const role = useProjectRole();
+  const me = useAuthStore((s) => s.auth?.user.id);
+  // A viewer reads the session as it goes; asking, uploading and stopping are for editors.
+  const readOnly = !can(role, 'editor');
 
-  const shortcuts = useSessionShortcuts(focusComposer, active && !stopping ? () => stop(active.runId) : null);
+  const shortcuts = useSessionShortcuts(focusComposer, active && !stopping && !readOnly ? () => stop(active.runId) : null);
   const busy = !!sending || !!active;
   const resendBlocked = busy ? 'Another question is still running in this session.' : null;
   const waitingFor = active?.status === 'waiting_input' ? 'input' : active?.status === 'waiting_approval' ? 'approval' : null;
@@ -83,7 +93,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
       className={cn('relative flex h-full min-h-0 flex-col', drop.over && 'ring-2 ring-primary ring-inset')}
       data-testid="session-chat"
       onDragOver={(e) => {
-        if (!e.dataTransfer.types.includes('Files')) return;
+        if (readOnly || !e.dataTransfer.types.includes('Files')) return;
         e.preventDefault();
         drop.setOver(true);
       }}
@@ -91,7 +101,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
         if (!e.currentTarget.contains(e.relatedTarget as Node | null)) drop.setOver(false);
       }}
       onDrop={(e) => {
-        if (!e.dataTransfer.files.length) return;
+        if (readOnly || !e.dataTransfer.files.length) return;
         e.preventDefault();
         drop.setOver(false);
         drop.offer(Array.from(e.dataTransfer.files));
@@ -123,6 +133,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
               onPin={(id) => setPinned((p) => (p.includes(id) ? p.filter((x) => x !== id) : [...p, id]))}
               onSuggest={suggest}
               uploading={drop.uploading}
+              readOnly={readOnly}
             />
           )}
           {runs.map(({ view: r, stored, live, reconnecting, fileIds }) => (
@@ -134,9 +145,10 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
               replies={replies}
               onStop={() => stop(r.runId)}
               stopping={stopping === r.runId}
-              onResend={(query) => send({ query, model: stored?.model ?? null, fileIds: fileIds ?? [] })}
+              onResend={readOnly ? undefined : (query) => send({ query, model: stored?.model ?? null, fileIds: fileIds ?? [] })}
               resendBlocked={resendBlocked}
               changed={changedFiles(r, stored?.files ?? [], projectFiles.data?.items ?? [], fileIds)}
+              asked={askedOf(stored, me)}
             />
           ))}
           {sending && (
@@ -166,20 +178,44 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
               )}
             </div>
           )}
-          <Composer
-            projectId={projectId}
-            busy={busy}
-            waitingFor={waitingFor}
-            onShowWaiting={showWaiting}
-            onSend={send}
-            onStop={active ? () => stop(active.runId) : undefined}
-            draft={{ text, setText, pinned, setPinned }}
-          />
+          {readOnly ? (
+            <ViewerNote />
+          ) : (
+            <Composer
+              projectId={projectId}
+              busy={busy}
+              waitingFor={waitingFor}
+              onShowWaiting={showWaiting}
+              onSend={send}
+              onStop={active ? () => stop(active.runId) : undefined}
+              draft={{ text, setText, pinned, setPinned }}
+            />
+          )}
         </div>
       </div>
       <ShortcutsDialog open={shortcuts.open} onOpenChange={shortcuts.setOpen} />
       {drop.dialog}
     </div>
+  );
+}
+
+/** Who asked a run and when: a run not in the history yet is the one this tab just asked. */
+export function askedOf(stored: RunOut | null, me: string | undefined): Asked {
+  if (!stored) return { by: 'you', at: null };
+  const by = stored.asked_by ? (stored.asked_by.user_id === me ? 'you' : stored.asked_by.email) : null;
+  return { by, at: stored.created_at };
+}
+
+/** In place of the question box for a viewer: why there is none, and how to get one. */
+export function ViewerNote() {
+  return (
+    <p className="flex items-start gap-2.5 rounded-2xl border border-dashed bg-muted/40 px-4 py-3 text-sm text-muted-foreground" data-testid="viewer-note">
+      <Eye className="mt-0.5 size-4 shrink-0" />
+      <span>
+        You are a viewer of this project: you can follow its questions and answers as they come, but not ask. An owner can make you an
+        editor.
+      </span>
+    </p>
   );
 }
 

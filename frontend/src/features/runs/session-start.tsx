@@ -20,6 +20,7 @@ export function SessionStart({
   onPin,
   onSuggest,
   uploading,
+  readOnly = false,
 }: {
   projectId: string;
   pinned: string[];
@@ -27,6 +28,8 @@ export function SessionStart({
   onSuggest: (question: string) => void;
   /** Files dropped on the chat, on their way to the project. */
   uploading: string[];
+  /** A viewer's: no questions to suggest, nothing to pin or drop. */
+  readOnly?: boolean;
 }) {
   const files = useQuery(filesQuery(projectId));
   const items = files.data?.items ?? [];
@@ -38,6 +41,14 @@ export function SessionStart({
   const profiles = useQueries({ queries: profiled.map((f) => ({ ...profileQuery(f.id, f.sha256), meta: { silent: true } })) });
   const ready = profiled.flatMap((f, i) => (profiles[i]?.data ? [{ name: f.name, profile: profiles[i].data }] : []));
   const suggestions = profiles.every((p) => !p.isLoading) ? suggestQuestions(ready).slice(0, MAX_SUGGESTIONS) : [];
+  if (readOnly)
+    return (
+      <div className="mx-auto flex max-w-xl flex-col items-center gap-2 py-8 text-center text-muted-foreground" data-testid="session-start">
+        <Sparkles className="size-6 text-primary" />
+        <p className="text-base font-medium text-foreground">No questions here yet</p>
+        <p className="max-w-sm text-sm">When an editor asks one, it shows here as it is answered.</p>
+      </div>
+    );
 
   return (
     <div className="mx-auto flex max-w-xl flex-col gap-6 py-8" data-testid="session-start">

@@ -68,14 +68,23 @@ export type Refusal = { detail: string; code: string | null; fix?: 'budget' };
 
 export type Question = { query: string; model: string | null; fileIds: string[] };
 
+/** How often an idle session shared with others looks for a question one of them asked. */
+export const SHARED_POLL_MS = 10_000;
+
 /**
  * The one owner of a session's runs: loads the history, follows the streams of the runs still
  * going (re-attached after a reload or when the session shows again, closed when it goes), merges
- * both into the list the chat shows, and holds what the user does to them.
+ * both into the list the chat shows, and holds what the user does to them. In a project `shared`
+ * with other members, an idle session looks for new questions every little while, so a run
+ * another member starts shows here and is followed live.
  */
-export function useSessionRuns(projectId: string, sessionId: string) {
+export function useSessionRuns(projectId: string, sessionId: string, { shared = false }: { shared?: boolean } = {}) {
   const qc = useQueryClient();
-  const history = useQuery(runsQuery(sessionId));
+  const history = useQuery({
+    ...runsQuery(sessionId),
+    // While a run goes its stream says when it ends; only an idle session needs to look.
+    refetchInterval: (query) => (shared && query.state.data?.items.every((r) => isTerminal(r.status)) ? SHARED_POLL_MS : false),
+  });
   const views = useRunStore((s) => s.runs);
   const pinned = useRunStore((s) => s.pinned);
   const [started, setStarted] = useState<string | null>(null);

@@ -2,6 +2,7 @@ import { useId } from 'react';
 import { toast } from 'sonner';
 import type { SessionOut } from '@/client';
 import { Switch } from '@/components/ui/switch';
+import { useBlocked } from '@/features/projects/role';
 import { cn } from '@/lib/utils';
 import { useSetAutonomy } from './mutations';
 
@@ -14,20 +15,22 @@ export function AutonomySwitch({ session, className }: { session: SessionOut; cl
   const set = useSetAutonomy(session.project_id);
   const autonomy = set.isPending ? set.variables.autonomy : session.autonomy;
   const review = autonomy === 'review';
+  const blocked = useBlocked('editor', 'switch review mode');
   return (
     <div
       className={cn('flex shrink-0 items-center gap-2 text-xs', className)}
       title={
-        review
+        blocked ??
+        (review
           ? 'Review mode: each code block waits for you to approve, edit or reject it before it runs.'
-          : 'Code runs as soon as the agent writes it. Turn on to review each block first.'
+          : 'Code runs as soon as the agent writes it. Turn on to review each block first.')
       }
     >
       <Switch
         id={id}
         data-testid="autonomy-switch"
         checked={review}
-        disabled={set.isPending}
+        disabled={set.isPending || !!blocked}
         onCheckedChange={(on) =>
           set.mutate(
             { id: session.id, autonomy: on ? 'review' : 'auto' },
@@ -35,7 +38,7 @@ export function AutonomySwitch({ session, className }: { session: SessionOut; cl
           )
         }
       />
-      <label htmlFor={id} className={cn('cursor-pointer whitespace-nowrap', review ? 'font-medium text-foreground' : 'text-muted-foreground')}>
+      <label htmlFor={id} className={cn('whitespace-nowrap', blocked ? 'cursor-not-allowed' : 'cursor-pointer', review ? 'font-medium text-foreground' : 'text-muted-foreground')}>
         <span className="hidden lg:inline">Review code before it runs</span>
         <span className="lg:hidden">Review code</span>
       </label>

@@ -4,6 +4,7 @@ import { useDeferredValue, useId, useMemo, useState } from 'react';
 import type { ColumnOut, SchemaOut, SourceOut, TableOut } from '@/client';
 import { Button } from '@/components/ui/button';
 import { Input, Textarea } from '@/components/ui/input';
+import { useBlocked } from '@/features/projects/role';
 import { cn, formatNumber } from '@/lib/utils';
 import { useDescribeSchema } from './mutations';
 import { schemaQuery } from './queries';
@@ -48,6 +49,7 @@ export function DescriptionEditor({ value, what, onSave }: { value: string; what
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const id = useId();
+  const blocked = useBlocked('editor', 'describe tables and columns');
   const save = () => {
     if (text.trim() === value) return setEditing(false);
     setSaving(true);
@@ -57,6 +59,13 @@ export function DescriptionEditor({ value, what, onSave }: { value: string; what
       .catch((e: unknown) => setError(e instanceof Error ? e.message : 'The description could not be saved.'))
       .finally(() => setSaving(false));
   };
+  // A viewer reads the descriptions as text; there is nothing to add.
+  if (blocked)
+    return value ? (
+      <p className="min-w-0 text-xs break-words whitespace-pre-wrap text-muted-foreground" data-testid="description" title={blocked}>
+        {value}
+      </p>
+    ) : null;
   if (!editing)
     return (
       <button

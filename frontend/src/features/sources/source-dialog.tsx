@@ -6,6 +6,7 @@ import { Button } from '@/components/ui/button';
 import { Dialog, DialogContent, DialogDescription, DialogFooter, DialogTitle } from '@/components/ui/dialog';
 import { Input, Label, Textarea } from '@/components/ui/input';
 import { Tabs } from '@/components/ui/tabs';
+import { useBlocked } from '@/features/projects/role';
 import { useCreateSource, useUpdateSource } from './mutations';
 import {
   editableUrl,
@@ -56,11 +57,13 @@ function useUrlAndPassword(initial: string) {
 
 type Credentials = ReturnType<typeof useUrlAndPassword>;
 
-function UrlField({ id, hint, credentials }: { id: string; hint: string; credentials: Credentials }) {
+function UrlField({ id, hint, credentials, blocked }: { id: string; hint: string; credentials: Credentials; blocked?: string | null }) {
   return (
-    <Field id={id} label="URL" hint={hint}>
+    <Field id={id} label="URL" hint={blocked ?? hint}>
       <Input
         id={id}
+        disabled={!!blocked}
+        title={blocked ?? undefined}
         className="font-mono text-[13px]"
         placeholder="postgresql://user@host:5432/database"
         autoComplete="off"
@@ -75,11 +78,13 @@ function UrlField({ id, hint, credentials }: { id: string; hint: string; credent
   );
 }
 
-function PasswordField({ id, credentials, hint }: { id: string; credentials: Credentials; hint: string }) {
+function PasswordField({ id, credentials, hint, blocked }: { id: string; credentials: Credentials; hint: string; blocked?: string | null }) {
   return (
     <Field id={id} label="Password" hint={credentials.moved ? MOVED : hint}>
       <Input
         id={id}
+        disabled={!!blocked}
+        title={blocked ?? undefined}
         type="password"
         autoComplete="new-password"
         value={credentials.password}
@@ -291,6 +296,8 @@ function EditSourceForm({ source, onClose, onSaved }: { source: SourceOut; onClo
   const [problem, setProblem] = useState<string | null>(null);
   const { url, password } = credentials;
   const file = isFileKind(kindOf(url));
+  // An editor renames and describes a source; its credentials are the owners'.
+  const credentialsBlocked = useBlocked('owner', "change a source's URL or password");
 
   return (
     <form
@@ -309,8 +316,10 @@ function EditSourceForm({ source, onClose, onSaved }: { source: SourceOut; onClo
       <Field id={`${id}-name`} label="Name" hint="Code that names the old one stops finding it.">
         <Input id={`${id}-name`} autoComplete="off" spellCheck={false} value={name} onChange={(e) => setName(e.target.value)} aria-describedby={`${id}-name-hint`} />
       </Field>
-      <UrlField id={`${id}-url`} credentials={credentials} hint="A new URL or password is checked again." />
-      {!file && <PasswordField id={`${id}-password`} credentials={credentials} hint="Leave empty to keep the stored password." />}
+      <UrlField id={`${id}-url`} credentials={credentials} hint="A new URL or password is checked again." blocked={credentialsBlocked} />
+      {!file && (
+        <PasswordField id={`${id}-password`} credentials={credentials} hint="Leave empty to keep the stored password." blocked={credentialsBlocked} />
+      )}
       <FormEnd
         id={id}
         description={description}

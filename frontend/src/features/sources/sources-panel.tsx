@@ -5,7 +5,8 @@ import { toast } from 'sonner';
 import type { SourceOut } from '@/client';
 import { ConfirmDialog } from '@/components/confirm-dialog';
 import { Badge } from '@/components/ui/badge';
-import { Button } from '@/components/ui/button';
+import { GuardedButton } from '@/components/guarded-button';
+import { blockedFor, useBlocked, useProjectRole } from '@/features/projects/role';
 import { cn, formatDate, formatNumber } from '@/lib/utils';
 import { useCheckSource, useDeleteSource } from './mutations';
 import { sourcesQuery } from './queries';
@@ -72,6 +73,7 @@ function SourceRow({
   onDelete: () => void;
 }) {
   const check = useCheckSource(source.project_id);
+  const role = useProjectRole();
   const status = statusOf(source.status);
   const KindIcon = isFileKind(source.kind) ? FileBox : Database;
   return (
@@ -92,22 +94,37 @@ function SourceRow({
             </span>
           </span>
         </button>
-        <Button
+        <GuardedButton
           variant="ghost"
           size="icon-sm"
           aria-label={`Check ${source.name} again`}
           title="Check again"
+          blockedBecause={blockedFor(role, 'editor', 'check a source again')}
           disabled={check.isPending}
           onClick={() => check.mutate(source.id, { onSuccess: (r) => sayChecked(source.name, r.ok, r.status, r.detail) })}
         >
           <RefreshCw className={cn(check.isPending && 'animate-spin')} />
-        </Button>
-        <Button variant="ghost" size="icon-sm" aria-label={`Edit ${source.name}`} title="Edit" onClick={onEdit}>
+        </GuardedButton>
+        <GuardedButton
+          variant="ghost"
+          size="icon-sm"
+          aria-label={`Edit ${source.name}`}
+          title="Edit"
+          blockedBecause={blockedFor(role, 'editor', 'edit data sources')}
+          onClick={onEdit}
+        >
           <Pencil />
-        </Button>
-        <Button variant="ghost" size="icon-sm" aria-label={`Delete ${source.name}`} title="Delete" onClick={onDelete}>
+        </GuardedButton>
+        <GuardedButton
+          variant="ghost"
+          size="icon-sm"
+          aria-label={`Delete ${source.name}`}
+          title="Delete"
+          blockedBecause={blockedFor(role, 'owner', 'delete data sources')}
+          onClick={onDelete}
+        >
           <Trash2 />
-        </Button>
+        </GuardedButton>
       </div>
       <div className="space-y-0.5 px-3 pb-2.5 pl-11 text-xs">
         {source.status_detail && (
@@ -136,6 +153,7 @@ export function SourcesPanel({ projectId }: { projectId: string }) {
   const [toDelete, setToDelete] = useState<SourceOut | null>(null);
   const [openId, setOpenId] = useState<string | null>(null);
   const del = useDeleteSource(projectId);
+  const addBlocked = useBlocked('owner', "add data sources (their credentials are the owners')");
   const items = sources.data?.items ?? [];
   return (
     <section aria-labelledby="sources-heading" className="scroll-mt-6 space-y-3" data-testid="sources-panel">
@@ -146,9 +164,9 @@ export function SourcesPanel({ projectId }: { projectId: string }) {
           </h2>
           <p className="text-sm text-muted-foreground">Databases the agent queries with sql(), read-only. Their credentials stay on the server.</p>
         </div>
-        <Button variant="outline" size="sm" onClick={() => setAdding(true)}>
+        <GuardedButton variant="outline" size="sm" blockedBecause={addBlocked} onClick={() => setAdding(true)}>
           <Plus /> Add source
-        </Button>
+        </GuardedButton>
       </div>
       {sources.data && items.length === 0 && (
         <p className="text-sm text-muted-foreground">No data sources yet. Add a PostgreSQL or MySQL database, or a SQLite or DuckDB file on the server.</p>

@@ -1,7 +1,7 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { createUser, listUsers, updateUser, type UserOut } from '@/client';
+import { createUser, listUsers, updateUser, type ListedUserOut } from '@/client';
 import { ApiError } from '@/lib/api';
 import { userKeys } from './queries';
 import { OWN_ACCOUNT, UsersAdmin } from './users-admin';
@@ -16,7 +16,7 @@ const list = vi.mocked(listUsers);
 const create = vi.mocked(createUser);
 const patch = vi.mocked(updateUser);
 
-const user = (over: Partial<UserOut>): UserOut => ({
+const user = (over: Partial<ListedUserOut>): ListedUserOut => ({
   id: 'u',
   email: 'u@example.com',
   is_admin: false,
@@ -28,7 +28,7 @@ const user = (over: Partial<UserOut>): UserOut => ({
 const admin = user({ id: 'a', email: 'admin@example.com', is_admin: true });
 const ana = user({ id: 'b', email: 'ana@example.com' });
 
-function show(users: UserOut[] = [admin, ana]) {
+function show(users: ListedUserOut[] = [admin, ana]) {
   const qc = new QueryClient({ defaultOptions: { queries: { staleTime: Infinity, retry: false } } });
   qc.setQueryData(userKeys.all, { items: users, total: users.length });
   // A change refetches the list.
@@ -62,6 +62,23 @@ describe('UsersAdmin', () => {
     expect(hers.getByText('Disabled')).toBeTruthy();
     expect(hers.getByRole('button', { name: 'Enable' })).toBeTruthy();
     expect(hers.getByText('Feb 1, 2026', { exact: false })).toBeTruthy();
+  });
+
+  it('lists the projects each user is a member of, with their role there', () => {
+    show([
+      admin,
+      {
+        ...ana,
+        projects: [
+          { id: 'p1', name: 'Sales 2026', role: 'editor' },
+          { id: 'p2', name: 'Churn', role: 'viewer' },
+        ],
+      },
+    ]);
+    const projects = within(row('ana@example.com')).getAllByRole('listitem');
+    expect(projects.map((p) => p.textContent)).toEqual(['Sales 2026Editor', 'ChurnViewer']);
+    expect(within(projects[1]).getByText('Viewer').title).toBe('ana@example.com is a viewer of Churn');
+    expect(within(row('admin@example.com')).getByText('None')).toBeTruthy();
   });
 
   it("cannot disable, demote or reset the administrator's own account, and says why", () => {

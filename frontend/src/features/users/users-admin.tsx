@@ -2,10 +2,12 @@ import { useQuery } from '@tanstack/react-query';
 import { Ban, CheckCircle2, CircleCheck, KeyRound, Loader2, Plus, ShieldMinus, ShieldPlus, X } from 'lucide-react';
 import type * as React from 'react';
 import { useState } from 'react';
-import type { UserOut } from '@/client';
+import type { UserOut, UserProjectOut } from '@/client';
 import { ConfirmDialog } from '@/components/confirm-dialog';
 import { Badge } from '@/components/ui/badge';
+import { GuardedButton } from '@/components/guarded-button';
 import { Button } from '@/components/ui/button';
+import { RoleBadge, withArticle } from '@/features/projects/role';
 import { cn, formatDate } from '@/lib/utils';
 import { useUpdateUser } from './mutations';
 import { usersQuery } from './queries';
@@ -39,25 +41,24 @@ function DateCell({ label, iso, none }: { label: string; iso: string | null | un
 }
 
 /** A row's action; on the administrator's own row it is disabled, saying why on hover. */
-function RowAction({
-  blockedBecause,
-  pending,
-  className,
-  children,
-  ...props
-}: React.ComponentProps<typeof Button> & { blockedBecause?: string; pending?: boolean }) {
-  const button = (
-    <Button size="sm" variant="outline" disabled={!!blockedBecause || pending} title={blockedBecause} className={className} {...props}>
-      {children}
-    </Button>
-  );
-  // A disabled button takes no pointer events, so the reason also hangs on its wrapper for the tooltip.
-  return blockedBecause ? (
-    <span title={blockedBecause} className="inline-flex cursor-not-allowed">
-      {button}
-    </span>
-  ) : (
-    button
+function RowAction({ pending, ...props }: React.ComponentProps<typeof GuardedButton> & { pending?: boolean }) {
+  return <GuardedButton size="sm" variant="outline" disabled={pending} {...props} />;
+}
+
+/** The projects a user is a member of, each with their role there. */
+export function UserProjects({ email, projects }: { email: string; projects: UserProjectOut[] }) {
+  if (projects.length === 0) return <span className="text-muted-foreground">None</span>;
+  return (
+    <ul className="flex max-w-72 flex-wrap gap-1" aria-label="Projects" data-testid="user-projects">
+      {projects.map((p) => (
+        <li key={p.id} className="inline-flex max-w-full items-center gap-1 rounded-md border bg-background px-1.5 py-0.5 text-xs" data-project={p.name}>
+          <span className="truncate" title={p.name}>
+            {p.name}
+          </span>
+          <RoleBadge role={p.role} className="px-1" title={`${email} is ${withArticle(p.role)} of ${p.name}`} />
+        </li>
+      ))}
+    </ul>
   );
 }
 
@@ -139,6 +140,9 @@ export function UsersAdmin({ me }: { me: UserOut }) {
                     Status
                   </th>
                   <th scope="col" className="px-3 py-2 font-medium whitespace-nowrap">
+                    Projects
+                  </th>
+                  <th scope="col" className="px-3 py-2 font-medium whitespace-nowrap">
                     Created
                   </th>
                   <th scope="col" className="px-3 py-2 font-medium whitespace-nowrap">
@@ -174,6 +178,10 @@ export function UsersAdmin({ me }: { me: UserOut }) {
                       <td className="px-3 py-2.5 max-md:p-0">
                         <span className="block text-xs text-muted-foreground md:hidden">Status</span>
                         {u.disabled ? <Badge variant="error">Disabled</Badge> : <Badge variant="success">Active</Badge>}
+                      </td>
+                      <td className="px-3 py-2.5 max-md:col-span-2 max-md:p-0">
+                        <span className="block text-xs text-muted-foreground md:hidden">Projects</span>
+                        <UserProjects email={u.email} projects={u.projects ?? []} />
                       </td>
                       <DateCell label="Created" iso={u.created_at} none="—" />
                       <DateCell label="Password changed" iso={u.password_changed_at} none="Never" />
