@@ -6,6 +6,7 @@ import { NameDialog } from '@/components/name-dialog';
 import { Button } from '@/components/ui/button';
 import { useCreateProject } from '@/features/projects/mutations';
 import { projectsQuery } from '@/features/projects/queries';
+import { RoleBadge } from '@/features/projects/role';
 import { formatDate } from '@/lib/utils';
 
 export function HomeRoute() {
@@ -29,7 +30,9 @@ export function HomeRoute() {
           {projects.data?.items.map((p) => (
             <Link key={p.id} to={`/projects/${p.id}`} className="rounded-xl border bg-card p-4 shadow-xs transition-colors hover:border-primary/50">
               <div className="flex items-center gap-2 font-medium">
-                <FolderClosed className="size-4 text-primary" /> {p.name}
+                <FolderClosed className="size-4 shrink-0 text-primary" />
+                <span className="min-w-0 truncate">{p.name}</span>
+                <RoleBadge role={p.role} className="ml-auto" />
               </div>
               <p className="mt-1 text-xs text-muted-foreground">Updated {formatDate(p.updated_at)}</p>
             </Link>

@@ -5,6 +5,7 @@ import { useNavigate } from 'react-router';
 import type { MemberOut, ProjectOut } from '@/client';
 import { ConfirmDialog } from '@/components/confirm-dialog';
 import { FormError } from '@/components/form-error';
+import { LoadState, Notice, type NoticeText } from '@/components/notice';
 import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
 import { Dialog, DialogContent, DialogDescription, DialogTitle } from '@/components/ui/dialog';
@@ -12,7 +13,7 @@ import { Input } from '@/components/ui/input';
 import { useAuthStore } from '@/features/auth/auth-store';
 import { projectKeys } from '@/features/projects/queries';
 import { ROLES, roleLabel, withArticle, type Role } from '@/features/projects/role';
-import { cn, formatUsage } from '@/lib/utils';
+import { formatUsage } from '@/lib/utils';
 import { useAddMember, useChangeRole, useRemoveMember } from './mutations';
 import { membersQuery } from './queries';
 
@@ -109,7 +110,7 @@ function Members({ project, onClose }: { project: ProjectOut; onClose: () => voi
   const qc = useQueryClient();
   const navigate = useNavigate();
   const [confirm, setConfirm] = useState<Confirm>(null);
-  const [notice, setNotice] = useState<{ tone: 'ok' | 'error'; text: string } | null>(null);
+  const [notice, setNotice] = useState<NoticeText | null>(null);
   const owner = project.role === 'owner';
   const fail = (e: Error) => setNotice({ tone: 'error', text: e.message });
 
@@ -142,30 +143,8 @@ function Members({ project, onClose }: { project: ProjectOut; onClose: () => voi
         </DialogDescription>
       </div>
       {owner && <AddMember projectId={project.id} onAdded={(m) => setNotice({ tone: 'ok', text: `${m.email} is now ${withArticle(m.role)}.` })} />}
-      {notice && (
-        <p
-          role={notice.tone === 'error' ? 'alert' : 'status'}
-          data-testid="members-notice"
-          className={cn(
-            'rounded-lg border px-3 py-2 text-sm',
-            notice.tone === 'error'
-              ? 'border-destructive/30 bg-destructive/5 text-destructive'
-              : 'border-emerald-500/30 bg-emerald-500/5 text-emerald-800 dark:text-emerald-300',
-          )}
-        >
-          {notice.text}
-        </p>
-      )}
-      {members.isLoading && (
-        <p className="flex items-center gap-2 text-sm text-muted-foreground">
-          <Loader2 className="size-4 animate-spin" /> Loading the members…
-        </p>
-      )}
-      {members.error && (
-        <p role="alert" className="text-sm text-destructive">
-          {members.error.message}
-        </p>
-      )}
+      {notice && <Notice notice={notice} testId="members-notice" />}
+      <LoadState query={members} loading="Loading the members…" />
       {members.data && (
         <ul className="divide-y rounded-lg border" aria-label="Members">
           {members.data.map((m) => {

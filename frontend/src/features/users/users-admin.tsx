@@ -1,11 +1,12 @@
 import { useQuery } from '@tanstack/react-query';
-import { Ban, CheckCircle2, CircleCheck, KeyRound, Loader2, Plus, ShieldMinus, ShieldPlus, X } from 'lucide-react';
+import { Ban, CircleCheck, KeyRound, Plus, ShieldMinus, ShieldPlus } from 'lucide-react';
 import type * as React from 'react';
 import { useState } from 'react';
 import type { UserOut, UserProjectOut } from '@/client';
 import { ConfirmDialog } from '@/components/confirm-dialog';
 import { Badge } from '@/components/ui/badge';
 import { GuardedButton } from '@/components/guarded-button';
+import { LoadState, Notice, type NoticeText } from '@/components/notice';
 import { Button } from '@/components/ui/button';
 import { RoleBadge, withArticle } from '@/features/projects/role';
 import { cn, formatDate } from '@/lib/utils';
@@ -20,7 +21,6 @@ export const OWN_ACCOUNT = {
   reset: 'Change your own password from your account menu (Change password…).',
 } as const;
 
-type Notice = { tone: 'ok' | 'error'; text: string };
 type Dialogs = { kind: 'create' } | { kind: 'disable'; user: UserOut } | { kind: 'reset'; user: UserOut } | null;
 
 const day = (iso: string) => new Date(iso).toLocaleDateString(undefined, { dateStyle: 'medium' });
@@ -67,7 +67,7 @@ export function UsersAdmin({ me }: { me: UserOut }) {
   const users = useQuery(usersQuery());
   const update = useUpdateUser();
   const [dialog, setDialog] = useState<Dialogs>(null);
-  const [notice, setNotice] = useState<Notice | null>(null);
+  const [notice, setNotice] = useState<NoticeText | null>(null);
   const close = () => setDialog(null);
 
   const change = (user: UserOut, body: { is_admin?: boolean; disabled?: boolean }, done: string) => {
@@ -96,35 +96,9 @@ export function UsersAdmin({ me }: { me: UserOut }) {
           </Button>
         </header>
 
-        {notice && (
-          <div
-            role={notice.tone === 'error' ? 'alert' : 'status'}
-            data-testid="users-notice"
-            className={cn(
-              'flex items-start gap-2 rounded-lg border px-3 py-2 text-sm',
-              notice.tone === 'error'
-                ? 'border-destructive/30 bg-destructive/5 text-destructive'
-                : 'border-emerald-500/30 bg-emerald-500/5 text-emerald-800 dark:text-emerald-300',
-            )}
-          >
-            {notice.tone === 'ok' && <CheckCircle2 className="mt-0.5 size-4 shrink-0" />}
-            <p className="min-w-0 flex-1">{notice.text}</p>
-            <button type="button" aria-label="Dismiss" className="cursor-pointer rounded-sm opacity-60 hover:opacity-100" onClick={() => setNotice(null)}>
-              <X className="size-4" />
-            </button>
-          </div>
-        )}
+        {notice && <Notice notice={notice} onDismiss={() => setNotice(null)} testId="users-notice" />}
 
-        {users.isLoading && (
-          <p className="flex items-center gap-2 text-sm text-muted-foreground">
-            <Loader2 className="size-4 animate-spin" /> Loading users…
-          </p>
-        )}
-        {users.error && (
-          <p role="alert" className="text-sm text-destructive">
-            {users.error.message}
-          </p>
-        )}
+        <LoadState query={users} loading="Loading users…" />
         {users.data && (
           <div className="md:overflow-x-auto md:rounded-xl md:border md:bg-card">
             <table className="w-full text-sm max-md:block" aria-label="Users">
