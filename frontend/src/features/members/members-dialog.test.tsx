@@ -71,6 +71,9 @@ describe('MembersDialog', () => {
   it("shows a viewer the members, their roles and usage, and lets them leave, nothing more", () => {
     show('cy', 'viewer');
     expect(screen.queryByLabelText('Add a member')).toBeNull();
+    expect(screen.getByTestId('members-blocked').textContent).toBe(
+      'Only owners can add or remove members and change their roles; you are a viewer of this project.',
+    );
     expect(row('ana@example.com').getByTestId('member-role').textContent).toBe('Owner');
     expect(row('ana@example.com').getByTestId('member-usage').textContent).toBe('3 questions · 12,345 tokens · $0.02');
     expect(row('bob@example.com').getByTestId('member-role').textContent).toBe('Editor');

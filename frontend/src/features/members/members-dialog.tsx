@@ -12,7 +12,7 @@ import { Dialog, DialogContent, DialogDescription, DialogTitle } from '@/compone
 import { Input } from '@/components/ui/input';
 import { useAuthStore } from '@/features/auth/auth-store';
 import { projectKeys } from '@/features/projects/queries';
-import { ROLES, roleLabel, withArticle, type Role } from '@/features/projects/role';
+import { blockedFor, ROLES, roleLabel, withArticle, type Role } from '@/features/projects/role';
 import { formatUsage } from '@/lib/utils';
 import { useAddMember, useChangeRole, useRemoveMember } from './mutations';
 import { membersQuery } from './queries';
@@ -142,7 +142,13 @@ function Members({ project, onClose }: { project: ProjectOut; onClose: () => voi
           sources.
         </DialogDescription>
       </div>
-      {owner && <AddMember projectId={project.id} onAdded={(m) => setNotice({ tone: 'ok', text: `${m.email} is now ${withArticle(m.role)}.` })} />}
+      {owner ? (
+        <AddMember projectId={project.id} onAdded={(m) => setNotice({ tone: 'ok', text: `${m.email} is now ${withArticle(m.role)}.` })} />
+      ) : (
+        <p className="text-sm text-muted-foreground" data-testid="members-blocked">
+          {blockedFor(project.role, 'owner', 'add or remove members and change their roles')}
+        </p>
+      )}
       {notice && <Notice notice={notice} testId="members-notice" />}
       <LoadState query={members} loading="Loading the members…" />
       {members.data && (
