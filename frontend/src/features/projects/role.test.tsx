@@ -160,7 +160,7 @@ describe('what a role may do', () => {
 
   it('a viewer gets a calm line instead of the question box', () => {
     as('viewer', <ViewerNote />);
-    expect(screen.getByTestId('viewer-note').textContent).toContain('You are a viewer of this project');
+    expect(screen.getByTestId('viewer-note').textContent).toContain('You are a viewer: you can follow the questions and answers as they come, but not ask.');
     expect(screen.queryByRole('textbox')).toBeNull();
   });
 });

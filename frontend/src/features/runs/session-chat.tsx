@@ -212,8 +212,7 @@ export function ViewerNote() {
     <p className="flex items-start gap-2.5 rounded-2xl border border-dashed bg-muted/40 px-4 py-3 text-sm text-muted-foreground" data-testid="viewer-note">
       <Eye className="mt-0.5 size-4 shrink-0" />
       <span>
-        You are a viewer of this project: you can follow its questions and answers as they come, but not ask. An owner can make you an
-        editor.
+        You are a viewer: you can follow the questions and answers as they come, but not ask. An owner can make you an editor.
       </span>
     </p>
   );
