@@ -2,13 +2,14 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { toast } from 'sonner';
-import { listRuns, type SessionOut } from '@/client';
+import { listRuns, listShares, type SessionOut } from '@/client';
 import { useAuthStore } from '@/features/auth/auth-store';
+import { ProjectRoleProvider } from '@/features/projects/role';
 import { fallbackExportName } from './export';
 import { SessionMenu } from './session-menu';
 
 vi.mock('sonner', () => ({ toast: { error: vi.fn() } }));
-vi.mock('@/client', async (original) => ({ ...(await original<typeof import('@/client')>()), listRuns: vi.fn() }));
+vi.mock('@/client', async (original) => ({ ...(await original<typeof import('@/client')>()), listRuns: vi.fn(), listShares: vi.fn() }));
 
 /** The session's history as the export dialog lists it. */
 const history = (runs: { id: string; query: string; status: string }[]) =>
@@ -77,7 +78,35 @@ describe('SessionMenu', () => {
       'Export as report (.html)',
       'Export as Markdown (.md)',
       'Choose questions to export…',
+      'Share…',
     ]);
+  });
+
+  it('opens the share dialog for an editor; a viewer reads why not', async () => {
+    history([]);
+    vi.mocked(listShares).mockResolvedValue({ data: { items: [], total: 0 } } as never);
+    const { unmount } = render(
+      <QueryClientProvider client={new QueryClient()}>
+        <ProjectRoleProvider value="editor">
+          <SessionMenu session={session} />
+        </ProjectRoleProvider>
+      </QueryClientProvider>,
+    );
+    fireEvent.click(within(openMenu()).getByRole('menuitem', { name: 'Share…' }));
+    await screen.findByRole('dialog', { name: 'Share a read-only report' });
+    unmount();
+
+    render(
+      <QueryClientProvider client={new QueryClient()}>
+        <ProjectRoleProvider value="viewer">
+          <SessionMenu session={session} />
+        </ProjectRoleProvider>
+      </QueryClientProvider>,
+    );
+    const share = within(openMenu()).getByRole('menuitem', { name: 'Share…' });
+    expect(share.getAttribute('aria-disabled')).toBe('true');
+    expect(share.title).toBe("Viewers can't share sessions; ask an owner to make you an editor.");
+    expect(screen.getByTestId('share-blocked').textContent).toBe(share.title);
   });
 
   it('lets the user choose the format and the questions, the answered ones to start with', async () => {

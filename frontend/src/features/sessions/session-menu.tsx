@@ -1,4 +1,4 @@
-import { AlertCircle, FileChartColumn, FileText, ListChecks, Loader2, MoreHorizontal, NotebookText } from 'lucide-react';
+import { AlertCircle, FileChartColumn, FileText, Link2, ListChecks, Loader2, MoreHorizontal, NotebookText } from 'lucide-react';
 import { useRef, useState } from 'react';
 import { toast } from 'sonner';
 import type { SessionOut } from '@/client';
@@ -10,6 +10,8 @@ import {
   DropdownMenuSeparator,
   DropdownMenuTrigger,
 } from '@/components/ui/dropdown-menu';
+import { useBlocked } from '@/features/projects/role';
+import { ShareDialog } from '@/features/shares/share-dialog';
 import { cn } from '@/lib/utils';
 import { EXPORT_FORMATS, type ExportFormat, useExportSession } from './export';
 import { ExportDialog } from './export-dialog';
@@ -20,7 +22,8 @@ const failure = (e: unknown) => (e instanceof Error && e.message ? e.message : '
 
 /**
  * The session's actions, in its header: export as a notebook, a report (the questions answered) or
- * Markdown at once, or choose the questions that go in (a dialog). The menu stays
+ * Markdown at once, or choose the questions that go in (a dialog); share it as a read-only link
+ * (editors and owners). The menu stays
  * open while a file is made, so the item can say so and a failure can say why; a download that
  * fails after the menu was closed is reported in a toast instead. A session with a run in progress
  * exports what it has recorded so far.
@@ -28,6 +31,8 @@ const failure = (e: unknown) => (e instanceof Error && e.message ? e.message : '
 export function SessionMenu({ session, className }: { session: SessionOut; className?: string }) {
   const [open, setOpen] = useState(false);
   const [choosing, setChoosing] = useState(false);
+  const [sharing, setSharing] = useState(false);
+  const shareBlocked = useBlocked('editor', 'share sessions');
   const openRef = useRef(false);
   const exporting = useExportSession();
   const pending = exporting.isPending ? exporting.variables.format : null;
@@ -82,6 +87,16 @@ export function SessionMenu({ session, className }: { session: SessionOut; class
             <ListChecks className="text-muted-foreground" />
             Choose questions to export…
           </DropdownMenuItem>
+          <DropdownMenuSeparator />
+          <DropdownMenuItem disabled={!!shareBlocked || pending !== null} title={shareBlocked ?? undefined} onSelect={() => setSharing(true)}>
+            <Link2 className="text-muted-foreground" />
+            Share…
+          </DropdownMenuItem>
+          {shareBlocked && (
+            <p className="px-2 pb-1.5 text-xs text-muted-foreground" data-testid="share-blocked">
+              {shareBlocked}
+            </p>
+          )}
           {exporting.isError && (
             <>
               <DropdownMenuSeparator />
@@ -94,6 +109,7 @@ export function SessionMenu({ session, className }: { session: SessionOut; class
         </DropdownMenuContent>
       </DropdownMenu>
       <ExportDialog session={session} open={choosing} onOpenChange={setChoosing} />
+      <ShareDialog session={session} open={sharing} onOpenChange={setSharing} />
     </>
   );
 }
