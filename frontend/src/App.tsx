@@ -5,6 +5,7 @@ import { Toaster } from 'sonner';
 import { useAuthStore } from '@/features/auth/auth-store';
 import { queryClient } from '@/lib/query-client';
 import { followSystemTheme, useTheme } from '@/lib/theme';
+import { ActivityRoute } from '@/routes/activity';
 import { AdminUsersRoute } from '@/routes/admin-users';
 import { AppLayout } from '@/routes/app-layout';
 import { HomeRoute } from '@/routes/home';
@@ -19,6 +20,7 @@ const router = createBrowserRouter([
     children: [
       { path: '/', element: <HomeRoute /> },
       { path: '/projects/:projectId', element: <ProjectRoute /> },
+      { path: '/projects/:projectId/activity', element: <ActivityRoute /> },
       { path: '/projects/:projectId/sessions/:sessionId', element: <SessionRoute /> },
       { path: '/admin/users', element: <AdminUsersRoute /> },
       { path: '*', element: <p className="p-8 text-sm text-muted-foreground">Page not found.</p> },
