@@ -198,7 +198,11 @@ async function main() {
 
   const results = [];
   let aborted = false;
+  // E2E_ONLY=<regex> runs only the tests whose names match (with logging in, which they need, and the console check).
+  const only = process.env.E2E_ONLY ? new RegExp(process.env.E2E_ONLY) : null;
+  const NEEDED = new Set(['signed-out visit goes to the login page', 'wrong password shows a readable message', 'log in', 'no console errors']);
   const test = async (name, fn) => {
+    if (only && !only.test(name) && !NEEDED.has(name)) return;
     if (aborted) {
       results.push({ name, ok: false, error: 'skipped after an earlier failure' });
       console.log(`not ok - ${name} (skipped)`);
@@ -438,7 +442,7 @@ async function main() {
       const items = await menu.getByRole('menuitem').allInnerTexts();
       expect(
         JSON.stringify(items) ===
-          JSON.stringify(['Export as notebook (.ipynb)', 'Export as report (.html)', 'Export as Markdown (.md)', 'Choose questions to export…']),
+          JSON.stringify(['Export as notebook (.ipynb)', 'Export as report (.html)', 'Export as Markdown (.md)', 'Choose questions to export…', 'Share…']),
         `the menu offers ${JSON.stringify(items)}`,
       );
       await page.waitForTimeout(300);
@@ -2195,6 +2199,231 @@ async function main() {
         await shot('74-postgresql-source-answer');
       } finally {
         dropWarehouse();
+      }
+    });
+
+    await test('a team: the owner adds an editor and a viewer; the viewer follows a run live, read-only; a shared link opens without login until revoked; the owner reads the activity', async () => {
+      const EDITOR = 'eve.editor@example.com';
+      const VIEWER = 'vic.viewer@example.com';
+      const TEAM_PASSWORD = 'team-password-1';
+      const VIEWER_STOP = "Viewers can't stop a run; ask an owner to make you an editor.";
+      // The API as the page's signed-in user.
+      const api = (p, method, url, body) =>
+        p.evaluate(
+          async ({ method, url, body }) => {
+            const token = JSON.parse(localStorage.getItem('wb.auth')).token;
+            const r = await fetch(url, {
+              method,
+              headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+              body: body ? JSON.stringify(body) : undefined,
+            });
+            return { status: r.status, body: r.status === 204 ? null : await r.json() };
+          },
+          { method, url, body },
+        );
+      const tooltip = async (locator, why, what) => {
+        expect(await locator.isDisabled(), `${what} is disabled`);
+        const title = await locator.getAttribute('title');
+        expect(title === why, `${what} says why: ${title}`);
+      };
+      const contexts = [];
+      try {
+        // The administrator (the owner here) makes the two accounts.
+        for (const email of [EDITOR, VIEWER]) {
+          const made = await api(page, 'POST', '/api/v1/users', { email, password: TEAM_PASSWORD });
+          expect(made.status === 201, `created ${email}: ${JSON.stringify(made)}`);
+        }
+        const project = (await api(page, 'POST', '/api/v1/projects', { name: 'Team sales' })).body;
+        const projectUrl = `${base}/projects/${project.id}`;
+
+        // The owner adds them in the Members dialog.
+        await page.goto(projectUrl);
+        await page.getByTestId('project-title').filter({ hasText: 'Team sales' }).waitFor();
+        await page.getByRole('button', { name: 'Members' }).click();
+        const members = page.getByRole('dialog', { name: 'Members' });
+        for (const [email, role] of [
+          [EDITOR, 'editor'],
+          [VIEWER, 'viewer'],
+        ]) {
+          await members.getByLabel('Add a member').fill(email);
+          await members.getByLabel('Role of the new member').selectOption(role);
+          await members.getByRole('button', { name: 'Add' }).click();
+          await members.getByTestId('members-notice').filter({ hasText: `${email} is now ${role === 'editor' ? 'an' : 'a'} ${role}.` }).waitFor();
+        }
+        const memberRow = (email) => members.locator(`[data-testid=member-row][data-email="${email}"]`);
+        await memberRow(VIEWER).getByTestId('member-usage').filter({ hasText: 'No questions yet' }).waitFor();
+        await page.keyboard.press('Escape');
+
+        const signedIn = async (label, email) => {
+          const { ctx, p } = await otherBrowser(label);
+          contexts.push(ctx);
+          await p.goto(`${base}/login`);
+          await signInAs(p, email, TEAM_PASSWORD);
+          await p.getByRole('heading', { name: 'Projects' }).waitFor();
+          return p;
+        };
+        // The editor uploads and asks; the question takes a few seconds.
+        const ep = await signedIn('editor', EDITOR);
+        await ep.getByRole('navigation').locator('[data-testid=role-badge][data-role=editor]').waitFor();
+        await ep.goto(projectUrl);
+        await ep.getByTestId('project-role').filter({ hasText: 'You are an editor' }).waitFor();
+        await ep.getByTestId('file-input').setInputFiles({ name: 'sales.csv', mimeType: 'text/csv', buffer: Buffer.from(salesCsv()) });
+        await ep.locator('[data-testid=file-row][data-file="sales.csv"]').waitFor();
+        await ep.getByRole('main').getByRole('button', { name: 'New session' }).click();
+        await ep.waitForURL('**/sessions/**');
+        await ep.getByText('What would you like to know?').waitFor();
+        const sessionUrl = ep.url();
+        await script(
+          [
+            {
+              thought: 'Sum the units by region, then look again slowly.',
+              code: 'import time\nimport pandas as pd\ndf = pd.read_csv("sales.csv")\nprint(df.groupby("region")["units"].sum())\ntime.sleep(6)',
+            },
+            { final: 'Region **r0** sold the most units, the team hears.' },
+          ],
+          0.02,
+        );
+        const editorBox = ep.getByRole('textbox', { name: 'Ask a question about your data' });
+        await editorBox.fill('Which region sells the most units?');
+        await editorBox.press('Enter');
+        await ep.locator('[data-testid=run][data-status=running]').waitFor({ timeout: 30_000 });
+        // Its first question names the session, for everyone.
+        await ep.getByTestId('session-title').filter({ hasText: 'Which region sells the most units?' }).waitFor();
+
+        // The viewer opens the session mid-run: it streams, with no composer and nothing to stop.
+        const vp = await signedIn('viewer', VIEWER);
+        await vp.getByRole('navigation').locator('[data-testid=role-badge][data-role=viewer]').waitFor();
+        await vp.goto(sessionUrl);
+        const viewerRun = vp.locator('[data-testid=run]').last();
+        await viewerRun.getByTestId('code').filter({ hasText: 'groupby' }).first().waitFor({ timeout: 30_000 });
+        expect((await viewerRun.getAttribute('data-status')) === 'running', 'the viewer sees the run while it goes');
+        await viewerRun.getByTestId('run-asked-by').filter({ hasText: EDITOR }).waitFor();
+        await vp.screenshot({ path: path.join(SHOTS, '79-viewer-following-live.png') });
+        await tooltip(viewerRun.getByRole('button', { name: 'Stop' }), VIEWER_STOP, "the viewer's Stop");
+        await vp.getByTestId('viewer-note').waitFor();
+        expect((await vp.getByRole('textbox', { name: 'Ask a question about your data' }).count()) === 0, 'a viewer has no question box');
+        await viewerRun.getByTestId('final-answer').filter({ hasText: 'the team hears' }).waitFor({ timeout: 40_000 });
+        await vp.screenshot({ path: path.join(SHOTS, '80-viewer-session-wide.png') });
+        await vp.setViewportSize(narrow);
+        await viewerRun.getByTestId('final-answer').scrollIntoViewIfNeeded();
+        await vp.getByTestId('viewer-note').waitFor();
+        await vp.screenshot({ path: path.join(SHOTS, '81-viewer-session-narrow.png') });
+        await vp.setViewportSize(wide);
+        // Every action a viewer cannot take is disabled and says why.
+        expect(await vp.getByTestId('autonomy-switch').isDisabled(), 'the review switch is disabled for a viewer');
+        await vp.getByRole('button', { name: 'Session actions' }).click();
+        await tooltip(vp.getByRole('menuitem', { name: 'Share…' }), "Viewers can't share sessions; ask an owner to make you an editor.", 'Share…');
+        await vp.getByTestId('share-blocked').waitFor();
+        await vp.keyboard.press('Escape');
+        await vp.getByRole('navigation').getByRole('button', { name: /^Actions for Which region/ }).click();
+        await tooltip(vp.getByRole('menuitem', { name: 'Rename' }), "Viewers can't rename, delete or start sessions; ask an owner to make you an editor.", 'Rename');
+        await vp.keyboard.press('Escape');
+        await vp.goto(projectUrl);
+        await vp.getByTestId('project-role').filter({ hasText: 'You are a viewer' }).waitFor();
+        await tooltip(vp.getByRole('button', { name: 'Upload files' }), "Viewers can't upload files; ask an owner to make you an editor.", 'Upload files');
+
+        // Forced past the UI (the page told the viewer is an editor), a question gets the server's 403 sentence, and the page reads the role again.
+        // Until the question is sent, every read of the project says "editor"; from then on, the truth.
+        let faking = true;
+        await vp.route(`**/api/v1/projects/${project.id}`, async (route) => {
+          const response = await route.fetch();
+          const body = await response.json();
+          await route.fulfill({ response, json: faking ? { ...body, role: 'editor' } : body }).catch(() => undefined);
+        });
+        await vp.goto(sessionUrl);
+        const forcedBox = vp.getByRole('textbox', { name: 'Ask a question about your data' });
+        await forcedBox.fill('May a viewer ask?');
+        faking = false;
+        await forcedBox.press('Enter');
+        const refused = vp.getByTestId('query-refused').filter({ hasText: 'You are a viewer of this project' });
+        await refused.waitFor();
+        expect((await refused.getAttribute('data-code')) === 'forbidden_role', 'the refusal is forbidden_role');
+        await vp.getByTestId('viewer-note').waitFor();
+        await vp.unrouteAll({ behavior: 'ignoreErrors' });
+
+        // The owner asks something slow in the same session; the editor, who did not ask it, stops it.
+        await script([{ thought: 'A slow look.', code: 'import time\ntime.sleep(30)' }, { final: 'never' }], 0.02);
+        await page.goto(sessionUrl);
+        await ask('Owner asks something slow');
+        await lastRun().getByTestId('code').filter({ hasText: 'time.sleep(30)' }).first().waitFor({ timeout: 30_000 });
+        await ep.reload();
+        const ownersRun = ep.locator('[data-testid=run]').last();
+        await ownersRun.getByTestId('run-asked-by').filter({ hasText: EMAIL }).waitFor();
+        await ownersRun.getByRole('button', { name: 'Stop' }).click();
+        await ownersRun.getByText('Cancelled').waitFor({ timeout: 30_000 });
+        await lastRun().getByText('Cancelled').waitFor({ timeout: 30_000 });
+
+        // The Members dialog shows what each member's questions spent.
+        await page.goto(projectUrl);
+        await page.getByRole('button', { name: 'Members' }).click();
+        await memberRow(EDITOR).getByTestId('member-usage').filter({ hasText: /^1 question · [\d,]+ tokens/ }).waitFor();
+        await memberRow(VIEWER).getByTestId('member-usage').filter({ hasText: 'No questions yet' }).waitFor();
+        await shot('82-members-dialog');
+        await page.keyboard.press('Escape');
+
+        // The editor shares the session; a browser with no login reads the report.
+        await ep.getByRole('button', { name: 'Session actions' }).click();
+        await ep.getByRole('menuitem', { name: 'Share…' }).click();
+        const share = ep.getByRole('dialog', { name: 'Share a read-only report' });
+        await share.getByRole('radio', { name: '7 days' }).click();
+        await share.getByTestId('share-runs').waitFor();
+        await ep.screenshot({ path: path.join(SHOTS, '83a-share-dialog-choose.png') });
+        await share.getByRole('button', { name: 'Create link' }).click();
+        const link = await share.getByTestId('share-url').inputValue();
+        expect(link.includes('/api/v1/shared/'), `the link: ${link}`);
+        await share.getByText('This link will not be shown again').waitFor();
+        await share.locator('[data-testid=share-row][data-state=active]').filter({ hasText: 'By you' }).waitFor();
+        await ep.screenshot({ path: path.join(SHOTS, '83b-share-dialog-link.png') });
+
+        const anonCtx = await browser.newContext({ viewport: wide });
+        contexts.push(anonCtx);
+        const anon = await anonCtx.newPage();
+        const anonErrors = [];
+        anon.on('console', (m) => m.type() === 'error' && anonErrors.push(m.text()));
+        anon.on('pageerror', (e) => anonErrors.push(e.message));
+        const opened = await anon.goto(link);
+        expect(opened.status() === 200, `the shared link opens (${opened.status()})`);
+        await anon.getByText('sold the most units, the team hears').first().waitFor();
+        expect((await anon.getByText('Owner asks something slow').count()) === 0, 'the stopped question was not chosen, and is not shown');
+        await anon.screenshot({ path: path.join(SHOTS, '84-shared-report-wide.png'), fullPage: true });
+        await anon.setViewportSize(narrow);
+        await anon.screenshot({ path: path.join(SHOTS, '85-shared-report-narrow.png'), fullPage: true });
+        expect(anonErrors.length === 0, `the shared report logs no errors: ${anonErrors.join('\n')}`);
+
+        // Revoked, the link opens nothing.
+        await anon.setViewportSize(wide);
+        await share.locator('[data-testid=share-row][data-state=active]').getByRole('button', { name: 'Revoke' }).click();
+        await ep.getByRole('dialog', { name: 'Revoke this link?' }).getByRole('button', { name: 'Revoke' }).click();
+        await share.locator('[data-testid=share-row][data-state=revoked]').waitFor();
+        const gone = await anon.goto(link);
+        expect(gone.status() === 404, `a revoked link answers 404 (${gone.status()})`);
+        await anon.getByText('This link does not open a report').waitFor();
+        await anon.screenshot({ path: path.join(SHOTS, '86-shared-link-revoked.png') });
+        await ep.keyboard.press('Escape');
+
+        // The owner reads who did what.
+        await page.getByRole('link', { name: 'Activity' }).click();
+        await page.waitForURL('**/activity');
+        const activity = page.getByTestId('activity-log');
+        const happened = async (action, text) =>
+          activity.locator(`[data-testid=activity-row][data-action="${action}"]`).filter({ hasText: text }).first().waitFor();
+        await happened('member.added', EDITOR);
+        await happened('member.added', VIEWER);
+        await happened('file.uploaded', 'sales.csv');
+        await happened('run.asked', EDITOR);
+        await happened('share.created', EDITOR);
+        await happened('share.revoked', EDITOR);
+        await shot('87-activity');
+        await page.getByLabel('Show').selectOption('share.revoked');
+        await activity.locator('[data-testid=activity-row]:not([data-action="share.revoked"])').first().waitFor({ state: 'detached' });
+        await page.getByTestId('activity-total').filter({ hasText: /^1 event$/ }).waitFor();
+        const shown = await activity.locator('[data-testid=activity-row]').evaluateAll((rows) => rows.map((r) => r.dataset.action));
+        expect(shown.length > 0 && shown.every((a) => a === 'share.revoked'), `the filter shows revocations only: ${shown}`);
+        // An editor may not read it.
+        await ep.goto(`${projectUrl}/activity`);
+        await ep.getByTestId('activity-blocked').filter({ hasText: 'Only owners can read the activity log' }).waitFor();
+      } finally {
+        for (const ctx of contexts) await ctx.close();
       }
     });
 
