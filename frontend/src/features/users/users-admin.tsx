@@ -49,7 +49,7 @@ function RowAction({ pending, ...props }: React.ComponentProps<typeof GuardedBut
 export function UserProjects({ email, projects }: { email: string; projects: UserProjectOut[] }) {
   if (projects.length === 0) return <span className="text-muted-foreground">None</span>;
   return (
-    <ul className="flex max-w-72 flex-wrap gap-1" aria-label="Projects" data-testid="user-projects">
+    <ul className="flex max-w-56 flex-wrap gap-1" aria-label="Projects" data-testid="user-projects">
       {projects.map((p) => (
         <li key={p.id} className="inline-flex max-w-full items-center gap-1 rounded-md border bg-background px-1.5 py-0.5 text-xs" data-project={p.name}>
           <span className="truncate" title={p.name}>
@@ -160,7 +160,7 @@ export function UsersAdmin({ me }: { me: UserOut }) {
                       <DateCell label="Created" iso={u.created_at} none="—" />
                       <DateCell label="Password changed" iso={u.password_changed_at} none="Never" />
                       <td className="px-3 py-2.5 max-md:col-span-2 max-md:p-0">
-                        <div className="flex flex-wrap justify-end gap-1.5 max-md:justify-start lg:flex-nowrap">
+                        <div className="flex flex-wrap justify-end gap-1.5 max-md:justify-start 2xl:flex-nowrap">
                           {u.disabled ? (
                             <RowAction pending={busy(u)} onClick={() => change(u, { disabled: false }, `${u.email} can sign in again.`)}>
                               <CircleCheck /> Enable
