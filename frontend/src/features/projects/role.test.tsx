@@ -2,7 +2,7 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { fireEvent, render, screen, within } from '@testing-library/react';
 import type { ReactNode } from 'react';
 import { describe, expect, it, vi } from 'vitest';
-import type { FileOut, ProjectOut, RunOut, SourceOut } from '@/client';
+import type { FileOut, ProjectOut, RunOut } from '@/client';
 import { DatasetPanel } from '@/features/files/dataset-panel';
 import { fileKeys } from '@/features/files/queries';
 import { replyActions } from '@/features/runs/mutations';
@@ -12,6 +12,7 @@ import { ViewerNote } from '@/features/runs/session-chat';
 import { sourceKeys } from '@/features/sources/queries';
 import { SourcesPanel } from '@/features/sources/sources-panel';
 import { storedRun } from '@/test/runs';
+import { storedSource } from '@/test/sources';
 import { ProjectRoleProvider, blockedFor, type Role } from './role';
 import { UsagePanel } from './usage-panel';
 
@@ -40,23 +41,7 @@ function expectBlocked(button: HTMLElement, why: string) {
 }
 
 const file = { id: 'f', project_id: 'p', name: 'sales.csv', size: 10, content_type: 'text/csv', sha256: 'a', version: 1, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z' } as FileOut;
-const source = {
-  id: 's1',
-  project_id: 'p',
-  name: 'warehouse',
-  kind: 'postgresql',
-  display_url: 'postgresql://ana:***@db.internal:5432/sales',
-  description: '',
-  status: 'ready',
-  status_detail: '',
-  access: 'read_only_transaction',
-  server_version: null,
-  table_count: 1,
-  schema_truncated: false,
-  checked_at: null,
-  created_at: '2026-03-01T10:00:00Z',
-  updated_at: '2026-03-01T10:00:00Z',
-} as SourceOut;
+const source = storedSource();
 const project = {
   id: 'p',
   name: 'Sales',

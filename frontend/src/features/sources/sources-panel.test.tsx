@@ -3,6 +3,7 @@ import { fireEvent, render, screen, waitFor, within } from '@testing-library/rea
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { checkSource, createSource, deleteSource, getSchema, updateSource, type SourceOut } from '@/client';
 import { ApiError } from '@/lib/api';
+import { storedSource as source } from '@/test/sources';
 import { sourceKeys } from './queries';
 import { sourceChanges } from './source-dialog';
 import { SourcesPanel } from './sources-panel';
@@ -18,25 +19,6 @@ vi.mock('@/client', async (original) => ({
 }));
 const { toast } = vi.hoisted(() => ({ toast: { success: vi.fn(), error: vi.fn() } }));
 vi.mock('sonner', () => ({ toast }));
-
-const source = (over: Partial<SourceOut> = {}): SourceOut => ({
-  id: 's1',
-  project_id: 'p',
-  name: 'warehouse',
-  kind: 'postgresql',
-  display_url: 'postgresql://ana:***@db.internal:5432/sales',
-  description: '',
-  status: 'ready',
-  status_detail: 'Connected to PostgreSQL 17.2: 12 tables. The role can write: every query runs in a read-only transaction.',
-  access: 'read_only_transaction',
-  server_version: 'PostgreSQL 17.2',
-  table_count: 12,
-  schema_truncated: false,
-  checked_at: '2026-03-01T10:00:00Z',
-  created_at: '2026-03-01T10:00:00Z',
-  updated_at: '2026-03-01T10:00:00Z',
-  ...over,
-});
 
 function show(sources: SourceOut[]) {
   const qc = new QueryClient({ defaultOptions: { queries: { staleTime: Infinity, retry: false } } });
