@@ -55,11 +55,15 @@ class ForbiddenRole(Forbidden):
 
     def __init__(self, role: Role, need: Role) -> None:
         super().__init__(
-            f"You are a {role.name} of this project: a {need.name} can {WHAT[need]}. "
+            f"You are {_a(role)} of this project: {_a(need)} can {WHAT[need]}. "
             "Ask one of its owners for that role.",
             code="forbidden_role",
         )
         self.role, self.need = role, need
+
+
+def _a(role: Role) -> str:
+    return f"an {role.name}" if role.name[0] in "aeiou" else f"a {role.name}"
 
 
 def require(role: Role, need: Role) -> None:

@@ -88,6 +88,7 @@ def test_an_editor_changes_things_but_not_members_budgets_or_the_project(
         bob.delete(f"/projects/{project['id']}"),
     ):
         assert response.status_code == 403 and response.json()["code"] == "forbidden_role"
+        assert response.json()["detail"].startswith("You are an editor of this project: an owner")
     assert alice.get(f"/projects/{project['id']}").json()["budget_usd"] is None
 
 

@@ -87,7 +87,7 @@ describe('ActivityLog', () => {
   });
 
   it("says why when the server refuses (not an owner)", async () => {
-    list.mockRejectedValue(new ApiError(403, 'You are an editor of this project: a owner can do this. Ask one of its owners for that role.', 'forbidden_role'));
+    list.mockRejectedValue(new ApiError(403, 'You are an editor of this project: an owner can do this. Ask one of its owners for that role.', 'forbidden_role'));
     show();
     expect((await screen.findByRole('alert')).textContent).toContain('You are an editor of this project');
   });

@@ -107,7 +107,7 @@ describe('ShareDialog', () => {
   });
 
   it("shows the server's sentence when a link cannot be made", async () => {
-    create.mockRejectedValue(new ApiError(403, 'You are a viewer of this project: a editor can change it. Ask one of its owners for that role.', 'forbidden_role'));
+    create.mockRejectedValue(new ApiError(403, 'You are a viewer of this project: an editor can change it. Ask one of its owners for that role.', 'forbidden_role'));
     show();
     await screen.findByTestId('share-runs');
     fireEvent.click(screen.getByRole('button', { name: 'Create link' }));
