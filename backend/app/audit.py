@@ -51,6 +51,7 @@ class Action(StrEnum):
     session_deleted = "session.deleted"
     run_asked = "run.asked"
     run_ended = "run.ended"
+    run_stopped = "run.stopped"
     review_decided = "review.decided"
     input_answered = "input.answered"
     share_created = "share.created"
@@ -246,6 +247,7 @@ SENTENCES: dict[Action, Callable[[str, dict[str, Any]], str]] = {
         f"{who} asked {_quoted(d['query'], SUMMARY_QUERY_CHARS)} with {d['model']}"
     ),
     Action.run_ended: _run_ended,
+    Action.run_stopped: lambda who, d: f"{who} stopped {_quoted(d.get('query'), 80)}",
     Action.review_decided: lambda who, d: (
         f"{who} {_DECIDED.get(d['decision'], d['decision'])} the code of step {d['step']}"
     ),

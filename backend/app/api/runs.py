@@ -9,9 +9,11 @@ from typing import Annotated, Literal
 import pandas as pd
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import FileResponse, StreamingResponse
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.background import BackgroundTask
 
+from app import audit
 from app.api.deps import (
     CurrentUser,
     DbDep,
@@ -33,7 +35,7 @@ from app.files.preview_process import run_preview
 from app.files.service import stream_object
 from app.infra.events import RunEventLog
 from app.infra.storage import ObjectNotFound, ObjectStorage
-from app.models import Artifact, Run
+from app.models import Artifact, Run, Session
 from app.runs.orchestrator import RunOrchestrator
 from app.runs.repository import history
 from app.runs.schemas import (
@@ -127,10 +129,14 @@ def _seq(last_event_id: str | None) -> int:
 @router.post(
     "/runs/{run_id}/cancel", response_model=RunOut, responses={409: {"description": "Not running"}}
 )
-async def cancel_run(run: OwnedRun, db: DbDep, runs: OrchestratorDep) -> RunOut:
+async def cancel_run(run: OwnedRun, db: DbDep, runs: OrchestratorDep, user: CurrentUser) -> RunOut:
     """Stop the run at the next safe point (a running code step is killed)."""
     if run.status not in ACTIVE:
         raise Conflict(f"This run has already ended ({run.status}).", code="run_not_active")
+    found = await db.execute(select(Session.project_id).where(Session.id == run.session_id))
+    project_id = found.scalar_one()
+    stopped = {"run_id": str(run.id), "query": run.query[: audit.QUERY_CHARS]}
+    await audit.record(db, project_id, user, audit.Action.run_stopped, ("run", run.id), stopped)
     await release_connection(db)  # none is held while the run winds down
     await runs.cancel(run.id)
     return RunOut.model_validate(await history.get_run(db, run.id))

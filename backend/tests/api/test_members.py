@@ -249,6 +249,11 @@ def test_members_follow_a_run_live_an_editor_stops_it_and_removed_readers_are_cu
     carols_thread.join(30)
     for seen in (asked, carols):
         assert finished(seen)["status"] == "cancelled"
+    # The log says who stopped it, and whose question it was.
+    log = alice.get(f"/projects/{project['id']}/audit", params={"action": "run"}).json()
+    said = [(e["action"], e["actor"]["email"], e["summary"]) for e in log["items"]]
+    assert ("run.stopped", "carol@example.com", "carol@example.com stopped “A long one”.") in said
+    assert ("run.asked", "alice@example.com") in [s[:2] for s in said]
 
 
 def _follow(api: Api, run_id: str) -> tuple[threading.Thread, list[Event]]:

@@ -171,7 +171,7 @@ export type AuditEventOut = {
     /**
      * Action
      *
-     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, session.created, session.deleted, run.asked, run.ended, review.decided, input.answered, share.created, share.revoked, export.downloaded
+     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, session.created, session.deleted, run.asked, run.ended, run.stopped, review.decided, input.answered, share.created, share.revoked, export.downloaded
      */
     action: string;
     /**

@@ -49,6 +49,7 @@ export const ACTION_GROUPS: { label: string; actions: { value: string; label: st
       { value: 'session.deleted', label: 'Session deleted' },
       { value: 'run.asked', label: 'Question asked' },
       { value: 'run.ended', label: 'Question ended' },
+      { value: 'run.stopped', label: 'Question stopped' },
       { value: 'review.decided', label: 'Code reviewed' },
       { value: 'input.answered', label: "Agent's question answered" },
     ],
