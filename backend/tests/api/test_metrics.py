@@ -263,13 +263,19 @@ def test_debians_prometheus_scrapes_the_workbench(guarded: LiveServer, tmp_path:
 
 
 def _target(api: str) -> dict[str, Any] | None:
-    targets = httpx.get(f"{api}/targets").json()["data"]["activeTargets"]
+    answer = httpx.get(f"{api}/targets")
+    if answer.status_code != 200:  # 503 "Service Unavailable" while Prometheus starts
+        return None
+    targets = answer.json()["data"]["activeTargets"]
     scraped = [t for t in targets if t["health"] != "unknown"]
     return scraped[0] if scraped else None
 
 
 def _query(api: str, query: str) -> list[dict[str, Any]] | None:
-    result = httpx.get(f"{api}/query", params={"query": query}).json()["data"]["result"]
+    answer = httpx.get(f"{api}/query", params={"query": query})
+    if answer.status_code != 200:  # not ready yet
+        return None
+    result = answer.json()["data"]["result"]
     return result or None
 
 
