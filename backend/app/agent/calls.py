@@ -26,7 +26,7 @@ MIN_SECRET_CHARS = 8
 # How much of the provider's own message a sentence quotes.
 QUOTED_CHARS = 300
 _PREAMBLE = re.compile(r"^\s*(litellm\.)?\w*(Error|Exception)\s*(:|-)\s*")
-_SECRET_SHAPES = re.compile(r"\b(sk|pk|rk|key|or)-[A-Za-z0-9_\-]{8,}|\bBearer\s+\S+", re.IGNORECASE)
+SECRET_SHAPES = re.compile(r"\b(sk|pk|rk|key|or)-[A-Za-z0-9_\-]{8,}|\bBearer\s+\S+", re.IGNORECASE)
 
 
 class StepLimit(AgentError):
@@ -75,7 +75,7 @@ def redact(text: str, secrets: list[str | None]) -> str:
     for secret in secrets:
         if secret and len(secret) >= MIN_SECRET_CHARS:
             text = text.replace(secret, "[redacted]")
-    return _SECRET_SHAPES.sub("[redacted]", text)
+    return SECRET_SHAPES.sub("[redacted]", text)
 
 
 def server_name(model_id: str, api_base: str | None) -> str:

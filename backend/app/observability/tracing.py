@@ -40,7 +40,7 @@ from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.util.types import Attributes
 
-from app.agent.calls import redact
+from app.agent.calls import MIN_SECRET_CHARS, SECRET_SHAPES, redact
 from app.config import Settings
 
 log = logging.getLogger(__name__)
@@ -261,11 +261,16 @@ _URLS = frozenset({"url.full", "http.url"})
 
 
 class ScrubbingExporter(SpanExporter):
-    """Passes spans on with secrets removed from every attribute and event (see module)."""
+    """Passes spans on with secrets removed from every attribute and event (see module).
+
+    Most spans hold nothing to remove, and are passed on as they are after a quick look at
+    their strings (`_holds`): the spans of every question go through here.
+    """
 
     def __init__(self, inner: SpanExporter, secrets: Sequence[str | None]):
         self.inner = inner
         self.secrets: list[str | None] = [s for s in secrets if s]
+        self.whole = [s for s in self.secrets if s and len(s) >= MIN_SECRET_CHARS]
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         return self.inner.export([self._scrubbed(s) for s in spans])
@@ -277,16 +282,18 @@ class ScrubbingExporter(SpanExporter):
         return self.inner.force_flush(timeout_millis)
 
     def _scrubbed(self, span_: ReadableSpan) -> ReadableSpan:
-        name = redact(span_.name, self.secrets)
-        attributes = self._attributes(span_.attributes)
-        if name == span_.name and attributes == dict(span_.attributes or {}) and not span_.events:
+        if (
+            not span_.events
+            and not self._holds(span_.name)
+            and not any(self._dirty(n, v) for n, v in (span_.attributes or {}).items())
+        ):
             return span_  # nothing to remove (most spans): passed on as it is
         return ReadableSpan(
-            name=name,
+            name=redact(span_.name, self.secrets),
             context=span_.context,
             parent=span_.parent,
             resource=span_.resource,
-            attributes=attributes,
+            attributes=self._attributes(span_.attributes),
             events=[
                 Event(e.name, self._attributes(e.attributes), e.timestamp) for e in span_.events
             ],
@@ -297,6 +304,25 @@ class ScrubbingExporter(SpanExporter):
             end_time=span_.end_time,
             instrumentation_scope=span_.instrumentation_scope,
         )
+
+    def _dirty(self, name: str, value: Any) -> bool:
+        """Whether an attribute would change (a path, a URL, a string holding a secret)."""
+        if name in _DROPPED or name in _URLS:
+            return True
+        if isinstance(value, str):
+            return self._holds(value)
+        if isinstance(value, tuple | list):
+            return any(isinstance(v, str) and self._holds(v) for v in value)
+        return False
+
+    def _holds(self, text: str) -> bool:
+        """Whether `redact` would change `text`: a secret in it, or a key's or a bearer
+        token's shape (which needs a "-" or the word "bearer": most strings have neither)."""
+        if any(secret in text for secret in self.whole):
+            return True
+        if "-" not in text and "bearer" not in text.lower():
+            return False
+        return SECRET_SHAPES.search(text) is not None
 
     def _attributes(self, attributes: Attributes) -> dict[str, Any]:
         clean: dict[str, Any] = {}

@@ -1,0 +1,127 @@
+"""OTEL_CAPTURE_CONTENT=true: the prompts and the model's replies go on model-call spans,
+still without a secret; and the scrubber that every exported span goes through."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from app.observability.tracing import ScrubbingExporter
+from tests.api.conftest import SALES
+from tests.api.test_query import READ, ask, finished
+from tests.api.test_traces import MODEL_SPAN, flushed, strings, tree
+from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, LLM_KEY, TEST_SECRET, Api, stack_settings
+from tests.support.llm import ScriptedLLM, code_reply, final_reply
+from tests.support.otlp import OtlpReceiver
+from tests.support.server import LiveServer
+
+QUESTION = "Which region sold most? Use key sk-user-pasted-0a1b2c3d4e (marker-7f3e)"
+PASSWORD = "carol-password-31cc"
+
+
+@pytest.fixture(scope="module")
+def receiver() -> Iterator[OtlpReceiver]:
+    received = OtlpReceiver().start()
+    yield received
+    received.stop()
+
+
+@pytest.fixture(scope="module")
+def capturing(
+    tmp_path_factory: pytest.TempPathFactory, llm: ScriptedLLM, receiver: OtlpReceiver
+) -> Iterator[LiveServer]:
+    settings = stack_settings(
+        "embedded",
+        tmp_path_factory.mktemp("data-capturing"),
+        LLM_API_BASE=llm.api_base,
+        OTEL_EXPORTER_OTLP_ENDPOINT=receiver.endpoint,
+        OTEL_CAPTURE_CONTENT=True,
+    )
+    live = LiveServer(settings).start()
+    yield live
+    live.stop()
+
+
+def test_with_capture_on_model_spans_carry_the_prompt_and_reply_but_no_secret(
+    capturing: LiveServer, receiver: OtlpReceiver, llm: ScriptedLLM
+) -> None:
+    with Api(capturing) as anon, anon.as_user(ADMIN_EMAIL, ADMIN_PASSWORD) as admin:
+        carol = admin.new_user("carol@example.com", PASSWORD)
+        project = carol.project()
+        assert carol.upload(project["id"], "sales.csv", SALES).status_code == 201
+        session = carol.post(f"/projects/{project['id']}/sessions", json={"title": "S"}).json()
+        llm.script(
+            code_reply(f"{READ}\nprint(df.groupby('region')['revenue'].sum().idxmax())"),
+            final_reply("'North sold most (marker-answer-9d2a).'"),
+        )
+        assert finished(ask(carol, session["id"], QUESTION))["status"] == "succeeded"
+        token = carol.headers["Authorization"].removeprefix("Bearer ")
+    spans = flushed(capturing, receiver)
+    root = next(s for s in spans if s.name == "POST /api/v1/sessions/{session_id}/query")
+    calls = [s for s in tree(spans, root.trace_id).values() if s.name == MODEL_SPAN]
+    assert len(calls) == 2
+
+    prompt = json.loads(calls[0].attributes["gen_ai.input.messages"])
+    said = json.dumps(prompt)
+    assert "marker-7f3e" in said  # the question, as the model read it
+    assert "sales.csv" in said and "revenue" in said  # and the workspace the prompt shows
+    assert "[redacted]" in said and "sk-user-pasted-0a1b2c3d4e" not in said  # a key's shape
+    assert "groupby('region')" in calls[0].attributes["gen_ai.output.messages"]
+    assert "marker-answer-9d2a" in calls[1].attributes["gen_ai.output.messages"]
+
+    exported = strings(spans)
+    for secret in (LLM_KEY, TEST_SECRET, ADMIN_PASSWORD, PASSWORD, token):
+        assert secret not in exported
+
+
+def exported_through(scrubber_secrets: list[str], name: str, attributes: dict[str, object]):
+    """What a span with this name and these attributes looks like after the scrubber."""
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(ScrubbingExporter(memory, scrubber_secrets)))
+    with provider.get_tracer("t").start_as_current_span(name, attributes=attributes):
+        pass
+    provider.shutdown()
+    (span,) = memory.get_finished_spans()
+    return span
+
+
+SECRET = "s3cret-signing-value-42"
+
+
+@pytest.mark.parametrize(
+    ("attribute", "value", "left"),
+    [
+        ("db.statement", f"SELECT '{SECRET}'", "SELECT '[redacted]'"),
+        ("note", "Authorization: bEaReR abc.def", "Authorization: [redacted]"),
+        ("note", "key KEY-0123456789abc here", "key [redacted] here"),
+        ("list", ("ok", f"x{SECRET}x"), ("ok", "x[redacted]x")),
+        ("url.full", "https://h:8/p?api_key=zzz#f", "https://h:8/p"),
+        ("url.path", "/api/v1/shared/tok", None),
+        ("url.query", "token=abc", None),
+    ],
+)
+def test_the_scrubber_removes_secrets_shapes_paths_and_queries(
+    attribute: str, value: object, left: object
+) -> None:
+    span = exported_through([SECRET, "short"], "op", {attribute: value, "n": 3})
+    assert span.attributes is not None
+    found = span.attributes.get(attribute)
+    assert (tuple(found) if isinstance(found, list | tuple) else found) == left
+    assert span.attributes["n"] == 3
+
+
+def test_the_scrubber_cleans_a_span_name_and_passes_a_clean_span_as_it_is() -> None:
+    named = exported_through([SECRET], f"GET {SECRET}", {})
+    assert named.name == "GET [redacted]"
+    clean = {"db.statement": "SELECT users.email FROM users WHERE users.id = ?", "n": 1}
+    span = exported_through([SECRET, "short"], "SELECT /data/workbench.db", clean)
+    assert span.name == "SELECT /data/workbench.db"
+    assert dict(span.attributes or {}) == clean
+    # A secret under MIN_SECRET_CHARS is not looked for (it would match too much).
+    assert exported_through(["short"], "op", {"a": "short"}).attributes == {"a": "short"}
