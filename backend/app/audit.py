@@ -59,8 +59,9 @@ class Action(StrEnum):
     export_downloaded = "export.downloaded"
 
 
-# Who acted: a user, a user's id (their email is looked up), or None (the workbench itself).
-Actor = User | uuid.UUID | None
+# Who acted: a user, a user's id (their email is looked up), a user's id and email already
+# known, or None (the workbench itself).
+Actor = User | uuid.UUID | tuple[uuid.UUID, str | None] | None
 # What it was done to: its kind ("file", "member", "run", …) and its id, if it has one.
 Subject = tuple[str, uuid.UUID | str | None]
 
@@ -105,6 +106,8 @@ async def _who(db: AsyncSession, actor: Actor) -> tuple[uuid.UUID | None, str | 
         return actor.id, actor.email
     if actor is None:
         return None, None
+    if isinstance(actor, tuple):
+        return actor
     return actor, await db.scalar(select(User.email).where(User.id == actor))
 
 

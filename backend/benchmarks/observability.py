@@ -9,6 +9,14 @@ the backend process's own CPU per run (its sandbox workers are not counted: noth
 observability runs there), the median over rounds, against the backend with both off.
 Target: metrics and traces together <= 3% more backend CPU per run.
 
+The machine's noise (a loaded 2-core machine: +-10% a round) is larger than the target, so
+each observed backend is also sampled by py-spy the whole time, and the share of its CPU
+samples spent in the code of traces (OpenTelemetry's SDK, exporter and instrumentations,
+FastAPI's telemetry, app/observability/tracing.py) and of metrics (prometheus_client, the
+app's metrics code) is printed beside the difference: what that code itself costs, not
+counting the code it wraps (a request's handler under FastAPI's span, an HTTP request under
+httpx's).
+
 Used by `make bench-agent ARGS=--observability` (sequential runs, embedded stack) and
 `make bench-load ARGS=--observability` (N runs at once on Postgres, Redis and S3).
 """
@@ -16,7 +24,11 @@ Used by `make bench-agent ARGS=--observability` (sequential runs, embedded stack
 from __future__ import annotations
 
 import asyncio
+import collections
+import re
+import shutil
 import statistics
+import subprocess
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +47,19 @@ TARGET_PERCENT = 3.0
 Workload = Callable[[str, list[tuple[str, str]]], Awaitable[int]]
 
 
+# Whose code a sampled stack is in (full file names, as py-spy --full-filenames prints them).
+TRACES = ("/opentelemetry/", "/fastapi/telemetry/", "app/observability/tracing.py")
+METRICS = ("/prometheus_client/", "app/observability/metrics.py", "app/api/metrics.py")
+# Code that the observability code only wraps: below a wrapper, the time is the app's own.
+WRAPPED = (
+    "/app/", "/starlette/", "/fastapi/", "/uvicorn/", "/httpx/", "/httpcore/", "/anyio/",
+    "/sqlalchemy/", "/smolagents/", "/litellm/", "/asyncio/",
+)  # fmt: skip
+# The app's code that observability's own code calls for itself (the scrubber's `redact`).
+HELPERS = ("app/agent/calls.py",)
+_FRAME_FILE = re.compile(r"\((.*):\d+\)$")
+
+
 @dataclass
 class Contender:
     mode: str
@@ -42,6 +67,25 @@ class Contender:
     tokens: list[tuple[str, str]] = field(default_factory=list)
     per_run: list[float] = field(default_factory=list)  # backend CPU seconds a run, per round
     runs: int = 0
+    profile: Path | None = None  # py-spy's raw samples of this backend
+    sampler: subprocess.Popen[bytes] | None = None
+
+    def start_sampling(self, folder: Path) -> None:
+        spy = shutil.which("py-spy")
+        if spy is None or self.mode == "off":
+            return
+        self.profile = folder / f"{self.replica.pid}.samples"
+        self.sampler = subprocess.Popen(
+            [spy, "record", "--pid", str(self.replica.pid), "--rate", "250", "--threads",
+             "--nonblocking", "--full-filenames", "--format", "raw", "--output",
+             str(self.profile)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    def stop_sampling(self) -> None:
+        if self.sampler is not None:
+            self.sampler.send_signal(2)  # py-spy writes its file on Ctrl-C
+            self.sampler.wait(timeout=60)
 
     def cpu(self) -> float:
         times = psutil.Process(self.replica.pid).cpu_times()
@@ -90,6 +134,7 @@ def compare(
             contender.replica.wait_ready()
             contender.tokens = users(contender.replica.url)
             asyncio.run(workload(contender.replica.url, contender.tokens))  # warm-up
+            contender.start_sampling(folder)
         for round_ in range(rounds):
             shift = round_ % len(contenders)
             for contender in contenders[shift:] + contenders[:shift]:
@@ -102,6 +147,7 @@ def compare(
             print(f"  round {round_ + 1}/{rounds} done", flush=True)
     finally:
         for contender in contenders:
+            contender.stop_sampling()
             contender.replica.stop()
         sink.stop()
     off = statistics.median(contenders[0].per_run)
@@ -115,3 +161,41 @@ def compare(
             f"rounds: {spread} ms)"
         )
     print(f"  spans received by the OTLP sink: {len(sink.spans):,}")
+    profiled = [c for c in contenders if c.profile is not None and c.profile.exists()]
+    if not profiled:
+        print("  (py-spy not found: no share of CPU by code; `uv sync` installs it)")
+        return
+    print("Share of each backend's CPU samples in the code of (py-spy, all its threads):")
+    for contender in profiled:
+        assert contender.profile is not None
+        samples, shares = own_shares(contender.profile, {"traces": TRACES, "metrics": METRICS})
+        said = ", ".join(
+            f"{name} {share:.2%}" for name, share in shares.items() if share or name == "metrics"
+        )
+        print(f"  {contender.mode:<18} {said} ({samples:,} samples)")
+
+
+def own_shares(profile: Path, kinds: dict[str, tuple[str, ...]]) -> tuple[int, dict[str, float]]:
+    """The share of a py-spy raw profile's samples spent in each kind's own code.
+
+    A sample counts for a kind when its innermost frame of that kind's code has nothing
+    under it that the kind only wraps (WRAPPED, the app's own code): the export's encoding
+    and HTTP request count, the request handler running under FastAPI's span does not.
+    """
+    total = 0
+    own: collections.Counter[str] = collections.Counter()
+    for line in profile.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not count.isdigit():
+            continue
+        total += int(count)
+        files = [m.group(1) if (m := _FRAME_FILE.search(f)) else "" for f in stack.split(";")]
+        for kind, marks in kinds.items():
+            mine = [i for i, f in enumerate(files) if any(m in f for m in marks)]
+            if not mine:
+                continue
+            under = files[mine[-1] + 1 :]
+            wrapped = [f for f in under if any(w in f for w in WRAPPED)]
+            if not any(not any(h in f for h in HELPERS) for f in wrapped):
+                own[kind] += int(count)
+    return total, {kind: own[kind] / max(1, total) for kind in kinds}

@@ -86,7 +86,8 @@ def create_provider(settings: Settings, exporter: SpanExporter | None = None) ->
         exporter = OTLPSpanExporter(endpoint=settings.traces_endpoint)
     name = os.environ.get("OTEL_SERVICE_NAME") or "workbench"
     provider = TracerProvider(
-        resource=Resource.create({SERVICE_NAME: name}), sampler=RequestRooted(sampled_share())
+        resource=_Resource(Resource.create({SERVICE_NAME: name})),
+        sampler=RequestRooted(sampled_share()),
     )
     scrubbing = ScrubbingExporter(exporter, secrets_of(settings))
     provider.add_span_processor(BatchSpanProcessor(scrubbing))
@@ -221,6 +222,21 @@ def links_to(carrier: Mapping[str, Any] | None) -> list[Link]:
 def text(value: str) -> str:
     """Text as an attribute keeps it (cut to MAX_TEXT_CHARS)."""
     return value if len(value) <= MAX_TEXT_CHARS else value[:MAX_TEXT_CHARS] + "…"
+
+
+class _Resource(Resource):
+    """A resource whose hash is worked out once: the OTLP encoder hashes a span's resource
+    for every span it sends (the SDK's hash serialises every attribute to JSON each time)."""
+
+    def __init__(self, resource: Resource):
+        super().__init__(resource.attributes, resource.schema_url)
+        self._hash = super().__hash__()
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return super().__eq__(other)
 
 
 class RequestRooted(Sampler):

@@ -66,6 +66,8 @@ class OtlpReceiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # kept alive between exports, as collectors do
+
             def log_message(self, *args: object) -> None:
                 pass
 
@@ -75,6 +77,7 @@ class OtlpReceiver:
                     body = gzip.decompress(body)
                 if self.path != "/v1/traces":
                     self.send_response(404)
+                    self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
                 request = ExportTraceServiceRequest()

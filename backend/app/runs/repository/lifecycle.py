@@ -18,7 +18,7 @@ from sqlalchemy.orm import raiseload
 from app import audit
 from app.audit import Action
 from app.infra.events import RunEvent
-from app.models import Artifact, File, Project, Run, RunEventRow, RunStatus, RunStep, Session
+from app.models import Artifact, File, Project, Run, RunEventRow, RunStatus, RunStep, Session, User
 from app.models.base import UTCDateTime, utcnow
 from app.runs.budget import Usage
 from app.runs.events import record, run_finished
@@ -448,14 +448,16 @@ async def _audit_end(db: AsyncSession, run_id: uuid.UUID) -> None:
                 Run.tokens_in,
                 Run.tokens_out,
                 Run.cost_usd,
+                User.email,
             )
             .join(Session, Session.id == Run.session_id)
+            .outerjoin(User, User.id == Run.user_id)
             .where(Run.id == run_id)
         )
     ).one_or_none()
     if found is None:
         return
-    project_id, asker, status, tokens_in, tokens_out, cost = found
+    project_id, asker, status, tokens_in, tokens_out, cost, email = found
     ended = {
         "run_id": str(run_id),
         "status": str(status),
@@ -463,4 +465,5 @@ async def _audit_end(db: AsyncSession, run_id: uuid.UUID) -> None:
         "tokens_out": tokens_out,
         "cost_usd": cost,
     }
-    await audit.record(db, project_id, asker, Action.run_ended, ("run", run_id), ended)
+    actor = None if asker is None else (asker, email)
+    await audit.record(db, project_id, actor, Action.run_ended, ("run", run_id), ended)
