@@ -29,7 +29,7 @@ const router = createBrowserRouter([
 ]);
 
 export function App() {
-  const [theme] = useTheme();
+  const theme = useTheme();
   const signedIn = useAuthStore((s) => !!s.auth);
   useEffect(followSystemTheme, []);
   // Cached data belongs to the signed-in user; drop it when they sign out.

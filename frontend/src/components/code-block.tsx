@@ -26,7 +26,7 @@ export function CopyButton({ text, className, label = 'Copy code' }: { text: str
 }
 
 export function CodeBlock({ code, language = 'python', className }: { code: string; language?: string; className?: string }) {
-  const [theme] = useTheme();
+  const theme = useTheme();
   return (
     <div className={cn('group relative rounded-lg border bg-code', className)}>
       <CopyButton text={code} className="absolute top-1.5 right-1.5 bg-card/80" />

@@ -70,7 +70,7 @@ export function CodeEditor({
   onChange: (value: string) => void;
   onSubmit?: () => void;
 } & Omit<React.ComponentProps<'textarea'>, 'value' | 'onChange' | 'onSubmit'>) {
-  const [theme] = useTheme();
+  const theme = useTheme();
   const area = useRef<HTMLTextAreaElement>(null);
   const selection = useRef<[number, number] | null>(null);
   const tabLeaves = useRef(false);

@@ -17,7 +17,7 @@ export function PlotlyChart({
   plotRef?: RefObject<HTMLDivElement | null>;
 }) {
   const ref = useRef<HTMLDivElement>(null);
-  const [theme] = useTheme();
+  const theme = useTheme();
   useEffect(() => {
     const el = ref.current;
     if (plotRef) plotRef.current = el;

@@ -1,3 +1,4 @@
+import { Check } from 'lucide-react';
 import { DropdownMenu as M } from 'radix-ui';
 import type * as React from 'react';
 import { cn } from '@/lib/utils';
@@ -32,6 +33,28 @@ export function DropdownMenuItem({
       )}
       {...props}
     />
+  );
+}
+
+export const DropdownMenuRadioGroup = M.RadioGroup;
+
+/** One choice of a radio group: a check mark at the start of the chosen one. */
+export function DropdownMenuRadioItem({ className, children, ...props }: React.ComponentProps<typeof M.RadioItem>) {
+  return (
+    <M.RadioItem
+      className={cn(
+        'relative flex cursor-pointer items-center gap-2 rounded-sm py-1.5 pr-2 pl-7 outline-none select-none data-[disabled]:pointer-events-none data-[disabled]:opacity-50 data-[highlighted]:bg-muted data-[state=checked]:font-medium [&_svg]:size-4 [&_svg]:shrink-0',
+        className,
+      )}
+      {...props}
+    >
+      <span className="absolute left-2 flex size-4 items-center justify-center">
+        <M.ItemIndicator>
+          <Check />
+        </M.ItemIndicator>
+      </span>
+      {children}
+    </M.RadioItem>
   );
 }
 

@@ -1,8 +1,10 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { fireEvent, render, screen } from '@testing-library/react';
+import { act, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MemoryRouter } from 'react-router';
 import type { UserOut } from '@/client';
+import { followSystemTheme } from '@/lib/theme';
+import { fakeMatchMedia } from '@/test/media';
 import { useAuthStore } from './auth-store';
 import { authKeys } from './queries';
 import { UserArea } from './user-area';
@@ -16,7 +18,7 @@ const user = (over: Partial<UserOut> = {}): UserOut => ({
   ...over,
 });
 
-function show(me: UserOut) {
+function showArea(me: UserOut) {
   const qc = new QueryClient({ defaultOptions: { queries: { staleTime: Infinity, retry: false } } });
   qc.setQueryData(authKeys.me, me);
   render(
@@ -26,6 +28,10 @@ function show(me: UserOut) {
       </MemoryRouter>
     </QueryClientProvider>,
   );
+}
+
+function show(me: UserOut) {
+  showArea(me);
   // Radix opens its menu on the trigger's keyboard (and pointer) events, not on click.
   fireEvent.keyDown(screen.getByRole('button', { name: 'Account: ana@example.com' }), { key: 'Enter' });
   return screen.getByRole('menu');
@@ -47,6 +53,7 @@ beforeEach(() => {
 afterEach(() => {
   vi.unstubAllGlobals();
   localStorage.clear();
+  document.documentElement.classList.remove('dark');
 });
 
 describe('UserArea', () => {
@@ -65,5 +72,34 @@ describe('UserArea', () => {
     show(user());
     fireEvent.click(screen.getByRole('menuitem', { name: 'Change password…' }));
     expect(screen.getByRole('dialog', { name: 'Change password' })).toBeTruthy();
+  });
+
+  it('offers System, Light and Dark, shows the one chosen, and goes back to following the system', () => {
+    const media = fakeMatchMedia(() => false);
+    const stop = followSystemTheme();
+    const isDark = () => document.documentElement.classList.contains('dark');
+    showArea(user());
+    const choose = (from: string, to: string) => {
+      fireEvent.keyDown(screen.getByRole('button', { name: `Theme: ${from}` }), { key: 'Enter' });
+      const menu = screen.getByRole('menu', { name: `Theme: ${from}` });
+      const items = screen.getAllByRole('menuitemradio');
+      expect(items.map((i) => i.textContent?.trim())).toEqual(['System', 'Light', 'Dark']);
+      expect(items.filter((i) => i.getAttribute('aria-checked') === 'true').map((i) => i.textContent?.trim())).toEqual([from]);
+      fireEvent.click(screen.getByRole('menuitemradio', { name: to }));
+      expect(menu.isConnected).toBe(false);
+    };
+
+    choose('System', 'Dark');
+    expect(isDark()).toBe(true);
+    media.change('(prefers-color-scheme: dark)', false);
+    expect(isDark()).toBe(true);
+
+    choose('Dark', 'System');
+    expect(isDark()).toBe(false);
+    act(() => media.change('(prefers-color-scheme: dark)', true));
+    expect(isDark()).toBe(true);
+    expect(screen.getByRole('button', { name: 'Theme: System' })).toBeTruthy();
+    stop();
+    media.restore();
   });
 });

@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { ChevronsUpDown, KeyRound, LogOut, Moon, Sun, UsersRound } from 'lucide-react';
+import { ChevronsUpDown, KeyRound, LogOut, Monitor, Moon, Sun, UsersRound } from 'lucide-react';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { Button } from '@/components/ui/button';
@@ -8,13 +8,46 @@ import {
   DropdownMenuContent,
   DropdownMenuItem,
   DropdownMenuLabel,
+  DropdownMenuRadioGroup,
+  DropdownMenuRadioItem,
   DropdownMenuSeparator,
   DropdownMenuTrigger,
 } from '@/components/ui/dropdown-menu';
-import { useTheme } from '@/lib/theme';
+import { type ThemeChoice, useThemeChoice } from '@/lib/theme';
 import { useAuthStore } from './auth-store';
 import { ChangePasswordDialog } from './change-password-dialog';
 import { meQuery } from './queries';
+
+const THEMES = [
+  { value: 'system', label: 'System', Icon: Monitor },
+  { value: 'light', label: 'Light', Icon: Sun },
+  { value: 'dark', label: 'Dark', Icon: Moon },
+] as const;
+
+/** The colour theme: the system's (followed as it changes; the default), light or dark. */
+function ThemeMenu() {
+  const [choice, setChoice] = useThemeChoice();
+  const chosen = THEMES.find((t) => t.value === choice) ?? THEMES[0];
+  return (
+    <DropdownMenu>
+      <DropdownMenuTrigger asChild>
+        <Button variant="ghost" size="icon-sm" aria-label={`Theme: ${chosen.label}`} title={`Theme: ${chosen.label}`}>
+          <chosen.Icon />
+        </Button>
+      </DropdownMenuTrigger>
+      <DropdownMenuContent align="end" side="top" className="w-40">
+        <DropdownMenuLabel>Theme</DropdownMenuLabel>
+        <DropdownMenuRadioGroup aria-label="Theme" value={choice} onValueChange={(v) => setChoice(v as ThemeChoice)}>
+          {THEMES.map(({ value, label, Icon }) => (
+            <DropdownMenuRadioItem key={value} value={value}>
+              <Icon className="text-muted-foreground" /> {label}
+            </DropdownMenuRadioItem>
+          ))}
+        </DropdownMenuRadioGroup>
+      </DropdownMenuContent>
+    </DropdownMenu>
+  );
+}
 
 /** The foot of the sidebar: who is signed in, their account menu, the theme and signing out. */
 export function UserArea({ onNavigate }: { onNavigate?: () => void }) {
@@ -23,7 +56,6 @@ export function UserArea({ onNavigate }: { onNavigate?: () => void }) {
   // The stored user until the server answers: an administrator may have changed the role since.
   const me = useQuery({ ...meQuery(), placeholderData: stored });
   const user = me.data;
-  const [theme, setTheme] = useTheme();
   const [changing, setChanging] = useState(false);
   return (
     <div className="flex items-center gap-1 border-t px-2 py-2">
@@ -58,14 +90,7 @@ export function UserArea({ onNavigate }: { onNavigate?: () => void }) {
           )}
         </DropdownMenuContent>
       </DropdownMenu>
-      <Button
-        variant="ghost"
-        size="icon-sm"
-        aria-label={theme === 'dark' ? 'Switch to light theme' : 'Switch to dark theme'}
-        onClick={() => setTheme(theme === 'dark' ? 'light' : 'dark')}
-      >
-        {theme === 'dark' ? <Sun /> : <Moon />}
-      </Button>
+      <ThemeMenu />
       <Button variant="ghost" size="icon-sm" aria-label="Sign out" onClick={() => signOut()}>
         <LogOut />
       </Button>
