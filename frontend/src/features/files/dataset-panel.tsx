@@ -58,9 +58,19 @@ function Versions({ file }: { file: FileOut }) {
       {versions.data?.map((v) => (
         <li key={v.version} className="flex flex-wrap items-center gap-x-3 gap-y-0.5 px-3 py-1.5" data-version={v.version}>
           <span className="w-8 shrink-0 font-medium tabular-nums">v{v.version}</span>
-          <span className="min-w-0 flex-1 truncate text-xs text-muted-foreground">
-            {formatDate(v.created_at)} · {formatBytes(v.size)}
-            {v.current && <span className="ml-2 rounded bg-primary/10 px-1.5 py-0.5 text-[11px] font-medium text-primary">current</span>}
+          {/* The badge never shrinks: on a narrow screen it wraps under the date rather than being cut. */}
+          <span className="flex min-w-0 flex-1 flex-wrap items-center gap-x-2 gap-y-0.5 text-xs text-muted-foreground">
+            <span className="min-w-0">
+              {formatDate(v.created_at)} · {formatBytes(v.size)}
+            </span>
+            {v.current && (
+              <span
+                className="shrink-0 rounded bg-primary/10 px-1.5 py-0.5 text-[11px] font-medium whitespace-nowrap text-primary"
+                data-testid="version-current"
+              >
+                current
+              </span>
+            )}
           </span>
           <Button
             variant="ghost"
