@@ -178,6 +178,12 @@ async function main() {
   const consoleWarnings = [];
   page.on('console', (m) => m.type() === 'warning' && consoleWarnings.push(m.text()));
   const shot = (name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+  // The theme menu at the foot of the sidebar (shown in a wide window): System, Light or Dark.
+  const chooseTheme = async (p, name) => {
+    await p.getByRole('button', { name: /^Theme: / }).click();
+    await p.getByRole('menuitemradio', { name }).click();
+    await p.getByRole('menu').waitFor({ state: 'detached' });
+  };
 
   const lastRun = () => page.locator('[data-testid=run]').last();
   // A finished run leads with its answer and folds its steps into one line: open them.
@@ -823,7 +829,7 @@ async function main() {
     });
 
     await test('dark theme and a narrow window', async () => {
-      await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+      await chooseTheme(page, 'Dark');
       await page.waitForTimeout(500);
       await shot('07-session-dark');
       await page.setViewportSize({ width: 420, height: 860 });
@@ -853,7 +859,7 @@ async function main() {
       await shot('09-narrow-navigation');
       await page.keyboard.press('Escape');
       await page.setViewportSize({ width: 1440, height: 900 });
-      await page.getByRole('button', { name: 'Switch to light theme' }).click();
+      await chooseTheme(page, 'Light');
     });
 
     const newSession = async () => {
@@ -1003,7 +1009,7 @@ async function main() {
       await openSteps(page.getByTestId('run').first());
       await page.getByTestId('run').first().getByTestId('approval-decision').filter({ hasText: 'Edited before running' }).waitFor();
       expect((await page.locator('[data-testid=autonomy-switch][aria-checked=true]').count()) === 1, 'the session stays in review mode');
-      await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+      await chooseTheme(page, 'Dark');
       await page.waitForTimeout(300);
       await lastRun().evaluate((el) => el.scrollIntoView({ block: 'start' }));
       await shot('23-review-history-dark');
@@ -1011,7 +1017,7 @@ async function main() {
       await page.waitForTimeout(300);
       await shot('24-review-narrow-dark');
       await page.setViewportSize({ width: 1440, height: 900 });
-      await page.getByRole('button', { name: 'Switch to light theme' }).click();
+      await chooseTheme(page, 'Light');
       await toggle.click();
       await page.locator('[data-testid=autonomy-switch][aria-checked=false]').waitFor();
     });
@@ -1101,7 +1107,7 @@ async function main() {
         await p.reload();
         await run.getByTestId('answer-check').waitFor();
         await seen('from history');
-        await p.getByRole('button', { name: 'Switch to dark theme' }).click();
+        await chooseTheme(p, 'Dark');
         await p.waitForTimeout(300);
         await run.getByTestId('run-plan').last().evaluate((el) => el.scrollIntoView({ block: 'start' }));
         await p.screenshot({ path: path.join(SHOTS, '17-plan-and-check-history-dark.png') });
@@ -1345,7 +1351,7 @@ async function main() {
       expect(v === 'v1', `nothing is replaced before the user says so: ${v}`);
       await page.waitForTimeout(300);
       await shot('40b-replace-confirm');
-      // The theme button is behind the dialog: dark as the theme applies it, for the screenshot.
+      // The theme menu is behind the dialog: dark as the theme applies it, for the screenshot.
       await page.evaluate(() => document.documentElement.classList.add('dark'));
       await page.setViewportSize({ width: 390, height: 844 });
       await page.waitForTimeout(300);
@@ -1367,13 +1373,13 @@ async function main() {
       await versions.locator('[data-version="2"]').getByTestId('version-uses').filter({ hasText: 'No question has read this version.' }).waitFor();
       await page.waitForTimeout(300);
       await shot('41-file-versions');
-      await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+      await chooseTheme(page, 'Dark');
       await page.setViewportSize({ width: 390, height: 844 });
       await versions.evaluate((el) => el.scrollIntoView({ block: 'center' }));
       await page.waitForTimeout(300);
       await shot('41b-file-versions-narrow-dark');
       await page.setViewportSize({ width: 1440, height: 900 });
-      await page.getByRole('button', { name: 'Switch to light theme' }).click();
+      await chooseTheme(page, 'Light');
       await page.goto(session);
       await page.getByTestId('run').first().getByTestId('final-answer').waitFor();
       const notice = page.getByTestId('run').first().getByTestId('files-changed');
@@ -1384,7 +1390,7 @@ async function main() {
     });
 
     await test('the new run view in dark and at 390 px', async () => {
-      await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+      await chooseTheme(page, 'Dark');
       await page.getByTestId('run').first().evaluate((el) => el.scrollIntoView({ block: 'start' }));
       await page.waitForTimeout(500);
       await shot('43-answer-first-dark');
@@ -1395,7 +1401,7 @@ async function main() {
       await lastRun().evaluate((el) => el.scrollIntoView({ block: 'start' }));
       await shot('44b-runs-narrow-dark');
       await page.setViewportSize({ width: 1440, height: 900 });
-      await page.getByRole('button', { name: 'Switch to light theme' }).click();
+      await chooseTheme(page, 'Light');
       await page.setViewportSize({ width: 390, height: 844 });
       await page.getByTestId('run').first().evaluate((el) => el.scrollIntoView({ block: 'start' }));
       await page.waitForTimeout(500);
@@ -1450,7 +1456,7 @@ async function main() {
         expect(await p.getByRole('button', { name: 'Send' }).isDisabled(), 'Send is disabled');
         expect((await banner.count()) === 1, 'the banner stays on the session page');
         await p.screenshot({ path: path.join(SHOTS, '26-no-model-session.png') });
-        await p.getByRole('button', { name: 'Switch to dark theme' }).click();
+        await chooseTheme(p, 'Dark');
         await p.waitForTimeout(300);
         await p.screenshot({ path: path.join(SHOTS, '26b-no-model-session-dark.png') });
         await p.setViewportSize(narrow);
@@ -1587,7 +1593,7 @@ async function main() {
         await signInAs(p, ANA, 'ana-password-2');
         await p.getByRole('heading', { name: 'Projects' }).waitFor();
 
-        // The screen in light, dark and a phone-sized window, and its dialogs there. The theme button
+        // The screen in light, dark and a phone-sized window, and its dialogs there. The theme menu
         // lives in the sidebar, which a narrow window folds away: the theme is switched while wide.
         await page.waitForTimeout(300);
         await shot('33-users-light');
@@ -1610,7 +1616,7 @@ async function main() {
         await page.getByRole('dialog').waitFor({ state: 'detached' });
 
         await page.setViewportSize(wide);
-        await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+        await chooseTheme(page, 'Dark');
         await page.waitForTimeout(300);
         await shot('33c-users-dark');
         await accountMenu().click();
@@ -1630,7 +1636,7 @@ async function main() {
         await page.keyboard.press('Escape');
         await reset.waitFor({ state: 'detached' });
         await page.setViewportSize(wide);
-        await page.getByRole('button', { name: 'Switch to light theme' }).click();
+        await chooseTheme(page, 'Light');
       } finally {
         await ctx.close();
       }
@@ -1714,7 +1720,7 @@ async function main() {
       expect(missing === '1 (33%)', `jour's missing days: ${missing}`);
       await page.waitForTimeout(300);
       await shot('51-datasets-profile');
-      await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+      await chooseTheme(page, 'Dark');
       await page.waitForTimeout(500);
       await shot('52-datasets-profile-dark');
       await page.setViewportSize({ width: 390, height: 844 });
@@ -1725,7 +1731,7 @@ async function main() {
       await page.waitForTimeout(300);
       await shot('54-datasets-narrow-rows-dark');
       await page.setViewportSize({ width: 1440, height: 900 });
-      await page.getByRole('button', { name: 'Switch to light theme' }).click();
+      await chooseTheme(page, 'Light');
       await page.setViewportSize({ width: 390, height: 844 });
       await fileRow('random.csv').evaluate((el) => el.scrollIntoView({ block: 'start' }));
       await page.waitForTimeout(500);
@@ -1766,7 +1772,7 @@ async function main() {
       expect(prices50.length === 50 && prices50[1] === '99.5', `then the next dearest: ${prices50.slice(0, 3)}`);
       await page.waitForTimeout(300);
       await shot('57-preview-sorted');
-      await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+      await chooseTheme(page, 'Dark');
       await page.waitForTimeout(500);
       await shot('58-preview-sorted-dark');
       await page.setViewportSize({ width: 390, height: 844 });
@@ -1774,7 +1780,7 @@ async function main() {
       await page.waitForTimeout(500);
       await shot('59-preview-sorted-narrow-dark');
       await page.setViewportSize({ width: 1440, height: 900 });
-      await page.getByRole('button', { name: 'Switch to light theme' }).click();
+      await chooseTheme(page, 'Light');
       await page.setViewportSize({ width: 390, height: 844 });
       await prices.evaluate((el) => el.scrollIntoView({ block: 'start' }));
       await page.waitForTimeout(500);
@@ -1890,14 +1896,14 @@ async function main() {
       expect(count >= 3 && count <= 4, `3 or 4 questions offered (${count})`);
       await page.waitForTimeout(300);
       await shot('65-empty-session');
-      await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+      await chooseTheme(page, 'Dark');
       await page.waitForTimeout(300);
       await shot('65b-empty-session-dark');
       await page.setViewportSize({ width: 390, height: 844 });
       await page.waitForTimeout(300);
       await shot('65c-empty-session-narrow-dark');
       await page.setViewportSize({ width: 1440, height: 900 });
-      await page.getByRole('button', { name: 'Switch to light theme' }).click();
+      await chooseTheme(page, 'Light');
       await page.setViewportSize({ width: 390, height: 844 });
       await page.waitForTimeout(300);
       await shot('65d-empty-session-narrow-light');
@@ -2015,7 +2021,7 @@ async function main() {
       await dialog.getByRole('alert').filter({ hasText: "already has a source named 'shop'" }).waitFor();
       await dialog.getByRole('button', { name: 'Cancel' }).click();
       await closeToasts();
-      await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+      await chooseTheme(page, 'Dark');
       await page.getByTestId('sources-panel').evaluate((el) => el.scrollIntoView({ block: 'start' }));
       await page.waitForTimeout(300);
       await shot('71b-sources-panel-dark');
@@ -2029,7 +2035,7 @@ async function main() {
       await shot('70b-source-add-fields-narrow-dark');
       await dialog.getByRole('button', { name: 'Cancel' }).click();
       await page.setViewportSize(wide);
-      await page.getByRole('button', { name: 'Switch to light theme' }).click();
+      await chooseTheme(page, 'Light');
       await page.setViewportSize(narrow);
       // Adding crm opened it in shop's place: shop again, on its described column.
       await shop.getByRole('button', { name: 'Show the tables of shop' }).click();
@@ -2102,14 +2108,14 @@ async function main() {
       await refused.evaluate((el) => el.scrollIntoView({ block: 'center' }));
       await page.waitForTimeout(300);
       await shot('73b-step-query-refused');
-      await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+      await chooseTheme(page, 'Dark');
       await page.setViewportSize(narrow);
       await lastRun().evaluate((el) => el.scrollIntoView({ block: 'start' }));
       await refused.getByTestId('step-queries').evaluate((el) => el.scrollIntoView({ block: 'center' }));
       await page.waitForTimeout(300);
       await shot('73c-step-query-refused-narrow-dark');
       await page.setViewportSize(wide);
-      await page.getByRole('button', { name: 'Switch to light theme' }).click();
+      await chooseTheme(page, 'Light');
       await page.setViewportSize(narrow);
       const runs = page.getByTestId('run');
       const first = runs.nth((await runs.count()) - 2);
@@ -2425,6 +2431,119 @@ async function main() {
       } finally {
         for (const ctx of contexts) await ctx.close();
       }
+    });
+
+    await test('the theme: Dark kept across a reload, back to System which follows the system live; the current version badge whole at 390 px', async () => {
+      const wide = { width: 1440, height: 900 };
+      const narrow = { width: 390, height: 844 };
+      const dark = () => page.evaluate(() => document.documentElement.classList.contains('dark'));
+      const drawn = (isDark) => page.waitForFunction((d) => document.documentElement.classList.contains('dark') === d, isDark);
+      const themeButton = page.getByRole('button', { name: /^Theme: / });
+      // A project of its own with a file in two versions.
+      const made = await page.evaluate(async () => {
+        const token = JSON.parse(localStorage.getItem('wb.auth')).token;
+        const r = await fetch('/api/v1/projects', {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ name: 'Theme and versions' }),
+        });
+        return r.json();
+      });
+      await page.setViewportSize(wide);
+      await page.emulateMedia({ colorScheme: 'light' });
+      await page.goto(`${base}/projects/${made.id}`);
+      await page.getByTestId('project-title').filter({ hasText: 'Theme and versions' }).waitFor();
+      await page.getByTestId('file-input').setInputFiles({ name: 'orders.csv', mimeType: 'text/csv', buffer: Buffer.from('a,b\n1,2\n') });
+      const row = page.locator('[data-testid=file-row][data-file="orders.csv"]');
+      await row.getByTestId('file-version').filter({ hasText: 'v1' }).waitFor();
+      await page.getByTestId('file-input').setInputFiles({ name: 'orders.csv', mimeType: 'text/csv', buffer: Buffer.from('a,b\n1,2\n3,4\n') });
+      await page.getByRole('dialog', { name: 'Replace orders.csv?' }).getByRole('button', { name: 'Upload as v2' }).click();
+      await row.getByTestId('file-version').filter({ hasText: 'v2' }).waitFor();
+
+      // Dark, chosen on a light system, stays dark after a reload.
+      await chooseTheme(page, 'Dark');
+      await drawn(true);
+      await page.reload();
+      await page.getByTestId('project-title').filter({ hasText: 'Theme and versions' }).waitFor();
+      expect(await dark(), 'dark is drawn after a reload while the system is light');
+      expect((await themeButton.getAttribute('aria-label')) === 'Theme: Dark', 'the button says Dark is chosen');
+      // Back to System: light at once (the system is light), then dark and light as the system changes.
+      await chooseTheme(page, 'System');
+      await drawn(false);
+      expect((await themeButton.getAttribute('aria-label')) === 'Theme: System', 'the button says System is chosen');
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await drawn(true);
+      await page.emulateMedia({ colorScheme: 'light' });
+      await drawn(false);
+      // System is kept across a reload too: a dark system draws the page dark from the start.
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await page.reload();
+      await page.getByTestId('project-title').filter({ hasText: 'Theme and versions' }).waitFor();
+      expect(await dark(), 'System after a reload, on a dark system, is dark');
+      expect((await themeButton.getAttribute('aria-label')) === 'Theme: System', 'System is still the choice after a reload');
+
+      // The theme menu, open, wide and narrow, light and dark (the system's: the choice is System).
+      const menuShots = async (scheme) => {
+        await page.emulateMedia({ colorScheme: scheme });
+        await drawn(scheme === 'dark');
+        await page.setViewportSize(wide);
+        await themeButton.click();
+        await page.getByRole('menuitemradio', { name: 'System', checked: true }).waitFor();
+        await page.waitForTimeout(300);
+        await shot(`90-theme-menu-${scheme}`);
+        await page.keyboard.press('Escape');
+        await page.getByRole('menu').waitFor({ state: 'detached' });
+        await page.setViewportSize(narrow);
+        await page.getByRole('button', { name: 'Open navigation' }).click();
+        await page.getByRole('dialog').getByRole('button', { name: 'Theme: System' }).click();
+        await page.getByRole('menuitemradio', { name: 'System', checked: true }).waitFor();
+        await page.waitForTimeout(300);
+        await shot(`90b-theme-menu-narrow-${scheme}`);
+        await page.keyboard.press('Escape');
+        await page.getByRole('menu').waitFor({ state: 'detached' });
+        await page.keyboard.press('Escape');
+        await page.getByRole('dialog').waitFor({ state: 'detached' });
+      };
+      await menuShots('light');
+      await menuShots('dark');
+
+      // The versions list: the current version's badge says "current" whole, not cut, at 390 px.
+      await page.setViewportSize(wide);
+      await row.getByRole('button', { name: 'Versions of orders.csv' }).click();
+      const versions = page.getByRole('list', { name: 'Versions of orders.csv' });
+      const badge = versions.locator('[data-version="2"]').getByTestId('version-current');
+      await badge.waitFor();
+      // Cut when its text overflows it, or when a box around it that clips (overflow not visible) ends before it.
+      const cut = () =>
+        badge.evaluate((el) => {
+          if (el.scrollWidth > el.clientWidth) return `its text overflows it (${el.scrollWidth} > ${el.clientWidth})`;
+          const r = el.getBoundingClientRect();
+          for (let a = el.parentElement; a && a.tagName !== 'UL'; a = a.parentElement) {
+            const box = a.getBoundingClientRect();
+            if (getComputedStyle(a).overflowX !== 'visible' && (r.left < box.left || r.right > box.right))
+              return `clipped by its ${a.tagName.toLowerCase()} (${r.left}–${r.right} outside ${box.left}–${box.right})`;
+          }
+          return '';
+        });
+      for (const scheme of ['light', 'dark']) {
+        await page.emulateMedia({ colorScheme: scheme });
+        await drawn(scheme === 'dark');
+        await page.setViewportSize(wide);
+        await versions.evaluate((el) => el.scrollIntoView({ block: 'center' }));
+        await page.waitForTimeout(300);
+        await shot(`91-file-versions-${scheme}`);
+        await page.setViewportSize(narrow);
+        await versions.evaluate((el) => el.scrollIntoView({ block: 'center' }));
+        await page.waitForTimeout(300);
+        const text = await badge.innerText();
+        expect(text === 'current', `the badge says "current": ${JSON.stringify(text)}`);
+        const why = await cut();
+        expect(why === '', `the badge is shown whole at 390 px in ${scheme}: ${why}`);
+        expect((await versions.locator('[data-version="1"]').getByTestId('version-current').count()) === 0, 'only the current version has the badge');
+        await shot(`91b-file-versions-narrow-${scheme}`);
+      }
+      await page.setViewportSize(wide);
+      await page.emulateMedia({ colorScheme: 'light' });
     });
 
     await test('an invalid token sends the user back to login', async () => {

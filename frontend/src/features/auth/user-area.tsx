@@ -31,7 +31,13 @@ function ThemeMenu() {
   return (
     <DropdownMenu>
       <DropdownMenuTrigger asChild>
-        <Button variant="ghost" size="icon-sm" aria-label={`Theme: ${chosen.label}`} title={`Theme: ${chosen.label}`}>
+        <Button
+          variant="ghost"
+          size="icon-sm"
+          aria-label={`Theme: ${chosen.label}`}
+          title={`Theme: ${chosen.label}`}
+          className="data-[state=open]:bg-muted data-[state=open]:text-foreground"
+        >
           <chosen.Icon />
         </Button>
       </DropdownMenuTrigger>
