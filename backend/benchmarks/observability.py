@@ -41,7 +41,9 @@ from tests.support.otlp import OtlpReceiver
 from tests.support.replicas import BackendProcess
 from tests.support.services import free_port
 
-MODES = ("off", "metrics", "metrics+traces", "metrics+traces 10%")
+# "10%": one question in ten traced; "0%": every instrumentation on, no question recorded
+# (what tracing costs before a span is recorded or sent).
+MODES = ("off", "metrics", "metrics+traces", "metrics+traces 10%", "metrics+traces 0%")
 TARGET_PERCENT = 3.0
 # (url, [(token, project id)]) -> how many runs succeeded.
 Workload = Callable[[str, list[tuple[str, str]]], Awaitable[int]]
@@ -72,7 +74,7 @@ class Contender:
 
     def start_sampling(self, folder: Path) -> None:
         spy = shutil.which("py-spy")
-        if spy is None or self.mode == "off":
+        if spy is None:
             return
         self.profile = folder / f"{self.replica.pid}.samples"
         self.sampler = subprocess.Popen(
@@ -96,9 +98,9 @@ def mode_env(mode: str, sink: OtlpReceiver) -> dict[str, str]:
     env = {"METRICS_ENABLED": "false" if mode == "off" else "true"}
     if mode.startswith("metrics+traces"):
         env["OTEL_EXPORTER_OTLP_ENDPOINT"] = sink.endpoint
-    if mode.endswith("10%"):  # one question in ten traced
+    if mode.endswith("%"):  # a share of the questions traced
         env["OTEL_TRACES_SAMPLER"] = "parentbased_traceidratio"
-        env["OTEL_TRACES_SAMPLER_ARG"] = "0.1"
+        env["OTEL_TRACES_SAMPLER_ARG"] = str(float(mode.rpartition(" ")[2][:-1]) / 100)
     return env
 
 

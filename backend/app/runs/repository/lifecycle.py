@@ -218,12 +218,13 @@ class RunRepository:
     async def set_snapshot(self, session_id: uuid.UUID, record: dict[str, Any]) -> bool:
         """Record the session's new snapshot; whether the session still exists."""
         async with self.factory() as db:
-            session = await db.get(Session, session_id)
-            if session is None:
-                return False
-            session.snapshot = record
+            changed = await db.execute(
+                update(Session)
+                .where(Session.id == session_id)
+                .values(snapshot=record, updated_at=utcnow())
+            )
             await db.commit()
-        return True
+        return bool(getattr(changed, "rowcount", 0))
 
     # What a run makes ------------------------------------------------------------------
     async def add_artifact(self, row: Artifact) -> Artifact:
