@@ -154,17 +154,25 @@ def span(
     kind: SpanKind = SpanKind.INTERNAL,
     links: Sequence[Link] | None = None,
 ) -> AbstractContextManager[Span | None]:
-    """A span around a block, the current one inside it (nothing when traces are off)."""
-    if _tracer is None:
+    """A span around a block, the current one inside it (nothing when traces are off, or
+    outside a recorded question's: a sampled-out question costs no span of ours)."""
+    if _tracer is None or not _in_recorded_trace():
         return _NOTHING
     return _tracer.start_as_current_span(name, attributes=attributes, kind=kind, links=links)
 
 
 def start(name: str, attributes: Attributes = None, *, kind: SpanKind = SpanKind.INTERNAL) -> Span:
-    """A span that the caller ends (`finish`); a no-op span when traces are off."""
-    if _tracer is None:
+    """A span that the caller ends (`finish`); a no-op span when traces are off or the
+    question is not recorded."""
+    if _tracer is None or not _in_recorded_trace():
         return trace.INVALID_SPAN
     return _tracer.start_span(name, attributes=attributes, kind=kind)
+
+
+def _in_recorded_trace() -> bool:
+    """Whether the current span belongs to a recorded (sampled) trace. It may have ended
+    already: the artifacts of a step are stored after the step's span."""
+    return trace.get_current_span().get_span_context().trace_flags.sampled
 
 
 def current(span_: Span) -> AbstractContextManager[Any]:

@@ -125,3 +125,29 @@ def test_the_scrubber_cleans_a_span_name_and_passes_a_clean_span_as_it_is() -> N
     assert dict(span.attributes or {}) == clean
     # A secret under MIN_SECRET_CHARS is not looked for (it would match too much).
     assert exported_through(["short"], "op", {"a": "short"}).attributes == {"a": "short"}
+
+
+def test_a_question_sampled_out_sends_no_span_and_is_answered(
+    tmp_path_factory: pytest.TempPathFactory, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_TRACES_SAMPLER", "parentbased_traceidratio")
+    monkeypatch.setenv("OTEL_TRACES_SAMPLER_ARG", "0")  # no question traced
+    received = OtlpReceiver().start()
+    settings = stack_settings(
+        "embedded",
+        tmp_path_factory.mktemp("data-sampled-out"),
+        LLM_API_BASE=llm.api_base,
+        OTEL_EXPORTER_OTLP_ENDPOINT=received.endpoint,
+    )
+    live = LiveServer(settings).start()
+    try:
+        with Api(live) as anon, anon.as_user(ADMIN_EMAIL, ADMIN_PASSWORD) as admin:
+            project = admin.project()
+            assert admin.upload(project["id"], "sales.csv", SALES).status_code == 201
+            session = admin.post(f"/projects/{project['id']}/sessions", json={}).json()
+            llm.script(code_reply(f"{READ}\nprint(len(df))"), final_reply("'Four rows.'"))
+            assert finished(ask(admin, session["id"], "How many rows?"))["status"] == "succeeded"
+        assert flushed(live, received) == []  # not the request's, ours, nor SQL or HTTP ones
+    finally:
+        live.stop()
+        received.stop()
