@@ -212,6 +212,9 @@ class StepResult:
         question: The code called ask_user(question): the run waits for the user's answer.
         asked_at: With a question: where the step goes on once it is answered.
         queries: The queries the step's code ran on the project's data sources (`sql()`).
+        reads: The names of the workspace's files its code read, as the kernel saw them
+            (checked and bounded, not yet matched with the project's files); None when the
+            worker could not watch (no inotify instance left) or the step never ran.
     """
 
     output: str | None
@@ -225,6 +228,7 @@ class StepResult:
     question: str | None = None
     asked_at: AskedAt | None = None
     queries: tuple[dict[str, Any], ...] = ()
+    reads: tuple[str, ...] | None = None
 
 
 def cap_text(text: str, limit: int) -> str:

@@ -31,6 +31,10 @@ PROTOCOL_VIOLATION = 86
 # What a step's result may carry of the refusals its code met: how many, how long each.
 MAX_REFUSALS = 10
 REFUSAL_CHARS = 300
+# What a step's result may carry of the workspace's files its code read (`read`: names,
+# see app/sandbox/worker/reads.py), how many and how long each.
+MAX_READS = 500
+READ_NAME_CHARS = 255
 # While a step runs, what it printed so far goes to the backend as "output" frames
 # ({"type": "output", "text"}, before the "result"): at most one every
 # OUTPUT_EVERY_SECONDS, of at most OUTPUT_FRAME_CHARS, and at most OUTPUT_STREAM_CHARS a

@@ -26,10 +26,12 @@ from app.sandbox.interface import (
     out_of_memory_advice,
 )
 from app.sandbox.protocol import (
+    MAX_READS,
     MAX_REFUSALS,
     OUTPUT_FRAME_CHARS,
     OUTPUT_STREAM_CHARS,
     PROTOCOL_VIOLATION,
+    READ_NAME_CHARS,
     REFUSAL_CHARS,
     Message,
 )
@@ -100,6 +102,7 @@ def step_result(
         error=None if error is None else cap_text(error, cap),
         artifacts=artifacts,
         duration_ms=round((time.monotonic() - started) * 1000),
+        reads=_reads(reply.get("read")),
     )
     return result, session_room
 
@@ -252,6 +255,20 @@ def _refusals(value: object) -> list[str]:
     if not isinstance(value, list):
         return []
     return [str(item)[:REFUSAL_CHARS] for item in value[:MAX_REFUSALS] if item]
+
+
+def _reads(value: object) -> tuple[str, ...] | None:
+    """The names the worker says the step read: strings of a file name's length, each once,
+    at most MAX_READS of them (None: it did not say). The worker is untrusted: the run keeps
+    only its own project files among them (`RunRepository.record_reads`)."""
+    if not isinstance(value, list):
+        return None
+    names = (
+        item
+        for item in value[:MAX_READS]
+        if isinstance(item, str) and 0 < len(item) <= READ_NAME_CHARS
+    )
+    return tuple(dict.fromkeys(names))
 
 
 def _asked_at(value: object) -> AskedAt | None:

@@ -40,6 +40,7 @@ from app.sandbox.worker import lockdown
 from app.sandbox.worker.capture import OutputCapture
 from app.sandbox.worker.lockdown import PR_SET_PDEATHSIG, apply_rlimits, prctl
 from app.sandbox.worker.modules import STARTUP_MODULES, WARM_MODULES
+from app.sandbox.worker.reads import ReadWatch
 from app.sandbox.worker.session import WORKER_NICENESS, WorkerSession, import_startup_modules
 from app.sandbox.worker.supervisor import Supervisor, not_dumpable, refusal_notice
 
@@ -197,8 +198,10 @@ def serve(channel_in: int, channel_out: int, started: float) -> int:
         os.kill(runner, signal.SIGKILL)
         write_message(channel_out, {"type": "fatal", "error": traceback.format_exc()})
         return 1
+    # Opened here, after the fork: the runner (and the code) never holds the watch.
+    reads = ReadWatch.start()
     watch = Supervisor(
-        runner, requests_out, replies_in, session.output_chars, listener, capture.output_fd
+        runner, requests_out, replies_in, session.output_chars, listener, capture.output_fd, reads
     )
     return watch.serve(channel_in, channel_out)
 

@@ -20,6 +20,8 @@ The supervisor passes each request on and the runner's reply back, and nothing e
   and the system calls the runner's filter refused (handed to the supervisor's
   `seccomp.Listener`, out of the code's reach) are attached to the step's result, so code
   that catches or ignores a refusal cannot hide it;
+- the names of the workspace's files each step read, as the kernel saw them (`reads.py`),
+  are attached to its result as `read`;
 - text fields are capped before they leave;
 - while a step runs, its asks for data (`sql()` & co., see `querying.py`) go to the backend
   if they carry the request's nonce, and the one frame that answers each comes back.
@@ -58,6 +60,7 @@ from app.sandbox.protocol import (
     write_message,
 )
 from app.sandbox.worker.lockdown import PR_SET_DUMPABLE, Listener, prctl
+from app.sandbox.worker.reads import ReadWatch
 
 # What each request may be answered with.
 REPLIES: dict[str, frozenset[str]] = {
@@ -129,6 +132,7 @@ class Supervisor:
         output_chars: int,
         listener: Listener | None = None,
         output_fd: int | None = None,
+        reads: ReadWatch | None = None,
     ) -> None:
         """Take charge of a forked runner.
 
@@ -138,6 +142,8 @@ class Supervisor:
             from_runner: The read end of the runner's reply pipe.
             output_chars: The cap on each text field of a reply.
             listener: The system calls the runner's filter refused (None: not reported).
+            output_fd: The runner's output file.
+            reads: The watch on the workspace (None: results carry no `read`).
         """
         self.runner = runner
         self.listener = listener
@@ -149,6 +155,7 @@ class Supervisor:
         # The runner's output file: what a running step printed is read from it and sent
         # on as it comes (the runner itself sends nothing but its reply).
         self.output_fd = output_fd
+        self.reads = reads
 
     def serve(self, channel_in: int, channel_out: int) -> int:
         """Relay requests and replies until the backend hangs up or the runner ends.
@@ -175,6 +182,8 @@ class Supervisor:
                 kind = str(request.get("type"))
                 nonce = secrets.token_hex(8)
                 self._refused_calls()  # none can be due to this request yet
+                if kind == "run" and self.reads is not None:
+                    self.reads.begin()
                 write_message(self.to_runner, {**request, "nonce": nonce})
                 os.kill(self.runner, signal.SIGCONT)
                 refused: list[str] = []
@@ -206,6 +215,9 @@ class Supervisor:
                     self.listener.answer_pending()
                 if kind == "run":
                     reply["refused"] = (refused + self._refused_calls())[:MAX_REFUSALS]
+                    reply.pop("read", None)  # only the supervisor's watch says what was read
+                    if self.reads is not None:
+                        reply["read"] = self.reads.reads()
                 write_message(channel_out, self._bounded(reply))
         except Violation:
             self._kill()
@@ -237,11 +249,17 @@ class Supervisor:
                 if self.listening:  # the runner may be blocked in a refused call
                     assert self.listener is not None
                     watched.append(self.listener.fd)
+                reads = self.reads if printed is not None else None
+                if reads is not None:
+                    watched.append(reads.fd)
                 timeout = printed.due() if printed is not None else None
                 ready = select.select(watched, [], [], timeout)[0]
-                if not ready:  # a while without a reply: what the step printed so far
-                    assert printed is not None
-                    printed.send()
+                if reads is not None and reads.fd in ready:
+                    reads.take_events()
+                    ready.remove(reads.fd)
+                if printed is not None and printed.due() == 0:
+                    printed.send()  # a while without a reply: what the step printed so far
+                if not ready:
                     continue
                 if self.from_runner not in ready:
                     assert self.listener is not None
