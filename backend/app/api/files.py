@@ -23,7 +23,14 @@ from app.errors import PayloadTooLarge
 from app.files import service
 from app.files.preview.paging import MAX_PAGE_ROWS, Window
 from app.files.preview_process import PreviewsBusy, preview_owner
-from app.files.schemas import FileOut, FilePreview, FileProfile, FileVersionOut
+from app.files.schemas import (
+    READERS_SHOWN,
+    FileOut,
+    FilePreview,
+    FileProfile,
+    FileVersionOut,
+    VersionReader,
+)
 from app.files.upload import MultipartFile
 from app.schemas import Page
 
@@ -129,11 +136,22 @@ async def download_file(file: OwnedFile, storage: StorageDep) -> StreamingRespon
 
 @router.get("/files/{file_id}/versions", response_model=list[FileVersionOut])
 async def list_versions(file: OwnedFile, db: DbDep) -> list[FileVersionOut]:
-    """The versions kept of this file, newest (the current one) first."""
-    return [
-        FileVersionOut.model_validate(v).model_copy(update={"current": v.version == file.version})
-        for v in await service.versions(db, file)
-    ]
+    """The versions kept of this file, newest (the current one) first, each with the
+    questions that read it."""
+    readers = await service.readers(db, file, READERS_SHOWN)
+    versions = []
+    for v in await service.versions(db, file):
+        read_by, total = readers.get(v.version, ([], 0))
+        versions.append(
+            FileVersionOut.model_validate(v).model_copy(
+                update={
+                    "current": v.version == file.version,
+                    "read_by": [VersionReader.model_validate(r) for r in read_by],
+                    "read_by_total": total,
+                }
+            )
+        )
+    return versions
 
 
 @router.get(

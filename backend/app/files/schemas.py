@@ -9,6 +9,9 @@ from pydantic import BaseModel, Field, model_validator
 from app.files.preview.table import user_type
 from app.schemas import Schema
 
+# The questions shown under each version of a file (FileVersionOut.read_by).
+READERS_SHOWN = 20
+
 
 class FileOut(Schema):
     id: uuid.UUID
@@ -30,12 +33,28 @@ class FileOut(Schema):
     problem: str | None = None
 
 
+class VersionReader(BaseModel):
+    """A question whose code read a version of a file."""
+
+    run_id: uuid.UUID
+    session_id: uuid.UUID
+    session_title: str = Field(description="The session's title (empty: untitled)")
+    query: str = Field(description="The question")
+    asked_at: datetime = Field(description="When the question was asked")
+
+
 class FileVersionOut(Schema):
     version: int
     size: int
     sha256: str
     created_at: datetime = Field(description="When this version was uploaded")
     current: bool = False
+    read_by: list[VersionReader] = Field(
+        default_factory=list,
+        description=f"The questions of the project whose code read this version, newest "
+        f"first, at most {READERS_SHOWN} (see RunFileOut.read)",
+    )
+    read_by_total: int = Field(0, description="How many questions read this version in all")
 
 
 UserType = Literal["number", "date", "text", "yes/no"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -31,7 +31,7 @@ from app.files.previewing import preview as preview
 from app.files.previewing import profile as profile
 from app.files.upload import MultipartFile, clean_file_name
 from app.infra.storage import ObjectNotFound, ObjectStorage, delete_objects
-from app.models import File, FileVersion, Project, User
+from app.models import File, FileVersion, Project, Run, RunFileRead, Session, User
 from app.models.base import utcnow
 from app.ownership import Role, one_visible
 
@@ -291,6 +291,55 @@ async def versions(db: AsyncSession, file: File) -> list[FileVersion]:
         .order_by(FileVersion.version.desc())
     )
     return list(await db.scalars(query))
+
+
+async def readers(
+    db: AsyncSession, file: File, limit: int
+) -> dict[int, tuple[list[dict[str, Any]], int]]:
+    """The questions of the file's project whose code read each version of it, in one
+    query: version -> (the newest `limit` of them, newest first; how many in all).
+
+    Only runs of the file's own project count (their sessions are the project's), so
+    nothing outside what the caller may see comes back.
+    """
+    ranked = (
+        select(
+            RunFileRead.version,
+            Run.id.label("run_id"),
+            Run.session_id,
+            Session.title.label("session_title"),
+            Run.query,
+            Run.created_at.label("asked_at"),
+            func.row_number()
+            .over(
+                partition_by=RunFileRead.version,
+                order_by=(Run.created_at.desc(), Run.id.desc()),
+            )
+            .label("rank"),
+            func.count().over(partition_by=RunFileRead.version).label("total"),
+        )
+        .join(Run, Run.id == RunFileRead.run_id)
+        .join(Session, Session.id == Run.session_id)
+        .where(RunFileRead.file_id == file.id, Session.project_id == file.project_id)
+        .subquery()
+    )
+    rows = await db.execute(
+        select(ranked).where(ranked.c.rank <= limit).order_by(ranked.c.version, ranked.c.rank)
+    )
+    found: dict[int, tuple[list[dict[str, Any]], int]] = {}
+    for row in rows.mappings():
+        readers_of, _ = found.get(row["version"], ([], 0))
+        readers_of.append(
+            {
+                "run_id": row["run_id"],
+                "session_id": row["session_id"],
+                "session_title": row["session_title"] or "",
+                "query": row["query"],
+                "asked_at": row["asked_at"],
+            }
+        )
+        found[row["version"]] = (readers_of, int(row["total"]))
+    return found
 
 
 async def get_version(db: AsyncSession, file: File, number: int) -> FileVersion:

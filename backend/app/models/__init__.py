@@ -3,7 +3,7 @@
 from app.models.audit import AuditEvent
 from app.models.base import Base
 from app.models.projects import File, FileVersion, Project, ProjectMember, Session
-from app.models.runs import Artifact, Run, RunEventRow, RunStatus, RunStep
+from app.models.runs import Artifact, Run, RunEventRow, RunFileRead, RunStatus, RunStep
 from app.models.shares import Share
 from app.models.sources import DataSource, SourceDescription, SourceTable
 from app.models.users import ApiToken, User
@@ -20,6 +20,7 @@ __all__ = [
     "ProjectMember",
     "Run",
     "RunEventRow",
+    "RunFileRead",
     "RunStatus",
     "RunStep",
     "Session",

@@ -74,7 +74,8 @@ class Run(IdMixin, Base):
     inputs: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default="[]")
     # The user's decisions on code in review mode ({step, decision, code?, feedback?}).
     approvals: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default="[]")
-    # The project's files as the run's workspace had them ({file_id, name, version, sha256}).
+    # The project's files as the run's workspace had them ({file_id, name, version, sha256});
+    # those its code read are in `reads`.
     files: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default="[]")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
@@ -90,6 +91,15 @@ class Run(IdMixin, Base):
     artifacts: Mapped[list[Artifact]] = relationship(
         order_by="Artifact.created_at", lazy="selectin", viewonly=True
     )
+    reads: Mapped[list[RunFileRead]] = relationship(lazy="selectin", viewonly=True)
+
+    @property
+    def files_read(self) -> list[dict[str, Any]]:
+        """`files`, each with `read`: whether the run's code read that version (RunOut)."""
+        read = {(str(r.file_id), r.version) for r in self.reads}
+        return [
+            {**f, "read": (str(f.get("file_id")), f.get("version")) in read} for f in self.files
+        ]
 
 
 class RunStep(IdMixin, Base):
@@ -108,6 +118,21 @@ class RunStep(IdMixin, Base):
     # The queries its code ran on the project's data sources: [{source, sql, rows,
     # duration_ms, error}] (`sql()`, see app/sandbox/asks.py).
     queries: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default="[]")
+
+
+class RunFileRead(Base):
+    """A project file a run's code read, at the version its workspace had: seen by the
+    sandbox while the steps ran (app/sandbox/worker/reads.py), or, for runs from before it
+    watched, inferred once by the migration that made this table (pinned or named in code).
+    No foreign key to the file: a deleted file's runs still read it."""
+
+    __tablename__ = "run_file_reads"
+
+    run_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
+    )
+    file_id: Mapped[uuid.UUID] = mapped_column(primary_key=True, index=True)
+    version: Mapped[int] = mapped_column(Integer)
 
 
 class Artifact(IdMixin, Base):

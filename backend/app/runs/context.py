@@ -110,6 +110,7 @@ class ContextBuilder:
             session.id
         )
         worker.artifact_budget = max(0, room)
+        worker.project_files = tuple(f.name for f in files)
         prompt = prompting.render_system_prompt(
             files=file_infos,
             history=[prompting.Turn(query, answer or "") for query, answer in turns],

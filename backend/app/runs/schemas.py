@@ -115,6 +115,13 @@ class RunFileOut(BaseModel):
     name: str
     version: int = Field(description="The file's version the run's workspace had")
     sha256: str
+    read: bool = Field(
+        False,
+        description="The run's code read this file: the sandbox saw it opened in a step (by "
+        "any library, under any name the code computed). Runs recorded before the sandbox "
+        "watched, and steps it could not watch, count the files pinned to the question and "
+        "those named in the steps' code",
+    )
 
 
 class RunOut(Schema):
@@ -140,7 +147,9 @@ class RunOut(Schema):
         default_factory=list, description="The files the question was pinned to (its file_ids)"
     )
     files: list[RunFileOut] = Field(
-        default_factory=list, description="The project's files as this run read them"
+        default_factory=list,
+        validation_alias=AliasChoices("files_read", "files"),
+        description="The project's files as this run read them",
     )
     artifacts: list[ArtifactOut]
     tokens_in: int

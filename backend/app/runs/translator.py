@@ -77,6 +77,7 @@ class StepTranslator:
         self._printing: dict[int, str] = {}  # what the running step printed, sent already
         self._queries: dict[int, list[QueryOut]] = {}  # what each step ran on data sources
         self._streamed: dict[int, str] = {}  # what the model wrote of each step so far
+        self._code: dict[int, str] = {}  # each step's code, as run
 
     def replaying(self, step: int, tokens: list[int], logs: str = "") -> None:
         """`step` runs again from what the model wrote (its code approved, or its question
@@ -131,6 +132,7 @@ class StepTranslator:
                 await self.recorder.emit(events.ModelDelta(step=self.step, text=item.content))
         elif isinstance(item, ToolCall):
             await self._ensure_started()
+            self._code[self.step] = str(item.arguments)
             await self.recorder.emit(events.StepCode(step=self.step, code=str(item.arguments)))
         elif isinstance(item, ActionStep):
             await self._finish_step(item)
@@ -156,6 +158,9 @@ class StepTranslator:
             if rest:
                 output = rest[-OUTPUT_EVENT_CHARS:]
                 await self.recorder.emit(events.StepOutput(step=self.step, output=output))
+        await self.repository.record_reads(
+            self.run, self._inferred_reads() if result.reads is None else result.reads
+        )
         if result.queries:
             queries = [QueryOut.model_validate(query) for query in result.queries]
             self._queries.setdefault(self.step, []).extend(queries)
@@ -165,6 +170,18 @@ class StepTranslator:
                 for artifact in result.artifacts:
                     stored = await self._store(artifact)
                     await self.recorder.emit(events.ArtifactEvent(step=self.step, artifact=stored))
+
+    def _inferred_reads(self) -> list[str]:
+        """What a step read when the sandbox could not watch it (no inotify instance was
+        left, or the worker died in the step): as runs recorded before reads were watched,
+        the files pinned to the question and those its code names."""
+        code = self._code.get(self.step, "")
+        pinned = {str(f) for f in self.run.file_ids or []}
+        return [
+            str(f.get("name"))
+            for f in self.run.files
+            if str(f.get("file_id")) in pinned or (f.get("name") and str(f["name"]) in code)
+        ]
 
     async def keep_unfinished(
         self, error: str | None, limits: CallLimits, prompt_tokens: Callable[[], int]

@@ -101,6 +101,9 @@ class SandboxWorker:
         # What the session may still keep of artifacts, in bytes (None: no session limit);
         # the backend sets it before a run, each step's kept artifacts are taken off it.
         self.artifact_budget: int | None = None
+        # The names of the project's files in the workspace: the steps' results say which of
+        # them the code read (None: say every name read, up to MAX_READS).
+        self.project_files: tuple[str, ...] | None = None
         # The bytes of the project's files copied into the workspace: given, not written by
         # the code, so they do not count against the quota (the backend sets it before a
         # run); a 5 GB file leaves the quota whole for what the code writes.
@@ -322,6 +325,8 @@ class SandboxWorker:
                 request: dict[str, Any] = {"type": "run", "code": code}
                 if answers:
                     request["answers"] = list(answers)
+                if self.project_files is not None:
+                    request["watch"] = list(self.project_files)
                 reply, over_quota = self._exchange(
                     request,
                     started + self.limits.step_timeout_seconds,

@@ -136,7 +136,9 @@ def checked_artifacts(
             logger.warning("Sandbox: ignoring an invalid artifact from the worker: %r", item)
             continue
         os.close(opened.fd)
-        name = str(item["name"])[:255]
+        # A file the code named with undecodable bytes comes as lone surrogates, which no
+        # database column takes: they become U+FFFD.
+        name = _storable(str(item["name"])[:255])
         if opened.size > step_room or (session_room is not None and opened.size > session_room):
             left_out.append(name)
             continue
@@ -144,7 +146,9 @@ def checked_artifacts(
         if session_room is not None:
             session_room -= opened.size
         artifacts.append(
-            ArtifactFile(kind, name, str(item["mime"])[:127], workspace / relative, opened.size)
+            ArtifactFile(
+                kind, name, _storable(str(item["mime"])[:127]), workspace / relative, opened.size
+            )
         )
     if not left_out:
         return artifacts, "", session_room
@@ -212,6 +216,11 @@ def crash_message(
             f"memory; {restarted}\n{out_of_memory_advice(limits.memory_mb)}"
         )
     return f"The sandbox worker crashed ({how}); {restarted}"
+
+
+def _storable(text: str) -> str:
+    """The text with lone surrogates replaced (U+FFFD): valid UTF-8, as storage needs."""
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _text(value: object) -> str | None:

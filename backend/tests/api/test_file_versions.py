@@ -82,6 +82,67 @@ def test_a_run_records_the_version_it_read(alice: Api, llm: ScriptedLLM) -> None
     assert alice.get(f"/files/{file['id']}").json()["version"] == 2
 
 
+# Three ways of naming the file: a DuckDB glob then pandas, DuckDB on a path in a variable,
+# and a comment that names it but reads nothing.
+GLOBBED = (
+    "import duckdb\nimport pandas as pd\n"
+    "names = [r[0] for r in duckdb.sql(\"select file from glob('s*.csv')\").fetchall()]\n"
+    "print('total', sum(pd.read_csv(n)['revenue'].sum() for n in names))"
+)
+IN_A_VARIABLE = (
+    "import duckdb\npath = 'sa' + 'les.csv'\n"
+    "total = duckdb.sql(f\"select sum(revenue) from read_csv_auto('{path}')\").fetchone()[0]\n"
+    "print('total', total)"
+)
+IN_A_COMMENT = "# sales.csv holds the revenue; not needed here\nprint('total', 1 + 1)"
+
+
+def test_the_api_says_which_files_a_question_read_and_which_questions_read_a_version(
+    alice: Api, bob: Api, llm: ScriptedLLM
+) -> None:
+    project = alice.project()
+    sales = upload(alice, project["id"], V1, "sales.csv")
+    upload(alice, project["id"], b"region,cost\nNorth,1\n", "costs.csv")
+    session = alice.post(f"/projects/{project['id']}/sessions", json={"title": "Q4"}).json()
+    for code, query in zip(
+        (GLOBBED, IN_A_VARIABLE, IN_A_COMMENT),
+        ("Globbed?", "In a variable?", "In a comment?"),
+        strict=True,
+    ):
+        llm.script(code_reply(code), final_reply("'Done.'"))
+        done = finished(ask(alice, session["id"], query))
+        assert done["status"] == "succeeded", done
+    upload(alice, project["id"], V2, "sales.csv")
+    llm.script(code_reply(GLOBBED), final_reply("'Done.'"))
+    events = ask(alice, session["id"], "Globbed again?")
+    assert "total 375" in of(events, "step.output")[0]["output"]
+
+    runs = alice.get(f"/sessions/{session['id']}/runs").json()["items"]
+    read = [{f["name"]: (f["version"], f["read"]) for f in r["files"]} for r in runs]
+    assert read == [
+        {"costs.csv": (1, False), "sales.csv": (1, True)},
+        {"costs.csv": (1, False), "sales.csv": (1, True)},
+        {"costs.csv": (1, False), "sales.csv": (1, False)},
+        {"costs.csv": (1, False), "sales.csv": (2, True)},
+    ]
+    one = alice.get(f"/runs/{runs[2]['id']}").json()
+    assert [f["read"] for f in one["files"]] == [False, False]
+
+    versions = alice.get(f"/files/{sales['id']}/versions").json()
+    readers = {
+        v["version"]: ([(r["query"], r["session_title"]) for r in v["read_by"]], v["read_by_total"])
+        for v in versions
+    }
+    assert readers == {
+        2: ([("Globbed again?", "Q4")], 1),
+        1: ([("In a variable?", "Q4"), ("Globbed?", "Q4")], 2),
+    }
+    first = versions[1]["read_by"][1]
+    assert (first["run_id"], first["session_id"]) == (runs[0]["id"], session["id"])
+    assert first["asked_at"] == runs[0]["created_at"]
+    assert bob.get(f"/files/{sales['id']}/versions").status_code == 404
+
+
 def test_only_the_newest_versions_are_kept(alice: Api, live: LiveServer) -> None:
     kept = live.settings.FILE_VERSIONS_KEPT
     project = alice.project()

@@ -289,3 +289,35 @@ def test_artifact_bytes_are_capped_per_step_and_per_session(
     assert sum(a["size"] for a in listed.json()["items"]) <= 40 << 20
     assert any("Not kept" in text and "SESSION_ARTIFACTS_MB" in text for text in told), told
     assert target.api.delete(f"/sessions/{session_id}").status_code == 204
+
+
+# Thousands of files that no project has, under names JSON must escape (undecodable bytes,
+# a quote, a newline) and nearly as long as a name may be: the step that reads them all
+# would report megabytes of names.
+MANY_ODD_NAMES = (
+    "import io\n"
+    "names = ['sales.csv' + str(i) + '\\udcff' * 200 + '\"\\n' for i in range(3000)]\n"
+    "for name in names:\n"
+    "    io.open(name, 'w').close()\n"
+)
+READ_THEM_ALL = (
+    "import io\n"
+    "for name in names:\n"
+    "    io.open(name).read()\n"
+    "print(io.open('sales.csv').read().splitlines()[0])\n"
+)
+
+
+def test_the_files_a_run_read_are_its_own_project_files_however_many_names_come(
+    target: Target, llm: ScriptedLLM
+) -> None:
+    session_id = target.session()
+    llm.script(code_reply(MANY_ODD_NAMES), code_reply(READ_THEM_ALL), final_reply("'done'"))
+    events = ask(target.api, session_id, "red team: reads")
+    assert events[-1].data["status"] == "succeeded", events[-1].data
+    assert not [e.data for e in events if e.event == "step.error"]
+    assert any("region,amount" in e.data["output"] for e in events if e.event == "step.output")
+    (run,) = target.api.get(f"/sessions/{session_id}/runs").json()["items"]
+    assert [(f["name"], f["read"]) for f in run["files"]] == [("sales.csv", True)]
+    assert len(json.dumps(run["files"])) < 1000
+    still_answers(target, llm, session_id)

@@ -18,7 +18,18 @@ from sqlalchemy.orm import raiseload
 from app import audit
 from app.audit import Action
 from app.infra.events import RunEvent
-from app.models import Artifact, File, Project, Run, RunEventRow, RunStatus, RunStep, Session, User
+from app.models import (
+    Artifact,
+    File,
+    Project,
+    Run,
+    RunEventRow,
+    RunFileRead,
+    RunStatus,
+    RunStep,
+    Session,
+    User,
+)
 from app.models.base import UTCDateTime, utcnow
 from app.runs.budget import Usage
 from app.runs.events import record, run_finished
@@ -27,7 +38,7 @@ from app.runs.state import RUNNING, WAITING
 
 # A run's own row. The model loads its steps and artifacts with it (the API shows them);
 # the runner never reads those, and would load them again on every unit of work.
-ROW_ONLY = (raiseload(Run.steps), raiseload(Run.artifacts))
+ROW_ONLY = (raiseload(Run.steps), raiseload(Run.artifacts), raiseload(Run.reads))
 HISTORY_TURNS = 10
 
 # The highest seq of a run's live log (events not yet flushed to the database).
@@ -193,6 +204,32 @@ class RunRepository:
         ]
         async with self.factory() as db:
             await db.execute(_update_run(run.id).values(files=run.files))
+            await db.commit()
+
+    async def record_reads(self, run: Run, names: Iterable[str]) -> None:
+        """Record that the run's code read these files (at the version its workspace had).
+
+        The names come from the sandbox worker, which is not trusted: only the run's own
+        files (`run.files`, pinned by `pin_files`) are kept, each once, so the rows stay
+        as few as the project's files whatever the worker says.
+        """
+        wanted = set(names)
+        pinned = {
+            str(f["name"]): f
+            for f in run.files
+            if isinstance(f, dict) and f.get("name") in wanted and isinstance(f.get("version"), int)
+        }
+        if not pinned:
+            return
+        async with self.factory() as db:
+            known = set(
+                await db.scalars(select(RunFileRead.file_id).where(RunFileRead.run_id == run.id))
+            )
+            for entry in pinned.values():
+                file_id = uuid.UUID(str(entry["file_id"]))
+                if file_id not in known:
+                    known.add(file_id)
+                    db.add(RunFileRead(run_id=run.id, file_id=file_id, version=entry["version"]))
             await db.commit()
 
     async def keep_previews(self, files: list[File]) -> None:

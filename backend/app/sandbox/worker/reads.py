@@ -40,6 +40,8 @@ EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of name
 # step that made more files may see one it made itself counted as read (the backend keeps
 # only the run's project files among the names).
 MAX_WRITTEN = 10_000
+# The names a run request may ask about (a project's files) at the most.
+MAX_WATCHED = 100_000
 
 
 class ReadWatch:
@@ -50,6 +52,7 @@ class ReadWatch:
         self._opened: dict[str, None] = {}  # insertion-ordered sets
         self._read: dict[str, None] = {}
         self._written: set[str] = set()
+        self._watch: set[str] | None = None
 
     @classmethod
     def start(cls, folder: str = ".") -> ReadWatch | None:
@@ -70,12 +73,21 @@ class ReadWatch:
             return None
         return cls(fd)
 
-    def begin(self) -> None:
-        """A step starts: what happened before it (the host copying files) is not its."""
+    def begin(self, watch: object = None) -> None:
+        """A step starts: what happened before it (the host copying files) is not its.
+
+        Args:
+            watch: The names to report (the project's files, from the run request), or
+                None to report any name read. Only names of those count, so a step that
+                opens thousands of files of its own cannot crowd out the project's.
+        """
         self.take_events()
         self._opened.clear()
         self._read.clear()
         self._written.clear()
+        self._watch = None
+        if isinstance(watch, list):
+            self._watch = {n for n in watch[:MAX_WATCHED] if isinstance(n, str)}
 
     def take_events(self) -> None:
         """Read the events queued so far (the supervisor calls this while a step runs, so
@@ -111,6 +123,8 @@ class ReadWatch:
             if not raw or mask & IN_ISDIR or len(raw) > READ_NAME_CHARS:
                 continue
             name = os.fsdecode(raw)
+            if self._watch is not None and name not in self._watch:
+                continue
             if mask & WRITTEN:
                 if len(self._written) < MAX_WRITTEN:
                     self._written.add(name)

@@ -182,8 +182,9 @@ class Supervisor:
                 kind = str(request.get("type"))
                 nonce = secrets.token_hex(8)
                 self._refused_calls()  # none can be due to this request yet
+                watch = request.pop("watch", None)
                 if kind == "run" and self.reads is not None:
-                    self.reads.begin()
+                    self.reads.begin(watch)
                 write_message(self.to_runner, {**request, "nonce": nonce})
                 os.kill(self.runner, signal.SIGCONT)
                 refused: list[str] = []

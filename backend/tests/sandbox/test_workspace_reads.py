@@ -5,7 +5,6 @@ in every way a worker starts (bubblewrap, the fork server, the rlimits fallback)
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -92,3 +91,21 @@ def test_each_step_reports_its_own_reads(worker: SandboxWorker) -> None:
     assert ok(worker, "import io\nio.open('notes.txt').read()").reads == ("notes.txt",)
     result = ok(worker, "y = 2")
     assert result.reads == ()
+
+
+def test_only_the_project_files_asked_about_are_reported(worker: SandboxWorker) -> None:
+    worker.project_files = ("sales.csv", "costs.csv")
+    try:
+        result = ok(
+            worker,
+            "import io\nfor i in range(600):\n    io.open(f'mine-{i}.txt', 'w').close()\n",
+        )
+        result = ok(
+            worker,
+            "import io\n"
+            "for i in range(600):\n    io.open(f'mine-{i}.txt').read()\n"
+            "io.open('notes.txt').read()\nio.open('sales.csv').read()\n",
+        )
+        assert result.reads == ("sales.csv",)
+    finally:
+        worker.project_files = None
