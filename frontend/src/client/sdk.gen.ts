@@ -273,7 +273,8 @@ export const downloadFile = <ThrowOnError extends boolean = false>(options: Opti
 /**
  * List Versions
  *
- * The versions kept of this file, newest (the current one) first.
+ * The versions kept of this file, newest (the current one) first, each with the
+ * questions that read it.
  */
 export const listVersions = <ThrowOnError extends boolean = false>(options: Options<ListVersionsData, ThrowOnError>) => (options.client ?? client).get<ListVersionsResponses, ListVersionsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

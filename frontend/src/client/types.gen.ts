@@ -512,6 +512,18 @@ export type FileVersionOut = {
      * Current
      */
     current?: boolean;
+    /**
+     * Read By
+     *
+     * The questions of the project whose code read this version, newest first, at most 20 (see RunFileOut.read)
+     */
+    read_by?: Array<VersionReader>;
+    /**
+     * Read By Total
+     *
+     * How many questions read this version in all
+     */
+    read_by_total?: number;
 };
 
 /**
@@ -1161,6 +1173,12 @@ export type RunFileOut = {
      * Sha256
      */
     sha256: string;
+    /**
+     * Read
+     *
+     * The run's code read this file: the sandbox saw it opened in a step (by any library, under any name the code computed). Runs recorded before the sandbox watched, and steps it could not watch, count the files pinned to the question and those named in the steps' code
+     */
+    read?: boolean;
 };
 
 /**
@@ -1918,6 +1936,40 @@ export type VerificationOut = {
      * Tokens Out
      */
     tokens_out: number;
+};
+
+/**
+ * VersionReader
+ *
+ * A question whose code read a version of a file.
+ */
+export type VersionReader = {
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Session Id
+     */
+    session_id: string;
+    /**
+     * Session Title
+     *
+     * The session's title (empty: untitled)
+     */
+    session_title: string;
+    /**
+     * Query
+     *
+     * The question
+     */
+    query: string;
+    /**
+     * Asked At
+     *
+     * When the question was asked
+     */
+    asked_at: string;
 };
 
 /**

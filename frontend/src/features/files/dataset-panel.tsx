@@ -12,7 +12,7 @@ import { FileCheckBadge, FileDetails, hasProblem } from './file-details';
 import { fileKeys, filesQuery, versionsQuery } from './queries';
 import { useReplaceConfirm } from './replace-confirm';
 import { uploadFile } from './upload';
-import { useVersionUses, VersionUses } from './version-uses';
+import { VersionUses } from './version-uses';
 
 type UploadItem = { key: string; name: string; size: number; progress: number; error: string | null; done: boolean; file?: FileOut };
 
@@ -43,7 +43,6 @@ function useUploads(projectId: string) {
 /** The versions kept of a file, each with its upload time and size, and a download. */
 function Versions({ file }: { file: FileOut }) {
   const versions = useQuery(versionsQuery(file.id));
-  const uses = useVersionUses(file.project_id, file.id);
   if (versions.isLoading)
     return (
       <p className="flex items-center gap-2 border-t p-3 text-sm text-muted-foreground">
@@ -86,7 +85,7 @@ function Versions({ file }: { file: FileOut }) {
             <Download />
           </Button>
           <div className="basis-full pl-11">
-            <VersionUses projectId={file.project_id} uses={uses.uses.get(v.version) ?? []} loading={uses.loading} />
+            <VersionUses projectId={file.project_id} version={v} />
           </div>
         </li>
       ))}

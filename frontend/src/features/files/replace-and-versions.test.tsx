@@ -3,9 +3,6 @@ import { fireEvent, render, screen, waitFor, within } from '@testing-library/rea
 import { MemoryRouter } from 'react-router';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { listVersions, type FileOut } from '@/client';
-import { runKeys } from '@/features/runs/queries';
-import { sessionKeys } from '@/features/sessions/queries';
-import { storedRun } from '@/test/runs';
 import { DatasetPanel } from './dataset-panel';
 import { fileKeys } from './queries';
 import { uploadFile } from './upload';
@@ -30,17 +27,17 @@ const sales: FileOut = {
   created_at: '2026-01-01T10:00:00Z',
   updated_at: '2026-03-01T10:00:00Z',
 };
-const session = (id: string, title: string) => ({ id, project_id: 'p', title, autonomy: 'auto', tokens_in: 0, tokens_out: 0, cost_usd: null, created_at: '', updated_at: '' });
-const read = (id: string, query: string, version: number, code = "pd.read_csv('sales.csv')") =>
-  storedRun({ id, query, steps: [{ index: 1, thought: '', code, output: null, error: null, duration_ms: 1, tokens_in: 1, tokens_out: 1 }], files: [{ file_id: 'f', name: 'sales.csv', version, sha256: 'x' }] });
+const reader = (run_id: string, query: string, session_id: string, session_title: string) => ({
+  run_id,
+  query,
+  session_id,
+  session_title,
+  asked_at: '2026-03-01T10:00:00Z',
+});
 
 function mount() {
   const qc = new QueryClient({ defaultOptions: { queries: { staleTime: Infinity, retry: false } } });
   qc.setQueryData(fileKeys.project('p'), { items: [sales], total: 1 });
-  qc.setQueryData(sessionKeys.project('p'), { items: [session('s1', 'Revenue'), session('s2', 'Units')], total: 2 });
-  qc.setQueryData(runKeys.session('s1'), { items: [read('r1', 'Total revenue?', 1), read('r2', 'Revenue by region?', 2)], total: 2 });
-  // A run whose workspace had sales.csv but whose code never read it did not use it.
-  qc.setQueryData(runKeys.session('s2'), { items: [read('r3', 'Units sold?', 1), read('r4', 'Hello?', 1, 'print(1)')], total: 2 });
   render(
     <QueryClientProvider client={qc}>
       <MemoryRouter>
@@ -76,20 +73,52 @@ describe('re-uploading a file and its versions', () => {
     expect(screen.queryByRole('dialog')).toBeNull();
   });
 
-  it('lists each version with its download and the questions that read it', async () => {
+  it('lists each version with its download and the questions that read it, as the server says', async () => {
     vi.mocked(listVersions).mockResolvedValue({
       data: [
-        { version: 2, size: 2048, sha256: 'b', created_at: '2026-03-01T10:00:00Z', current: true },
-        { version: 1, size: 1024, sha256: 'a', created_at: '2026-01-01T10:00:00Z', current: false },
+        { version: 3, size: 4096, sha256: 'c', created_at: '2026-04-01T10:00:00Z', current: true, read_by: [], read_by_total: 0 },
+        {
+          version: 2,
+          size: 2048,
+          sha256: 'b',
+          created_at: '2026-03-01T10:00:00Z',
+          current: false,
+          read_by: [reader('r2', 'Revenue by region?', 's1', 'Revenue')],
+          read_by_total: 1,
+        },
+        {
+          version: 1,
+          size: 1024,
+          sha256: 'a',
+          created_at: '2026-01-01T10:00:00Z',
+          current: false,
+          read_by: [reader('r3', 'Units sold?', 's2', 'Units'), reader('r1', 'Total revenue?', 's1', '')],
+          read_by_total: 2,
+        },
       ],
     } as never);
     mount();
     fireEvent.click(screen.getByRole('button', { name: 'Versions of sales.csv' }));
     const list = await screen.findByRole('list', { name: 'Versions of sales.csv' });
-    const [v2, v1] = within(list).getAllByRole('listitem');
+    const [v3, v2, v1] = within(list).getAllByRole('listitem');
+    expect(within(v3).getByTestId('version-uses').textContent).toBe('No question has read this version.');
     expect(within(v2).getByTestId('version-uses').textContent).toBe('Read by “Revenue by region?”');
-    expect(within(v1).getByTestId('version-uses').textContent).toBe('Read by “Total revenue?” and “Units sold?”');
-    expect(within(v1).getByRole('link', { name: '“Units sold?”' }).getAttribute('href')).toBe('/projects/p/sessions/s2');
+    expect(within(v1).getByTestId('version-uses').textContent).toBe('Read by “Units sold?” and “Total revenue?”');
+    const units = within(v1).getByRole('link', { name: '“Units sold?”' });
+    expect(units.getAttribute('href')).toBe('/projects/p/sessions/s2');
+    expect(units.getAttribute('title')).toBe('In “Units”');
+    expect(within(v1).getByRole('link', { name: '“Total revenue?”' }).getAttribute('title')).toBe('In “Untitled session”');
     expect(within(v1).getByRole('button', { name: 'Download version 1 of sales.csv' })).toBeTruthy();
+  });
+
+  it('counts the questions past those the server listed', async () => {
+    const readers = Array.from({ length: 20 }, (_, i) => reader(`r${i}`, `Question ${i}?`, 's1', 'Revenue'));
+    vi.mocked(listVersions).mockResolvedValue({
+      data: [{ version: 2, size: 2048, sha256: 'b', created_at: '2026-03-01T10:00:00Z', current: true, read_by: readers, read_by_total: 25 }],
+    } as never);
+    mount();
+    fireEvent.click(screen.getByRole('button', { name: 'Versions of sales.csv' }));
+    const list = await screen.findByRole('list', { name: 'Versions of sales.csv' });
+    expect(within(list).getByTestId('version-uses').textContent).toBe('Read by “Question 0?”, “Question 1?”, “Question 2?” and 22 more questions');
   });
 });

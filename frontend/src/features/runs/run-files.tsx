@@ -1,31 +1,29 @@
 import { History } from 'lucide-react';
-import type { FileOut, RunFileOut, RunOut } from '@/client';
+import type { FileOut, RunFileOut } from '@/client';
 import type { RunView } from './run-reducer';
 
 export type ChangedFile = { name: string; from: number; to: number };
 
 /**
- * The files a run used that have a newer version now: used means pinned to its question or named
- * in its steps' code; `files` are the versions its workspace had, `current` the project's files.
+ * Whether a run read a file: what the sandbox saw (`read`). A run without it (from a server that
+ * did not say) falls back to the old guess: pinned to its question, or named in its steps' code.
+ */
+function wasRead(f: RunFileOut, pinned: string[], code: string): boolean {
+  return f.read ?? (pinned.includes(f.file_id) || code.includes(f.name));
+}
+
+/**
+ * The files a run read that have a newer version now; `files` are the versions its workspace had,
+ * `current` the project's files.
  */
 export function changedFiles(run: Pick<RunView, 'steps'>, files: RunFileOut[], current: FileOut[], pinned: string[] = []): ChangedFile[] {
   const code = run.steps.map((s) => s.code ?? '').join('\n');
   return files
-    .filter((f) => pinned.includes(f.file_id) || code.includes(f.name))
+    .filter((f) => wasRead(f, pinned, code))
     .flatMap((f) => {
       const now = current.find((c) => c.id === f.file_id);
       return now && now.version > f.version ? [{ name: f.name, from: f.version, to: now.version }] : [];
     });
-}
-
-/**
- * The files a stored run used, at the version its workspace had: the files pinned to its question
- * and those its steps' code names (the workspace holds every project file; these are the ones read).
- */
-export function usedFiles(run: Pick<RunOut, 'steps' | 'files' | 'file_ids'>): RunFileOut[] {
-  const code = run.steps.map((s) => s.code ?? '').join('\n');
-  const pinned = run.file_ids ?? [];
-  return (run.files ?? []).filter((f) => pinned.includes(f.file_id) || code.includes(f.name));
 }
 
 /** Said calmly under an answer: the data it was computed from has been replaced since. */

@@ -1,4 +1,5 @@
 import type { QueryClient } from '@tanstack/react-query';
+import { fileKeys } from '@/features/files/queries';
 import { projectKeys } from '@/features/projects/queries';
 import { sessionKeys } from '@/features/sessions/queries';
 import { authFetch, ApiError } from '@/lib/api';
@@ -183,5 +184,7 @@ export class SessionStreams {
     // The run's tokens and cost now count in its session's and project's totals (and budget).
     void this.queryClient.invalidateQueries({ queryKey: sessionKeys.all });
     void this.queryClient.invalidateQueries({ queryKey: projectKeys.all });
+    // The files it read now list it under their versions.
+    void this.queryClient.invalidateQueries({ queryKey: fileKeys.allVersions });
   }
 }
