@@ -52,14 +52,18 @@ Workload = Callable[[str, list[tuple[str, str]]], Awaitable[int]]
 
 # Whose code a sampled stack is in (full file names, as py-spy --full-filenames prints them).
 TRACES = ("/opentelemetry/", "/fastapi/telemetry/", "app/observability/tracing.py")
+# (Not app/observability/model_calls.py: it watches every model call, metrics on or off.)
 METRICS = ("/prometheus_client/", "app/observability/metrics.py", "app/api/metrics.py")
-# Code that the observability code only wraps: below a wrapper, the time is the app's own.
-WRAPPED = (
-    "/app/", "/starlette/", "/fastapi/", "/uvicorn/", "/httpx/", "/httpcore/", "/anyio/",
-    "/sqlalchemy/", "/smolagents/", "/litellm/", "/asyncio/",
-)  # fmt: skip
-# The app's code that observability's own code calls for itself (the scrubber's `redact`).
-HELPERS = ("app/agent/calls.py",)
+# Observability code that wraps the app's (a request's handler under FastAPI's span, an
+# HTTP request under httpx's instrumentation): the time of the code it calls, its
+# callee's (the next frame, when it is one of these), is the app's own. Everything else
+# under observability code is its own work (the exporter's encoding and HTTP request,
+# SQLAlchemy's hooks reading the statement, the scrubber's regular expressions).
+WRAPPERS = {
+    "/fastapi/telemetry/": ("/app/", "/starlette/", "/fastapi/", "/uvicorn/", "/asyncio/"),
+    "/opentelemetry/instrumentation/httpx/": ("/httpx/_transports/", "/httpx/_client.py"),
+    "app/api/metrics.py": ("/app/", "/starlette/", "/fastapi/", "/uvicorn/", "/asyncio/"),
+}
 _FRAME_FILE = re.compile(r"\((.*):\d+\)$")
 
 
@@ -237,9 +241,9 @@ def span_floor(count: int = 20_000) -> float:
 def own_shares(profile: Path, kinds: dict[str, tuple[str, ...]]) -> tuple[int, dict[str, float]]:
     """The share of a py-spy raw profile's samples spent in each kind's own code.
 
-    A sample counts for a kind when its innermost frame of that kind's code has nothing
-    under it that the kind only wraps (WRAPPED, the app's own code): the export's encoding
-    and HTTP request count, the request handler running under FastAPI's span does not.
+    A sample counts for a kind when it is in that kind's code, or in code it called for
+    itself: unless the innermost frame of the kind's code is a wrapper (WRAPPERS) and the
+    next frame the code it wraps.
     """
     total = 0
     own: collections.Counter[str] = collections.Counter()
@@ -253,8 +257,9 @@ def own_shares(profile: Path, kinds: dict[str, tuple[str, ...]]) -> tuple[int, d
             mine = [i for i, f in enumerate(files) if any(m in f for m in marks)]
             if not mine:
                 continue
-            under = files[mine[-1] + 1 :]
-            wrapped = [f for f in under if any(w in f for w in WRAPPED)]
-            if not any(not any(h in f for h in HELPERS) for f in wrapped):
+            innermost = files[mine[-1]]
+            callee = files[mine[-1] + 1] if mine[-1] + 1 < len(files) else ""
+            wraps = next((w for key, w in WRAPPERS.items() if key in innermost), ())
+            if not any(w in callee for w in wraps):
                 own[kind] += int(count)
     return total, {kind: own[kind] / max(1, total) for kind in kinds}
