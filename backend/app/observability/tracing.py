@@ -243,9 +243,6 @@ class _Resource(Resource):
     def __hash__(self) -> int:
         return self._hash
 
-    def __eq__(self, other: object) -> bool:
-        return super().__eq__(other)
-
 
 class RequestRooted(Sampler):
     """Every trace starts at a request: what is done outside any (a sweeper's poll, the
@@ -306,20 +303,19 @@ class ScrubbingExporter(SpanExporter):
         return self.inner.force_flush(timeout_millis)
 
     def _scrubbed(self, span_: ReadableSpan) -> ReadableSpan:
-        if (
-            not span_.events
-            and not self._holds(span_.name)
-            and not any(self._dirty(n, v) for n, v in (span_.attributes or {}).items())
-        ):
+        name = self._text(span_.name)
+        attributes = self._attributes(span_.attributes)
+        if name is span_.name and attributes is None and not span_.events:
             return span_  # nothing to remove (most spans): passed on as it is
         return ReadableSpan(
-            name=redact(span_.name, self.secrets),
+            name=name,
             context=span_.context,
             parent=span_.parent,
             resource=span_.resource,
-            attributes=self._attributes(span_.attributes),
+            attributes=dict(span_.attributes or {}) if attributes is None else attributes,
             events=[
-                Event(e.name, self._attributes(e.attributes), e.timestamp) for e in span_.events
+                Event(e.name, self._attributes(e.attributes) or e.attributes, e.timestamp)
+                for e in span_.events
             ],
             links=span_.links,
             kind=span_.kind,
@@ -329,15 +325,31 @@ class ScrubbingExporter(SpanExporter):
             instrumentation_scope=span_.instrumentation_scope,
         )
 
-    def _dirty(self, name: str, value: Any) -> bool:
-        """Whether an attribute would change (a path, a URL, a string holding a secret)."""
-        if name in _DROPPED or name in _URLS:
-            return True
-        if isinstance(value, str):
-            return self._holds(value)
-        if isinstance(value, tuple | list):
-            return any(isinstance(v, str) and self._holds(v) for v in value)
-        return False
+    def _attributes(self, attributes: Attributes) -> dict[str, Any] | None:
+        """The attributes as exported, or None when nothing in them is removed."""
+        clean: dict[str, Any] = {}
+        changed = False
+        for name, value in (attributes or {}).items():
+            if name in _DROPPED:
+                changed = True
+                continue
+            if name in _URLS and isinstance(value, str):
+                kept: Any = _without_query(value)
+            elif isinstance(value, str):
+                kept = self._text(value)
+            elif isinstance(value, tuple | list):
+                cleaned = [self._text(v) if isinstance(v, str) else v for v in value]
+                same = all(a is b for a, b in zip(cleaned, value, strict=True))
+                kept = value if same else cleaned
+            else:
+                kept = value
+            changed = changed or kept is not value
+            clean[name] = kept
+        return clean if changed else None
+
+    def _text(self, text: str) -> str:
+        """The text without secrets: the same object when it holds none (most strings)."""
+        return redact(text, self.secrets) if self._holds(text) else text
 
     def _holds(self, text: str) -> bool:
         """Whether `redact` would change `text`: a secret in it, or a key's or a bearer
@@ -347,21 +359,6 @@ class ScrubbingExporter(SpanExporter):
         if "-" not in text and "bearer" not in text.lower():
             return False
         return SECRET_SHAPES.search(text) is not None
-
-    def _attributes(self, attributes: Attributes) -> dict[str, Any]:
-        clean: dict[str, Any] = {}
-        for name, value in (attributes or {}).items():
-            if name in _URLS and isinstance(value, str):
-                clean[name] = _without_query(value)
-            elif name in _DROPPED:
-                continue
-            elif isinstance(value, str):
-                clean[name] = redact(value, self.secrets)
-            elif isinstance(value, tuple | list):
-                clean[name] = [redact(v, self.secrets) if isinstance(v, str) else v for v in value]
-            else:
-                clean[name] = value
-        return clean
 
 
 def _without_query(url: str) -> str:

@@ -78,6 +78,7 @@ class StepTranslator:
         self._queries: dict[int, list[QueryOut]] = {}  # what each step ran on data sources
         self._streamed: dict[int, str] = {}  # what the model wrote of each step so far
         self._code: dict[int, str] = {}  # each step's code, as run
+        self._read: set[str] = set()  # the files recorded as read by this run's steps so far
 
     def replaying(self, step: int, tokens: list[int], logs: str = "") -> None:
         """`step` runs again from what the model wrote (its code approved, or its question
@@ -158,9 +159,11 @@ class StepTranslator:
             if rest:
                 output = rest[-OUTPUT_EVENT_CHARS:]
                 await self.recorder.emit(events.StepOutput(step=self.step, output=output))
-        await self.repository.record_reads(
-            self.run, self._inferred_reads() if result.reads is None else result.reads
-        )
+        read = self._inferred_reads() if result.reads is None else result.reads
+        new = [name for name in read if name not in self._read]
+        if new:  # a file read again in a later step is recorded already
+            self._read.update(new)
+            await self.repository.record_reads(self.run, new)
         if result.queries:
             queries = [QueryOut.model_validate(query) for query in result.queries]
             self._queries.setdefault(self.step, []).extend(queries)

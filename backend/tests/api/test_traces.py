@@ -8,6 +8,9 @@ import io
 import json
 import logging
 from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,26 +29,31 @@ PASSWORD = "alice-password-77aa"
 MODEL_SPAN = "chat openai/scripted"
 
 
-@pytest.fixture(scope="module")
-def receiver() -> Iterator[OtlpReceiver]:
-    received = OtlpReceiver().start()
-    yield received
-    received.stop()
+@contextmanager
+def traced_server(
+    folder: Path, llm: ScriptedLLM, receiver: OtlpReceiver, **overrides: Any
+) -> Iterator[LiveServer]:
+    """An embedded workbench that sends its traces to `receiver`."""
+    settings = stack_settings(
+        "embedded",
+        folder,
+        LLM_API_BASE=llm.api_base,
+        OTEL_EXPORTER_OTLP_ENDPOINT=receiver.endpoint,
+        **overrides,
+    )
+    live = LiveServer(settings).start()
+    try:
+        yield live
+    finally:
+        live.stop()
 
 
 @pytest.fixture(scope="module")
 def traced(
     tmp_path_factory: pytest.TempPathFactory, llm: ScriptedLLM, receiver: OtlpReceiver
 ) -> Iterator[LiveServer]:
-    settings = stack_settings(
-        "embedded",
-        tmp_path_factory.mktemp("data-traced"),
-        LLM_API_BASE=llm.api_base,
-        OTEL_EXPORTER_OTLP_ENDPOINT=receiver.endpoint,
-    )
-    live = LiveServer(settings).start()
-    yield live
-    live.stop()
+    with traced_server(tmp_path_factory.mktemp("data-traced"), llm, receiver) as live:
+        yield live
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from app.observability.tracing import ScrubbingExporter
 from tests.api.conftest import SALES
 from tests.api.test_query import READ, ask, finished
-from tests.api.test_traces import MODEL_SPAN, flushed, strings, tree
-from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, LLM_KEY, TEST_SECRET, Api, stack_settings
+from tests.api.test_traces import MODEL_SPAN, flushed, strings, traced_server, tree
+from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, LLM_KEY, TEST_SECRET, Api
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.otlp import OtlpReceiver
 from tests.support.server import LiveServer
@@ -25,26 +25,12 @@ PASSWORD = "carol-password-31cc"
 
 
 @pytest.fixture(scope="module")
-def receiver() -> Iterator[OtlpReceiver]:
-    received = OtlpReceiver().start()
-    yield received
-    received.stop()
-
-
-@pytest.fixture(scope="module")
 def capturing(
     tmp_path_factory: pytest.TempPathFactory, llm: ScriptedLLM, receiver: OtlpReceiver
 ) -> Iterator[LiveServer]:
-    settings = stack_settings(
-        "embedded",
-        tmp_path_factory.mktemp("data-capturing"),
-        LLM_API_BASE=llm.api_base,
-        OTEL_EXPORTER_OTLP_ENDPOINT=receiver.endpoint,
-        OTEL_CAPTURE_CONTENT=True,
-    )
-    live = LiveServer(settings).start()
-    yield live
-    live.stop()
+    folder = tmp_path_factory.mktemp("data-capturing")
+    with traced_server(folder, llm, receiver, OTEL_CAPTURE_CONTENT=True) as live:
+        yield live
 
 
 def test_with_capture_on_model_spans_carry_the_prompt_and_reply_but_no_secret(
@@ -132,22 +118,17 @@ def test_a_question_sampled_out_sends_no_span_and_is_answered(
 ) -> None:
     monkeypatch.setenv("OTEL_TRACES_SAMPLER", "parentbased_traceidratio")
     monkeypatch.setenv("OTEL_TRACES_SAMPLER_ARG", "0")  # no question traced
-    received = OtlpReceiver().start()
-    settings = stack_settings(
-        "embedded",
-        tmp_path_factory.mktemp("data-sampled-out"),
-        LLM_API_BASE=llm.api_base,
-        OTEL_EXPORTER_OTLP_ENDPOINT=received.endpoint,
-    )
-    live = LiveServer(settings).start()
+    received = OtlpReceiver().start()  # its own: the module's has the other server's spans
+    folder = tmp_path_factory.mktemp("data-sampled-out")
     try:
-        with Api(live) as anon, anon.as_user(ADMIN_EMAIL, ADMIN_PASSWORD) as admin:
-            project = admin.project()
-            assert admin.upload(project["id"], "sales.csv", SALES).status_code == 201
-            session = admin.post(f"/projects/{project['id']}/sessions", json={}).json()
-            llm.script(code_reply(f"{READ}\nprint(len(df))"), final_reply("'Four rows.'"))
-            assert finished(ask(admin, session["id"], "How many rows?"))["status"] == "succeeded"
-        assert flushed(live, received) == []  # not the request's, ours, nor SQL or HTTP ones
+        with traced_server(folder, llm, received) as live:
+            with Api(live) as anon, anon.as_user(ADMIN_EMAIL, ADMIN_PASSWORD) as admin:
+                project = admin.project()
+                assert admin.upload(project["id"], "sales.csv", SALES).status_code == 201
+                session = admin.post(f"/projects/{project['id']}/sessions", json={}).json()
+                llm.script(code_reply(f"{READ}\nprint(len(df))"), final_reply("'Four rows.'"))
+                answered = finished(ask(admin, session["id"], "How many rows?"))
+                assert answered["status"] == "succeeded"
+            assert flushed(live, received) == []  # not the request's, ours, nor SQL or HTTP
     finally:
-        live.stop()
         received.stop()
