@@ -4,6 +4,7 @@ still without a secret; and the scrubber that every exported span goes through."
 from __future__ import annotations
 
 import json
+import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -121,14 +122,28 @@ def test_a_question_sampled_out_sends_no_span_and_is_answered(
     received = OtlpReceiver().start()  # its own: the module's has the other server's spans
     folder = tmp_path_factory.mktemp("data-sampled-out")
     try:
-        with traced_server(folder, llm, received) as live:
-            with Api(live) as anon, anon.as_user(ADMIN_EMAIL, ADMIN_PASSWORD) as admin:
-                project = admin.project()
-                assert admin.upload(project["id"], "sales.csv", SALES).status_code == 201
-                session = admin.post(f"/projects/{project['id']}/sessions", json={}).json()
-                llm.script(code_reply(f"{READ}\nprint(len(df))"), final_reply("'Four rows.'"))
-                answered = finished(ask(admin, session["id"], "How many rows?"))
-                assert answered["status"] == "succeeded"
-            assert flushed(live, received) == []  # not the request's, ours, nor SQL or HTTP
+        with (
+            traced_server(folder, llm, received) as live,
+            Api(live) as anon,
+            anon.as_user(ADMIN_EMAIL, ADMIN_PASSWORD) as admin,
+        ):
+            project = admin.project()
+            assert admin.upload(project["id"], "sales.csv", SALES).status_code == 201
+            session = admin.post(f"/projects/{project['id']}/sessions", json={}).json()
+            llm.script(code_reply(f"{READ}\nprint(len(df))"), final_reply("'Four rows.'"))
+            answered = finished(ask(admin, session["id"], "How many rows?"))
+            assert answered["status"] == "succeeded"
+            assert flushed(live, received) == []  # not the request's, ours, SQL nor HTTP
+            # The pipeline works: a caller's sampled trace is still followed. (Sent with
+            # urllib: httpx is instrumented in this process and would put its own header.)
+            caller = "00-" + "ab" * 16 + "-" + "cd" * 8 + "-01"
+            request = urllib.request.Request(
+                f"{live.url}/api/v1/projects",
+                headers={"traceparent": caller, "Authorization": admin.headers["Authorization"]},
+            )
+            with urllib.request.urlopen(request, timeout=30) as listed:
+                assert listed.status == 200
+            spans = flushed(live, received)
+            assert spans and {s.trace_id for s in spans} == {"ab" * 16}
     finally:
         received.stop()
