@@ -52,6 +52,11 @@ def quota_errors(events: list[Event]) -> list[str]:
     ]
 
 
+def step_errors(events: list[Event]) -> list[object]:
+    """What went wrong in a run: its failed steps' errors, then its end."""
+    return [e.data.get("error") for e in events if e.event == "step.error"] + [events[-1].data]
+
+
 def attack(target: Target, llm: ScriptedLLM, session_id: str, code: str) -> list[Event]:
     llm.script(code_reply(code), final_reply("'done'"))
     events = ask(target.api, session_id, "red team: quota")
@@ -62,7 +67,7 @@ def attack(target: Target, llm: ScriptedLLM, session_id: str, code: str) -> list
 def still_answers(target: Target, llm: ScriptedLLM, session_id: str) -> None:
     llm.script(code_reply("print(40 + 2)"), final_reply("'42'"))
     after = ask(target.api, session_id, "still there?")
-    assert after[-1].data["status"] == "succeeded", after[-1].data
+    assert after[-1].data["status"] == "succeeded", step_errors(after)
     assert any(e.event == "step.output" and "42" in e.data["output"] for e in after)
 
 
