@@ -17,6 +17,14 @@ app's metrics code) is printed beside the difference: what that code itself cost
 counting the code it wraps (a request's handler under FastAPI's span, an HTTP request under
 httpx's).
 
+Then, where valgrind is installed (`apt-get install valgrind`), the same runs are counted
+in instructions: each mode's backend again, alone, under valgrind's callgrind, which counts
+every instruction the backend process executes (all its threads: the span exporter's too;
+not its sandbox workers) while the measured runs go on. Unlike CPU time, the count does not
+depend on what else the machine does: it is the figure to hold against the target. Under
+callgrind the sandbox runs without its system-call filter (SANDBOX_ISOLATION=none: valgrind
+cannot load one), in every mode alike.
+
 Used by `make bench-agent ARGS=--observability` (sequential runs, embedded stack) and
 `make bench-load ARGS=--observability` (N runs at once on Postgres, Redis and S3).
 """
@@ -25,12 +33,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import re
 import shutil
 import statistics
 import subprocess
+import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +56,8 @@ from tests.support.services import free_port
 # (what tracing costs before a span is recorded or sent).
 MODES = ("off", "metrics", "metrics+traces", "metrics+traces 10%", "metrics+traces 0%")
 TARGET_PERCENT = 3.0
+# How often a backend counted by callgrind sends its spans (see count_instructions).
+EXPORT_DELAY_SECONDS = 30
 # (url, [(token, project id)]) -> how many runs succeeded.
 Workload = Callable[[str, list[tuple[str, str]]], Awaitable[int]]
 
@@ -103,6 +115,10 @@ def service_name(mode: str) -> str:
     return "workbench-" + re.sub(r"[^a-z0-9]+", "-", mode).strip("-")
 
 
+def _slug(mode: str) -> str:
+    return mode.replace("+", "-").replace(" ", "-").replace("%", "")
+
+
 def mode_env(mode: str, sink: OtlpReceiver) -> dict[str, str]:
     env = {"METRICS_ENABLED": "false" if mode == "off" else "true"}
     if mode.startswith("metrics+traces"):
@@ -133,7 +149,7 @@ def compare(
     sink = OtlpReceiver().start()
     contenders = []
     for mode in MODES:
-        place = folder / mode.replace("+", "-").replace(" ", "-").replace("%", "")
+        place = folder / _slug(mode)
         env = {
             **backend_env(mode),
             **mode_env(mode, sink),
@@ -161,7 +177,6 @@ def compare(
         for contender in contenders:
             contender.stop_sampling()
             contender.replica.stop()
-        sink.stop()
     off = statistics.median(contenders[0].per_run)
     print(f"Backend CPU per run, {what} (median of {rounds} rounds; target: both on <= +3%):")
     for contender in contenders:
@@ -187,7 +202,6 @@ def compare(
     profiled = [c for c in contenders if c.profile is not None and c.profile.exists()]
     if not profiled:
         print("  (py-spy not found: no share of CPU by code; `uv sync` installs it)")
-        return
     print("Share of each backend's CPU samples in the code of (py-spy, all its threads):")
     for contender in profiled:
         assert contender.profile is not None
@@ -196,6 +210,99 @@ def compare(
             f"{name} {share:.2%}" for name, share in shares.items() if share or name == "metrics"
         )
         print(f"  {contender.mode:<18} {said} ({samples:,} samples)")
+    try:
+        count_instructions(folder, backend_env, workload, what, sink)
+    finally:
+        sink.stop()
+
+
+class CallgrindBackend(BackendProcess):
+    """A backend run under valgrind's callgrind, counting nothing until `counting()`: the
+    instructions of its process, all threads, between then and the end of that block."""
+
+    def start(self) -> CallgrindBackend:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.out = self.folder / "callgrind.out"
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                 f"--callgrind-out-file={self.out}", sys.executable, "-m", "app"],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=Path(__file__).resolve().parents[1],
+                start_new_session=True,
+            )  # fmt: skip
+        return self
+
+    def _control(self, *args: str) -> None:
+        subprocess.run(["callgrind_control", *args, str(self.pid)], check=True, capture_output=True)
+
+    @contextlib.contextmanager
+    def counting(self) -> Iterator[None]:
+        self._control("--instr=on")
+        try:
+            yield
+        finally:
+            self._control("--dump")
+            self._control("--instr=off")
+
+    def instructions(self) -> int:
+        """The instructions counted in `counting()` (its dump's summary)."""
+        for _ in range(100):  # callgrind writes the dump a moment after it is asked
+            for dump in self.folder.glob("callgrind.out.*"):
+                found = re.search(r"^summary: (\d+)", dump.read_text(errors="replace"), re.M)
+                if found:
+                    return int(found.group(1))
+            time.sleep(0.2)
+        raise RuntimeError(f"callgrind wrote no dump in {self.folder}")
+
+
+def count_instructions(
+    folder: Path,
+    backend_env: Callable[[str], dict[str, str]],
+    workload: Workload,
+    what: str,
+    sink: OtlpReceiver,
+) -> None:
+    """Each mode's backend alone under callgrind: the instructions of one round of
+    `workload`, after two rounds that warm it up, per run."""
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        print("(valgrind not found: no instruction counts; `apt-get install valgrind`)")
+        return
+    print(f"Instructions per run, {what} (callgrind, each backend alone; target: <= +3%):")
+    counts: dict[str, float] = {}
+    for mode in MODES:
+        place = folder / f"callgrind-{_slug(mode)}"
+        env = {
+            **backend_env(mode),
+            **mode_env(mode, sink),
+            "PORT": str(free_port()),
+            "DATA_DIR": str(place / "data"),
+            "SANDBOX_ISOLATION": "none",  # valgrind cannot load a system-call filter
+            # Callgrind runs the backend ~40x slower: spans are sent every 30 s rather than
+            # 5 s, so that a batch holds about as many as it would natively.
+            "OTEL_BSP_SCHEDULE_DELAY": str(EXPORT_DELAY_SECONDS * 1000),
+        }
+        backend = CallgrindBackend(place, env).start()
+        try:
+            backend.wait_ready()
+            tokens = users(backend.url)
+            for _ in range(2):  # imports, caches, the first sandbox worker
+                asyncio.run(workload(backend.url, tokens))
+            with backend.counting():
+                runs = asyncio.run(workload(backend.url, tokens))
+                # The round's spans are sent meanwhile (every mode waits alike).
+                time.sleep(EXPORT_DELAY_SECONDS + 5)
+            counts[mode] = backend.instructions() / max(1, runs)
+        finally:
+            backend.stop()
+        off = counts[MODES[0]]
+        print(
+            f"  {mode:<18} {counts[mode] / 1e6:8.1f} M instructions a run "
+            f"({(counts[mode] / off - 1) * 100:+5.1f}% vs off; {runs} runs)",
+            flush=True,
+        )
 
 
 def span_floor(count: int = 20_000) -> float:

@@ -94,7 +94,7 @@ async def ask(
     # The orchestrator records the run with sessions of its own: the request's connection
     # goes back first, so a burst of queries never waits on itself for connections.
     await release_connection(db)
-    run = await runs.start(session, body, user.id)
+    run = await runs.start(session, body, (user.id, user.email))
     allowed = stream_reader(request, user, session.id)
     return sse_response(frames(runs.follow(run.id, 0), allowed=allowed))
 

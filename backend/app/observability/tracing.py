@@ -122,7 +122,6 @@ def activate(provider: TracerProvider, settings: Settings, engines: Sequence[Any
     these SQLAlchemy engines and the requests of httpx (the model servers') included."""
     global _tracer, _capture_content
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
-    from opentelemetry.instrumentation.sqlalchemy.engine import EngineTracer
     from opentelemetry.metrics import NoOpUpDownCounter
 
     _tracer = provider.get_tracer("app")
@@ -131,8 +130,39 @@ def activate(provider: TracerProvider, settings: Settings, engines: Sequence[Any
     # patch every engine made later and add a span for each connection taken from a pool.
     statements = provider.get_tracer("opentelemetry.instrumentation.sqlalchemy")
     for engine in engines:
-        EngineTracer(statements, engine.sync_engine, NoOpUpDownCounter("db.client.connections"))
+        _statement_tracer()(
+            statements, engine.sync_engine, NoOpUpDownCounter("db.client.connections")
+        )
     HTTPXClientInstrumentor().instrument(tracer_provider=provider)
+
+
+# The pools' events, which SQLAlchemy's instrumentation listens to for a connection count
+# (the app's metrics have the pools' use: workbench_db_pool_*).
+_POOL_EVENTS = frozenset({"connect", "close", "checkin", "checkout"})
+
+
+def _statement_tracer() -> type[Any]:
+    """SQLAlchemy's instrumentation (a span for each statement, with the statement), kept
+    to what a recorded question needs: outside one, a statement costs one check and starts
+    no span, and no connection taken from or given back to a pool is counted."""
+    from opentelemetry.instrumentation.sqlalchemy.engine import EngineTracer
+
+    class StatementTracer(EngineTracer):  # type: ignore[misc]
+        @classmethod
+        def _register_event_listener(
+            cls, target: Any, identifier: str, *args: Any, **kw: Any
+        ) -> None:
+            if identifier not in _POOL_EVENTS:
+                super()._register_event_listener(target, identifier, *args, **kw)
+
+        def _before_cur_exec(
+            self, conn: Any, cursor: Any, statement: Any, params: Any, *rest: Any
+        ) -> Any:
+            if not _in_recorded_trace():
+                return statement, params
+            return super()._before_cur_exec(conn, cursor, statement, params, *rest)
+
+    return StatementTracer
 
 
 def deactivate(provider: TracerProvider) -> None:

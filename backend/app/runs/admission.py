@@ -51,9 +51,12 @@ class Admission:
         self.rt = rt
         self.requests = requests
 
-    async def question(self, session: Session, body: QueryRequest, asker: uuid.UUID) -> Admitted:
+    async def question(
+        self, session: Session, body: QueryRequest, asker: tuple[uuid.UUID, str]
+    ) -> Admitted:
         """Let `asker`'s new question in: the run, running (run.started) or queued
-        (run.queued); the sandbox slots are shared fairly between askers."""
+        (run.queued); the sandbox slots are shared fairly between askers. `asker`: the id
+        and email of who asks (the request's user)."""
         model_id = resolve_model(self.rt.settings, body.model)
         sandbox = await self.rt.sandboxes.status()
         if not sandbox.available:
@@ -80,20 +83,20 @@ class Admission:
                     + ("answer" if waiting == RunStatus.waiting_input else "approval")
                     + ": answer it, or stop that run, before asking another."
                 )
-            project, used = await self.requests.project_usage(session.project_id)
+            project, used = await self.requests.project_budget(session.project_id)
             budget.remaining(project, used)  # a project past its budget takes no questions
-            ticket = claim(asker)
+            ticket = claim(asker[0])
             granted = ticket.granted.is_set()
             run = Run(
                 session_id=session.id,
                 status=RunStatus.running if granted else RunStatus.queued,
-                user_id=asker,
+                user_id=asker[0],
                 query=body.query,
                 model=model_id,
                 file_ids=[str(f) for f in body.file_ids],
                 started_at=utcnow() if granted else None,
             )
-            await self.requests.add_run(run, session.project_id)
+            await self.requests.add_run(run, session.project_id, asker)
             recorder = EventRecorder(run.id, self.rt.events, self.rt.repository)
             if granted:
                 await announce_start(run, recorder)

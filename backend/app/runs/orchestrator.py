@@ -75,9 +75,12 @@ class RunOrchestrator:
         self.ending = RunEnding(events, repository)
         self.sweeper = Sweeper(self.rt, self.ending)
 
-    async def start(self, session: Session, body: QueryRequest, asker: uuid.UUID) -> Run:
+    async def start(
+        self, session: Session, body: QueryRequest, asker: tuple[uuid.UUID, str]
+    ) -> Run:
         """Take the session lock and a sandbox slot (or a place in the queue), record the run
-        as `asker`'s, emit run.started (or run.queued) and run it in the background."""
+        as `asker`'s (their id and email), emit run.started (or run.queued) and run it in
+        the background."""
         with tracing.span("admit"):
             admitted = await self.admission.question(session, body, asker)
         metrics.RUNS_STARTED.inc()

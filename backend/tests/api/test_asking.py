@@ -143,6 +143,29 @@ def test_the_code_after_the_question_runs_with_the_answer_in_the_same_step(
     assert first["error"] is None
 
 
+def test_a_file_read_before_and_after_the_answer_is_read_once_by_the_run(
+    alice: Api, session, llm: ScriptedLLM
+) -> None:  # type: ignore[no-untyped-def]
+    llm.script(
+        ASK,
+        code_reply(f"{READ}\nprint(kind, len(df))"),
+        final_reply("'Done.'"),
+    )
+    asked = ask_until_waiting(alice, session["id"], "Revenue?")[-1]
+    run_id = asked.data["run_id"]
+    assert alice.post(f"/runs/{run_id}/input", json={"answer": "net"}).status_code == 200
+    end = finished(follow(alice, run_id, asked.id))
+    assert end["status"] == "succeeded", end
+
+    run = alice.get(f"/runs/{run_id}").json()
+    assert [(f["name"], f["read"]) for f in run["files"]] == [("sales data.csv", True)]
+    file_id = run["files"][0]["file_id"]
+    versions = alice.get(f"/files/{file_id}/versions").json()
+    assert [(r["query"], versions[0]["read_by_total"]) for r in versions[0]["read_by"]] == [
+        ("Revenue?", 1)
+    ]
+
+
 def test_a_step_that_asks_twice_gets_each_answer_in_turn(
     alice: Api, session, llm: ScriptedLLM
 ) -> None:  # type: ignore[no-untyped-def]

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Update, delete, func, literal, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import raiseload
 
@@ -73,15 +74,16 @@ class RunRepository:
                 select(Run.status).where(Run.session_id == session_id, Run.status.in_(WAITING))
             )
 
-    async def project_usage(self, project_id: uuid.UUID) -> tuple[Project, Usage]:
-        """The project, and what its runs have spent so far."""
+    async def project_budget(self, project_id: uuid.UUID) -> tuple[Project, Usage]:
+        """The project, and what its runs have spent of its budget (see toward_budget)."""
         async with self.factory() as db:
             project = await db.get(Project, project_id)
             assert project is not None
-            return project, await usage.of_project(db, project_id)
+            return project, await usage.toward_budget(db, project)
 
-    async def add_run(self, run: Run, project_id: uuid.UUID) -> None:
-        """Record a new question (and, in the project's audit log, who asked it)."""
+    async def add_run(self, run: Run, project_id: uuid.UUID, asker: tuple[uuid.UUID, str]) -> None:
+        """Record a new question (and, in the project's audit log, that `asker`, whose id
+        and email the request knows, asked it)."""
         async with self.factory() as db:
             db.add(run)
             await db.flush()
@@ -91,9 +93,7 @@ class RunRepository:
                 "model": run.model,
                 "query": audit.query_detail(run.query),
             }
-            await audit.record(
-                db, project_id, run.user_id, Action.run_asked, ("run", run.id), asked
-            )
+            await audit.record(db, project_id, asker, Action.run_asked, ("run", run.id), asked)
             await db.commit()
 
     async def take_reply(
@@ -170,8 +170,14 @@ class RunRepository:
         """What a run starts from: its session, the project's files, the session's earlier
         answered questions (oldest first), the project and what it has spent."""
         async with self.factory() as db:
-            session = await db.get(Session, run.session_id)
-            assert session is not None
+            found = (
+                await db.execute(
+                    select(Session, Project)
+                    .join(Project, Project.id == Session.project_id)
+                    .where(Session.id == run.session_id)
+                )
+            ).one()
+            session, project = found
             files = list(
                 await db.scalars(
                     select(File).where(File.project_id == session.project_id).order_by(File.name)
@@ -190,9 +196,7 @@ class RunRepository:
                 )
             ).all()
             # Other sessions of the project may have spent while this run was queued.
-            project = await db.get(Project, session.project_id)
-            assert project is not None
-            used = await usage.of_project(db, project.id)
+            used = await usage.toward_budget(db, project)
         return session, files, [(q, a) for q, a in reversed(turns)], project, used
 
     async def pin_files(self, run: Run, files: list[File]) -> None:
@@ -221,15 +225,15 @@ class RunRepository:
         }
         if not pinned:
             return
+        rows = [
+            {"run_id": run.id, "file_id": uuid.UUID(str(f["file_id"])), "version": f["version"]}
+            for f in pinned.values()
+        ]
         async with self.factory() as db:
-            known = set(
-                await db.scalars(select(RunFileRead.file_id).where(RunFileRead.run_id == run.id))
-            )
-            for entry in pinned.values():
-                file_id = uuid.UUID(str(entry["file_id"]))
-                if file_id not in known:
-                    known.add(file_id)
-                    db.add(RunFileRead(run_id=run.id, file_id=file_id, version=entry["version"]))
+            # One statement; a file recorded already (a run that went on after a reply
+            # read it again) is left as it is.
+            dialect = postgresql if db.get_bind().dialect.name == "postgresql" else sqlite
+            await db.execute(dialect.insert(RunFileRead).values(rows).on_conflict_do_nothing())
             await db.commit()
 
     async def keep_previews(self, files: list[File]) -> None:

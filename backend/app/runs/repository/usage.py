@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import Run, Session
+from app.models import Project, Run, Session
 from app.runs.budget import Usage
 
 
@@ -60,6 +60,14 @@ async def by_asker(db: AsyncSession, project_id: uuid.UUID) -> dict[uuid.UUID, t
 
 async def of_project(db: AsyncSession, project_id: uuid.UUID) -> Usage:
     return (await by_project(db, [project_id])).get(project_id, Usage())
+
+
+async def toward_budget(db: AsyncSession, project: Project) -> Usage:
+    """What the project's runs have spent, as far as its budget needs it: a project with no
+    budget is not summed (nothing bounds it; a question costs one statement less)."""
+    if project.budget_usd is None and project.budget_tokens is None:
+        return Usage()
+    return await of_project(db, project.id)
 
 
 async def of_session(db: AsyncSession, session_id: uuid.UUID) -> Usage:
