@@ -106,7 +106,8 @@ bench-upload: deps
 	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.upload
 
 # ARGS="--observability": the backend's CPU per run with metrics and traces on against off,
-# backends side by side (also for bench-load; docs/observability.md).
+# backends side by side, then its instructions per run under callgrind where valgrind is
+# installed (also for bench-load; docs/observability.md).
 bench-agent: deps
 	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.agent $(ARGS)
 
