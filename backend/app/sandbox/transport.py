@@ -25,6 +25,10 @@ from app.sandbox.protocol import FrameReader, Message, ProtocolError, write_mess
 logger = logging.getLogger(__name__)
 # How long a killed worker's own process may outlive bwrap (normally milliseconds).
 WRITERS_GONE_SECONDS = 10.0
+# How long the sandbox service may take to say a worker it was told to stop has ended: it
+# waits up to WRITERS_GONE_SECONDS for the worker's writers to be gone, then reads its
+# exit status.
+EXIT_REPORT_SECONDS = 2 * WRITERS_GONE_SECONDS
 
 
 @dataclass(frozen=True)
@@ -168,7 +172,8 @@ class SocketChannel:
     """A worker the sandbox service runs for us, behind one Unix-socket connection.
 
     The service relays frames both ways; when the worker ends it sends an `exited` frame
-    with the exit status and closes. Closing our end makes it kill the worker.
+    with the exit status and closes. Closing our sending side makes it kill the worker;
+    its `exited` frame, sent once the worker is gone, still comes back.
     """
 
     def __init__(self, sock: socket.socket, *, mechanism: str, own_user_namespace: bool) -> None:
@@ -194,6 +199,10 @@ class SocketChannel:
     def receive(self, deadline: float | None) -> Message | None:
         if self._exit is not None or self._closed:
             return None
+        return self._frame(deadline)
+
+    def _frame(self, deadline: float | None) -> Message | None:
+        """The worker's next frame; None when it has ended (the `exited` frame is kept)."""
         message = read_frame(self._reader, deadline)
         if message is not None and message.get("type") == "exited":
             code = message.get("returncode")
@@ -206,12 +215,28 @@ class SocketChannel:
 
     def kill(self) -> None:
         with contextlib.suppress(OSError):
-            self.sock.shutdown(socket.SHUT_RDWR)
+            self.sock.shutdown(socket.SHUT_WR)
 
     def reap(self) -> Exit:
+        """Stop the worker and wait until the service says it has ended.
+
+        The service kills the worker when our side closes, but that takes it a moment (much
+        longer on a crowded machine), and the worker writes on meanwhile: the backend cleans
+        up after a worker it stopped (what a step over its quota wrote) only once it is gone.
+        """
         if not self._closed:
-            self._closed = True
             self.kill()
+            deadline = time.monotonic() + EXIT_REPORT_SECONDS
+            try:
+                while self._exit is None and self._frame(deadline) is not None:
+                    pass  # what the worker still sent: too late for anyone
+            except TimeoutError:
+                logger.warning(
+                    "the sandbox service did not say within %.0f s that a worker it was told "
+                    "to stop has ended",
+                    EXIT_REPORT_SECONDS,
+                )
+            self._closed = True
             self._reader.close()
             self.sock.close()
         return self._exit or Exit(None, "")

@@ -6,6 +6,8 @@ same `SandboxWorker`, given a `ServiceLauncher` instead of starting workers itse
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -107,6 +109,52 @@ def test_stopping_a_step_kills_the_worker_in_the_service(service: SandboxService
         assert workers_of(service) == []
         gone = worker.run("earlier")  # a fresh worker
         assert gone.error is not None and "NameError" in gone.error
+
+
+def test_a_step_over_its_quota_leaves_no_file_however_late_the_service_stops_it(
+    service: SandboxServiceProcess,
+) -> None:
+    # The service is held still (as on a crowded machine) while the step writes on, over
+    # its quota: the step's files may be removed only once its worker can write no more.
+    folder = workspace(service, "session-f")
+    limits = SandboxLimits(disk_mb=16)
+    code = (
+        "import io\nimport time\n"
+        "io.open('waiting', 'wb').close()\n"
+        "while True:\n"
+        "    try:\n"
+        "        io.open('go', 'rb').close()\n"
+        "        break\n"
+        "    except OSError:\n"
+        "        time.sleep(0.01)\n"
+        "for i in range(100000):\n"
+        "    io.open(f'fill-{i}.csv', 'wb').write(b'x' * (1 << 20))\n"
+        "    time.sleep(0.02)\n"
+    )
+    assert service.process is not None
+    pid = service.process.pid
+    with SandboxWorker(folder, launcher=service.launcher(), limits=limits) as worker:
+        worker.start()
+        results = []
+        step = threading.Thread(target=lambda: results.append(worker.run(code)))
+        step.start()
+        while not (folder / "waiting").exists():
+            time.sleep(0.01)
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            (folder / "go").touch()
+            # Long past its quota (the backend looks every QUOTA_POLL_SECONDS): stopped by
+            # the backend, but not yet by the service, it writes on.
+            gives_up = time.monotonic() + 60
+            while not (folder / "fill-60.csv").exists() and time.monotonic() < gives_up:
+                time.sleep(0.01)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        step.join()
+        (result,) = results
+        assert result.error is not None and "over its disk quota" in result.error
+        assert sorted(p.name for p in folder.glob("fill-*")) == []
+        assert worker.run("print(40 + 2)").logs == "42\n"
 
 
 def test_a_step_past_its_time_limit_and_a_memory_bomb_are_reported(
