@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from app.sandbox import ArtifactFile, SandboxLimits, SandboxWorker, StepResult
+from app.sandbox import ArtifactFile, SandboxLimits, SandboxWorker, StepResult, hostfs
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 OUTPUT_CHARS = 2_000
@@ -196,6 +197,30 @@ def test_files_written_by_code_become_artifacts(worker: SandboxWorker, workspace
     result = ok(worker, "pd.read_csv('summary.csv')['a'].sum()")
     assert result.output == "1"
     assert result.artifacts == []
+
+
+def test_a_tree_deeper_than_any_path_does_not_stop_the_steps(
+    worker: SandboxWorker, workspace: Path
+) -> None:
+    # Code can build one (tests/redteam/test_quota_attacks.py): 2,000 levels, past
+    # PATH_MAX and Python's recursion limit, with a file at the bottom.
+    folder = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(2000):
+            os.mkdir("d", dir_fd=folder)
+            below = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=folder)
+            os.close(folder)
+            folder = below
+        os.close(os.open("bottom.csv", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=folder))
+    finally:
+        os.close(folder)
+    try:
+        code = "import pandas as pd\npd.DataFrame({'a': [1]}).to_csv('beside.csv', index=False)"
+        result = ok(worker, code)
+        assert [a.name for a in result.artifacts] == ["beside.csv"]
+        assert ok(worker, "print(40 + 2)").logs == "42\n"
+    finally:
+        hostfs.remove_tree(workspace, "d")
 
 
 def test_final_answer_number_and_text(worker: SandboxWorker) -> None:

@@ -14,7 +14,6 @@ import re
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,8 @@ IMAGE_MIMES = {
 TABLE_PREVIEW_ROWS = 1000
 # A loop that writes thousands of files should not flood the session with artifacts.
 MAX_WRITTEN_FILES = 50
+# How many folders deep the files a step wrote are looked for.
+MAX_LISTED_DEPTH = 32
 
 WorkspaceListing = dict[str, tuple[int, int]]
 
@@ -117,6 +118,10 @@ class OutputCapture:
 def list_workspace(root: Path) -> WorkspaceListing:
     """List the regular files under the workspace with their size and modification time.
 
+    The code may have built a tree deeper than any path can spell (PATH_MAX) or Python can
+    recurse into; the walk keeps a list instead of recursing, and goes no deeper than
+    MAX_LISTED_DEPTH folders: a file below that is not reported as written.
+
     Args:
         root: The workspace folder.
 
@@ -124,28 +129,26 @@ def list_workspace(root: Path) -> WorkspaceListing:
         Workspace-relative POSIX path -> (size, mtime_ns), the bookkeeping folder left out.
     """
     listing: WorkspaceListing = {}
-    for path, info in _walk(root, ""):
-        listing[path] = (info.st_size, info.st_mtime_ns)
-    return listing
-
-
-def _walk(folder: Path, prefix: str) -> Iterator[tuple[str, os.stat_result]]:
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return
-    for entry in entries:
-        relative = f"{prefix}{entry.name}"
-        if relative == BOOKKEEPING_DIR:
-            continue
+    folders = [(root, "", 0)]
+    while folders:
+        folder, prefix, depth = folders.pop()
         try:
-            info = entry.stat(follow_symlinks=False)
+            entries = list(os.scandir(folder))
         except OSError:
             continue
-        if stat.S_ISDIR(info.st_mode):
-            yield from _walk(Path(entry.path), f"{relative}/")
-        elif stat.S_ISREG(info.st_mode):
-            yield relative, info
+        for entry in entries:
+            relative = f"{prefix}{entry.name}"
+            if relative == BOOKKEEPING_DIR:
+                continue
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode) and depth < MAX_LISTED_DEPTH:
+                folders.append((Path(entry.path), f"{relative}/", depth + 1))
+            elif stat.S_ISREG(info.st_mode):
+                listing[relative] = (info.st_size, info.st_mtime_ns)
+    return listing
 
 
 def _module_attr(module: str, name: str) -> Any:
