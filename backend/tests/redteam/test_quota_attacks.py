@@ -57,17 +57,30 @@ def step_errors(events: list[Event]) -> list[object]:
     return [e.data.get("error") for e in events if e.event == "step.error"] + [events[-1].data]
 
 
-def attack(target: Target, llm: ScriptedLLM, session_id: str, code: str) -> list[Event]:
+def attack(
+    target: Target, llm: ScriptedLLM, session_id: str, code: str, *, stopped: bool = True
+) -> list[Event]:
+    """Ask a question whose first step runs `code` and whose second answers 'done'.
+
+    The run goes on after the attack and answers: only the attack's step may fail, with
+    the quota's error if it was `stopped` (and with none if it kept within the quota).
+    """
     llm.script(code_reply(code), final_reply("'done'"))
     events = ask(target.api, session_id, "red team: quota")
     assert events[-1].event == "run.finished", [e.event for e in events]
+    assert events[-1].data["status"] == "succeeded", step_errors(events)
+    errors = [e.data["error"] for e in events if e.event == "step.error"]
+    assert errors == quota_errors(events) and len(errors) == int(stopped), step_errors(events)
+    assert [e.data["answer"] for e in events if e.event == "final"] == ["done"]
     return events
 
 
 def still_answers(target: Target, llm: ScriptedLLM, session_id: str) -> None:
+    """The next question in the session is answered, and none of its steps fails."""
     llm.script(code_reply("print(40 + 2)"), final_reply("'42'"))
     after = ask(target.api, session_id, "still there?")
     assert after[-1].data["status"] == "succeeded", step_errors(after)
+    assert not [e for e in after if e.event == "step.error"], step_errors(after)
     assert any(e.event == "step.output" and "42" in e.data["output"] for e in after)
 
 
@@ -77,8 +90,9 @@ def test_a_tree_deeper_than_path_max_is_counted_and_stopped(
     session_id = target.session()
     events = attack(target, llm, session_id, DEEP_TREE)
 
-    assert quota_errors(events), [e.data for e in events if e.event == "step.error"]
+    # What the step wrote went, the tree with it (no writer outlived the removal).
     assert target.surroundings.workspace_usage(session_id) <= QUOTA
+    assert target.surroundings.workspace_files(session_id, "d") == []
     assert not [e for e in events if e.event == "artifact"]
     still_answers(target, llm, session_id)
     assert target.api.delete(f"/sessions/{session_id}").status_code == 204
@@ -88,7 +102,6 @@ def test_sparse_files_are_charged_their_whole_size(target: Target, llm: Scripted
     session_id = target.session()
     events = attack(target, llm, session_id, SPARSE_FILES)
 
-    assert quota_errors(events), [e.data for e in events if e.event == "step.error"]
     # Nothing of theirs reached object storage, nor stays in the workspace.
     assert not [e for e in events if e.event == "artifact"]
     assert target.surroundings.workspace_usage(session_id) <= QUOTA
@@ -100,9 +113,11 @@ def test_sparse_files_are_charged_their_whole_size(target: Target, llm: Scripted
 def test_deleting_a_session_removes_its_deep_tree(target: Target, llm: ScriptedLLM) -> None:
     session_id = target.session()
     # Within the quota this time, so the whole tree stays for the deletion to meet.
-    attack(target, llm, session_id, DEEP_TREE.replace("range(40):\n    np", "range(2):\n    np"))
-    # The tree is there, files and all (du walks any depth).
+    within = DEEP_TREE.replace("range(40):\n    np", "range(2):\n    np")
+    attack(target, llm, session_id, within, stopped=False)
+    # The tree is there, files and all (du walks any depth), and the session goes on with it.
     assert target.surroundings.workspace_usage(session_id) > 4 << 20
+    still_answers(target, llm, session_id)
 
     assert target.api.delete(f"/sessions/{session_id}").status_code == 204
     assert not target.surroundings.workspace_exists(session_id)
