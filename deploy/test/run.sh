@@ -201,6 +201,13 @@ image_of() {  # the image a service of the compose files names
 
 compose() { docker compose -p "$PROJECT" -f "$ROOT/docker-compose.yml" "${COMPOSE_FILES_EXTRA[@]}" "$@"; }
 
+# What the backend and the sandbox service said last: the evidence of a failure, printed
+# before it ends the run (and the cleanup removes the containers, logs and all).
+stack_logs() {
+    say "the last lines of the backend's and the sandbox service's logs"
+    compose logs --no-color --tail 80 backend sandbox || true
+}
+
 ENGINE_OK=
 cleanup() {
     local status=$?
@@ -262,7 +269,7 @@ main() {
     say "the stack and the checks against it"
     (cd "$ROOT/backend" && make -s -C "$ROOT" deps >/dev/null \
         && $UV run --frozen pytest -p no:cacheprovider -o addopts="" -x -v -s \
-            tests/deploy/deploy_checks.py) || die "checks against the deployed stack failed"
+            tests/deploy/deploy_checks.py) || { stack_logs; die "checks against the deployed stack failed"; }
     local checks_done=$(elapsed)
 
     # One backend again (the scale file's proxy removed), with the limits the red team
@@ -276,7 +283,7 @@ main() {
     # through the stack: `make test-backend` runs them; they are not repeated here.
     (cd "$ROOT/backend" && $UV run --frozen pytest -p no:cacheprovider -o addopts="" -q -ra \
         --durations=5 --ignore=tests/redteam/test_source_statements.py tests/redteam) \
-        || die "the red team found a way through the deployed stack"
+        || { stack_logs; die "the red team found a way through the deployed stack"; }
     local redteam_done=$(elapsed)
 
     say "Kubernetes overlays"
