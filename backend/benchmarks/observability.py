@@ -38,7 +38,6 @@ import re
 import shutil
 import statistics
 import subprocess
-import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -202,7 +201,8 @@ def compare(
     profiled = [c for c in contenders if c.profile is not None and c.profile.exists()]
     if not profiled:
         print("  (py-spy not found: no share of CPU by code; `uv sync` installs it)")
-    print("Share of each backend's CPU samples in the code of (py-spy, all its threads):")
+    else:
+        print("Share of each backend's CPU samples in the code of (py-spy, all its threads):")
     for contender in profiled:
         assert contender.profile is not None
         samples, shares = own_shares(contender.profile, {"traces": TRACES, "metrics": METRICS})
@@ -220,20 +220,10 @@ class CallgrindBackend(BackendProcess):
     """A backend run under valgrind's callgrind, counting nothing until `counting()`: the
     instructions of its process, all threads, between then and the end of that block."""
 
-    def start(self) -> CallgrindBackend:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.out = self.folder / "callgrind.out"
-        with self.log.open("ab") as log:
-            self.process = subprocess.Popen(
-                ["valgrind", "--tool=callgrind", "--instr-atstart=no",
-                 f"--callgrind-out-file={self.out}", sys.executable, "-m", "app"],
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=Path(__file__).resolve().parents[1],
-                start_new_session=True,
-            )  # fmt: skip
-        return self
+    def command(self) -> list[str]:
+        out = self.folder / "callgrind.out"
+        return ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                f"--callgrind-out-file={out}", *super().command()]  # fmt: skip
 
     def _control(self, *args: str) -> None:
         subprocess.run(["callgrind_control", *args, str(self.pid)], check=True, capture_output=True)

@@ -129,10 +129,9 @@ def activate(provider: TracerProvider, settings: Settings, engines: Sequence[Any
     # SQLAlchemy's instrumentation, on these engines only: its instrumentor would also
     # patch every engine made later and add a span for each connection taken from a pool.
     statements = provider.get_tracer("opentelemetry.instrumentation.sqlalchemy")
+    statement_tracer = _statement_tracer()
     for engine in engines:
-        _statement_tracer()(
-            statements, engine.sync_engine, NoOpUpDownCounter("db.client.connections")
-        )
+        statement_tracer(statements, engine.sync_engine, NoOpUpDownCounter("db.client.connections"))
     HTTPXClientInstrumentor().instrument(tracer_provider=provider)
 
 

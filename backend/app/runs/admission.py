@@ -85,12 +85,13 @@ class Admission:
                 )
             project, used = await self.requests.project_budget(session.project_id)
             budget.remaining(project, used)  # a project past its budget takes no questions
-            ticket = claim(asker[0])
+            asker_id, _ = asker
+            ticket = claim(asker_id)
             granted = ticket.granted.is_set()
             run = Run(
                 session_id=session.id,
                 status=RunStatus.running if granted else RunStatus.queued,
-                user_id=asker[0],
+                user_id=asker_id,
                 query=body.query,
                 model=model_id,
                 file_ids=[str(f) for f in body.file_ids],

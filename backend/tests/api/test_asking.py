@@ -160,10 +160,9 @@ def test_a_file_read_before_and_after_the_answer_is_read_once_by_the_run(
     run = alice.get(f"/runs/{run_id}").json()
     assert [(f["name"], f["read"]) for f in run["files"]] == [("sales data.csv", True)]
     file_id = run["files"][0]["file_id"]
-    versions = alice.get(f"/files/{file_id}/versions").json()
-    assert [(r["query"], versions[0]["read_by_total"]) for r in versions[0]["read_by"]] == [
-        ("Revenue?", 1)
-    ]
+    version = alice.get(f"/files/{file_id}/versions").json()[0]
+    assert [r["query"] for r in version["read_by"]] == ["Revenue?"]
+    assert version["read_by_total"] == 1
 
 
 def test_a_step_that_asks_twice_gets_each_answer_in_turn(

@@ -36,12 +36,16 @@ class BackendProcess:
         assert self.process is not None
         return self.process.pid
 
+    def command(self) -> list[str]:
+        """What starts the backend (a benchmark may run it under a profiler)."""
+        return [sys.executable, "-m", "app"]
+
     def start(self) -> BackendProcess:
         """Start it (its own process group: a kill takes its sandbox workers too)."""
         self.folder.mkdir(parents=True, exist_ok=True)
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "app"],
+                self.command(),
                 env=self.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,

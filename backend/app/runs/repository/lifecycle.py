@@ -170,14 +170,13 @@ class RunRepository:
         """What a run starts from: its session, the project's files, the session's earlier
         answered questions (oldest first), the project and what it has spent."""
         async with self.factory() as db:
-            found = (
+            session, project = (
                 await db.execute(
                     select(Session, Project)
                     .join(Project, Project.id == Session.project_id)
                     .where(Session.id == run.session_id)
                 )
             ).one()
-            session, project = found
             files = list(
                 await db.scalars(
                     select(File).where(File.project_id == session.project_id).order_by(File.name)
