@@ -15,7 +15,7 @@ help:
 	@echo "make client   regenerate the browser app's API client from the OpenAPI document"
 	@echo "make settings-docs  write docs/configuration.md and .env.example from backend/app/config/"
 	@echo "make lint     ruff and mypy (backend), tsc (browser app types)"
-	@echo "make bench-preview  page and sort a ~1 GB CSV's preview (DuckDB) and print the times"
+	@echo "make bench-preview  page and sort a ~1 GB CSV's preview (DuckDB), from its text and from its typed copy, and print the times"
 	@echo "make bench-sources  sql() against psql on 10M PostgreSQL rows (DB_ARGS=\"--rows 2000000\" for less); a group-by over a 5 GB CSV and its Parquet in a 2 GB sandbox, pandas there, previews (ARGS=\"--size-gb 1\" for a quick run)"
 	@echo "make bench-big-upload  a 5 GB CSV through the product on its defaults: upload, preview, a question answered with DuckDB in a 2 GB sandbox, pandas refused (ARGS=\"--size-gb 1\" for a quick run)"
 	@echo "make migrate  apply database migrations to DATABASE_URL"

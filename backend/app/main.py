@@ -25,6 +25,7 @@ from app.api.openapi import install_openapi, operation_id
 from app.auth import service as auth_service
 from app.config import Settings
 from app.db import create_engine, migrate, session_factory
+from app.files import previewing
 from app.infra.events import create_event_log
 from app.infra.locks import create_session_locks
 from app.infra.storage import S3Storage, create_storage
@@ -140,6 +141,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if tracer_provider is not None:
                 await asyncio.to_thread(tracing.deactivate, tracer_provider)
             await runs.close()
+            await previewing.stop_table_copies()
             await sandboxes.close()
             await events.close()
             await locks.close()

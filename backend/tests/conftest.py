@@ -24,7 +24,7 @@ LLM_KEY = "sk-test-provider-key-0123456789abcdef"
 ADMIN_EMAIL = "admin@example.com"
 ADMIN_PASSWORD = "admin-password-1"
 TEST_SECRET = "test-signing-key-" + "x" * 40
-UPLOAD_LIMIT = 8 * 1024 * 1024
+UPLOAD_LIMIT = 24 * 1024 * 1024  # above a typed copy's (test_preview_copies)
 STACKS = ("embedded", "services")
 
 

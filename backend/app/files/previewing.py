@@ -7,6 +7,7 @@ All parsing runs in the preview child process (preview_process), within its limi
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,7 +19,12 @@ from app.files import preview as previews
 from app.files import profile as profiles
 from app.files.preview import paging
 from app.files.preview.paging import Window
-from app.files.preview_process import PREVIEW_TIMEOUT_SECONDS, run_preview
+from app.files.preview_process import (
+    PREVIEW_TIMEOUT_SECONDS,
+    PreviewsBusy,
+    preview_owner,
+    run_preview,
+)
 from app.infra.storage import ObjectNotFound, ObjectStorage
 from app.models import File
 
@@ -38,6 +44,87 @@ PAGE_SECONDS_PER_GB = 15.0
 def page_time_limit(size: int) -> float:
     """Seconds a page of the whole table of a file of `size` bytes may take to read."""
     return PREVIEW_TIMEOUT_SECONDS + PAGE_SECONDS_PER_GB * size / (1 << 30)
+
+
+# Copying a CSV into typed Parquet reads and converts all of it, and writes the copy.
+COPY_SECONDS_PER_GB = 45.0
+# Typed copies of big CSVs made at once by this process, in the background; a file whose
+# copy cannot start now is copied when its pages are next read.
+MAX_TABLE_COPIES = 1
+# Whose preview slots the copies take: their own, shared fairly with the users' previews.
+_COPIES_OWNER = "table-copies"
+_copies: dict[Path, asyncio.Task[None]] = {}
+
+
+def start_table_copy(
+    storage: ObjectStorage, file: File, cache_dir: Path, shown: dict[str, Any]
+) -> bool:
+    """Starts copying a big CSV into typed Parquet in the background, so that its later pages
+    and sorts read columns instead of parsing all of its text (paging.build_table_copy).
+
+    Nothing happens for a small file, one whose copy exists or is under way, or when as
+    many copies as allowed are under way already.
+
+    Returns:
+        Whether a copy started.
+    """
+    if previews.preview_kind(file.name) != "csv" or file.size < paging.TABLE_COPY_MIN_BYTES:
+        return False
+    head = {key: value for key, value in shown.items() if key != "_cache"}
+    work = cache_dir / file.sha256
+    target = paging.table_copy_path(head, work)
+    for done in [path for path, task in _copies.items() if _ended(task)]:
+        del _copies[done]
+    if target in _copies or len(_copies) >= MAX_TABLE_COPIES or target.exists():
+        return False
+    copy = _copy_table(storage, file.name, file.storage_key, file.sha256, file.size, head, work)
+    _copies[target] = asyncio.create_task(copy, name=f"table-copy-{file.sha256[:12]}")
+    return True
+
+
+async def stop_table_copies() -> None:
+    """Stops the copies this event loop has under way (their child processes are killed):
+    at shutdown."""
+    loop = asyncio.get_running_loop()
+    stopping = {path: task for path, task in _copies.items() if task.get_loop() is loop}
+    for path, task in stopping.items():
+        del _copies[path]
+        task.cancel()
+    await asyncio.gather(*stopping.values(), return_exceptions=True)
+
+
+def _ended(task: asyncio.Task[None]) -> bool:
+    return task.done() or task.get_loop().is_closed()
+
+
+async def _copy_table(
+    storage: ObjectStorage,
+    name: str,
+    key: str,
+    sha256: str,
+    size: int,
+    head: dict[str, Any],
+    work: Path,
+) -> None:
+    try:
+        with preview_owner(_COPIES_OWNER):
+            path = await storage.local_copy(key, work.parent, sha256)
+            made = await run_preview(
+                name,
+                paging.build_table_copy,
+                path,
+                shown=head,
+                work=work,
+                time_limit=PREVIEW_TIMEOUT_SECONDS + COPY_SECONDS_PER_GB * size / (1 << 30),
+            )
+        if made:
+            log.info("typed copy of %s made for its pages", name)
+    except PreviewsBusy:
+        pass  # made when its pages are next read
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # its pages read the text, and say what is wrong with it
+        log.info("no typed copy of %s for its pages: %s", name, exc)
 
 
 async def preview(
@@ -79,6 +166,7 @@ async def preview(
         async with _contents(file):
             path = await storage.local_copy(file.storage_key, cache_dir, file.sha256)
             head = {key: value for key, value in shown.items() if key != "_cache"}
+            start_table_copy(storage, file, cache_dir, head)
             page = await run_preview(
                 file.name,
                 paging.read_page,
@@ -255,6 +343,7 @@ async def check(storage: ObjectStorage, file: File, cache_dir: Path) -> None:
     else:
         if result["rows"] or result["row_count"]:
             file.check, file.problem = "ok", None
+            start_table_copy(storage, file, cache_dir, result)
         elif result["columns"]:
             file.check, file.problem = "empty", f"{file.name} has a header but no rows."
         else:

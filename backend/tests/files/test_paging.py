@@ -141,3 +141,94 @@ def test_a_sorted_page_deep_in_the_order_is_the_same_page(
         row for offset in range(0, 300, 40) for row in pages(path, Window(offset, 40, "x"))["rows"]
     ]
     assert whole == sorted(([i, (i * 37) % 101] for i in range(300)), key=lambda r: (r[1], r[0]))
+
+
+def _mixed_csv(tmp_path: Path) -> Path:
+    """Decimal commas, amounts, percents, yes/no, dates, missing cells, text in mixed case."""
+    path = tmp_path / "m.csv"
+    words = ["b", "A", "a", "", "B", "c", "NA"]
+    path.write_bytes(
+        (
+            "city;amount;day;paid;share;word\n"
+            + "".join(
+                f"C{i % 11};{i % 17}.234,5;0{1 + i % 9}/02/2026;{'Oui' if i % 2 else 'no'};"
+                f"{i % 9}%;{words[i % len(words)]}\n"
+                for i in range(260)
+            )
+        ).encode()
+    )
+    return path
+
+
+def _table_copy_cases(tmp_path: Path) -> list[Path]:
+    short = tmp_path / "s.csv"
+    short.write_bytes(
+        b'a,b,c\n1,"two\nlines",x\n2,y\n' + b"".join(b"%d,z,w\n" % i for i in range(3, 80))
+    )
+    cp1252 = tmp_path / "e.csv"
+    cp1252.write_bytes(
+        ("nom,n\n" + "".join(f"café {i},{i}\n" for i in range(120))).encode("cp1252")
+    )
+    return [numbers_csv(tmp_path), _mixed_csv(tmp_path), short, cp1252]
+
+
+def test_a_typed_copy_pages_and_sorts_as_the_text_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Deep pages too (sorting the keys alone, text by the rank of its values).
+    monkeypatch.setattr(paging, "DEEP_PAGE_ROWS", 60)
+    for path in _table_copy_cases(tmp_path):
+        shown = preview_file(path, name=path.name).to_dict()
+        work = path.parent / f"work-{path.stem}"
+        names = [str(column["name"]) for column in shown["columns"]]
+        windows = [Window(offset, 40) for offset in (0, 45, 230)] + [
+            Window(offset, 45, name, descending)
+            for name in names
+            for offset in (0, 30, 70, 200)
+            for descending in (False, True)
+        ]
+
+        def read(window: Window, path: Path = path, shown: dict = shown, work: Path = work) -> dict:  # type: ignore[type-arg]
+            return read_page(path, name=path.name, shown=shown, window=window, work=work)
+
+        from_text = [read(window) for window in windows]
+        copy = paging.table_copy_path(shown, work)
+        assert not copy.exists()
+        assert paging.build_table_copy(path, shown=shown, work=work) is True
+        assert copy.exists() and not list(copy.parent.glob("*.part"))
+        from_copy = [read(window) for window in windows]
+        for window, text, typed in zip(windows, from_text, from_copy, strict=True):
+            assert typed == text, (path.name, window)
+        # Made once.
+        assert paging.build_table_copy(path, shown=shown, work=work) is False
+
+
+def test_the_typed_copy_is_what_pages_read_once_it_is_there(tmp_path: Path) -> None:
+    path = numbers_csv(tmp_path)
+    shown = preview_file(path, name=path.name).to_dict()
+    work = tmp_path / "work"
+    paging.build_table_copy(path, shown=shown, work=work)
+    # The text changes under the copy (it never does: a file's bytes are its digest's):
+    # the pages come from the copy.
+    path.write_text("i,x\n" + "".join(f"{i},0\n" for i in range(300)))
+    window = Window(0, 2, "x", descending=True)
+    page = read_page(path, name=path.name, shown=shown, window=window, work=work)
+    assert [row[1] for row in page["rows"]] == [100, 100]
+
+
+def test_the_copy_s_duckdb_writes_its_copy_and_nothing_else(tmp_path: Path) -> None:
+    path = numbers_csv(tmp_path)
+    partial = tmp_path / "n.table.part"
+    con = _connect(path, partial)
+    quoted = "'" + str(path).replace("'", "''") + "'"
+    con.execute(f"COPY (SELECT * FROM read_csv({quoted})) TO '{partial}' (FORMAT parquet)")
+    assert partial.stat().st_size > 0
+    for sql in (
+        f"COPY (SELECT 1) TO '{tmp_path / 'other.parquet'}' (FORMAT parquet)",
+        f"COPY (SELECT 1) TO '{partial}.x' (FORMAT parquet)",
+        f"SELECT * FROM read_text('{tmp_path}/*')",
+        "SET allowed_paths = ['/']",
+    ):
+        with pytest.raises(duckdb.Error):
+            con.execute(sql).fetchall()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["n.csv", "n.table.part"]

@@ -5,7 +5,10 @@ A page shows its cells as the preview of the file's head shows them (see table.p
 head decided each column's type and how its text is read (decimal commas, amounts,
 percents, yes/no, date formats), and the same reading is written here in SQL for the whole
 file. Parquet is read as it is. Workbooks and JSON, which DuckDB does not read here, are
-read whole once as their preview reads them and kept beside the file as Parquet.
+read whole once as their preview reads them and kept beside the file as Parquet. A big CSV
+is copied once, in the background, into Parquet with its columns typed as the preview reads
+them (`build_table_copy`): its later pages and sorts read that copy's columns instead of
+parsing all of its text again.
 
 The file's contents are hostile: DuckDB runs with no access to anything but the one file it
 reads (`allowed_paths`, external access off, settings locked, no extensions loaded), within
@@ -15,6 +18,7 @@ a memory limit, inside the preview child process (preview_process) and its own l
 from __future__ import annotations
 
 import codecs
+import hashlib
 import json
 import os
 import re
@@ -41,6 +45,14 @@ DUCKDB_MEMORY = "1GB"
 DUCKDB_THREADS = 2
 # A sorted page that ends further down than this sorts the keys alone, then fetches its rows.
 DEEP_PAGE_ROWS = 10_000
+# A CSV at least this large is worth a typed copy in Parquet (`build_table_copy`): below it,
+# DuckDB parses the whole text in a fraction of a second anyway.
+TABLE_COPY_MIN_BYTES = 16 << 20
+# Changes when what a typed copy holds changes, so that older copies are not read.
+_TABLE_COPY_SHAPE = 1
+# A text column with at most this many distinct values sorts deep in its order by each
+# value's rank (a small sort and a join) rather than by its text, which sorts slowly.
+RANKED_TEXT_VALUES = 1_000_000
 # What pandas reads as missing by default; DuckDB is told the same.
 _MISSING = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
             "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan",
@@ -106,6 +118,11 @@ def read_page(
         if kind == "csv":
             # Counted exactly as the file was uploaded (counting.py), title rows taken off.
             row_count = int(shown["row_count"])
+            copy = table_copy_path(shown, work)
+            if copy.exists():
+                return _query(
+                    copy, _numbered_parquet(copy), None, columns, window, row_count, numbered=True
+                )
             readable, source, typed = _csv_source(path, shown, work, padded=False)
             try:
                 return _query(readable, source, typed, columns, window, row_count)
@@ -133,6 +150,70 @@ def read_page(
         raise UnreadableFile(f"{name} could not be read as {label}: {_describe(exc)}") from exc
 
 
+def table_copy_path(shown: dict[str, Any], work: Path) -> Path:
+    """Where the typed copy of a CSV read as `shown` says is kept (one per way of reading
+    it: header row, separators, column types)."""
+    reading = {key: shown.get(key) for key in ("columns", "format", "header_row")}
+    text = json.dumps([_TABLE_COPY_SHAPE, reading], sort_keys=True, default=str)
+    return Path(f"{work}.table.{hashlib.sha256(text.encode()).hexdigest()[:24]}.parquet")
+
+
+def build_table_copy(path: Path, *, shown: dict[str, Any], work: Path) -> bool:
+    """Copies a CSV into Parquet, each column typed as the preview of its head reads it
+    (the SQL of `_typed`), rows in the file's order; kept at `table_copy_path`.
+
+    Runs in the preview child process. DuckDB reads the file and writes the copy without
+    holding the table in memory, and may touch nothing else.
+
+    Args:
+        path: The local CSV file.
+        shown: The preview of its head (see `read_page`).
+        work: The path prefix of what pages keep beside the file.
+
+    Returns:
+        Whether a copy was made (False: there was one already).
+
+    Raises:
+        duckdb.Error: The file could not be read as its head says (its pages say why).
+    """
+    target = table_copy_path(shown, work)
+    if target.exists():
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.name}.{uuid.uuid4().hex}.part")
+    names = len(shown["columns"])
+    try:
+        for padded in (False, True):
+            readable, source, typed = _csv_source(path, shown, work, padded=padded)
+            con = _connect(readable, partial)
+            try:
+                fields = ", ".join(f"c{i}" for i in range(names))
+                select = ", ".join(f"{expr} AS c{i}" for i, expr in enumerate(typed))
+                con.execute(
+                    f"COPY (SELECT {select} FROM ({source}) AS s({fields}))"
+                    f" TO {_literal(partial)} (FORMAT parquet, COMPRESSION zstd)"
+                )
+                break
+            except duckdb.InvalidInputException as exc:
+                # Rows shorter than the header: read again, filling them out (see read_page).
+                if padded or "Expected Number of Columns" not in str(exc):
+                    raise
+            finally:
+                con.close()
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return True
+
+
+def _numbered_parquet(copy: Path) -> str:
+    """The SQL of a typed copy's rows, each with its number in the file's order (from 1)."""
+    return (
+        "SELECT file_row_number + 1 AS row_number_, * EXCLUDE (file_row_number)"
+        f" FROM read_parquet({_literal(copy)}, file_row_number = true)"
+    )
+
+
 def _describe(exc: Exception) -> str:
     """DuckDB's complaint in a few words: which line and what is wrong with it."""
     text = str(exc)
@@ -145,8 +226,9 @@ def _describe(exc: Exception) -> str:
     return f"line {line[1]}: {first}"[:300] if line else first[:300]
 
 
-def _connect(readable: Path) -> duckdb.DuckDBPyConnection:
-    """A DuckDB that can read `readable` and nothing else, and can change none of that."""
+def _connect(readable: Path, writable: Path | None = None) -> duckdb.DuckDBPyConnection:
+    """A DuckDB that can read `readable` (and write `writable`) and nothing else, and can
+    change none of that."""
     con = duckdb.connect(
         config={
             "threads": DUCKDB_THREADS,
@@ -156,7 +238,11 @@ def _connect(readable: Path) -> duckdb.DuckDBPyConnection:
         }
     )
     con.execute("SET enable_progress_bar = false")  # it would print to the server's terminal
-    con.execute(f"SET allowed_paths = [{_literal(readable)}]")
+    # DuckDB makes a long IN list (`_present`) a join, which does not keep the rows' order:
+    # a typed copy's rows, and a page's, must stay in it.
+    con.execute("SET disabled_optimizers = 'in_clause'")
+    paths = [readable] if writable is None else [readable, writable]
+    con.execute(f"SET allowed_paths = [{', '.join(map(_literal, paths))}]")
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
     return con
@@ -169,6 +255,8 @@ def _query(
     columns: list[dict[str, Any]],
     window: Window,
     row_count: int | None,
+    *,
+    numbered: bool = False,
 ) -> dict[str, Any]:
     """Counts the rows of `source` and reads the window of them.
 
@@ -180,15 +268,28 @@ def _query(
         columns: The preview's columns.
         window: The rows asked for.
         row_count: The rows of the table when known (None: counted here).
+        numbered: Whether `source`'s first column is each row's number in the file's
+            order, from 1 (a typed copy's: `_numbered_parquet`).
     """
     con = _connect(readable)
     try:
         names = [str(column["name"]) for column in columns]
-        found = len(con.execute(f"DESCRIBE {source}").fetchall())
+        found = len(con.execute(f"DESCRIBE {source}").fetchall()) - numbered
         if found != len(names):
             raise ValueError(f"it has {found} columns where its first rows have {len(names)}")
         fields = [f"c{i}" for i in range(len(names))]
-        con.execute(f"CREATE TEMP VIEW raw AS SELECT * FROM ({source}) AS s({', '.join(fields)})")
+        listed = ", ".join(fields)
+        if numbered:
+            con.execute(
+                f"CREATE TEMP VIEW numbered AS SELECT * FROM ({source}) AS s(row_number_, {listed})"
+            )
+            con.execute(f"CREATE TEMP VIEW raw AS SELECT {listed} FROM numbered")
+        else:
+            con.execute(f"CREATE TEMP VIEW raw AS SELECT * FROM ({source}) AS s({listed})")
+            con.execute(
+                "CREATE TEMP VIEW numbered AS"
+                " SELECT row_number() OVER () AS row_number_, * FROM raw"
+            )
         exprs = typed or fields
         select = ", ".join(f"{expr} AS {field}" for expr, field in zip(exprs, fields, strict=True))
         if row_count is None:
@@ -199,31 +300,42 @@ def _query(
         else:
             at = names.index(window.sort)
             keys = [exprs[at]]
-            if (typed is None and _type_of(con, fields[at]) == "VARCHAR") or (
+            text = (typed is None and _type_of(con, fields[at]) == "VARCHAR") or (
                 typed is not None and keys[0] == _present(fields[at])
-            ):
+            )
+            if text:
                 keys = [f"lower({keys[0]})", keys[0]]  # text sorts case-blind, then by case
             direction = "DESC" if window.descending else "ASC"
             order = ", ".join(f"{key} {direction} NULLS LAST" for key in keys)
-            numbered = "(SELECT row_number() OVER () AS row_number_, * FROM raw)"
             # Ties keep the file's order (row_number_ follows it), so pages neither overlap
             # nor skip rows. Only the sort key is converted for every row; the rest for
             # the rows shown.
             if window.offset + window.limit <= DEEP_PAGE_ROWS:
                 sql = (
-                    f"SELECT {select} FROM (SELECT * FROM {numbered}"
+                    f"SELECT {select} FROM (SELECT * FROM numbered"
                     f" ORDER BY {order}, row_number_ LIMIT ? OFFSET ?)"
                 )
             else:
                 # Deep in the order, sort only the keys and row numbers, then fetch the rows.
+                if text and numbered and _few_values(con, fields[at]):
+                    field = fields[at]
+                    ranks = (
+                        "SELECT v, row_number() OVER (ORDER BY lower(v), v) AS rank_ FROM"
+                        f" (SELECT DISTINCT {field} AS v FROM raw WHERE {field} IS NOT NULL)"
+                    )
+                    ranking = (
+                        f"SELECT n.row_number_ FROM numbered AS n LEFT JOIN ({ranks}) AS r"
+                        f" ON n.{field} = r.v"
+                        f" ORDER BY r.rank_ {direction} NULLS LAST, n.row_number_"
+                    )
+                else:
+                    ranking = f"SELECT row_number_ FROM numbered ORDER BY {order}, row_number_"
                 ranked = con.execute(
-                    f"SELECT row_number_ FROM {numbered} ORDER BY {order}, row_number_"
-                    " LIMIT ? OFFSET ?",
-                    [window.limit, window.offset],
+                    f"{ranking} LIMIT ? OFFSET ?", [window.limit, window.offset]
                 ).fetchall()
                 wanted = [int(hit[0]) for hit in ranked]
                 fetched = con.execute(
-                    f"SELECT row_number_, {select} FROM {numbered}"
+                    f"SELECT row_number_, {select} FROM numbered"
                     " WHERE row_number_ IN (SELECT unnest(?::BIGINT[]))",
                     [wanted],
                 ).fetchall()
@@ -234,6 +346,12 @@ def _query(
         return _page(rows, columns, row_count)
     finally:
         con.close()
+
+
+def _few_values(con: duckdb.DuckDBPyConnection, field: str) -> bool:
+    """Whether a column holds few enough distinct values to sort them apart (about)."""
+    found = con.execute(f"SELECT approx_count_distinct({field}) FROM raw").fetchone()
+    return found is not None and int(found[0]) <= RANKED_TEXT_VALUES
 
 
 def _page(rows: list[Any], columns: list[dict[str, Any]], row_count: int) -> dict[str, Any]:
