@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -125,6 +126,23 @@ async def _copy_table(
         raise
     except Exception as exc:  # its pages read the text, and say what is wrong with it
         log.info("no typed copy of %s for its pages: %s", name, exc)
+    # A file deleted meanwhile had its copies removed (service.forget_copies) before these
+    # were made: they go too.
+    if not await storage.exists(key):
+        await asyncio.to_thread(remove_copies, work.parent, [sha256])
+
+
+def remove_copies(cache_dir: Path, digests: list[str]) -> None:
+    """Removes what the previews' cache keeps of these contents (a local copy, a page's
+    UTF-8 copy or Parquet table, a typed copy)."""
+    for digest in digests:
+        if len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
+            continue  # a digest names the copies; nothing else is matched
+        for path in cache_dir.glob(f"{digest}*"):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
 
 
 async def preview(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import shutil
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from app.files import preview as previews
 from app.files.previewing import check as check  # previews and profiles live there
 from app.files.previewing import preview as preview
 from app.files.previewing import profile as profile
+from app.files.previewing import remove_copies
 from app.files.upload import MultipartFile, clean_file_name
 from app.infra.storage import ObjectNotFound, ObjectStorage, delete_objects
 from app.models import File, FileVersion, Project, Run, RunFileRead, Session, User
@@ -269,18 +269,7 @@ async def forget_copies(db: AsyncSession, cache_dir: Path | None, digests: set[s
     held |= set(await db.scalars(select(FileVersion.sha256).where(FileVersion.sha256.in_(digests))))
     unused = sorted(digests - held)
     if unused:
-        after_commit(db, lambda: asyncio.to_thread(_remove_copies, cache_dir, unused))
-
-
-def _remove_copies(cache_dir: Path, digests: list[str]) -> None:
-    for digest in digests:
-        if len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
-            continue  # a digest names the copies; nothing else is matched
-        for path in cache_dir.glob(f"{digest}*"):
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
+        after_commit(db, lambda: asyncio.to_thread(remove_copies, cache_dir, unused))
 
 
 async def versions(db: AsyncSession, file: File) -> list[FileVersion]:

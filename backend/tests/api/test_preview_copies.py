@@ -4,12 +4,14 @@ on both stacks."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
 from pathlib import Path
 
 import duckdb
 
+from app.files import previewing
 from app.files.preview.paging import DEEP_PAGE_ROWS, TABLE_COPY_MIN_BYTES
 from tests.api.test_preview_pages import page, uploaded
 from tests.conftest import Api
@@ -71,3 +73,17 @@ def test_a_small_csv_is_not_copied(alice: Api, live: LiveServer) -> None:
     file = uploaded(alice, "small.csv", content)
     assert page(alice, file, offset=250, limit=5, sort="a")["rows"][0] == [250, "x"]
     assert copies(live, content) == []
+
+
+def test_a_file_deleted_while_it_is_copied_leaves_no_copy(alice: Api, live: LiveServer) -> None:
+    content, _ = big_csv()
+    file = uploaded(alice, "gone.csv", content)
+    assert alice.delete(f"/files/{file['id']}").status_code == 204
+
+    async def copied() -> None:
+        await asyncio.gather(*previewing._copies.values(), return_exceptions=True)
+
+    live.call(copied())
+    digest = hashlib.sha256(content).hexdigest()
+    folder = Path(live.settings.DATA_DIR) / "cache" / "files"
+    assert sorted(p.name for p in folder.glob(f"{digest}*")) == []
