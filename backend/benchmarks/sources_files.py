@@ -27,15 +27,18 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from app.files.preview import preview_csv_head
 from app.files.preview.paging import Window, read_page
 from app.files.preview_process import run_preview
-from app.files.previewing import page_time_limit
-from app.sandbox import LocalLauncher, SandboxLimits, SandboxWorker, prepare_sandbox
+
+if TYPE_CHECKING:
+    from app.sandbox import SandboxWorker
+# The app's other modules are imported in the functions that use them: each preview child
+# imports this module again, and they would add seconds to every page timed.
 
 WORKER_MEMORY_MB = 2048
 BYTES_PER_ROW = 52  # of the CSV below, about
@@ -94,6 +97,8 @@ def verdict(ok: bool) -> str:
 
 def worker_figures(folder: Path, rows: int) -> None:
     """The group-by in a 2 GB worker against DuckDB alone, and pandas in the same worker."""
+    from app.sandbox import LocalLauncher, SandboxLimits, SandboxWorker, prepare_sandbox
+
     size_mb = sum(p.stat().st_size for p in folder.iterdir()) >> 20
     limits = SandboxLimits(
         memory_mb=WORKER_MEMORY_MB, step_timeout_seconds=3600, disk_mb=size_mb + 16384
@@ -148,6 +153,8 @@ def checked(worker: SandboxWorker, code: str) -> str:
 
 async def preview_figures(folder: Path, rows: int) -> None:
     """The preview's first page of the CSV, and a page sorted over every row."""
+    from app.files.previewing import page_time_limit
+
     path = folder / "big.csv"
     with path.open("rb") as file:
         head = file.read(4 << 20)
