@@ -128,8 +128,11 @@ async def _copy_table(
         log.info("no typed copy of %s for its pages: %s", name, exc)
     # A file deleted meanwhile had its copies removed (service.forget_copies) before these
     # were made: they go too.
-    if not await storage.exists(key):
-        await asyncio.to_thread(remove_copies, work.parent, [sha256])
+    try:
+        if not await storage.exists(key):
+            await asyncio.to_thread(remove_copies, work.parent, [sha256])
+    except Exception as exc:  # storage unreachable: the copies stay until the file goes
+        log.warning("could not check that %s is still stored: %s", name, exc)
 
 
 def remove_copies(cache_dir: Path, digests: list[str]) -> None:

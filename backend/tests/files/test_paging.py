@@ -184,7 +184,7 @@ def test_a_typed_copy_pages_and_sorts_as_the_text_does(
         windows = [Window(offset, 40) for offset in (0, 45, 230)] + [
             Window(offset, 45, name, descending)
             for name in names
-            for offset in (0, 30, 70, 200)
+            for offset in (0, 200)  # a shallow page and a deep one
             for descending in (False, True)
         ]
 
