@@ -71,7 +71,7 @@ def start_table_copy(
     """
     if previews.preview_kind(file.name) != "csv" or file.size < paging.TABLE_COPY_MIN_BYTES:
         return False
-    head = {key: value for key, value in shown.items() if key != "_cache"}
+    head = _without_cache(shown)
     work = cache_dir / file.sha256
     target = paging.table_copy_path(head, work)
     for done in [path for path, task in _copies.items() if _ended(task)]:
@@ -186,7 +186,7 @@ async def preview(
     else:
         async with _contents(file):
             path = await storage.local_copy(file.storage_key, cache_dir, file.sha256)
-            head = {key: value for key, value in shown.items() if key != "_cache"}
+            head = _without_cache(shown)
             start_table_copy(storage, file, cache_dir, head)
             page = await run_preview(
                 file.name,
@@ -321,6 +321,11 @@ async def _contents(file: File) -> AsyncIterator[None]:
         raise NotFound(
             "This file's contents are missing from storage.", code="content_missing"
         ) from None
+
+
+def _without_cache(shown: dict[str, Any]) -> dict[str, Any]:
+    """The preview of a head without what the row keeps beside it (`_remember`)."""
+    return {key: value for key, value in shown.items() if key != "_cache"}
 
 
 def _stored(file: File) -> dict[str, Any] | None:

@@ -23,9 +23,10 @@ import json
 import os
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 import pandas as pd
@@ -37,6 +38,8 @@ from app.files.preview.json_tables import read_json_lines, read_json_table
 from app.files.preview.kinds import KIND_LABELS, preview_kind
 from app.files.preview.table import PREVIEW_ROWS, cell, jsonable
 from app.files.preview.workbook import open_worksheet, read_worksheet
+
+T = TypeVar("T")
 
 # The most rows a page holds.
 MAX_PAGE_ROWS = 500
@@ -114,30 +117,28 @@ def read_page(
     if window.sort is not None and window.sort not in names:
         raise UnknownColumn(f'{name} has no column named "{window.sort}".')
     try:
-        typed, row_count = None, None
         if kind == "csv":
             # Counted exactly as the file was uploaded (counting.py), title rows taken off.
-            row_count = int(shown["row_count"])
+            count = int(shown["row_count"])
             copy = table_copy_path(shown, work)
             if copy.exists():
                 return _query(
-                    copy, _numbered_parquet(copy), None, columns, window, row_count, numbered=True
+                    copy, _numbered_parquet(copy), None, columns, window, count, numbered=True
                 )
-            readable, source, typed = _csv_source(path, shown, work, padded=False)
-            try:
-                return _query(readable, source, typed, columns, window, row_count)
-            except duckdb.InvalidInputException as exc:
-                if "Expected Number of Columns" not in str(exc):
-                    raise
-            # Rows shorter than the header: read again, filling them out (in one thread:
-            # DuckDB cannot do that in parallel when fields hold line breaks).
-            readable, source, typed = _csv_source(path, shown, work, padded=True)
-        elif kind == "parquet":
+            return _read_csv(
+                path,
+                shown,
+                work,
+                lambda readable, source, typed: _query(
+                    readable, source, typed, columns, window, count
+                ),
+            )
+        if kind == "parquet":
             readable, source = path, f"SELECT * FROM read_parquet({_literal(path)})"
         else:
             readable = _whole_table(path, name, shown, work)
             source = f"SELECT * FROM read_parquet({_literal(readable)})"
-        return _query(readable, source, typed, columns, window, row_count)
+        return _query(readable, source, None, columns, window, None)
     except PreviewError:
         raise
     except duckdb.OutOfMemoryException as exc:
@@ -181,29 +182,43 @@ def build_table_copy(path: Path, *, shown: dict[str, Any], work: Path) -> bool:
         return False
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f"{target.name}.{uuid.uuid4().hex}.part")
-    names = len(shown["columns"])
+
+    def copy(readable: Path, source: str, typed: list[str]) -> None:
+        con = _connect(readable, partial)
+        try:
+            fields = ", ".join(f"c{i}" for i in range(len(typed)))
+            select = ", ".join(f"{expr} AS c{i}" for i, expr in enumerate(typed))
+            con.execute(
+                f"COPY (SELECT {select} FROM ({source}) AS s({fields}))"
+                f" TO {_literal(partial)} (FORMAT parquet, COMPRESSION zstd)"
+            )
+        finally:
+            con.close()
+
     try:
-        for padded in (False, True):
-            readable, source, typed = _csv_source(path, shown, work, padded=padded)
-            con = _connect(readable, partial)
-            try:
-                fields = ", ".join(f"c{i}" for i in range(names))
-                select = ", ".join(f"{expr} AS c{i}" for i, expr in enumerate(typed))
-                con.execute(
-                    f"COPY (SELECT {select} FROM ({source}) AS s({fields}))"
-                    f" TO {_literal(partial)} (FORMAT parquet, COMPRESSION zstd)"
-                )
-                break
-            except duckdb.InvalidInputException as exc:
-                # Rows shorter than the header: read again, filling them out (see read_page).
-                if padded or "Expected Number of Columns" not in str(exc):
-                    raise
-            finally:
-                con.close()
+        _read_csv(path, shown, work, copy)
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
     return True
+
+
+def _read_csv(
+    path: Path,
+    shown: dict[str, Any],
+    work: Path,
+    use: Callable[[Path, str, list[str]], T],
+) -> T:
+    """What `use(readable, source, typed)` makes of a CSV's fields (see `_csv_source`): read
+    again, short rows filled out, when DuckDB finds rows shorter than the header (in one
+    thread: DuckDB cannot fill them in parallel when fields hold line breaks)."""
+    readable, source, typed = _csv_source(path, shown, work, padded=False)
+    try:
+        return use(readable, source, typed)
+    except duckdb.InvalidInputException as exc:
+        if "Expected Number of Columns" not in str(exc):
+            raise
+    return use(*_csv_source(path, shown, work, padded=True))
 
 
 def _numbered_parquet(copy: Path) -> str:
