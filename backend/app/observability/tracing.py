@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -25,6 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context import Context
+from opentelemetry.instrumentation.utils import suppress_instrumentation
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
@@ -122,28 +124,38 @@ def activate(provider: TracerProvider, settings: Settings, engines: Sequence[Any
     these SQLAlchemy engines and the requests of httpx (the model servers') included."""
     global _tracer, _capture_content
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
+    from opentelemetry.instrumentation.sqlalchemy.engine import _handle_error
     from opentelemetry.metrics import NoOpUpDownCounter
+    from sqlalchemy import event
+    from sqlalchemy.orm import Session
 
     _tracer = provider.get_tracer("app")
     _capture_content = settings.OTEL_CAPTURE_CONTENT
-    # SQLAlchemy's instrumentation, on these engines only: its instrumentor would also
-    # patch every engine made later and add a span for each connection taken from a pool.
     statements = provider.get_tracer("opentelemetry.instrumentation.sqlalchemy")
     statement_tracer = _statement_tracer()
+    _statement_tracers.clear()
     for engine in engines:
-        statement_tracer(statements, engine.sync_engine, NoOpUpDownCounter("db.client.connections"))
+        _statement_tracers[engine.sync_engine] = statement_tracer(
+            statements, engine.sync_engine, NoOpUpDownCounter("db.client.connections")
+        )
+        # A failed statement's span is ended with its error (a hook of the dialect's,
+        # called only when a statement fails).
+        if not event.contains(engine.sync_engine, "handle_error", _handle_error):
+            event.listen(engine.sync_engine, "handle_error", _handle_error)
+    event.listen(Session, "after_begin", _trace_statements)
     HTTPXClientInstrumentor().instrument(tracer_provider=provider)
 
 
-# The pools' events, which SQLAlchemy's instrumentation listens to for a connection count
-# (the app's metrics have the pools' use: workbench_db_pool_*).
-_POOL_EVENTS = frozenset({"connect", "close", "checkin", "checkout"})
+# The app's engines and SQLAlchemy's instrumentation of each (see _trace_statements).
+_statement_tracers: dict[Any, Any] = {}
 
 
 def _statement_tracer() -> type[Any]:
     """SQLAlchemy's instrumentation (a span for each statement, with the statement), kept
-    to what a recorded question needs: outside one, a statement costs one check and starts
-    no span, and no connection taken from or given back to a pool is counted."""
+    to what a recorded question needs: it listens to no engine and no pool (their
+    listeners would cost every statement and every connection an event dispatch, recorded
+    or not: 1% of a run); `_trace_statements` gives it the connections of recorded
+    questions."""
     from opentelemetry.instrumentation.sqlalchemy.engine import EngineTracer
 
     class StatementTracer(EngineTracer):  # type: ignore[misc]
@@ -151,27 +163,41 @@ def _statement_tracer() -> type[Any]:
         def _register_event_listener(
             cls, target: Any, identifier: str, *args: Any, **kw: Any
         ) -> None:
-            if identifier not in _POOL_EVENTS:
-                super()._register_event_listener(target, identifier, *args, **kw)
-
-        def _before_cur_exec(
-            self, conn: Any, cursor: Any, statement: Any, params: Any, *rest: Any
-        ) -> Any:
-            if not _in_recorded_trace():
-                return statement, params
-            return super()._before_cur_exec(conn, cursor, statement, params, *rest)
+            pass
 
     return StatementTracer
+
+
+def _trace_statements(_session: Any, _transaction: Any, connection: Any) -> None:
+    """When a session begins on one of the app's engines inside a recorded question, the
+    statements of that connection (one transaction's) get SQLAlchemy's spans."""
+    from opentelemetry.instrumentation.sqlalchemy.engine import _after_cur_exec
+    from sqlalchemy import event
+
+    tracer = _statement_tracers.get(connection.engine)
+    if tracer is None or not _in_recorded_trace():
+        return
+    if event.contains(connection, "after_cursor_execute", _after_cur_exec):
+        return
+    event.listen(connection, "before_cursor_execute", tracer._before_cur_exec, retval=True)
+    event.listen(connection, "after_cursor_execute", _after_cur_exec)
 
 
 def deactivate(provider: TracerProvider) -> None:
     """Stop recording; the spans recorded so far are sent first."""
     global _tracer
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
-    from opentelemetry.instrumentation.sqlalchemy.engine import EngineTracer
+    from opentelemetry.instrumentation.sqlalchemy.engine import _handle_error
+    from sqlalchemy import event
+    from sqlalchemy.orm import Session
 
     _tracer = None
-    EngineTracer.remove_all_event_listeners()
+    if event.contains(Session, "after_begin", _trace_statements):
+        event.remove(Session, "after_begin", _trace_statements)
+    for engine in _statement_tracers:
+        if event.contains(engine, "handle_error", _handle_error):
+            event.remove(engine, "handle_error", _handle_error)
+    _statement_tracers.clear()
     HTTPXClientInstrumentor().uninstrument()
     provider.shutdown()
 
@@ -198,6 +224,15 @@ def start(name: str, attributes: Attributes = None, *, kind: SpanKind = SpanKind
     return _tracer.start_span(name, attributes=attributes, kind=kind)
 
 
+def unrecorded_quiet() -> AbstractContextManager[Any]:
+    """Inside a question whose trace is not recorded (sampled out), the instrumented
+    libraries' hooks (httpx's) return at their first check, instead of working out a span's
+    attributes and headers for a span that is dropped."""
+    if _tracer is None or _in_recorded_trace():
+        return _NOTHING
+    return suppress_instrumentation()
+
+
 def _in_recorded_trace() -> bool:
     """Whether the current span belongs to a recorded (sampled) trace. It may have ended
     already: the artifacts of a step are stored after the step's span."""
@@ -220,8 +255,12 @@ def finish(span_: Span, error: BaseException | None = None) -> None:
 
 
 def context() -> Context | None:
-    """The current context, to carry to other code (None when traces are off)."""
-    return otel_context.get_current() if _tracer is not None else None
+    """The current context, to carry to other code: None when traces are off or the
+    question is not recorded (nothing is recorded under it: carrying it, an attach and a
+    detach for each of a run's events, cost a sampled-out run about 1%)."""
+    if _tracer is None or not _in_recorded_trace():
+        return None
+    return otel_context.get_current()
 
 
 def attached(carried: Context | None) -> AbstractContextManager[None]:
@@ -320,7 +359,9 @@ class ScrubbingExporter(SpanExporter):
     def __init__(self, inner: SpanExporter, secrets: Sequence[str | None]):
         self.inner = inner
         self.secrets: list[str | None] = [s for s in secrets if s]
-        self.whole = [s for s in self.secrets if s and len(s) >= MIN_SECRET_CHARS]
+        whole = sorted({s for s in self.secrets if s and len(s) >= MIN_SECRET_CHARS}, key=len)
+        # One search for every secret at once (most strings hold none of them).
+        self.whole = re.compile("|".join(re.escape(s) for s in reversed(whole))) if whole else None
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         return self.inner.export([self._scrubbed(s) for s in spans])
@@ -383,7 +424,7 @@ class ScrubbingExporter(SpanExporter):
     def _holds(self, text: str) -> bool:
         """Whether `redact` would change `text`: a secret in it, or a key's or a bearer
         token's shape (which needs a "-" or the word "bearer": most strings have neither)."""
-        if any(secret in text for secret in self.whole):
+        if self.whole is not None and self.whole.search(text) is not None:
             return True
         if "-" not in text and "bearer" not in text.lower():
             return False

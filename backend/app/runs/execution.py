@@ -114,7 +114,10 @@ class RunExecution:
             "workbench.run.resumed": self.resume is not None,
         }
         links = tracing.links_to(self.resume.pending if self.resume else None)
-        with tracing.span("invoke_agent workbench", attributes, links=links) as span:
+        with (
+            tracing.span("invoke_agent workbench", attributes, links=links) as span,
+            tracing.unrecorded_quiet(),
+        ):
             await self._execute()
             if span is not None:
                 span.set_attribute("workbench.run.status", str(self.outcome.status))

@@ -156,6 +156,9 @@ def test_a_question_is_one_tree_of_spans_with_genai_attributes_and_no_secret(
     # The model server's HTTP request (httpx's instrumentation), under its model call.
     http = [s for s in by_id.values() if s.kind == "SPAN_KIND_CLIENT" and s.name.startswith("POST")]
     assert http and all(by_id[s.parent_id].name == MODEL_SPAN for s in http)
+    # The model server is told the trace (W3C traceparent, sampled), each request its span.
+    told = sorted((t[:-3], int(t[-2:], 16) & 1) for t in llm.traceparents if t)
+    assert told == sorted((f"00-{root.trace_id}-{s.span_id}", 1) for s in http), llm.traceparents
     # The database's statements (SQLAlchemy's instrumentation), within the trace.
     assert any(
         "db.system" in s.attributes or "db.system.name" in s.attributes for s in by_id.values()

@@ -93,6 +93,8 @@ class ScriptedLLM:
     host: str = "127.0.0.1"
     replies: deque[Reply] = field(default_factory=deque)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    # Each recorded request's W3C traceparent header (None without one).
+    traceparents: list[str | None] = field(default_factory=list)
     chunk_delay: float = 0.0
     # Answers requests once the script is used up (e.g. many sessions at once, each
     # answered by what its own messages show); None: "The script has no more replies."
@@ -108,6 +110,7 @@ class ScriptedLLM:
         self.replies.clear()
         self.replies.extend(replies)
         self.requests.clear()
+        self.traceparents.clear()
         self.chunk_delay = 0.0
 
     def prompts(self) -> list[str]:
@@ -137,6 +140,7 @@ class ScriptedLLM:
                     return
                 if llm.record:
                     llm.requests.append(body)
+                    llm.traceparents.append(self.headers.get("traceparent"))
                 reply: Reply = (
                     llm.replies.popleft()
                     if llm.replies
