@@ -280,19 +280,39 @@ def count_instructions(
             tokens = users(backend.url)
             for _ in range(2):  # imports, caches, the first sandbox worker
                 asyncio.run(workload(backend.url, tokens))
+            before = traced_questions(sink, mode)
             with backend.counting():
                 runs = asyncio.run(workload(backend.url, tokens))
                 # The round's spans are sent meanwhile (every mode waits alike).
                 time.sleep(EXPORT_DELAY_SECONDS + 5)
             counts[mode] = backend.instructions() / max(1, runs)
+            traced = traced_questions(sink, mode) - before
         finally:
             backend.stop()
         off = counts[MODES[0]]
+        said = f"; {traced} of them traced" if mode.endswith("%") else ""
         print(
             f"  {mode:<18} {counts[mode] / 1e6:8.1f} M instructions a run "
-            f"({(counts[mode] / off - 1) * 100:+5.1f}% vs off; {runs} runs)",
+            f"({(counts[mode] / off - 1) * 100:+5.1f}% vs off; {runs} runs{said})",
             flush=True,
         )
+    every, none = counts.get("metrics+traces"), counts.get("metrics+traces 0%")
+    if every is not None and none is not None:
+        # A sampled share's figure depends on how many of a few runs the dice picked; this
+        # is what it comes to on average: the cost of none traced plus a tenth of the rest.
+        expected = none + (every - none) / 10
+        print(
+            f"  expected at one question in ten: {(expected / counts[MODES[0]] - 1) * 100:+.1f}%"
+            " vs off (none recorded + a tenth of every question's extra)"
+        )
+
+
+def traced_questions(sink: OtlpReceiver, mode: str) -> int:
+    """How many questions of this mode's backend the OTLP sink has received a trace of."""
+    name = service_name(mode)
+    return sum(
+        1 for s in list(sink.spans) if s.service == name and s.name == "invoke_agent workbench"
+    )
 
 
 def span_floor(count: int = 20_000) -> float:
