@@ -270,6 +270,9 @@ def count_instructions(
             "PORT": str(free_port()),
             "DATA_DIR": str(place / "data"),
             "SANDBOX_ISOLATION": "none",  # valgrind cannot load a system-call filter
+            # One hash seed for every backend: with random ones, dicts and sets lay out
+            # differently from process to process, and so do their instruction counts.
+            "PYTHONHASHSEED": "0",
             # Callgrind runs the backend ~40x slower: spans are sent every 30 s rather than
             # 5 s, so that a batch holds about as many as it would natively.
             "OTEL_BSP_SCHEDULE_DELAY": str(EXPORT_DELAY_SECONDS * 1000),
