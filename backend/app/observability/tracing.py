@@ -41,6 +41,8 @@ from opentelemetry.sdk.trace.sampling import (
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.util.types import Attributes
+from sqlalchemy import event
+from sqlalchemy.orm import Session
 
 from app.agent.calls import MIN_SECRET_CHARS, SECRET_SHAPES, redact
 from app.config import Settings
@@ -119,6 +121,10 @@ def secrets_of(settings: Settings) -> list[str]:
     return found
 
 
+# The app's engines and SQLAlchemy's instrumentation of each (see _trace_statements).
+_statement_tracers: dict[Any, Any] = {}
+
+
 def activate(provider: TracerProvider, settings: Settings, engines: Sequence[Any]) -> None:
     """Record spans with this provider from now on (until `deactivate`), the statements of
     these SQLAlchemy engines and the requests of httpx (the model servers') included."""
@@ -126,8 +132,6 @@ def activate(provider: TracerProvider, settings: Settings, engines: Sequence[Any
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
     from opentelemetry.instrumentation.sqlalchemy.engine import _handle_error
     from opentelemetry.metrics import NoOpUpDownCounter
-    from sqlalchemy import event
-    from sqlalchemy.orm import Session
 
     _tracer = provider.get_tracer("app")
     _capture_content = settings.OTEL_CAPTURE_CONTENT
@@ -144,10 +148,6 @@ def activate(provider: TracerProvider, settings: Settings, engines: Sequence[Any
             event.listen(engine.sync_engine, "handle_error", _handle_error)
     event.listen(Session, "after_begin", _trace_statements)
     HTTPXClientInstrumentor().instrument(tracer_provider=provider)
-
-
-# The app's engines and SQLAlchemy's instrumentation of each (see _trace_statements).
-_statement_tracers: dict[Any, Any] = {}
 
 
 def _statement_tracer() -> type[Any]:
@@ -172,7 +172,6 @@ def _trace_statements(_session: Any, _transaction: Any, connection: Any) -> None
     """When a session begins on one of the app's engines inside a recorded question, the
     statements of that connection (one transaction's) get SQLAlchemy's spans."""
     from opentelemetry.instrumentation.sqlalchemy.engine import _after_cur_exec
-    from sqlalchemy import event
 
     tracer = _statement_tracers.get(connection.engine)
     if tracer is None or not _in_recorded_trace():
@@ -188,8 +187,6 @@ def deactivate(provider: TracerProvider) -> None:
     global _tracer
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
     from opentelemetry.instrumentation.sqlalchemy.engine import _handle_error
-    from sqlalchemy import event
-    from sqlalchemy.orm import Session
 
     _tracer = None
     if event.contains(Session, "after_begin", _trace_statements):
@@ -359,9 +356,9 @@ class ScrubbingExporter(SpanExporter):
     def __init__(self, inner: SpanExporter, secrets: Sequence[str | None]):
         self.inner = inner
         self.secrets: list[str | None] = [s for s in secrets if s]
-        whole = sorted({s for s in self.secrets if s and len(s) >= MIN_SECRET_CHARS}, key=len)
+        whole = [re.escape(s) for s in self.secrets if s and len(s) >= MIN_SECRET_CHARS]
         # One search for every secret at once (most strings hold none of them).
-        self.whole = re.compile("|".join(re.escape(s) for s in reversed(whole))) if whole else None
+        self.whole = re.compile("|".join(whole)) if whole else None
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         return self.inner.export([self._scrubbed(s) for s in spans])
