@@ -11,8 +11,8 @@ Target: metrics and traces together <= 3% more backend CPU per run.
 
 The machine's noise (a loaded 2-core machine: +-10% a round) is larger than the target, so
 each observed backend is also sampled by py-spy the whole time, and the share of its CPU
-samples spent in the code of traces (OpenTelemetry's SDK, exporter and instrumentations,
-FastAPI's telemetry, app/observability/tracing.py) and of metrics (prometheus_client, the
+samples spent in the code of traces (OpenTelemetry's API and instrumentations, FastAPI's
+telemetry, the app's span recorder and tracing.py) and of metrics (prometheus_client, the
 app's metrics code) is printed beside the difference: what that code itself costs, not
 counting the code it wraps (a request's handler under FastAPI's span, an HTTP request under
 httpx's).
@@ -62,7 +62,12 @@ Workload = Callable[[str, list[tuple[str, str]]], Awaitable[int]]
 
 
 # Whose code a sampled stack is in (full file names, as py-spy --full-filenames prints them).
-TRACES = ("/opentelemetry/", "/fastapi/telemetry/", "app/observability/tracing.py")
+TRACES = (
+    "/opentelemetry/",
+    "/fastapi/telemetry/",
+    "app/observability/tracing.py",
+    "app/observability/recorder.py",
+)
 # (Not app/observability/model_calls.py: it watches every model call, metrics on or off.)
 METRICS = ("/prometheus_client/", "app/observability/metrics.py", "app/api/metrics.py")
 # Observability code that wraps the app's (a request's handler under FastAPI's span, an
@@ -194,7 +199,7 @@ def compare(
     per_question = len(mine) / max(1, questions)
     floor = span_floor()
     print(
-        f"  the SDK's own floor: {floor * 1e6:.0f} us a span (started, ended, scrubbed and "
+        f"  a span's floor: {floor * 1e6:.0f} us (started, ended, scrubbed and "
         f"encoded in this process) x {per_question:.0f} spans a question = "
         f"{floor * per_question * 1000:.1f} ms, {floor * per_question / off:.1%} of a run off"
     )
@@ -319,25 +324,17 @@ def traced_questions(sink: OtlpReceiver, mode: str) -> int:
 
 
 def span_floor(count: int = 20_000) -> float:
-    """CPU seconds a span costs the OpenTelemetry SDK at the least: a database statement's
-    span (its four attributes) started and ended under a question's, through the batch
-    processor, the scrubber and the OTLP protobuf encoding (not sent), in this process."""
-    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+    """CPU seconds a span costs at the least: a database statement's span (its four
+    attributes) started and ended under a question's, scrubbed and encoded into OTLP
+    protobuf by the app's recorder (not sent), in this process."""
     from opentelemetry.trace import SpanKind
 
-    from app.observability.tracing import RequestRooted, ScrubbingExporter
+    from app.observability.recorder import Recorder
+    from app.observability.tracing import scrubber
 
-    class Encoded(SpanExporter):
-        def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-            encode_spans(spans).SerializeToString()
-            return SpanExportResult.SUCCESS
-
-    provider = TracerProvider(sampler=RequestRooted())
-    exporter = ScrubbingExporter(Encoded(), ["a-secret-value-of-the-settings"])
-    provider.add_span_processor(BatchSpanProcessor(exporter, max_queue_size=count + 10))
-    tracer = provider.get_tracer("floor")
+    recorder = Recorder(lambda body: True, {}, scrubber(["a-secret-value-of-the-settings"]))
+    recorder.max_queue = count + 10
+    tracer = recorder.get_tracer("floor")
     statement = {
         "db.name": "/data/workbench.db",
         "db.statement": "SELECT runs.status FROM runs WHERE runs.session_id = ? AND "
@@ -352,9 +349,9 @@ def span_floor(count: int = 20_000) -> float:
             for _ in range(count):
                 with tracer.start_as_current_span("SELECT", attributes=statement):
                     pass
-        provider.force_flush()
+        recorder.force_flush()
         best = min(best, (time.process_time() - started) / count)
-    provider.shutdown()
+    recorder.shutdown()
     return best
 
 

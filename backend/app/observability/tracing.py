@@ -7,7 +7,7 @@ model call with the GenAI semantic conventions' attributes, the code in the sand
 artifacts), the answer's check and the end; SQLAlchemy's and httpx's instrumentations add
 the database statements and the model server's HTTP requests under them.
 
-What is exported is scrubbed in one place (`ScrubbingExporter`): known secrets and
+What is exported is scrubbed in one place (`scrubber`, as spans are encoded): known secrets and
 anything shaped like a key or a bearer token are replaced, a request's path and query are
 left out (the route template stays: a shared report's token is in its path), an outgoing
 URL loses its query. Prompts and replies are put on spans only with OTEL_CAPTURE_CONTENT.
@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -28,24 +28,14 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.instrumentation.utils import suppress_instrumentation
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
-from opentelemetry.sdk.trace.sampling import (
-    ALWAYS_ON,
-    Decision,
-    ParentBased,
-    Sampler,
-    SamplingResult,
-    TraceIdRatioBased,
-)
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.util.types import Attributes
 from sqlalchemy import event
-from sqlalchemy.orm import Session
 
 from app.agent.calls import MIN_SECRET_CHARS, SECRET_SHAPES, redact
 from app.config import Settings
+from app.observability.recorder import Recorder, RequestRooted, Scrubber
 
 log = logging.getLogger(__name__)
 
@@ -77,25 +67,41 @@ def wanted(settings: Settings) -> bool:
     return os.environ.get("OTEL_TRACES_EXPORTER", "otlp").strip().lower() != "none"
 
 
-def create_provider(settings: Settings, exporter: SpanExporter | None = None) -> TracerProvider:
+def create_provider(settings: Settings, send: Callable[[bytes], bool] | None = None) -> Recorder:
     """A tracer provider that sends the app's spans, scrubbed, to the OTLP endpoint.
 
     Args:
         settings: The app's settings (the endpoint, and the secrets to scrub).
-        exporter: Where spans go instead of the OTLP endpoint (tests, benchmarks).
+        send: Where encoded spans go instead of the OTLP endpoint (tests, benchmarks).
     """
-    if exporter is None:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-        exporter = OTLPSpanExporter(endpoint=settings.traces_endpoint)
+    if send is None:
+        send = otlp_sender(settings.traces_endpoint)
     name = os.environ.get("OTEL_SERVICE_NAME") or "workbench"
-    provider = TracerProvider(
-        resource=_Resource(Resource.create({SERVICE_NAME: name})),
-        sampler=RequestRooted(sampled_share()),
+    resource = Resource.create({SERVICE_NAME: name})  # with OTEL_RESOURCE_ATTRIBUTES
+    return Recorder(
+        send,
+        dict(resource.attributes),
+        scrubber(secrets_of(settings)),
+        RequestRooted(sampled_share()),
     )
-    scrubbing = ScrubbingExporter(exporter, secrets_of(settings))
-    provider.add_span_processor(BatchSpanProcessor(scrubbing))
-    return provider
+
+
+def otlp_sender(endpoint: str | None) -> Callable[[bytes], bool]:
+    """Sends encoded spans with OpenTelemetry's OTLP/HTTP exporter's transport: its
+    endpoint, headers, compression, TLS, timeout and retries, from the OTEL_* variables."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    client = OTLPSpanExporter(endpoint=endpoint)._client
+
+    def send(body: bytes) -> bool:
+        return bool(client.export(body).success)
+
+    return send
+
+
+def scrubber(secrets: Sequence[str | None]) -> Scrubber:
+    """What every exported string goes through (see module)."""
+    return Scrubber(SecretText(secrets).text, _DROPPED, _URLS, _without_query)
 
 
 def sampled_share() -> float:
@@ -121,80 +127,82 @@ def secrets_of(settings: Settings) -> list[str]:
     return found
 
 
-# The app's engines and SQLAlchemy's instrumentation of each (see _trace_statements).
-_statement_tracers: dict[Any, Any] = {}
+# The app's engines and the statement hooks each was given (see _statement_hooks).
+_hooked: dict[Any, tuple[tuple[str, Callable[..., Any]], ...]] = {}
 
 
-def activate(provider: TracerProvider, settings: Settings, engines: Sequence[Any]) -> None:
+def activate(provider: Recorder, settings: Settings, engines: Sequence[Any]) -> None:
     """Record spans with this provider from now on (until `deactivate`), the statements of
     these SQLAlchemy engines and the requests of httpx (the model servers') included."""
     global _tracer, _capture_content
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
-    from opentelemetry.instrumentation.sqlalchemy.engine import _handle_error
-    from opentelemetry.metrics import NoOpUpDownCounter
 
     _tracer = provider.get_tracer("app")
     _capture_content = settings.OTEL_CAPTURE_CONTENT
     statements = provider.get_tracer("opentelemetry.instrumentation.sqlalchemy")
-    statement_tracer = _statement_tracer()
-    _statement_tracers.clear()
     for engine in engines:
-        _statement_tracers[engine.sync_engine] = statement_tracer(
-            statements, engine.sync_engine, NoOpUpDownCounter("db.client.connections")
-        )
-        # A failed statement's span is ended with its error (a hook of the dialect's,
-        # called only when a statement fails).
-        if not event.contains(engine.sync_engine, "handle_error", _handle_error):
-            event.listen(engine.sync_engine, "handle_error", _handle_error)
-    event.listen(Session, "after_begin", _trace_statements)
+        hooks = _statement_hooks(statements, engine.sync_engine)
+        for name, hook in hooks:
+            event.listen(engine.sync_engine, name, hook, retval=name == "before_cursor_execute")
+        _hooked[engine.sync_engine] = hooks
     HTTPXClientInstrumentor().instrument(tracer_provider=provider)
 
 
-def _statement_tracer() -> type[Any]:
-    """SQLAlchemy's instrumentation (a span for each statement, with the statement), kept
-    to what a recorded question needs: it listens to no engine and no pool (their
-    listeners would cost every statement and every connection an event dispatch, recorded
-    or not: 1% of a run); `_trace_statements` gives it the connections of recorded
-    questions."""
-    from opentelemetry.instrumentation.sqlalchemy.engine import EngineTracer
+def _statement_hooks(
+    statements: trace.Tracer, engine: Any
+) -> tuple[tuple[str, Callable[..., Any]], ...]:
+    """SQLAlchemy's instrumentation (a span for each statement, with the statement), for
+    the statements of recorded questions only: each statement's hook first looks whether
+    the question is recorded, and returns at once when it is not. (The instrumentation's
+    own hooks, on the engine and the pool, would cost every statement and every connection
+    its work, recorded or not: 1% of a run; listening on each recorded transaction's
+    connection instead cost a recorded question about 2,000 calls of SQLAlchemy's event
+    registry.)"""
+    from opentelemetry.instrumentation.sqlalchemy.engine import (
+        EngineTracer,
+        _after_cur_exec,
+        _handle_error,
+    )
+    from opentelemetry.metrics import NoOpUpDownCounter
 
     class StatementTracer(EngineTracer):  # type: ignore[misc]
         @classmethod
         def _register_event_listener(
             cls, target: Any, identifier: str, *args: Any, **kw: Any
         ) -> None:
-            pass
+            pass  # its hooks are the ones below
 
-    return StatementTracer
+    begin = StatementTracer(
+        statements, engine, NoOpUpDownCounter("db.client.connections")
+    )._before_cur_exec
+
+    def before_cursor_execute(
+        conn: Any, cursor: Any, statement: Any, params: Any, context: Any, executemany: bool
+    ) -> tuple[Any, Any]:
+        if not _in_recorded_trace():
+            return statement, params
+        return begin(conn, cursor, statement, params, context, executemany)  # type: ignore[no-any-return]
+
+    # The span ends after the statement, or with its error (a hook of the dialect's,
+    # called only when a statement fails).
+    return (
+        ("before_cursor_execute", before_cursor_execute),
+        ("after_cursor_execute", _after_cur_exec),
+        ("handle_error", _handle_error),
+    )
 
 
-def _trace_statements(_session: Any, _transaction: Any, connection: Any) -> None:
-    """When a session begins on one of the app's engines inside a recorded question, the
-    statements of that connection (one transaction's) get SQLAlchemy's spans."""
-    from opentelemetry.instrumentation.sqlalchemy.engine import _after_cur_exec
-
-    tracer = _statement_tracers.get(connection.engine)
-    if tracer is None or not _in_recorded_trace():
-        return
-    if event.contains(connection, "after_cursor_execute", _after_cur_exec):
-        return
-    event.listen(connection, "before_cursor_execute", tracer._before_cur_exec, retval=True)
-    event.listen(connection, "after_cursor_execute", _after_cur_exec)
-
-
-def deactivate(provider: TracerProvider) -> None:
+def deactivate(provider: Recorder) -> None:
     """Stop recording; the spans recorded so far are sent first."""
     global _tracer
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
-    from opentelemetry.instrumentation.sqlalchemy.engine import _handle_error
 
     _tracer = None
-    if event.contains(Session, "after_begin", _trace_statements):
-        event.remove(Session, "after_begin", _trace_statements)
-    for engine in _statement_tracers:
-        if event.contains(engine, "handle_error", _handle_error):
-            event.remove(engine, "handle_error", _handle_error)
-    _statement_tracers.clear()
+    for engine, hooks in _hooked.items():
+        for name, hook in hooks:
+            if event.contains(engine, name, hook):
+                event.remove(engine, name, hook)
+    _hooked.clear()
     HTTPXClientInstrumentor().uninstrument()
     provider.shutdown()
 
@@ -297,124 +305,24 @@ def text(value: str) -> str:
     return value if len(value) <= MAX_TEXT_CHARS else value[:MAX_TEXT_CHARS] + "…"
 
 
-class _Resource(Resource):
-    """A resource whose hash is worked out once: the OTLP encoder hashes a span's resource
-    for every span it sends (the SDK's hash serialises every attribute to JSON each time)."""
-
-    def __init__(self, resource: Resource):
-        super().__init__(resource.attributes, resource.schema_url)
-        self._hash = super().__hash__()
-
-    def __hash__(self) -> int:
-        return self._hash
-
-
-class RequestRooted(Sampler):
-    """Every trace starts at a request: what is done outside any (a sweeper's poll, the
-    model's warm-up, a spare sandbox started at start-up) is not recorded."""
-
-    def __init__(self, ratio: float = 1.0) -> None:
-        # A share of the questions is traced (OTEL_TRACES_SAMPLER=parentbased_traceidratio
-        # with OTEL_TRACES_SAMPLER_ARG), whatever a caller's own trace decided.
-        root = ALWAYS_ON if ratio >= 1.0 else TraceIdRatioBased(ratio)
-        self._inner = ParentBased(root, remote_parent_not_sampled=root)
-
-    def should_sample(
-        self,
-        parent_context: Context | None,
-        trace_id: int,
-        name: str,
-        kind: SpanKind | None = None,
-        attributes: Attributes = None,
-        links: Sequence[Link] | None = None,
-        trace_state: Any = None,
-    ) -> SamplingResult:
-        parent = trace.get_current_span(parent_context).get_span_context()
-        if kind != SpanKind.SERVER and not parent.is_valid:
-            return SamplingResult(Decision.DROP)
-        return self._inner.should_sample(
-            parent_context, trace_id, name, kind, attributes, links, trace_state
-        )
-
-    def get_description(self) -> str:
-        return "RequestRooted"
-
-
 # Attributes that may carry what a client typed or a token: a request's path (a shared
 # report's token is in it) and query. The route template (http.route) says which endpoint.
 _DROPPED = frozenset({"url.path", "url.query", "http.target"})
 _URLS = frozenset({"url.full", "http.url"})
 
 
-class ScrubbingExporter(SpanExporter):
-    """Passes spans on with secrets removed from every attribute and event (see module).
+class SecretText:
+    """Removes secrets from a string: the settings' (`secrets`), and anything shaped like
+    a key or a bearer token. Most strings hold none, and are returned as they are after a
+    quick look (`_holds`): every exported string goes through here."""
 
-    Most spans hold nothing to remove, and are passed on as they are after a quick look at
-    their strings (`_holds`): the spans of every question go through here.
-    """
-
-    def __init__(self, inner: SpanExporter, secrets: Sequence[str | None]):
-        self.inner = inner
+    def __init__(self, secrets: Sequence[str | None]):
         self.secrets: list[str | None] = [s for s in secrets if s]
         whole = [re.escape(s) for s in self.secrets if s and len(s) >= MIN_SECRET_CHARS]
         # One search for every secret at once (most strings hold none of them).
         self.whole = re.compile("|".join(whole)) if whole else None
 
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        return self.inner.export([self._scrubbed(s) for s in spans])
-
-    def shutdown(self) -> None:
-        self.inner.shutdown()
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return self.inner.force_flush(timeout_millis)
-
-    def _scrubbed(self, span_: ReadableSpan) -> ReadableSpan:
-        name = self._text(span_.name)
-        attributes = self._attributes(span_.attributes)
-        if name is span_.name and attributes is None and not span_.events:
-            return span_  # nothing to remove (most spans): passed on as it is
-        return ReadableSpan(
-            name=name,
-            context=span_.context,
-            parent=span_.parent,
-            resource=span_.resource,
-            attributes=dict(span_.attributes or {}) if attributes is None else attributes,
-            events=[
-                Event(e.name, self._attributes(e.attributes) or e.attributes, e.timestamp)
-                for e in span_.events
-            ],
-            links=span_.links,
-            kind=span_.kind,
-            status=span_.status,
-            start_time=span_.start_time,
-            end_time=span_.end_time,
-            instrumentation_scope=span_.instrumentation_scope,
-        )
-
-    def _attributes(self, attributes: Attributes) -> dict[str, Any] | None:
-        """The attributes as exported, or None when nothing in them is removed."""
-        clean: dict[str, Any] = {}
-        changed = False
-        for name, value in (attributes or {}).items():
-            if name in _DROPPED:
-                changed = True
-                continue
-            if name in _URLS and isinstance(value, str):
-                kept: Any = _without_query(value)
-            elif isinstance(value, str):
-                kept = self._text(value)
-            elif isinstance(value, tuple | list):
-                cleaned = [self._text(v) if isinstance(v, str) else v for v in value]
-                same = all(a is b for a, b in zip(cleaned, value, strict=True))
-                kept = value if same else cleaned
-            else:
-                kept = value
-            changed = changed or kept is not value
-            clean[name] = kept
-        return clean if changed else None
-
-    def _text(self, text: str) -> str:
+    def text(self, text: str) -> str:
         """The text without secrets: the same object when it holds none (most strings)."""
         return redact(text, self.secrets) if self._holds(text) else text
 

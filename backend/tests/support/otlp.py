@@ -48,6 +48,37 @@ def value_of(value: AnyValue) -> Any:
     return getattr(value, kind) if kind else None
 
 
+def spans_of(request: ExportTraceServiceRequest | bytes) -> list[ReceivedSpan]:
+    """The spans of an OTLP export request (or its protobuf bytes), decoded."""
+    if isinstance(request, bytes):
+        request = ExportTraceServiceRequest.FromString(request)
+    found = []
+    for resource_spans in request.resource_spans:
+        resource = {a.key: value_of(a.value) for a in resource_spans.resource.attributes}
+        for scope_spans in resource_spans.scope_spans:
+            for span in scope_spans.spans:
+                found.append(
+                    ReceivedSpan(
+                        name=span.name,
+                        trace_id=span.trace_id.hex(),
+                        span_id=span.span_id.hex(),
+                        parent_id=span.parent_span_id.hex(),
+                        kind=SpanProto.SpanKind.Name(span.kind),
+                        attributes={a.key: value_of(a.value) for a in span.attributes},
+                        start_ns=span.start_time_unix_nano,
+                        end_ns=span.end_time_unix_nano,
+                        error=span.status.code == 2,
+                        service=str(resource.get("service.name")),
+                        links=[(link.trace_id.hex(), link.span_id.hex()) for link in span.links],
+                        events=[
+                            {a.key: value_of(a.value) for a in event.attributes}
+                            for event in span.events
+                        ],
+                    )
+                )
+    return found
+
+
 class OtlpReceiver:
     """Accepts POST /v1/traces (protobuf, plain or gzip) and keeps every span it gets."""
 
@@ -96,32 +127,7 @@ class OtlpReceiver:
         return self
 
     def take(self, request: ExportTraceServiceRequest) -> None:
-        found = []
-        for resource_spans in request.resource_spans:
-            resource = {a.key: value_of(a.value) for a in resource_spans.resource.attributes}
-            for scope_spans in resource_spans.scope_spans:
-                for span in scope_spans.spans:
-                    found.append(
-                        ReceivedSpan(
-                            name=span.name,
-                            trace_id=span.trace_id.hex(),
-                            span_id=span.span_id.hex(),
-                            parent_id=span.parent_span_id.hex(),
-                            kind=SpanProto.SpanKind.Name(span.kind),
-                            attributes={a.key: value_of(a.value) for a in span.attributes},
-                            start_ns=span.start_time_unix_nano,
-                            end_ns=span.end_time_unix_nano,
-                            error=span.status.code == 2,
-                            service=str(resource.get("service.name")),
-                            links=[
-                                (link.trace_id.hex(), link.span_id.hex()) for link in span.links
-                            ],
-                            events=[
-                                {a.key: value_of(a.value) for a in event.attributes}
-                                for event in span.events
-                            ],
-                        )
-                    )
+        found = spans_of(request)
         with self._lock:
             self.requests += 1
             self.spans.extend(found)
