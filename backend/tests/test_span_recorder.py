@@ -201,20 +201,26 @@ def test_a_share_of_requests_is_recorded_by_trace_id(collector: Collector) -> No
     assert len(collector.spans()) == 2 * recorded
 
 
-def test_a_caller_s_trace_is_followed_or_left_to_our_share(collector: Collector) -> None:
-    recorder = recorder_for(collector, ratio=0.0)
+@pytest.mark.parametrize(("ratio", "recorded"), [(0.0, ["sampled"]), (1.0, ["sampled", "not"])])
+def test_a_caller_s_trace_is_followed_or_left_to_our_share(
+    collector: Collector, ratio: float, recorded: list[str]
+) -> None:
+    recorder = recorder_for(collector, ratio=ratio)
     tracer = recorder.get_tracer("app")
-    for flags in (TraceFlags(1), TraceFlags(0)):
+    for name, flags in (("sampled", TraceFlags(1)), ("not", TraceFlags(0))):
         caller = SpanContext(0x77 + flags, 0x88, is_remote=True, trace_flags=flags)
         token = otel_context.attach(trace.set_span_in_context(trace.NonRecordingSpan(caller)))
         try:
-            with tracer.start_as_current_span("POST /q", kind=SpanKind.SERVER):
+            with tracer.start_as_current_span(name, kind=SpanKind.SERVER):
                 pass
         finally:
             otel_context.detach(token)
     recorder.shutdown()
-    # A caller that records gets its span; one that does not is left to our share (none).
-    assert [s.trace_id for s in collector.spans()] == [(0x78).to_bytes(16, "big")]
+    # A caller that records gets its span, in its trace; one that does not is left to our
+    # own share (none of them, or every one).
+    sent = collector.spans()
+    assert [s.name for s in sent] == recorded
+    assert all(s.trace_id == (0x77 + (s.name == "sampled")).to_bytes(16, "big") for s in sent)
 
 
 def test_an_exception_out_of_a_span_is_recorded_on_it(collector: Collector) -> None:
@@ -234,6 +240,21 @@ def test_an_exception_out_of_a_span_is_recorded_on_it(collector: Collector) -> N
     assert said["exception.type"] == "ValueError" and said["exception.message"] == "boom"
     assert 'raise ValueError("boom")' in str(said["exception.stacktrace"])
     assert trace.get_current_span() is trace.INVALID_SPAN  # the context was restored
+
+
+def test_a_span_used_as_a_context_manager_ends_with_its_exception(collector: Collector) -> None:
+    recorder = recorder_for(collector)
+    with (
+        pytest.raises(KeyError),
+        recorder.get_tracer("app").start_span("POST /q", kind=SpanKind.SERVER) as span,
+    ):
+        assert span.is_recording()
+        raise KeyError("missing")
+    assert not span.is_recording()  # ended
+    recorder.shutdown()
+    (sent,) = collector.spans()
+    assert (sent.status.code, sent.status.message) == (2, "KeyError: 'missing'")
+    assert [e.name for e in sent.events] == ["exception"]
 
 
 def test_a_span_keeps_what_the_api_allows_until_it_ends(collector: Collector) -> None:

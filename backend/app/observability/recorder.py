@@ -373,6 +373,14 @@ class _Span(trace.Span):
         self.end_time = end_time or time.time_ns()
         self.tracer.recorder.ended(self)
 
+    def __exit__(self, kind: type | None, error: BaseException | None, _tb: object) -> None:
+        """`with tracer.start_span(...) as span:` ends it, an exception recorded on it (as
+        the SDK's span does)."""
+        if isinstance(error, Exception) and self.end_time is None:
+            self.record_exception(error, escaped=True)
+            self.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
+        self.end()
+
     def __repr__(self) -> str:
         return f"_Span({self.name!r}, {self.context.span_id:016x})"
 
