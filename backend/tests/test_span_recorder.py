@@ -257,6 +257,21 @@ def test_a_span_used_as_a_context_manager_ends_with_its_exception(collector: Col
     assert [e.name for e in sent.events] == ["exception"]
 
 
+def test_a_span_started_not_to_record_exceptions_does_not(collector: Collector) -> None:
+    recorder = recorder_for(collector)
+    tracer = recorder.get_tracer("app")
+    with (
+        pytest.raises(KeyError),
+        tracer.start_span(
+            "POST /q", kind=SpanKind.SERVER, record_exception=False, set_status_on_exception=False
+        ),
+    ):
+        raise KeyError("missing")
+    recorder.shutdown()
+    (sent,) = collector.spans()
+    assert (sent.status.code, list(sent.events)) == (0, [])
+
+
 def test_a_span_keeps_what_the_api_allows_until_it_ends(collector: Collector) -> None:
     recorder = recorder_for(collector)
     tracer = recorder.get_tracer("app")

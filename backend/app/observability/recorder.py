@@ -98,7 +98,8 @@ class Recorder(trace.TracerProvider):
     """Records spans (see module) and hands them, encoded, to `send` in batches.
 
     Args:
-        send: Sends one encoded OTLP ExportTraceServiceRequest; False when it failed.
+        send: Sends one encoded OTLP ExportTraceServiceRequest; False when it failed. Its
+            `close()`, if it has one, is called at shutdown.
         resource: The resource's attributes (service.name and the like).
         scrubber: What removes secrets from every exported string.
         sampler: Which spans are recorded.
@@ -163,6 +164,9 @@ class Recorder(trace.TracerProvider):
         self._wake.set()
         self._thread.join(timeout=30)
         self._export(30.0)
+        close = getattr(self._send, "close", None)
+        if close is not None:
+            close()
 
     def _run(self) -> None:
         while not self._stopped:
@@ -221,9 +225,12 @@ class _Tracer(trace.Tracer):
             trace_id = parent.trace_id
             parent_context = parent
         own = SpanContext(trace_id, _new_id(64), is_remote=False, trace_flags=_SAMPLED)
-        return _Span(
+        span = _Span(
             self, name, own, parent_context, kind, attributes, links, start_time or time.time_ns()
         )
+        if not (record_exception and set_status_on_exception):
+            span.on_error = (record_exception, set_status_on_exception)
+        return span
 
     def start_as_current_span(  # type: ignore[override]
         self,
@@ -285,6 +292,9 @@ def _new_id(bits: int) -> int:
 
 class _Span(trace.Span):
     """A recorded span: what it is given, kept as given, until it ends."""
+
+    # What `with span:` does with an exception: record it, set the status (start_span's).
+    on_error = (True, True)
 
     def __init__(
         self,
@@ -377,8 +387,11 @@ class _Span(trace.Span):
         """`with tracer.start_span(...) as span:` ends it, an exception recorded on it (as
         the SDK's span does)."""
         if isinstance(error, Exception) and self.end_time is None:
-            self.record_exception(error, escaped=True)
-            self.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
+            record, set_status = self.on_error
+            if record:
+                self.record_exception(error, escaped=True)
+            if set_status:
+                self.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
         self.end()
 
     def __repr__(self) -> str:

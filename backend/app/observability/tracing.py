@@ -75,7 +75,7 @@ def create_provider(settings: Settings, send: Callable[[bytes], bool] | None = N
         send: Where encoded spans go instead of the OTLP endpoint (tests, benchmarks).
     """
     if send is None:
-        send = otlp_sender(settings.traces_endpoint)
+        send = OtlpSender(settings.traces_endpoint)
     name = os.environ.get("OTEL_SERVICE_NAME") or "workbench"
     resource = Resource.create({SERVICE_NAME: name})  # with OTEL_RESOURCE_ATTRIBUTES
     return Recorder(
@@ -86,17 +86,23 @@ def create_provider(settings: Settings, send: Callable[[bytes], bool] | None = N
     )
 
 
-def otlp_sender(endpoint: str | None) -> Callable[[bytes], bool]:
+class OtlpSender:
     """Sends encoded spans with OpenTelemetry's OTLP/HTTP exporter's transport: its
-    endpoint, headers, compression, TLS, timeout and retries, from the OTEL_* variables."""
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    endpoint, headers, compression, TLS, timeout and retries, from the OTEL_* variables.
+    (Its HTTP client is the exporter's private part: the exporter itself takes only the
+    SDK's spans. The version is pinned by uv.lock; tests/api/test_traces.py sends through
+    it to a real receiver.)"""
 
-    client = OTLPSpanExporter(endpoint=endpoint)._client
+    def __init__(self, endpoint: str | None) -> None:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-    def send(body: bytes) -> bool:
-        return bool(client.export(body).success)
+        self.exporter = OTLPSpanExporter(endpoint=endpoint)
 
-    return send
+    def __call__(self, body: bytes) -> bool:
+        return bool(self.exporter._client.export(body).success)
+
+    def close(self) -> None:
+        self.exporter.shutdown()
 
 
 def scrubber(secrets: Sequence[str | None]) -> Scrubber:
