@@ -320,18 +320,27 @@ def test_a_full_queue_drops_new_spans_and_says_so_once(
 
 
 def test_spans_go_in_batches_and_a_failed_send_does_not_stop_the_next(
-    collector: Collector, monkeypatch: pytest.MonkeyPatch
+    collector: Collector, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "2")
     monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "3600000")
     recorder = recorder_for(collector)
     collector.failing = True
-    _ended_spans(recorder, 1)
-    assert not recorder.force_flush()  # lost with the collector down, and said so
-    collector.failing = False
-    _ended_spans(recorder, 5)
-    assert recorder.force_flush()
+    with caplog.at_level(logging.INFO, "app.observability.recorder"):
+        for _ in range(2):
+            _ended_spans(recorder, 1)
+            assert not recorder.force_flush()  # lost with the collector down
+        collector.failing = False
+        _ended_spans(recorder, 5)
+        assert recorder.force_flush()
     assert [len(spans_of(body)) for body in collector.bodies] == [2, 2, 1]
+    said = [r.getMessage().splitlines()[0] for r in caplog.records]
+    assert said == [  # once, not every batch
+        "Spans could not be sent to the OTLP endpoint (1 lost); those ended until it answers"
+        " again are lost too",
+        "Spans reach the OTLP endpoint again (2 batches lost)",
+    ]
+    assert "ConnectionError: collector down" in caplog.text  # why, with the first
     recorder.shutdown()
 
 

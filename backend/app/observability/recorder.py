@@ -121,6 +121,7 @@ class Recorder(trace.TracerProvider):
         self.batch = min(self.max_queue, _env_int("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512))
         self.delay = _env_int("OTEL_BSP_SCHEDULE_DELAY", 5000) / 1000
         self.dropped = 0
+        self.failed_batches = 0  # failed sends in a row
         self._wake = threading.Event()
         self._exporting = threading.Lock()
         self._stopped = False
@@ -184,14 +185,32 @@ class Recorder(trace.TracerProvider):
                 batch: list[_Span] = []
                 while self._ended and len(batch) < self.batch:
                     batch.append(self._ended.popleft())
+                error: Exception | None = None
                 try:
-                    ok = self._send(self.encoder.request(batch)) and ok
-                except Exception:  # an exporter's failure must not stop the thread
-                    log.exception("Sending %d spans failed", len(batch))
-                    ok = False
+                    sent = self._send(self.encoder.request(batch))
+                except Exception as exc:  # an exporter's failure must not stop the thread
+                    sent, error = False, exc
+                self._said(sent, len(batch), error)
+                ok = ok and sent
             return ok
         finally:
             self._exporting.release()
+
+    def _said(self, sent: bool, count: int, error: Exception | None) -> None:
+        """Say in the log when spans stop reaching the collector (once, not every batch)
+        and when they reach it again."""
+        if not sent:
+            self.failed_batches += 1
+            if self.failed_batches == 1:
+                log.warning(
+                    "Spans could not be sent to the OTLP endpoint (%d lost); those ended "
+                    "until it answers again are lost too",
+                    count,
+                    exc_info=error,
+                )
+        elif self.failed_batches:
+            log.info("Spans reach the OTLP endpoint again (%d batches lost)", self.failed_batches)
+            self.failed_batches = 0
 
 
 class _Tracer(trace.Tracer):

@@ -86,6 +86,15 @@ def create_provider(settings: Settings, send: Callable[[bytes], bool] | None = N
     )
 
 
+class SpansNotSent(Exception):
+    """The OTLP endpoint did not take a batch of spans (the reason is the message)."""
+
+    def __init__(self, reason: object) -> None:
+        super().__init__(
+            f"{type(reason).__name__}: {reason}" if isinstance(reason, Exception) else reason
+        )
+
+
 class OtlpSender:
     """Sends encoded spans with OpenTelemetry's OTLP/HTTP exporter's transport: its
     endpoint, headers, compression, TLS, timeout and retries, from the OTEL_* variables.
@@ -94,12 +103,18 @@ class OtlpSender:
     it to a real receiver.)"""
 
     def __init__(self, endpoint: str | None) -> None:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.exporter.otlp.proto.http import trace_exporter
 
-        self.exporter = OTLPSpanExporter(endpoint=endpoint)
+        self.exporter = trace_exporter.OTLPSpanExporter(endpoint=endpoint)
+        # The recorder says once when spans stop reaching the endpoint, and why; the
+        # exporter's client would say it twice a batch, every few seconds, until it answers.
+        logging.getLogger(trace_exporter.__name__).setLevel(logging.CRITICAL)
 
     def __call__(self, body: bytes) -> bool:
-        return bool(self.exporter._client.export(body).success)
+        result = self.exporter._client.export(body)
+        if not result.success:
+            raise SpansNotSent(result.error or f"HTTP {result.status_code}")
+        return True
 
     def close(self) -> None:
         self.exporter.shutdown()

@@ -4,6 +4,7 @@ still without a secret; and the scrubber that every exported span goes through."
 from __future__ import annotations
 
 import json
+import logging
 import urllib.request
 from collections.abc import Iterator
 
@@ -13,7 +14,7 @@ from opentelemetry.trace import SpanKind
 from app.observability.recorder import Recorder
 from app.observability.tracing import scrubber
 from tests.api.conftest import SALES
-from tests.api.test_query import READ, ask, finished
+from tests.api.test_query import READ, ask, finished, of
 from tests.api.test_traces import MODEL_SPAN, flushed, strings, traced_server, tree
 from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, LLM_KEY, TEST_SECRET, Api
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
@@ -150,3 +151,34 @@ def test_a_question_sampled_out_sends_no_span_and_is_answered(
             assert spans and {s.trace_id for s in spans} == {"ab" * 16}
     finally:
         received.stop()
+
+
+def test_a_collector_that_is_down_costs_no_question_and_is_said_once(
+    tmp_path_factory: pytest.TempPathFactory,
+    llm: ScriptedLLM,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1")  # each send gives up after 1 s
+    nobody = OtlpReceiver()  # never started: nothing answers at its endpoint
+    folder = tmp_path_factory.mktemp("data-collector-down")
+    with (
+        caplog.at_level(logging.INFO, "app.observability.recorder"),
+        traced_server(folder, llm, nobody) as live,
+        Api(live) as anon,
+        anon.as_user(ADMIN_EMAIL, ADMIN_PASSWORD) as admin,
+    ):
+        project = admin.project()
+        assert admin.upload(project["id"], "sales.csv", SALES).status_code == 201
+        session = admin.post(f"/projects/{project['id']}/sessions", json={}).json()
+        for _ in range(2):
+            llm.script(code_reply(f"{READ}\nprint(len(df))"), final_reply("'Four rows.'"))
+            events = ask(admin, session["id"], "How many rows?")
+            assert finished(events)["status"] == "succeeded"
+            assert of(events, "final")[0]["answer"] == "Four rows."
+            # The spans are lost, and flushing says so rather than hanging.
+            assert not live.app.state.tracer_provider.force_flush(30_000)
+    said = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(said) == 1  # once, not for every batch (nor the exporter's own lines)
+    assert "could not be sent to the OTLP endpoint" in said[0].getMessage()
+    assert "Connection refused" in caplog.text  # why
