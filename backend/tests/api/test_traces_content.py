@@ -160,6 +160,9 @@ def test_a_collector_that_is_down_costs_no_question_and_is_said_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1")  # each send gives up after 1 s
+    # Sent only when flushed: however slow the machine, the spans of each question are
+    # still waiting when the test flushes them (the thread would otherwise try first).
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "3600000")
     nobody = OtlpReceiver()  # never started: nothing answers at its endpoint
     folder = tmp_path_factory.mktemp("data-collector-down")
     with (
