@@ -333,7 +333,10 @@ def test_spans_go_in_batches_and_a_failed_send_does_not_stop_the_next(
         collector.failing = False
         _ended_spans(recorder, 5)
         assert recorder.force_flush()
-    assert [len(spans_of(body)) for body in collector.bodies] == [2, 2, 1]
+    # In batches of at most 2 (a full batch wakes the sending thread, which may send one
+    # before the flush does), none lost once the collector is back.
+    sizes = [len(spans_of(body)) for body in collector.bodies]
+    assert sum(sizes) == 5 and max(sizes) == 2 and min(sizes) >= 1
     said = [r.getMessage().splitlines()[0] for r in caplog.records]
     assert said == [  # once, not every batch
         "Spans could not be sent to the OTLP endpoint (1 lost); those ended until it answers"
