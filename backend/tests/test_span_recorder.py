@@ -257,12 +257,13 @@ def test_a_span_used_as_a_context_manager_ends_with_its_exception(collector: Col
     assert [e.name for e in sent.events] == ["exception"]
 
 
-def test_a_span_started_not_to_record_exceptions_does_not(collector: Collector) -> None:
+@pytest.mark.parametrize("how", ["start_span", "start_as_current_span"])
+def test_a_span_started_not_to_record_exceptions_does_not(collector: Collector, how: str) -> None:
     recorder = recorder_for(collector)
-    tracer = recorder.get_tracer("app")
+    start = getattr(recorder.get_tracer("app"), how)
     with (
         pytest.raises(KeyError),
-        tracer.start_span(
+        start(
             "POST /q", kind=SpanKind.SERVER, record_exception=False, set_status_on_exception=False
         ),
     ):

@@ -11,7 +11,7 @@ Here a span is a small object that collects what it is given (as the API says it
 a string, a bool, an int, a float, or a sequence of them), and an ended span is put in a
 bounded queue. A thread sends the queue every OTEL_BSP_SCHEDULE_DELAY ms (or as soon as
 OTEL_BSP_MAX_EXPORT_BATCH_SIZE spans wait), written straight into the OTLP protobuf wire
-format (`encode`), secrets scrubbed on the way (`Scrubber`), over the OTLP/HTTP exporter's
+format (`Encoder`), secrets scrubbed on the way (`Scrubber`), over the OTLP/HTTP exporter's
 own transport (its headers, compression, TLS, timeout and retries from the OTEL_*
 variables). A full queue (OTEL_BSP_MAX_QUEUE_SIZE) drops the newest spans and says so once
 in the log, as the SDK's batch processor does.
@@ -31,6 +31,7 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -75,8 +76,7 @@ class RequestRooted:
     one under a caller's (remote) recorded span too."""
 
     def __init__(self, ratio: float = 1.0) -> None:
-        self.ratio = min(1.0, max(0.0, ratio))
-        self._bound = round(self.ratio * _ID_BOUND)
+        self._bound = round(min(1.0, max(0.0, ratio)) * _ID_BOUND)
 
     def root(self, trace_id: int) -> bool:
         """Whether a request's trace with this id is recorded."""
@@ -154,7 +154,8 @@ class Recorder(trace.TracerProvider):
             self._wake.set()
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        """Send every span ended so far; whether they were all sent."""
+        """Send every span still waiting; whether every batch of them was taken (spans the
+        sending thread could not send before are lost already, and not counted here)."""
         return self._export(timeout_millis / 1000)
 
     def shutdown(self) -> None:
@@ -263,8 +264,11 @@ class _Tracer(trace.Tracer):
         set_status_on_exception: bool = True,
         end_on_exit: bool = True,
     ) -> _Current:
-        span = self.start_span(name, context, kind, attributes, links, start_time)
-        return _Current(span, end_on_exit, record_exception, set_status_on_exception)
+        span = self.start_span(
+            name, context, kind, attributes, links, start_time,
+            record_exception, set_status_on_exception,
+        )  # fmt: skip
+        return _Current(span, end_on_exit)
 
 
 class _Current:
@@ -272,15 +276,11 @@ class _Current:
     it, an exception out of the block recorded on it (what the SDK's does, without its
     generator-based context manager)."""
 
-    __slots__ = ("end_on_exit", "record_exception", "set_status", "span", "token")
+    __slots__ = ("end_on_exit", "span", "token")
 
-    def __init__(
-        self, span: trace.Span, end_on_exit: bool, record_exception: bool, set_status: bool
-    ) -> None:
+    def __init__(self, span: trace.Span, end_on_exit: bool) -> None:
         self.span = span
         self.end_on_exit = end_on_exit
-        self.record_exception = record_exception
-        self.set_status = set_status
         self.token: object = None
 
     def __enter__(self) -> trace.Span:
@@ -289,13 +289,8 @@ class _Current:
 
     def __exit__(self, kind: type | None, error: BaseException | None, _tb: object) -> None:
         try:
-            if isinstance(error, Exception) and self.span.is_recording():
-                if self.record_exception:
-                    self.span.record_exception(error)
-                if self.set_status:
-                    self.span.set_status(
-                        Status(StatusCode.ERROR, f"{type(error).__name__}: {error}")
-                    )
+            if isinstance(error, Exception) and isinstance(self.span, _Span):
+                self.span.failed(error, escaped=False)  # as the API's use_span records it
         finally:
             otel_context.detach(self.token)  # type: ignore[arg-type]
             if self.end_on_exit:
@@ -312,7 +307,8 @@ def _new_id(bits: int) -> int:
 class _Span(trace.Span):
     """A recorded span: what it is given, kept as given, until it ends."""
 
-    # What `with span:` does with an exception: record it, set the status (start_span's).
+    # What an exception out of the span's block does: it is recorded, it sets the status
+    # (start_span's record_exception and set_status_on_exception).
     on_error = (True, True)
 
     def __init__(
@@ -405,13 +401,20 @@ class _Span(trace.Span):
     def __exit__(self, kind: type | None, error: BaseException | None, _tb: object) -> None:
         """`with tracer.start_span(...) as span:` ends it, an exception recorded on it (as
         the SDK's span does)."""
-        if isinstance(error, Exception) and self.end_time is None:
-            record, set_status = self.on_error
-            if record:
-                self.record_exception(error, escaped=True)
-            if set_status:
-                self.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
+        if isinstance(error, Exception):
+            self.failed(error, escaped=True)
         self.end()
+
+    def failed(self, error: Exception, escaped: bool) -> None:
+        """An exception ended the span's block: recorded and an ERROR status, as
+        `on_error` says (nothing once the span has ended)."""
+        if self.end_time is not None:
+            return
+        record, set_status = self.on_error
+        if record:
+            self.record_exception(error, escaped=escaped)
+        if set_status:
+            self.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
 
     def __repr__(self) -> str:
         return f"_Span({self.name!r}, {self.context.span_id:016x})"
@@ -448,20 +451,16 @@ def _clean(attributes: Attributes) -> dict[str, Any]:
     return kept
 
 
+@dataclass(frozen=True)
 class Scrubber:
-    """What leaves the process in a span passes through here (see tracing.py's module)."""
+    """What leaves the process in a span passes through here (see tracing.py's module):
+    every string through `text`; attributes named in `dropped` are left out, those named in
+    `urls` go through `url`."""
 
-    def __init__(
-        self,
-        text: Callable[[str], str],
-        dropped: frozenset[str] = frozenset(),
-        urls: frozenset[str] = frozenset(),
-        url: Callable[[str], str] = str,
-    ) -> None:
-        self.text = text
-        self.dropped = dropped
-        self.urls = urls
-        self.url = url
+    text: Callable[[str], str]
+    dropped: frozenset[str]
+    urls: frozenset[str]
+    url: Callable[[str], str]
 
 
 # The protobuf wire format of OTLP's messages (opentelemetry-proto's trace.proto and

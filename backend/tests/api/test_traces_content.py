@@ -20,6 +20,7 @@ from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, LLM_KEY, TEST_SECRET, Ap
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.otlp import OtlpReceiver, ReceivedSpan, spans_of
 from tests.support.server import LiveServer
+from tests.support.sse import Event
 
 QUESTION = "Which region sold most? Use key sk-user-pasted-0a1b2c3d4e (marker-7f3e)"
 PASSWORD = "carol-password-31cc"
@@ -115,6 +116,19 @@ def test_the_scrubber_cleans_a_span_name_and_passes_a_clean_span_as_it_is() -> N
     assert exported_through(["short"], "op", {"a": "short"}).attributes == {"a": "short"}
 
 
+def session_with_sales(api: Api) -> str:
+    """A new session of a new project holding sales.csv: its id."""
+    project = api.project()
+    assert api.upload(project["id"], "sales.csv", SALES).status_code == 201
+    return str(api.post(f"/projects/{project['id']}/sessions", json={}).json()["id"])
+
+
+def how_many_rows(api: Api, session_id: str, llm: ScriptedLLM) -> list[Event]:
+    """A two-step question whose answer is "Four rows.": its events."""
+    llm.script(code_reply(f"{READ}\nprint(len(df))"), final_reply("'Four rows.'"))
+    return ask(api, session_id, "How many rows?")
+
+
 def test_a_question_sampled_out_sends_no_span_and_is_answered(
     tmp_path_factory: pytest.TempPathFactory, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -128,11 +142,7 @@ def test_a_question_sampled_out_sends_no_span_and_is_answered(
             Api(live) as anon,
             anon.as_user(ADMIN_EMAIL, ADMIN_PASSWORD) as admin,
         ):
-            project = admin.project()
-            assert admin.upload(project["id"], "sales.csv", SALES).status_code == 201
-            session = admin.post(f"/projects/{project['id']}/sessions", json={}).json()
-            llm.script(code_reply(f"{READ}\nprint(len(df))"), final_reply("'Four rows.'"))
-            answered = finished(ask(admin, session["id"], "How many rows?"))
+            answered = finished(how_many_rows(admin, session_with_sales(admin), llm))
             assert answered["status"] == "succeeded"
             assert flushed(live, received) == []  # not the request's, ours, SQL nor HTTP
             # Inside a question not recorded, httpx's hook stays quiet: it puts no trace
@@ -171,12 +181,9 @@ def test_a_collector_that_is_down_costs_no_question_and_is_said_once(
         Api(live) as anon,
         anon.as_user(ADMIN_EMAIL, ADMIN_PASSWORD) as admin,
     ):
-        project = admin.project()
-        assert admin.upload(project["id"], "sales.csv", SALES).status_code == 201
-        session = admin.post(f"/projects/{project['id']}/sessions", json={}).json()
+        session_id = session_with_sales(admin)
         for _ in range(2):
-            llm.script(code_reply(f"{READ}\nprint(len(df))"), final_reply("'Four rows.'"))
-            events = ask(admin, session["id"], "How many rows?")
+            events = how_many_rows(admin, session_id, llm)
             assert finished(events)["status"] == "succeeded"
             assert of(events, "final")[0]["answer"] == "Four rows."
             # The spans are lost, and flushing says so rather than hanging.
