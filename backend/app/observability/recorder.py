@@ -31,12 +31,14 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context import Context
+from opentelemetry.context.contextvars_context import ContextVarsRuntimeContext
 from opentelemetry.trace import (
     Link,
     NonRecordingSpan,
@@ -46,6 +48,7 @@ from opentelemetry.trace import (
     StatusCode,
     TraceFlags,
 )
+from opentelemetry.trace.propagation import _SPAN_KEY
 from opentelemetry.util.types import Attributes
 
 log = logging.getLogger(__name__)
@@ -59,6 +62,57 @@ _NOT_SAMPLED = TraceFlags(TraceFlags.DEFAULT)
 _VALUE_TYPES = (str, bool, int, float)
 _SIMPLE = frozenset(_VALUE_TYPES)
 _ID_BOUND = 2**64
+
+
+def _context_var() -> ContextVar[Context] | None:
+    """The ContextVar that holds OpenTelemetry's current context, when the runtime context
+    is the API's default one (OTEL_PYTHON_CONTEXT unset): read and set directly on a span's
+    way (the API's get_current_span, attach and detach take three or four calls each to
+    reach it, and a question asks for the current span about 300 times)."""
+    runtime = getattr(otel_context, "_RUNTIME_CONTEXT", None)
+    var = getattr(runtime, "_current_context", None)
+    if type(runtime) is ContextVarsRuntimeContext and isinstance(var, ContextVar):
+        return var
+    return None
+
+
+_CONTEXT = _context_var()
+
+
+def current_context() -> Context:
+    """OpenTelemetry's current context (`context.get_current()`)."""
+    return otel_context.get_current() if _CONTEXT is None else _CONTEXT.get()
+
+
+def current_span() -> trace.Span:
+    """The current span (`trace.get_current_span()`)."""
+    if _CONTEXT is None:
+        return trace.get_current_span()
+    span = _CONTEXT.get().get(_SPAN_KEY)
+    return trace.INVALID_SPAN if span is None else span  # type: ignore[return-value]
+
+
+def in_recorded_trace() -> bool:
+    """Whether the current span is in a recorded (sampled) trace. It may have ended."""
+    span = current_span()
+    return type(span) is _Span or bool(span.get_span_context().trace_flags & TraceFlags.SAMPLED)
+
+
+def attach(context: Context) -> object:
+    """Make `context` the current one (`context.attach`); the token undoes it."""
+    return otel_context.attach(context) if _CONTEXT is None else _CONTEXT.set(context)
+
+
+def detach(token: object) -> None:
+    """Undo an `attach` (`context.detach`: a token of another context is logged, not
+    raised)."""
+    if _CONTEXT is None:
+        otel_context.detach(token)  # type: ignore[arg-type]
+        return
+    try:
+        _CONTEXT.reset(token)  # type: ignore[arg-type]
+    except Exception:
+        log.exception("Failed to detach context")
 
 
 def _env_int(name: str, default: int) -> int:
@@ -230,7 +284,8 @@ class _Tracer(trace.Tracer):
         record_exception: bool = True,
         set_status_on_exception: bool = True,
     ) -> trace.Span:
-        parent = trace.get_current_span(context).get_span_context()
+        span = current_span() if context is None else trace.get_current_span(context)
+        parent = span.get_span_context()
         recorded = self.recorder.sampler.recorded(parent, kind)
         if recorded is None:  # a request: a new trace, recorded or not
             trace_id = _new_id(128)
@@ -284,7 +339,7 @@ class _Current:
         self.token: object = None
 
     def __enter__(self) -> trace.Span:
-        self.token = otel_context.attach(trace.set_span_in_context(self.span))
+        self.token = attach(Context({**current_context(), _SPAN_KEY: self.span}))
         return self.span
 
     def __exit__(self, kind: type | None, error: BaseException | None, _tb: object) -> None:
@@ -292,7 +347,7 @@ class _Current:
             if isinstance(error, Exception) and isinstance(self.span, _Span):
                 self.span.failed(error, escaped=False)  # as the API's use_span records it
         finally:
-            otel_context.detach(self.token)  # type: ignore[arg-type]
+            detach(self.token)
             if self.end_on_exit:
                 self.span.end()
 
@@ -485,21 +540,22 @@ def _varint(value: int) -> bytes:
 
 def _field(tag: bytes, payload: bytes) -> bytes:
     """A length-delimited field (a string, bytes or a message)."""
-    return tag + _varint(len(payload)) + payload
+    size = len(payload)
+    return tag + (_SMALL_VARINTS[size] if size < 128 else _varint(size)) + payload
 
 
 class Encoder:
     """Spans into an OTLP ExportTraceServiceRequest, each string scrubbed on the way.
 
-    A span's string attribute's encoding is kept for the next span that has the same one
-    (a bounded cache): most repeat (a statement, a model's name, the database's).
+    A span's attribute's encoding is kept for the next span that has the same one (a
+    bounded cache): most repeat (a statement, a model's name, the database's, a flag).
     """
 
     CACHE = 4096
 
     def __init__(self, resource: Mapping[str, Any], scrubber: Scrubber) -> None:
         self.scrubber = scrubber
-        self._attribute_cache: dict[tuple[str, Any], bytes] = {}
+        self._attribute_cache: dict[tuple[str, Any, type], bytes] = {}
         # Resource{attributes = 1}
         self.resource = b"".join(
             _field(b"\x0a", self._attribute(k, v)) for k, v in resource.items()
@@ -547,10 +603,11 @@ class Encoder:
         )
         cache = self._attribute_cache
         for key, value in span.attributes.items():
-            # Only strings are cached: True, 1 and 1.0 are one key of a dict.
-            encoded = cache.get((key, value)) if type(value) is str else None
+            # With the value's type: True, 1 and 1.0 are one key of a dict.
+            cached = (key, value, type(value))
+            encoded = cache.get(cached)
             if encoded is None:
-                encoded = self._span_attribute(key, value)
+                encoded = self._span_attribute(cached)
             parts.append(encoded)
         for name, attributes, timestamp in span.events:
             # Event{time = 1, name = 2, attributes = 3}
@@ -585,14 +642,14 @@ class Encoder:
         parts += (b"\x85\x01", _pack_fixed32(_flags(parent)))
         return b"".join(parts)
 
-    def _span_attribute(self, key: str, value: Any) -> bytes:
-        """A span's attribute field, kept for the next span (a string's)."""
-        encoded = self._attribute(key, value)
+    def _span_attribute(self, cached: tuple[str, Any, type]) -> bytes:
+        """A span's attribute field (key, value, the value's type), kept for the next
+        span."""
+        encoded = self._attribute(cached[0], cached[1])
         encoded = _field(b"\x4a", encoded) if encoded else b""
-        if type(value) is str:
-            if len(self._attribute_cache) >= self.CACHE:
-                self._attribute_cache.clear()
-            self._attribute_cache[(key, value)] = encoded
+        if len(self._attribute_cache) >= self.CACHE:
+            self._attribute_cache.clear()
+        self._attribute_cache[cached] = encoded
         return encoded
 
     def _attribute(self, key: str, value: Any) -> bytes:

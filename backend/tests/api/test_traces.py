@@ -156,6 +156,12 @@ def test_a_question_is_one_tree_of_spans_with_genai_attributes_and_no_secret(
     # The model server's HTTP request (httpx's instrumentation), under its model call.
     http = [s for s in by_id.values() if s.kind == "SPAN_KIND_CLIENT" and s.name.startswith("POST")]
     assert http and all(by_id[s.parent_id].name == MODEL_SPAN for s in http)
+    for request in http:
+        assert request.attributes["http.method"] == "POST"
+        assert request.attributes["http.url"] == f"{llm.api_base}/chat/completions"
+        assert request.attributes["http.status_code"] == 200
+        # No header is captured unless OTEL_INSTRUMENTATION_HTTP_CAPTURE_HEADERS_* says so.
+        assert not [k for k in request.attributes if ".header." in k], request.attributes
     # The model server is told the trace (W3C traceparent, sampled), each request its span.
     told = sorted((t[:-3], int(t[-2:], 16) & 1) for t in llm.traceparents if t)
     assert told == sorted((f"00-{root.trace_id}-{s.span_id}", 1) for s in http), llm.traceparents
