@@ -348,6 +348,26 @@ def test_spans_go_in_batches_and_a_failed_send_does_not_stop_the_next(
     recorder.shutdown()
 
 
+def test_a_full_batch_is_sent_at_once_without_a_small_remainder(
+    collector: Collector, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "2")
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "3600000")  # no send at an interval
+    recorder = recorder_for(collector)
+    with recorder._exporting:  # the five wait together, the thread woken meanwhile
+        _ended_spans(recorder, 5)
+    sent: Callable[[], int] = lambda: len(collector.spans())  # noqa: E731
+    for _ in range(600):  # however busy the machine: the thread gets there
+        if sent() == 4:
+            break
+        time.sleep(0.1)
+    time.sleep(0.5)  # the fifth would follow at once, were it sent with them
+    assert [len(spans_of(body)) for body in collector.bodies] == [2, 2]
+    assert recorder.force_flush()  # the rest goes at the interval, or with a flush
+    assert sent() == 5
+    recorder.shutdown()
+
+
 def test_the_sending_thread_sends_without_being_asked(
     collector: Collector, monkeypatch: pytest.MonkeyPatch
 ) -> None:

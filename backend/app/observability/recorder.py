@@ -226,17 +226,19 @@ class Recorder(trace.TracerProvider):
 
     def _run(self) -> None:
         while not self._stopped:
-            self._wake.wait(self.delay)
+            # Woken by a full batch: whole batches only (a busy backend sends no small
+            # remainders); at the interval, everything waiting.
+            full = self._wake.wait(self.delay)
             self._wake.clear()
             if not self._stopped:
-                self._export(self.delay)
+                self._export(self.delay, whole_batches=full)
 
-    def _export(self, timeout: float) -> bool:
+    def _export(self, timeout: float, whole_batches: bool = False) -> bool:
         if not self._exporting.acquire(timeout=timeout):
             return False
         try:
             ok = True
-            while self._ended:
+            while self._ended and (not whole_batches or len(self._ended) >= self.batch):
                 batch: list[_Span] = []
                 while self._ended and len(batch) < self.batch:
                     batch.append(self._ended.popleft())

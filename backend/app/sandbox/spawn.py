@@ -33,6 +33,9 @@ from app.sandbox.transport import ProcessChannel, SocketChannel, WorkerChannel
 logger = logging.getLogger(__name__)
 
 SERVICE_TIMEOUT_SECONDS = 10.0
+# A spawn is answered once the worker's process has started (the service's first also probes
+# the sandbox): seconds on a loaded host, where 10 s made a busy CI machine's step fail.
+SPAWN_TIMEOUT_SECONDS = 60.0
 # After the fork server failed, workers start from scratch for this long.
 FORK_SERVER_RETRY_SECONDS = 60.0
 STATUS_TTL_SECONDS = 5.0
@@ -252,11 +255,13 @@ class ServiceLauncher:
         sock.settimeout(None)
         return sock
 
-    def _ask(self, sock: socket.socket, message: Message) -> Message:
+    def _ask(
+        self, sock: socket.socket, message: Message, timeout: float = SERVICE_TIMEOUT_SECONDS
+    ) -> Message:
         write_message(sock.fileno(), message)
         reader = FrameReader(sock.fileno())
         try:
-            reply = reader.read(time.monotonic() + SERVICE_TIMEOUT_SECONDS)
+            reply = reader.read(time.monotonic() + timeout)
         finally:
             reader.close()
         if reply is None:
@@ -313,6 +318,7 @@ class ServiceLauncher:
             reply = self._ask(
                 sock,
                 {"type": "spawn", "workspace": workspace.name, "tmpfs_mb": list(limits.tmpfs_mb)},
+                SPAWN_TIMEOUT_SECONDS,
             )
         except (OSError, ProtocolError) as exc:
             sock.close()
