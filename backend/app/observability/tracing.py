@@ -148,7 +148,7 @@ def secrets_of(settings: Settings) -> list[str]:
     return found
 
 
-# The app's engines and the statement hooks each was given (see _statement_hooks).
+# The app's engines and the statement hooks each was given (app/observability/statements.py).
 _hooked: dict[Any, tuple[tuple[str, Callable[..., Any]], ...]] = {}
 
 
@@ -158,11 +158,13 @@ def activate(provider: Recorder, settings: Settings, engines: Sequence[Any]) -> 
     global _tracer, _capture_content
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
 
+    from app.observability.statements import StatementTracer
+
     _tracer = provider.get_tracer("app")
     _capture_content = settings.OTEL_CAPTURE_CONTENT
     statements = provider.get_tracer("opentelemetry.instrumentation.sqlalchemy")
     for engine in engines:
-        hooks = _statement_hooks(statements, engine.sync_engine)
+        hooks = StatementTracer(statements, engine.sync_engine).hooks()
         for name, hook in hooks:
             event.listen(engine.sync_engine, name, hook, retval=name == "before_cursor_execute")
         _hooked[engine.sync_engine] = hooks
@@ -203,50 +205,6 @@ _normalize_headers: Callable[..., Any] | None = None
 
 def _no_headers(headers: object, module: object) -> dict[str, list[str]]:
     return {}
-
-
-def _statement_hooks(
-    statements: trace.Tracer, engine: Any
-) -> tuple[tuple[str, Callable[..., Any]], ...]:
-    """SQLAlchemy's instrumentation (a span for each statement, with the statement), for
-    the statements of recorded questions only: each statement's hook first looks whether
-    the question is recorded, and returns at once when it is not. (The instrumentation's
-    own hooks, on the engine and the pool, would cost every statement and every connection
-    its work, recorded or not: 1% of a run; listening on each recorded transaction's
-    connection instead cost a recorded question about 2,000 calls of SQLAlchemy's event
-    registry.)"""
-    from opentelemetry.instrumentation.sqlalchemy.engine import (
-        EngineTracer,
-        _after_cur_exec,
-        _handle_error,
-    )
-    from opentelemetry.metrics import NoOpUpDownCounter
-
-    class StatementTracer(EngineTracer):  # type: ignore[misc]
-        @classmethod
-        def _register_event_listener(
-            cls, target: Any, identifier: str, *args: Any, **kw: Any
-        ) -> None:
-            pass  # its hooks are the ones below
-
-    begin = StatementTracer(
-        statements, engine, NoOpUpDownCounter("db.client.connections")
-    )._before_cur_exec
-
-    def before_cursor_execute(
-        conn: Any, cursor: Any, statement: Any, params: Any, context: Any, executemany: bool
-    ) -> tuple[Any, Any]:
-        if not _in_recorded_trace():
-            return statement, params
-        return begin(conn, cursor, statement, params, context, executemany)  # type: ignore[no-any-return]
-
-    # The span ends after the statement, or with its error (a hook of the dialect's,
-    # called only when a statement fails).
-    return (
-        ("before_cursor_execute", before_cursor_execute),
-        ("after_cursor_execute", _after_cur_exec),
-        ("handle_error", _handle_error),
-    )
 
 
 def deactivate(provider: Recorder) -> None:
