@@ -1,15 +1,22 @@
 """Database statements' spans: SQLAlchemy's instrumentation's `EngineTracer`, on the app's
 engines, for the statements of recorded questions only (imported when traces are on).
 
-The instrumentation's own hooks sit on the engine and its pool and cost every statement and
-every connection their work, recorded or not (1% of a run). Here each statement's hook first
-looks whether the question is recorded and returns at once when it is not; and a recorded
-statement's span costs a third of the instrumentation's work: what is the same for every
-statement of an engine (the connection's attributes, the database's name) is worked out at
-its first statement, not at each, and the span is started with its attributes rather than
-made current to be given them. The span (its name, kind and attributes, from the
-instrumentation's own functions) is the instrumentation's; tests/test_statement_spans.py
-compares the two on SQLite and PostgreSQL.
+The instrumentation's own listeners are connection events (before and after each statement)
+and pool events: with them on the engine, every event point of every connection (its begin,
+its commit, each execution) looks through the engine's listeners, recorded question or
+not (1% of a run). Here the listeners are the dialect's, around a statement's execution
+(`do_execute` and its two kin): a statement outside a recorded question costs one check and
+is left to the dialect; a recorded one is executed as the dialect does, in its span. And a
+span costs a third of the instrumentation's work: what is the same for every statement of
+an engine (the connection's attributes, the database's name) is worked out at its first
+statement, not at each, and the span is started with its attributes rather than made
+current to be given them.
+
+The spans (names, kinds, attributes and statuses, from the instrumentation's own functions)
+are the instrumentation's; tests/test_statement_spans.py compares the two on SQLite and
+PostgreSQL. One difference: the dialect's own first queries on an engine's first
+connection would have spans here, not there; the app connects at its start, outside any
+question.
 """
 
 from __future__ import annotations
@@ -25,14 +32,13 @@ from opentelemetry.instrumentation._semconv import (
 )
 from opentelemetry.instrumentation.sqlalchemy.engine import (
     EngineTracer,
-    _after_cur_exec,
     _get_attributes_from_cursor_or_conn,
     _get_attributes_from_url,
     _get_db_name_from_cursor_or_conn,
-    _handle_error,
 )
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.metrics import NoOpUpDownCounter
+from opentelemetry.trace import Status, StatusCode
 
 from app.observability.recorder import in_recorded_trace
 
@@ -54,21 +60,67 @@ class StatementTracer(EngineTracer):  # type: ignore[misc]
         pass  # its hooks are `hooks`'
 
     def hooks(self) -> Hooks:
-        """The engine's event listeners: a span begins before each statement of a recorded
-        question, and ends after it, or with its error (a hook of the dialect's, called only
-        when a statement fails)."""
+        """The engine's event listeners: the dialect's, around the statement's execution
+        (a span from just before it to just after it, or its error), for the statements
+        of recorded questions; others are left to the dialect at once. (The
+        instrumentation's `before_cursor_execute` and `after_cursor_execute` are events of
+        each connection: with any on the engine, every connection's every event point (its
+        begin, commit, each execution) looks through the engine's and its own listeners,
+        about 50 calls a statement, recorded or not.)"""
         return (
-            ("before_cursor_execute", self._before_recorded),
-            ("after_cursor_execute", _after_cur_exec),
-            ("handle_error", _handle_error),
+            ("do_execute", self._do_execute),
+            ("do_executemany", self._do_executemany),
+            ("do_execute_no_params", self._do_execute_no_params),
         )
 
-    def _before_recorded(
-        self, conn: Any, cursor: Any, statement: Any, params: Any, context: Any, many: bool
-    ) -> tuple[Any, Any]:
+    def _do_execute(self, cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
         if not in_recorded_trace():
-            return statement, params
-        return self._before_cur_exec(conn, cursor, statement, params, context, many)
+            return False  # the dialect executes it
+        return self._traced(context.dialect.do_execute, cursor, statement, parameters, context)
+
+    def _do_executemany(self, cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
+        if not in_recorded_trace():
+            return False
+        run = context.dialect.do_executemany
+        return self._traced(run, cursor, statement, parameters, context, many=True)
+
+    def _do_execute_no_params(self, cursor: Any, statement: str, context: Any) -> bool:
+        if not in_recorded_trace():
+            return False
+        return self._traced(
+            lambda cursor, statement, _, context: context.dialect.do_execute_no_params(
+                cursor, statement, context
+            ),
+            cursor, statement, None, context,
+        )  # fmt: skip
+
+    def _traced(
+        self,
+        run: Callable[[Any, str, Any, Any], Any],
+        cursor: Any,
+        statement: str,
+        parameters: Any,
+        context: Any,
+        many: bool = False,
+    ) -> bool:
+        """Execute the statement as the dialect does, in its span (the instrumentation's
+        `_before_cur_exec`, then its `_after_cur_exec` or `_handle_error`'s work)."""
+        context._otel_span = None
+        statement, parameters = self._before_cur_exec(
+            context.root_connection, cursor, statement, parameters, context, many
+        )
+        span = context._otel_span
+        try:
+            run(cursor, statement, parameters, context)
+        except BaseException as error:
+            if span is not None:
+                if span.is_recording():
+                    span.set_status(Status(StatusCode.ERROR, str(error)))
+                span.end()
+            raise
+        if span is not None:
+            span.end()
+        return True
 
     def _before_cur_exec(
         self, conn: Any, cursor: Any, statement: Any, params: Any, context: Any, many: bool

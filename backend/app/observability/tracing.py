@@ -166,7 +166,7 @@ def activate(provider: Recorder, settings: Settings, engines: Sequence[Any]) -> 
     for engine in engines:
         hooks = StatementTracer(statements, engine.sync_engine).hooks()
         for name, hook in hooks:
-            event.listen(engine.sync_engine, name, hook, retval=name == "before_cursor_execute")
+            event.listen(engine.sync_engine, name, hook)
         _hooked[engine.sync_engine] = hooks
     HTTPXClientInstrumentor().instrument(tracer_provider=provider)
     _skip_unread_headers(True)
