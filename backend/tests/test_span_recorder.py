@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 
 import pytest
 from opentelemetry import context as otel_context
@@ -356,15 +355,11 @@ def test_a_full_batch_is_sent_at_once_without_a_small_remainder(
     recorder = recorder_for(collector)
     with recorder._exporting:  # the five wait together, the thread woken meanwhile
         _ended_spans(recorder, 5)
-    sent: Callable[[], int] = lambda: len(collector.spans())  # noqa: E731
-    for _ in range(600):  # however busy the machine: the thread gets there
-        if sent() == 4:
-            break
-        time.sleep(0.1)
+    wait_until_sent(collector, 4)
     time.sleep(0.5)  # the fifth would follow at once, were it sent with them
     assert [len(spans_of(body)) for body in collector.bodies] == [2, 2]
     assert recorder.force_flush()  # the rest goes at the interval, or with a flush
-    assert sent() == 5
+    assert len(collector.spans()) == 5
     recorder.shutdown()
 
 
@@ -374,10 +369,15 @@ def test_the_sending_thread_sends_without_being_asked(
     monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
     recorder = recorder_for(collector)
     _ended_spans(recorder, 3)
-    sent: Callable[[], int] = lambda: len(collector.spans())  # noqa: E731
-    for _ in range(600):  # however busy the machine: the thread gets there
-        if sent() == 3:
-            break
-        time.sleep(0.1)
-    assert sent() == 3
+    wait_until_sent(collector, 3)
+    assert len(collector.spans()) == 3
     recorder.shutdown()
+
+
+def wait_until_sent(collector: Collector, count: int) -> None:
+    """Until the sending thread has sent `count` spans, however busy the machine (a
+    minute at most)."""
+    for _ in range(600):
+        if len(collector.spans()) >= count:
+            return
+        time.sleep(0.1)
