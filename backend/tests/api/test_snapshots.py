@@ -110,6 +110,8 @@ def test_a_session_continues_where_its_workspace_is_gone(
         final_reply("'55.9%'"),
     )
     events = ask(alice, session["id"], "What share is North's?")
+    said = [(e.event, e.data) for e in events if e.event.startswith(("step", "sandbox", "run"))]
+    assert of(events, "step.output"), said  # what the step said instead, if it failed
     assert of(events, "step.output")[0]["output"].strip() == "0.559"
     assert "df (DataFrame, 4 rows, 3 columns), totals (Series, 2 values)" in system_prompt(llm)
     after = generations(snapshot_keys(live, session["id"]))
