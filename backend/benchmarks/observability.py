@@ -318,7 +318,7 @@ def count_instructions(
             tokens = users(backend.url)
             for _ in range(2):  # imports, caches, the first sandbox worker
                 asyncio.run(workload(backend.url, tokens))
-            before = len(spans_of(sink, mode))
+            before = len(spans_of(sink, service_name(mode)))
             with backend.counting():
                 started = time.monotonic()
                 runs = asyncio.run(workload(backend.url, tokens))
@@ -326,7 +326,7 @@ def count_instructions(
                 time.sleep(SEND_WAIT_SECONDS)
                 seconds = time.monotonic() - started
             counted = backend.instructions()
-            sent = len(spans_of(sink, mode)) - before
+            sent = len(spans_of(sink, service_name(mode))) - before
             with backend.counting():  # the backend's timers, alone
                 time.sleep(IDLE_SECONDS)
             idle = backend.instructions() / IDLE_SECONDS
@@ -367,19 +367,18 @@ def spans_a_round(folder: Path, env: dict[str, str], workload: Workload, sink: O
         tokens = users(backend.url)
         asyncio.run(workload(backend.url, tokens))
         time.sleep(2)
-        before = len(spans_of(sink, env["OTEL_SERVICE_NAME"], named=True))
+        before = len(spans_of(sink, env["OTEL_SERVICE_NAME"]))
         asyncio.run(workload(backend.url, tokens))
         time.sleep(2)
-        return len(spans_of(sink, env["OTEL_SERVICE_NAME"], named=True)) - before
+        return len(spans_of(sink, env["OTEL_SERVICE_NAME"])) - before
     finally:
         backend.stop()
 
 
-def spans_of(sink: OtlpReceiver, mode: str, named: bool = False) -> list[ReceivedSpan]:
-    """The spans the sink has received from this mode's backends (`named`: `mode` is
-    the service's name already)."""
-    name = mode if named else service_name(mode)
-    return [s for s in list(sink.spans) if s.service == name]
+def spans_of(sink: OtlpReceiver, service: str) -> list[ReceivedSpan]:
+    """The spans the sink has received from backends of this service name (a mode's:
+    `service_name`)."""
+    return [s for s in list(sink.spans) if s.service == service]
 
 
 def span_floor(count: int = 20_000) -> float:

@@ -17,7 +17,7 @@ from opentelemetry.instrumentation.sqlalchemy.engine import EngineTracer
 from opentelemetry.metrics import NoOpUpDownCounter
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as SpanProto
 from opentelemetry.trace import SpanKind
-from sqlalchemy import event, text
+from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -92,7 +92,7 @@ def test_the_apps_statement_spans_are_the_instrumentations(url: str) -> None:
         if who == "instrumentation":
             EngineTracer(tracer, engine.sync_engine, NoOpUpDownCounter("c"))  # its listeners
         else:
-            listen(engine, StatementTracer(tracer, engine.sync_engine))
+            StatementTracer(tracer, engine.sync_engine).listen()
         try:
             run(engine, recorder.get_tracer("app"), recorded=True)
         finally:
@@ -112,11 +112,6 @@ def test_the_apps_statement_spans_are_the_instrumentations(url: str) -> None:
     assert [status for *_, status in spans] == [0, 0, 0, 0, 2, 0]  # the failed one: ERROR
 
 
-def listen(engine: AsyncEngine, tracer: StatementTracer) -> None:
-    for name, hook in tracer.hooks():
-        event.listen(engine.sync_engine, name, hook)
-
-
 def drop_sales(url: str) -> None:
     """The database as it was before `run` (no table), with no span of it."""
 
@@ -134,7 +129,7 @@ def test_outside_a_recorded_question_no_statement_has_a_span(tmp_path: Path) -> 
     recorder = recorder_for(collector, ratio=0.0)
     tracer = recorder.get_tracer("opentelemetry.instrumentation.sqlalchemy")
     engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'quiet.db'}")
-    listen(engine, StatementTracer(tracer, engine.sync_engine))
+    StatementTracer(tracer, engine.sync_engine).listen()
     run(engine, recorder.get_tracer("app"), recorded=True)  # a request sampled out
     run(engine, recorder.get_tracer("app"), recorded=False)  # no request at all
     recorder.shutdown()

@@ -39,60 +39,55 @@ from opentelemetry.instrumentation.sqlalchemy.engine import (
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.metrics import NoOpUpDownCounter
 from opentelemetry.trace import Status, StatusCode
+from sqlalchemy import event
 
 from app.observability.recorder import in_recorded_trace
 
-Hooks = tuple[tuple[str, Callable[..., Any]], ...]
-
 
 class StatementTracer(EngineTracer):  # type: ignore[misc]
-    """The instrumentation's `EngineTracer` for one engine, without its own event
-    listeners (`hooks` are the ones to put on the engine)."""
+    """The instrumentation's `EngineTracer` for one engine, with the app's listeners
+    (`listen`, `stop`) rather than its own."""
 
     def __init__(self, tracer: trace.Tracer, engine: Any) -> None:
         super().__init__(tracer, engine, NoOpUpDownCounter("db.client.connections"))
+        self.target = engine
         # The engine's statements' attributes but the statement and its operation, and the
         # database's name (at the first statement: they are read from the connection).
         self._known: tuple[dict[str, Any], Any] | None = None
-
-    @classmethod
-    def _register_event_listener(cls, target: Any, identifier: str, *args: Any, **kw: Any) -> None:
-        pass  # its hooks are `hooks`'
-
-    def hooks(self) -> Hooks:
-        """The engine's event listeners: the dialect's, around the statement's execution
-        (a span from just before it to just after it, or its error), for the statements
-        of recorded questions; others are left to the dialect at once. (The
-        instrumentation's `before_cursor_execute` and `after_cursor_execute` are events of
-        each connection: with any on the engine, every connection's every event point (its
-        begin, commit, each execution) looks through the engine's and its own listeners,
-        about 50 calls a statement, recorded or not.)"""
-        return (
+        # The dialect's events, around the statement's execution (see module).
+        self._hooks: tuple[tuple[str, Callable[..., bool]], ...] = (
             ("do_execute", self._do_execute),
             ("do_executemany", self._do_executemany),
             ("do_execute_no_params", self._do_execute_no_params),
         )
 
+    @classmethod
+    def _register_event_listener(cls, target: Any, identifier: str, *args: Any, **kw: Any) -> None:
+        pass  # its listeners are the app's: `listen`
+
+    def listen(self) -> StatementTracer:
+        """Put the listeners on the engine (a span for each statement of a recorded
+        question, from just before it to just after it or its error; others are left to
+        the dialect at once)."""
+        for name, hook in self._hooks:
+            event.listen(self.target, name, hook)
+        return self
+
+    def stop(self) -> None:
+        """Take the listeners off the engine."""
+        for name, hook in self._hooks:
+            if event.contains(self.target, name, hook):
+                event.remove(self.target, name, hook)
+
     def _do_execute(self, cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
-        if not in_recorded_trace():
-            return False  # the dialect executes it
         return self._traced(context.dialect.do_execute, cursor, statement, parameters, context)
 
     def _do_executemany(self, cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
-        if not in_recorded_trace():
-            return False
         run = context.dialect.do_executemany
         return self._traced(run, cursor, statement, parameters, context, many=True)
 
     def _do_execute_no_params(self, cursor: Any, statement: str, context: Any) -> bool:
-        if not in_recorded_trace():
-            return False
-        return self._traced(
-            lambda cursor, statement, _, context: context.dialect.do_execute_no_params(
-                cursor, statement, context
-            ),
-            cursor, statement, None, context,
-        )  # fmt: skip
+        return self._traced(_without_parameters, cursor, statement, None, context)
 
     def _traced(
         self,
@@ -103,8 +98,11 @@ class StatementTracer(EngineTracer):  # type: ignore[misc]
         context: Any,
         many: bool = False,
     ) -> bool:
-        """Execute the statement as the dialect does, in its span (the instrumentation's
+        """Outside a recorded question, False: the dialect executes the statement. In one,
+        execute it as the dialect does (`run`), in its span (the instrumentation's
         `_before_cur_exec`, then its `_after_cur_exec` or `_handle_error`'s work)."""
+        if not in_recorded_trace():
+            return False
         context._otel_span = None
         statement, parameters = self._before_cur_exec(
             context.root_connection, cursor, statement, parameters, context, many
@@ -152,3 +150,7 @@ class StatementTracer(EngineTracer):  # type: ignore[misc]
             )
         _set_db_system(attributes, self.vendor, db_mode)
         return attributes, _get_db_name_from_cursor_or_conn(self.vendor, conn, cursor)
+
+
+def _without_parameters(cursor: Any, statement: str, _parameters: None, context: Any) -> None:
+    context.dialect.do_execute_no_params(cursor, statement, context)

@@ -20,7 +20,7 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from opentelemetry import trace
@@ -30,12 +30,14 @@ from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.util.types import Attributes
-from sqlalchemy import event
 
 from app.agent.calls import MIN_SECRET_CHARS, SECRET_SHAPES, redact
 from app.config import Settings
 from app.observability import recorder
 from app.observability.recorder import Recorder, RequestRooted, Scrubber
+
+if TYPE_CHECKING:
+    from app.observability.statements import StatementTracer
 
 log = logging.getLogger(__name__)
 
@@ -148,8 +150,8 @@ def secrets_of(settings: Settings) -> list[str]:
     return found
 
 
-# The app's engines and the statement hooks each was given (app/observability/statements.py).
-_hooked: dict[Any, tuple[tuple[str, Callable[..., Any]], ...]] = {}
+# The statement tracers listening on the app's engines (app/observability/statements.py).
+_statement_tracers: list[StatementTracer] = []
 
 
 def activate(provider: Recorder, settings: Settings, engines: Sequence[Any]) -> None:
@@ -163,40 +165,43 @@ def activate(provider: Recorder, settings: Settings, engines: Sequence[Any]) -> 
     _tracer = provider.get_tracer("app")
     _capture_content = settings.OTEL_CAPTURE_CONTENT
     statements = provider.get_tracer("opentelemetry.instrumentation.sqlalchemy")
-    for engine in engines:
-        hooks = StatementTracer(statements, engine.sync_engine).hooks()
-        for name, hook in hooks:
-            event.listen(engine.sync_engine, name, hook)
-        _hooked[engine.sync_engine] = hooks
+    _statement_tracers.extend(StatementTracer(statements, e.sync_engine).listen() for e in engines)
     HTTPXClientInstrumentor().instrument(tracer_provider=provider)
-    _skip_unread_headers(True)
+    _skip_unread_headers()
 
 
-def _skip_unread_headers(skip: bool) -> None:
+def _skip_unread_headers() -> None:
     """httpx's instrumentation turns every request's and reply's headers into a dict of
     lists, for the headers that OTEL_INSTRUMENTATION_HTTP_CAPTURE_HEADERS_CLIENT_REQUEST and
     _RESPONSE name, and keeps none when they name none (the default): about 1,500 calls a
     model call, a seventh of what tracing a question cost. With none named, that step
     (the instrumentation's `_normalize_headers`, looked up at each request) finds no
-    headers; its spans are the same. `skip=False` puts it back."""
+    headers; its spans are the same. `_read_headers_again` puts it back."""
     from opentelemetry.instrumentation import httpx as instrumentation
     from opentelemetry.util.http import (
-        OTEL_INSTRUMENTATION_HTTP_CAPTURE_HEADERS_CLIENT_REQUEST as REQUEST_HEADERS,
+        OTEL_INSTRUMENTATION_HTTP_CAPTURE_HEADERS_CLIENT_REQUEST,
+        OTEL_INSTRUMENTATION_HTTP_CAPTURE_HEADERS_CLIENT_RESPONSE,
+        get_custom_headers,
     )
-    from opentelemetry.util.http import (
-        OTEL_INSTRUMENTATION_HTTP_CAPTURE_HEADERS_CLIENT_RESPONSE as RESPONSE_HEADERS,
-    )
-    from opentelemetry.util.http import get_custom_headers
 
     global _normalize_headers
-    if not skip:
-        if _normalize_headers is not None:
-            instrumentation._normalize_headers = _normalize_headers
-            _normalize_headers = None
-    elif not (get_custom_headers(REQUEST_HEADERS) or get_custom_headers(RESPONSE_HEADERS)):
-        if _normalize_headers is None:
-            _normalize_headers = instrumentation._normalize_headers
-        instrumentation._normalize_headers = _no_headers
+    if get_custom_headers(OTEL_INSTRUMENTATION_HTTP_CAPTURE_HEADERS_CLIENT_REQUEST) or (
+        get_custom_headers(OTEL_INSTRUMENTATION_HTTP_CAPTURE_HEADERS_CLIENT_RESPONSE)
+    ):
+        return
+    if _normalize_headers is None:
+        _normalize_headers = instrumentation._normalize_headers
+    instrumentation._normalize_headers = _no_headers
+
+
+def _read_headers_again() -> None:
+    """Undo `_skip_unread_headers`."""
+    from opentelemetry.instrumentation import httpx as instrumentation
+
+    global _normalize_headers
+    if _normalize_headers is not None:
+        instrumentation._normalize_headers = _normalize_headers
+        _normalize_headers = None
 
 
 # httpx's instrumentation's own `_normalize_headers`, while it is replaced (see above).
@@ -213,12 +218,10 @@ def deactivate(provider: Recorder) -> None:
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
 
     _tracer = None
-    for engine, hooks in _hooked.items():
-        for name, hook in hooks:
-            if event.contains(engine, name, hook):
-                event.remove(engine, name, hook)
-    _hooked.clear()
-    _skip_unread_headers(False)
+    for tracer in _statement_tracers:
+        tracer.stop()
+    _statement_tracers.clear()
+    _read_headers_again()
     HTTPXClientInstrumentor().uninstrument()
     provider.shutdown()
 
@@ -232,7 +235,7 @@ def span(
 ) -> AbstractContextManager[Span | None]:
     """A span around a block, the current one inside it (nothing when traces are off, or
     outside a recorded question's: a sampled-out question costs no span of ours)."""
-    if _tracer is None or not _in_recorded_trace():
+    if _tracer is None or not recorder.in_recorded_trace():
         return _NOTHING
     return _tracer.start_as_current_span(name, attributes=attributes, kind=kind, links=links)
 
@@ -240,7 +243,7 @@ def span(
 def start(name: str, attributes: Attributes = None, *, kind: SpanKind = SpanKind.INTERNAL) -> Span:
     """A span that the caller ends (`finish`); a no-op span when traces are off or the
     question is not recorded."""
-    if _tracer is None or not _in_recorded_trace():
+    if _tracer is None or not recorder.in_recorded_trace():
         return trace.INVALID_SPAN
     return _tracer.start_span(name, attributes=attributes, kind=kind)
 
@@ -249,14 +252,9 @@ def unrecorded_quiet() -> AbstractContextManager[Any]:
     """Inside a question whose trace is not recorded (sampled out), the instrumented
     libraries' hooks (httpx's) return at their first check, instead of working out a span's
     attributes and headers for a span that is dropped."""
-    if _tracer is None or _in_recorded_trace():
+    if _tracer is None or recorder.in_recorded_trace():
         return _NOTHING
     return suppress_instrumentation()
-
-
-# Whether the current span belongs to a recorded (sampled) trace. It may have ended already:
-# the artifacts of a step are stored after the step's span.
-_in_recorded_trace = recorder.in_recorded_trace
 
 
 def current(span_: Span) -> AbstractContextManager[Any]:
@@ -278,7 +276,7 @@ def context() -> Context | None:
     """The current context, to carry to other code: None when traces are off or the
     question is not recorded (nothing is recorded under it: carrying it, an attach and a
     detach for each of a run's events, cost a sampled-out run about 1%)."""
-    if _tracer is None or not _in_recorded_trace():
+    if _tracer is None or not recorder.in_recorded_trace():
         return None
     return recorder.current_context()
 
