@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from opentelemetry import trace
+from opentelemetry.instrumentation._semconv import _StabilityMode
 from opentelemetry.instrumentation.sqlalchemy.engine import EngineTracer
 from opentelemetry.metrics import NoOpUpDownCounter
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as SpanProto
@@ -82,17 +83,29 @@ def statement_spans(collector: Collector) -> list[tuple[str, int, dict[str, obje
     ]
 
 
-def test_the_apps_statement_spans_are_the_instrumentations(url: str) -> None:
+# The semantic conventions' names of a statement's attributes: the old ones (the default),
+# the new ones, or both (OTEL_SEMCONV_STABILITY_OPT_IN=database, database/dup).
+MODES = {
+    _StabilityMode.DEFAULT: {"db.statement", "db.operation"},
+    _StabilityMode.DATABASE: {"db.query.text", "db.operation.name"},
+    _StabilityMode.DATABASE_DUP: {"db.statement", "db.operation", "db.query.text",
+                                  "db.operation.name"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", MODES, ids=lambda mode: mode.value)
+def test_the_apps_statement_spans_are_the_instrumentations(url: str, mode: _StabilityMode) -> None:
     made: dict[str, list[tuple[str, int, dict[str, object], int]]] = {}
     for who in ("instrumentation", "app"):
         collector = Collector()
         recorder = recorder_for(collector)
         tracer = recorder.get_tracer("opentelemetry.instrumentation.sqlalchemy")
         engine = create_engine(url)
-        if who == "instrumentation":
-            EngineTracer(tracer, engine.sync_engine, NoOpUpDownCounter("c"))  # its listeners
+        if who == "instrumentation":  # its listeners
+            hooks = EngineTracer(tracer, engine.sync_engine, NoOpUpDownCounter("c"))
         else:
-            StatementTracer(tracer, engine.sync_engine).listen()
+            hooks = StatementTracer(tracer, engine.sync_engine).listen()
+        hooks._sem_conv_opt_in_mode_db = mode  # (read from the environment once a process)
         try:
             run(engine, recorder.get_tracer("app"), recorded=True)
         finally:
@@ -106,7 +119,11 @@ def test_the_apps_statement_spans_are_the_instrumentations(url: str) -> None:
     assert [name.split()[0] for name, *_ in spans] == [
         "CREATE", "INSERT", "INSERT", "SELECT", "SELECT", "update"
     ]  # fmt: skip
-    statements = [attributes["db.statement"] for _, _, attributes, _ in spans]
+    for name, _, attributes, _ in spans:
+        assert MODES[mode] <= set(attributes)
+        assert {attributes[k] for k in MODES[mode] if "operation" in k} == {name}
+    text_key = "db.query.text" if mode is _StabilityMode.DATABASE else "db.statement"
+    statements = [attributes[text_key] for _, _, attributes, _ in spans]
     assert [s.split()[:3] for s in statements] == [s.split()[:3] for s, _ in STATEMENTS]
     assert {kind for _, kind, _, _ in spans} == {SpanProto.SPAN_KIND_CLIENT}
     assert [status for *_, status in spans] == [0, 0, 0, 0, 2, 0]  # the failed one: ERROR

@@ -94,7 +94,13 @@ def current_span() -> trace.Span:
 
 def in_recorded_trace() -> bool:
     """Whether the current span is in a recorded (sampled) trace. It may have ended."""
-    span = current_span()
+    span: Any
+    if _CONTEXT is None:
+        span = trace.get_current_span()
+    else:  # (current_span, inline: statements and the app's spans ask this 80 times a run)
+        span = _CONTEXT.get().get(_SPAN_KEY)
+        if span is None:
+            return False
     return type(span) is _Span or bool(span.get_span_context().trace_flags & TraceFlags.SAMPLED)
 
 
@@ -286,25 +292,26 @@ class _Tracer(trace.Tracer):
         record_exception: bool = True,
         set_status_on_exception: bool = True,
     ) -> trace.Span:
-        span = current_span() if context is None else trace.get_current_span(context)
-        parent = span.get_span_context()
-        recorded = self.recorder.sampler.recorded(parent, kind)
-        if recorded is None:  # a request: a new trace, recorded or not
-            trace_id = _new_id(128)
-            if not self.recorder.sampler.root(trace_id):
-                return NonRecordingSpan(
-                    SpanContext(trace_id, _new_id(64), is_remote=False, trace_flags=_NOT_SAMPLED)
-                )
-            parent_context = None
-        elif not recorded:  # under a span not recorded: nothing, with the same context
-            return NonRecordingSpan(parent) if parent.is_valid else trace.INVALID_SPAN
+        current = current_span() if context is None else trace.get_current_span(context)
+        if type(current) is _Span:  # under a recorded span of this process: recorded
+            trace_id, parent_id, remote = current.trace_id, current.span_id, False
         else:
-            trace_id = parent.trace_id
-            parent_context = parent
-        own = SpanContext(trace_id, _new_id(64), is_remote=False, trace_flags=_SAMPLED)
+            parent = current.get_span_context()
+            recorded = self.recorder.sampler.recorded(parent, kind)
+            if recorded is None:  # a request: a new trace, recorded or not
+                trace_id = _new_id(128)
+                if not self.recorder.sampler.root(trace_id):
+                    unrecorded = SpanContext(trace_id, _new_id(64), False, _NOT_SAMPLED)
+                    return NonRecordingSpan(unrecorded)
+                parent_id, remote = 0, False
+            elif not recorded:  # under a span not recorded: nothing, with the same context
+                return NonRecordingSpan(parent) if parent.is_valid else trace.INVALID_SPAN
+            else:  # under a caller's (remote) recorded span
+                trace_id, parent_id, remote = parent.trace_id, parent.span_id, parent.is_remote
         span = _Span(
-            self, name, own, parent_context, kind, attributes, links, start_time or time.time_ns()
-        )
+            self, name, trace_id, parent_id, remote, kind, attributes, links,
+            start_time or time.time_ns(),
+        )  # fmt: skip
         if not (record_exception and set_status_on_exception):
             span.on_error = (record_exception, set_status_on_exception)
         return span
@@ -356,13 +363,17 @@ class _Current:
 
 def _new_id(bits: int) -> int:
     while True:
-        value = random.getrandbits(bits)
+        value = _random_bits(bits)
         if value:
             return value
 
 
+_random_bits = random.getrandbits
+
+
 class _Span(trace.Span):
-    """A recorded span: what it is given, kept as given, until it ends."""
+    """A recorded span: what it is given, kept as given, until it ends. Its ids are kept as
+    numbers (its SpanContext is made when asked for: mostly it is not)."""
 
     # What an exception out of the span's block does: it is recorded, it sets the status
     # (start_span's record_exception and set_status_on_exception).
@@ -372,8 +383,9 @@ class _Span(trace.Span):
         self,
         tracer: _Tracer,
         name: str,
-        context: SpanContext,
-        parent: SpanContext | None,
+        trace_id: int,
+        parent_id: int,
+        parent_remote: bool,
         kind: SpanKind,
         attributes: Attributes,
         links: Sequence[Link] | None,
@@ -381,10 +393,13 @@ class _Span(trace.Span):
     ) -> None:
         self.tracer = tracer
         self.name = name
-        self.context = context
-        self.parent = parent
+        self.trace_id = trace_id
+        self.span_id = _random_bits(64) or _new_id(64)
+        self.parent_id = parent_id  # 0: none (a trace's root)
+        self.parent_remote = parent_remote  # the parent is a caller's span
+        self._context: SpanContext | None = None
         self.kind = kind
-        self.attributes = _clean(attributes)
+        self.attributes = _clean(attributes) if attributes else {}
         self.links: list[Link] = list(links)[:MAX_LINKS] if links else []
         self.events: list[tuple[str, dict[str, Any], int]] = []
         self.status_code = StatusCode.UNSET
@@ -393,7 +408,10 @@ class _Span(trace.Span):
         self.end_time: int | None = None
 
     def get_span_context(self) -> SpanContext:
-        return self.context
+        context = self._context
+        if context is None:
+            context = self._context = SpanContext(self.trace_id, self.span_id, False, _SAMPLED)
+        return context
 
     def is_recording(self) -> bool:
         return self.end_time is None
@@ -474,7 +492,7 @@ class _Span(trace.Span):
             self.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
 
     def __repr__(self) -> str:
-        return f"_Span({self.name!r}, {self.context.span_id:016x})"
+        return f"_Span({self.name!r}, {self.span_id:016x})"
 
 
 def _keep(attributes: dict[str, Any], key: str, value: Any) -> None:
@@ -498,10 +516,12 @@ def _clean(attributes: Attributes) -> dict[str, Any]:
     """The attributes a span keeps of these (see `_keep`)."""
     if not attributes:
         return {}
-    if len(attributes) <= MAX_ATTRIBUTES and all(
-        type(v) in _SIMPLE and type(k) is str and k for k, v in attributes.items()
-    ):
-        return dict(attributes)  # the usual case: every one a string or a number
+    if len(attributes) <= MAX_ATTRIBUTES:
+        for key, value in attributes.items():  # (a loop: all() and a generator cost more)
+            if type(value) not in _SIMPLE or type(key) is not str or not key:
+                break
+        else:
+            return dict(attributes)  # the usual case: every one a string or a number
     kept: dict[str, Any] = {}
     for key, value in attributes.items():
         _keep(kept, key, value)
@@ -550,7 +570,8 @@ class Encoder:
     """Spans into an OTLP ExportTraceServiceRequest, each string scrubbed on the way.
 
     A span's attribute's encoding is kept for the next span that has the same one (a
-    bounded cache): most repeat (a statement, a model's name, the database's, a flag).
+    bounded cache): most repeat (a statement, a model's name, the database's, a flag); so is
+    a span's name's.
     """
 
     CACHE = 4096
@@ -558,6 +579,7 @@ class Encoder:
     def __init__(self, resource: Mapping[str, Any], scrubber: Scrubber) -> None:
         self.scrubber = scrubber
         self._attribute_cache: dict[tuple[str, Any, type], bytes] = {}
+        self._names: dict[str, bytes] = {}  # a span's name: its field
         # Resource{attributes = 1}
         self.resource = b"".join(
             _field(b"\x0a", self._attribute(k, v)) for k, v in resource.items()
@@ -585,19 +607,22 @@ class Encoder:
         """Span{trace_id = 1, span_id = 2, parent_span_id = 4, name = 5, kind = 6,
         start = 7, end = 8, attributes = 9, events = 11, links = 13, status = 15,
         flags = 16}."""
-        context, parent = span.context, span.parent
         parts = [
             b"\x0a\x10",
-            context.trace_id.to_bytes(16, "big"),
+            span.trace_id.to_bytes(16, "big"),
             b"\x12\x08",
-            context.span_id.to_bytes(8, "big"),
+            span.span_id.to_bytes(8, "big"),
         ]
-        if parent is not None:
-            parts += (b"\x22\x08", parent.span_id.to_bytes(8, "big"))
+        if span.parent_id:
+            parts += (b"\x22\x08", span.parent_id.to_bytes(8, "big"))
+        encoded_name = self._names.get(span.name)
+        if encoded_name is None:
+            encoded_name = self._name(span.name)
         parts += (
-            _field(b"\x2a", self.scrubber.text(span.name).encode()),
+            encoded_name,
             b"\x30",
-            _SMALL_VARINTS[span.kind.value + 1],  # OTLP's kinds count from 1 (INTERNAL)
+            # OTLP's kinds count from 1 (INTERNAL); (_value_: .value is a property's call)
+            _SMALL_VARINTS[span.kind._value_ + 1],
             b"\x39",
             _pack_fixed64(span.start_time),
             b"\x41",
@@ -641,8 +666,16 @@ class Encoder:
                 message = self.scrubber.text(span.status_message).encode()
                 status = _field(b"\x12", message) + status
             parts.append(_field(b"\x7a", status))
-        parts += (b"\x85\x01", _pack_fixed32(_flags(parent)))
+        parts += (b"\x85\x01", _REMOTE_PARENT if span.parent_remote else _LOCAL_PARENT)
         return b"".join(parts)
+
+    def _name(self, name: str) -> bytes:
+        """A span's name field, scrubbed, kept for the next span of that name."""
+        encoded = _field(b"\x2a", self.scrubber.text(name).encode())
+        if len(self._names) >= self.CACHE:
+            self._names.clear()
+        self._names[name] = encoded
+        return encoded
 
     def _span_attribute(self, cached: tuple[str, Any, type]) -> bytes:
         """A span's attribute field (key, value, the value's type), kept for the next
@@ -683,3 +716,7 @@ def _flags(parent: SpanContext | None) -> int:
     """A span's or a link's flags: that whether the parent is remote is known (0x100),
     and whether it is (0x200)."""
     return 0x300 if parent is not None and parent.is_remote else 0x100
+
+
+_LOCAL_PARENT = _pack_fixed32(0x100)  # (what _flags says of a span's parent)
+_REMOTE_PARENT = _pack_fixed32(0x300)

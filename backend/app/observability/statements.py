@@ -22,6 +22,7 @@ question.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry import trace
@@ -36,12 +37,15 @@ from opentelemetry.instrumentation.sqlalchemy.engine import (
     _get_attributes_from_url,
     _get_db_name_from_cursor_or_conn,
 )
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+from opentelemetry.instrumentation.utils import (
+    _SUPPRESS_INSTRUMENTATION_KEY,
+    _SUPPRESS_INSTRUMENTATION_KEY_PLAIN,
+)
 from opentelemetry.metrics import NoOpUpDownCounter
 from opentelemetry.trace import Status, StatusCode
 from sqlalchemy import event
 
-from app.observability.recorder import in_recorded_trace
+from app.observability.recorder import current_context, in_recorded_trace
 
 
 class StatementTracer(EngineTracer):  # type: ignore[misc]
@@ -51,9 +55,9 @@ class StatementTracer(EngineTracer):  # type: ignore[misc]
     def __init__(self, tracer: trace.Tracer, engine: Any) -> None:
         super().__init__(tracer, engine, NoOpUpDownCounter("db.client.connections"))
         self.target = engine
-        # The engine's statements' attributes but the statement and its operation, and the
-        # database's name (at the first statement: they are read from the connection).
-        self._known: tuple[dict[str, Any], Any] | None = None
+        # What is the same for all the engine's statements (at the first: it is read from
+        # the connection).
+        self._known: _Known | None = None
         # The dialect's events, around the statement's execution (see module).
         self._hooks: tuple[tuple[str, Callable[..., bool]], ...] = (
             ("do_execute", self._do_execute),
@@ -126,22 +130,26 @@ class StatementTracer(EngineTracer):  # type: ignore[misc]
         """The instrumentation's, with the engine's attributes kept (see module)."""
         if self.enable_commenter:  # it changes the statement: the instrumentation's own way
             return super()._before_cur_exec(conn, cursor, statement, params, context, many)  # type: ignore[no-any-return]
-        if not is_instrumentation_enabled():
+        now = current_context()  # (the instrumentation's is_instrumentation_enabled)
+        if now.get(_SUPPRESS_INSTRUMENTATION_KEY) or now.get(_SUPPRESS_INSTRUMENTATION_KEY_PLAIN):
             return statement, params
         known = self._known
         if known is None:
             known = self._known = self._engine_attributes(conn, cursor)
-        attributes, db_name = known
-        name = self._operation_name(db_name, statement)
-        attributes = dict(attributes)
-        _set_db_statement(attributes, statement, self._sem_conv_opt_in_mode_db)
-        _set_db_operation(attributes, name, self._sem_conv_opt_in_mode_db)
+        name = self._operation_name(known.db_name, statement)
+        attributes = dict(known.attributes)
+        if statement is not None:  # (_set_db_statement's and _set_db_operation's work)
+            for key in known.statement_keys:
+                attributes[key] = statement
+        if name:
+            for key in known.operation_keys:
+                attributes[key] = name
         context._otel_span = self.tracer.start_span(
             name, kind=trace.SpanKind.CLIENT, attributes=attributes
         )
         return statement, params
 
-    def _engine_attributes(self, conn: Any, cursor: Any) -> tuple[dict[str, Any], Any]:
+    def _engine_attributes(self, conn: Any, cursor: Any) -> _Known:
         db_mode, http_mode = self._sem_conv_opt_in_mode_db, self._sem_conv_opt_in_mode_http
         attributes, found = _get_attributes_from_url(conn.engine.url, db_mode, http_mode)
         if not found:
@@ -149,7 +157,28 @@ class StatementTracer(EngineTracer):  # type: ignore[misc]
                 self.vendor, conn, cursor, attributes, db_mode, http_mode
             )
         _set_db_system(attributes, self.vendor, db_mode)
-        return attributes, _get_db_name_from_cursor_or_conn(self.vendor, conn, cursor)
+        # Which attributes the instrumentation gives a statement and its operation, in
+        # this semantic conventions' mode (the old names, the new ones, or both).
+        statement_keys: dict[str, Any] = {}
+        _set_db_statement(statement_keys, "statement", db_mode)
+        operation_keys: dict[str, Any] = {}
+        _set_db_operation(operation_keys, "operation", db_mode)
+        return _Known(
+            attributes,
+            _get_db_name_from_cursor_or_conn(self.vendor, conn, cursor),
+            tuple(statement_keys),
+            tuple(operation_keys),
+        )
+
+
+@dataclass(frozen=True)
+class _Known:
+    """What is the same for all an engine's statements."""
+
+    attributes: dict[str, Any]  # all a statement's but the statement and its operation
+    db_name: Any  # the database's name (in each span's name)
+    statement_keys: tuple[str, ...]  # the attributes that hold the statement
+    operation_keys: tuple[str, ...]  # and its operation
 
 
 def _without_parameters(cursor: Any, statement: str, _parameters: None, context: Any) -> None:
