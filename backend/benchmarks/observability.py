@@ -190,7 +190,7 @@ def compare(
         per_run = statistics.median(contender.per_run)
         spread = ", ".join(f"{v * 1000:.1f}" for v in contender.per_run)
         print(
-            f"  {contender.mode:<15} {per_run * 1000:7.1f} ms a run  "
+            f"  {contender.mode:<18} {per_run * 1000:7.1f} ms a run  "
             f"({(per_run / off - 1) * 100:+5.1f}% vs off; {contender.runs} runs; "
             f"rounds: {spread} ms)"
         )

@@ -274,9 +274,8 @@ def test_a_step_that_never_ends_is_killed_and_the_session_goes_on(
         code_reply("import time\nwhile True:\n    time.sleep(0.5)"),
         final_reply("'gave up on the loop'"),
     )
-    started = time.monotonic()
+    # (Were it not killed, the question would never end: `ask` fails after its timeout.)
     events = ask(alice, session["id"], "Loop forever")
-    assert time.monotonic() - started < 30
     error = of(events, "step.error")[0]["error"]
     assert "4 s" in error or "stopped" in error.lower()
     assert "stopped" in llm.prompts()[1].lower()  # the agent was told
