@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -206,6 +207,40 @@ def live(server: LiveServer, llm: ScriptedLLM) -> LiveServer:
     server.call(reset_state(server))
     llm.script()
     return server
+
+
+# A step that waits until the test drops go.csv into the session's workspace: it is
+# certainly running when the test acts, on a machine of any speed (with `long_steps`).
+WAIT_FOR_GO = """
+import time
+import pandas as pd
+ready = False
+while not ready:  # (`break` inside `try` would be caught: smolagents raises to break)
+    try:
+        pd.read_csv('go.csv')
+        ready = True
+    except Exception:
+        time.sleep(0.05)
+print('released')
+"""
+
+
+@pytest.fixture
+def long_steps(live: LiveServer) -> Iterator[LiveServer]:
+    """Steps may last ten minutes (not the tests' 4 s): a held step waits for the test, not
+    for a fast machine."""
+    pool = live.state.sandboxes
+    limits = pool.limits
+    pool.limits = dataclasses.replace(limits, step_timeout_seconds=600)
+    try:
+        yield live
+    finally:
+        pool.limits = limits
+
+
+def release(live: LiveServer, session: dict[str, Any]) -> None:
+    """Let a session's WAIT_FOR_GO step go on."""
+    (live.settings.DATA_DIR / "workspaces" / session["id"] / "go.csv").write_text("a\n1\n")
 
 
 @pytest.fixture

@@ -13,23 +13,17 @@ from typing import Any
 
 import pytest
 
-from tests.api.test_query import _start_in_background, _wait_for, ask, finished, names, of
-from tests.conftest import Api
+from tests.api.test_query import (
+    _start_in_background,
+    _wait_for,
+    ask,
+    finished,
+    names,
+    of,
+)
+from tests.conftest import WAIT_FOR_GO, Api
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.server import LiveServer
-
-WAIT_FOR_GO = """
-import time
-import pandas as pd
-ready = False
-while not ready:  # (`break` inside `try` would be caught: smolagents raises to break)
-    try:
-        pd.read_csv('go.csv')
-        ready = True
-    except Exception:
-        time.sleep(0.05)
-print('released')
-"""
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ import stat
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ import pytest
 
 from tests.api.conftest import SALES
 from tests.api.test_plans_and_checks import agent_settings
-from tests.conftest import Api
+from tests.conftest import WAIT_FOR_GO, Api, release
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.proxy import CuttableProxy
 from tests.support.server import LiveServer
@@ -35,20 +34,6 @@ pytestmark = pytest.mark.parametrize("server", ["embedded"], indirect=True)
 WORKBENCH = Path(sys.executable).parent / "workbench"
 READ = "import pandas as pd\ndf = pd.read_csv('sales.csv')"
 ALICE = ("alice@example.com", "user-password-1")
-# A step that waits until the test drops go.csv into the session's folder: it is certainly
-# running when the test acts, on a machine of any speed.
-WAIT_FOR_GO = """
-import time
-import pandas as pd
-ready = False
-while not ready:
-    try:
-        pd.read_csv('go.csv')
-        ready = True
-    except Exception:
-        time.sleep(0.05)
-print('released')
-"""
 # Patience for a subprocess that is expected to end (a guard against hanging, not a timing).
 ENDS_WITHIN = 300
 
@@ -154,18 +139,6 @@ def sales(tmp_path: Path) -> Path:
     path = tmp_path / "sales.csv"
     path.write_bytes(SALES)
     return path
-
-
-@pytest.fixture
-def patient(live: LiveServer) -> Iterator[LiveServer]:
-    """Steps may run for minutes (a held step waits for the test, not for the clock)."""
-    pool = live.state.sandboxes
-    limits = pool.limits
-    pool.limits = dataclasses.replace(limits, step_timeout_seconds=600)
-    try:
-        yield live
-    finally:
-        pool.limits = limits
 
 
 def the_session(api: Api, project: str = "Terminal") -> dict[str, Any]:
@@ -436,7 +409,7 @@ def test_review_mode_approves_rejects_and_edits_from_stdin(
 
 
 def test_ctrl_c_stops_the_run_on_the_server(
-    cli: Cli, alice: Api, llm: ScriptedLLM, patient: LiveServer
+    cli: Cli, alice: Api, llm: ScriptedLLM, long_steps: LiveServer
 ) -> None:
     llm.script(code_reply(WAIT_FOR_GO), final_reply("'never'"))
     running = cli.start("ask", "Hold on")
@@ -450,7 +423,7 @@ def test_ctrl_c_stops_the_run_on_the_server(
 
 
 def test_a_dropped_stream_is_resumed_where_it_stopped(
-    cli: Cli, alice: Api, llm: ScriptedLLM, patient: LiveServer
+    cli: Cli, alice: Api, llm: ScriptedLLM, long_steps: LiveServer
 ) -> None:
     port = int(cli.url.rsplit(":", 1)[1])
     proxy = CuttableProxy("127.0.0.1", port).start()
@@ -463,7 +436,7 @@ def test_a_dropped_stream_is_resumed_where_it_stopped(
         running.wait_for("reconnecting", running.stderr)
         proxy.restore()
         session = the_session(alice)
-        (patient.settings.DATA_DIR / "workspaces" / session["id"] / "go.csv").write_text("a\n1\n")
+        release(long_steps, session)
         ended = running.finish()
     finally:
         proxy.stop()
