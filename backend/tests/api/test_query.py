@@ -195,7 +195,9 @@ def _wait_for(predicate, timeout: float = 20.0) -> None:  # type: ignore[no-unty
         time.sleep(0.05)
 
 
-def test_cancel_stops_a_running_step(alice: Api, session, llm: ScriptedLLM, long_steps) -> None:  # type: ignore[no-untyped-def]
+def test_cancel_stops_a_running_step(  # type: ignore[no-untyped-def]
+    alice: Api, session, llm: ScriptedLLM, long_steps: LiveServer
+) -> None:
     llm.script(
         code_reply("import time\nprint('working')\ntime.sleep(3600)\nprint('never')"),
         final_reply("'x'"),
@@ -209,7 +211,7 @@ def test_cancel_stops_a_running_step(alice: Api, session, llm: ScriptedLLM, long
     thread.join(30)
     end = finished(seen)
     assert end["status"] == "cancelled" and end["error"] == "Stopped by the user."
-    # Stopped by the cancel, not by the step's time limit (a minute here): the cancel did
+    # Stopped by the cancel, not by the step's time limit (ten minutes here): the cancel did
     # not wait for the step.
     assert [e["error"] for e in of(seen, "step.error")] == ["Stopped by the user."]
     assert not any("never" in d["output"] for d in of(seen, "step.output"))
