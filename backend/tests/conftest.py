@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from app.auth import service as auth_service
 from app.config import Settings
 from app.infra.storage import LocalStorage, S3Storage
 from app.models import Base
+from app.runs.workspace import workspace_dir
 from tests.support import services, source_databases
 from tests.support.deployment import DeployedServer
 from tests.support.llm import ScriptedLLM
@@ -240,7 +242,8 @@ def long_steps(live: LiveServer) -> Iterator[LiveServer]:
 
 def release(live: LiveServer, session: dict[str, Any]) -> None:
     """Let a session's WAIT_FOR_GO step go on."""
-    (live.settings.DATA_DIR / "workspaces" / session["id"] / "go.csv").write_text("a\n1\n")
+    workspace = workspace_dir(live.settings.DATA_DIR, uuid.UUID(session["id"]))
+    (workspace / "go.csv").write_text("a\n1\n")
 
 
 @pytest.fixture

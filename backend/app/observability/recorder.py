@@ -362,10 +362,8 @@ class _Current:
 
 
 def _new_id(bits: int) -> int:
-    while True:
-        value = _random_bits(bits)
-        if value:
-            return value
+    """A random id of `bits` bits, never 0 (the invalid id)."""
+    return _random_bits(bits) or _new_id(bits)
 
 
 _random_bits = random.getrandbits
@@ -394,7 +392,7 @@ class _Span(trace.Span):
         self.tracer = tracer
         self.name = name
         self.trace_id = trace_id
-        self.span_id = _random_bits(64) or _new_id(64)
+        self.span_id = _new_id(64)
         self.parent_id = parent_id  # 0: none (a trace's root)
         self.parent_remote = parent_remote  # the parent is a caller's span
         self._context: SpanContext | None = None
@@ -657,7 +655,7 @@ class Encoder:
                 encoded = self._attribute(key, value)
                 if encoded:
                     encoded_link.append(_field(b"\x22", encoded))
-            encoded_link += (b"\x35", _pack_fixed32(_flags(linked)))
+            encoded_link += (b"\x35", _FLAGS[linked.is_remote])
             parts.append(_field(b"\x6a", b"".join(encoded_link)))
         if span.status_code is not StatusCode.UNSET:
             # Status{message = 2, code = 3}
@@ -666,25 +664,26 @@ class Encoder:
                 message = self.scrubber.text(span.status_message).encode()
                 status = _field(b"\x12", message) + status
             parts.append(_field(b"\x7a", status))
-        parts += (b"\x85\x01", _REMOTE_PARENT if span.parent_remote else _LOCAL_PARENT)
+        parts += (b"\x85\x01", _FLAGS[span.parent_remote])
         return b"".join(parts)
 
     def _name(self, name: str) -> bytes:
         """A span's name field, scrubbed, kept for the next span of that name."""
         encoded = _field(b"\x2a", self.scrubber.text(name).encode())
-        if len(self._names) >= self.CACHE:
-            self._names.clear()
-        self._names[name] = encoded
-        return encoded
+        return self._kept(self._names, name, encoded)
 
     def _span_attribute(self, cached: tuple[str, Any, type]) -> bytes:
         """A span's attribute field (key, value, the value's type), kept for the next
         span."""
         encoded = self._attribute(cached[0], cached[1])
         encoded = _field(b"\x4a", encoded) if encoded else b""
-        if len(self._attribute_cache) >= self.CACHE:
-            self._attribute_cache.clear()
-        self._attribute_cache[cached] = encoded
+        return self._kept(self._attribute_cache, cached, encoded)
+
+    def _kept(self, cache: dict[Any, bytes], key: Any, encoded: bytes) -> bytes:
+        """`encoded`, kept in `cache` under `key` (emptied when it holds CACHE)."""
+        if len(cache) >= self.CACHE:
+            cache.clear()
+        cache[key] = encoded
         return encoded
 
     def _attribute(self, key: str, value: Any) -> bytes:
@@ -712,11 +711,6 @@ class Encoder:
         return _field(b"\x2a", b"".join(_field(b"\x0a", self._value(v)) for v in value))
 
 
-def _flags(parent: SpanContext | None) -> int:
-    """A span's or a link's flags: that whether the parent is remote is known (0x100),
-    and whether it is (0x200)."""
-    return 0x300 if parent is not None and parent.is_remote else 0x100
-
-
-_LOCAL_PARENT = _pack_fixed32(0x100)  # (what _flags says of a span's parent)
-_REMOTE_PARENT = _pack_fixed32(0x300)
+# A span's or a link's flags, by whether its parent (or the linked span) is remote: that
+# whether it is remote is known (0x100), and whether it is (0x200).
+_FLAGS = {False: _pack_fixed32(0x100), True: _pack_fixed32(0x300)}

@@ -9,7 +9,6 @@ scale, twenty connections and fifty queries) deadlocked until the pool timed out
 from __future__ import annotations
 
 import dataclasses
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,15 +17,15 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app.runs.workspace import workspace_dir
 from tests.api.conftest import SALES
 from tests.api.test_query import _start_in_background, _wait_for, ask, finished
-from tests.api.test_queue import WAIT_FOR_GO
 from tests.conftest import (
     ADMIN_EMAIL,
     ADMIN_PASSWORD,
     STACKS,
+    WAIT_FOR_GO,
     Api,
+    release,
     reset_state,
     services_overrides,
     stack_settings,
@@ -119,8 +118,7 @@ def test_a_run_goes_on_while_requests_hold_every_connection(
         held = tiny_pool.call(hold(tiny_pool.state.engine))
         try:
             assert admin.get(f"/projects/{project['id']}").status_code == 503
-            workspace = workspace_dir(tiny_pool.settings.DATA_DIR, uuid.UUID(session["id"]))
-            (workspace / "go.csv").write_text("go\n1\n")
+            release(tiny_pool, session)
             thread.join(120)
             end = finished(seen)
         finally:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,12 +20,12 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from app.runs.workspace import workspace_dir
-from tests.api.test_queue import WAIT_FOR_GO
 from tests.conftest import (
     ADMIN_EMAIL,
     ADMIN_PASSWORD,
+    WAIT_FOR_GO,
     Api,
+    release,
     reset_state,
     services_overrides,
     stack_settings,
@@ -36,7 +35,7 @@ from tests.support.proxy import CuttableProxy
 from tests.support.server import LiveServer
 from tests.support.sse import Event, read_into
 
-# The step waits for the test (test_queue's WAIT_FOR_GO), then shows a chart.
+# The step waits for the test (WAIT_FOR_GO), then shows a chart.
 HELD_THEN_CHART = WAIT_FOR_GO + "import plotly.express as px\npx.bar(x=['a'], y=[1]).show()\n"
 FIRST_CHART = "import plotly.express as px\npx.bar(x=['x'], y=[3]).show()\nkept = 41"
 
@@ -139,8 +138,7 @@ def run_until_cut(
     wait_for(lambda: any(e.event == "step.code" for e in seen))
     run_id = seen[0].data["run_id"]
     proxy.cut()
-    workspace = workspace_dir(live.settings.DATA_DIR, uuid.UUID(session["id"]))
-    (workspace / "go.csv").write_text("go\n1\n")
+    release(live, session)
     thread.join(120)
     assert seen and seen[-1].event == "run.finished", [e.event for e in seen]
     return session, run_id, seen

@@ -13,15 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.api.test_query import (
-    _start_in_background,
-    _wait_for,
-    ask,
-    finished,
-    names,
-    of,
-)
-from tests.conftest import WAIT_FOR_GO, Api
+from tests.api.test_query import _start_in_background, _wait_for, ask, finished, names, of
+from tests.conftest import WAIT_FOR_GO, Api, release
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.server import LiveServer
 
@@ -76,8 +69,7 @@ def test_a_run_beyond_the_bound_is_queued_then_runs(
     assert end["status"] == "cancelled" and "run.started" not in names(dropped_events)
     assert len(llm.requests) == 1  # only the holder's first step: queued runs wait unseen
 
-    workspace = one_worker.settings.DATA_DIR / "workspaces" / holder["id"]
-    (workspace / "go.csv").write_text("a\n1\n")
+    release(one_worker, holder)
     first.join(30)
     second.join(30)
     assert finished(held)["status"] == "succeeded"
