@@ -61,6 +61,7 @@ COMPOSE_WEB_ATTACKS = {
     "test_an_api_token_cannot_mint_api_tokens",
     "test_an_admin_lists_and_revokes_a_users_tokens_without_disabling_them",
     "test_exports_fetch_no_remote_image_when_opened",
+    "test_a_notebooks_charts_fetch_nothing_remote_when_opened",
     "test_the_notebook_says_it_runs_llm_code_unsandboxed_and_waits_for_consent",
 }
 

