@@ -235,7 +235,7 @@ async def artifact_content(
     if format == "xlsx":
         with previews_of(user):
             return await excel_download(artifact, db, storage, data_dir)
-    delimiter = _SPREADSHEET_DELIMITERS.get(Path(artifact.name).suffix.lower())
+    delimiter = excel.SPREADSHEET_DELIMITERS.get(Path(artifact.name).suffix.lower())
     if delimiter is not None:
         with previews_of(user):
             return await escaped_csv_download(artifact, db, storage, data_dir, delimiter)
@@ -245,8 +245,6 @@ async def artifact_content(
     return StreamingResponse(body, media_type=media_type, headers=headers)
 
 
-# Files a spreadsheet opens as a table: downloaded with formula-like cells escaped.
-_SPREADSHEET_DELIMITERS = {".csv": ",", ".tsv": "\t"}
 # Escaping a CSV streams through it; a large one may take longer than a preview.
 ESCAPE_CSV_SECONDS = 300.0
 

@@ -12,12 +12,13 @@ a HYPERLINK that sends a neighbouring cell to a URL). Numbers stay numbers.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import re
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import pandas as pd
 from openpyxl import Workbook
@@ -31,6 +32,8 @@ MAX_SOURCE_BYTES = 64 * 1024 * 1024
 
 # A text cell that starts with one of these is a formula to a spreadsheet.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# Files a spreadsheet opens as a table, by suffix: downloaded with formula-like cells escaped.
+SPREADSHEET_DELIMITERS = {".csv": ",", ".tsv": "\t"}
 # A text cell that a spreadsheet reads as a plain number, such as -3.5 or +1e3.
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 # One CSV field may hold this much (the csv module's default is 128 KB).
@@ -63,21 +66,33 @@ def escape_csv(source: Path, target: Path, *, delimiter: str = ",") -> int:
     Returns the number of records.
     """
     csv.field_size_limit(CSV_FIELD_MAX_BYTES)  # in the preview child only
-    count = 0
     with (
         source.open(encoding="utf-8", errors="surrogateescape", newline="") as reading,
         target.open("w", encoding="utf-8", errors="surrogateescape", newline="") as writing,
     ):
-        first = reading.readline()
-        reading.seek(0)
-        end = "\r\n" if first.endswith("\r\n") else "\n"
-        minimal = csv.writer(writing, delimiter=delimiter, lineterminator=end)
-        # A cell holding a carriage return is quoted, or it would end the record.
-        quoted = csv.writer(writing, delimiter=delimiter, lineterminator=end, quoting=csv.QUOTE_ALL)
-        for record in csv.reader(reading, delimiter=delimiter):
-            cells = [escape_text(cell) for cell in record]
-            (quoted if any("\r" in c for c in cells) else minimal).writerow(cells)
-            count += 1
+        return _escape_records(reading, writing, delimiter)
+
+
+def escape_csv_bytes(data: bytes, *, delimiter: str = ",") -> bytes:
+    """`escape_csv` for a CSV held in memory (a file a report attaches, a few MB at most)."""
+    writing = io.StringIO(newline="")
+    text = data.decode("utf-8", errors="surrogateescape")
+    _escape_records(io.StringIO(text, newline=""), writing, delimiter)
+    return writing.getvalue().encode("utf-8", errors="surrogateescape")
+
+
+def _escape_records(reading: TextIO, writing: TextIO, delimiter: str) -> int:
+    first = reading.readline()
+    reading.seek(0)
+    end = "\r\n" if first.endswith("\r\n") else "\n"
+    minimal = csv.writer(writing, delimiter=delimiter, lineterminator=end)
+    # A cell holding a carriage return is quoted, or it would end the record.
+    quoted = csv.writer(writing, delimiter=delimiter, lineterminator=end, quoting=csv.QUOTE_ALL)
+    count = 0
+    for record in csv.reader(reading, delimiter=delimiter):
+        cells = [escape_text(cell) for cell in record]
+        (quoted if any("\r" in c for c in cells) else minimal).writerow(cells)
+        count += 1
     return count
 
 

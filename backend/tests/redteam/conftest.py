@@ -56,6 +56,7 @@ SETTINGS: dict[str, int] = {
 COMPOSE_WEB_ATTACKS = {
     "test_csv_downloads_escape_formulas_in_headers_and_cells",
     "test_excel_downloads_hold_no_formula_in_headers_or_cells",
+    "test_a_reports_attached_csv_holds_no_formula",
     "test_changing_a_password_revokes_the_users_api_tokens",
     "test_an_admin_password_reset_revokes_the_users_api_tokens",
     "test_an_api_token_cannot_mint_api_tokens",

@@ -6,6 +6,7 @@ API on both stacks; it asserts what they would see: statuses, bodies and file by
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import re
@@ -102,6 +103,21 @@ def test_csv_downloads_escape_formulas_in_headers_and_cells(alice: Api, llm: Scr
     assert [r[0] for r in rows[1:]] == ESCAPED_CELLS
     assert all(r[1] == "s3cr3t" for r in rows[1:])
     # Numbers are left alone: a spreadsheet still reads them as numbers.
+    assert [r[2] for r in rows[1:]] == [str(n) for n in AMOUNTS]
+
+
+def test_a_reports_attached_csv_holds_no_formula(alice: Api, llm: ScriptedLLM) -> None:
+    """The HTML report (and a shared link's page) attaches the files the code wrote: a CSV
+    saved from there opens in a spreadsheet like any other download."""
+    artifacts = hostile_tables(alice, llm)
+    session_id = artifacts["written.csv"]["session_id"]
+    report = alice.get(f"/sessions/{session_id}/export", params={"format": "html"})
+    assert report.status_code == 200, report.text
+    found = re.search(r'<a download="written\.csv" href="data:[^;"]+;base64,([^"]+)"', report.text)
+    assert found, "the report attaches written.csv"
+    rows = list(csv.reader(io.StringIO(base64.b64decode(found[1]).decode(), newline="")))
+    assert rows[0] == ["'" + LEAK, "secret", "amount"]
+    assert [r[0] for r in rows[1:]] == ESCAPED_CELLS
     assert [r[2] for r in rows[1:]] == [str(n) for n in AMOUNTS]
 
 

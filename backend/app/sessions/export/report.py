@@ -9,6 +9,7 @@ Everything that came from the model, the code or the data is escaped.
 from __future__ import annotations
 
 import base64
+import csv
 import json
 import uuid
 from functools import cache
@@ -19,6 +20,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
+from app.files import excel
 from app.sessions.export.gather import ExportArtifact, ExportRun, SessionExport
 from app.sessions.export.markdown_text import (
     check_sentence,
@@ -70,6 +72,7 @@ def to_html(export: SessionExport, nonce: str | None = None) -> bytes:
             steps_summary=steps_summary,
             query_caption=query_caption,
             attachments=attachments,
+            attached=attached,
             base_name=lambda name: Path(name).name,
         )
     )
@@ -88,6 +91,20 @@ def table_html(table: dict[str, Any], limit: int = TABLE_ROWS) -> str:
         .get_template("table.html.j2")
         .render(table=table, limit=limit, readable_rows=readable_rows)
     )
+
+
+def attached(file: ExportArtifact) -> str | None:
+    """A file's bytes as the report attaches them (base64), a CSV or TSV with every cell a
+    spreadsheet would run as a formula escaped, as its download is; None when it cannot be
+    read as one (it is then left in the workbench, where its download escapes it)."""
+    data = file.data
+    delimiter = excel.SPREADSHEET_DELIMITERS.get(Path(file.name).suffix.lower())
+    if data is not None and delimiter is not None:
+        try:
+            data = excel.escape_csv_bytes(data, delimiter=delimiter)
+        except csv.Error:
+            return None
+    return None if data is None else base64.b64encode(data).decode()
 
 
 def attachments(run: ExportRun) -> list[ExportArtifact]:
