@@ -9,10 +9,10 @@ Children fork from a server process that has already imported pandas and the rea
 one starts in milliseconds rather than the seconds a fresh interpreter takes.
 
 The few slots are shared fairly between users: when a slot frees, it goes to the waiting
-user who holds the fewest (the longest-waiting first among equals), so one user's heavy
-files cannot keep another's upload waiting behind all of them; while another user waits,
-a user holds at most one slot once their running previews end. Each user may have only a
-few previews waiting, and the queue as a whole is bounded: past either, PreviewsBusy
+user who holds the fewest (the longest-waiting first among equals), and the last free slot
+is kept for a user who holds none, so one user's heavy files never take every slot and
+another's small preview starts at once instead of waiting behind them. Each user may have
+only a few previews waiting, and the queue as a whole is bounded: past either, PreviewsBusy
 (503 server_busy with Retry-After at the API).
 """
 
@@ -76,7 +76,9 @@ def preview_owner(owner: str) -> Iterator[None]:
 
 class FairSlots:
     """`slots` slots shared between owners: a freed slot goes to the waiting owner who holds
-    the fewest, the one who has waited longest for a turn first among equals.
+    the fewest, the one who has waited longest for a turn first among equals; the last free
+    slot goes only to an owner who holds none (with more than one slot), so whoever comes
+    next finds one free however many one owner asked for.
 
     Args:
         slots: How many may be held at once.
@@ -85,6 +87,7 @@ class FairSlots:
     """
 
     def __init__(self, slots: int, max_waiting_per_owner: int, max_waiting: int) -> None:
+        self.slots = slots
         self.free = slots
         self.max_waiting_per_owner = max_waiting_per_owner
         self.max_waiting = max_waiting
@@ -95,13 +98,16 @@ class FairSlots:
     def _waiting_count(self) -> int:
         return sum(len(q) for q in self.waiting.values())
 
+    def _may_take(self, owner: str | None) -> bool:
+        return self.free > 1 or self.held[owner] == 0 or self.slots == 1
+
     async def acquire(self, owner: str | None) -> None:
         """Take a slot for `owner`, waiting for a fair turn.
 
         Raises:
             PreviewsBusy: The owner's or the whole queue is full.
         """
-        if self.free > 0 and not self.waiting:
+        if self.free > 0 and not self.waiting and self._may_take(owner):
             self.free -= 1
             self.held[owner] += 1
             return
@@ -114,6 +120,7 @@ class FairSlots:
             )
         turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.waiting.setdefault(owner, deque()).append(turn)
+        self._hand_out()  # a slot kept for those holding none may be this owner's
         try:
             await turn
         except asyncio.CancelledError:
@@ -129,8 +136,13 @@ class FairSlots:
         if self.held[owner] <= 0:
             del self.held[owner]
         self.free += 1
+        self._hand_out()
+
+    def _hand_out(self) -> None:
         while self.free > 0 and self.waiting:
             chosen = min(self.waiting, key=lambda o: self.held[o])  # first among equals
+            if not self._may_take(chosen):
+                return  # the last slot waits for an owner who holds none
             queue = self.waiting.pop(chosen)
             turn = queue.popleft()
             if queue:
