@@ -5,13 +5,13 @@ FRONTEND := frontend
 UV := $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 COMPOSE := docker compose
 
-.PHONY: help run test test-backend test-frontend lint format migrate up down start stop deps \
+.PHONY: help run test test-setup test-backend test-frontend lint format migrate up down start stop deps \
 	frontend-deps spa sandbox-runtime client bench-upload bench-agent bench-sandbox bench-load bench-snapshot \
 	bench-local-model bench-preview bench-sources bench-big-upload test-deploy settings-docs
 
 help:
 	@echo "make run      start the workbench on embedded defaults (http://127.0.0.1:8000)"
-	@echo "make test     run every test (needs PostgreSQL and Redis on 127.0.0.1; see docs/development.md)"
+	@echo "make test     run every test; as root it first installs the Debian packages and starts the services the tests need (make test-setup; see docs/development.md)"
 	@echo "make client   regenerate the browser app's API client from the OpenAPI document"
 	@echo "make settings-docs  write docs/configuration.md and .env.example from backend/app/config/"
 	@echo "make lint     ruff and mypy (backend), tsc (browser app types)"
@@ -67,7 +67,14 @@ run: deps sandbox-runtime spa
 	@$(call step,5,Starting the workbench)
 	@cd $(BACKEND) && $(UV) run --frozen python -m app
 
-test: test-backend test-frontend test-deploy
+test: test-setup test-backend test-frontend test-deploy
+
+# What the tests need on this machine, the first part of `make test` (and of CI): the Debian
+# packages they use, and PostgreSQL, Redis and MariaDB on 127.0.0.1 as they log in to them.
+# As root, what is missing is installed and started (it only looks when nothing is); as
+# another user, it says what is missing and stops. The list is in the script.
+test-setup:
+	@bash scripts/test-setup.sh
 
 # Two pytest workers (pytest-xdist), a test file each at a time: most of a test waits on a
 # server, a sandbox or a subprocess, so two share this 2-core machine well (31 min alone,

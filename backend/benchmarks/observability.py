@@ -70,6 +70,8 @@ TRACES = (
     "/fastapi/telemetry/",
     "app/observability/tracing.py",
     "app/observability/recorder.py",
+    "app/observability/otlp.py",
+    "app/observability/current.py",
 )
 # (Not app/observability/model_calls.py: it watches every model call, metrics on or off.)
 METRICS = ("/prometheus_client/", "app/observability/metrics.py", "app/api/metrics.py")

@@ -1,13 +1,17 @@
 """The import graph of backend/app: no circle, nothing below the API imports it, and the
-sandbox's inside room imports only itself and what both sides share.
+sandbox's inside room imports only itself and what both sides share; and no module of
+backend/app over MAX_LINES lines (one job a module).
 
-Read from the source (module-level imports; those inside functions run later and are not
-part of the graph a module needs to load), so a new module is held to the same rules.
+Read from the source, so a new module is held to the same rules. Every import counts,
+those inside functions too: an import put off until a function runs still makes its
+module need the other, and one that closes a cycle is a circle. Only the imports under
+`if TYPE_CHECKING:` are left out of the graph (they are read by type checkers, never run).
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,11 +29,25 @@ def _module(path: Path) -> str:
 MODULES = {_module(path): path for path in APP.rglob("*.py")}
 
 
-def _imports(name: str, path: Path, *, nested: bool = False) -> set[str]:
-    """The app modules `name` imports (at module level; with `nested`, anywhere)."""
+def _run_imports(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node of `tree` but those under `if TYPE_CHECKING:` (never run)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in _TYPE_CHECKING:
+            yield from (n for branch in node.orelse for n in (branch, *_run_imports(branch)))
+            continue
+        yield node
+        yield from _run_imports(node)
+
+
+_TYPE_CHECKING = {"TYPE_CHECKING", "typing.TYPE_CHECKING"}
+
+
+def _imports(name: str, path: Path, *, type_checking: bool = False) -> set[str]:
+    """The app modules `name` imports, anywhere in it (with `type_checking`, those imported
+    for type checkers only too)."""
     tree = ast.parse(path.read_text())
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    nodes = ast.walk(tree) if nested else iter(tree.body)
+    nodes = ast.walk(tree) if type_checking else _run_imports(tree)
     found: set[str] = set()
     for node in nodes:
         if isinstance(node, ast.Import):
@@ -87,6 +105,19 @@ def test_the_app_has_no_import_circle() -> None:
     assert _circles() == []
 
 
+# The most lines a module of backend/app may have.
+MAX_LINES = 500
+
+
+def test_no_module_of_the_app_is_over_500_lines() -> None:
+    too_long = sorted(
+        f"{path.relative_to(APP.parent)} has {lines} lines"
+        for path in MODULES.values()
+        if (lines := len(path.read_text().splitlines())) > MAX_LINES
+    )
+    assert too_long == [], f"over {MAX_LINES} lines, split by job: {too_long}"
+
+
 def test_nothing_below_the_api_imports_it() -> None:
     upward = sorted(
         f"{name} imports {target}"
@@ -106,7 +137,7 @@ def test_the_sandbox_inside_imports_only_its_room_and_what_both_sides_share() ->
     strays = sorted(
         f"{name} imports {target}"
         for name in [*inside, *(allowed - {"app.sandbox.worker"})]
-        for target in _imports(name, MODULES[name], nested=True)
+        for target in _imports(name, MODULES[name], type_checking=True)
         if not any(target == room or target.startswith(f"{room}.") for room in allowed)
     )
     assert strays == []

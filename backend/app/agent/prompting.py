@@ -2,8 +2,8 @@
 
 File names, column names, sample values and earlier turns come from users and their files,
 so they are untrusted: each is made one line of bounded length with its invisible
-characters escaped, and placed inside a delimited block that the prompt tells the model to
-read as data, never as instructions. Text that imitates a delimiter is defused.
+characters escaped (untrusted.py), and placed inside a delimited block that the prompt tells
+the model to read as data, never as instructions. Text that imitates a delimiter is defused.
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from app.agent.sources_prompt import fit
+from app.agent.untrusted import DATA_TAG, HISTORY_TAG, untrusted
 
 _env = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "prompts"),
@@ -32,10 +35,6 @@ QUERY_CHARS = 500
 ANSWER_CHARS = 600
 # Columns described per file; a wider table is summarised as "and N more".
 MAX_COLUMNS = 60
-# The blocks that hold untrusted text; their tags, found inside that text, are defused.
-DATA_TAG = "data-description"
-HISTORY_TAG = "session-history"
-_BLOCK_TAG = re.compile(rf"<(\s*/?\s*(?:{DATA_TAG}|{HISTORY_TAG}))", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -108,25 +107,6 @@ def too_big(pandas_bytes: int | None, memory_mb: int) -> str:
     return (
         f"about {human_size(pandas_bytes)} in pandas; the sandbox has {human_size(memory_mb << 20)}"
     )
-
-
-def untrusted(value: Any, limit: int) -> str:
-    """Text from a user's file or an earlier turn, made fit to place inside a prompt block.
-
-    Args:
-        value: The text (or value) as found.
-        limit: The most characters to keep; a longer text ends with "…".
-
-    Returns:
-        One line: line breaks, control and other invisible characters are written as
-        Python escapes (a column named "Revenue\\n(EUR)" stays usable in code), and a tag
-        of the prompt's blocks has its "<" written "&lt;".
-    """
-    text = "".join(
-        ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in str(value)
-    )
-    text = _BLOCK_TAG.sub(r"&lt;\1", text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def columns_from_preview(preview: dict[str, Any], samples: int = SAMPLES) -> list[ColumnInfo]:
@@ -286,7 +266,7 @@ def render_system_prompt(
                 for t in history
             ],
             variables=variables or Variables(),
-            sources=_fit_sources(sources or []),
+            sources=fit(sources or []),
             problem=untrusted(variables.problem or "", NOTE_CHARS) if variables else "",
             authorized_imports=", ".join(sorted({m.split(".")[0] for m in authorized_imports})),
             code_open=code_open,
@@ -297,12 +277,6 @@ def render_system_prompt(
         .strip()
         + "\n"
     )
-
-
-def _fit_sources(sources: list[Any]) -> list[Any]:
-    from app.agent.sources_prompt import fit  # it uses `untrusted`, from here
-
-    return fit(sources)
 
 
 # Plans and the check of an answer --------------------------------------------------------

@@ -1,7 +1,7 @@
 """What the agent is told of the project's data sources (databases), within a budget.
 
 Table and column names, types and the team's descriptions come from the databases and the
-users, so they are untrusted: each is made safe (see `prompting.untrusted`) and rendered
+users, so they are untrusted: each is made safe (see untrusted.py) and rendered
 inside the prompt's data block. A schema too big for the prompt (hundreds of tables,
 thousands of columns) is summarised: the largest tables first, each with its first
 columns, and a count of the rest, which the agent looks up with `tables()` and
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from app.agent.prompting import untrusted
+from app.agent.untrusted import untrusted
 
 NAME_CHARS = 120
 TYPE_CHARS = 40

@@ -45,7 +45,8 @@ from opentelemetry.metrics import NoOpUpDownCounter
 from opentelemetry.trace import Status, StatusCode
 from sqlalchemy import event
 
-from app.observability.recorder import current_context, in_recorded_trace
+from app.observability.current import current_context
+from app.observability.recorder import in_recorded_trace
 
 
 class StatementTracer(EngineTracer):  # type: ignore[misc]

@@ -33,8 +33,9 @@ from opentelemetry.util.types import Attributes
 
 from app.agent.calls import MIN_SECRET_CHARS, SECRET_SHAPES, redact
 from app.config import Settings
-from app.observability import recorder
-from app.observability.recorder import Recorder, RequestRooted, Scrubber
+from app.observability.current import attach, current_context, detach
+from app.observability.otlp import Scrubber
+from app.observability.recorder import Recorder, RequestRooted, in_recorded_trace
 
 if TYPE_CHECKING:
     from app.observability.statements import StatementTracer
@@ -235,7 +236,7 @@ def span(
 ) -> AbstractContextManager[Span | None]:
     """A span around a block, the current one inside it (nothing when traces are off, or
     outside a recorded question's: a sampled-out question costs no span of ours)."""
-    if _tracer is None or not recorder.in_recorded_trace():
+    if _tracer is None or not in_recorded_trace():
         return _NOTHING
     return _tracer.start_as_current_span(name, attributes=attributes, kind=kind, links=links)
 
@@ -243,7 +244,7 @@ def span(
 def start(name: str, attributes: Attributes = None, *, kind: SpanKind = SpanKind.INTERNAL) -> Span:
     """A span that the caller ends (`finish`); a no-op span when traces are off or the
     question is not recorded."""
-    if _tracer is None or not recorder.in_recorded_trace():
+    if _tracer is None or not in_recorded_trace():
         return trace.INVALID_SPAN
     return _tracer.start_span(name, attributes=attributes, kind=kind)
 
@@ -252,7 +253,7 @@ def unrecorded_quiet() -> AbstractContextManager[Any]:
     """Inside a question whose trace is not recorded (sampled out), the instrumented
     libraries' hooks (httpx's) return at their first check, instead of working out a span's
     attributes and headers for a span that is dropped."""
-    if _tracer is None or recorder.in_recorded_trace():
+    if _tracer is None or in_recorded_trace():
         return _NOTHING
     return suppress_instrumentation()
 
@@ -276,9 +277,9 @@ def context() -> Context | None:
     """The current context, to carry to other code: None when traces are off or the
     question is not recorded (nothing is recorded under it: carrying it, an attach and a
     detach for each of a run's events, cost a sampled-out run about 1%)."""
-    if _tracer is None or not recorder.in_recorded_trace():
+    if _tracer is None or not in_recorded_trace():
         return None
-    return recorder.current_context()
+    return current_context()
 
 
 def attached(carried: Context | None) -> AbstractContextManager[None]:
@@ -292,10 +293,10 @@ class _Attached:
         self.token: object = None
 
     def __enter__(self) -> None:
-        self.token = recorder.attach(self.carried)
+        self.token = attach(self.carried)
 
     def __exit__(self, *_: object) -> None:
-        recorder.detach(self.token)
+        detach(self.token)
 
 
 def remember(into: dict[str, Any]) -> None:

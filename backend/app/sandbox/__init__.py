@@ -19,7 +19,8 @@ sandbox from here (and from `interface` and `protocol`), never from the modules 
 
 from app.sandbox import hostfs
 from app.sandbox.asks import AskRefused, DataAnswerer, QueryRecord
-from app.sandbox.client import SandboxError, SandboxStepError, SandboxWorker
+from app.sandbox.client import SandboxStepError, SandboxWorker
+from app.sandbox.connection import SandboxError
 from app.sandbox.interface import (
     DEFAULT_AUTHORIZED_IMPORTS,
     PLOTLY_MIME,

@@ -3,9 +3,9 @@ by loading the table into pandas: a 1 GB CSV pages and sorts in seconds.
 
 A page shows its cells as the preview of the file's head shows them (see table.py): the
 head decided each column's type and how its text is read (decimal commas, amounts,
-percents, yes/no, date formats), and the same reading is written here in SQL for the whole
-file. Parquet is read as it is. Workbooks and JSON, which DuckDB does not read here, are
-read whole once as their preview reads them and kept beside the file as Parquet. A big CSV
+percents, yes/no, date formats), and the same reading is written in SQL for the whole
+file (csv_sql.py). Parquet is read as it is. Workbooks and JSON, which DuckDB does not read
+here, are read whole once as their preview reads them and kept beside the file as Parquet. A big CSV
 is copied once, in the background, into Parquet with its columns typed as the preview reads
 them (`build_table_copy`): its later pages and sorts read that copy's columns instead of
 parsing all of its text again.
@@ -17,7 +17,6 @@ a memory limit, inside the preview child process (preview_process) and its own l
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import json
 import os
@@ -32,7 +31,7 @@ import duckdb
 import pandas as pd
 
 from app.files.detect import Detected, convert_text
-from app.files.preview.delimited import lines_before
+from app.files.preview.csv_sql import csv_source, literal, present
 from app.files.preview.errors import PreviewError, TooCostly, UnknownColumn, UnreadableFile
 from app.files.preview.json_tables import read_json_lines, read_json_table
 from app.files.preview.kinds import KIND_LABELS, preview_kind
@@ -56,13 +55,6 @@ _TABLE_COPY_SHAPE = 1
 # A text column with at most this many distinct values sorts deep in its order by each
 # value's rank (a small sort and a join) rather than by its text, which sorts slowly.
 RANKED_TEXT_VALUES = 1_000_000
-# What pandas reads as missing by default; DuckDB is told the same.
-_MISSING = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
-            "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan",
-            "null"]  # fmt: skip
-_YES = ("y", "yes", "true")
-_NO = ("n", "no", "false")
-_UTF8 = ("utf-8", "utf8", "ascii")
 
 
 @dataclass(frozen=True)
@@ -134,10 +126,10 @@ def read_page(
                 ),
             )
         if kind == "parquet":
-            readable, source = path, f"SELECT * FROM read_parquet({_literal(path)})"
+            readable, source = path, f"SELECT * FROM read_parquet({literal(path)})"
         else:
             readable = _whole_table(path, name, shown, work)
-            source = f"SELECT * FROM read_parquet({_literal(readable)})"
+            source = f"SELECT * FROM read_parquet({literal(readable)})"
         return _query(readable, source, None, columns, window, None)
     except PreviewError:
         raise
@@ -161,7 +153,7 @@ def table_copy_path(shown: dict[str, Any], work: Path) -> Path:
 
 def build_table_copy(path: Path, *, shown: dict[str, Any], work: Path) -> bool:
     """Copies a CSV into Parquet, each column typed as the preview of its head reads it
-    (the SQL of `_typed`), rows in the file's order; kept at `table_copy_path`.
+    (the SQL of csv_sql.py), rows in the file's order; kept at `table_copy_path`.
 
     Runs in the preview child process. DuckDB reads the file and writes the copy without
     holding the table in memory, and may touch nothing else.
@@ -190,7 +182,7 @@ def build_table_copy(path: Path, *, shown: dict[str, Any], work: Path) -> bool:
             select = ", ".join(f"{expr} AS c{i}" for i, expr in enumerate(typed))
             con.execute(
                 f"COPY (SELECT {select} FROM ({source}) AS s({fields}))"
-                f" TO {_literal(partial)} (FORMAT parquet, COMPRESSION zstd)"
+                f" TO {literal(partial)} (FORMAT parquet, COMPRESSION zstd)"
             )
         finally:
             con.close()
@@ -209,23 +201,23 @@ def _read_csv(
     work: Path,
     use: Callable[[Path, str, list[str]], T],
 ) -> T:
-    """What `use(readable, source, typed)` makes of a CSV's fields (see `_csv_source`): read
+    """What `use(readable, source, typed)` makes of a CSV's fields (see `csv_source`): read
     again, short rows filled out, when DuckDB finds rows shorter than the header (in one
     thread: DuckDB cannot fill them in parallel when fields hold line breaks)."""
-    readable, source, typed = _csv_source(path, shown, work, padded=False)
+    readable, source, typed = csv_source(path, shown, work, padded=False)
     try:
         return use(readable, source, typed)
     except duckdb.InvalidInputException as exc:
         if "Expected Number of Columns" not in str(exc):
             raise
-    return use(*_csv_source(path, shown, work, padded=True))
+    return use(*csv_source(path, shown, work, padded=True))
 
 
 def _numbered_parquet(copy: Path) -> str:
     """The SQL of a typed copy's rows, each with its number in the file's order (from 1)."""
     return (
         "SELECT file_row_number + 1 AS row_number_, * EXCLUDE (file_row_number)"
-        f" FROM read_parquet({_literal(copy)}, file_row_number = true)"
+        f" FROM read_parquet({literal(copy)}, file_row_number = true)"
     )
 
 
@@ -253,11 +245,11 @@ def _connect(readable: Path, writable: Path | None = None) -> duckdb.DuckDBPyCon
         }
     )
     con.execute("SET enable_progress_bar = false")  # it would print to the server's terminal
-    # DuckDB makes a long IN list (`_present`) a join, which does not keep the rows' order:
+    # DuckDB makes a long IN list (`present`) a join, which does not keep the rows' order:
     # a typed copy's rows, and a page's, must stay in it.
     con.execute("SET disabled_optimizers = 'in_clause'")
     paths = [readable] if writable is None else [readable, writable]
-    con.execute(f"SET allowed_paths = [{', '.join(map(_literal, paths))}]")
+    con.execute(f"SET allowed_paths = [{', '.join(map(literal, paths))}]")
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
     return con
@@ -316,7 +308,7 @@ def _query(
             at = names.index(window.sort)
             keys = [exprs[at]]
             text = (typed is None and _type_of(con, fields[at]) == "VARCHAR") or (
-                typed is not None and keys[0] == _present(fields[at])
+                typed is not None and keys[0] == present(fields[at])
             )
             if text:
                 keys = [f"lower({keys[0]})", keys[0]]  # text sorts case-blind, then by case
@@ -390,90 +382,6 @@ def _shown(value: Any, dtype: str) -> Any:
     ):
         return int(value)
     return cell(value)
-
-
-def _literal(value: object) -> str:
-    return "'" + str(value).replace("'", "''") + "'"
-
-
-def _csv_source(
-    path: Path, shown: dict[str, Any], work: Path, *, padded: bool
-) -> tuple[Path, str, list[str]]:
-    """The SQL that reads a delimited text file's fields, and per column the SQL that reads
-    its field as the preview read the file's head."""
-    text_format = shown.get("format") or {}
-    encoding = str(text_format.get("encoding") or "utf-8").lower()
-    readable = path
-    if encoding not in _UTF8:
-        readable = _utf8_copy(path, encoding, Path(f"{work}.utf8.csv"))
-    sep = str(text_format.get("delimiter") or ",")
-    with readable.open("rb") as file:
-        head = file.read(4 << 20).decode("utf-8", "replace").removeprefix("\ufeff")
-    header_row = int(shown.get("header_row") or 0)
-    skip = lines_before(head, sep, header_row + 1)
-    columns = shown["columns"]
-    types = ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(columns)))
-    # What pandas reads as missing is told apart in each column's SQL (`_typed`), which
-    # runs only for the sort key and the rows shown, not by the reader for every field.
-    options = (
-        f"delim={_literal(sep)}, quote='\"', escape='\"', header=false, skip={skip},"
-        f" columns={{{types}}}, auto_detect=false"
-        + (", null_padding=true, parallel=false" if padded else "")
-    )
-    read = f"SELECT * FROM read_csv({_literal(readable)}, {options})"
-    return readable, read, [_typed(f"c{i}", c, text_format) for i, c in enumerate(columns)]
-
-
-def _present(field: str) -> str:
-    """The SQL of a text field, NULL where pandas reads it as missing."""
-    missing = ", ".join(_literal(value) for value in _MISSING)
-    return f"CASE WHEN {field} IN ({missing}) THEN NULL ELSE {field} END"
-
-
-def _typed(field: str, column: dict[str, Any], text_format: dict[str, Any]) -> str:
-    """The SQL that reads a text field as the preview read its column."""
-    dtype = str(column.get("dtype", ""))
-    field = _present(field)
-    text = f"trim({field})"
-    if dtype in ("bool", "boolean"):
-        yes = ", ".join(map(_literal, _YES))
-        no = ", ".join(map(_literal, _NO))
-        word = f"lower({text})"
-        return f"CASE WHEN {word} IN ({yes}) THEN true WHEN {word} IN ({no}) THEN false END"
-    if dtype.lower().startswith(("int", "uint", "float")):
-        if "unit" in column:  # amounts, percents or thousands commas, read from text
-            number = f"TRY_CAST(regexp_replace({text}, '[^0-9.eE+-]', '', 'g') AS DOUBLE)"
-            return f"{number} / 100" if column.get("unit") == "%" else number
-        if text_format.get("decimal") == ",":
-            plain = text
-            if text_format.get("thousands") == ".":
-                plain = f"replace({plain}, '.', '')"
-            return f"TRY_CAST(replace({plain}, ',', '.') AS DOUBLE)"
-        return f"TRY_CAST({text} AS DOUBLE)"
-    if dtype.startswith("datetime64"):
-        date_format = column.get("date_format")
-        if isinstance(date_format, str) and date_format != "ISO8601":
-            return f"TRY_STRPTIME({text}, {_literal(date_format)})"
-        return f"TRY_CAST({text} AS TIMESTAMP)"
-    return field
-
-
-def _utf8_copy(path: Path, encoding: str, target: Path) -> Path:
-    """The text file re-encoded as UTF-8 beside it (made once), for DuckDB reads only UTF-8."""
-    if target.exists():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f"{target.name}.{uuid.uuid4().hex}.part")
-    decoder = codecs.getincrementaldecoder(encoding)("replace")
-    try:
-        with path.open("rb") as reading, partial.open("wb") as writing:
-            while chunk := reading.read(8 << 20):
-                writing.write(decoder.decode(chunk).encode("utf-8"))
-            writing.write(decoder.decode(b"", final=True).encode("utf-8"))
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
-    return target
 
 
 def _whole_table(path: Path, name: str, shown: dict[str, Any], work: Path) -> Path:
