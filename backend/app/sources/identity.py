@@ -76,8 +76,6 @@ POSTGRES_TABLES = frozenset(
         "pg_stat_wal_receiver",
         "pg_stat_subscription",
         "pg_subscription",
-        "pg_stat_ssl",
-        "pg_stat_gssapi",
         "pg_user_mappings",
         "pg_user_mapping",
         "pg_foreign_server",
