@@ -88,14 +88,14 @@ def _same_server(protected: IPAddress, address: IPAddress) -> bool:
     return local and (address.is_loopback or address.is_unspecified)
 
 
-async def _resolve(host: str, port: int) -> list[IPAddress]:
+async def _resolve(host: str, port: int, seconds: float = RESOLVE_SECONDS) -> list[IPAddress]:
     try:
         return [_plain(ipaddress.ip_address(host))]
     except ValueError:
         pass
     loop = asyncio.get_running_loop()
     try:
-        async with asyncio.timeout(RESOLVE_SECONDS):
+        async with asyncio.timeout(seconds):
             infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (OSError, TimeoutError) as exc:
         # Said as a closed port is: which names resolve inside the server's network is no
@@ -165,7 +165,9 @@ class Reach:
         Raises:
             SourceFailure: the host is unknown, or one of its addresses is not allowed.
         """
-        addresses = await _resolve(host, port)
+        # Within the connect timeout: a name that does not resolve answers no later than a
+        # silent port does.
+        addresses = await _resolve(host, port, min(RESOLVE_SECONDS, self.connect_timeout))
         guarded = await self._guarded()
         for address in addresses:
             self._check(host, address, port, guarded)
