@@ -23,6 +23,7 @@ from app.infra.ratelimit import (
     ADDRESS_ALLOWANCE_FACTOR,
     LoginRateLimit,
     SharedLinkRateLimit,
+    UserActionRateLimit,
     WindowCounters,
     create_window_counters,
     deployment_namespace,
@@ -101,6 +102,17 @@ def get_shared_link_rate_limit(request: Request) -> SharedLinkRateLimit:
     return limit
 
 
+def get_user_action_rate_limit(request: Request) -> UserActionRateLimit:
+    """The app's per-user limit on costly actions (checks and additions of sources), made on
+    first use; each action's limit per minute is a setting, read at each attempt."""
+    state = request.app.state
+    limit: UserActionRateLimit | None = getattr(state, "user_action_rate_limit", None)
+    if limit is None:
+        limit = UserActionRateLimit(_window_counters(request))
+        state.user_action_rate_limit = limit
+    return limit
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 # scope="function": the transaction commits before the response is sent, never after.
 DbDep = Annotated[AsyncSession, Depends(get_db, scope="function")]
@@ -109,6 +121,7 @@ LocksDep = Annotated[SessionLocks, Depends(get_locks)]
 SandboxesDep = Annotated[SandboxPool, Depends(get_sandboxes)]
 LoginRateLimitDep = Annotated[LoginRateLimit, Depends(get_login_rate_limit)]
 SharedLinkRateLimitDep = Annotated[SharedLinkRateLimit, Depends(get_shared_link_rate_limit)]
+UserActionRateLimitDep = Annotated[UserActionRateLimit, Depends(get_user_action_rate_limit)]
 
 
 async def refuse_busy(locks: SessionLocks, session_ids: list[uuid.UUID], what: str) -> None:

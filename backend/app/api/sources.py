@@ -17,9 +17,12 @@ from app.api.deps import (
     OwnerProject,
     PageDep,
     SettingsDep,
+    UserActionRateLimitDep,
     require_role,
 )
 from app.audit import Action
+from app.errors import TooManyRequests
+from app.infra.ratelimit import wait_sentence
 from app.models import DataSource
 from app.ownership import Role
 from app.schemas import Page
@@ -54,6 +57,21 @@ OwnedSource = Annotated[DataSource, Depends(owned_source)]
 OwnerSource = Annotated[DataSource, Depends(owner_source)]
 
 
+async def _within_limit(
+    limit: UserActionRateLimitDep, user: CurrentUser, action: str, per_minute: int
+) -> None:
+    """Count a check (`check`) or an addition (`creation`) of a source by the user: each
+    connects to a server the user names, so neither may be asked for without end (a port
+    scanner of the server's network)."""
+    wait = await limit.attempt(f"source_{action}", str(user.id), per_minute)
+    if wait:
+        raise TooManyRequests(
+            f"Too many source {action}s: each user may ask for {per_minute} a minute; try "
+            f"again in {wait_sentence(wait)}.",
+            retry_after=wait,
+        )
+
+
 def _out(source: DataSource) -> SourceOut:
     return SourceOut.model_validate(
         {
@@ -67,10 +85,16 @@ def _out(source: DataSource) -> SourceOut:
     "/projects/{project_id}/sources", response_model=SourceOut, status_code=status.HTTP_201_CREATED
 )
 async def create_source(
-    body: SourceCreate, project: OwnerProject, db: DbDep, settings: SettingsDep, user: CurrentUser
+    body: SourceCreate,
+    project: OwnerProject,
+    db: DbDep,
+    settings: SettingsDep,
+    user: CurrentUser,
+    limit: UserActionRateLimitDep,
 ) -> SourceOut:
     """Add a source, then check it (its status says how that went). Owners only: a
-    source's credentials are theirs."""
+    source's credentials are theirs. At most SOURCES_CREATIONS_PER_MINUTE per user (429)."""
+    await _within_limit(limit, user, "creation", settings.SOURCES_CREATIONS_PER_MINUTE)
     source = await service.create(db, project, body, settings)
     about = {"source_id": str(source.id), "name": source.name, "kind": source.kind}
     await audit.record(db, project.id, user, Action.source_added, ("source", source.id), about)
@@ -91,15 +115,22 @@ async def get_source(source: OwnedSource) -> SourceOut:
 
 @router.patch("/sources/{source_id}", response_model=SourceOut)
 async def update_source(
-    body: SourceUpdate, source: OwnedSource, db: DbDep, settings: SettingsDep, user: CurrentUser
+    body: SourceUpdate,
+    source: OwnedSource,
+    db: DbDep,
+    settings: SettingsDep,
+    user: CurrentUser,
+    limit: UserActionRateLimitDep,
 ) -> SourceOut:
-    """Rename, describe, or point the source elsewhere (then it is checked again); a new
-    URL or password is for owners only."""
-    if body.url is not None or body.password is not None:
+    """Rename, describe, or point the source elsewhere (then it is checked again, counted
+    as a check); a new URL or password is for owners only, and a URL naming another server,
+    port, user, database or kind needs the password again (400 `password_required`)."""
+    connect_again = body.url is not None or body.password is not None
+    if connect_again:
         await require_role(db, user, source.project_id, Role.owner)
-    # Which fields were sent, never their values (a URL may hold a password).
-    fields = sorted(k for k, v in body.model_dump(exclude_unset=True).items() if v is not None)
-    connect_again = await service.update(db, source, body, settings)
+        await _within_limit(limit, user, "check", settings.SOURCES_CHECKS_PER_MINUTE)
+    # What changed (the URL's parts by name), never a value: a URL may hold a password.
+    fields = await service.update(db, source, body, settings)
     await _changed(db, user, source, fields)
     if connect_again:
         await checking.check(db, source, settings)
@@ -124,8 +155,17 @@ async def delete_source(source: OwnerSource, db: DbDep, user: CurrentUser) -> Re
 
 
 @router.post("/sources/{source_id}/check", response_model=CheckOut)
-async def check_source(source: OwnedSource, db: DbDep, settings: SettingsDep) -> CheckOut:
-    """Connect and list the tables now, within the connect timeout; the answer says why not."""
+async def check_source(
+    source: OwnedSource,
+    db: DbDep,
+    settings: SettingsDep,
+    user: CurrentUser,
+    limit: UserActionRateLimitDep,
+) -> CheckOut:
+    """Connect and list the tables now, within the connect timeout; the answer says why not
+    (one sentence wherever no database answered). At most SOURCES_CHECKS_PER_MINUTE per
+    user (429)."""
+    await _within_limit(limit, user, "check", settings.SOURCES_CHECKS_PER_MINUTE)
     result = await checking.check(db, source, settings)
     return CheckOut.model_validate(result, from_attributes=True)
 

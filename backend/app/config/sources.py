@@ -46,7 +46,8 @@ class SourcesSettings(BaseModel):
         gt=0,
         le=120,
         description="The longest connecting to a source (and checking it) may take before "
-        "it fails with a sentence saying why.",
+        "it fails with a sentence saying why. A check where no database answered (a closed "
+        "port, a silent one, another protocol, an unknown host) answers when this is up.",
         json_schema_extra=doc(Section.sources),
     )
     SOURCES_SCHEMA_MAX_TABLES: int = Field(
@@ -90,6 +91,21 @@ class SourcesSettings(BaseModel):
         ge=1,
         description="Queries one question's code may run on data sources in all; past it each "
         "`sql()` call fails with a sentence saying so.",
+        json_schema_extra=doc(Section.sources),
+    )
+    SOURCES_CHECKS_PER_MINUTE: int = Field(
+        20,
+        ge=1,
+        description="Checks of sources one user may ask for per minute (`POST "
+        "/sources/{id}/check`, and changes of a URL or password, which check again); past it "
+        "they answer 429 with `Retry-After`. Counted in Redis across replicas when it is set.",
+        json_schema_extra=doc(Section.sources),
+    )
+    SOURCES_CREATIONS_PER_MINUTE: int = Field(
+        20,
+        ge=1,
+        description="Sources one user may add per minute (each is checked as it is added), "
+        "counted as above.",
         json_schema_extra=doc(Section.sources),
     )
     SOURCES_PREVIOUS_SECRET_KEYS: str | None = Field(

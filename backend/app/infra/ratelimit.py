@@ -1,5 +1,6 @@
 """Login attempts, counted per client address and per (account, address) pair in fixed windows;
-and guesses at shared links, counted per client address.
+guesses at shared links, counted per client address; and costly actions of a signed-in
+user (checking a data source, adding one), counted per user.
 
 Never per account alone: then anyone could lock any account, the admin's included, for
 everyone by failing ten times. An attacker at one address exhausts that address's guesses
@@ -268,6 +269,24 @@ class SharedLinkRateLimit(_Attempts):
     async def succeeded(self, address: str | None) -> None:
         """The link opened: the address gets its attempt back."""
         await self.counters.undo(self._key(address))
+
+
+class UserActionRateLimit(_Attempts):
+    """How many times one user may take an action (each counted apart) within a window:
+    every attempt counts, refused or not; the limit is given at each attempt (a setting
+    read then).
+
+    Args:
+        counters: Where the counts live.
+        window_seconds: How long a count lasts from its first attempt.
+    """
+
+    def __init__(self, counters: WindowCounters, window_seconds: float = 60):
+        super().__init__(counters, 0, window_seconds)
+
+    async def attempt(self, action: str, user_id: str, limit: int) -> int:
+        """Count `action` by `user_id`; 0, or the whole seconds until it would be allowed."""
+        return await self._count({f"user:{action}:{_digest(user_id)}": limit})
 
 
 def wait_sentence(seconds: int) -> str:

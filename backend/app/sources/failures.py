@@ -13,8 +13,9 @@ from app.sources.credentials import MASK, Secret
 class FailureKind(StrEnum):
     host_not_allowed = "host_not_allowed"
     file_not_allowed = "file_not_allowed"
-    host_unknown = "host_unknown"
-    refused = "connection_refused"
+    # Nothing that speaks the database's protocol answered: a closed port, a silent one, a
+    # port that speaks something else, a name that does not resolve (one sentence for all).
+    no_answer = "no_answer"
     timeout = "timeout"
     wrong_password = "wrong_password"
     unknown_database = "unknown_database"
@@ -26,12 +27,25 @@ class FailureKind(StrEnum):
 
 
 class SourceFailure(Exception):
-    """A source cannot be reached or used; `str()` is a sentence with no credential in it."""
+    """A source cannot be reached or used; `str()` is a sentence with no credential in it.
+    `reason` says more, for the server's log only (why nothing answered)."""
 
-    def __init__(self, kind: FailureKind, sentence: str):
+    def __init__(self, kind: FailureKind, sentence: str, reason: str | None = None):
         super().__init__(sentence)
         self.kind = kind
         self.sentence = sentence
+        self.reason = reason or sentence
+
+
+NO_ANSWER = "No database answered at that address."
+
+
+def no_answer(reason: str) -> SourceFailure:
+    """The one failure for every address where no database answered (a closed port, a
+    silent one, one that speaks another protocol or refuses TLS, a name that does not
+    resolve): one sentence whatever was there, so checks cannot map the network around the
+    server. `reason` goes to the server's log only."""
+    return SourceFailure(FailureKind.no_answer, NO_ANSWER, reason=reason)
 
 
 # user:password@ in a DSN, and password=… / pwd=… key-value pairs.
@@ -51,17 +65,12 @@ def scrub(text: str, secrets: Iterable[Secret] = ()) -> str:
     return _KEY_VALUE.sub(lambda m: f"{m['head']}{MASK}", text)
 
 
-def network_failure(exc: BaseException, where: str, timeout: float) -> SourceFailure | None:
-    """The sentence for a failure to open a connection to `where` (host:port), if `exc` is
-    one of the network's own (not a database's refusal)."""
+def network_failure(exc: BaseException, where: str) -> SourceFailure | None:
+    """The failure for an error of the network's own while connecting to `where`
+    (host:port), if `exc` is one: a TLS certificate or handshake refused (a database had
+    answered first) says so; anything else is `no_answer`."""
     import ssl  # here: only this function needs it
 
-    if isinstance(exc, TimeoutError):
-        return SourceFailure(
-            FailureKind.timeout,
-            f"{where} did not answer within {timeout:g} s: the host may be down, or a firewall "
-            "drops the connection.",
-        )
     if isinstance(exc, ssl.SSLCertVerificationError):
         return SourceFailure(
             FailureKind.tls,
@@ -70,14 +79,6 @@ def network_failure(exc: BaseException, where: str, timeout: float) -> SourceFai
         )
     if isinstance(exc, ssl.SSLError):
         return SourceFailure(FailureKind.tls, f"TLS with {where} failed: {exc.reason or exc}.")
-    if isinstance(exc, ConnectionRefusedError):
-        return SourceFailure(
-            FailureKind.refused,
-            f"Nothing accepts connections at {where} (connection refused): is the database "
-            "running there, on that port?",
-        )
-    if isinstance(exc, OSError):
-        return SourceFailure(
-            FailureKind.refused, f"{where} cannot be reached: {exc.strerror or exc}."
-        )
+    if isinstance(exc, OSError):  # refused, unreachable, reset, timed out
+        return no_answer(f"{where}: {exc!r}")
     return None

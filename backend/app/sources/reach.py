@@ -21,7 +21,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from app.config import Settings
-from app.sources.failures import FailureKind, SourceFailure
+from app.sources.failures import FailureKind, SourceFailure, no_answer
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -88,21 +88,19 @@ def _same_server(protected: IPAddress, address: IPAddress) -> bool:
     return local and (address.is_loopback or address.is_unspecified)
 
 
-async def _resolve(host: str, port: int) -> list[IPAddress]:
+async def _resolve(host: str, port: int, seconds: float = RESOLVE_SECONDS) -> list[IPAddress]:
     try:
         return [_plain(ipaddress.ip_address(host))]
     except ValueError:
         pass
     loop = asyncio.get_running_loop()
     try:
-        async with asyncio.timeout(RESOLVE_SECONDS):
+        async with asyncio.timeout(seconds):
             infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (OSError, TimeoutError):
-        raise SourceFailure(
-            FailureKind.host_unknown,
-            f"The host {host!r} is unknown (its name does not resolve from the workbench's "
-            "server); check the spelling, or use its IP address.",
-        ) from None
+    except (OSError, TimeoutError) as exc:
+        # Said as a closed port is: which names resolve inside the server's network is no
+        # one's business but the log's.
+        raise no_answer(f"{host}: does not resolve ({exc!r})") from None
     found: list[IPAddress] = []
     for info in infos:
         address = _plain(ipaddress.ip_address(info[4][0]))
@@ -167,7 +165,9 @@ class Reach:
         Raises:
             SourceFailure: the host is unknown, or one of its addresses is not allowed.
         """
-        addresses = await _resolve(host, port)
+        # Within the connect timeout: a name that does not resolve answers no later than a
+        # silent port does.
+        addresses = await _resolve(host, port, min(RESOLVE_SECONDS, self.connect_timeout))
         guarded = await self._guarded()
         for address in addresses:
             self._check(host, address, port, guarded)
@@ -186,7 +186,9 @@ class Reach:
     def _check(
         self, host: str, address: IPAddress, port: int, guarded: list[tuple[IPAddress, int]]
     ) -> None:
-        where = f"{host}:{port}" + (f" ({address})" if str(address) != host else "")
+        # The address a name resolved to is not said: which names resolve, and to what,
+        # inside the server's network is for its log.
+        where = f"{host}:{port}"
         if address.is_unspecified or address.is_multicast:
             raise SourceFailure(
                 FailureKind.host_not_allowed, f"{where} is not an address a source can use."

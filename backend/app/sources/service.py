@@ -22,7 +22,7 @@ from app.sources.connection import SourceConnection
 from app.sources.credentials import CannotDecrypt, Keyring, Secret
 from app.sources.reach import Reach
 from app.sources.schemas import SourceCreate, SourceUpdate
-from app.sources.urls import SourceUrl, parse
+from app.sources.urls import SourceUrl, Tls, parse
 
 
 def keyring_of(settings: Settings) -> Keyring:
@@ -95,33 +95,78 @@ async def create(
     return source
 
 
+# What a source's password is sent to (and how): changing any of these without giving the
+# password again would send the stored one to a server its owner never named.
+TARGET_PARTS = ("kind", "host", "port", "user", "database")
+# TLS modes from the least to the most careful.
+_TLS_ORDER = list(Tls)
+
+
+def changed_parts(before: SourceUrl, after: SourceUrl) -> list[str]:
+    """The parts of a source's URL that differ (`tls` too, never the password)."""
+    return [p for p in (*TARGET_PARTS, "tls") if getattr(before, p) != getattr(after, p)]
+
+
+def _moves_the_password(before: SourceUrl, after: SourceUrl) -> bool:
+    weaker = _TLS_ORDER.index(after.tls) < _TLS_ORDER.index(before.tls)
+    return weaker or any(getattr(before, p) != getattr(after, p) for p in TARGET_PARTS)
+
+
 async def update(
     db: AsyncSession, source: DataSource, data: SourceUpdate, settings: Settings
-) -> bool:
-    """Apply the fields sent; True when how to connect changed (it must be checked again).
+) -> list[str]:
+    """Apply the fields sent.
 
-    A new URL without a password (and no `password`) keeps the stored password.
+    A new URL without a password (and no `password`) keeps the stored password only while
+    it names the same server, port, user, database and kind, with TLS no weaker: the stored
+    password is never sent anywhere else.
+
+    Returns:
+        What changed (`name`, `description`, the URL's parts, `password`), never a value.
+        A source sent a URL or a password is left unchecked: the caller checks it again.
+
+    Raises:
+        BadRequest: `password_required` when the URL names another target without a
+            password; `password_lost` when no key opens the stored one.
+        Conflict: the project has another source of the new name.
     """
+    changed = []
     if data.name is not None and data.name != source.name:
         await _refuse_taken_name(db, source.project_id, data.name)
         source.name = data.name
-    if data.description is not None:
+        changed.append("name")
+    if data.description is not None and data.description != source.description:
         source.description = data.description
-    reconnect = data.url is not None or data.password is not None
-    if reconnect:
+        changed.append("description")
+    if data.url is not None or data.password is not None:
         keyring = keyring_of(settings)
-        url = parse(data.url) if data.url is not None else parse(source.url)
+        before = parse(source.url)
+        url = parse(data.url) if data.url is not None else before
         if data.password is not None:
             url = url.with_password(Secret(data.password))
-        elif not url.password and source.password_sealed:
-            try:
-                url = url.with_password(keyring.open(source.password_sealed, str(source.id)))
-            except CannotDecrypt as exc:
-                raise BadRequest(f"Send the password again: {exc}.", code="password_lost") from None
+        new_password = data.password is not None or bool(url.password)
+        if not new_password and source.password_sealed:
+            if _moves_the_password(before, url):
+                raise BadRequest(
+                    "Give the password again to point this source at another server, port, "
+                    "user, database or kind, or to weaken its TLS: the stored password is only "
+                    "ever sent where it was entered for.",
+                    code="password_required",
+                )
+            url = url.with_password(_stored_password(source, keyring))
+        changed += changed_parts(before, url) + (["password"] if new_password else [])
         _set_url(source, url, keyring)
     source.updated_at = utcnow()
     await db.flush()
-    return reconnect
+    return sorted(set(changed))
+
+
+def _stored_password(source: DataSource, keyring: Keyring) -> Secret:
+    assert source.password_sealed is not None
+    try:
+        return keyring.open(source.password_sealed, str(source.id))
+    except CannotDecrypt as exc:
+        raise BadRequest(f"Send the password again: {exc}.", code="password_lost") from None
 
 
 async def delete(db: AsyncSession, source: DataSource) -> None:

@@ -17,6 +17,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from app.sources import identity
 from app.sources.refusals import QueryRefused
 from app.sources.urls import SourceKind
 
@@ -161,6 +162,7 @@ DENIED_FUNCTIONS = frozenset(
         "iceberg_scan",
         "delta_scan",
         "read_xlsx",
+        "json_execute_serialized_sql",
         "duckdb_secrets",
         "which_secret",
         "install_extension",
@@ -185,6 +187,12 @@ DENIED_PREFIXES = (
     "pg_copy_",
     "lo_",
     "dblink",
+    # DuckDB's readers and file metadata: read_json_objects_auto, parquet_kv_metadata, …
+    "read_",
+    "parquet_",
+    "json_execute_",
+    "iceberg_",
+    "delta_",
 )
 # Sleeps are taken only for a literal time within the statement timeout.
 SLEEPS = frozenset({"pg_sleep", "sleep"})
@@ -264,8 +272,12 @@ def _check_node(node: exp.Expr, kind: SourceKind, timeout_seconds: float) -> Non
         raise QueryRefused(
             f"{statement_name(node)} is not allowed inside a query: sources are read-only."
         )
+    name = function_name(node) if isinstance(node, exp.Func) else None
+    said = identity.refusal(node, kind, name)
+    if said is not None:
+        raise QueryRefused(said)
     if isinstance(node, exp.Func):
-        name = function_name(node)
+        assert name is not None
         if name in SLEEPS and not _sleep_within(node, timeout_seconds):
             raise QueryRefused(
                 f"{name}() is allowed only for a literal number of seconds up to the "

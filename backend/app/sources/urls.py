@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
@@ -122,7 +122,7 @@ def parse(text: str) -> SourceUrl:
             that is not taken; the sentence never repeats the URL (it holds a password).
     """
     try:
-        url = make_url(text.strip())
+        url = _split(text.strip())
     except (ArgumentError, ValueError):
         raise BadRequest(
             f"That is not a database URL. Examples: {EXAMPLES}.", code="invalid_source_url"
@@ -167,6 +167,20 @@ def parse(text: str) -> SourceUrl:
         database=url.database or None,
         tls=tls,
     )
+
+
+def _split(text: str) -> URL:
+    """`text` as a URL whose user and password end at the rightmost `@` before the query:
+    a password typed raw may hold `@`, `:` or `/` (make_url alone would end it at the first
+    `@`, and show the rest as the host); percent-encoded parts are decoded. A file's URL
+    (`sqlite:////path`) has no user: an `@` in its path stays there."""
+    scheme, separator, rest = text.partition("://")
+    at = rest.partition("?")[0].rfind("@")
+    if not separator or at < 0 or rest.startswith("/"):
+        return make_url(text)
+    user, colon, password = rest[:at].partition(":")
+    url = make_url(f"{scheme}://{rest[at + 1 :]}")
+    return url.set(username=unquote(user), password=unquote(password) if colon else None)
 
 
 def _options(kind: SourceKind, url: URL) -> Tls:

@@ -70,6 +70,16 @@ POSTGRES = [
     "GRANT ALL ON orders TO PUBLIC",
     "CALL p()",
     "",
+    # The server's identity: where it is, its files (analysis code is never given a host).
+    "SELECT inet_server_addr()",
+    "SELECT inet_server_port()",
+    "SELECT inet_client_addr(), inet_client_port()",
+    "SELECT current_setting('data_directory')",
+    "SELECT current_setting('listen_addresses')",
+    "SELECT current_setting(name) FROM (SELECT 'port' AS name) s",
+    "SELECT setting FROM pg_settings WHERE name = 'port'",
+    "SELECT client_addr FROM pg_catalog.pg_stat_activity",
+    "SELECT pg_current_logfile()",
 ]
 MYSQL = [
     "DELETE FROM orders",
@@ -97,6 +107,23 @@ MYSQL = [
     "DO SLEEP(100)",
     "CALL p()",
     "START TRANSACTION; DELETE FROM orders; COMMIT",
+    "SELECT @@hostname",
+    "SELECT @@datadir",
+    "SELECT @@basedir",
+    "SELECT @@tmpdir",
+    "SELECT @@socket",
+    "SELECT @@port",
+    "SELECT @@pid_file",
+    "SELECT @@general_log_file",
+    "SELECT @@GLOBAL.log_error",
+    "SELECT @@session.bind_address",
+    "SELECT @@server_uuid",
+    "SELECT USER()",
+    "SELECT UUID()",
+    "SELECT * FROM performance_schema.global_variables",
+    "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES "
+    "WHERE VARIABLE_NAME = 'HOSTNAME'",
+    "SELECT HOST FROM information_schema.PROCESSLIST",
 ]
 SQLITE = [
     "DELETE FROM orders",
@@ -131,6 +158,18 @@ DUCKDB = [
     "DELETE FROM orders",
     "CREATE TABLE stolen AS SELECT 1",
     "SELECT 1; DELETE FROM orders",
+    "SELECT * FROM parquet_kv_metadata('/etc/passwd')",
+    "SELECT * FROM parquet_metadata('/etc/passwd')",
+    "SELECT * FROM parquet_schema('/etc/passwd')",
+    "SELECT * FROM parquet_file_metadata('/etc/passwd')",
+    "SELECT * FROM read_json_objects_auto('/etc/passwd')",
+    "SELECT * FROM read_json_objects('/etc/passwd')",
+    "SELECT * FROM read_ndjson_objects('/etc/passwd')",
+    "SELECT json_execute_serialized_sql(json_serialize_sql('SELECT 1'))",
+    "SELECT * FROM duckdb_settings()",
+    "SELECT current_setting('home_directory')",
+    "SELECT path FROM duckdb_databases()",
+    "SELECT * FROM pragma_database_list",
 ]
 
 
@@ -457,11 +496,14 @@ def test_stopping_early_closes_the_connection_at_once(pg_source: ServerSource) -
 def test_a_closed_port_a_wrong_login_and_an_unknown_database_answer_with_a_sentence(
     kind: str, pg_source: ServerSource, mysql_source: ServerSource
 ) -> None:
+    """A closed port says no database answered there (as a silent one, or one speaking
+    another protocol, does: tests/redteam/test_source_attacks.py); a database that answered
+    says it refused the login or has no such database."""
     from tests.support.services import free_port
 
     source = pg_source if kind == "postgresql" else mysql_source
     base = f"{kind}://{source.writer}:{source.password}@127.0.0.1"
-    with pytest.raises(QueryFailed, match="connection refused") as refused:
+    with pytest.raises(QueryFailed, match=r"^No database answered at that address\.$") as refused:
         run(collect(connection(f"{base}:{free_port()}/{source.database}"), "SELECT 1"))
     # This machine's PostgreSQL trusts loopback logins: a user it does not know stands for
     # a wrong password there.

@@ -23,7 +23,7 @@ from app.sources.arrow import Column, misfit, parse_text, schema_of, unique_name
 from app.sources.catalog import ColumnInfo, Introspection, TableInfo
 from app.sources.connection import Access, RoleReport, SourceConnection
 from app.sources.drivers.mysql_rows import wire_rows
-from app.sources.failures import FailureKind, SourceFailure, network_failure, scrub
+from app.sources.failures import FailureKind, SourceFailure, network_failure, no_answer, scrub
 from app.sources.refusals import QueryFailed, timed_out
 from app.sources.tls import context_for
 from app.sources.urls import Tls
@@ -294,14 +294,21 @@ async def open_session(connection: SourceConnection) -> MysqlSession:
     except BaseException as exc:
         with contextlib.suppress(Exception):
             conn.close()
-        raise _failure(exc, connection, where, timeout) from None
+        raise _failure(exc, connection, where) from None
     return MysqlSession(conn, connection, timeout)
 
 
-def _failure(
-    exc: BaseException, connection: SourceConnection, where: str, timeout: float
-) -> BaseException:
+# pymysql's own error codes (lost connection, bad packet, …): not the server's word.
+_CLIENT_CODES = range(2000, 3000)
+
+
+def _failure(exc: BaseException, connection: SourceConnection, where: str) -> BaseException:
+    """What a failed connection says: a server's own refusal (wrong password, unknown
+    database, TLS) plainly; anything from a server that did not speak MySQL's protocol back
+    as `no_answer`."""
     url = connection.url
+    if not isinstance(exc, Exception):
+        return exc  # cancelled: on its way
     if isinstance(exc, _NoTls):
         return SourceFailure(
             FailureKind.tls,
@@ -311,27 +318,29 @@ def _failure(
     cause = exc.__cause__ or exc.__context__
     wrapped = isinstance(exc, pymysql.OperationalError) and exc.args and exc.args[0] == 2003
     # aiomysql wraps the network's own error (2003): say what it was.
-    if wrapped and cause is not None and (found := network_failure(cause, where, timeout)):
-        return found
-    network = network_failure(exc, where, timeout)
+    if wrapped and cause is not None:
+        exc = cause
+    network = network_failure(exc, where)
     if network is not None:
         return network
-    if isinstance(exc, pymysql.MySQLError):
-        code = exc.args[0] if exc.args else None
-        said = scrub(str(exc.args[1] if len(exc.args) > 1 else exc), [url.password])
-        if code == 1045:
-            return SourceFailure(
-                FailureKind.wrong_password,
-                f"MySQL at {where} refused the password of {url.user}: {said}",
-            )
-        if code in (1044, 1049):
-            return SourceFailure(
-                FailureKind.unknown_database,
-                f"MySQL at {where} has no database {url.database!r} for {url.user}: {said}",
-            )
-        if code == 3159 or "SSL" in said or "secure transport" in said:
-            return SourceFailure(
-                FailureKind.tls, f"MySQL at {where} needs TLS: add ?ssl_mode=REQUIRED ({said})"
-            )
-        return SourceFailure(FailureKind.other, f"MySQL at {where}: {said}")
-    return exc
+    code = exc.args[0] if isinstance(exc, pymysql.MySQLError) and exc.args else None
+    said = scrub(str(exc.args[1] if len(exc.args) > 1 else exc), [url.password])
+    if not isinstance(code, int):
+        return no_answer(f"{where}: {type(exc).__name__}: {said}")
+    if code == 1045:
+        return SourceFailure(
+            FailureKind.wrong_password,
+            f"MySQL at {where} refused the password of {url.user}: {said}",
+        )
+    if code in (1044, 1049):
+        return SourceFailure(
+            FailureKind.unknown_database,
+            f"MySQL at {where} has no database {url.database!r} for {url.user}: {said}",
+        )
+    if code == 3159 or "SSL" in said or "secure transport" in said:
+        return SourceFailure(
+            FailureKind.tls, f"MySQL at {where} needs TLS: add ?ssl_mode=REQUIRED ({said})"
+        )
+    if code in _CLIENT_CODES:
+        return no_answer(f"{where}: {code} {said}")
+    return SourceFailure(FailureKind.other, f"MySQL at {where}: {said}")

@@ -17,7 +17,7 @@ import pyarrow as pa
 from app.sources.catalog import ColumnInfo, Introspection, TableInfo
 from app.sources.connection import Access, RoleReport, SourceConnection
 from app.sources.drivers.postgres_copy import OUTPUT_SETTINGS, stream_copy
-from app.sources.failures import FailureKind, SourceFailure, network_failure, scrub
+from app.sources.failures import FailureKind, SourceFailure, network_failure, no_answer, scrub
 from app.sources.refusals import QueryFailed, timed_out
 from app.sources.tls import context_for
 from app.sources.urls import Tls
@@ -188,14 +188,17 @@ async def open_session(connection: SourceConnection) -> PostgresSession:
             },
         )
     except BaseException as exc:
-        raise _failure(exc, connection, where, timeout) from None
+        raise _failure(exc, connection, where) from None
     return PostgresSession(conn, connection, timeout)
 
 
-def _failure(
-    exc: BaseException, connection: SourceConnection, where: str, timeout: float
-) -> BaseException:
+def _failure(exc: BaseException, connection: SourceConnection, where: str) -> BaseException:
+    """What a failed connection says: a database's own refusal (wrong password, unknown
+    database, TLS required) plainly; anything from a server that did not speak PostgreSQL's
+    protocol back (no error of its own) as `no_answer`."""
     url = connection.url
+    if not isinstance(exc, Exception):
+        return exc  # cancelled: on its way
     said = scrub(str(exc), [url.password])
     if isinstance(exc, asyncpg.InvalidPasswordError):
         return SourceFailure(
@@ -214,15 +217,10 @@ def _failure(
             f"PostgreSQL at {where} refused the connection"
             + (" without TLS: add ?sslmode=require to the URL" if tls else f": {said}"),
         )
-    if isinstance(exc, ConnectionError) and "SSL" in str(exc):
-        return SourceFailure(
-            FailureKind.tls,
-            f"PostgreSQL at {where} does not offer TLS, which the URL requires "
-            f"(sslmode={url.tls.value}).",
-        )
-    network = network_failure(exc, where, timeout)
+    network = network_failure(exc, where)
     if network is not None:
         return network
-    if isinstance(exc, asyncpg.PostgresError | asyncpg.InterfaceError):
+    if isinstance(exc, asyncpg.PostgresError) and exc.severity:  # the server's own error
         return SourceFailure(FailureKind.other, f"PostgreSQL at {where}: {said}")
-    return exc
+    # asyncpg's own (SSL upgrade rejected, connection closed, a message it cannot read).
+    return no_answer(f"{where}: {type(exc).__name__}: {said}")

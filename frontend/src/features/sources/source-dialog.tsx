@@ -318,7 +318,7 @@ function EditSourceForm({ source, onClose, onSaved }: { source: SourceOut; onClo
       </Field>
       <UrlField id={`${id}-url`} credentials={credentials} hint="A new URL or password is checked again." blocked={credentialsBlocked} />
       {!file && (
-        <PasswordField id={`${id}-password`} credentials={credentials} hint="Leave empty to keep the stored password." blocked={credentialsBlocked} />
+        <PasswordField id={`${id}-password`} credentials={credentials} hint="Leave empty to keep the stored password: only while the server, port, user, database and kind stay the same (another target needs the password again)." blocked={credentialsBlocked} />
       )}
       <FormEnd
         id={id}
