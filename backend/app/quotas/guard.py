@@ -157,7 +157,11 @@ class UploadQuota:
         await db.execute(
             update(Project).where(Project.id == self.project.id).values(updated_at=utcnow())
         )
-        await db.execute(select(User.id).where(User.id == self.user.id).with_for_update())
+        # FOR NO KEY UPDATE: the new version's foreign key holds a KEY SHARE lock on this
+        # row, which FOR UPDATE would wait for (two uploads would deadlock).
+        await db.execute(
+            select(User.id).where(User.id == self.user.id).with_for_update(key_share=True)
+        )
         await self.measure(db)
         project, user = self.project_used, self.user_used
         if project is not None and _over(project):
