@@ -15,7 +15,18 @@ from fastapi import FastAPI
 
 import app.agent  # noqa: F401  (sets LiteLLM's offline price list before litellm is imported)
 from app.agent import warm_up
-from app.api import auth, files, health, projects, runs, sessions, shares, sources, system
+from app.api import (
+    auth,
+    files,
+    health,
+    projects,
+    runs,
+    sessions,
+    shares,
+    sources,
+    storage,
+    system,
+)
 from app.api.docs import docs_router
 from app.api.errors import install_error_handlers
 from app.api.headers import install_security_headers
@@ -179,7 +190,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_body_limit(app, settings.MAX_JSON_BODY_BYTES)
     install_security_headers(app, docs_paths=(f"{API_PREFIX}/docs", f"{API_PREFIX}/redoc"))
 
-    for module in (auth, projects, files, sessions, shares, runs, sources, system):
+    for module in (auth, projects, files, sessions, shares, runs, sources, storage, system):
         app.include_router(module.router, prefix=API_PREFIX)
     app.include_router(auth.users, prefix=API_PREFIX)
     app.include_router(health.router)

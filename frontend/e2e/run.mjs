@@ -2546,6 +2546,56 @@ async function main() {
       await page.emulateMedia({ colorScheme: 'light' });
     });
 
+    await test('storage quotas: the project page and the account menu show use against quota; an upload past it is refused with the sentence', async () => {
+      // The admin's own quota made small (1 MiB), then filled up to it with 20 KB files by the API.
+      const made = await page.evaluate(async () => {
+        const token = JSON.parse(localStorage.getItem('wb.auth')).token;
+        const headers = { Authorization: `Bearer ${token}` };
+        const json = { ...headers, 'Content-Type': 'application/json' };
+        const me = await (await fetch('/api/v1/auth/me', { headers })).json();
+        const set = await fetch(`/api/v1/users/${me.id}`, { method: 'PATCH', headers: json, body: JSON.stringify({ storage_quota_mb: 1 }) });
+        if (!set.ok) throw new Error(`setting the quota: ${set.status}`);
+        const project = await (await fetch('/api/v1/projects', { method: 'POST', headers: json, body: JSON.stringify({ name: 'Storage quota' }) })).json();
+        const usage = await (await fetch('/api/v1/auth/me/usage', { headers })).json();
+        const fillers = Math.max(0, Math.floor((usage.quota_bytes - usage.used_bytes) / 20_000));
+        for (let i = 0; i < fillers; i++) {
+          const form = new FormData();
+          form.append('file', new Blob(['x'.repeat(20_000)]), `part-${i}.zip`);
+          const r = await fetch(`/api/v1/projects/${project.id}/files`, { method: 'POST', headers, body: form });
+          if (r.status !== 201) throw new Error(`filler ${i}: ${r.status} ${await r.text()}`);
+        }
+        return { project: project.id, me: me.id, fillers };
+      });
+      await page.goto(`${base}/projects/${made.project}`);
+      const bar = page.getByTestId('project-storage').getByRole('progressbar', { name: 'Project storage used' });
+      await bar.waitFor();
+      expect((await bar.getAttribute('aria-valuetext')).endsWith(' of 20 GB'), `the project's bar: ${await bar.getAttribute('aria-valuetext')}`);
+      await page.getByTestId('project-storage-breakdown').filter({ hasText: `in ${made.fillers} files` }).waitFor();
+      await page.getByTestId('file-input').setInputFiles({ name: 'one-more.csv', mimeType: 'text/csv', buffer: Buffer.from('a,b\n' + '1,2\n'.repeat(4_999)) }); // 20,000 bytes: more than the room left
+      const uploads = page.getByRole('list', { name: 'Uploads' });
+      await uploads.getByRole('alert').filter({ hasText: 'This upload would take your storage past its 1.0 MB quota:' }).waitFor();
+      await uploads.getByRole('alert').filter({ hasText: 'ask an admin to raise your quota' }).waitFor();
+      await uploads.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await shot('95-storage-quota-refused');
+      await page.getByTestId('project-storage').evaluate((el) => el.scrollIntoView({ block: 'center' }));
+      await shot('95a-storage-quota-project');
+      await page.getByRole('button', { name: /^Account: / }).click();
+      const mine = page.getByRole('menu').getByRole('progressbar', { name: 'Your storage used' });
+      await mine.waitFor();
+      expect((await mine.getAttribute('aria-valuetext')).endsWith(' of 1.0 MB'), `your bar: ${await mine.getAttribute('aria-valuetext')}`);
+      expect(['near', 'reached'].includes(await mine.getAttribute('data-state')), 'your bar is near or at the quota');
+      await shot('95b-storage-quota-account');
+      await page.keyboard.press('Escape');
+      await page.evaluate(async (id) => {
+        const token = JSON.parse(localStorage.getItem('wb.auth')).token;
+        await fetch(`/api/v1/users/${id}`, {
+          method: 'PATCH',
+          headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ storage_quota_mb: null }),
+        });
+      }, made.me);
+    });
+
     await test('an invalid token sends the user back to login', async () => {
       await page.evaluate(() => {
         const raw = JSON.parse(localStorage.getItem('wb.auth'));

@@ -23,6 +23,7 @@ from app.errors import PayloadTooLarge
 from app.files import service
 from app.files.preview.paging import MAX_PAGE_ROWS, Window
 from app.files.preview_process import PreviewsBusy, preview_owner
+from app.files.previewing import makes_table_copy
 from app.files.schemas import (
     READERS_SHOWN,
     FileOut,
@@ -32,6 +33,8 @@ from app.files.schemas import (
     VersionReader,
 )
 from app.files.upload import MultipartFile
+from app.quotas import guard
+from app.quotas.guard import UploadQuota
 from app.schemas import Page
 
 router = APIRouter(tags=["files"])
@@ -61,7 +64,10 @@ _UPLOAD_BODY = {
     status_code=status.HTTP_201_CREATED,
     openapi_extra=_UPLOAD_BODY,
     responses={
-        413: {"description": "Over the upload limit"},
+        413: {
+            "description": "Over the upload limit (file_too_large), or past the project's or "
+            "the uploader's storage quota (storage_quota_exceeded)"
+        },
         415: {"description": "Unsupported type"},
     },
 )
@@ -76,24 +82,33 @@ async def upload_file(
     """Upload a file (multipart field `file`). Uploading a name again makes a new version of
     that file (same id): runs read the newest, earlier ones stay under /files/{id}/versions.
     A tabular file is read right away (its preview): `check` and `problem` say whether it
-    is unreadable or empty, so a bad file is flagged before anyone asks about it."""
+    is unreadable or empty, so a bad file is flagged before anyone asks about it.
+
+    The bytes count against the project's and the uploader's storage quotas: an upload
+    past either answers 413 `storage_quota_exceeded`, saying which and what fills it."""
     limit = settings.MAX_UPLOAD_BYTES
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit + _ENVELOPE_BYTES:
         raise PayloadTooLarge(f"The file is larger than the upload limit of {limit:,} bytes.")
+    quota = UploadQuota(settings, project, user)
+    await quota.measure(db)
+    if declared and declared.isdigit():
+        quota.refuse(max(0, int(declared) - _ENVELOPE_BYTES))
     form = MultipartFile(request)
     await release_connection(db)  # no connection is held while the bytes stream in
     cache_dir = settings.previews_cache
     file = await service.upload(
-        db, storage, project.id, form, limit, settings.FILE_VERSIONS_KEPT, cache_dir
+        db, storage, project.id, form, limit, quota, settings.FILE_VERSIONS_KEPT, cache_dir
     )
     action = Action.file_uploaded if file.version == 1 else Action.file_replaced
     about = {"file_id": str(file.id), "name": file.name, "size": file.size, "version": file.version}
     await audit.record(db, project.id, user, action, ("file", file.id), about)
+    room = quota.room()  # as measured with the upload in it: a typed copy must fit too
+    copies = room is None or file.size <= room
     await release_connection(db)  # stored; the check below holds no connection
     try:
         with preview_owner(str(user.id)):
-            await service.check(storage, file, cache_dir)
+            await service.check(storage, file, cache_dir, copies)
     except PreviewsBusy:
         pass  # stored all the same; `check` stays null (not checked) and a preview reads it later
     return FileOut.model_validate(file)
@@ -231,12 +246,22 @@ async def preview_file(
     (`date_format`, `unit`, `true_values`/`false_values`)."""
     cache_dir = settings.previews_cache
     window = Window(offset=offset, limit=limit, sort=sort, descending=order == "desc")
+    # A big CSV's typed copy counts against the storage quotas: past them, none is made.
+    refused = None
+    if not window.in_head and makes_table_copy(file):
+        refused = await guard.copy_refused(db, settings, file)
     await release_connection(db)  # parsing may take seconds; the row is written after
     with previews_of(user):
         shown = await service.preview(
-            storage, file, cache_dir, sheet, header_row=header_row, window=window
+            storage,
+            file,
+            cache_dir,
+            sheet,
+            header_row=header_row,
+            window=window,
+            copies=refused is None,
         )
-    return FilePreview.model_validate(shown)
+    return FilePreview.model_validate(shown | {"notice": refused})
 
 
 @router.get(

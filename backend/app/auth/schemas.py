@@ -31,6 +31,11 @@ class UserOut(Schema):
     disabled: bool = Field(description="A disabled user cannot log in; their tokens are refused")
     created_at: datetime
     password_changed_at: datetime | None = None
+    storage_quota_mb: int | None = Field(
+        None,
+        description="An administrator's storage quota for this user in MiB (0: unlimited); "
+        "null: the server's USER_STORAGE_QUOTA_MB",
+    )
 
 
 class UserProjectOut(BaseModel):
@@ -75,6 +80,13 @@ class UserUpdate(BaseModel):
     disabled: bool | None = Field(None, description="true: no login, tokens refused")
     password: str | None = Field(
         None, min_length=8, max_length=1024, description="A new password (ends their logins)"
+    )
+    storage_quota_mb: int | None = Field(
+        None,
+        ge=0,
+        le=1 << 30,
+        description="Their storage quota in MiB (0: unlimited); null: back to the server's "
+        "USER_STORAGE_QUOTA_MB. Left out: unchanged.",
     )
 
 

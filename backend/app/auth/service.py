@@ -169,7 +169,8 @@ async def projects_of(
 
 
 async def update_user(db: AsyncSession, admin: User, user_id: uuid.UUID, data: UserUpdate) -> User:
-    """An administrator's changes to a user: role, enabled or not, a new password."""
+    """An administrator's changes to a user: role, enabled or not, a new password, their
+    storage quota."""
     user = await get_user(db, user_id)
     if user.id == admin.id and (data.disabled or data.is_admin is False):
         raise Conflict(
@@ -183,6 +184,8 @@ async def update_user(db: AsyncSession, admin: User, user_id: uuid.UUID, data: U
         user.disabled_at = (user.disabled_at or utcnow()) if data.disabled else None
     if data.password is not None:
         await set_password(db, user, data.password)
+    if "storage_quota_mb" in data.model_fields_set:
+        user.storage_quota_mb = data.storage_quota_mb
     await db.flush()
     return user
 

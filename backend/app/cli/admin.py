@@ -92,6 +92,28 @@ def revoke_tokens(email: Annotated[str, typer.Argument(help="The account's email
         raise typer.Exit(1)
 
 
+@admin.command("storage-quota")
+def storage_quota(
+    email: Annotated[str, typer.Argument(help="The account's email")],
+    mb: Annotated[
+        int | None,
+        typer.Argument(help="Their storage quota in MiB (0: unlimited); left out: show it", min=0),
+    ] = None,
+    default: Annotated[
+        bool, typer.Option("--default", help="Back to the server's USER_STORAGE_QUOTA_MB")
+    ] = False,
+) -> None:
+    """Show or set an account's storage quota: what the files they upload, and the artifacts
+    and snapshots of their questions, may fill in all (USER_STORAGE_QUOTA_MB otherwise)."""
+    normalised = _email(email)
+    if default and mb is not None:
+        raise typer.BadParameter("give a quota or --default, not both")
+    outcome = asyncio.run(_quota(_settings(), normalised, mb, default))
+    typer.echo(outcome.message)
+    if not outcome.found:
+        raise typer.Exit(1)
+
+
 @admin.command("reencrypt-sources")
 def reencrypt_sources() -> None:
     """Encrypt every data source's password again with the current SECRET_KEY (after
@@ -194,6 +216,25 @@ async def _revoke(settings: Settings, email: str) -> _Outcome:
     async def change(db: AsyncSession, user: User) -> str:
         revoked = await auth_service.revoke_all_api_tokens(db, user)
         return f"Revoked {_tokens(revoked)} of {email}; the account and its password are unchanged."
+
+    return await _with_user(settings, email, change)
+
+
+async def _quota(settings: Settings, email: str, mb: int | None, default: bool) -> _Outcome:
+    from app.agent.prompting import human_size
+    from app.quotas import guard
+
+    async def change(db: AsyncSession, user: User) -> str:
+        if default or mb is not None:
+            user.storage_quota_mb = None if default else mb
+            await db.flush()
+        used = await guard.user_usage(db, settings, user)
+        quota = "unlimited" if used.quota_bytes is None else human_size(used.quota_bytes)
+        whose = "the server's" if user.storage_quota_mb is None else "their own"
+        return (
+            f"{email}: storage quota {quota} ({whose}); {human_size(used.used_bytes)} used "
+            f"by {used.versions} file version(s), artifacts and snapshots."
+        )
 
     return await _with_user(settings, email, change)
 

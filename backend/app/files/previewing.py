@@ -57,6 +57,11 @@ _COPIES_OWNER = "table-copies"
 _copies: dict[Path, asyncio.Task[None]] = {}
 
 
+def makes_table_copy(file: File) -> bool:
+    """Whether reading the file's pages copies it into typed Parquet (a big CSV)."""
+    return previews.preview_kind(file.name) == "csv" and file.size >= paging.TABLE_COPY_MIN_BYTES
+
+
 def start_table_copy(
     storage: ObjectStorage, file: File, cache_dir: Path, shown: dict[str, Any]
 ) -> bool:
@@ -69,7 +74,7 @@ def start_table_copy(
     Returns:
         Whether a copy started.
     """
-    if previews.preview_kind(file.name) != "csv" or file.size < paging.TABLE_COPY_MIN_BYTES:
+    if not makes_table_copy(file):
         return False
     head = _without_cache(shown)
     work = cache_dir / file.sha256
@@ -156,6 +161,7 @@ async def preview(
     *,
     header_row: int | None = None,
     window: Window | None = None,
+    copies: bool = True,
 ) -> dict[str, Any]:
     """The file's preview (of one sheet of a workbook): its head computed once per content
     (and header row) and kept on the row, and any other window of the whole table read on
@@ -172,6 +178,8 @@ async def preview(
         header_row: The row of column names of a CSV or worksheet; None: the one detected.
         window: The rows to show (with `offset`, `limit`, `sort`, `order` in the answer);
             None: the head as stored, the first 50 rows.
+        copies: Whether a big CSV may be copied into typed Parquet for its pages (not when
+            the copy would take its project or uploader past a storage quota).
 
     Raises:
         PreviewError: Not previewable (415), unreadable or too costly (422), no such sheet
@@ -187,7 +195,8 @@ async def preview(
         async with _contents(file):
             path = await storage.local_copy(file.storage_key, cache_dir, file.sha256)
             head = _without_cache(shown)
-            start_table_copy(storage, file, cache_dir, head)
+            if copies:
+                start_table_copy(storage, file, cache_dir, head)
             page = await run_preview(
                 file.name,
                 paging.read_page,
@@ -354,9 +363,10 @@ def _remember(file: File, section: str, key: str, value: dict[str, Any]) -> dict
     return value
 
 
-async def check(storage: ObjectStorage, file: File, cache_dir: Path) -> None:
+async def check(storage: ObjectStorage, file: File, cache_dir: Path, copies: bool = True) -> None:
     """Read the file's head as its kind right after upload (the preview, within its bounds)
-    and note what a user should know at once: unreadable, empty, or too large to check."""
+    and note what a user should know at once: unreadable, empty, or too large to check.
+    A big CSV starts its typed copy when `copies` allows (see `preview`)."""
     if previews.preview_kind(file.name) is None:
         file.check, file.problem = "not_tabular", None
         return
@@ -369,7 +379,8 @@ async def check(storage: ObjectStorage, file: File, cache_dir: Path) -> None:
     else:
         if result["rows"] or result["row_count"]:
             file.check, file.problem = "ok", None
-            start_table_copy(storage, file, cache_dir, result)
+            if copies:
+                start_table_copy(storage, file, cache_dir, result)
         elif result["columns"]:
             file.check, file.problem = "empty", f"{file.name} has a header but no rows."
         else:

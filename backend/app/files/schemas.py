@@ -139,6 +139,11 @@ class FilePreview(BaseModel):
     limit: int = Field(50, description="The most rows asked for")
     sort: str | None = Field(None, description="The column all rows were sorted by, if any")
     order: Literal["asc", "desc"] = Field("asc", description="The direction of the sort")
+    notice: str | None = Field(
+        None,
+        description="Something the reader should know of how the rows were read (e.g. no "
+        "typed copy was made of a big CSV, for a storage quota)",
+    )
 
 
 class TopValue(BaseModel):

@@ -34,6 +34,7 @@ from app.infra.storage import ObjectNotFound, ObjectStorage, delete_objects
 from app.models import File, FileVersion, Project, Run, RunFileRead, Session, User
 from app.models.base import utcnow
 from app.ownership import Role, one_visible
+from app.quotas.guard import UploadQuota
 
 log = logging.getLogger(__name__)
 
@@ -100,15 +101,19 @@ class _Received:
 
 
 async def _measured(
-    chunks: AsyncIterator[bytes], name: str, limit: int, out: _Received
+    chunks: AsyncIterator[bytes], name: str, limit: int, out: _Received, quota: UploadQuota
 ) -> AsyncIterator[bytes]:
-    """Pass chunks through, counting, hashing and refusing more than `limit` bytes."""
+    """Pass chunks through, counting, hashing and refusing more than `limit` bytes, or more
+    than the storage quotas leave room for."""
     digest = hashlib.sha256()
     counter = previews.CsvRowCounter() if previews.preview_kind(name) == "csv" else None
+    room = quota.room()
     async for chunk in chunks:
         out.size += len(chunk)
         if out.size > limit:
             raise PayloadTooLarge(f"{name} is larger than the upload limit of {limit:,} bytes.")
+        if room is not None and out.size > room:
+            quota.refuse(out.size)
         digest.update(chunk)
         if counter is not None:
             counter.feed(chunk)
@@ -139,6 +144,7 @@ async def upload(
     project_id: uuid.UUID,
     form: MultipartFile,
     limit: int,
+    quota: UploadQuota,
     versions_kept: int = 10,
     cache_dir: Path | None = None,
 ) -> File:
@@ -148,15 +154,17 @@ async def upload(
     references to it stay valid), the new bytes are what it reads from now on, and the old
     ones stay as its previous version; past `versions_kept` versions, the oldest are deleted
     once the new row has committed (with their copies in `cache_dir`, the previews' cache,
-    when no other file holds the same bytes). If anything fails, the new bytes are deleted
-    and no row is written.
+    when no other file holds the same bytes). The bytes are charged to the project and to
+    the uploader (`quota`, measured by the caller): more than its room is refused while they
+    stream, and the recorded upload is measured again (app.quotas.guard). If anything fails,
+    the new bytes are deleted and no row is written.
     """
     name = clean_file_name(await form.open())
     content_type = content_type_for(name)
     key = storage_key(project_id)
     received = _Received()
     try:
-        await storage.put(key, _measured(form.chunks(), name, limit, received), content_type)
+        await storage.put(key, _measured(form.chunks(), name, limit, received, quota), content_type)
     except AppError:
         raise
     except Exception as exc:
@@ -171,8 +179,18 @@ async def upload(
         if project is None:
             raise NotFound("The project was deleted during the upload.", code="project_not_found")
         file = await _record(
-            db, storage, project, name, key, content_type, received, versions_kept, cache_dir
+            db,
+            storage,
+            project,
+            name,
+            key,
+            content_type,
+            received,
+            versions_kept,
+            cache_dir,
+            quota.user.id,
         )
+        await quota.settle(db, received.size, new_file=file.version == 1)
     except BaseException:
         await asyncio.shield(storage.delete(key))
         raise
@@ -189,6 +207,7 @@ async def _record(
     received: _Received,
     versions_kept: int,
     cache_dir: Path | None,
+    uploader: uuid.UUID,
 ) -> File:
     fields: dict[str, Any] = {
         "size": received.size,
@@ -226,6 +245,7 @@ async def _record(
                     storage_key=key,
                     row_count=received.row_count,
                     created_at=file.updated_at,
+                    uploaded_by=uploader,
                 )
             )
             await db.flush()

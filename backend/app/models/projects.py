@@ -94,6 +94,11 @@ class FileVersion(IdMixin, Base):
     storage_key: Mapped[str] = mapped_column(String(512), unique=True)
     row_count: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # Who uploaded these bytes: the user their storage is charged to (app.quotas). None:
+    # the user was deleted since.
+    uploaded_by: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), nullable=True, index=True
+    )
 
 
 class Session(IdMixin, TimestampMixin, Base):

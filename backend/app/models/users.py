@@ -24,6 +24,9 @@ class User(IdMixin, Base):
     # Login tokens carry the version they were issued at: a password change or reset bumps
     # it, which signs out every earlier login at once.
     login_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # An administrator's storage quota for this user, in MiB (0: unlimited); None: the
+    # server's USER_STORAGE_QUOTA_MB.
+    storage_quota_mb: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     @property
     def disabled(self) -> bool:

@@ -121,6 +121,7 @@ def test_an_empty_file_uploads_and_previews_as_empty(alice: Api) -> None:
         "limit": 50,
         "sort": None,
         "order": "asc",
+        "notice": None,
     }
 
 

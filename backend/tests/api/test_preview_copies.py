@@ -14,10 +14,12 @@ import duckdb
 from app.files import previewing
 from app.files.preview.paging import DEEP_PAGE_ROWS, TABLE_COPY_MIN_BYTES
 from tests.api.test_preview_pages import page, uploaded
-from tests.conftest import Api
+from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Api, stack_settings
+from tests.support.llm import ScriptedLLM
 from tests.support.server import LiveServer
 
 ROWS = 700_000
+MIB = 1 << 20
 
 
 def big_csv() -> tuple[bytes, list[tuple[int, str, float]]]:
@@ -67,6 +69,12 @@ def test_a_big_csv_pages_and_sorts_from_its_typed_copy(alice: Api, live: LiveSer
     assert [row[1] for row in again["rows"]] == ["changed"] * 5
     assert copies(live, content) == [copy]  # made once
 
+    # The copy counts against the project's and the uploader's storage.
+    usage = alice.get(f"/projects/{file['project_id']}/usage").json()
+    assert usage["copies_bytes"] == copy.stat().st_size > 0
+    assert usage["used_bytes"] == len(content) + copy.stat().st_size
+    assert alice.get("/auth/me/usage").json()["copies_bytes"] == copy.stat().st_size
+
 
 def test_a_small_csv_is_not_copied(alice: Api, live: LiveServer) -> None:
     content = b"a,b\n" + b"".join(b"%d,x\n" % i for i in range(300))
@@ -87,3 +95,30 @@ def test_a_file_deleted_while_it_is_copied_leaves_no_copy(alice: Api, live: Live
     digest = hashlib.sha256(content).hexdigest()
     folder = Path(live.settings.DATA_DIR) / "cache" / "files"
     assert sorted(p.name for p in folder.glob(f"{digest}*")) == []
+
+
+def test_a_typed_copy_past_the_storage_quota_is_not_made_and_the_page_says_so(
+    llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    """The copy would take the project past its quota: none is made, the upload and its pages
+    work all the same (read from the text), and the page says why they are slower."""
+    content, rows = big_csv()
+    quota_mb = len(content) // MIB + 2  # the file fits, a copy as big as it would not
+    settings = stack_settings(
+        "embedded", tmp_path / "data", LLM_API_BASE=llm.api_base, PROJECT_STORAGE_QUOTA_MB=quota_mb
+    )
+    live = LiveServer(settings).start()
+    try:
+        with Api(live).as_user(ADMIN_EMAIL, ADMIN_PASSWORD) as api:
+            file = uploaded(api, "big.csv", content)
+            assert file["check"] == "ok"
+            shown = page(api, file, offset=ROWS // 2, limit=5)
+            assert [tuple(row) for row in shown["rows"]] == rows[ROWS // 2 : ROWS // 2 + 5]
+            assert shown["notice"] == (
+                "Pages of big.csv are read from its text, more slowly: a typed copy would take "
+                "its project past its storage quota."
+            )
+            assert copies(live, content) == []
+            assert page(api, file, limit=5)["notice"] is None  # the head needs no copy
+    finally:
+        live.stop()

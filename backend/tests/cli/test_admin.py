@@ -103,3 +103,26 @@ def test_a_users_api_tokens_are_revoked_on_the_server(
     assert alice.get("/projects").status_code == 200  # the account and its login stay
     unknown = admin_command(live, "revoke-tokens", "nobody@example.com")
     assert unknown.returncode == 1 and "No account nobody@example.com here" in unknown.stdout
+
+
+def test_an_admin_sets_a_users_storage_quota_on_the_server(admin: Api, live: LiveServer) -> None:
+    alice = admin.new_user("quota-alice@example.com")
+    project = alice.project("Quota")
+    assert alice.upload(project["id"], "a.zip", b"x" * 2048).status_code == 201
+
+    shown = admin_command(live, "storage-quota", "quota-alice@example.com")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.strip() == (
+        "quota-alice@example.com: storage quota 50.0 GB (the server's); 2.0 KB used by 1 file "
+        "version(s), artifacts and snapshots."
+    )
+    tiny = admin_command(live, "storage-quota", "quota-alice@example.com", "1")
+    assert tiny.returncode == 0, tiny.stderr
+    assert "storage quota 1.0 MB (their own)" in tiny.stdout
+    assert alice.get("/auth/me").json()["storage_quota_mb"] == 1
+    refused = alice.upload(project["id"], "b.zip", b"y" * (2 << 20))
+    assert refused.status_code == 413 and refused.json()["code"] == "storage_quota_exceeded"
+
+    back = admin_command(live, "storage-quota", "quota-alice@example.com", "--default")
+    assert back.returncode == 0 and "(the server's)" in back.stdout
+    assert alice.upload(project["id"], "b.zip", b"y" * (2 << 20)).status_code == 201

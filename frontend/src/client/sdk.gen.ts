@@ -2,7 +2,7 @@
 
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape } from './client';
 import { client } from './client.gen';
-import type { AddMemberData, AddMemberErrors, AddMemberResponses, AnswerRunData, AnswerRunErrors, AnswerRunResponses, ApproveRunData, ApproveRunErrors, ApproveRunResponses, ArtifactContentData, ArtifactContentErrors, ArtifactContentResponses, AskData, AskErrors, AskResponse, AskResponses, CancelRunData, CancelRunErrors, CancelRunResponses, ChangePasswordData, ChangePasswordErrors, ChangePasswordResponses, CheckSourceData, CheckSourceErrors, CheckSourceResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateShareData, CreateShareErrors, CreateShareResponses, CreateSourceData, CreateSourceErrors, CreateSourceResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteFileData, DeleteFileErrors, DeleteFileResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DeleteSourceData, DeleteSourceErrors, DeleteSourceResponses, DescribeSchemaData, DescribeSchemaErrors, DescribeSchemaResponses, DownloadFileData, DownloadFileErrors, DownloadFileResponses, DownloadVersionData, DownloadVersionErrors, DownloadVersionResponses, ExportSessionData, ExportSessionErrors, ExportSessionResponses, GetArtifactData, GetArtifactErrors, GetArtifactResponses, GetFileData, GetFileErrors, GetFileResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaData, GetSchemaErrors, GetSchemaResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetSourceData, GetSourceErrors, GetSourceResponses, HealthzData, HealthzResponses, ListArtifactsData, ListArtifactsErrors, ListArtifactsResponses, ListAuditEventsData, ListAuditEventsErrors, ListAuditEventsResponses, ListFilesData, ListFilesErrors, ListFilesResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListModelsData, ListModelsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRunsData, ListRunsErrors, ListRunsResponses, ListSessionsData, ListSessionsErrors, ListSessionsResponses, ListSharesData, ListSharesErrors, ListSharesResponses, ListSourcesData, ListSourcesErrors, ListSourcesResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListUsersData, ListUsersErrors, ListUsersResponses, ListUserTokensData, ListUserTokensErrors, ListUserTokensResponses, ListVersionsData, ListVersionsErrors, ListVersionsResponses, LoginData, LoginErrors, LoginResponses, MeData, MeResponses, OpenSharedLinkData, OpenSharedLinkErrors, OpenSharedLinkResponses, PreviewFileData, PreviewFileErrors, PreviewFileResponses, ProfileFileData, ProfileFileErrors, ProfileFileResponses, ReadyzData, ReadyzErrors, ReadyzResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeShareData, RevokeShareErrors, RevokeShareResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, RevokeUserTokenData, RevokeUserTokenErrors, RevokeUserTokenResponses, RevokeUserTokensData, RevokeUserTokensErrors, RevokeUserTokensResponses, RunEventsData, RunEventsErrors, RunEventsResponse, RunEventsResponses, SandboxStatusData, SandboxStatusResponses, UpdateMemberData, UpdateMemberErrors, UpdateMemberResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UpdateSessionData, UpdateSessionErrors, UpdateSessionResponses, UpdateSourceData, UpdateSourceErrors, UpdateSourceResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, UploadFileData, UploadFileErrors, UploadFileResponses } from './types.gen';
+import type { AddMemberData, AddMemberErrors, AddMemberResponses, AnswerRunData, AnswerRunErrors, AnswerRunResponses, ApproveRunData, ApproveRunErrors, ApproveRunResponses, ArtifactContentData, ArtifactContentErrors, ArtifactContentResponses, AskData, AskErrors, AskResponse, AskResponses, CancelRunData, CancelRunErrors, CancelRunResponses, ChangePasswordData, ChangePasswordErrors, ChangePasswordResponses, CheckSourceData, CheckSourceErrors, CheckSourceResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateShareData, CreateShareErrors, CreateShareResponses, CreateSourceData, CreateSourceErrors, CreateSourceResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteFileData, DeleteFileErrors, DeleteFileResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DeleteSourceData, DeleteSourceErrors, DeleteSourceResponses, DescribeSchemaData, DescribeSchemaErrors, DescribeSchemaResponses, DownloadFileData, DownloadFileErrors, DownloadFileResponses, DownloadVersionData, DownloadVersionErrors, DownloadVersionResponses, ExportSessionData, ExportSessionErrors, ExportSessionResponses, GetArtifactData, GetArtifactErrors, GetArtifactResponses, GetFileData, GetFileErrors, GetFileResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaData, GetSchemaErrors, GetSchemaResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetSourceData, GetSourceErrors, GetSourceResponses, HealthzData, HealthzResponses, ListArtifactsData, ListArtifactsErrors, ListArtifactsResponses, ListAuditEventsData, ListAuditEventsErrors, ListAuditEventsResponses, ListFilesData, ListFilesErrors, ListFilesResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListModelsData, ListModelsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRunsData, ListRunsErrors, ListRunsResponses, ListSessionsData, ListSessionsErrors, ListSessionsResponses, ListSharesData, ListSharesErrors, ListSharesResponses, ListSourcesData, ListSourcesErrors, ListSourcesResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListUsersData, ListUsersErrors, ListUsersResponses, ListUserTokensData, ListUserTokensErrors, ListUserTokensResponses, ListVersionsData, ListVersionsErrors, ListVersionsResponses, LoginData, LoginErrors, LoginResponses, MeData, MeResponses, MyUsageData, MyUsageResponses, OpenSharedLinkData, OpenSharedLinkErrors, OpenSharedLinkResponses, PreviewFileData, PreviewFileErrors, PreviewFileResponses, ProfileFileData, ProfileFileErrors, ProfileFileResponses, ProjectUsageData, ProjectUsageErrors, ProjectUsageResponses, ReadyzData, ReadyzErrors, ReadyzResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeShareData, RevokeShareErrors, RevokeShareResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, RevokeUserTokenData, RevokeUserTokenErrors, RevokeUserTokenResponses, RevokeUserTokensData, RevokeUserTokensErrors, RevokeUserTokensResponses, RunEventsData, RunEventsErrors, RunEventsResponse, RunEventsResponses, SandboxStatusData, SandboxStatusResponses, UpdateMemberData, UpdateMemberErrors, UpdateMemberResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UpdateSessionData, UpdateSessionErrors, UpdateSessionResponses, UpdateSourceData, UpdateSourceErrors, UpdateSourceResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, UploadFileData, UploadFileErrors, UploadFileResponses, UserUsageData, UserUsageErrors, UserUsageResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -231,6 +231,9 @@ export const listFiles = <ThrowOnError extends boolean = false>(options: Options
  * that file (same id): runs read the newest, earlier ones stay under /files/{id}/versions.
  * A tabular file is read right away (its preview): `check` and `problem` say whether it
  * is unreadable or empty, so a bad file is flagged before anyone asks about it.
+ *
+ * The bytes count against the project's and the uploader's storage quotas: an upload
+ * past either answers 413 `storage_quota_exceeded`, saying which and what fills it.
  */
 export const uploadFile = <ThrowOnError extends boolean = false>(options: Options<UploadFileData, ThrowOnError>) => (options.client ?? client).post<UploadFileResponses, UploadFileErrors, ThrowOnError>({
     ...formDataBodySerializer,
@@ -662,6 +665,40 @@ export const describeSchema = <ThrowOnError extends boolean = false>(options: Op
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Project Usage
+ *
+ * What the project keeps in storage, whoever stored it, against PROJECT_STORAGE_QUOTA_MB
+ * (any member).
+ */
+export const projectUsage = <ThrowOnError extends boolean = false>(options: Options<ProjectUsageData, ThrowOnError>) => (options.client ?? client).get<ProjectUsageResponses, ProjectUsageErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/projects/{project_id}/usage',
+    ...options
+});
+
+/**
+ * My Usage
+ *
+ * What you keep in storage, in every project, against your quota.
+ */
+export const myUsage = <ThrowOnError extends boolean = false>(options?: Options<MyUsageData, ThrowOnError>) => (options?.client ?? client).get<MyUsageResponses, unknown, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/auth/me/usage',
+    ...options
+});
+
+/**
+ * User Usage
+ *
+ * Administrators only: what a user keeps in storage, against their quota.
+ */
+export const userUsage = <ThrowOnError extends boolean = false>(options: Options<UserUsageData, ThrowOnError>) => (options.client ?? client).get<UserUsageResponses, UserUsageErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/users/{user_id}/usage',
+    ...options
 });
 
 /**

@@ -444,6 +444,12 @@ export type FilePreview = {
      * The direction of the sort
      */
     order?: 'asc' | 'desc';
+    /**
+     * Notice
+     *
+     * Something the reader should know of how the rows were read (e.g. no typed copy was made of a big CSV, for a storage quota)
+     */
+    notice?: string | null;
 };
 
 /**
@@ -598,6 +604,12 @@ export type ListedUserOut = {
      * Password Changed At
      */
     password_changed_at?: string | null;
+    /**
+     * Storage Quota Mb
+     *
+     * An administrator's storage quota for this user in MiB (0: unlimited); null: the server's USER_STORAGE_QUOTA_MB
+     */
+    storage_quota_mb?: number | null;
     /**
      * Projects
      */
@@ -1697,6 +1709,76 @@ export type StepOut = {
 };
 
 /**
+ * StorageUsageOut
+ *
+ * Bytes kept in storage, by what keeps them, against the quota.
+ */
+export type StorageUsageOut = {
+    /**
+     * Used Bytes
+     *
+     * All of the below
+     */
+    used_bytes: number;
+    /**
+     * Quota Bytes
+     *
+     * The quota; null: unlimited
+     */
+    quota_bytes: number | null;
+    /**
+     * Files
+     *
+     * Files with at least one kept version counted here
+     */
+    files: number;
+    /**
+     * Versions
+     *
+     * Kept versions of those files (the current ones included)
+     */
+    versions: number;
+    /**
+     * Files Bytes
+     *
+     * Bytes of every kept version
+     */
+    files_bytes: number;
+    /**
+     * Copies Bytes
+     *
+     * Bytes of the copies made of them for previews (typed Parquet copies)
+     */
+    copies_bytes: number;
+    /**
+     * Artifacts
+     */
+    artifacts: number;
+    /**
+     * Artifacts Bytes
+     *
+     * Charts, tables and files that runs made
+     */
+    artifacts_bytes: number;
+    /**
+     * Snapshots
+     */
+    snapshots: number;
+    /**
+     * Snapshots Bytes
+     *
+     * Sessions' saved variables
+     */
+    snapshots_bytes: number;
+    /**
+     * Projects
+     *
+     * Projects holding the files counted here
+     */
+    projects: number;
+};
+
+/**
  * TableDescription
  */
 export type TableDescription = {
@@ -1838,6 +1920,12 @@ export type UserOut = {
      * Password Changed At
      */
     password_changed_at?: string | null;
+    /**
+     * Storage Quota Mb
+     *
+     * An administrator's storage quota for this user in MiB (0: unlimited); null: the server's USER_STORAGE_QUOTA_MB
+     */
+    storage_quota_mb?: number | null;
 };
 
 /**
@@ -1880,6 +1968,12 @@ export type UserUpdate = {
      * A new password (ends their logins)
      */
     password?: string | null;
+    /**
+     * Storage Quota Mb
+     *
+     * Their storage quota in MiB (0: unlimited); null: back to the server's USER_STORAGE_QUOTA_MB. Left out: unchanged.
+     */
+    storage_quota_mb?: number | null;
 };
 
 /**
@@ -3474,7 +3568,7 @@ export type UploadFileData = {
 
 export type UploadFileErrors = {
     /**
-     * Over the upload limit
+     * Over the upload limit (file_too_large), or past the project's or the uploader's storage quota (storage_quota_exceeded)
      */
     413: unknown;
     /**
@@ -4777,6 +4871,82 @@ export type DescribeSchemaResponses = {
 };
 
 export type DescribeSchemaResponse = DescribeSchemaResponses[keyof DescribeSchemaResponses];
+
+export type ProjectUsageData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/api/v1/projects/{project_id}/usage';
+};
+
+export type ProjectUsageErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ProjectUsageError = ProjectUsageErrors[keyof ProjectUsageErrors];
+
+export type ProjectUsageResponses = {
+    /**
+     * Successful Response
+     */
+    200: StorageUsageOut;
+};
+
+export type ProjectUsageResponse = ProjectUsageResponses[keyof ProjectUsageResponses];
+
+export type MyUsageData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/auth/me/usage';
+};
+
+export type MyUsageResponses = {
+    /**
+     * Successful Response
+     */
+    200: StorageUsageOut;
+};
+
+export type MyUsageResponse = MyUsageResponses[keyof MyUsageResponses];
+
+export type UserUsageData = {
+    body?: never;
+    path: {
+        /**
+         * User Id
+         */
+        user_id: string;
+    };
+    query?: never;
+    url: '/api/v1/users/{user_id}/usage';
+};
+
+export type UserUsageErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type UserUsageError = UserUsageErrors[keyof UserUsageErrors];
+
+export type UserUsageResponses = {
+    /**
+     * Successful Response
+     */
+    200: StorageUsageOut;
+};
+
+export type UserUsageResponse = UserUsageResponses[keyof UserUsageResponses];
 
 export type SandboxStatusData = {
     body?: never;

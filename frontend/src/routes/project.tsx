@@ -9,6 +9,7 @@ import { MembersDialog } from '@/features/members/members-dialog';
 import { projectQuery } from '@/features/projects/queries';
 import { blockedFor, ProjectRoleProvider, RoleBadge, roleSentence } from '@/features/projects/role';
 import { UsagePanel } from '@/features/projects/usage-panel';
+import { ProjectStorage } from '@/features/storage/storage-usage';
 import { ReviewBadge } from '@/features/sessions/autonomy-switch';
 import { useCreateSession } from '@/features/sessions/mutations';
 import { sessionsQuery } from '@/features/sessions/queries';
@@ -93,6 +94,7 @@ export function ProjectRoute() {
               ))}
             </ul>
           </section>
+          <ProjectStorage projectId={projectId} />
           {project.data && <UsagePanel project={project.data} />}
         </div>
         {project.data && <MembersDialog project={project.data} open={members} onOpenChange={setMembers} />}

@@ -13,6 +13,7 @@ import {
   DropdownMenuSeparator,
   DropdownMenuTrigger,
 } from '@/components/ui/dropdown-menu';
+import { MyStorage } from '@/features/storage/storage-usage';
 import { type ThemeChoice, useThemeChoice } from '@/lib/theme';
 import { useAuthStore } from './auth-store';
 import { ChangePasswordDialog } from './change-password-dialog';
@@ -83,6 +84,8 @@ export function UserArea({ onNavigate }: { onNavigate?: () => void }) {
             <span className="block truncate font-medium text-foreground">{user?.email}</span>
             {user?.is_admin ? 'Administrator' : 'User'}
           </DropdownMenuLabel>
+          <DropdownMenuSeparator />
+          <MyStorage />
           <DropdownMenuSeparator />
           <DropdownMenuItem onSelect={() => setChanging(true)}>
             <KeyRound /> Change password…

@@ -7,6 +7,7 @@ import { GuardedButton } from '@/components/guarded-button';
 import { Button } from '@/components/ui/button';
 import { blockedFor, useProjectRole } from '@/features/projects/role';
 import { downloadUrl } from '@/lib/api';
+import { storageKeys } from '@/features/storage/queries';
 import { cn, formatBytes, formatDate } from '@/lib/utils';
 import { FileCheckBadge, FileDetails, hasProblem } from './file-details';
 import { fileKeys, filesQuery, versionsQuery } from './queries';
@@ -31,6 +32,7 @@ function useUploads(projectId: string) {
           // A re-upload is a new version: the list shows its time, and the versions list grows.
           void qc.invalidateQueries({ queryKey: fileKeys.project(projectId) });
           void qc.invalidateQueries({ queryKey: fileKeys.allVersions });
+          void qc.invalidateQueries({ queryKey: storageKeys.mine });
           setTimeout(() => setItems((xs) => xs.filter((x) => x.key !== key)), 2500);
         })
         .catch((e: Error) => update(key, { error: e.message }));
@@ -113,6 +115,7 @@ export function DatasetPanel({ projectId }: { projectId: string }) {
     onSuccess: () => {
       setToDelete(null);
       void qc.invalidateQueries({ queryKey: fileKeys.project(projectId) });
+      void qc.invalidateQueries({ queryKey: storageKeys.mine });
     },
   });
 

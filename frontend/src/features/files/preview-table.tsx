@@ -133,6 +133,11 @@ export function PreviewTable({
             ? `Rows ${(first + 1).toLocaleString()}–${(first + rows.length).toLocaleString()} of ${total.toLocaleString()}`
             : `No rows of ${total.toLocaleString()}`}
           {sort && ` · sorted by ${sort.column}, ${sort.order === 'asc' ? 'smallest' : 'largest'} first`} · {columns.length} columns
+          {preview.notice && (
+            <span className="block text-amber-700 dark:text-amber-400" data-testid="preview-notice">
+              {preview.notice}
+            </span>
+          )}
         </span>
         <div className="flex items-center gap-1">
           {fetching && <Loader2 className="size-3 animate-spin" aria-label="Loading rows" />}
