@@ -217,9 +217,9 @@ def _shared(who: str, d: dict[str, Any]) -> str:
     count = len(d.get("runs") or [])
     questions = f"{count} question{'' if count == 1 else 's'}"
     until = str(d.get("expires_at", ""))[:10]
-    return (
-        f"{who} shared {questions} of the session {_quoted(d.get('title'))} by a link until {until}"
-    )
+    how = "re-issued the shared link to" if d.get("was") else "shared"
+    title = _quoted(d.get("title"))
+    return f"{who} {how} {questions} of the session {title} by a link until {until}"
 
 
 _DECIDED = {"approve": "approved", "edit": "edited and ran", "reject": "rejected"}

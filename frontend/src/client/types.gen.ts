@@ -1521,9 +1521,15 @@ export type ShareOut = {
     /**
      * Active
      *
-     * Whether the link works now (not expired, not revoked)
+     * Whether the link works now (not expired, not revoked, its author still an editor or owner of the project with an enabled account)
      */
     active: boolean;
+    /**
+     * Status
+     *
+     * Where the link stands: author_lost_access when whoever made it was removed from the project, made a viewer or disabled (it opens nothing; an owner can re-issue it)
+     */
+    status: 'active' | 'revoked' | 'expired' | 'author_lost_access';
 };
 
 /**
@@ -4062,6 +4068,34 @@ export type CreateShareResponses = {
 };
 
 export type CreateShareResponse = CreateShareResponses[keyof CreateShareResponses];
+
+export type ReissueShareData = {
+    body?: never;
+    path: {
+        /**
+         * Share Id
+         */
+        share_id: string;
+    };
+    query?: never;
+    url: '/api/v1/shares/{share_id}/reissue';
+};
+
+export type ReissueShareErrors = {
+    /**
+     * The link has expired (share_expired)
+     */
+    422: unknown;
+};
+
+export type ReissueShareResponses = {
+    /**
+     * Successful Response
+     */
+    201: ShareCreated;
+};
+
+export type ReissueShareResponse = ReissueShareResponses[keyof ReissueShareResponses];
 
 export type RevokeShareData = {
     body?: never;
