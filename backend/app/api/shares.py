@@ -163,6 +163,7 @@ async def open_shared_link(
             body, policy = await asyncio.to_thread(export.shared_report, shown)
     except export.UnknownRuns:
         return _gone(request)
+    await service.record_opened(db, share, session)
     return HTMLResponse(body, headers=shared_report_headers(policy))
 
 

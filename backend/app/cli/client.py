@@ -274,6 +274,10 @@ class WorkbenchClient:
             params["action"] = action
         return dict(self.json("GET", f"/projects/{project_id}/audit", params=params))
 
+    def verify_audit(self, project_id: str) -> dict[str, Any]:
+        """Whether the project's audit log is intact: `{intact, events, sentence, …}`."""
+        return dict(self.json("GET", f"/projects/{project_id}/audit/verify"))
+
     # -- runs ------------------------------------------------------------------------------
 
     def runs(self, session_id: str) -> list[dict[str, Any]]:

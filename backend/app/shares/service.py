@@ -230,3 +230,22 @@ async def opened(db: AsyncSession, token: str) -> tuple[Share, Session] | None:
     if status(share, author, role) != "active":
         return None
     return share, session
+
+
+# A link opened again and again is one event in the audit log per this long.
+OPENED_EVENT_EVERY = timedelta(hours=1)
+
+
+async def record_opened(db: AsyncSession, share: Share, session: Session) -> None:
+    """The audit log notes that a link was opened (by the share's id, never its token; at
+    most one event a link an hour, so a refresh storm does not flood the log)."""
+    author = await db.scalar(select(User.email).where(User.id == share.created_by))
+    about = {
+        "share_id": str(share.id),
+        "session_id": str(session.id),
+        "title": session.title,
+        "by": author,
+    }
+    await audit.record_unless_recent(
+        db, session.project_id, Action.share_opened, ("share", share.id), about, OPENED_EVENT_EVERY
+    )
