@@ -6,7 +6,9 @@ changed."""
 from __future__ import annotations
 
 import re
+import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -303,3 +305,30 @@ def test_renames_autonomy_downloads_and_opened_links_are_logged(
     assert opened["detail"]["share_id"] == link["id"]
     assert link["token"] not in str(log) and security.hash_token(link["token"]) not in str(log)
     assert alice.get(f"/projects/{pid}/audit/verify").json()["intact"] is True
+
+
+def test_events_written_at_once_never_fork_the_chain(alice: Api, bob: Api) -> None:
+    """Twelve changes made at the same moment by two members each take the next number of
+    the project's chain: none is refused, and the chain verifies with every one of them."""
+    pid = alice.project("Busy")["id"]
+    added(alice, pid, BOB, "editor")
+    sessions = [
+        alice.post(f"/projects/{pid}/sessions", json={"title": f"S{n}"}).json() for n in range(6)
+    ]
+    go = threading.Barrier(12)
+
+    def rename(api: Api, session: dict[str, Any], title: str) -> int:
+        go.wait()
+        return api.patch(f"/sessions/{session['id']}", json={"title": title}).status_code
+
+    with ThreadPoolExecutor(12) as pool:
+        done = [
+            pool.submit(rename, api, session, f"{session['title']} by {name}")
+            for session in sessions
+            for api, name in ((alice, "a"), (bob, "b"))
+        ]
+        assert [f.result() for f in done] == [200] * 12
+    total = log_of(alice, pid)["total"]
+    assert total == 2 + 6 + 12
+    verdict = alice.get(f"/projects/{pid}/audit/verify").json()
+    assert verdict["intact"] is True and verdict["events"] == total, verdict
