@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -23,8 +23,10 @@ from pydantic import BaseModel, Field
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app import audit_chain
 from app.db import paginate
 from app.models import AuditEvent, User
+from app.models.base import utcnow
 from app.schemas import PersonOut
 from app.sessions.export.markdown_text import human_size
 
@@ -48,6 +50,8 @@ class Action(StrEnum):
     source_changed = "source.changed"
     source_deleted = "source.deleted"
     session_created = "session.created"
+    session_renamed = "session.renamed"
+    session_autonomy_changed = "session.autonomy_changed"
     session_deleted = "session.deleted"
     run_asked = "run.asked"
     run_ended = "run.ended"
@@ -56,7 +60,9 @@ class Action(StrEnum):
     input_answered = "input.answered"
     share_created = "share.created"
     share_revoked = "share.revoked"
+    share_opened = "share.opened"
     export_downloaded = "export.downloaded"
+    file_downloaded = "file.downloaded"
 
 
 # Who acted: a user, a user's id (their email is looked up), a user's id and email already
@@ -88,6 +94,8 @@ async def record(
     detail = dict(detail or {})
     kind, subject_id = subject
     event = AuditEvent(
+        id=uuid.uuid4(),
+        at=utcnow(),
         project_id=project_id,
         actor_id=actor_id,
         actor_email=email,
@@ -97,8 +105,39 @@ async def record(
         summary=summary(action, email, detail),
         detail=detail,
     )
+    await audit_chain.link(db, event)
     db.add(event)
     return event
+
+
+async def record_unless_recent(
+    db: AsyncSession,
+    project_id: uuid.UUID,
+    action: Action,
+    subject: Subject,
+    detail: dict[str, Any],
+    within: timedelta,
+) -> AuditEvent | None:
+    """Add an event by the workbench itself unless the same action on the same subject was
+    recorded in the last `within` (a link opened again and again makes one event an hour,
+    not one a request). The check is made with the project's chain locked, so two replicas
+    never both record it."""
+    await audit_chain.lock_head(db, project_id)
+    kind, subject_id = subject
+    recent = await db.scalar(
+        select(AuditEvent.id)
+        .where(
+            AuditEvent.project_id == project_id,
+            AuditEvent.action == action.value,
+            AuditEvent.subject_type == kind,
+            AuditEvent.subject_id == str(subject_id),
+            AuditEvent.at > utcnow() - within,
+        )
+        .limit(1)
+    )
+    if recent is not None:
+        return None
+    return await record(db, project_id, None, action, subject, detail)
 
 
 async def _who(db: AsyncSession, actor: Actor) -> tuple[uuid.UUID | None, str | None]:
@@ -153,6 +192,31 @@ class AuditEventOut(BaseModel):
             subject_id=event.subject_id,
             summary=event.summary,
             detail=event.detail,
+        )
+
+
+class AuditVerification(BaseModel):
+    intact: bool = Field(description="Whether every event is as it was recorded, in order")
+    events: int = Field(description="The events that hold, in order (up to the first bad one)")
+    head: str = Field(
+        description="The last of them's hash: noted elsewhere, a later verify that ends on "
+        "another one after as many events shows a chain rewritten from the start"
+    )
+    sentence: str = Field(
+        description="“intact: N events”, or which event was changed, removed or inserted"
+    )
+    seq: int | None = Field(None, description="The first bad event's number in the chain")
+    event_id: uuid.UUID | None = Field(None, description="The first bad event's id, if it has one")
+
+    @classmethod
+    def of(cls, verdict: audit_chain.Verdict) -> AuditVerification:
+        return cls(
+            intact=verdict.intact,
+            events=verdict.events,
+            head=verdict.head,
+            sentence=verdict.sentence,
+            seq=verdict.seq,
+            event_id=verdict.event_id,
         )
 
 
@@ -217,10 +281,12 @@ def _shared(who: str, d: dict[str, Any]) -> str:
     count = len(d.get("runs") or [])
     questions = f"{count} question{'' if count == 1 else 's'}"
     until = str(d.get("expires_at", ""))[:10]
-    return (
-        f"{who} shared {questions} of the session {_quoted(d.get('title'))} by a link until {until}"
-    )
+    how = "re-issued the shared link to" if d.get("was") else "shared"
+    title = _quoted(d.get("title"))
+    return f"{who} {how} {questions} of the session {title} by a link until {until}"
 
+
+_AUTONOMY = {"auto": "run code at once", "review": "review code before it runs"}
 
 _DECIDED = {"approve": "approved", "edit": "edited and ran", "reject": "rejected"}
 
@@ -246,6 +312,13 @@ SENTENCES: dict[Action, Callable[[str, dict[str, Any]], str]] = {
     Action.source_deleted: lambda who, d: f"{who} deleted the data source {d['name']}",
     Action.session_created: lambda who, d: f"{who} opened the session {_quoted(d['title'])}",
     Action.session_deleted: lambda who, d: f"{who} deleted the session {_quoted(d['title'])}",
+    Action.session_renamed: lambda who, d: (
+        f"{who} renamed the session {_quoted(d['title'][0])} to {_quoted(d['title'][1])}"
+    ),
+    Action.session_autonomy_changed: lambda who, d: (
+        f"{who} set the session {_quoted(d['title'])} to {_AUTONOMY.get(d['autonomy'][1], '?')} "
+        f"(it was {_AUTONOMY.get(d['autonomy'][0], '?')})"
+    ),
     Action.run_asked: lambda who, d: (
         f"{who} asked {_quoted(d['query'], SUMMARY_QUERY_CHARS)} with {d['model']}"
     ),
@@ -260,6 +333,15 @@ SENTENCES: dict[Action, Callable[[str, dict[str, Any]], str]] = {
     Action.share_created: _shared,
     Action.share_revoked: lambda who, d: (
         f"{who} revoked a shared link to the session {_quoted(d.get('title'))}"
+    ),
+    Action.share_opened: lambda who, d: (
+        f"A shared link to the session {_quoted(d.get('title'))} was opened"
+        f" (made by {d.get('by') or 'a former user'}; one event an hour at most)"
+    ),
+    Action.file_downloaded: lambda who, d: (
+        f"{who} downloaded {d['name']}"
+        + (f" (version {d['version']})" if d.get("version") else "")
+        + f" ({_size(d)})"
     ),
     Action.export_downloaded: lambda who, d: (
         f"{who} downloaded the session {_quoted(d.get('title'))} as {d['format']}"

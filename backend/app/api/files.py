@@ -33,6 +33,7 @@ from app.files.schemas import (
     VersionReader,
 )
 from app.files.upload import MultipartFile
+from app.models import File, User
 from app.quotas import guard
 from app.quotas.guard import UploadQuota
 from app.schemas import Page
@@ -142,11 +143,24 @@ async def delete_file(
         200: {"content": {"application/octet-stream": {}}, "description": "The original bytes"}
     },
 )
-async def download_file(file: OwnedFile, storage: StorageDep) -> StreamingResponse:
+async def download_file(
+    file: OwnedFile, db: DbDep, storage: StorageDep, user: CurrentUser
+) -> StreamingResponse:
     body = await service.stream_object(storage, file.storage_key)
+    await _downloaded(db, file, user, file.size)
     media_type, headers = stored_bytes_headers(file.name, file.content_type, inline=False)
     headers |= {"Content-Length": str(file.size), "ETag": f'"{file.sha256}"'}
     return StreamingResponse(body, media_type=media_type, headers=headers)
+
+
+async def _downloaded(
+    db: DbDep, file: File, user: User, size: int, version: int | None = None
+) -> None:
+    """A file's bytes leave the workbench: the audit log says who took which."""
+    about: dict[str, Any] = {"file_id": str(file.id), "name": file.name, "size": size}
+    if version is not None:
+        about["version"] = version
+    await audit.record(db, file.project_id, user, Action.file_downloaded, ("file", file.id), about)
 
 
 @router.get("/files/{file_id}/versions", response_model=list[FileVersionOut])
@@ -177,10 +191,11 @@ async def list_versions(file: OwnedFile, db: DbDep) -> list[FileVersionOut]:
     },
 )
 async def download_version(
-    file: OwnedFile, version: int, db: DbDep, storage: StorageDep
+    file: OwnedFile, version: int, db: DbDep, storage: StorageDep, user: CurrentUser
 ) -> StreamingResponse:
     kept = await service.get_version(db, file, version)
     body = await service.stream_object(storage, kept.storage_key)
+    await _downloaded(db, file, user, kept.size, version)
     stem, dot, suffix = file.name.rpartition(".")
     name = f"{stem} (version {version}).{suffix}" if dot else f"{file.name} (version {version})"
     media_type, headers = stored_bytes_headers(name, file.content_type, inline=False)

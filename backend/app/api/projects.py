@@ -5,7 +5,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response, status
 
-from app import audit
+from app import audit, audit_chain
 from app.api.deps import (
     CurrentUser,
     DbDep,
@@ -17,12 +17,13 @@ from app.api.deps import (
     SandboxesDep,
     SettingsDep,
     StorageDep,
+    owner_project,
     refuse_busy,
     require_role,
 )
 from app.api.runs import OrchestratorDep
 from app.api.sessions import discard_workspaces, forget
-from app.audit import AuditEventOut
+from app.audit import AuditEventOut, AuditVerification
 from app.db import after_commit
 from app.models import Project, ProjectMember, User
 from app.ownership import Role, role_in
@@ -162,3 +163,15 @@ async def list_audit_events(
     and what they cost), reviewed code, shared or exported sessions. Owners only."""
     items, total = await audit.events(db, project.id, page.limit, page.offset, action)
     return Page(items=[AuditEventOut.of(e) for e in items], total=total)
+
+
+@router.get("/projects/{project_id}/audit/verify", response_model=AuditVerification)
+async def verify_audit_log(
+    project_id: uuid.UUID, db: DbDep, user: CurrentUser
+) -> AuditVerification:
+    """Walk the project's audit log, a hash chain, and say whether it is intact, or which
+    event was the first changed, removed or inserted. Owners of the project; an
+    administrator of any project (a deleted one too: its log outlives it)."""
+    if not user.is_admin:
+        await owner_project(project_id, db, user)
+    return AuditVerification.of(await audit_chain.verify(db, project_id))

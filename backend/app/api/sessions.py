@@ -64,8 +64,23 @@ async def get_session(session: OwnedSession, db: DbDep) -> SessionOut:
 
 
 @router.patch("/sessions/{session_id}", response_model=SessionOut)
-async def update_session(body: SessionUpdate, session: OwnedSession, db: DbDep) -> SessionOut:
+async def update_session(
+    body: SessionUpdate, session: OwnedSession, db: DbDep, user: CurrentUser
+) -> SessionOut:
+    title, autonomy = session.title, session.autonomy
     session = await service.update(db, session, body)
+    subject = ("session", session.id)
+    if session.title != title:
+        about = {"session_id": str(session.id), "title": [title, session.title]}
+        await audit.record(db, session.project_id, user, Action.session_renamed, subject, about)
+    if session.autonomy != autonomy:
+        about = {
+            "session_id": str(session.id),
+            "title": session.title,
+            "autonomy": [autonomy, session.autonomy],
+        }
+        action = Action.session_autonomy_changed
+        await audit.record(db, session.project_id, user, action, subject, about)
     return SessionOut.of(session, await usage.of_session(db, session.id))
 
 

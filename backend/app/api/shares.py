@@ -21,9 +21,11 @@ from app.api.deps import (
     StorageDep,
 )
 from app.api.headers import dead_link_headers, shared_report_headers
+from app.config import Settings
 from app.errors import NotFound, TooManyRequests
 from app.infra.ratelimit import wait_sentence
 from app.models import Share, User
+from app.ownership import Role
 from app.schemas import Page, PersonOut
 from app.sessions import export
 from app.shares import service
@@ -64,6 +66,27 @@ async def create_share(
     report of these runs, without logging in, until it expires or is revoked. The token is
     in this answer only."""
     share, token = await service.create(db, session, body, user)
+    return _created(share, token, settings, request)
+
+
+@router.post(
+    "/shares/{share_id}/reissue",
+    response_model=ShareCreated,
+    status_code=status.HTTP_201_CREATED,
+    responses={422: {"description": "The link has expired (share_expired)"}},
+)
+async def reissue_share(
+    share_id: uuid.UUID, db: DbDep, user: CurrentUser, settings: SettingsDep, request: Request
+) -> ShareCreated:
+    """Re-issue a link (owners): a new link of yours to the same questions, until the same
+    day; the old one is revoked. For a link whose author lost access (removed, made a
+    viewer or disabled), which opens nothing. The token is in this answer only."""
+    share = await service.get_owned(db, user, share_id, Role.owner)
+    made, token = await service.reissue(db, share, user)
+    return _created(made, token, settings, request)
+
+
+def _created(share: Share, token: str, settings: Settings, request: Request) -> ShareCreated:
     base = settings.PUBLIC_URL or str(request.base_url).rstrip("/")
     url = base + request.app.url_path_for("open_shared_link", token=token)
     return ShareCreated(id=share.id, url=url, token=token, expires_at=share.expires_at)
@@ -71,12 +94,13 @@ async def create_share(
 
 @router.get("/sessions/{session_id}/shares", response_model=Page[ShareOut])
 async def list_shares(session: OwnedSession, db: DbDep, page: PageDep) -> Page[ShareOut]:
-    """The session's links, newest first, revoked and expired ones too (never a token)."""
+    """The session's links, newest first, revoked and expired ones too (never a token), with
+    where each stands (`status`)."""
     items, total = await service.list_for_session(db, session, page.limit, page.offset)
-    return Page(items=[_out(share, user) for share, user in items], total=total)
+    return Page(items=[_out(*item) for item in items], total=total)
 
 
-def _out(share: Share, user: User | None) -> ShareOut:
+def _out(share: Share, user: User | None, state: service.ShareStatus) -> ShareOut:
     return ShareOut(
         id=share.id,
         session_id=share.session_id,
@@ -85,7 +109,8 @@ def _out(share: Share, user: User | None) -> ShareOut:
         created_by=PersonOut(user_id=user.id, email=user.email) if user else None,
         expires_at=share.expires_at,
         revoked_at=share.revoked_at,
-        active=service.active(share),
+        active=state == "active",
+        status=state,
     )
 
 
@@ -138,6 +163,7 @@ async def open_shared_link(
             body, policy = await asyncio.to_thread(export.shared_report, shown)
     except export.UnknownRuns:
         return _gone(request)
+    await service.record_opened(db, share, session)
     return HTMLResponse(body, headers=shared_report_headers(policy))
 
 

@@ -261,6 +261,10 @@ class WorkbenchClient:
     def revoke_share(self, share_id: str) -> None:
         self.request("DELETE", f"/shares/{share_id}")
 
+    def reissue_share(self, share_id: str) -> dict[str, Any]:
+        """A new link of yours to a link's questions, the old one revoked (owners; shown once)."""
+        return dict(self.json("POST", f"/shares/{share_id}/reissue"))
+
     def audit(
         self, project_id: str, limit: int, offset: int, action: str | None = None
     ) -> dict[str, Any]:
@@ -269,6 +273,10 @@ class WorkbenchClient:
         if action:
             params["action"] = action
         return dict(self.json("GET", f"/projects/{project_id}/audit", params=params))
+
+    def verify_audit(self, project_id: str) -> dict[str, Any]:
+        """Whether the project's audit log is intact: `{intact, events, sentence, …}`."""
+        return dict(self.json("GET", f"/projects/{project_id}/audit/verify"))
 
     # -- runs ------------------------------------------------------------------------------
 

@@ -86,19 +86,44 @@ def list_shares(session: SessionRef, project: InProject = None, as_json: AsJson 
     )
 
 
+# How the list names a link's status (the API's `status`).
+STATES = {"author_lost_access": "dead: its author lost access"}
+
+
 def _state(share: dict[str, Any]) -> str:
-    if share["revoked_at"]:
-        return "revoked"
-    return "active" if share["active"] else "expired"
+    state = str(share.get("status") or ("active" if share["active"] else "expired"))
+    return STATES.get(state, state)
 
 
-@app.command()
-def revoke(share_id: Annotated[str, typer.Argument(help="The link's id (share list).")]) -> None:
-    """End a link now: it opens nothing from then on, on every server."""
+ShareId = Annotated[str, typer.Argument(help="The link's id (share list).")]
+
+
+def _share_id(share_id: str) -> str:
     if not lookup.UUID.match(share_id):
         raise Failure(
             f'"{share_id}" is not the id of a link: `workbench share list SESSION` shows them.'
         )
+    return share_id.lower()
+
+
+@app.command()
+def revoke(share_id: ShareId) -> None:
+    """End a link now: it opens nothing from then on, on every server."""
     with connect() as client:
-        client.revoke_share(share_id.lower())
+        client.revoke_share(_share_id(share_id))
     out.print(f"Revoked the link {share_id}: it opens nothing from now on.")
+
+
+@app.command()
+def reissue(share_id: ShareId, as_json: AsJson = False) -> None:
+    """Re-issue a link (owners): a new link of yours to the same questions until the same
+    day, the old one revoked; for a link whose author lost access. Shown once: keep it."""
+    with connect() as client:
+        made = client.reissue_share(_share_id(share_id))
+    if as_json:
+        print_json(made)
+        return
+    until = when(made["expires_at"])
+    out.print(f"The old link opens nothing now. The new one works until {until}:")
+    out.print(made["url"], soft_wrap=True)
+    out.print("The link is shown only this once (the workbench keeps no copy of it).")

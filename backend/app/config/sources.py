@@ -89,8 +89,9 @@ class SourcesSettings(BaseModel):
     SOURCES_QUERIES_PER_RUN: int = Field(
         50,
         ge=1,
-        description="Queries one question's code may run on data sources in all; past it each "
-        "`sql()` call fails with a sentence saying so.",
+        description="Queries one question's code may run on data sources in all (counted across "
+        "the user's answers to `ask_user`, on any replica); past it each `sql()` call fails "
+        "with a sentence saying so.",
         json_schema_extra=doc(Section.sources),
     )
     SOURCES_CHECKS_PER_MINUTE: int = Field(

@@ -1,6 +1,6 @@
 """All tables, imported here so that `Base.metadata` knows every one of them."""
 
-from app.models.audit import AuditEvent
+from app.models.audit import AuditChain, AuditEvent
 from app.models.base import Base
 from app.models.projects import File, FileVersion, Project, ProjectMember, Session
 from app.models.runs import Artifact, Run, RunEventRow, RunFileRead, RunStatus, RunStep
@@ -11,6 +11,7 @@ from app.models.users import ApiToken, User
 __all__ = [
     "ApiToken",
     "Artifact",
+    "AuditChain",
     "AuditEvent",
     "Base",
     "DataSource",

@@ -24,7 +24,7 @@ from app.runs import budget, snapshots
 from app.runs.data_sources import SourcesAnswerer
 from app.runs.events import SandboxStarting
 from app.runs.recorder import EventRecorder
-from app.runs.repository import RunRepository
+from app.runs.repository import RunRepository, usage
 from app.runs.sandboxes import SandboxPool, SlotTicket
 from app.runs.workspace import (
     manifest_path,
@@ -90,6 +90,7 @@ class ContextBuilder:
                 if catalog
                 else {}
             )
+            spent = await usage.queries_run(db, run.id) if catalog else 0
         usable = [source for source in catalog if source.name in connections]
         unpreviewed = {f.id for f in files if f.preview is None}
         file_infos = [await self._describe(f, pinned=str(f.id) in run.file_ids) for f in files]
@@ -118,7 +119,7 @@ class ContextBuilder:
             authorized_imports=list(DEFAULT_AUTHORIZED_IMPORTS),
             sources=[_source_info(source) for source in usable],
         )
-        answerer = SourcesAnswerer(connections, catalog, self.settings) if catalog else None
+        answerer = SourcesAnswerer(connections, catalog, self.settings, spent) if catalog else None
         review = session.autonomy == "review"
         return AgentContext(worker, workspace, prompt, left, review, snapshot, answerer)
 

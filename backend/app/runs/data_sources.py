@@ -40,6 +40,7 @@ class SourcesAnswerer:
         connections: dict[str, SourceConnection],
         catalog: list[SourceCatalog],
         settings: Settings,
+        spent: int = 0,
     ) -> None:
         """Answer a run's asks.
 
@@ -47,6 +48,8 @@ class SourcesAnswerer:
             connections: The usable sources by name (app.sources.service.connections_of).
             catalog: Every source of the project with its cached tables (catalog_of).
             settings: The limits of a query and of a run (SOURCES_*).
+            spent: The queries the run ran before (it waited for the user, and goes on):
+                the budget is the question's, not one of each stretch of it.
         """
         self.connections = connections
         self.catalog = {source.name: source for source in catalog}
@@ -54,7 +57,7 @@ class SourcesAnswerer:
         self.max_rows = settings.SOURCES_MAX_ROWS
         self.max_bytes = settings.SOURCES_MAX_RESULT_MB << 20
         self.per_run = settings.SOURCES_QUERIES_PER_RUN
-        self.queries_left = self.per_run
+        self.queries_left = self.per_run - spent
         self.records: list[QueryRecord] = []
 
     def query(
@@ -73,10 +76,11 @@ class SourcesAnswerer:
                 f"this question has run its {self.per_run} queries (SOURCES_QUERIES_PER_RUN): "
                 "combine queries (joins, GROUP BY) or answer with what you have"
             )
-        self.queries_left -= 1
         left = deadline - time.monotonic() - STEP_MARGIN_SECONDS
         if left <= 0:
             raise AskRefused("the step has no time left for a query: run it in the next step")
+        # Counted as the run's steps keep it (each query that runs is recorded).
+        self.queries_left -= 1
         limits = QueryLimits(
             timeout_seconds=max(0.1, min(self.timeout, left)),
             max_rows=self.max_rows if room is None else 2**62,

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -38,4 +39,12 @@ class ShareOut(BaseModel):
     created_by: PersonOut | None = Field(description="Who made it (null: a deleted user)")
     expires_at: datetime
     revoked_at: datetime | None
-    active: bool = Field(description="Whether the link works now (not expired, not revoked)")
+    active: bool = Field(
+        description="Whether the link works now (not expired, not revoked, its author still "
+        "an editor or owner of the project with an enabled account)"
+    )
+    status: Literal["active", "revoked", "expired", "author_lost_access"] = Field(
+        description="Where the link stands: author_lost_access when whoever made it was "
+        "removed from the project, made a viewer or disabled (it opens nothing; an owner can "
+        "re-issue it)"
+    )

@@ -3,15 +3,19 @@
 An editor shares some of a session's runs: the link's token is 256 random bits, shown
 once, and only its SHA-256 is stored. Whoever opens the link sees the report of those runs
 (the HTML export), nothing else: no other run, no file beyond what the report attaches, no
-API. A link works until it expires or is revoked; every replica reads the same row, so a
-revocation holds everywhere at once.
+API. A link works until it expires or is revoked, or its author loses access: removed from the
+project, made a viewer (who cannot make links), or disabled. Every replica reads the same
+rows when the link is opened (one join to the author's membership), so each of these holds
+everywhere at once. An owner re-issues a link whose author lost access: a new link of
+their own to the same questions, until the same day, and the old one revoked.
 """
 
 from __future__ import annotations
 
 import re
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Literal
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -20,7 +24,7 @@ from app import audit
 from app.audit import Action
 from app.auth import security
 from app.errors import NotFound, Unprocessable
-from app.models import Project, Run, RunStatus, Session, Share, User
+from app.models import Project, ProjectMember, Run, RunStatus, Session, Share, User
 from app.models.base import utcnow
 from app.ownership import Role, one_visible
 from app.runs.state import ACTIVE
@@ -30,8 +34,18 @@ from app.shares.schemas import ShareCreate
 TOKEN = re.compile(r"[A-Za-z0-9_-]{32,64}")
 
 
+# Where a link stands (ShareOut.status).
+ShareStatus = Literal["active", "revoked", "expired", "author_lost_access"]
+# The roles that make links: a link works while its author still has one of them.
+AUTHORS = (Role.editor.name, Role.owner.name)
+
+
 class UnknownRuns(Unprocessable):
     code = "unknown_run"
+
+
+class ShareExpired(Unprocessable):
+    code = "share_expired"
 
 
 async def get_owned(db: AsyncSession, user: User, share_id: uuid.UUID, need: Role) -> Share:
@@ -60,13 +74,43 @@ async def create(
         UnknownRuns: a run is not the session's, or there is nothing to share.
     """
     runs = await _runs(db, session, data.runs)
+    until = utcnow() + timedelta(days=data.expires_in_days)
+    return await _issue(db, session, [str(r) for r in runs], until, by, {})
+
+
+async def reissue(db: AsyncSession, share: Share, by: User) -> tuple[Share, str]:
+    """A new link made by `by` (an owner) to the same questions until the same day, the old
+    one revoked: for a link whose author lost access, or one an owner wants to take over.
+
+    Raises:
+        ShareExpired: The link has expired (make a new one).
+    """
+    if share.expires_at <= utcnow():
+        raise ShareExpired(
+            "This link has expired: make a new one to share these questions again.",
+            code="share_expired",
+        )
+    await revoke(db, share, by)
+    session = await db.get(Session, share.session_id)
+    assert session is not None  # a share goes with its session (cascade)
+    return await _issue(db, session, list(share.runs), share.expires_at, by, {"was": str(share.id)})
+
+
+async def _issue(
+    db: AsyncSession,
+    session: Session,
+    runs: list[str],
+    until: datetime,
+    by: User,
+    more: dict[str, str],
+) -> tuple[Share, str]:
     token = security.new_share_token()
     share = Share(
         session_id=session.id,
         token_hash=security.hash_token(token),
-        runs=[str(r) for r in runs],
+        runs=runs,
         created_by=by.id,
-        expires_at=utcnow() + timedelta(days=data.expires_in_days),
+        expires_at=until,
     )
     db.add(share)
     await db.flush()
@@ -76,7 +120,7 @@ async def create(
         "title": session.title,
         "runs": share.runs,
         "expires_at": share.expires_at.isoformat(),
-    }
+    } | more
     await audit.record(db, session.project_id, by, Action.share_created, ("share", share.id), about)
     return share, token
 
@@ -112,24 +156,40 @@ async def _runs(
 
 async def list_for_session(
     db: AsyncSession, session: Session, limit: int, offset: int
-) -> tuple[list[tuple[Share, User | None]], int]:
-    """The session's links (revoked and expired ones too) with who made them, newest first."""
+) -> tuple[list[tuple[Share, User | None, ShareStatus]], int]:
+    """The session's links (revoked and expired ones too) with who made them and where each
+    stands, newest first."""
     total = await db.scalar(
         select(func.count()).select_from(Share).where(Share.session_id == session.id)
     )
     rows = await db.execute(
-        select(Share, User)
+        select(Share, User, ProjectMember.role)
         .outerjoin(User, User.id == Share.created_by)
+        .outerjoin(
+            ProjectMember,
+            (ProjectMember.project_id == session.project_id)
+            & (ProjectMember.user_id == Share.created_by),
+        )
         .where(Share.session_id == session.id)
         .order_by(Share.created_at.desc(), Share.id.desc())
         .limit(limit)
         .offset(offset)
     )
-    return [(share, user) for share, user in rows.all()], int(total or 0)
+    found: list[tuple[Share, User | None, ShareStatus]] = [
+        (share, user, status(share, user, role)) for share, user, role in rows.all()
+    ]
+    return found, int(total or 0)
 
 
-def active(share: Share) -> bool:
-    return share.revoked_at is None and share.expires_at > utcnow()
+def status(share: Share, author: User | None, role: str | None) -> ShareStatus:
+    """Where a link stands, given its author (None: deleted) and their role now."""
+    if share.revoked_at is not None:
+        return "revoked"
+    if share.expires_at <= utcnow():
+        return "expired"
+    if author is None or author.disabled or role not in AUTHORS:
+        return "author_lost_access"
+    return "active"
 
 
 async def revoke(db: AsyncSession, share: Share, by: User) -> None:
@@ -146,16 +206,46 @@ async def revoke(db: AsyncSession, share: Share, by: User) -> None:
 
 async def opened(db: AsyncSession, token: str) -> tuple[Share, Session] | None:
     """The link a token opens and its session; None when it opens nothing (unknown,
-    revoked or expired: the caller cannot tell which)."""
+    revoked, expired or its author lost access: the caller cannot tell which)."""
     if not TOKEN.fullmatch(token):
         return None
+    # The author's membership and account are read with the link (one join), so a removed,
+    # demoted or disabled author's links stop on every replica at the next request.
     found = (
         await db.execute(
-            select(Share, Session)
+            select(Share, Session, User, ProjectMember.role)
             .join(Session, Session.id == Share.session_id)
+            .outerjoin(User, User.id == Share.created_by)
+            .outerjoin(
+                ProjectMember,
+                (ProjectMember.project_id == Session.project_id)
+                & (ProjectMember.user_id == Share.created_by),
+            )
             .where(Share.token_hash == security.hash_token(token))
         )
     ).one_or_none()
-    if found is None or not active(found[0]):
+    if found is None:
         return None
-    return found[0], found[1]
+    share, session, author, role = found
+    if status(share, author, role) != "active":
+        return None
+    return share, session
+
+
+# A link opened again and again is one event in the audit log per this long.
+OPENED_EVENT_EVERY = timedelta(hours=1)
+
+
+async def record_opened(db: AsyncSession, share: Share, session: Session) -> None:
+    """The audit log notes that a link was opened (by the share's id, never its token; at
+    most one event a link an hour, so a refresh storm does not flood the log)."""
+    author = await db.scalar(select(User.email).where(User.id == share.created_by))
+    about = {
+        "share_id": str(share.id),
+        "session_id": str(session.id),
+        "title": session.title,
+        "by": author,
+    }
+    await audit.record_unless_recent(
+        db, session.project_id, Action.share_opened, ("share", share.id), about, OPENED_EVENT_EVERY
+    )

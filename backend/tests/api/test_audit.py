@@ -6,18 +6,22 @@ changed."""
 from __future__ import annotations
 
 import re
+import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from sqlalchemy import select, text
 from sqlalchemy.exc import DBAPIError
 
+from app.auth import security
 from app.models import AuditEvent
 from tests.api.conftest import SALES
 from tests.api.test_asking import ASK, ask_until_waiting, follow
-from tests.api.test_query import finished
+from tests.api.test_query import ask, finished
 from tests.api.test_review import ask_until_approval, in_review
 from tests.api.test_sources import reachable  # noqa: F401  (the fixture)
 from tests.conftest import Api
@@ -100,7 +104,7 @@ def test_the_owner_reads_what_each_member_did(
 
     log = log_of(alice, pid)
     events = list(reversed(log["items"]))  # oldest first, to read along the story
-    assert log["total"] == len(events) == 24
+    assert log["total"] == len(events) == 26
     said = [(e["actor"]["email"], e["action"], e["summary"]) for e in events]
     size, grown = f"{len(SALES)} bytes", f"{len(SALES) + 16} bytes"
     until = shared["expires_at"][:10]
@@ -114,9 +118,19 @@ def test_the_owner_reads_what_each_member_did(
         (ALICE, "source.added", f"{ALICE} added the data source lite (sqlite)."),
         (BOB, "source.changed", f"{BOB} changed the data source lite: description."),
         (BOB, "session.created", f"{BOB} opened the session “Q1”."),
+        (
+            BOB,
+            "session.autonomy_changed",
+            f"{BOB} set the session “Q1” to review code before it runs (it was run code at once).",
+        ),
         (BOB, "run.asked", f"{BOB} asked “Total revenue?” with openai/scripted."),
         (BOB, "review.decided", f"{BOB} approved the code of step 1."),
         (BOB, "run.ended", re.compile(rf"{BOB}'s question ended succeeded \({ended}\)\.")),
+        (
+            BOB,
+            "session.autonomy_changed",
+            f"{BOB} set the session “Q1” to run code at once (it was review code before it runs).",
+        ),
         (BOB, "run.asked", f"{BOB} asked “{LONG_QUESTION[:79].rstrip()}…” with openai/scripted."),
         (BOB, "input.answered", f"{BOB} answered the agent's question at step 1."),
         (BOB, "run.ended", re.compile(rf"{BOB}'s question ended succeeded \({ended}\)\.")),
@@ -231,3 +245,90 @@ def test_the_log_outlives_its_project_and_the_database_refuses_changes(
         with pytest.raises(DBAPIError, match="append-only"):
             live.call(change(statement))
     assert [e.summary for e in live.call(kept())] == [e.summary for e in events]
+
+
+def test_renames_autonomy_downloads_and_opened_links_are_logged(
+    alice: Api, bob: Api, llm: ScriptedLLM
+) -> None:
+    """What a compliance reader asks of a log: who renamed a session or let its code run
+    unreviewed, who took a file's bytes (any version) or a session's export, and that a
+    shared link was opened (by the link's id, never its token; a refresh storm is one event
+    an hour)."""
+    pid = alice.project("Ledger")["id"]
+    added(alice, pid, BOB, "viewer")
+    uploaded = alice.upload(pid, "sales.csv", SALES).json()
+    assert alice.upload(pid, "sales.csv", SALES + b"East,2026-03,10\n").status_code == 201
+    session = alice.post(f"/projects/{pid}/sessions", json={"title": "Draft"}).json()
+    renamed = alice.patch(f"/sessions/{session['id']}", json={"title": "Final"})
+    assert renamed.status_code == 200
+    assert alice.patch(f"/sessions/{session['id']}", json={"title": "Final"}).status_code == 200
+    assert alice.patch(f"/sessions/{session['id']}", json={"autonomy": "review"}).status_code == 200
+    assert bob.get(f"/files/{uploaded['id']}/content").status_code == 200
+    assert bob.get(f"/files/{uploaded['id']}/versions/1/content").status_code == 200
+    assert alice.patch(f"/sessions/{session['id']}", json={"autonomy": "auto"}).status_code == 200
+    llm.script(final_reply("'Done.'"))
+    assert finished(ask(alice, session["id"], "Anything?"))["status"] == "succeeded"
+    link = alice.post(f"/sessions/{session['id']}/shares", json={}).json()
+    for _ in range(3):
+        assert httpx.get(link["url"], timeout=60).status_code == 200
+
+    log = log_of(alice, pid)
+    said = [
+        (e["action"], e["summary"])
+        for e in reversed(log["items"])
+        if e["action"].startswith(("session.", "file.downloaded", "share.opened"))
+    ]
+    grown = f"{len(SALES) + 16} bytes"
+    assert said == [
+        ("session.created", f"{ALICE} opened the session “Draft”."),
+        ("session.renamed", f"{ALICE} renamed the session “Draft” to “Final”."),
+        (
+            "session.autonomy_changed",
+            f"{ALICE} set the session “Final” to review code before it runs "
+            "(it was run code at once).",
+        ),
+        ("file.downloaded", f"{BOB} downloaded sales.csv ({grown})."),
+        ("file.downloaded", f"{BOB} downloaded sales.csv (version 1) ({len(SALES)} bytes)."),
+        (
+            "session.autonomy_changed",
+            f"{ALICE} set the session “Final” to run code at once "
+            "(it was review code before it runs).",
+        ),
+        (
+            "share.opened",
+            f"A shared link to the session “Final” was opened (made by {ALICE}; "
+            "one event an hour at most).",
+        ),
+    ]
+    opened = next(e for e in log["items"] if e["action"] == "share.opened")
+    assert opened["actor"] is None and opened["subject_id"] == link["id"]
+    assert opened["detail"]["share_id"] == link["id"]
+    assert link["token"] not in str(log) and security.hash_token(link["token"]) not in str(log)
+    assert alice.get(f"/projects/{pid}/audit/verify").json()["intact"] is True
+
+
+def test_events_written_at_once_never_fork_the_chain(alice: Api, bob: Api) -> None:
+    """Twelve changes made at the same moment by two members each take the next number of
+    the project's chain: none is refused, and the chain verifies with every one of them."""
+    pid = alice.project("Busy")["id"]
+    added(alice, pid, BOB, "editor")
+    sessions = [
+        alice.post(f"/projects/{pid}/sessions", json={"title": f"S{n}"}).json() for n in range(6)
+    ]
+    go = threading.Barrier(12)
+
+    def rename(api: Api, session: dict[str, Any], title: str) -> int:
+        go.wait()
+        return api.patch(f"/sessions/{session['id']}", json={"title": title}).status_code
+
+    with ThreadPoolExecutor(12) as pool:
+        done = [
+            pool.submit(rename, api, session, f"{session['title']} by {name}")
+            for session in sessions
+            for api, name in ((alice, "a"), (bob, "b"))
+        ]
+        assert [f.result() for f in done] == [200] * 12
+    total = log_of(alice, pid)["total"]
+    assert total == 2 + 6 + 12
+    verdict = alice.get(f"/projects/{pid}/audit/verify").json()
+    assert verdict["intact"] is True and verdict["events"] == total, verdict

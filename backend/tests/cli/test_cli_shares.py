@@ -1,16 +1,22 @@
 """`workbench share` and `workbench audit` as a user runs them: a link made for chosen
 questions (printed once, with how to end it), opened without logging in, listed, revoked;
-the project's audit log as a table, filtered by action and paged."""
+the project's audit log as a table, filtered by action and paged, and verified."""
 
 from __future__ import annotations
 
+import re
+import uuid
+
 import httpx
 import pytest
+from sqlalchemy import update
 
+from app.models import AuditEvent
 from tests.api.test_shares import answered
 from tests.cli.test_cli import Cli, cli  # noqa: F401  (the fixture)
 from tests.conftest import Api
 from tests.support.llm import ScriptedLLM
+from tests.support.server import LiveServer
 
 pytestmark = pytest.mark.parametrize("server", ["embedded"], indirect=True)
 
@@ -84,3 +90,36 @@ def test_the_audit_log_reads_as_a_table_by_action_and_page(
     first = cli.run("audit", "Team", "--action", "member", "--limit", "1")
     assert first.stdout.splitlines()[-1] == "Events 1 to 1 of 2; --page 2 shows older ones."
     assert "No events of share in Team." in cli.run("audit", "Team", "-a", "share").stdout
+
+
+def test_audit_verify_says_intact_or_names_the_changed_event(
+    cli: Cli,  # noqa: F811
+    live: LiveServer,
+    alice: Api,
+) -> None:
+    alice.project("Team")
+    other = alice.project("Other")
+    intact = cli.run("audit", "verify", "Team")
+    assert intact.code == 0, intact.stderr
+    assert re.fullmatch(r"Team: intact: 1 events, last hash [0-9a-f]{16}\.\n", intact.stdout)
+
+    async def tamper() -> None:  # the embedded stack: SQLite, anyone with the file can
+        async with live.state.engine.begin() as conn:
+            await conn.execute(
+                update(AuditEvent)
+                .where(AuditEvent.project_id == uuid.UUID(other["id"]))
+                .values(summary="nothing happened")
+            )
+
+    live.call(tamper())
+    every = cli.run("audit", "verify")
+    assert every.code == 1
+    said = dict(line.split(": ", 1) for line in every.stdout.splitlines())
+    assert said["Team"].startswith("intact: 1 events")
+    assert re.fullmatch(
+        r"event #1 \(project.created at .* UTC, id [0-9a-f-]{36}\) was changed after it was "
+        r"recorded\.",
+        said["Other"],
+    )
+    refused = cli.run("audit", "Team", "Other")
+    assert refused.code != 0 and "One project at a time" in refused.stderr + refused.stdout

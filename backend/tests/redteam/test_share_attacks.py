@@ -265,3 +265,57 @@ def test_a_links_token_never_reaches_the_log(tmp_path: Path, form: str) -> None:
         log = "".join(seen) + process.stdout.read()
     assert token not in log, log
     assert log.count("/api/v1/shared/***") >= 2, log
+
+
+def member_id(owner: Api, project_id: str, email: str) -> str:
+    members = owner.get(f"/projects/{project_id}/members").json()
+    listed = members["items"] if isinstance(members, dict) else members
+    return str(next(m["user_id"] for m in listed if m["email"] == email))
+
+
+@pytest.mark.parametrize("lost", ["removed", "demoted", "disabled"])
+def test_a_link_stops_when_its_author_loses_access_and_an_owner_reissues_it(
+    live: LiveServer, admin: Api, alice: Api, bob: Api, llm: ScriptedLLM, lost: str
+) -> None:
+    """Bob, an editor, shares a report; then he is removed from the project, made a viewer
+    (who cannot make links), or his account is disabled. His link opens what a revoked
+    one opens (the same 404, nothing of the report), on the next request; the owner sees
+    why in the list and re-issues it, a link of her own to the same questions."""
+    project_id, session_id = new_project_session(alice, "Departed")
+    added = alice.post(
+        f"/projects/{project_id}/members", json={"email": "bob@example.com", "role": "editor"}
+    )
+    assert added.status_code == 201, added.text
+    answered(alice, llm, session_id, "Margin?", "Margin is 31.4%.")
+    made = share(bob, session_id)
+    path = shared_path(made)
+    bob_id = member_id(alice, project_id, "bob@example.com")
+    with client_from(live, new_address()) as outsider:
+        unknown = outsider.get(f"/shared/{'Q' * 43}")
+        assert "Margin is 31.4%." in outsider.get(path).text
+        if lost == "removed":
+            gone = alice.delete(f"/projects/{project_id}/members/{bob_id}")
+            assert gone.status_code == 204, gone.text
+        elif lost == "demoted":
+            demoted = alice.patch(
+                f"/projects/{project_id}/members/{bob_id}", json={"role": "viewer"}
+            )
+            assert demoted.status_code == 200, demoted.text
+        else:
+            disabled = admin.patch(f"/users/{bob_id}", json={"disabled": True})
+            assert disabled.status_code == 200, disabled.text
+        dead = outsider.get(path)
+        assert dead.status_code == 404 and dead.text == unknown.text
+        assert "Margin" not in dead.text
+    [listed] = alice.get(f"/sessions/{session_id}/shares").json()["items"]
+    assert listed["status"] == "author_lost_access" and listed["active"] is False
+    reissued = alice.post(f"/shares/{made['id']}/reissue")
+    assert reissued.status_code == 201, reissued.text
+    again = reissued.json()
+    assert again["token"] != made["token"] and again["expires_at"] == made["expires_at"]
+    assert "Margin is 31.4%." in httpx.get(again["url"], timeout=60).text
+    assert httpx.get(made["url"], timeout=60).status_code == 404
+    statuses = {
+        s["id"]: s["status"] for s in alice.get(f"/sessions/{session_id}/shares").json()["items"]
+    }
+    assert statuses == {again["id"]: "active", made["id"]: "revoked"}

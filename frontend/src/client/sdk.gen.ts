@@ -2,7 +2,7 @@
 
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape } from './client';
 import { client } from './client.gen';
-import type { AddMemberData, AddMemberErrors, AddMemberResponses, AnswerRunData, AnswerRunErrors, AnswerRunResponses, ApproveRunData, ApproveRunErrors, ApproveRunResponses, ArtifactContentData, ArtifactContentErrors, ArtifactContentResponses, AskData, AskErrors, AskResponse, AskResponses, CancelRunData, CancelRunErrors, CancelRunResponses, ChangePasswordData, ChangePasswordErrors, ChangePasswordResponses, CheckSourceData, CheckSourceErrors, CheckSourceResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateShareData, CreateShareErrors, CreateShareResponses, CreateSourceData, CreateSourceErrors, CreateSourceResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteFileData, DeleteFileErrors, DeleteFileResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DeleteSourceData, DeleteSourceErrors, DeleteSourceResponses, DescribeSchemaData, DescribeSchemaErrors, DescribeSchemaResponses, DownloadFileData, DownloadFileErrors, DownloadFileResponses, DownloadVersionData, DownloadVersionErrors, DownloadVersionResponses, ExportSessionData, ExportSessionErrors, ExportSessionResponses, GetArtifactData, GetArtifactErrors, GetArtifactResponses, GetFileData, GetFileErrors, GetFileResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaData, GetSchemaErrors, GetSchemaResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetSourceData, GetSourceErrors, GetSourceResponses, HealthzData, HealthzResponses, ListArtifactsData, ListArtifactsErrors, ListArtifactsResponses, ListAuditEventsData, ListAuditEventsErrors, ListAuditEventsResponses, ListFilesData, ListFilesErrors, ListFilesResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListModelsData, ListModelsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRunsData, ListRunsErrors, ListRunsResponses, ListSessionsData, ListSessionsErrors, ListSessionsResponses, ListSharesData, ListSharesErrors, ListSharesResponses, ListSourcesData, ListSourcesErrors, ListSourcesResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListUsersData, ListUsersErrors, ListUsersResponses, ListUserTokensData, ListUserTokensErrors, ListUserTokensResponses, ListVersionsData, ListVersionsErrors, ListVersionsResponses, LoginData, LoginErrors, LoginResponses, MeData, MeResponses, MyUsageData, MyUsageResponses, OpenSharedLinkData, OpenSharedLinkErrors, OpenSharedLinkResponses, PreviewFileData, PreviewFileErrors, PreviewFileResponses, ProfileFileData, ProfileFileErrors, ProfileFileResponses, ProjectUsageData, ProjectUsageErrors, ProjectUsageResponses, ReadyzData, ReadyzErrors, ReadyzResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeShareData, RevokeShareErrors, RevokeShareResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, RevokeUserTokenData, RevokeUserTokenErrors, RevokeUserTokenResponses, RevokeUserTokensData, RevokeUserTokensErrors, RevokeUserTokensResponses, RunEventsData, RunEventsErrors, RunEventsResponse, RunEventsResponses, SandboxStatusData, SandboxStatusResponses, UpdateMemberData, UpdateMemberErrors, UpdateMemberResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UpdateSessionData, UpdateSessionErrors, UpdateSessionResponses, UpdateSourceData, UpdateSourceErrors, UpdateSourceResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, UploadFileData, UploadFileErrors, UploadFileResponses, UserUsageData, UserUsageErrors, UserUsageResponses } from './types.gen';
+import type { AddMemberData, AddMemberErrors, AddMemberResponses, AnswerRunData, AnswerRunErrors, AnswerRunResponses, ApproveRunData, ApproveRunErrors, ApproveRunResponses, ArtifactContentData, ArtifactContentErrors, ArtifactContentResponses, AskData, AskErrors, AskResponse, AskResponses, CancelRunData, CancelRunErrors, CancelRunResponses, ChangePasswordData, ChangePasswordErrors, ChangePasswordResponses, CheckSourceData, CheckSourceErrors, CheckSourceResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateShareData, CreateShareErrors, CreateShareResponses, CreateSourceData, CreateSourceErrors, CreateSourceResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteFileData, DeleteFileErrors, DeleteFileResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DeleteSourceData, DeleteSourceErrors, DeleteSourceResponses, DescribeSchemaData, DescribeSchemaErrors, DescribeSchemaResponses, DownloadFileData, DownloadFileErrors, DownloadFileResponses, DownloadVersionData, DownloadVersionErrors, DownloadVersionResponses, ExportSessionData, ExportSessionErrors, ExportSessionResponses, GetArtifactData, GetArtifactErrors, GetArtifactResponses, GetFileData, GetFileErrors, GetFileResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaData, GetSchemaErrors, GetSchemaResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetSourceData, GetSourceErrors, GetSourceResponses, HealthzData, HealthzResponses, ListArtifactsData, ListArtifactsErrors, ListArtifactsResponses, ListAuditEventsData, ListAuditEventsErrors, ListAuditEventsResponses, ListFilesData, ListFilesErrors, ListFilesResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListModelsData, ListModelsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRunsData, ListRunsErrors, ListRunsResponses, ListSessionsData, ListSessionsErrors, ListSessionsResponses, ListSharesData, ListSharesErrors, ListSharesResponses, ListSourcesData, ListSourcesErrors, ListSourcesResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListUsersData, ListUsersErrors, ListUsersResponses, ListUserTokensData, ListUserTokensErrors, ListUserTokensResponses, ListVersionsData, ListVersionsErrors, ListVersionsResponses, LoginData, LoginErrors, LoginResponses, MeData, MeResponses, MyUsageData, MyUsageResponses, OpenSharedLinkData, OpenSharedLinkErrors, OpenSharedLinkResponses, PreviewFileData, PreviewFileErrors, PreviewFileResponses, ProfileFileData, ProfileFileErrors, ProfileFileResponses, ProjectUsageData, ProjectUsageErrors, ProjectUsageResponses, ReadyzData, ReadyzErrors, ReadyzResponses, ReissueShareData, ReissueShareErrors, ReissueShareResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeShareData, RevokeShareErrors, RevokeShareResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, RevokeUserTokenData, RevokeUserTokenErrors, RevokeUserTokenResponses, RevokeUserTokensData, RevokeUserTokensErrors, RevokeUserTokensResponses, RunEventsData, RunEventsErrors, RunEventsResponse, RunEventsResponses, SandboxStatusData, SandboxStatusResponses, UpdateMemberData, UpdateMemberErrors, UpdateMemberResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UpdateSessionData, UpdateSessionErrors, UpdateSessionResponses, UpdateSourceData, UpdateSourceErrors, UpdateSourceResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, UploadFileData, UploadFileErrors, UploadFileResponses, UserUsageData, UserUsageErrors, UserUsageResponses, VerifyAuditLogData, VerifyAuditLogErrors, VerifyAuditLogResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -216,6 +216,19 @@ export const listAuditEvents = <ThrowOnError extends boolean = false>(options: O
 });
 
 /**
+ * Verify Audit Log
+ *
+ * Walk the project's audit log, a hash chain, and say whether it is intact, or which
+ * event was the first changed, removed or inserted. Owners of the project; an
+ * administrator of any project (a deleted one too: its log outlives it).
+ */
+export const verifyAuditLog = <ThrowOnError extends boolean = false>(options: Options<VerifyAuditLogData, ThrowOnError>) => (options.client ?? client).get<VerifyAuditLogResponses, VerifyAuditLogErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/projects/{project_id}/audit/verify',
+    ...options
+});
+
+/**
  * List Files
  */
 export const listFiles = <ThrowOnError extends boolean = false>(options: Options<ListFilesData, ThrowOnError>) => (options.client ?? client).get<ListFilesResponses, ListFilesErrors, ThrowOnError>({
@@ -395,7 +408,8 @@ export const exportSession = <ThrowOnError extends boolean = false>(options: Opt
 /**
  * List Shares
  *
- * The session's links, newest first, revoked and expired ones too (never a token).
+ * The session's links, newest first, revoked and expired ones too (never a token), with
+ * where each stands (`status`).
  */
 export const listShares = <ThrowOnError extends boolean = false>(options: Options<ListSharesData, ThrowOnError>) => (options.client ?? client).get<ListSharesResponses, ListSharesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -418,6 +432,19 @@ export const createShare = <ThrowOnError extends boolean = false>(options: Optio
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Reissue Share
+ *
+ * Re-issue a link (owners): a new link of yours to the same questions, until the same
+ * day; the old one is revoked. For a link whose author lost access (removed, made a
+ * viewer or disabled), which opens nothing. The token is in this answer only.
+ */
+export const reissueShare = <ThrowOnError extends boolean = false>(options: Options<ReissueShareData, ThrowOnError>) => (options.client ?? client).post<ReissueShareResponses, ReissueShareErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/shares/{share_id}/reissue',
+    ...options
 });
 
 /**
@@ -584,7 +611,7 @@ export const listSources = <ThrowOnError extends boolean = false>(options: Optio
  * Create Source
  *
  * Add a source, then check it (its status says how that went). Owners only: a
- * source's credentials are theirs.
+ * source's credentials are theirs. At most SOURCES_CREATIONS_PER_MINUTE per user (429).
  */
 export const createSource = <ThrowOnError extends boolean = false>(options: Options<CreateSourceData, ThrowOnError>) => (options.client ?? client).post<CreateSourceResponses, CreateSourceErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -617,8 +644,9 @@ export const getSource = <ThrowOnError extends boolean = false>(options: Options
 /**
  * Update Source
  *
- * Rename, describe, or point the source elsewhere (then it is checked again); a new
- * URL or password is for owners only.
+ * Rename, describe, or point the source elsewhere (then it is checked again, counted
+ * as a check); a new URL or password is for owners only, and a URL naming another server,
+ * port, user, database or kind needs the password again (400 `password_required`).
  */
 export const updateSource = <ThrowOnError extends boolean = false>(options: Options<UpdateSourceData, ThrowOnError>) => (options.client ?? client).patch<UpdateSourceResponses, UpdateSourceErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -633,7 +661,9 @@ export const updateSource = <ThrowOnError extends boolean = false>(options: Opti
 /**
  * Check Source
  *
- * Connect and list the tables now, within the connect timeout; the answer says why not.
+ * Connect and list the tables now, within the connect timeout; the answer says why not
+ * (one sentence wherever no database answered). At most SOURCES_CHECKS_PER_MINUTE per
+ * user (429).
  */
 export const checkSource = <ThrowOnError extends boolean = false>(options: Options<CheckSourceData, ThrowOnError>) => (options.client ?? client).post<CheckSourceResponses, CheckSourceErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

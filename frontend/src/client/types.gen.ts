@@ -171,7 +171,7 @@ export type AuditEventOut = {
     /**
      * Action
      *
-     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, session.created, session.deleted, run.asked, run.ended, run.stopped, review.decided, input.answered, share.created, share.revoked, export.downloaded
+     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, session.created, session.renamed, session.autonomy_changed, session.deleted, run.asked, run.ended, run.stopped, review.decided, input.answered, share.created, share.revoked, share.opened, export.downloaded, file.downloaded
      */
     action: string;
     /**
@@ -198,6 +198,48 @@ export type AuditEventOut = {
     detail: {
         [key: string]: unknown;
     };
+};
+
+/**
+ * AuditVerification
+ */
+export type AuditVerification = {
+    /**
+     * Intact
+     *
+     * Whether every event is as it was recorded, in order
+     */
+    intact: boolean;
+    /**
+     * Events
+     *
+     * The events that hold, in order (up to the first bad one)
+     */
+    events: number;
+    /**
+     * Head
+     *
+     * The last of them's hash: noted elsewhere, a later verify that ends on another one after as many events shows a chain rewritten from the start
+     */
+    head: string;
+    /**
+     * Sentence
+     *
+     * “intact: N events”, or which event was changed, removed or inserted
+     */
+    sentence: string;
+    /**
+     * Seq
+     *
+     * The first bad event's number in the chain
+     */
+    seq?: number | null;
+    /**
+     * Event Id
+     *
+     * The first bad event's id, if it has one
+     */
+    event_id?: string | null;
 };
 
 /**
@@ -1533,9 +1575,15 @@ export type ShareOut = {
     /**
      * Active
      *
-     * Whether the link works now (not expired, not revoked)
+     * Whether the link works now (not expired, not revoked, its author still an editor or owner of the project with an enabled account)
      */
     active: boolean;
+    /**
+     * Status
+     *
+     * Where the link stands: author_lost_access when whoever made it was removed from the project, made a viewer or disabled (it opens nothing; an owner can re-issue it)
+     */
+    status: 'active' | 'revoked' | 'expired' | 'author_lost_access';
 };
 
 /**
@@ -3509,6 +3557,36 @@ export type ListAuditEventsResponses = {
 
 export type ListAuditEventsResponse = ListAuditEventsResponses[keyof ListAuditEventsResponses];
 
+export type VerifyAuditLogData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/api/v1/projects/{project_id}/audit/verify';
+};
+
+export type VerifyAuditLogErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type VerifyAuditLogError = VerifyAuditLogErrors[keyof VerifyAuditLogErrors];
+
+export type VerifyAuditLogResponses = {
+    /**
+     * Successful Response
+     */
+    200: AuditVerification;
+};
+
+export type VerifyAuditLogResponse = VerifyAuditLogResponses[keyof VerifyAuditLogResponses];
+
 export type ListFilesData = {
     body?: never;
     path: {
@@ -4156,6 +4234,34 @@ export type CreateShareResponses = {
 };
 
 export type CreateShareResponse = CreateShareResponses[keyof CreateShareResponses];
+
+export type ReissueShareData = {
+    body?: never;
+    path: {
+        /**
+         * Share Id
+         */
+        share_id: string;
+    };
+    query?: never;
+    url: '/api/v1/shares/{share_id}/reissue';
+};
+
+export type ReissueShareErrors = {
+    /**
+     * The link has expired (share_expired)
+     */
+    422: unknown;
+};
+
+export type ReissueShareResponses = {
+    /**
+     * Successful Response
+     */
+    201: ShareCreated;
+};
+
+export type ReissueShareResponse = ReissueShareResponses[keyof ReissueShareResponses];
 
 export type RevokeShareData = {
     body?: never;

@@ -1,4 +1,5 @@
-"""What runs have spent, summed by session and by project (the API shows it; budgets bound it)."""
+"""What runs have spent, summed by session and by project (the API shows it; budgets bound
+it), and the queries a run has run (its question's budget of `sql()` bounds them)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import Project, Run, Session
+from app.models import Project, Run, RunStep, Session
 from app.runs.budget import Usage
 
 
@@ -72,3 +73,10 @@ async def toward_budget(db: AsyncSession, project: Project) -> Usage:
 
 async def of_session(db: AsyncSession, session_id: uuid.UUID) -> Usage:
     return (await by_session(db, [session_id])).get(session_id, Usage())
+
+
+async def queries_run(db: AsyncSession, run_id: uuid.UUID) -> int:
+    """The `sql()` queries a run's code has run so far, in every step kept (a run that waited
+    for the user goes on with what is left of its question's budget, on any replica)."""
+    kept = await db.scalars(select(RunStep.queries).where(RunStep.run_id == run_id))
+    return sum(len(queries or []) for queries in kept)

@@ -32,6 +32,7 @@ export const ACTION_GROUPS: { label: string; actions: { value: string; label: st
       { value: 'file.uploaded', label: 'File uploaded' },
       { value: 'file.replaced', label: 'File replaced' },
       { value: 'file.deleted', label: 'File deleted' },
+      { value: 'file.downloaded', label: 'File downloaded' },
     ],
   },
   {
@@ -46,6 +47,8 @@ export const ACTION_GROUPS: { label: string; actions: { value: string; label: st
     label: 'Sessions and questions',
     actions: [
       { value: 'session.created', label: 'Session created' },
+      { value: 'session.renamed', label: 'Session renamed' },
+      { value: 'session.autonomy_changed', label: 'Review mode changed' },
       { value: 'session.deleted', label: 'Session deleted' },
       { value: 'run.asked', label: 'Question asked' },
       { value: 'run.ended', label: 'Question ended' },
@@ -59,6 +62,7 @@ export const ACTION_GROUPS: { label: string; actions: { value: string; label: st
     actions: [
       { value: 'share.created', label: 'Link shared' },
       { value: 'share.revoked', label: 'Link revoked' },
+      { value: 'share.opened', label: 'Shared link opened' },
       { value: 'export.downloaded', label: 'Session exported' },
     ],
   },

@@ -1,5 +1,5 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { createShare, revokeShare, type ShareCreate } from '@/client';
+import { createShare, reissueShare, revokeShare, type ShareCreate } from '@/client';
 import { shareKeys } from './queries';
 
 // Errors are the server's sentences: the share dialog shows them where they belong.
@@ -21,6 +21,16 @@ export function useRevokeShare(sessionId: string) {
     mutationFn: async (shareId: string) => {
       await revokeShare({ path: { share_id: shareId } });
     },
+    meta: { silent: true },
+    onSettled: () => qc.invalidateQueries({ queryKey: shareKeys.session(sessionId) }),
+  });
+}
+
+/** Owners: a new link of theirs to a link's questions, the old one revoked (for a link whose author lost access). Its URL comes back once. */
+export function useReissueShare(sessionId: string) {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: async (shareId: string) => (await reissueShare({ path: { share_id: shareId } })).data!,
     meta: { silent: true },
     onSettled: () => qc.invalidateQueries({ queryKey: shareKeys.session(sessionId) }),
   });

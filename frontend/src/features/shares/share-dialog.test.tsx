@@ -1,8 +1,9 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { createShare, listRuns, listShares, revokeShare, type SessionOut, type ShareOut } from '@/client';
+import { createShare, listRuns, listShares, reissueShare, revokeShare, type SessionOut, type ShareOut } from '@/client';
 import { useAuthStore } from '@/features/auth/auth-store';
+import { ProjectRoleProvider } from '@/features/projects/role';
 import { ApiError } from '@/lib/api';
 import { storedRun } from '@/test/runs';
 import { ShareDialog, shareState } from './share-dialog';
@@ -12,8 +13,10 @@ vi.mock('@/client', async (original) => ({
   createShare: vi.fn(),
   listRuns: vi.fn(),
   listShares: vi.fn(),
+  reissueShare: vi.fn(),
   revokeShare: vi.fn(),
 }));
+const reissue = vi.mocked(reissueShare);
 const create = vi.mocked(createShare);
 const list = vi.mocked(listShares);
 const revoke = vi.mocked(revokeShare);
@@ -30,10 +33,11 @@ const share = (over: Partial<ShareOut>): ShareOut => ({
   expires_at: '2026-03-31T10:00:00Z',
   revoked_at: null,
   active: true,
+  status: 'active',
   ...over,
 });
 
-function show(shares: ShareOut[] = []) {
+function show(shares: ShareOut[] = [], role: 'viewer' | 'editor' | 'owner' = 'editor') {
   useAuthStore.setState({ auth: { token: 't', expiresAt: '2099-01-01T00:00:00Z', user: { id: 'bob' } as never } });
   vi.mocked(listRuns).mockResolvedValue({
     data: {
@@ -49,7 +53,9 @@ function show(shares: ShareOut[] = []) {
   const onOpenChange = vi.fn();
   const result = render(
     <QueryClientProvider client={new QueryClient({ defaultOptions: { queries: { retry: false } } })}>
-      <ShareDialog session={session} open onOpenChange={onOpenChange} />
+      <ProjectRoleProvider value={role}>
+        <ShareDialog session={session} open onOpenChange={onOpenChange} />
+      </ProjectRoleProvider>
     </QueryClientProvider>,
   );
   return { ...result, onOpenChange };
@@ -63,9 +69,10 @@ beforeEach(() => {
 
 describe('shareState', () => {
   it('tells an active link from a revoked and an expired one', () => {
-    expect(shareState({ active: true, revoked_at: null }).label).toBe('Active');
-    expect(shareState({ active: false, revoked_at: '2026-03-02T00:00:00Z' }).label).toBe('Revoked');
-    expect(shareState({ active: false, revoked_at: null }).label).toBe('Expired');
+    expect(shareState({ active: true, revoked_at: null, status: 'active' }).label).toBe('Active');
+    expect(shareState({ active: false, revoked_at: '2026-03-02T00:00:00Z', status: 'revoked' }).label).toBe('Revoked');
+    expect(shareState({ active: false, revoked_at: null, status: 'expired' }).label).toBe('Expired');
+    expect(shareState({ active: false, revoked_at: null, status: 'author_lost_access' }).label).toBe('Author lost access');
   });
 });
 
@@ -118,7 +125,7 @@ describe('ShareDialog', () => {
     revoke.mockResolvedValue({ data: undefined } as never);
     show([
       share({ id: 'sh1' }),
-      share({ id: 'sh0', created_by: { user_id: 'bob', email: 'bob@example.com' }, runs: ['r1', 'r3'], active: false, revoked_at: '2026-03-02T10:00:00Z' }),
+      share({ id: 'sh0', created_by: { user_id: 'bob', email: 'bob@example.com' }, runs: ['r1', 'r3'], active: false, revoked_at: '2026-03-02T10:00:00Z', status: 'revoked' }),
     ]);
     const rows = await screen.findAllByTestId('share-row');
     expect(rows.map((r) => r.dataset.state)).toEqual(['active', 'revoked']);
@@ -133,5 +140,25 @@ describe('ShareDialog', () => {
     fireEvent.click(within(confirm).getByRole('button', { name: 'Revoke' }));
     await waitFor(() => expect(revoke).toHaveBeenCalledWith({ path: { share_id: 'sh1' } }));
     await waitFor(() => expect(list).toHaveBeenCalledTimes(2));
+  });
+
+  it('shows a link whose author lost access as dead, and lets an owner (only) re-issue it', async () => {
+    const dead = share({ id: 'sh3', created_by: { user_id: 'cy', email: 'cy@example.com' }, active: false, status: 'author_lost_access' });
+    show([dead], 'editor');
+    const [row] = await screen.findAllByTestId('share-row');
+    expect(row.dataset.state).toBe('author lost access');
+    expect(row.textContent).toContain('An owner can re-issue it.');
+    expect(within(row).queryByRole('button', { name: 'Re-issue' })).toBeNull();
+    expect(within(row).queryByRole('button', { name: 'Revoke' })).toBeNull();
+  });
+
+  it('re-issues a dead link for an owner and shows the new one once', async () => {
+    reissue.mockResolvedValue({ data: { id: 'sh4', url: URL_ONCE, token: 'tok-abc', expires_at: '2026-03-31T10:00:00Z' } } as never);
+    show([share({ id: 'sh3', active: false, status: 'author_lost_access' })], 'owner');
+    const [row] = await screen.findAllByTestId('share-row');
+    fireEvent.click(within(row).getByRole('button', { name: 'Re-issue' }));
+    await waitFor(() => expect(reissue).toHaveBeenCalledWith({ path: { share_id: 'sh3' } }));
+    const made = await screen.findAllByTestId('share-url');
+    expect(made.map((input) => (input as HTMLInputElement).value)).toContain(URL_ONCE);
   });
 });

@@ -13,7 +13,8 @@ import { Segmented } from '@/components/ui/segmented';
 import { useAuthStore } from '@/features/auth/auth-store';
 import { RunPicker, useRunChoice } from '@/features/sessions/run-picker';
 import { formatDate } from '@/lib/utils';
-import { useCreateShare, useRevokeShare } from './mutations';
+import { can, useProjectRole } from '@/features/projects/role';
+import { useCreateShare, useReissueShare, useRevokeShare } from './mutations';
 import { sharesQuery } from './queries';
 
 /** How long a new link works: the server takes 1 to 365 days. */
@@ -26,8 +27,9 @@ export const EXPIRIES = [
 
 const day = (iso: string) => new Date(iso).toLocaleDateString(undefined, { dateStyle: 'medium' });
 
-/** Where a link stands: it works, was revoked, or ran out. */
-export function shareState(share: Pick<ShareOut, 'active' | 'revoked_at'>): { label: string; variant: 'success' | 'default' | 'warning' } {
+/** Where a link stands: it works, was revoked, ran out, or died with its author's access. */
+export function shareState(share: Pick<ShareOut, 'active' | 'revoked_at' | 'status'>): { label: string; variant: 'success' | 'default' | 'warning' } {
+  if (share.status === 'author_lost_access') return { label: 'Author lost access', variant: 'warning' };
   if (share.active) return { label: 'Active', variant: 'success' };
   return share.revoked_at ? { label: 'Revoked', variant: 'default' } : { label: 'Expired', variant: 'warning' };
 }
@@ -99,7 +101,7 @@ function NewLink({ session, onMade }: { session: SessionOut; onMade: (share: Sha
 }
 
 /** The new link, shown this once, with a button to copy it. */
-function MadeLink({ share, onAnother }: { share: ShareCreated; onAnother: () => void }) {
+function MadeLink({ share, onAnother, another = 'Make another link' }: { share: ShareCreated; onAnother: () => void; another?: string }) {
   const input = useRef<HTMLInputElement>(null);
   const [copied, setCopied] = useState<'yes' | 'select' | null>(null);
   const copy = () => {
@@ -136,17 +138,20 @@ function MadeLink({ share, onAnother }: { share: ShareCreated; onAnother: () => 
       </p>
       <div>
         <Button variant="ghost" size="sm" onClick={onAnother}>
-          Make another link
+          {another}
         </Button>
       </div>
     </div>
   );
 }
 
-/** The session's links: who made each and when, how long it works, and a Revoke while it does. */
+/** The session's links: who made each and when, how long it works, a Revoke while it does,
+ * and (owners) a Re-issue for one that died when its author lost access. */
 function Links({ sessionId }: { sessionId: string }) {
   const shares = useQuery(sharesQuery(sessionId));
   const revoke = useRevokeShare(sessionId);
+  const reissue = useReissueShare(sessionId);
+  const owner = can(useProjectRole(), 'owner');
   const me = useAuthStore((s) => s.auth?.user.id);
   const [toRevoke, setToRevoke] = useState<ShareOut | null>(null);
   const items = shares.data?.items ?? [];
@@ -171,9 +176,19 @@ function Links({ sessionId }: { sessionId: string }) {
                   </p>
                   <p className="text-xs text-muted-foreground">
                     {s.runs.length} question{s.runs.length === 1 ? '' : 's'} ·{' '}
-                    {s.revoked_at ? `revoked ${formatDate(s.revoked_at)}` : `${s.active ? 'expires' : 'expired'} ${day(s.expires_at)}`}
+                    {s.revoked_at ? `revoked ${formatDate(s.revoked_at)}` : `${s.status === 'expired' ? 'expired' : 'expires'} ${day(s.expires_at)}`}
                   </p>
+                  {s.status === 'author_lost_access' && (
+                    <p className="text-xs text-amber-800 dark:text-amber-300">
+                      It opens nothing: whoever made it is no longer an editor of this project.{owner ? ' Re-issue it to make it yours.' : ' An owner can re-issue it.'}
+                    </p>
+                  )}
                 </div>
+                {s.status === 'author_lost_access' && owner && (
+                  <Button variant="outline" size="sm" onClick={() => reissue.mutate(s.id)} disabled={reissue.isPending && reissue.variables === s.id}>
+                    Re-issue
+                  </Button>
+                )}
                 {s.active && (
                   <Button variant="outline" size="sm" onClick={() => setToRevoke(s)} disabled={revoke.isPending && revoke.variables === s.id}>
                     Revoke
@@ -184,7 +199,8 @@ function Links({ sessionId }: { sessionId: string }) {
           })}
         </ul>
       )}
-      <FormError>{revoke.error?.message ?? null}</FormError>
+      {reissue.data && <MadeLink share={reissue.data} onAnother={() => reissue.reset()} another="Done" />}
+      <FormError>{revoke.error?.message ?? reissue.error?.message ?? null}</FormError>
       <ConfirmDialog
         open={!!toRevoke}
         onOpenChange={(o) => !o && setToRevoke(null)}
