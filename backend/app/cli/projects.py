@@ -101,7 +101,6 @@ def delete(
     with connect() as client:
         chosen = lookup.project(client, project)
         if not yes:
-            confirm(
-                f"Delete project {chosen['name']} with all its files and sessions?")
+            confirm(f"Delete project {chosen['name']} with all its files and sessions?")
         client.delete_project(chosen["id"])
     out.print(f"Deleted project {chosen['name']}.")
