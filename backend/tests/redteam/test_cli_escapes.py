@@ -22,10 +22,11 @@ from tests.cli.test_cli import ENDS_WITHIN, WORKBENCH, Cli, cli  # noqa: F401
 from tests.conftest import Api
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 
+# No NUL: PostgreSQL refuses it in text (a title or a question with one answers 500 there).
 CLIPBOARD = "\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\x07"
 HOSTILE = (
     f"{CLIPBOARD}\x1b]0;pwned title\x07\x1b[2J\x1b[H\x9b31mred\x9b0m"
-    "safe text\roverwritten\x08\x7f\x1bP+q\x1b\\\x90x\x9c\x05\x00end"
+    "safe text\roverwritten\x08\x7f\x1bP+q\x1b\\\x90x\x9c\x05end"
 )
 # Every character a terminal may act on: C0 but newline and tab, DEL, C1.
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
