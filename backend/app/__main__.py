@@ -30,7 +30,9 @@ def main() -> None:
         port=settings.PORT,
         log_level=settings.LOG_LEVEL.lower(),
         log_config=logs.uvicorn_log_config(settings.LOG_FORMAT),
-        proxy_headers=True,
+        # Forwarded headers are believed from TRUSTED_PROXIES only (app/api/forwarded.py);
+        # uvicorn's own would believe them from 127.0.0.1 whatever the settings say.
+        proxy_headers=False,
     )
     server = AnnouncingServer(config, f"http://{settings.HOST}:{settings.PORT}")
     server.run()

@@ -29,6 +29,7 @@ from app.api import (
 )
 from app.api.docs import docs_router
 from app.api.errors import install_error_handlers
+from app.api.forwarded import install_forwarded_headers
 from app.api.headers import install_security_headers
 from app.api.limits import install_body_limit
 from app.api.metrics import install_metrics, watch_app
@@ -197,4 +198,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_metrics(app, settings, (API_PREFIX,))
     app.include_router(docs_router(API_PREFIX))
     mount_spa(app)
+    install_forwarded_headers(app, settings.TRUSTED_PROXIES)  # last: the outermost layer
     return app

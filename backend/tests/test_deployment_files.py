@@ -199,9 +199,15 @@ def test_compose_files_match_the_compose_schema() -> None:
 
 def test_scaling_puts_a_proxy_in_front_of_every_backend() -> None:
     """`--scale backend=N` with docker-compose.scale.yml: no backend publishes a port (N
-    could not share one), the proxy does, and it keeps event streams and uploads whole."""
+    could not share one), the proxy does, and it keeps event streams and uploads whole. The
+    backends believe the client's address the proxy forwards, and only the proxy's: it
+    writes the address it sees, alone (nothing a client wrote passes), from a network the
+    backends name in TRUSTED_PROXIES."""
     scale = _compose("docker-compose.scale.yml")["services"]
-    assert scale["backend"] == {"ports": []}
+    assert scale["backend"]["ports"] == []
+    trusted = _defaults(scale["backend"]["environment"]["TRUSTED_PROXIES"])
+    assert Settings(_env_file=None, TRUSTED_PROXIES=trusted).TRUSTED_PROXIES  # type: ignore[call-arg]
+    assert _defaults(_backend()["environment"]["TRUSTED_PROXIES"]) == ""  # no proxy: none
     proxy = scale["proxy"]
     assert [_defaults(p) for p in proxy["ports"]] == ["127.0.0.1:8000:8080"]
     assert proxy["depends_on"] == {"backend": {"condition": "service_healthy"}}
@@ -217,6 +223,7 @@ def test_scaling_puts_a_proxy_in_front_of_every_backend() -> None:
         "proxy_request_buffering off;",
         "proxy_read_timeout 3600s;",
         "client_max_body_size 10300m;",
+        "proxy_set_header X-Forwarded-For $remote_addr;",
     ):
         assert directive in conf, directive
     assert Settings(_env_file=None).MAX_UPLOAD_BYTES < 10300 * 1024**2  # type: ignore[call-arg]

@@ -54,8 +54,8 @@ async def login(
         settings.signing_key,
         ttl,
         limit=limit,
-        # The peer as the server sees it: uvicorn replaces it with X-Forwarded-For only
-        # for proxies listed in FORWARDED_ALLOW_IPS.
+        # The peer as the server sees it: X-Forwarded-For replaces it only for the proxies
+        # named in TRUSTED_PROXIES (app/api/forwarded.py).
         address=request.client.host if request.client else None,
     )
     return LoginResponse(

@@ -77,11 +77,13 @@ async def _out(db: DbDep, user: CurrentUser, project: Project) -> ProjectOut:
     return ProjectOut.of(project, await usage.of_project(db, project.id), role)
 
 
-@router.get("/projects/{project_id}/members", response_model=list[MemberOut])
-async def list_members(project: OwnedProject, db: DbDep) -> list[MemberOut]:
-    """Who the project's members are, with their roles (any member may see them)."""
+@router.get("/projects/{project_id}/members", response_model=Page[MemberOut])
+async def list_members(project: OwnedProject, db: DbDep, page: PageDep) -> Page[MemberOut]:
+    """Who the project's members are, with their roles, owners first (any member may see
+    them): a page of them, and how many there are."""
     spent = await usage.by_asker(db, project.id)
-    return [_member(m, u, spent) for m, u in await service.members(db, project)]
+    rows, total = await service.members(db, project, page.limit, page.offset)
+    return Page(items=[_member(m, u, spent) for m, u in rows], total=total)
 
 
 @router.post(

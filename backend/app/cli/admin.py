@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from app.cli.output import echo
+
 if TYPE_CHECKING:  # the server's code is imported only when an admin command runs
     from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -45,10 +47,10 @@ def _settings() -> Settings:
     if settings.is_embedded_db:
         path = Path(settings.database_url.split("///", 1)[1])
         if not path.exists():
-            typer.echo(
+            echo(
                 f"No workbench database at {path}. Run this where the workbench runs, with "
                 "its DATA_DIR (or DATABASE_URL) set as the server has it.",
-                err=True,
+                error=True,
             )
             raise typer.Exit(1)
     return settings
@@ -73,10 +75,10 @@ def reset_password(
     else:
         password = typer.prompt("New password", hide_input=True, confirmation_prompt=True)
     if len(password) < MIN_PASSWORD:
-        typer.echo(f"The password needs at least {MIN_PASSWORD} characters.", err=True)
+        echo(f"The password needs at least {MIN_PASSWORD} characters.", error=True)
         raise typer.Exit(2)
     outcome = asyncio.run(_reset(settings, normalised, password, enable))
-    typer.echo(outcome.message)
+    echo(outcome.message)
     if not outcome.found:
         raise typer.Exit(1)
 
@@ -87,7 +89,7 @@ def revoke_tokens(email: Annotated[str, typer.Argument(help="The account's email
     enabled and its password as it is."""
     normalised = _email(email)
     outcome = asyncio.run(_revoke(_settings(), normalised))
-    typer.echo(outcome.message)
+    echo(outcome.message)
     if not outcome.found:
         raise typer.Exit(1)
 
@@ -119,15 +121,15 @@ def reencrypt_sources() -> None:
     """Encrypt every data source's password again with the current SECRET_KEY (after
     changing it, with the old one listed in SOURCES_PREVIOUS_SECRET_KEYS)."""
     resealed, lost = asyncio.run(_reseal(_settings()))
-    typer.echo(
+    echo(
         f"Encrypted {resealed} source password{'' if resealed == 1 else 's'} again "
         "with the current key."
     )
     if lost:
-        typer.echo(
+        echo(
             f"{len(lost)} cannot be decrypted with any key given (their owners must enter the "
             f"password again): {', '.join(lost)}",
-            err=True,
+            error=True,
         )
         raise typer.Exit(1)
 

@@ -206,7 +206,7 @@ class WorkbenchClient:
     # -- members ---------------------------------------------------------------------------
 
     def members(self, project_id: str) -> list[dict[str, Any]]:
-        return list(self.json("GET", f"/projects/{project_id}/members"))
+        return self.all_items(f"/projects/{project_id}/members")
 
     def add_member(self, project_id: str, email: str, role: str) -> dict[str, Any]:
         body = {"email": email, "role": role}

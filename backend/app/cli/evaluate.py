@@ -12,7 +12,6 @@ jobs run K at a time with a progress bar a model. Running one job is eval_runner
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -49,6 +48,7 @@ from app.cli.eval_report import (
     write_report,
 )
 from app.cli.eval_runner import Evaluation, Job, SourceLogin, SourceUnusable, Stopped
+from app.cli.output import TextConsole, print_json
 
 # A source's name, as the server accepts it (what the agent passes as sql(…, source=name)).
 SOURCE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
@@ -218,7 +218,7 @@ def eval_command(
 ) -> None:
     """Run TASKS through the workbench, each in a fresh session, and report per model:
     accuracy, first-try accuracy, mean steps, tokens, cost and wall time."""
-    err = Console(stderr=True)
+    err = TextConsole(stderr=True, markup=True)  # its own messages use markup
     try:
         _evaluate(
             err,
@@ -305,9 +305,9 @@ def _evaluate(
         )
         as_json_path, as_md_path = write_report(folder, built)
         if as_json:
-            typer.echo(json.dumps(built, indent=2, ensure_ascii=False))
+            print_json(built)
         else:
-            out = Console()
+            out = TextConsole()
             out.print(tasks_table(built))
             out.print(summary_table(built))
     finally:

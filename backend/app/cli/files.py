@@ -9,7 +9,7 @@ import typer
 
 from app.cli import lookup
 from app.cli.config import connect
-from app.cli.output import out, print_json, print_table, size, when
+from app.cli.output import confirm, out, print_json, print_table, size, when
 
 app = typer.Typer(help="List and manage the files of projects.")
 
@@ -112,6 +112,6 @@ def delete(file: FileRef, project: InProject = None, yes: Yes = False) -> None:
     with connect() as client:
         chosen = lookup.file(client, file, project)
         if not yes:
-            typer.confirm(f"Delete file {chosen['name']}?", abort=True)
+            confirm(f"Delete file {chosen['name']}?")
         client.delete_file(chosen["id"])
     out.print(f"Deleted file {chosen['name']}.")

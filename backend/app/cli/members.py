@@ -10,7 +10,7 @@ import typer
 from app.cli import lookup
 from app.cli.client import WorkbenchClient
 from app.cli.config import connect
-from app.cli.output import Failure, cost, out, print_json, print_table, tokens, when
+from app.cli.output import Failure, confirm, cost, out, print_json, print_table, tokens, when
 
 app = typer.Typer(help="List and manage the members of a project and their roles.")
 
@@ -102,7 +102,7 @@ def remove(email: Email, project: InProject = None, yes: Yes = False) -> None:
         chosen = lookup.project_or_default(client, project)
         member = _member(client, chosen["id"], email)
         if not yes:
-            typer.confirm(f"Remove {member['email']} from {chosen['name']}?", abort=True)
+            confirm(f"Remove {member['email']} from {chosen['name']}?")
         client.remove_member(chosen["id"], member["user_id"])
     out.print(f"{member['email']} is no longer a member of {chosen['name']}.")
 
@@ -113,7 +113,7 @@ def leave(project: InProject = None, yes: Yes = False) -> None:
     with connect() as client:
         chosen = lookup.project_or_default(client, project)
         if not yes:
-            typer.confirm(f"Leave {chosen['name']}? Only an owner can add you again.", abort=True)
+            confirm(f"Leave {chosen['name']}? Only an owner can add you again.")
         client.remove_member(chosen["id"], client.me()["id"])
     out.print(f"You left {chosen['name']}.")
 

@@ -2,23 +2,80 @@
 
 `--json` output is written straight to stdout, one document (or one event a line), never
 through Rich, so that it stays parseable whatever the terminal's width or colours.
+
+Whatever the command prints, it prints as text and never as the terminal's commands:
+titles, names, a step's output and the model's answer are written by others (a model, a
+co-owner), and a control character among them could write the clipboard (OSC 52), set the
+window's title, clear the screen or overwrite a line. The consoles drop every C0 and C1
+control character but newline and tab from the text they print (`printable`), below Rich's
+styles, so the command's own colours still show; JSON escapes them instead, keeping the
+text whole.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from rich.console import Console
+import typer
+from rich.console import Console, ConsoleOptions, RenderableType
 from rich.filesize import decimal
 from rich.measure import Measurement
+from rich.segment import Segment
+from rich.style import Style
 from rich.table import Table
 
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False, soft_wrap=True)  # messages wrap where the terminal does
+# What a terminal may act on: C0 but newline and tab, DEL, C1 (a CR-LF ends a line).
+_CONTROL = re.compile(r"\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# In JSON, which escapes C0 itself: DEL and C1, the only bytes a string may keep raw.
+_RAW_IN_JSON = re.compile(r"[\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` without the control characters a terminal would act on (newline and tab
+    stay; a CR-LF becomes a newline)."""
+    return _CONTROL.sub(lambda found: "\n" if found.group() == "\r\n" else "", text)
+
+
+class TextConsole(Console):
+    """A Rich console that prints server text as text: every segment it renders loses its
+    control characters (`printable`), a link its target's too; the segments Rich makes to
+    move the cursor, and the styles it adds on a colour terminal, are its own and stay.
+    Markup and emoji codes are off: brackets and colons in a title are shown as typed."""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**{"markup": False, "emoji": False, **kwargs})
+
+    def render(
+        self, renderable: RenderableType, options: ConsoleOptions | None = None
+    ) -> Iterable[Segment]:
+        for segment in super().render(renderable, options):
+            text, style, control = segment
+            link = style.link if style is not None else None
+            if control or not (_CONTROL.search(text) or (link and _CONTROL.search(link))):
+                yield segment
+            elif style is not None and link:
+                yield Segment(printable(text), style + Style(link=printable(link)))
+            else:
+                yield Segment(printable(text), style)
+
+
+out = TextConsole(highlight=False)
+err = TextConsole(stderr=True, highlight=False, soft_wrap=True)  # wrap where the terminal does
+
+
+def confirm(question: str) -> None:
+    """Ask `question` (yes or no) on the terminal; no ends the command (typer.Abort)."""
+    typer.confirm(printable(question), abort=True)
+
+
+def echo(message: str, *, error: bool = False) -> None:
+    """One line on stdout (or stderr), as it is but for its control characters."""
+    typer.echo(printable(message), err=error)
 
 
 class Failure(Exception):
@@ -31,13 +88,20 @@ class Failure(Exception):
 
 def print_json(document: Any) -> None:
     """One JSON document on stdout (a list or an object), indented for reading."""
-    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
+    _write_json(json.dumps(document, indent=2, ensure_ascii=False))
 
 
 def print_json_line(document: Any) -> None:
     """One JSON document on one line of stdout, flushed at once (for streams)."""
-    sys.stdout.write(json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
+    _write_json(json.dumps(document, ensure_ascii=False, separators=(",", ":")))
+
+
+def _write_json(encoded: str) -> None:
+    """A JSON document and a newline on stdout, flushed. JSON escapes C0 itself; DEL and
+    C1, which it writes raw, are escaped too (outside strings JSON is ASCII, so this
+    changes no value)."""
+    safe = _RAW_IN_JSON.sub(lambda found: f"\\u{ord(found.group()):04x}", encoded)
+    sys.stdout.write(safe + "\n")
     sys.stdout.flush()
 
 

@@ -8,7 +8,7 @@ import typer
 
 from app.cli import lookup
 from app.cli.config import connect
-from app.cli.output import cost, out, print_json, print_table, tokens, when
+from app.cli.output import confirm, cost, out, print_json, print_table, tokens, when
 
 app = typer.Typer(help="List and manage projects.", no_args_is_help=False)
 
@@ -101,8 +101,6 @@ def delete(
     with connect() as client:
         chosen = lookup.project(client, project)
         if not yes:
-            typer.confirm(
-                f"Delete project {chosen['name']} with all its files and sessions?", abort=True
-            )
+            confirm(f"Delete project {chosen['name']} with all its files and sessions?")
         client.delete_project(chosen["id"])
     out.print(f"Deleted project {chosen['name']}.")

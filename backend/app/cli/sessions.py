@@ -9,7 +9,7 @@ import typer
 
 from app.cli import lookup
 from app.cli.config import connect
-from app.cli.output import cost, out, print_json, print_table, tokens, when
+from app.cli.output import confirm, cost, out, print_json, print_table, tokens, when
 
 app = typer.Typer(help="List and manage analysis sessions.")
 
@@ -128,6 +128,6 @@ def delete(session: SessionRef, yes: Yes = False) -> None:
     with connect() as client:
         chosen = lookup.session(client, session)
         if not yes:
-            typer.confirm(f"Delete session {chosen['title']} with its runs?", abort=True)
+            confirm(f"Delete session {chosen['title']} with its runs?")
         client.delete_session(chosen["id"])
     out.print(f"Deleted session {chosen['title']}.")

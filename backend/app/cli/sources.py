@@ -13,7 +13,7 @@ import typer
 from app.cli import lookup
 from app.cli.client import WorkbenchClient
 from app.cli.config import connect
-from app.cli.output import Failure, out, print_json, print_table, when
+from app.cli.output import Failure, confirm, out, print_json, print_table, when
 
 app = typer.Typer(help="List and manage the databases of a project (its data sources).")
 
@@ -172,6 +172,6 @@ def delete(source: SourceRef, project: InProject = None, yes: Yes = False) -> No
     with connect() as client:
         chosen = _source(client, project, source)
         if not yes:
-            typer.confirm(f"Delete the source {chosen['name']}?", abort=True)
+            confirm(f"Delete the source {chosen['name']}?")
         client.delete_source(chosen["id"])
     out.print(f"Deleted the source {chosen['name']}.")

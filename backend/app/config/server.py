@@ -4,11 +4,14 @@ and logging.
 
 from __future__ import annotations
 
+import ipaddress
 from enum import StrEnum
 from pathlib import Path
+from typing import Annotated
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, field_validator
+from pydantic_settings import NoDecode
 
 from app.config.sections import Section, doc
 
@@ -55,6 +58,19 @@ class ServerSettings(BaseModel):
             compose="`http://127.0.0.1:WORKBENCH_PORT`",
         ),
     )
+    TRUSTED_PROXIES: Annotated[list[str], NoDecode] = Field(
+        [],
+        description="Comma-separated addresses or networks (CIDR) of the proxies in front of "
+        "the workbench. Only a request that comes from one of them has its client's address "
+        "taken from `X-Forwarded-For` (the right-most address of the chain that is not one "
+        "of them) and its scheme from `X-Forwarded-Proto`; every other request is counted "
+        "at the address it comes from, whatever it forwards, so that nobody escapes the "
+        "login and shared-link limits by writing the header. Empty: no proxy, no forwarded "
+        "header is believed (`docker-compose.scale.yml`, whose backends only its nginx "
+        "reaches, names the private networks; so does Kubernetes' ingress-nginx component).",
+        examples=["10.0.0.0/8,172.16.0.0/12", "127.0.0.1"],
+        json_schema_extra=doc(Section.server),
+    )
     DATA_DIR: Path = Field(
         Path("./data"),
         description="Directory for local state: the SQLite database, uploaded files and "
@@ -67,6 +83,24 @@ class ServerSettings(BaseModel):
         description="Log level: `debug`, `info`, `warning` or `error`.",
         json_schema_extra=doc(Section.server),
     )
+
+    @field_validator("TRUSTED_PROXIES", mode="before")
+    @classmethod
+    def _trusted_proxies(cls, value: object) -> object:
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, list):
+            return value
+        networks = []
+        for item in (str(part).strip() for part in items):
+            if not item:
+                continue
+            try:
+                networks.append(str(ipaddress.ip_network(item, strict=False)))
+            except ValueError:
+                raise ValueError(
+                    f"{item!r} is not an IP address or network (such as 10.0.0.0/8)"
+                ) from None
+        return networks
 
     @field_validator("PUBLIC_URL")
     @classmethod

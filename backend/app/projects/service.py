@@ -7,7 +7,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app import audit
@@ -64,15 +64,20 @@ async def list_visible(
     return [(project, Role.of(role)) for project, role in rows], int(total or 0)
 
 
-async def members(db: AsyncSession, project: Project) -> list[tuple[ProjectMember, User]]:
-    """The project's members with their users, owners first, then by email."""
-    rows = await db.execute(
+async def members(
+    db: AsyncSession, project: Project, limit: int, offset: int
+) -> tuple[list[tuple[ProjectMember, User]], int]:
+    """A page of the project's members with their users, owners first, then by email; and
+    how many members it has in all."""
+    rank = case({role.name: -role.value for role in Role}, value=ProjectMember.role)
+    query = (
         select(ProjectMember, User)
         .join(User, User.id == ProjectMember.user_id)
         .where(ProjectMember.project_id == project.id)
     )
-    found = [(member, user) for member, user in rows.all()]
-    return sorted(found, key=lambda row: (-Role.of(row[0].role), row[1].email))
+    total = await db.scalar(select(func.count()).select_from(query.subquery()))
+    rows = await db.execute(query.order_by(rank, User.email).limit(limit).offset(offset))
+    return [(member, user) for member, user in rows.all()], int(total or 0)
 
 
 async def add_member(

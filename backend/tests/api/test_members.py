@@ -39,12 +39,31 @@ def test_an_owner_adds_members_who_then_see_the_project_with_their_role(
     assert [(p["name"], p["role"]) for p in listed["items"]] == [("Shared", "viewer")]
     assert bob.get(f"/projects/{project['id']}").json()["role"] == "viewer"
     members = alice.get(f"/projects/{project['id']}/members").json()
-    assert [(m["email"], m["role"]) for m in members] == [
+    assert [(m["email"], m["role"]) for m in members["items"]] == [
         ("alice@example.com", "owner"),
         ("bob@example.com", "viewer"),
     ]
+    assert members["total"] == 2
     # Any member sees who else is in the project.
     assert bob.get(f"/projects/{project['id']}/members").json() == members
+
+
+def test_members_are_listed_a_page_at_a_time_owners_first(admin: Api, alice: Api) -> None:
+    """The list has the contract's shape, `{items, total}`, with `?limit=&offset=`."""
+    project = alice.project("Paged")
+    for name, role in [("dora", "viewer"), ("carl", "editor"), ("bea", "owner")]:
+        admin.new_user(f"{name}@example.com")
+        add(alice, project, f"{name}@example.com", role)
+    path = f"/projects/{project['id']}/members"
+    pages = [alice.get(path, params={"limit": 2, "offset": n}).json() for n in (0, 2, 4)]
+    assert [p["total"] for p in pages] == [4, 4, 4]
+    assert [[(m["email"], m["role"]) for m in p["items"]] for p in pages] == [
+        [("alice@example.com", "owner"), ("bea@example.com", "owner")],
+        [("carl@example.com", "editor"), ("dora@example.com", "viewer")],
+        [],
+    ]
+    refused = alice.get(path, params={"limit": 0})
+    assert refused.status_code == 422 and "limit" in refused.text
 
 
 def test_a_viewer_reads_everything_and_changes_nothing(alice: Api, bob: Api) -> None:
@@ -164,7 +183,9 @@ def test_runs_say_who_asked_and_members_what_they_spent(
     }
     assert bob.get(f"/runs/{runs[0]['id']}").json()["asked_by"] == runs[0]["asked_by"]
 
-    members = {m["email"]: m for m in alice.get(f"/projects/{project['id']}/members").json()}
+    members = {
+        m["email"]: m for m in alice.get(f"/projects/{project['id']}/members").json()["items"]
+    }
     by_run = {r["asked_by"]["email"]: r for r in runs}
     for email in ("alice@example.com", "bob@example.com"):
         assert members[email]["runs"] == 1
@@ -178,7 +199,9 @@ def test_runs_say_who_asked_and_members_what_they_spent(
     # A member who asked nothing has spent nothing; the administrators see who is where.
     admin.new_user("carol@example.com")
     add(alice, project, "carol@example.com", "viewer")
-    members = {m["email"]: m for m in alice.get(f"/projects/{project['id']}/members").json()}
+    members = {
+        m["email"]: m for m in alice.get(f"/projects/{project['id']}/members").json()["items"]
+    }
     assert (members["carol@example.com"]["runs"], members["carol@example.com"]["tokens_in"]) == (
         0,
         0,

@@ -33,6 +33,7 @@ class LiveServer:
             log_level="warning",
             lifespan="on",
             timeout_keep_alive=30,
+            proxy_headers=False,  # as `python -m app` serves it: TRUSTED_PROXIES decides
         )
         self._server = uvicorn.Server(config)
         self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]

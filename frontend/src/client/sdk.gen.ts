@@ -152,7 +152,8 @@ export const updateProject = <ThrowOnError extends boolean = false>(options: Opt
 /**
  * List Members
  *
- * Who the project's members are, with their roles (any member may see them).
+ * Who the project's members are, with their roles, owners first (any member may see
+ * them): a page of them, and how many there are.
  */
 export const listMembers = <ThrowOnError extends boolean = false>(options: Options<ListMembersData, ThrowOnError>) => (options.client ?? client).get<ListMembersResponses, ListMembersErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

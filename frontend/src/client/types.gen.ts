@@ -858,6 +858,20 @@ export type PageListedUserOut = {
 };
 
 /**
+ * Page[MemberOut]
+ */
+export type PageMemberOut = {
+    /**
+     * Items
+     */
+    items: Array<MemberOut>;
+    /**
+     * Total
+     */
+    total: number;
+};
+
+/**
  * Page[ProjectOut]
  */
 export type PageProjectOut = {
@@ -3386,7 +3400,20 @@ export type ListMembersData = {
          */
         project_id: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * Limit
+         *
+         * How many items at most
+         */
+        limit?: number;
+        /**
+         * Offset
+         *
+         * How many items to skip
+         */
+        offset?: number;
+    };
     url: '/api/v1/projects/{project_id}/members';
 };
 
@@ -3401,11 +3428,9 @@ export type ListMembersError = ListMembersErrors[keyof ListMembersErrors];
 
 export type ListMembersResponses = {
     /**
-     * Response List Members
-     *
      * Successful Response
      */
-    200: Array<MemberOut>;
+    200: PageMemberOut;
 };
 
 export type ListMembersResponse = ListMembersResponses[keyof ListMembersResponses];

@@ -40,8 +40,9 @@ const project = (role: ProjectOut['role']) => ({ id: 'p', name: 'Sales', role })
 function show(me: string, role: ProjectOut['role'], members: MemberOut[] = [ana, bob, cy]) {
   useAuthStore.setState({ auth: { token: 't', expiresAt: '2099-01-01T00:00:00Z', user: { id: me } as never } });
   const qc = new QueryClient({ defaultOptions: { queries: { staleTime: Infinity, retry: false } } });
-  qc.setQueryData(memberKeys.project('p'), members);
-  vi.mocked(listMembers).mockResolvedValue({ data: members } as never);
+  const page = { items: members, total: members.length };
+  qc.setQueryData(memberKeys.project('p'), page);
+  vi.mocked(listMembers).mockResolvedValue({ data: page } as never);
   render(
     <QueryClientProvider client={qc}>
       <MemoryRouter>

@@ -153,7 +153,7 @@ function Members({ project, onClose }: { project: ProjectOut; onClose: () => voi
       <LoadState query={members} loading="Loading the members…" />
       {members.data && (
         <ul className="divide-y rounded-lg border" aria-label="Members">
-          {members.data.map((m) => {
+          {members.data.items.map((m) => {
             const self = m.user_id === me;
             const busy = (change.isPending && change.variables?.userId === m.user_id) || (remove.isPending && remove.variables === m.user_id);
             return (
@@ -202,6 +202,11 @@ function Members({ project, onClose }: { project: ProjectOut; onClose: () => voi
             );
           })}
         </ul>
+      )}
+      {members.data && members.data.total > members.data.items.length && (
+        <p className="text-xs text-muted-foreground" data-testid="members-more">
+          The first {members.data.items.length} of {members.data.total} members are shown.
+        </p>
       )}
       <ConfirmDialog
         open={!!confirm}

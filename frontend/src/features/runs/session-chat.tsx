@@ -23,7 +23,7 @@ import { useSessionRuns, type Question } from './use-session-runs';
 export function SessionChat({ projectId, sessionId }: { projectId: string; sessionId: string }) {
   const members = useQuery({ ...membersQuery(projectId), meta: { silent: true } });
   const { loading, loaded, isNew, runs, sending, active, refusal, ask, stop, stopping, replies } = useSessionRuns(projectId, sessionId, {
-    shared: (members.data?.length ?? 0) > 1,
+    shared: (members.data?.total ?? 0) > 1,
   });
   const projectFiles = useQuery(filesQuery(projectId));
   const focusComposer = useCallback(() => document.querySelector<HTMLTextAreaElement>('textarea[data-composer]')?.focus(), []);
