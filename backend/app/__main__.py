@@ -5,9 +5,12 @@ from __future__ import annotations
 import socket
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import uvicorn
+from fastapi import FastAPI
 from pydantic import ValidationError
+from uvicorn.supervisors import Multiprocess
 
 from app.config import Settings
 from app.main import create_app
@@ -24,20 +27,45 @@ def main() -> None:
             print(f"  {where}: {error['msg']}", file=sys.stderr)
         sys.exit(2)
     logs.configure(settings.LOG_LEVEL, settings.LOG_FORMAT)
-    config = uvicorn.Config(
-        create_app(settings),
-        host=settings.HOST,
-        port=settings.PORT,
-        log_level=settings.LOG_LEVEL.lower(),
-        log_config=logs.uvicorn_log_config(settings.LOG_FORMAT),
+    processes = settings.web_processes
+    url = f"http://{settings.HOST}:{settings.PORT}"
+    options: dict[str, Any] = {
+        "host": settings.HOST,
+        "port": settings.PORT,
+        "log_level": settings.LOG_LEVEL.lower(),
+        "log_config": logs.uvicorn_log_config(settings.LOG_FORMAT),
         # Forwarded headers are believed from TRUSTED_PROXIES only (app/api/forwarded.py);
         # uvicorn's own would believe them from 127.0.0.1 whatever the settings say.
-        proxy_headers=False,
-    )
-    server = AnnouncingServer(config, f"http://{settings.HOST}:{settings.PORT}")
+        "proxy_headers": False,
+    }
+    if processes > 1:
+        serve_in_processes(settings, processes, url, options)
+        return
+    config = uvicorn.Config(create_app(settings), **options)
+    server = AnnouncingServer(config, url)
     server.run()
     if not server.started:
         sys.exit(3)  # what uvicorn.run answers when start-up fails
+
+
+def serve_in_processes(
+    settings: Settings, processes: int, url: str, options: dict[str, Any]
+) -> None:
+    """WEB_CONCURRENCY processes on one socket (uvicorn's workers), each its own app, made by
+    app_from_environment from the same environment; a process that dies is started again."""
+    settings.signing_key  # noqa: B018  made once here (without SECRET_KEY), read by each
+    config = uvicorn.Config(
+        "app.__main__:app_from_environment", factory=True, workers=processes, **options
+    )
+    print(f"Workbench starts {processes} processes on {url}", flush=True)
+    Multiprocess(config, sockets=[config.bind_socket()]).run()
+
+
+def app_from_environment() -> FastAPI:
+    """The app of one of several processes (see serve_in_processes)."""
+    settings = Settings()
+    logs.configure(settings.LOG_LEVEL, settings.LOG_FORMAT)
+    return create_app(settings)
 
 
 class AnnouncingServer(uvicorn.Server):

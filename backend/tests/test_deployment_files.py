@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import uuid
 from pathlib import Path, PurePosixPath
@@ -294,6 +295,31 @@ def test_backend_defaults_are_valid_settings(monkeypatch: pytest.MonkeyPatch) ->
     # Analysis runs in the sandbox service, never in the backend's container.
     assert Path(SANDBOX_SOCKET) == settings.SANDBOX_SERVICE_SOCKET
     assert settings.SANDBOX_ISOLATION is SandboxIsolation.required
+    # One backend process per CPU, never more than the sandbox workers they share.
+    assert settings.WEB_CONCURRENCY == "auto"
+    cpus = len(os.sched_getaffinity(0))
+    assert settings.web_processes == min(cpus, settings.SANDBOX_MAX_WORKERS or cpus)
+
+
+def test_the_image_runs_a_backend_process_per_cpu_and_embedded_runs_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    dockerfile = (ROOT / "backend" / "Dockerfile").read_text()
+    assert re.search(r"^\s+WEB_CONCURRENCY=auto\b", dockerfile, flags=re.MULTILINE)
+    _clear_settings_env(monkeypatch)
+    monkeypatch.setenv("WEB_CONCURRENCY", "8")
+    monkeypatch.setenv("SANDBOX_MAX_WORKERS", "16")
+    # SQLite and in-process events: one process, whatever is asked.
+    assert Settings(_env_file=None).web_processes == 1  # type: ignore[call-arg]
+    monkeypatch.setenv("DATABASE_URL", "postgresql+asyncpg://u:p@db:5432/wb")
+    assert Settings(_env_file=None).web_processes == 1  # type: ignore[call-arg]  # no Redis
+    monkeypatch.setenv("REDIS_URL", "redis://redis:6379/0")
+    assert Settings(_env_file=None).web_processes == 8  # type: ignore[call-arg]
+    monkeypatch.setenv("SANDBOX_MAX_WORKERS", "3")  # each process needs a worker
+    assert Settings(_env_file=None).web_processes == 3  # type: ignore[call-arg]
+    monkeypatch.setenv("WEB_CONCURRENCY", "0")
+    with pytest.raises(ValueError, match="1 or more"):
+        Settings(_env_file=None)  # type: ignore[call-arg]
 
 
 def test_backend_service_is_wired_to_the_infrastructure() -> None:

@@ -184,6 +184,12 @@ def test_settings_are_real_settings_and_secrets_stay_in_the_secret() -> None:
     assert config["ENVIRONMENT"] == "production"  # refuses default secrets at start-up
 
 
+def test_the_backend_runs_no_more_processes_than_its_cpu_limit() -> None:
+    config = find(BASE, "ConfigMap", "workbench-config")["data"]
+    cpus = CONTAINERS["backend"]["resources"]["limits"]["cpu"]
+    assert 1 <= int(config["WEB_CONCURRENCY"]) <= int(cpus), (config["WEB_CONCURRENCY"], cpus)
+
+
 def test_the_limits_of_the_sandbox_fit_its_workers() -> None:
     config = find(BASE, "ConfigMap", "workbench-config")["data"]
     workers_mb = int(config["SANDBOX_MAX_WORKERS"]) * int(config["SANDBOX_MEMORY_MB"])

@@ -38,6 +38,7 @@ from smolagents.utils import (
 from app.agent import prompting, repair
 from app.agent.calls import CallLimits, ModelFailed, StepLimit, context_overflow
 from app.agent.model import close_stream, server_counted, settle_call
+from app.agent.transcript import memory_messages
 from app.observability import tracing
 from app.sandbox import CodeForApproval, UserQuestion
 
@@ -323,13 +324,14 @@ class WorkbenchAgent(CodeAgent):
         return "\n".join(shown) or None
 
     def write_memory_to_messages(self, summary_mode: bool = False) -> list[ChatMessage]:
-        return self._fit(super().write_memory_to_messages(summary_mode=summary_mode))
+        return self._fit(memory_messages(self.memory, summary_mode=summary_mode))
 
     def _fit(self, messages: list[ChatMessage]) -> list[ChatMessage]:
         """The messages, made to fit the model's context (when it is known) with room for a
-        reply: older repeats of code go first, then the oldest outputs, then the oldest
-        replies, then the last output. The system prompt and the question always stay; a
-        conversation that does not fit even so ends the run, saying so."""
+        reply: older repeats of code (where the reply does not hold it) go first, then the
+        oldest outputs, then the oldest replies, then the last output. The system prompt and
+        the question always stay; a conversation that does not fit even so ends the run,
+        saying so."""
         window = self.limits.context_tokens
         if not window:
             return messages

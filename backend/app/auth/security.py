@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import secrets
 import uuid
@@ -26,11 +27,19 @@ class TokenInvalid(Exception):
     pass
 
 
-def hash_password(password: str) -> str:
-    return _hasher.hash(password)
+async def hash_password(password: str) -> str:
+    """The password's argon2 hash, made in a worker thread: argon2 spends tens of
+    milliseconds of CPU by design (seconds on a busy machine), which would hold the event
+    loop and every other request with it; it releases the GIL while it works."""
+    return await asyncio.to_thread(_hasher.hash, password)
 
 
-def verify_password(password: str, password_hash: str | None) -> bool:
+async def verify_password(password: str, password_hash: str | None) -> bool:
+    """Whether the password matches the hash (in a worker thread, like hash_password)."""
+    return await asyncio.to_thread(_verify, password, password_hash)
+
+
+def _verify(password: str, password_hash: str | None) -> bool:
     try:
         return _hasher.verify(password_hash or _DUMMY_HASH, password) and password_hash is not None
     except (VerificationError, InvalidHashError):

@@ -72,7 +72,8 @@ async def authenticate(
     except ValueError:
         normalised = ""
     user = (await db.scalars(select(User).where(User.email == normalised))).one_or_none()
-    if not security.verify_password(password, user.password_hash if user else None) or user is None:
+    matches = await security.verify_password(password, user.password_hash if user else None)
+    if not matches or user is None:
         metrics.LOGIN_FAILURES.labels("invalid_credentials").inc()
         raise Unauthorized("Wrong email or password.", code="invalid_credentials")
     await limit.succeeded(email, address)
@@ -130,7 +131,7 @@ async def set_password(db: AsyncSession, user: User, password: str) -> int:
     """A new password: every earlier login of the user ends and every API token of theirs
     is revoked (whoever knew the old password may have made one). Returns how many tokens
     were revoked."""
-    user.password_hash = security.hash_password(password)
+    user.password_hash = await security.hash_password(password)
     user.password_changed_at = utcnow()
     user.login_version += 1
     return await revoke_all_api_tokens(db, user)
@@ -141,7 +142,7 @@ async def change_password(
 ) -> Login:
     """The user's own change: the current password first. Returns a new login, since the
     change ends the others (this one's included)."""
-    if not security.verify_password(current, user.password_hash):
+    if not await security.verify_password(current, user.password_hash):
         raise BadRequest("The current password is not right.", code="wrong_password")
     await set_password(db, user, new)
     await db.flush()
@@ -193,7 +194,7 @@ async def update_user(db: AsyncSession, admin: User, user_id: uuid.UUID, data: U
 async def create_user(db: AsyncSession, data: UserCreate) -> User:
     user = User(
         email=data.email,
-        password_hash=security.hash_password(data.password),
+        password_hash=await security.hash_password(data.password),
         is_admin=data.is_admin,
     )
     db.add(user)
@@ -260,7 +261,7 @@ async def ensure_admin(db: AsyncSession, email: str | None, password: str | None
     generated = password is None
     email = normalise_email(email or "admin@example.com")
     password = password or security.generate_password()
-    db.add(User(email=email, password_hash=security.hash_password(password), is_admin=True))
+    db.add(User(email=email, password_hash=await security.hash_password(password), is_admin=True))
     try:
         await db.commit()
     except IntegrityError:  # another replica created it first
@@ -294,7 +295,7 @@ async def _check_admin_settings(db: AsyncSession, email: str | None, password: s
             "first admin, when there are no users yet",
             normalised,
         )
-    elif not security.verify_password(password, user.password_hash):
+    elif not await security.verify_password(password, user.password_hash):
         log.warning(
             "ADMIN_PASSWORD is not the password of %s: it only sets the first admin's password. "
             "To reset it, run on this machine: workbench admin reset-password %s",

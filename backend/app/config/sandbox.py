@@ -45,7 +45,8 @@ class SandboxSettings(BaseModel):
         None,
         ge=1,
         le=10_000,
-        description="Sandboxes alive at once in one backend. When all are busy, the least "
+        description="Sandboxes alive at once in one backend (shared out between its "
+        "processes, `WEB_CONCURRENCY`). When all are busy, the least "
         "recently used idle one stops to make room, and runs beyond it wait in a queue "
         "(status `queued`, event `run.queued` with their place), served fairly between "
         "users.",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ipaddress
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, field_validator
@@ -78,6 +78,18 @@ class ServerSettings(BaseModel):
         "signing key. Relative to `backend/` with `make run`.",
         json_schema_extra=doc(Section.server, compose="always `/data`, a named volume"),
     )
+    WEB_CONCURRENCY: int | Literal["auto"] = Field(
+        1,
+        description="Backend processes serving `PORT` (uvicorn workers), so that one host's "
+        "backend uses every core: a number, or `auto` for the CPUs this process may run on. "
+        "Each process has its own database pools (`DATABASE_POOL_SIZE` each), metrics and "
+        "sandbox pool: `SANDBOX_MAX_WORKERS` (or its default) is shared out between them, "
+        "each taking its share, and there are never more processes than it. The embedded "
+        "setup (SQLite, or no `REDIS_URL`) always runs one process: its locks and live events "
+        "live in it.",
+        examples=["auto", "4"],
+        json_schema_extra=doc(Section.server, compose="`auto`, as the image sets it"),
+    )
     LOG_LEVEL: str = Field(
         "info",
         description="Log level: `debug`, `info`, `warning` or `error`.",
@@ -101,6 +113,13 @@ class ServerSettings(BaseModel):
                     f"{item!r} is not an IP address or network (such as 10.0.0.0/8)"
                 ) from None
         return networks
+
+    @field_validator("WEB_CONCURRENCY")
+    @classmethod
+    def _web_concurrency(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and value < 1:
+            raise ValueError("must be 1 or more, or auto")
+        return value
 
     @field_validator("PUBLIC_URL")
     @classmethod

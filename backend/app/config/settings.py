@@ -5,6 +5,7 @@ secrets in production) and the values derived from several of them.
 
 from __future__ import annotations
 
+import os
 import secrets
 from functools import cached_property
 from pathlib import Path
@@ -114,6 +115,19 @@ class Settings(
     @property
     def is_embedded_db(self) -> bool:
         return self.database_url.startswith("sqlite")
+
+    @property
+    def web_processes(self) -> int:
+        """How many backend processes serve PORT (WEB_CONCURRENCY, at most
+        SANDBOX_MAX_WORKERS): one on the embedded setup, whose SQLite database, locks and
+        live events belong to one process."""
+        if self.is_embedded_db or not self.REDIS_URL:
+            return 1
+        wanted = (
+            len(os.sched_getaffinity(0)) if self.WEB_CONCURRENCY == "auto" else self.WEB_CONCURRENCY
+        )
+        # Never more processes than sandbox workers: each needs one to answer a question.
+        return max(1, min(wanted, self.SANDBOX_MAX_WORKERS or wanted))
 
     @cached_property
     def signing_key(self) -> str:

@@ -16,8 +16,10 @@ from typing import Any, Protocol
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
+from redis.driver_info import DriverInfo
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
+from redis.utils import get_lib_version
 
 FINAL_EVENT = "run.finished"
 HEARTBEAT_SECONDS = 10.0  # the contract asks for one at least every 15 s
@@ -28,6 +30,10 @@ HEARTBEAT_SECONDS = 10.0  # the contract asks for one at least every 15 s
 WRITER_CONNECTIONS = 64
 FOLLOWER_CONNECTIONS = 2000
 POOL_WAIT_SECONDS = 20.0
+# What each new connection tells the server of its client (CLIENT SETINFO), read once: by
+# default redis-py reads its own version from the installed packages' metadata for every
+# connection it opens, a walk of sys.path on the event loop.
+DRIVER = DriverInfo(name="redis-py", lib_version=get_lib_version())
 
 
 def redis_pool(url: str, size: int, socket_timeout: float) -> Redis:
@@ -45,6 +51,7 @@ def redis_pool(url: str, size: int, socket_timeout: float) -> Redis:
         socket_timeout=socket_timeout,
         retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 1),
         retry_on_error=[RedisConnectionError],
+        driver_info=DRIVER,
     )
     return Redis(connection_pool=pool)
 

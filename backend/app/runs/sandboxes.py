@@ -122,9 +122,9 @@ class SandboxPool:
             disk_mb=settings.SANDBOX_DISK_MB,
             artifact_mb=settings.SANDBOX_ARTIFACTS_MB,
         )
-        self.max_workers = settings.SANDBOX_MAX_WORKERS or default_max_workers(
-            settings.SANDBOX_MEMORY_MB
-        )
+        # The bound is the whole backend's, shared out between its processes (WEB_CONCURRENCY).
+        bound = settings.SANDBOX_MAX_WORKERS or default_max_workers(settings.SANDBOX_MEMORY_MB)
+        self.max_workers = max(1, bound // settings.web_processes)
         self._workers: dict[uuid.UUID, SandboxWorker] = {}
         # Started workers no session has taken yet, and how many are starting.
         self._spares: list[SandboxWorker] = []

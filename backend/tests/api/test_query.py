@@ -94,6 +94,10 @@ def test_a_question_streams_steps_and_a_correct_answer(
 
     system = llm.requests[0]["messages"][0]["content"]
     assert "sales data.csv" in system and "revenue float64" in system and "4 rows" in system
+    # The model reads step 1's code back once, in its own reply, not again as a tool call.
+    second = llm.prompts()[1]
+    assert second.count("print(df.groupby('region')['revenue'].sum())") == 1, second
+    assert "Calling tools" not in second and "North    2510.75" in second
 
 
 def test_an_error_in_step_one_is_fixed_in_step_two(alice: Api, session, llm: ScriptedLLM) -> None:  # type: ignore[no-untyped-def]
