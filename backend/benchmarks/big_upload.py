@@ -10,13 +10,17 @@ Prints, in one run:
   POST to `run.finished`, and the step's own time; the totals it printed are checked
   against DuckDB's own on the same file, outside the workbench;
 - a question whose step reads the file with pandas: the error the agent is told (target:
-  the memory error, which names DuckDB).
+  the memory error, which names DuckDB);
+- ten new sessions each asking about the file: the time from the POST to the first step's
+  start (target: within 1 s; the file is bound read-only into the sandbox, never copied),
+  and the disk their workspaces take, with how many copies of the file's bytes the data
+  directory holds (target: one, the stored file).
 
     cd backend && uv run python -m benchmarks.big_upload [--size-gb 5] [--dir /tmp]
 
 The CSV is written by DuckDB in a folder under `--dir`, with the workbench's data
-directory (three times the CSV's size at the peak: the file, its stored copy, the session's
-copy); the folder is deleted at the end. The figures are wall-clock seconds: run it on a
+directory (twice the CSV's size at the peak: the file and its stored copy, which the
+sessions share); the folder is deleted at the end. The figures are wall-clock seconds: run it on a
 quiet machine (it prints the load average before and after).
 """
 
@@ -69,6 +73,8 @@ SHOWN = (
 TOTALS = "SELECT region, count(*) AS n, sum(price) AS total FROM 'big.csv' GROUP BY 1 ORDER BY 1"
 DUCKDB_STEP = f'import duckdb\nprint(duckdb.sql("{TOTALS}").df())'
 PANDAS_STEP = "import pandas as pd\ndf = pd.read_csv('big.csv')\nprint(len(df))"
+SIZE_STEP = "import io\nf = io.open('big.csv', 'rb')\nprint(f.readline()[:30], f.seek(0, 2))"
+SESSIONS = 10
 PLAN = "1. Sum the prices by region over big.csv.\n2. Answer with the totals.<end_plan>"
 APPROVE = json.dumps({"verdict": "approve", "reason": "The answer states what the step printed."})
 # Generous: it bounds a hang, not the figures (a 5 GB upload on a busy disk takes minutes).
@@ -184,6 +190,50 @@ def totals_agree(
         p[0] == e[0] and p[1] == e[1] and abs(p[2] - e[2]) <= max(1e-6 * abs(e[2]), 0.01)
         for p, e in zip(printed, expected, strict=True)
     )
+
+
+def first_steps(api: Api, llm: ScriptedLLM, project: str, size: int) -> list[float]:
+    """Ten new sessions ask about the file, one after the other: the time from each POST to
+    its first step's start (the workspace made, a worker had, the plan written)."""
+    from tests.support.llm import code_reply, final_reply
+
+    times = []
+    for number in range(SESSIONS):
+        session = api.post(f"/projects/{project}/sessions", json={}).json()["id"]
+        llm.script(
+            PLAN,
+            code_reply(SIZE_STEP, "Look at the file."),
+            final_reply("'It is big.'"),
+            APPROVE,
+        )
+        events, _ = ask(api, session, f"How big is big.csv? ({number})")
+        started = at(events, "step.started", 1)
+        outputs = [o["output"] for o in of(events, "step.output") if o["step"] == 1]
+        if started is None or not outputs or str(size) not in outputs[0]:
+            raise SystemExit(f"session {number}: the step did not read the file: {outputs}")
+        times.append(started)
+    return times
+
+
+def disk_of(data_dir: Path, size: int) -> tuple[int, int]:
+    """What the workspaces (and their bookkeeping) take on disk, each inode once, leaving
+    out the inodes that the stored files are (the sessions share them); and how many
+    distinct inodes in the whole data directory hold `size` bytes (the copies of the file).
+    """
+    stored: set[int] = set()
+    copies: set[int] = set()
+    used: dict[int, int] = {}
+    for root, _, names in os.walk(data_dir):
+        in_workspaces = Path(root).is_relative_to(data_dir / "workspaces")
+        for name in names:
+            info = (Path(root) / name).lstat()
+            if info.st_size == size and not Path(root, name).is_symlink():
+                copies.add(info.st_ino)
+            if in_workspaces:
+                used[info.st_ino] = info.st_blocks * 512
+            elif Path(root).is_relative_to(data_dir / "objects"):
+                stored.add(info.st_ino)
+    return sum(b for inode, b in used.items() if inode not in stored), len(copies)
 
 
 def _load() -> str:
@@ -303,6 +353,13 @@ def main(size_gb: float, where: str | None) -> None:
         print("  the error the agent is told:")
         for line in (told[0] if told else "(no error)").splitlines():
             print(f"    {line}")
+        print(f"{SESSIONS} new sessions, each a question about the file (its size, first line):")
+        times = sorted(first_steps(api, llm, project, size))
+        figure("POST -> step 1 started, median", f"{times[len(times) // 2]:7.2f} s")
+        figure("POST -> step 1 started, slowest", f"{times[-1]:7.2f} s")
+        own, copies = disk_of(settings.DATA_DIR, size)
+        figure(f"disk of the {SESSIONS + 1} sessions' workspaces", f"{own / 1e6:9.1f} MB")
+        figure("copies of the file's bytes in the data directory", f"{copies}")
         print(f"load average {_load()} at the end")
     finally:
         if live is not None:

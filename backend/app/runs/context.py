@@ -76,7 +76,12 @@ class ContextBuilder:
         # No connection is held while files download and previews are computed.
         data_dir = self.settings.DATA_DIR
         workspace = workspace_dir(data_dir, session.id)
-        await materialize(self.storage, workspace, manifest_path(data_dir, session.id), files)
+        # In a bubblewrap sandbox the files are bound read-only, never copied and never
+        # charged to the workspace's quota; without one they are copied, and given.
+        shared = (await self.sandboxes.status()).mechanism == "bubblewrap"
+        copies = self.settings.previews_cache if shared else None
+        manifest = manifest_path(data_dir, session.id)
+        await materialize(self.storage, workspace, manifest, files, shared=copies)
         snapshot = session.snapshot
         try:
             marker = snapshot_marker_path(data_dir, session.id)
@@ -105,7 +110,7 @@ class ContextBuilder:
                 ticket,
                 generation,
                 on_start=lambda: recorder.emit(SandboxStarting(restoring=generation is not None)),
-                given_bytes=sum(f.size for f in files),
+                given_bytes=0 if shared else sum(f.size for f in files),
             )
         room = (self.settings.SESSION_ARTIFACTS_MB << 20) - await self.repository.artifact_bytes(
             session.id

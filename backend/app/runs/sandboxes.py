@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from app.config import Settings
+from app.runs import project_files
 from app.runs.workspace import manifest_path, snapshot_marker_path, workspace_dir
 from app.sandbox import (
     LocalLauncher,
@@ -375,6 +376,9 @@ class SandboxPool:
         """The spare, moved into the session's workspace; or, if that failed, a new worker
         (not started) for the workspace in its place."""
         try:
+            # Its sandbox has its own (empty) folder of project files bound: the session's
+            # files move in there, as the session's workspace moves into its folder.
+            await asyncio.to_thread(project_files.hand_over, spare.workspace, workspace)
             await asyncio.to_thread(spare.take_over, workspace)
             return spare
         except Exception as exc:
@@ -396,6 +400,7 @@ class SandboxPool:
         # The code wrote the workspace: a tree of any depth, folders it made unreadable.
         # What cannot be removed raises (and is logged) rather than stay unnoticed.
         await asyncio.to_thread(hostfs.remove_tree, workspace_dir(data_dir, session_id))
+        await asyncio.to_thread(project_files.forget, workspace_dir(data_dir, session_id))
 
     async def _reap_forever(self) -> None:
         while True:
@@ -431,6 +436,7 @@ def _close_worker(worker: SandboxWorker) -> None:
     """Stop a worker; a spare's folder goes too (a session's stays)."""
     worker.close()
     if worker.workspace.name.startswith(SPARE_PREFIX):  # no code ran there: it is empty
+        project_files.forget(worker.workspace)
         try:
             hostfs.remove_tree(worker.workspace)
         except OSError as exc:

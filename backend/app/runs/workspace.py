@@ -1,7 +1,9 @@
 """A session's working directory: the project's files under their own names.
 
-Files are copied (never linked: sandboxed code may overwrite them) and only when they
-changed, judged by a manifest of the content hash, size, mtime and inode we left there.
+Where the sandbox is bubblewrap, the files are given read-only without a copy
+(`project_files`). Without it (SANDBOX_ISOLATION=none: nothing could be bound read-only)
+they are copied (never linked: the code may overwrite them) and only when they changed,
+judged by a manifest of the content hash, size, mtime and inode we left there.
 The manifest lives outside the workspace, where sandboxed code cannot reach it, and every
 write into the workspace goes through `hostfs`, which never follows a link: the code may
 have replaced any name in there with a link to a host file. Files the code wrote stay in
@@ -20,6 +22,7 @@ from typing import BinaryIO
 
 from app.infra.storage import ObjectStorage
 from app.models import File
+from app.runs import project_files
 from app.sandbox import hostfs
 
 
@@ -53,7 +56,7 @@ def _write_manifest(path: Path, manifest: dict[str, dict[str, object]]) -> None:
 
 
 def _unchanged(workspace: Path, entry: dict[str, object] | None, file: File) -> bool:
-    if entry is None or entry.get("sha256") != file.sha256:
+    if entry is None or entry.get("shared") or entry.get("sha256") != file.sha256:
         return False
     info = hostfs.stat_file(workspace, file.name)
     return (
@@ -65,21 +68,33 @@ def _unchanged(workspace: Path, entry: dict[str, object] | None, file: File) -> 
 
 
 async def materialize(
-    storage: ObjectStorage, workspace: Path, manifest: Path, files: list[File]
+    storage: ObjectStorage,
+    workspace: Path,
+    manifest: Path,
+    files: list[File],
+    shared: Path | None = None,
 ) -> list[str]:
-    """Bring the workspace up to date with the project's files; the names copied now.
+    """Bring the workspace up to date with the project's files; the names placed now.
 
     Args:
         storage: Where the files' bytes are.
         workspace: The session's workspace (created if missing).
         manifest: The session's manifest file (outside the workspace).
         files: The project's files.
+        shared: Give the files read-only, without a copy, with the storage's local copies
+            in this folder (the previews' cache); None: copy them.
 
     Returns:
-        The names that were copied.
+        The names that were placed (copied, or linked).
     """
     await asyncio.to_thread(workspace.mkdir, parents=True, exist_ok=True)
     entries = await asyncio.to_thread(_read_manifest, manifest)
+    if shared is not None:
+        before = dict(entries)
+        placed = await project_files.share(storage, shared, workspace, entries, files)
+        if entries != before:
+            await asyncio.to_thread(_write_manifest, manifest, entries)
+        return placed
     copied = []
     for file in files:
         if await asyncio.to_thread(_unchanged, workspace, entries.get(file.name), file):

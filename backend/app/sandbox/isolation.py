@@ -2,7 +2,8 @@
 
 With bubblewrap the worker gets new user/pid/net/ipc/uts namespaces (no network, no view
 of the backend's processes), a read-only root that shows only the Python runtime and the
-sandbox package, the session's workspace read-write at /workspace and a private /tmp.
+sandbox package, the session's workspace read-write at /workspace, the project's files it
+is given read-only at FILES_INSIDE (the workspace links to them) and a private /tmp.
 Without it ("rlimits") the worker is a plain child process with a scrubbed environment, the
 same resource limits and, where `unshare` allows, no network.
 """
@@ -21,11 +22,13 @@ from typing import Literal
 
 from app.sandbox.layout import (
     CACHE_INSIDE,
+    FILES_INSIDE,
     LIBRARY_INSIDE,
     OUTPUT_INSIDE,
     OUTPUT_MB,
     WORKSPACE_INSIDE,
     WORKSPACES_INSIDE,
+    files_view,
     python_roots,
 )
 
@@ -151,6 +154,7 @@ def bwrap_argv(
     command: list[str],
     tmpfs_mb: tuple[int, int] = (64, 16),
     workspaces: Path | None = None,
+    files: Path | None = None,
 ) -> list[str]:
     """The bubblewrap command line around a command.
 
@@ -163,7 +167,11 @@ def bwrap_argv(
         tmpfs_mb: Sizes of the private /tmp and /dev/shm in MB (they live in memory, so
             they come out of the worker's memory limit).
         workspaces: For the fork server only: the folder of every session's workspace,
-            bound read-write at WORKSPACES_INSIDE.
+            bound read-write at WORKSPACES_INSIDE (and an empty FILES_INSIDE, on which each
+            forked worker binds its own files).
+        files: Host folder of the project's files given to the workspace, bound read-only
+            at FILES_INSIDE: the code reads them, and can neither write, rename nor delete
+            them (the mount is read-only; a hard link out of it crosses mounts).
 
     Returns:
         The full argv.
@@ -191,7 +199,9 @@ def bwrap_argv(
     else:
         argv += ["--dir", WORKSPACE_INSIDE]
     if workspaces is not None:
-        argv += ["--bind", str(workspaces), WORKSPACES_INSIDE]
+        argv += ["--bind", str(workspaces), WORKSPACES_INSIDE, "--dir", FILES_INSIDE]
+    if files is not None:
+        argv += ["--ro-bind", str(files), FILES_INSIDE]
     # Everything not bound read-write above (the root, the folders bwrap created) is read-only.
     chdir = WORKSPACE_INSIDE if workspace is not None else "/"
     argv += ["--remount-ro", "/", "--chdir", chdir, "--", *command]
@@ -239,8 +249,15 @@ def build_launch(
         raise RuntimeError(f"no sandbox can be created: {isolation.detail}")
     if isolation.mechanism == "bubblewrap":
         env = _environment_inside(cache, pycache)
+        files_view(workspace).mkdir(parents=True, exist_ok=True)
         argv = bwrap_argv(
-            isolation.bwrap, isolation.bwrap_options, workspace, cache, command, tmpfs_mb
+            isolation.bwrap,
+            isolation.bwrap_options,
+            workspace,
+            cache,
+            command,
+            tmpfs_mb,
+            files=files_view(workspace),
         )
         return Launch(argv, env, workspace, None)
     scratch = Path(tempfile.mkdtemp(prefix="workbench-worker-"))

@@ -8,6 +8,7 @@ import os
 import re
 import site
 import sys
+from pathlib import Path
 
 # Inside the bubblewrap sandbox.
 WORKSPACE_INSIDE = "/workspace"
@@ -15,6 +16,13 @@ WORKSPACE_INSIDE = "/workspace"
 WORKSPACE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 # The fork server's view of every session's workspace folder (see worker/zygote.py).
 WORKSPACES_INSIDE = "/run/workbench-workspaces"
+# The project's files of the session, read-only (see FILES_FOLDER); the workspace holds a
+# link to each under its plain name.
+FILES_INSIDE = "/run/workbench-files"
+# In the folder of the workspaces: one folder per workspace (named like it) holding the
+# project's files it is given, each a hard link to one cached copy of the file's bytes.
+# Bound read-only at FILES_INSIDE, never writable by the code. Its name is no workspace's.
+FILES_FOLDER = ".files"
 LIBRARY_INSIDE = "/opt/workbench/lib"
 CACHE_INSIDE = "/opt/workbench/cache"
 SANDBOX_UID = 65534  # "nobody"
@@ -26,6 +34,11 @@ BOOKKEEPING_DIR = ".workbench"
 # Where DuckDB spills in a workspace (worker/duckdb_setup.py): counted against the disk
 # quota, and removed by the host when the worker is gone.
 SPILL_DIR = f"{BOOKKEEPING_DIR}/duckdb"
+
+
+def files_view(workspace: Path) -> Path:
+    """The folder of the project's files given to a workspace (see FILES_FOLDER)."""
+    return workspace.parent / FILES_FOLDER / workspace.name
 
 
 def python_roots() -> list[str]:

@@ -22,7 +22,7 @@ from typing import Protocol
 from app.sandbox.forkserver import ForkedChannel, ForkServer, ForkServerError
 from app.sandbox.interface import SandboxLimits, SandboxStatus
 from app.sandbox.isolation import Isolation, Policy, build_launch
-from app.sandbox.layout import WORKSPACE_NAME
+from app.sandbox.layout import WORKSPACE_NAME, files_view
 from app.sandbox.probe import probe
 from app.sandbox.protocol import FrameReader, Message, ProtocolError, SeccompFilter, write_message
 from app.sandbox.runtime_cache import runtime_cache
@@ -148,6 +148,9 @@ class LocalLauncher:
         folder = workspace.resolve()
         fork_server = self._fork_server_for(folder)
         if fork_server is not None:
+            # The forked worker binds this folder read-only (worker/zygote.py): it must be
+            # there when the worker starts, to show the files given to it later.
+            files_view(folder).mkdir(parents=True, exist_ok=True)
             try:
                 return fork_server.spawn(folder, limits.tmpfs_mb)
             except ForkServerError as exc:

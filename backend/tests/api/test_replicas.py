@@ -196,4 +196,8 @@ def test_three_replicas_share_sessions_streams_cancels_and_survive_a_death(
     assert "df (DataFrame, 4 rows, 2 columns), totals (Series, 2 values)" in system
     history = two.get(f"/sessions/{session['id']}/runs").json()["items"]
     assert [r["status"] for r in history] == ["succeeded", "cancelled", "failed", "succeeded"]
-    assert Path(second.env["DATA_DIR"], "workspaces", session["id"], "sales.csv").exists()
+    # Replica 2 gave the session the project's file: read-only, a link in the workspace to
+    # the session's own folder of project files (docs/sandbox.md).
+    workspaces = Path(second.env["DATA_DIR"], "workspaces")
+    assert (workspaces / session["id"] / "sales.csv").is_symlink()
+    assert (workspaces / ".files" / session["id"] / "sales.csv").read_bytes() == SALES

@@ -90,8 +90,12 @@ def test_forked_workers_see_only_their_own_session(launcher: LocalLauncher, tmp_
         # Forked from one process, they still draw different random numbers.
         draw = "import numpy as np\nfloat(np.random.rand())"
         assert alice.run(draw).output != bob.run(draw).output
-        # Nothing was left on the host outside their folders.
-        assert sorted(p.name for p in tmp_path.iterdir()) == ["alice", "bob"]
+        # Nothing was left on the host outside their folders (and their folders of project
+        # files, bound read-only: empty here).
+        assert sorted(p.name for p in tmp_path.iterdir()) == [".files", "alice", "bob"]
+        files = tmp_path / ".files"
+        assert sorted(p.name for p in files.iterdir()) == ["alice", "bob"]
+        assert not any((files / "alice").iterdir()) and not any((files / "bob").iterdir())
 
 
 def test_a_forked_worker_imports_what_the_fork_server_had_not_loaded(

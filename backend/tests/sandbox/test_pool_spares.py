@@ -9,14 +9,18 @@ bound like any other. Waits are for states (a spare is ready), never for a durat
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from app.infra.storage import LocalStorage
+from app.models import File
 from app.runs.sandboxes import SPARE_PREFIX, SandboxPool
-from app.runs.workspace import workspace_dir
+from app.runs.workspace import manifest_path, materialize, workspace_dir
+from app.sandbox import hostfs
 from tests.conftest import stack_settings
 
 READY_TIMEOUT = 120.0
@@ -211,3 +215,55 @@ def test_a_dead_spare_is_replaced_by_a_cold_start(tmp_path: Path) -> None:
             await pool.close()
 
     asyncio.run(scenario())
+
+
+def test_a_spare_reads_the_project_files_given_read_only_and_cannot_change_them(
+    tmp_path: Path,
+) -> None:
+    """The session's project files are given before its worker is acquired (materialize,
+    shared): the spare's folder of project files, bound read-only in its sandbox, takes
+    them over with the session's name."""
+
+    async def scenario() -> None:
+        pool = spare_pool(tmp_path, max_workers=2)
+        storage = LocalStorage(tmp_path / "objects")
+        content = b"region,revenue\nNorth,10\nSouth,32\n"
+        await storage.put("f/sales", _chunks(content), "text/csv")
+        file = File(
+            name="sales.csv",
+            storage_key="f/sales",
+            sha256=hashlib.sha256(content).hexdigest(),
+            size=len(content),
+        )
+        try:
+            assert (await pool.prepare()).available
+            await until(lambda: pool.spares == 1)
+            alice = uuid.uuid4()
+            workspace = workspace_dir(tmp_path, alice)
+            manifest = manifest_path(tmp_path, alice)
+            placed = await materialize(
+                storage, workspace, manifest, [file], shared=tmp_path / "copies"
+            )
+            assert placed == ["sales.csv"]
+            ticket = pool.claim(alice, uuid.uuid4())
+            worker, _ = await pool.acquire(ticket, None)
+            result = await asyncio.to_thread(
+                worker.run,
+                "import io\nimport pandas as pd\nprint(pd.read_csv('sales.csv')['revenue'].sum())\n"
+                "io.open('sales.csv', 'ab').write(b'South,1000\\n')",
+            )
+            assert result.logs.strip() == "42"
+            assert "Read-only file system" in str(result.error)
+            assert storage.path("f/sales").read_bytes() == content
+            # No copy: the stored file's own bytes (a hard link), and none on the quota.
+            assert storage.path("f/sales").stat().st_nlink == 2
+            assert hostfs.usage(workspace).bytes < 64 << 10
+            pool.release(alice)
+        finally:
+            await pool.close()
+
+    asyncio.run(scenario())
+
+
+async def _chunks(content: bytes) -> AsyncIterator[bytes]:
+    yield content

@@ -226,3 +226,34 @@ def stat_file(workspace: Path, name: str) -> os.stat_result | None:
             return os.stat(name, dir_fd=folder, follow_symlinks=False)
         except FileNotFoundError:
             return None
+
+
+def place_link(workspace: Path, name: str, target: str) -> None:
+    """Make a top-level name of the workspace a symbolic link to `target`, replacing what
+    had the name (a file, a link; never what a link points to: the new link is renamed over
+    it). A folder of that name is left and raises.
+
+    Raises:
+        UnsafePath: The name is not a plain file name.
+        IsADirectoryError: A folder has the name.
+    """
+    if relative_parts(name) != [name]:
+        raise UnsafePath(f"not a plain file name: {name!r}")
+    temporary = f".incoming-{uuid.uuid4().hex}"
+    with open_folder(workspace) as folder:
+        os.symlink(target, temporary, dir_fd=folder)
+        try:
+            os.rename(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            with suppress(OSError):
+                os.unlink(temporary, dir_fd=folder)
+            raise
+
+
+def link_target(workspace: Path, name: str) -> str | None:
+    """Where a top-level entry of the workspace links to (None: no such link)."""
+    with open_folder(workspace) as folder:
+        try:
+            return os.readlink(name, dir_fd=folder)
+        except OSError:  # gone, or not a link
+            return None

@@ -3,7 +3,9 @@
 Python's audit hooks see `open()`, but DuckDB and pyarrow read through C++ and a glob or a
 path in a variable hides the name from the code's text: only the kernel sees every read.
 The supervisor (never the runner: the code cannot reach its descriptor) watches the
-workspace's top folder, where the project's files are, while a step runs. A name counts as
+workspace's top folder while a step runs, and the folder of the project's files that the
+workspace's links lead to (a read through a link is the kernel's event on the file's own
+folder, under the same name). A name counts as
 read when it was opened and not written in the step before it was read: files the code
 wrote itself are not project files it read.
 
@@ -18,6 +20,7 @@ import ctypes
 import os
 import struct
 
+from app.sandbox.layout import FILES_INSIDE
 from app.sandbox.protocol import MAX_READS, READ_NAME_CHARS
 
 IN_ACCESS = 0x00000001
@@ -55,8 +58,12 @@ class ReadWatch:
         self._watch: set[str] | None = None
 
     @classmethod
-    def start(cls, folder: str = ".") -> ReadWatch | None:
-        """Watch `folder` (the workspace: the process's working directory).
+    def start(cls, folder: str = ".", files: str = FILES_INSIDE) -> ReadWatch | None:
+        """Watch `folder` (the workspace: the process's working directory) and `files`.
+
+        Args:
+            folder: The workspace.
+            files: The project's files (watched where it exists: not without bubblewrap).
 
         Returns:
             The watch, or None when the kernel gives none (no inotify, no instance left).
@@ -71,6 +78,8 @@ class ReadWatch:
         if libc.inotify_add_watch(fd, os.fsencode(folder), MASK) < 0:
             os.close(fd)
             return None
+        if os.path.isdir(files):  # without it, reads of the project's files go unseen
+            libc.inotify_add_watch(fd, os.fsencode(files), MASK)
         return cls(fd)
 
     def begin(self, watch: object = None) -> None:

@@ -11,7 +11,8 @@ secrets in its environment), except that every session's workspace folder is bou
 isolated from it and from the others before any of its code is read:
 
     fork server --fork--> keeper: new user, mount, pid, net, ipc and uts namespaces;
-                          its own workspace bound at /workspace, the folder of all
+                          its own workspace bound at /workspace, its project files'
+                          folder read-only at FILES_INSIDE, the folder of all
                           workspaces covered by an empty read-only tmpfs, fresh /tmp,
                           /dev (read-only, the usual device nodes) with its own /dev/shm,
                           and output tmpfs; no new user namespaces below it
@@ -58,6 +59,8 @@ import traceback
 from typing import Any
 
 from app.sandbox.layout import (
+    FILES_FOLDER,
+    FILES_INSIDE,
     OUTPUT_INSIDE,
     OUTPUT_MB,
     SANDBOX_UID,
@@ -203,8 +206,15 @@ def _isolate(workspace: str, tmpfs_mb: tuple[int, int]) -> None:
     # A bind mount follows links: the folder must be one (only the backend makes them).
     if not stat.S_ISDIR(os.lstat(folder).st_mode):
         raise ValueError(f"{workspace!r} is not a workspace folder")
+    files = f"{WORKSPACES_INSIDE}/{FILES_FOLDER}/{workspace}"
+    if not stat.S_ISDIR(os.lstat(files).st_mode):
+        raise ValueError(f"{workspace!r} has no folder of project files")
     _enter_namespaces()
     _mount(folder, WORKSPACE_INSIDE, None, MS_BIND | MS_REC)
+    # The project's files, read-only: the code may read them, never change the bytes every
+    # session of the project shares. (No MS_REC: nothing is mounted below it.)
+    _mount(files, FILES_INSIDE, None, MS_BIND)
+    _mount(None, FILES_INSIDE, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
     # Every other session's folder disappears under an empty, read-only tmpfs. The mount
     # beneath is locked to this namespace: nobody here can take the cover off.
     cover = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
