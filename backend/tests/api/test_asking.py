@@ -21,6 +21,7 @@ from tests.conftest import (
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.server import LiveServer
 from tests.support.sse import Event, collect, read_events, until
+from tests.support.workspaces import project_file
 
 ASK = code_reply(f"{READ}\nkind = ask_user('Net or gross revenue?')", "Revenue is ambiguous.")
 
@@ -329,9 +330,8 @@ def test_an_answer_given_to_a_second_instance_resumes_the_run(
     assert "net 4490.75" in of(seen, "step.output")[0]["output"]
     assert of(seen, "final")[0]["answer"] == "Total net revenue is 4490.75."
     assert [e.id for e in seen] == list(range(1, len(seen) + 1))
-    # The second instance ran the rest: the workspace was brought there from storage.
-    workspace = Path(second.settings.DATA_DIR, "workspaces", session["id"])
-    assert (workspace / "sales data.csv").exists()
+    # The second instance ran the rest: the project's file was brought there from storage.
+    assert project_file(second.settings.DATA_DIR, session["id"], "sales data.csv") == SALES
 
 
 def test_deleting_a_session_ends_its_waiting_run(alice: Api, session, llm: ScriptedLLM) -> None:  # type: ignore[no-untyped-def]

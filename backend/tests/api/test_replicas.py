@@ -12,7 +12,6 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -22,6 +21,7 @@ from tests.support import services
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.replicas import BackendProcess
 from tests.support.sse import Event, collect, read_into
+from tests.support.workspaces import project_file
 
 ADMIN_EMAIL, ADMIN_PASSWORD = "admin@example.com", "replica-admin-password"
 LOCK_TTL_SECONDS = 9
@@ -196,8 +196,5 @@ def test_three_replicas_share_sessions_streams_cancels_and_survive_a_death(
     assert "df (DataFrame, 4 rows, 2 columns), totals (Series, 2 values)" in system
     history = two.get(f"/sessions/{session['id']}/runs").json()["items"]
     assert [r["status"] for r in history] == ["succeeded", "cancelled", "failed", "succeeded"]
-    # Replica 2 gave the session the project's file: read-only, a link in the workspace to
-    # the session's own folder of project files (docs/sandbox.md).
-    workspaces = Path(second.env["DATA_DIR"], "workspaces")
-    assert (workspaces / session["id"] / "sales.csv").is_symlink()
-    assert (workspaces / ".files" / session["id"] / "sales.csv").read_bytes() == SALES
+    # Replica 2 gave the session the project's file (read-only, by link).
+    assert project_file(second.env["DATA_DIR"], session["id"], "sales.csv") == SALES

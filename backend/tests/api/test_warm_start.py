@@ -22,6 +22,7 @@ from tests.api.test_snapshots import SALES, sales_session
 from tests.conftest import Api
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.server import LiveServer
+from tests.support.workspaces import project_file
 
 
 @pytest.fixture
@@ -54,8 +55,8 @@ def test_a_first_question_starts_at_once_on_a_spare(
         assert names(events)[:2] == ["run.started", "step.started"]  # no sandbox.starting
         assert finished(events)["status"] == "succeeded"
         assert of(events, "step.output")[0]["output"].strip() == "4490.75"
-        workspaces = one_spare.settings.DATA_DIR / "workspaces"
-        assert (workspaces / session["id"] / "sales data.csv").read_bytes() == SALES
+        assert project_file(one_spare.settings.DATA_DIR, session["id"], "sales data.csv") == SALES
+    workspaces = one_spare.settings.DATA_DIR / "workspaces"
     # The two sessions' workers and a new spare; the spares' old folders are gone.
     spare_ready(one_spare)
     pool = one_spare.state.sandboxes
