@@ -210,14 +210,7 @@ class AuditVerification(BaseModel):
 
     @classmethod
     def of(cls, verdict: audit_chain.Verdict) -> AuditVerification:
-        return cls(
-            intact=verdict.intact,
-            events=verdict.events,
-            head=verdict.head,
-            sentence=verdict.sentence,
-            seq=verdict.seq,
-            event_id=verdict.event_id,
-        )
+        return cls.model_validate(verdict, from_attributes=True)  # properties included
 
 
 # -- summaries ------------------------------------------------------------------------------
