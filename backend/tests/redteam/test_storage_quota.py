@@ -24,6 +24,7 @@ from tests.conftest import (
     services_overrides,
     stack_settings,
 )
+from tests.support import services
 from tests.support.llm import ScriptedLLM
 from tests.support.server import LiveServer
 
@@ -42,9 +43,12 @@ def quota_server(
         "USER_STORAGE_QUOTA_MB": USER_QUOTA_MB,
         "MAX_UPLOAD_BYTES": 64 * MIB,
     }
+    database = None
     if request.param == "services":
+        # Its own database: the worker's shared one may already hold an 'alice'.
+        postgres_url, database = services.create_postgres_database()
         overrides |= services_overrides(
-            request.getfixturevalue("postgres_url"),
+            postgres_url,
             request.getfixturevalue("redis_url"),
             request.getfixturevalue("s3_server"),
             "workbench-quota",
@@ -55,6 +59,8 @@ def quota_server(
     ).start()
     yield live
     live.stop()
+    if database:
+        services.drop_postgres_database(database)
 
 
 @pytest.fixture
