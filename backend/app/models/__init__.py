@@ -2,6 +2,15 @@
 
 from app.models.audit import AuditChain, AuditEvent
 from app.models.base import Base
+from app.models.knowledge import (
+    CheckResult,
+    CheckRun,
+    CheckRunStatus,
+    KnowledgeItem,
+    KnowledgeKind,
+    KnowledgeStatus,
+    ProjectCheck,
+)
 from app.models.projects import File, FileVersion, Project, ProjectMember, Session
 from app.models.runs import Artifact, Run, RunEventRow, RunFileRead, RunStatus, RunStep
 from app.models.shares import Share
@@ -14,10 +23,17 @@ __all__ = [
     "AuditChain",
     "AuditEvent",
     "Base",
+    "CheckResult",
+    "CheckRun",
+    "CheckRunStatus",
     "DataSource",
     "File",
     "FileVersion",
+    "KnowledgeItem",
+    "KnowledgeKind",
+    "KnowledgeStatus",
     "Project",
+    "ProjectCheck",
     "ProjectMember",
     "Run",
     "RunEventRow",

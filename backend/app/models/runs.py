@@ -77,6 +77,9 @@ class Run(IdMixin, Base):
     # The project's files as the run's workspace had them ({file_id, name, version, sha256});
     # those its code read are in `reads`.
     files: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default="[]")
+    # The project's knowledge items it was given ({item_id, title, used}: `used` once its
+    # code or answer relied on the item), in the order the prompt had them.
+    knowledge: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default="[]")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
