@@ -33,6 +33,7 @@ from app.api.forwarded import install_forwarded_headers
 from app.api.headers import install_security_headers
 from app.api.limits import install_body_limit
 from app.api.metrics import install_metrics, watch_app
+from app.api.nul_guard import install_nul_guard
 from app.api.openapi import install_openapi, operation_id
 from app.auth import service as auth_service
 from app.config import Settings
@@ -189,6 +190,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_openapi(app)
     install_error_handlers(app)
     install_body_limit(app, settings.MAX_JSON_BODY_BYTES)
+    install_nul_guard(app)
     install_security_headers(app, docs_paths=(f"{API_PREFIX}/docs", f"{API_PREFIX}/redoc"))
 
     for module in (auth, projects, files, sessions, shares, runs, sources, storage, system):
