@@ -35,8 +35,10 @@ from app.api.limits import install_body_limit
 from app.api.metrics import install_metrics, watch_app
 from app.api.nul_guard import install_nul_guard
 from app.api.openapi import install_openapi, operation_id
+from app.auth import security
 from app.auth import service as auth_service
 from app.config import Settings
+from app.config.server import Environment
 from app.db import create_engine, migrate, session_factory
 from app.files import previewing
 from app.infra.events import create_event_log
@@ -67,6 +69,7 @@ def _not_traced(scope: MutableMapping[str, Any]) -> bool:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
+    security.use_test_cost(Environment.test == settings.ENVIRONMENT)
     # Traces only when an OTLP endpoint is set: otherwise nothing of OpenTelemetry is set up.
     tracer_provider = tracing.create_provider(settings) if tracing.wanted(settings) else None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import secrets
 import uuid
@@ -14,9 +15,25 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 API_TOKEN_PREFIX = "wb_"
 _ALGORITHM = "HS256"
-_hasher = PasswordHasher()
-# Verifying against this keeps a login for an unknown email as slow as a wrong password.
-_DUMMY_HASH = _hasher.hash(secrets.token_hex(16))
+# argon2's recommended cost (RFC 9106's second profile: 64 MiB, 3 passes, 4 lanes).
+_STANDARD = PasswordHasher()
+# Its lowest cost, for ENVIRONMENT=test only: a test suite makes and checks thousands of
+# passwords, and nothing it protects is real. A hash records its own cost, so either hasher
+# verifies the other's hashes.
+_TEST = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+_hasher = _STANDARD
+
+
+@functools.cache
+def _dummy_hash(hasher: PasswordHasher) -> str:
+    """Verifying against this keeps a login for an unknown email as slow as a wrong password."""
+    return hasher.hash(secrets.token_hex(16))
+
+
+def use_test_cost(enabled: bool) -> None:
+    """Hash passwords at argon2's lowest cost (ENVIRONMENT=test) or its standard one."""
+    global _hasher
+    _hasher = _TEST if enabled else _STANDARD
 
 
 class TokenExpired(Exception):
@@ -41,7 +58,8 @@ async def verify_password(password: str, password_hash: str | None) -> bool:
 
 def _verify(password: str, password_hash: str | None) -> bool:
     try:
-        return _hasher.verify(password_hash or _DUMMY_HASH, password) and password_hash is not None
+        dummy = _dummy_hash(_hasher)
+        return _hasher.verify(password_hash or dummy, password) and password_hash is not None
     except (VerificationError, InvalidHashError):
         return False
 

@@ -29,7 +29,8 @@ class ServerSettings(BaseModel):
         Environment.development,
         description="`development`, `production` or `test`. `production` refuses missing or "
         "well-known secrets (`SECRET_KEY`, `ADMIN_PASSWORD`, `S3_SECRET_KEY`); set it before "
-        "exposing the workbench to others.",
+        "exposing the workbench to others. `test` is for test suites only: it also hashes "
+        "passwords at argon2's lowest cost.",
         json_schema_extra=doc(Section.server),
     )
     HOST: str = Field(
