@@ -7,13 +7,20 @@ import uuid
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Response, status
+from pydantic import AfterValidator
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app import audit
 from app.api.deps import CurrentUser, DbDep, NeededRole, OwnedProject, PageDep, SettingsDep
 from app.audit import Action
 from app.knowledge import service
-from app.knowledge.schemas import KnowledgeCreate, KnowledgeOut, KnowledgePage, KnowledgeUpdate
+from app.knowledge.schemas import (
+    KnowledgeCreate,
+    KnowledgeOut,
+    KnowledgePage,
+    KnowledgeUpdate,
+    refuse_control_characters,
+)
 from app.models import KnowledgeItem, User
 from app.models.knowledge import KnowledgeKind, KnowledgeStatus
 
@@ -74,7 +81,9 @@ async def list_items(
     kind: KnowledgeKind | None = None,
     status: KnowledgeStatus | None = None,
     q: Annotated[
-        str | None, Query(max_length=200, description="Found in the title or body, any case")
+        str | None,
+        Query(max_length=200, description="Found in the title or body, any case"),
+        AfterValidator(refuse_control_characters),
     ] = None,
 ) -> KnowledgePage:
     """The project's items, newest first, a page at a time (`limit`, `offset`)."""
