@@ -19,6 +19,7 @@ from app.api import (
     auth,
     files,
     health,
+    knowledge,
     projects,
     runs,
     sessions,
@@ -196,7 +197,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_nul_guard(app)
     install_security_headers(app, docs_paths=(f"{API_PREFIX}/docs", f"{API_PREFIX}/redoc"))
 
-    for module in (auth, projects, files, sessions, shares, runs, sources, storage, system):
+    for module in (
+        auth,
+        projects,
+        files,
+        sessions,
+        shares,
+        runs,
+        sources,
+        knowledge,
+        storage,
+        system,
+    ):
         app.include_router(module.router, prefix=API_PREFIX)
     app.include_router(auth.users, prefix=API_PREFIX)
     app.include_router(health.router)
