@@ -14,7 +14,18 @@ import typer
 from rich.text import Text
 from typer.core import TyperGroup
 
-from app.cli import artifacts, auth, files, members, projects, runs, sessions, shares, sources
+from app.cli import (
+    artifacts,
+    auth,
+    checks,
+    files,
+    members,
+    projects,
+    runs,
+    sessions,
+    shares,
+    sources,
+)
 from app.cli.admin import admin
 from app.cli.ask import ask
 from app.cli.audit import audit
@@ -76,6 +87,7 @@ app.add_typer(artifacts.app, name="artifacts")
 app.add_typer(sources.app, name="sources")
 app.add_typer(members.app, name="members")
 app.add_typer(shares.app, name="share")
+app.add_typer(checks.app, name="checks")
 app.command()(audit)
 app.command("eval")(eval_command)
 app.add_typer(admin, name="admin")
