@@ -58,6 +58,7 @@ class CheckRunner:
         self.runs = runs
         self.asker = Asker(runs, factory)
         self._tasks: dict[uuid.UUID, asyncio.Task[None]] = {}
+        self._sweeper: asyncio.Task[None] | None = None
 
     @property
     def ttl(self) -> float:
@@ -333,8 +334,23 @@ class CheckRunner:
             log.warning("marked %d interrupted check run(s) as failed", len(orphans))
         return len(orphans)
 
+    def start_sweeper(self) -> None:
+        """Every lock TTL, fail the check runs of another replica that died meanwhile (their
+        lock expired without their end being recorded)."""
+        self._sweeper = asyncio.create_task(self._sweep_forever())
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.ttl)
+            try:
+                await self.recover_interrupted()
+            except Exception as exc:  # the database or Redis away a moment: the next sweep
+                log.warning("could not look for interrupted check runs: %r", exc)
+
     async def close(self) -> None:
         """Stop the check runs of this process (each is failed with INTERRUPTED)."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         tasks = list(self._tasks.values())
         for task in tasks:
             task.cancel()
