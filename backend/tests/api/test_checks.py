@@ -9,6 +9,7 @@ import uuid
 from typing import Any
 
 from app.checks.runner import INTERRUPTED
+from app.cli.eval_runner import AUTO_ANSWER
 from app.models.base import utcnow
 from app.models.knowledge import CheckResult, CheckRun
 from tests.api.test_query import ask
@@ -151,6 +152,11 @@ def test_a_check_from_a_run_takes_its_question_and_answer(
     assert check["question"] == "Which region sells more?"
     assert check["expected"] == {"region": "North", "total": "2510.75"}
     assert check["from_run_id"] == run_id
+    llm.script(HttpError(500, "The server had an error"))
+    failed = ask(alice, session["id"], "And now?")[0].data["run_id"]
+    refused = alice.post(f"/projects/{session['project_id']}/checks", json={"from_run_id": failed})
+    assert (refused.status_code, refused.json()["code"]) == (422, "run_not_usable")
+    assert "succeeded" in refused.json()["detail"]
 
 
 def test_bad_checks_are_refused_with_a_sentence(alice: Api) -> None:
@@ -257,3 +263,20 @@ def test_a_check_run_left_running_by_a_dead_process_is_failed_at_start_up(
     fresh = finished(alice, start(alice, project["id"])["id"])
     assert fresh["status"] == "succeeded" and fresh["passed"] == 1
     assert alice.get(f"/check-runs/{orphan}").json()["status"] == "failed"
+
+
+def test_the_agents_questions_are_answered_as_workbench_eval_answers_them(
+    alice: Api, llm: ScriptedLLM
+) -> None:
+    project = alice.project()
+    add_check(alice, project["id"], question="Revenue?", expected={"x": 1})
+    llm.script(
+        code_reply("choice = ask_user('Net or gross?')\nprint(choice)"), final_reply("'@x[1]'")
+    )
+    done = finished(alice, start(alice, project["id"])["id"])
+    assert done["status"] == "succeeded" and done["passed"] == 1, done
+    run = alice.get(f"/runs/{done['results'][0]['run_id']}").json()
+    assert [i["answer"] for i in run["inputs"]] == [AUTO_ANSWER]
+    assert f"ask_user returned the user's answer: '{AUTO_ANSWER}'" in str(
+        llm.requests[1]["messages"]
+    )
