@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 from app.checks.runner import INTERRUPTED
@@ -13,7 +14,15 @@ from app.cli.eval_runner import AUTO_ANSWER
 from app.models.base import utcnow
 from app.models.knowledge import CheckResult, CheckRun
 from tests.api.test_query import ask
-from tests.conftest import WAIT_FOR_GO, Api, release
+from tests.conftest import (
+    ADMIN_EMAIL,
+    ADMIN_PASSWORD,
+    WAIT_FOR_GO,
+    Api,
+    release,
+    reset_state,
+    stack_settings,
+)
 from tests.support.llm import HttpError, ScriptedLLM, code_reply, final_reply
 from tests.support.server import LiveServer
 from tests.support.sse import until
@@ -280,3 +289,43 @@ def test_the_agents_questions_are_answered_as_workbench_eval_answers_them(
     assert f"ask_user returned the user's answer: '{AUTO_ANSWER}'" in str(
         llm.requests[1]["messages"]
     )
+
+
+def test_a_check_run_cut_by_a_restart_is_failed_with_a_sentence_and_the_next_one_runs(
+    llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    """Embedded: the server stops while a check's step runs; after the restart the check
+    run says it was interrupted, its check was not scored, and the checks run again."""
+    settings = stack_settings(
+        "embedded",
+        tmp_path / "data",
+        LLM_API_BASE=llm.api_base,
+        SANDBOX_STEP_TIMEOUT_SECONDS=600,
+    )
+    first = LiveServer(settings).start()
+    try:
+        first.call(reset_state(first))
+        api = Api(first).as_user(ADMIN_EMAIL, ADMIN_PASSWORD)
+        project = api.project()
+        add_check(api, project["id"], question="Held", expected={"x": 1})
+        llm.script(code_reply(WAIT_FOR_GO))
+        started = start(api, project["id"])
+        running = check_run_when(api, started["id"], lambda c: c["results"][0]["run_id"])
+        with api.stream("GET", f"/runs/{running['results'][0]['run_id']}/events") as response:
+            assert until(response, "step.code")[-1].event == "step.code"
+        api.close()
+    finally:
+        first.stop()
+
+    again = LiveServer(settings).start()
+    try:
+        api = Api(again).as_user(ADMIN_EMAIL, ADMIN_PASSWORD)
+        cut = api.get(f"/check-runs/{started['id']}").json()
+        assert (cut["status"], cut["error"]) == ("failed", INTERRUPTED)
+        assert cut["results"][0]["status"] == "error" and cut["passed"] == 0
+        llm.script(final_reply("'@x[1]'"))
+        fresh = finished(api, start(api, project["id"])["id"])
+        assert (fresh["status"], fresh["accuracy"]) == ("succeeded", 1.0)
+        api.close()
+    finally:
+        again.stop()
