@@ -118,6 +118,10 @@ def run(
     as_json: AsJson = False,
 ) -> None:
     """Run every check of the project on the server (in the background)."""
+    if out_dir is not None and not wait:
+        raise Failure(
+            "--out writes the report at the end: use it with --wait (or later with `show`).", 2
+        )
     body: dict[str, Any] = {"attempts": attempts}
     if model:
         body["model"] = model

@@ -33,6 +33,8 @@ def test_checks_run_with_wait_prints_the_report_and_show_writes_evals_files(
     assert "What is 6 times 7?" in listed.stdout and "@mean[7.5] @max[9]" in listed.stdout
     bad = cli.run("checks", "add", "Shop", "-q", "Q", "--expect", "no-equals-sign")
     assert bad.code == 2 and "name=value" in bad.stderr
+    no_wait = cli.run("checks", "run", "Shop", "--out", "report")
+    assert no_wait.code == 2 and "--wait" in no_wait.stderr
 
     llm.script(final_reply("'It is @total[42]'"), final_reply("'@mean[7.5] @max[10]'"))
     ran = cli.run("checks", "run", "Shop", "--wait")
