@@ -197,7 +197,7 @@ export type AuditEventOut = {
     /**
      * Action
      *
-     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, knowledge.created, knowledge.updated, knowledge.approved, knowledge.rejected, knowledge.deleted, session.created, session.renamed, session.autonomy_changed, session.deleted, run.asked, run.ended, run.stopped, review.decided, input.answered, share.created, share.revoked, share.opened, export.downloaded, file.downloaded
+     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, knowledge.created, knowledge.updated, knowledge.approved, knowledge.rejected, knowledge.deleted, session.created, session.renamed, session.autonomy_changed, session.deleted, run.asked, run.ended, run.stopped, review.decided, input.answered, share.created, share.revoked, share.opened, export.downloaded, file.downloaded, check.created, check.updated, check.deleted, check_run.started, check_run.finished
      */
     action: string;
     /**
@@ -296,6 +296,164 @@ export type CheckOut = {
      * Access
      */
     access: string | null;
+};
+
+/**
+ * CheckResultOut
+ */
+export type CheckResultOut = {
+    /**
+     * Check Id
+     *
+     * Null once the check was deleted
+     */
+    check_id: string | null;
+    /**
+     * Position
+     */
+    position: number;
+    /**
+     * Status
+     */
+    status: 'pending' | 'passed' | 'failed' | 'error';
+    /**
+     * Run Id
+     *
+     * The run that answered it
+     */
+    run_id: string | null;
+    /**
+     * Answer
+     *
+     * The run's final answer
+     */
+    answer: string | null;
+    /**
+     * Question
+     */
+    question: string;
+    /**
+     * Expected
+     */
+    expected: {
+        [key: string]: string;
+    };
+    /**
+     * Detail
+     *
+     * Why it failed or erred, in a sentence
+     */
+    detail: string | null;
+};
+
+/**
+ * CheckRunCreate
+ */
+export type CheckRunCreate = {
+    /**
+     * Model
+     *
+     * One of GET /models (default: the server's default model)
+     */
+    model?: string | null;
+    /**
+     * Attempts
+     *
+     * Attempts per question (1 to 5)
+     */
+    attempts?: number;
+};
+
+/**
+ * CheckRunOut
+ */
+export type CheckRunOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Project Id
+     */
+    project_id: string;
+    /**
+     * Status
+     */
+    status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+    /**
+     * Model
+     */
+    model: string;
+    /**
+     * Attempts
+     */
+    attempts: number;
+    /**
+     * Session Id
+     *
+     * The session its questions were asked in
+     */
+    session_id: string | null;
+    /**
+     * Total
+     */
+    total: number;
+    /**
+     * Passed
+     */
+    passed: number;
+    /**
+     * Failed
+     */
+    failed: number;
+    /**
+     * Errors
+     */
+    errors: number;
+    /**
+     * Tokens In
+     */
+    tokens_in: number;
+    /**
+     * Tokens Out
+     */
+    tokens_out: number;
+    /**
+     * Cost Usd
+     */
+    cost_usd: number | null;
+    /**
+     * Error
+     *
+     * Why it could not go on (status failed)
+     */
+    error: string | null;
+    /**
+     * Created By
+     */
+    created_by: string | null;
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Started At
+     */
+    started_at: string | null;
+    /**
+     * Finished At
+     */
+    finished_at: string | null;
+    /**
+     * Results
+     */
+    results?: Array<CheckResultOut>;
+    /**
+     * Accuracy
+     *
+     * passed / total (null with no checks).
+     */
+    readonly accuracy: number | null;
 };
 
 /**
@@ -992,6 +1150,20 @@ export type PageAuditEventOut = {
 };
 
 /**
+ * Page[CheckRunOut]
+ */
+export type PageCheckRunOut = {
+    /**
+     * Items
+     */
+    items: Array<CheckRunOut>;
+    /**
+     * Total
+     */
+    total: number;
+};
+
+/**
  * Page[FileOut]
  */
 export type PageFileOut = {
@@ -1027,6 +1199,20 @@ export type PageMemberOut = {
      * Items
      */
     items: Array<MemberOut>;
+    /**
+     * Total
+     */
+    total: number;
+};
+
+/**
+ * Page[ProjectCheckOut]
+ */
+export type PageProjectCheckOut = {
+    /**
+     * Items
+     */
+    items: Array<ProjectCheckOut>;
     /**
      * Total
      */
@@ -1231,6 +1417,102 @@ export type PreviewColumn = {
      * For a text column read as yes/no: its spellings of no
      */
     false_values?: Array<string> | null;
+};
+
+/**
+ * ProjectCheckCreate
+ */
+export type ProjectCheckCreate = {
+    /**
+     * Question
+     *
+     * The question (taken from the run when from_run_id is given without it)
+     */
+    question?: string | null;
+    /**
+     * Expected
+     *
+     * {name: value}: the answer must end with @name[value] for each; a plain string is the value of `answer`. Taken from the run's final answer when from_run_id is given without it
+     */
+    expected?: {
+        [key: string]: string | number | number | boolean;
+    } | string | null;
+    /**
+     * Format
+     *
+     * The answer format asked of the agent
+     */
+    format?: string;
+    /**
+     * From Run Id
+     *
+     * A succeeded run of this project to take the question and answer from
+     */
+    from_run_id?: string | null;
+};
+
+/**
+ * ProjectCheckOut
+ */
+export type ProjectCheckOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Project Id
+     */
+    project_id: string;
+    /**
+     * Question
+     */
+    question: string;
+    /**
+     * Expected
+     */
+    expected: {
+        [key: string]: string;
+    };
+    /**
+     * Format
+     */
+    format: string;
+    /**
+     * From Run Id
+     */
+    from_run_id: string | null;
+    /**
+     * Created By
+     */
+    created_by: string | null;
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Updated At
+     */
+    updated_at: string;
+};
+
+/**
+ * ProjectCheckUpdate
+ */
+export type ProjectCheckUpdate = {
+    /**
+     * Question
+     */
+    question?: string | null;
+    /**
+     * Expected
+     */
+    expected?: {
+        [key: string]: string | number | number | boolean;
+    } | string | null;
+    /**
+     * Format
+     */
+    format?: string | null;
 };
 
 /**
@@ -3026,6 +3308,92 @@ export type ArtifactOutWritable = {
 };
 
 /**
+ * CheckRunOut
+ */
+export type CheckRunOutWritable = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Project Id
+     */
+    project_id: string;
+    /**
+     * Status
+     */
+    status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+    /**
+     * Model
+     */
+    model: string;
+    /**
+     * Attempts
+     */
+    attempts: number;
+    /**
+     * Session Id
+     *
+     * The session its questions were asked in
+     */
+    session_id: string | null;
+    /**
+     * Total
+     */
+    total: number;
+    /**
+     * Passed
+     */
+    passed: number;
+    /**
+     * Failed
+     */
+    failed: number;
+    /**
+     * Errors
+     */
+    errors: number;
+    /**
+     * Tokens In
+     */
+    tokens_in: number;
+    /**
+     * Tokens Out
+     */
+    tokens_out: number;
+    /**
+     * Cost Usd
+     */
+    cost_usd: number | null;
+    /**
+     * Error
+     *
+     * Why it could not go on (status failed)
+     */
+    error: string | null;
+    /**
+     * Created By
+     */
+    created_by: string | null;
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Started At
+     */
+    started_at: string | null;
+    /**
+     * Finished At
+     */
+    finished_at: string | null;
+    /**
+     * Results
+     */
+    results?: Array<CheckResultOut>;
+};
+
+/**
  * Page[ArtifactOut]
  */
 export type PageArtifactOutWritable = {
@@ -3033,6 +3401,20 @@ export type PageArtifactOutWritable = {
      * Items
      */
     items: Array<ArtifactOutWritable>;
+    /**
+     * Total
+     */
+    total: number;
+};
+
+/**
+ * Page[CheckRunOut]
+ */
+export type PageCheckRunOutWritable = {
+    /**
+     * Items
+     */
+    items: Array<CheckRunOutWritable>;
     /**
      * Total
      */
@@ -5375,6 +5757,246 @@ export type VerifyRunResponses = {
 };
 
 export type VerifyRunResponse = VerifyRunResponses[keyof VerifyRunResponses];
+
+export type ListChecksData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: {
+        /**
+         * Limit
+         *
+         * How many items at most
+         */
+        limit?: number;
+        /**
+         * Offset
+         *
+         * How many items to skip
+         */
+        offset?: number;
+    };
+    url: '/api/v1/projects/{project_id}/checks';
+};
+
+export type ListChecksErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ListChecksError = ListChecksErrors[keyof ListChecksErrors];
+
+export type ListChecksResponses = {
+    /**
+     * Successful Response
+     */
+    200: PageProjectCheckOut;
+};
+
+export type ListChecksResponse = ListChecksResponses[keyof ListChecksResponses];
+
+export type CreateCheckData = {
+    body: ProjectCheckCreate;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/api/v1/projects/{project_id}/checks';
+};
+
+export type CreateCheckErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type CreateCheckError = CreateCheckErrors[keyof CreateCheckErrors];
+
+export type CreateCheckResponses = {
+    /**
+     * Successful Response
+     */
+    201: ProjectCheckOut;
+};
+
+export type CreateCheckResponse = CreateCheckResponses[keyof CreateCheckResponses];
+
+export type DeleteCheckData = {
+    body?: never;
+    path: {
+        /**
+         * Check Id
+         */
+        check_id: string;
+    };
+    query?: never;
+    url: '/api/v1/checks/{check_id}';
+};
+
+export type DeleteCheckErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type DeleteCheckError = DeleteCheckErrors[keyof DeleteCheckErrors];
+
+export type DeleteCheckResponses = {
+    /**
+     * Successful Response
+     */
+    204: void;
+};
+
+export type DeleteCheckResponse = DeleteCheckResponses[keyof DeleteCheckResponses];
+
+export type UpdateCheckData = {
+    body: ProjectCheckUpdate;
+    path: {
+        /**
+         * Check Id
+         */
+        check_id: string;
+    };
+    query?: never;
+    url: '/api/v1/checks/{check_id}';
+};
+
+export type UpdateCheckErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type UpdateCheckError = UpdateCheckErrors[keyof UpdateCheckErrors];
+
+export type UpdateCheckResponses = {
+    /**
+     * Successful Response
+     */
+    200: ProjectCheckOut;
+};
+
+export type UpdateCheckResponse = UpdateCheckResponses[keyof UpdateCheckResponses];
+
+export type ListCheckRunsData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: {
+        /**
+         * Limit
+         *
+         * How many items at most
+         */
+        limit?: number;
+        /**
+         * Offset
+         *
+         * How many items to skip
+         */
+        offset?: number;
+    };
+    url: '/api/v1/projects/{project_id}/check-runs';
+};
+
+export type ListCheckRunsErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ListCheckRunsError = ListCheckRunsErrors[keyof ListCheckRunsErrors];
+
+export type ListCheckRunsResponses = {
+    /**
+     * Successful Response
+     */
+    200: PageCheckRunOut;
+};
+
+export type ListCheckRunsResponse = ListCheckRunsResponses[keyof ListCheckRunsResponses];
+
+export type StartCheckRunData = {
+    body: CheckRunCreate;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/api/v1/projects/{project_id}/check-runs';
+};
+
+export type StartCheckRunErrors = {
+    /**
+     * The checks are running already (check_run_in_progress)
+     */
+    409: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type StartCheckRunError = StartCheckRunErrors[keyof StartCheckRunErrors];
+
+export type StartCheckRunResponses = {
+    /**
+     * Successful Response
+     */
+    202: CheckRunOut;
+};
+
+export type StartCheckRunResponse = StartCheckRunResponses[keyof StartCheckRunResponses];
+
+export type GetCheckRunData = {
+    body?: never;
+    path: {
+        /**
+         * Check Run Id
+         */
+        check_run_id: string;
+    };
+    query?: never;
+    url: '/api/v1/check-runs/{check_run_id}';
+};
+
+export type GetCheckRunErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type GetCheckRunError = GetCheckRunErrors[keyof GetCheckRunErrors];
+
+export type GetCheckRunResponses = {
+    /**
+     * Successful Response
+     */
+    200: CheckRunOut;
+};
+
+export type GetCheckRunResponse = GetCheckRunResponses[keyof GetCheckRunResponses];
 
 export type ProjectUsageData = {
     body?: never;
