@@ -41,26 +41,32 @@ from app.runs.repository import usage
 
 log = logging.getLogger(__name__)
 
-# How alike two titles (or bodies) of the same kind must be to be the same knowledge.
+# How alike two titles (or bodies) of the same kind must be to be the same knowledge: most
+# of their words shared, the same numbers, and nearly the same text.
+SAME_WORDS = 0.8
 SAME_TEXT = 0.85
 _WORDS = re.compile(r"[^a-z0-9]+")
 
 
-def _norm(text: str) -> str:
-    return " ".join(_WORDS.split(text.lower())).strip()
+def _words(text: str) -> list[str]:
+    return [word for word in _WORDS.split(text.lower()) if word]
 
 
 def _alike(a: str, b: str) -> bool:
-    a, b = _norm(a), _norm(b)
-    if not a or not b:
+    """Whether two texts say the same: "`prise` is not a column: use `price`" and "'prise'
+    is not a column -- use 'price'." do; "Term 1 means 1" and "Term 2 means 2" do not."""
+    wa, wb = _words(a), _words(b)
+    if not wa or not wb:
         return False
-    if a == b:
+    if wa == wb:
         return True
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    return (
-        matcher.real_quick_ratio() >= SAME_TEXT
-        and matcher.quick_ratio() >= SAME_TEXT
-        and matcher.ratio() >= SAME_TEXT
+    sa, sb = set(wa), set(wb)
+    if {w for w in sa if w.isdigit()} != {w for w in sb if w.isdigit()}:
+        return False
+    if len(sa & sb) / len(sa | sb) < SAME_WORDS:
+        return False
+    return difflib.SequenceMatcher(None, " ".join(wa), " ".join(wb), autojunk=False).ratio() >= (
+        SAME_TEXT
     )
 
 
