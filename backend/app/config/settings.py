@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from app.config.agent import AgentSettings
 from app.config.auth import AuthSettings
 from app.config.database import DatabaseSettings
+from app.config.knowledge import KnowledgeSettings
 from app.config.knowledge_review import KnowledgeReviewSettings
 from app.config.llm import LlmSettings
 from app.config.observability import ObservabilitySettings
@@ -40,6 +41,7 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 class Settings(
     ObservabilitySettings,
     KnowledgeReviewSettings,
+    KnowledgeSettings,
     SourcesSettings,
     UploadsSettings,
     AuthSettings,
