@@ -262,3 +262,43 @@ def test_with_the_setting_off_nothing_is_reviewed(
     assert audit_proposed(alice, project_id) == []
     assert listed(alice, project_id) == []
     assert next_run_announces(alice, llm, session_id) == []
+
+
+def test_the_review_never_delays_the_answer_or_the_next_question(
+    alice: Api, orders: dict[str, Any], llm: ScriptedLLM, reviewing: LiveServer
+) -> None:
+    """The review's model call is held until the test lets it go: meanwhile the run has
+    ended and the session has answered another question."""
+    session_id = orders["session"]["id"]
+    settings = reviewing.settings
+    timeouts = settings.LLM_TIMEOUT_SECONDS, settings.KNOWLEDGE_REVIEW_TIMEOUT_SECONDS
+    settings.LLM_TIMEOUT_SECONDS = settings.KNOWLEDGE_REVIEW_TIMEOUT_SECONDS = 600
+    go = threading.Event()
+
+    def held(_: list[dict[str, Any]]) -> str:
+        go.wait(HANG_SECONDS)
+        return proposals(LESSON)
+
+    try:
+        corrected_run(llm, None)
+        llm.review_replies.append(held)
+        events = ask(alice, session_id, "What do the prices add up to?")
+        assert finished(events)["status"] == "succeeded"
+        deadline = time.monotonic() + HANG_SECONDS
+        while not llm.review_requests:  # the pass waits for the model now
+            assert time.monotonic() < deadline, "the review pass never asked the model"
+            time.sleep(0.05)
+
+        llm.replies.append(final_reply("'ok'"))
+        follow_up = ask(alice, session_id, "Anything else?")
+        assert finished(follow_up)["status"] == "succeeded"
+        assert announced(follow_up) == []  # the first run's pass is not over
+        run = alice.get(f"/runs/{events[0].data['run_id']}").json()
+        assert run["tokens_in"] == finished(events)["tokens_in"]
+    finally:
+        go.set()
+        settings.LLM_TIMEOUT_SECONDS, settings.KNOWLEDGE_REVIEW_TIMEOUT_SECONDS = timeouts
+    reviewed(alice, events)
+    assert [i["title"] for i in listed(alice, orders["project"]["id"], status="proposed")] == [
+        LESSON["title"]
+    ]
