@@ -302,3 +302,24 @@ def test_the_review_never_delays_the_answer_or_the_next_question(
     assert [i["title"] for i in listed(alice, orders["project"]["id"], status="proposed")] == [
         LESSON["title"]
     ]
+
+
+def test_a_project_past_its_budget_is_not_reviewed(
+    alice: Api, orders: dict[str, Any], llm: ScriptedLLM, reviewing: LiveServer
+) -> None:
+    session_id, project_id = orders["session"]["id"], orders["project"]["id"]
+    path = f"/projects/{project_id}"
+    assert alice.patch(path, json={"budget_tokens": 200}).status_code == 200
+    llm.script(final_reply("'3.5'"), review=(proposals(LESSON),))
+    spent = ask(alice, session_id, "What do the prices add up to?")  # its one call spends more
+    assert finished(spent)["status"] == "succeeded" and finished(spent)["tokens_in"] > 200
+
+    # Raised again: the next run is reviewed, the one that spent the budget never was.
+    assert alice.patch(path, json={"budget_tokens": None}).status_code == 200
+    llm.script(final_reply("'ok'"))
+    reviewed(alice, ask(alice, session_id, "Anything else?"))
+    assert len(llm.review_requests) == 1
+    assert "Anything else?" in llm.review_requests[0]["messages"][1]["content"]
+    run = alice.get(f"/runs/{spent[0].data['run_id']}").json()
+    assert run["tokens_in"] == finished(spent)["tokens_in"]
+    assert listed(alice, project_id) == []
