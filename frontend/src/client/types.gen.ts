@@ -197,7 +197,7 @@ export type AuditEventOut = {
     /**
      * Action
      *
-     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, knowledge.created, knowledge.updated, knowledge.approved, knowledge.rejected, knowledge.deleted, session.created, session.renamed, session.autonomy_changed, session.deleted, run.asked, run.ended, run.stopped, review.decided, input.answered, share.created, share.revoked, share.opened, export.downloaded, file.downloaded, check.created, check.updated, check.deleted, check_run.started, check_run.finished
+     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, knowledge.created, knowledge.updated, knowledge.approved, knowledge.rejected, knowledge.deleted, session.created, session.renamed, session.autonomy_changed, session.deleted, run.asked, run.ended, run.stopped, review.decided, input.answered, share.created, share.revoked, share.opened, export.downloaded, file.downloaded, check.created, check.updated, check.deleted, check_run.started, check_run.finished, knowledge.proposed
      */
     action: string;
     /**
@@ -2754,6 +2754,36 @@ export type InputRequestedEvent = {
 };
 
 /**
+ * KnowledgeProposedEvent
+ *
+ * What the review pass of the session's previous run proposed (knowledge items waiting
+ * for a person's approval). The review pass runs after that run's `run.finished`, so this
+ * is delivered at the start of the next run's stream in the session, after `run.started`
+ * (docs/knowledge-review.md); the items are in GET /projects/{id}/knowledge?status=proposed
+ * at once.
+ */
+export type KnowledgeProposedEvent = {
+    /**
+     * Event
+     */
+    event: 'knowledge.proposed';
+    /**
+     * Items
+     */
+    items: Array<KnowledgeOut>;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
  * ModelDeltaEvent
  *
  * A piece of the model's output, as the provider streams it.
@@ -3260,6 +3290,8 @@ export type RunEvent = ({
 } & ApprovalRequestedEvent) | ({
     event: 'approval.received';
 } & ApprovalReceivedEvent) | ({
+    event: 'knowledge.proposed';
+} & KnowledgeProposedEvent) | ({
     event: 'final';
 } & FinalEvent) | ({
     event: 'run.finished';
@@ -3607,6 +3639,8 @@ export type RunEventWritable = ({
 } & ApprovalRequestedEvent) | ({
     event: 'approval.received';
 } & ApprovalReceivedEvent) | ({
+    event: 'knowledge.proposed';
+} & KnowledgeProposedEvent) | ({
     event: 'final';
 } & FinalEvent) | ({
     event: 'run.finished';
