@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from app.config.agent import AgentSettings
 from app.config.auth import AuthSettings
 from app.config.database import DatabaseSettings
+from app.config.knowledge_prompt import KnowledgePromptSettings
 from app.config.llm import LlmSettings
 from app.config.observability import ObservabilitySettings
 from app.config.redis import RedisSettings
@@ -42,6 +43,7 @@ class Settings(
     UploadsSettings,
     AuthSettings,
     SandboxSettings,
+    KnowledgePromptSettings,
     AgentSettings,
     LlmSettings,
     StorageSettings,
