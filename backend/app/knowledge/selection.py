@@ -26,7 +26,8 @@ import numpy as np
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import DataSource, KnowledgeItem, KnowledgeKind, KnowledgeStatus
+from app.knowledge.service import approved_for_prompt
+from app.models import DataSource, KnowledgeItem, KnowledgeKind
 
 # Projects whose indexed items a process keeps.
 CACHE_PROJECTS = 64
@@ -220,14 +221,7 @@ class KnowledgeSelector:
         if index is not None and index.version == version:
             self._cache.move_to_end(project_id)
             return index
-        rows = await db.scalars(
-            select(KnowledgeItem)
-            .where(
-                KnowledgeItem.project_id == project_id,
-                KnowledgeItem.status == KnowledgeStatus.approved,
-            )
-            .order_by(KnowledgeItem.created_at, KnowledgeItem.id)
-        )
+        rows = await approved_for_prompt(db, project_id)
         index = ProjectIndex.build(version, [_candidate(row) for row in rows])
         self._cache[project_id] = index
         self._cache.move_to_end(project_id)
