@@ -52,16 +52,23 @@ _STOP = frozenset(
 
 
 def words(text: str) -> list[str]:
-    """The words of a text as matching counts them: lower case, no stop words; an
-    identifier (net_revenue) counts whole and by its parts."""
+    """The words of a text as matching counts them: lower case, plurals made singular, no
+    stop words; an identifier (net_revenue) counts whole and by its parts."""
     out = []
     for word in _WORD.findall(text.lower()):
         if word in _STOP or len(word) < 2:
             continue
-        out.append(word)
+        out.append(_singular(word))
         if "_" in word:
-            out.extend(part for part in word.split("_") if len(part) > 1 and part not in _STOP)
+            out.extend(_singular(p) for p in word.split("_") if len(p) > 1 and p not in _STOP)
     return out
+
+
+def _singular(word: str) -> str:
+    """refunds → refund, sales → sale (but not class, status or analysis)."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
 
 
 def estimate_tokens(text: str) -> int:
@@ -130,8 +137,6 @@ class ProjectIndex:
             scale = _K1 * (1 - _B + _B * lengths[i] / average)
             for word, tf in counts.items():
                 df = frequency[word]
-                if df * 2 > total and total > 1:  # in most items: as telling as a stop word
-                    continue
                 idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
                 items_of, weights = postings.setdefault(word, ([], []))
                 items_of.append(i)
