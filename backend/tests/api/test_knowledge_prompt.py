@@ -214,3 +214,29 @@ def test_a_column_item_of_a_deleted_file_is_left_out(
     llm.script(final_reply("'done'"))
     _, run = answer(alice, session_of(alice, pid), "Total refund amount?")
     assert run["knowledge"] == [] and knowledge_block(llm) == ""
+
+
+def test_exports_list_the_items_under_each_answer_escaped(
+    alice: Api, project: dict[str, Any], llm: ScriptedLLM
+) -> None:
+    pid = project["id"]
+    session = session_of(alice, pid)
+    cited = add(alice, pid, kind="definition", title="<b>Net</b> *revenue*", body=FACTOR)
+    add(alice, pid, kind="rule", title="Euros | always", body="Money is in euros.")
+    llm.script(knowing(FACTOR, "Net revenue: 3,627.18", "Net revenue: 4,490.75"))
+    _, run = answer(alice, session, "What was net revenue?")
+    assert [(k["title"], k["used"]) for k in run["knowledge"]] == [
+        ("Euros | always", False),
+        (cited["title"], True),
+    ]
+    shaped = r"*Shaped by:* **Euros \| always**, **\<b\>Net\</b\> \*revenue\*** (relied on)"
+    markdown = alice.get(f"/sessions/{session}/export", params={"format": "md"})
+    assert markdown.status_code == 200 and shaped in markdown.text
+    notebook = alice.get(f"/sessions/{session}/export", params={"format": "ipynb"})
+    cells = [c["source"] for c in notebook.json()["cells"] if c["cell_type"] == "markdown"]
+    assert any(shaped in "".join(source) for source in cells)
+    report = alice.get(f"/sessions/{session}/export", params={"format": "html"})
+    assert (
+        '<div class="shaped">Shaped by: <strong>Euros | always</strong>, '
+        "<strong>&lt;b&gt;Net&lt;/b&gt; *revenue*</strong> (relied on)</div>"
+    ) in report.text
