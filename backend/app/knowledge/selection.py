@@ -202,7 +202,7 @@ class KnowledgeSelector:
             rows = await db.execute(
                 select(DataSource.id, DataSource.name).where(DataSource.project_id == project_id)
             )
-            sources = {source_id: name for source_id, name in rows.tuples()}
+            sources = {source_id: name for source_id, name in rows}
         chosen = choose(index, question, budget, file_ids, pinned, set(sources))
         return replace(chosen, source_names=sources)
 
@@ -239,7 +239,7 @@ class KnowledgeSelector:
             )
             .order_by(KnowledgeItem.created_at, KnowledgeItem.id)
         )
-        index = ProjectIndex.build(version, [_candidate(*row) for row in rows.tuples()])
+        index = ProjectIndex.build(version, [_candidate(*row) for row in rows])
         self._cache[project_id] = index
         self._cache.move_to_end(project_id)
         while len(self._cache) > self._projects:
