@@ -4,7 +4,9 @@ Every `rule` goes in. The other kinds (definition, column, example, lesson) are 
 how well their title and body match the question (BM25 over words), boosted when they apply
 to a file the question was pinned to, or to a file or source of the project (an item whose
 file or source was deleted is left out). They fill the prompt's token budget in that order;
-the relevant items that did not fit are named, not shown.
+the relevant items that did not fit are named, not shown. A source's `column` items are its
+data dictionary, which the prompt already shows with the source's tables (sources_prompt.py):
+they are not given twice.
 
 A project's items are read once and kept, indexed, in a bounded per-process cache; each
 selection first asks the database for the project's version of its items (how many there
@@ -114,6 +116,8 @@ class ProjectIndex:
         item_ids: list[int] = []
         counts: list[int] = []  # … with how often the word is in the item
         for item in items:
+            if item.kind == KnowledgeKind.column and item.source_id is not None:
+                continue  # a source's data dictionary: the prompt shows it with the source
             index.has_sources = index.has_sources or item.source_id is not None
             if item.kind == KnowledgeKind.rule:
                 index.rules.append(item)

@@ -19,7 +19,7 @@ from app.db import create_engine, session_factory
 from app.knowledge.prompt import Given
 from app.knowledge.selection import KnowledgeSelector
 from app.knowledge.usage import used
-from app.models import KnowledgeItem, Project, User
+from app.models import DataSource, KnowledgeItem, Project, User
 from app.models.base import Base, utcnow
 from tests.support.services import create_postgres_database, drop_postgres_database
 
@@ -177,3 +177,36 @@ def test_used_means_cited_or_its_identifier_in_the_code() -> None:
         False,
         False,
     ]
+
+
+async def test_a_sources_items_follow_the_source_and_its_dictionary_is_not_repeated(
+    engine: AsyncEngine,
+) -> None:
+    factory = session_factory(engine)
+    pid = await project_of(factory)
+    async with factory() as db:
+        shop = DataSource(project_id=pid, name="shop", kind="sqlite", url="sqlite:///x.db")
+        db.add(shop)
+        await db.commit()
+        shop_id = shop.id
+    await item(factory, pid, "rule", "Orders", "Count orders, not lines.", source_id=shop_id)
+    await item(
+        factory,
+        pid,
+        "column",
+        "orders.total",
+        "Order total in cents.",
+        source_id=shop_id,
+        table_name="main.orders",
+        column_name="total",
+    )
+    await item(factory, pid, "lesson", "Order totals", "Totals exclude tax.", source_id=shop_id)
+    selector = KnowledgeSelector()
+    assert await titles(selector, factory, pid, "order totals?") == ["Orders", "Order totals"]
+    async with factory() as db:
+        chosen = await selector.select(db, pid, "order totals?", 1000, set())
+    assert chosen.source_names == {shop_id: "shop"}
+    async with factory() as db:
+        await db.execute(delete(DataSource).where(DataSource.id == shop_id))
+        await db.commit()
+    assert await titles(selector, factory, pid, "order totals?") == []
