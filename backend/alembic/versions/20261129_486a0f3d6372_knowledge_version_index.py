@@ -3,7 +3,7 @@ project's knowledge (how many items, when one last changed) that every question 
 before using its cached selection index reads the index alone
 
 Revision ID: 486a0f3d6372
-Revises: a7b8c9d0e1f2
+Revises: 10ac2d1b0630
 Create Date: 2026-11-29 04:50:00.000000
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "486a0f3d6372"
-down_revision: str | None = "a7b8c9d0e1f2"
+down_revision: str | None = "10ac2d1b0630"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

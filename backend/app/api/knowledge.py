@@ -7,15 +7,23 @@ import uuid
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Response, status
+from pydantic import AfterValidator
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app import audit
 from app.api.deps import CurrentUser, DbDep, NeededRole, OwnedProject, PageDep, SettingsDep
 from app.audit import Action
-from app.knowledge import service
-from app.knowledge.schemas import KnowledgeCreate, KnowledgeOut, KnowledgePage, KnowledgeUpdate
-from app.models import KnowledgeItem, User
+from app.knowledge import examples, service
+from app.knowledge.schemas import (
+    KnowledgeCreate,
+    KnowledgeOut,
+    KnowledgePage,
+    KnowledgeUpdate,
+    refuse_control_characters,
+)
+from app.models import KnowledgeItem, Run, User
 from app.models.knowledge import KnowledgeKind, KnowledgeStatus
+from app.runs.repository import history
 
 router = APIRouter(tags=["knowledge"])
 
@@ -24,6 +32,10 @@ async def owned_item(
     item_id: uuid.UUID, db: DbDep, user: CurrentUser, need: NeededRole
 ) -> KnowledgeItem:
     return await service.get_owned(db, user, item_id, need)
+
+
+async def owned_run(run_id: uuid.UUID, db: DbDep, user: CurrentUser, need: NeededRole) -> Run:
+    return await history.get_owned_run(db, user, run_id, need)
 
 
 # Any member reads a project's knowledge; an editor writes, approves, rejects and deletes.
@@ -74,7 +86,9 @@ async def list_items(
     kind: KnowledgeKind | None = None,
     status: KnowledgeStatus | None = None,
     q: Annotated[
-        str | None, Query(max_length=200, description="Found in the title or body, any case")
+        str | None,
+        Query(max_length=200, description="Found in the title or body, any case"),
+        AfterValidator(refuse_control_characters),
     ] = None,
 ) -> KnowledgePage:
     """The project's items, newest first, a page at a time (`limit`, `offset`)."""
@@ -114,3 +128,22 @@ async def delete_item(item: OwnedItem, db: DbDep, user: CurrentUser) -> Response
     await record(db, user, Action.knowledge_deleted, item)
     await service.delete(db, item)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.post(
+    "/runs/{run_id}/verify",
+    response_model=KnowledgeOut,
+    status_code=status.HTTP_201_CREATED,
+    responses={409: {"description": "The run did not succeed, or is saved already"}},
+)
+async def verify_run(
+    run: Annotated[Run, Depends(owned_run)],
+    db: DbDep,
+    settings: SettingsDep,
+    user: CurrentUser,
+) -> KnowledgeOut:
+    """Save a succeeded run as a verified `example` item (its question, the code and SQL
+    that worked, and its answer), approved by the caller."""
+    item = await examples.verify(db, user, run, settings)
+    await record(db, user, Action.knowledge_created, item, run_id=str(run.id))
+    return await one_out(db, item)

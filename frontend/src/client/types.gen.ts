@@ -5382,6 +5382,40 @@ export type UpdateItemResponses = {
 
 export type UpdateItemResponse = UpdateItemResponses[keyof UpdateItemResponses];
 
+export type VerifyRunData = {
+    body?: never;
+    path: {
+        /**
+         * Run Id
+         */
+        run_id: string;
+    };
+    query?: never;
+    url: '/api/v1/runs/{run_id}/verify';
+};
+
+export type VerifyRunErrors = {
+    /**
+     * The run did not succeed, or is saved already
+     */
+    409: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type VerifyRunError = VerifyRunErrors[keyof VerifyRunErrors];
+
+export type VerifyRunResponses = {
+    /**
+     * Successful Response
+     */
+    201: KnowledgeOut;
+};
+
+export type VerifyRunResponse = VerifyRunResponses[keyof VerifyRunResponses];
+
 export type ProjectUsageData = {
     body?: never;
     path: {
