@@ -1694,6 +1694,34 @@ export type RunFileOut = {
 };
 
 /**
+ * RunKnowledgeOut
+ */
+export type RunKnowledgeOut = {
+    /**
+     * Item Id
+     */
+    item_id: string;
+    /**
+     * Title
+     *
+     * The item's title when the run was given it
+     */
+    title: string;
+    /**
+     * Label
+     *
+     * How the agent's prompt labelled it (K1, K2, …), which it cites
+     */
+    label?: string | null;
+    /**
+     * Used
+     *
+     * The run relied on it: its final answer or code cited the label, or its code named the item's column or defined identifier (set when the run ends)
+     */
+    used?: boolean;
+};
+
+/**
  * RunOut
  */
 export type RunOut = {
@@ -1766,6 +1794,12 @@ export type RunOut = {
      * Artifacts
      */
     artifacts: Array<ArtifactOut>;
+    /**
+     * Knowledge
+     *
+     * The project's knowledge items the agent was given, in prompt order
+     */
+    knowledge?: Array<RunKnowledgeOut>;
     /**
      * Tokens In
      */
@@ -3540,6 +3574,12 @@ export type RunOutWritable = {
      * Artifacts
      */
     artifacts: Array<ArtifactOutWritable>;
+    /**
+     * Knowledge
+     *
+     * The project's knowledge items the agent was given, in prompt order
+     */
+    knowledge?: Array<RunKnowledgeOut>;
     /**
      * Tokens In
      */
