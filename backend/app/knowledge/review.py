@@ -35,7 +35,16 @@ from app.errors import PayloadTooLarge, Unprocessable
 from app.knowledge import screening, service
 from app.knowledge.review_prompt import Proposal, confirmed, corrections, messages, parse
 from app.knowledge.schemas import KnowledgeOut
-from app.models import KnowledgeItem, KnowledgeStatus, Project, Run, RunStatus, RunStep, Session
+from app.models import (
+    CheckRun,
+    KnowledgeItem,
+    KnowledgeStatus,
+    Project,
+    Run,
+    RunStatus,
+    RunStep,
+    Session,
+)
 from app.runs import budget
 from app.runs.errors import BudgetExceeded
 from app.runs.repository import usage
@@ -137,6 +146,10 @@ class KnowledgeReview:
                 .where(Session.id == run.session_id)
             )
             if project is None:
+                return []
+            if await db.scalar(select(CheckRun.id).where(CheckRun.session_id == run.session_id)):
+                # A check measures the knowledge; it does not add to it.
+                log.info("run %s is not reviewed for knowledge: it answered a check", run_id)
                 return []
             try:
                 budget.remaining(project, await usage.toward_budget(db, project))
