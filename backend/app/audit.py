@@ -49,6 +49,11 @@ class Action(StrEnum):
     source_added = "source.added"
     source_changed = "source.changed"
     source_deleted = "source.deleted"
+    knowledge_created = "knowledge.created"
+    knowledge_updated = "knowledge.updated"
+    knowledge_approved = "knowledge.approved"
+    knowledge_rejected = "knowledge.rejected"
+    knowledge_deleted = "knowledge.deleted"
     session_created = "session.created"
     session_renamed = "session.renamed"
     session_autonomy_changed = "session.autonomy_changed"
@@ -303,6 +308,21 @@ SENTENCES: dict[Action, Callable[[str, dict[str, Any]], str]] = {
         f"{who} changed the data source {d['name']}: {', '.join(d.get('fields') or ['nothing'])}"
     ),
     Action.source_deleted: lambda who, d: f"{who} deleted the data source {d['name']}",
+    Action.knowledge_created: lambda who, d: (
+        f"{who} added the {d['kind']} {_quoted(d['title'])} to the project's knowledge"
+        + (" (verified from a run)" if d.get("run_id") else "")
+    ),
+    Action.knowledge_updated: lambda who, d: (
+        f"{who} changed the {d['kind']} {_quoted(d['title'])}: "
+        f"{', '.join(d.get('fields') or ['nothing'])}"
+    ),
+    Action.knowledge_approved: lambda who, d: (
+        f"{who} approved the {d['kind']} {_quoted(d['title'])}"
+    ),
+    Action.knowledge_rejected: lambda who, d: (
+        f"{who} rejected the {d['kind']} {_quoted(d['title'])}"
+    ),
+    Action.knowledge_deleted: lambda who, d: f"{who} deleted the {d['kind']} {_quoted(d['title'])}",
     Action.session_created: lambda who, d: f"{who} opened the session {_quoted(d['title'])}",
     Action.session_deleted: lambda who, d: f"{who} deleted the session {_quoted(d['title'])}",
     Action.session_renamed: lambda who, d: (

@@ -19,6 +19,7 @@ from app.api import (
     auth,
     files,
     health,
+    knowledge,
     projects,
     runs,
     sessions,
@@ -191,7 +192,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_body_limit(app, settings.MAX_JSON_BODY_BYTES)
     install_security_headers(app, docs_paths=(f"{API_PREFIX}/docs", f"{API_PREFIX}/redoc"))
 
-    for module in (auth, projects, files, sessions, shares, runs, sources, storage, system):
+    for module in (
+        auth,
+        projects,
+        files,
+        sessions,
+        shares,
+        runs,
+        sources,
+        knowledge,
+        storage,
+        system,
+    ):
         app.include_router(module.router, prefix=API_PREFIX)
     app.include_router(auth.users, prefix=API_PREFIX)
     app.include_router(health.router)

@@ -23,6 +23,7 @@ class Section(StrEnum):
     auth = "Accounts and login"
     uploads = "Uploads"
     sources = "Data sources"
+    knowledge = "Project knowledge"
     observability = "Observability"
 
 

@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from app.config.agent import AgentSettings
 from app.config.auth import AuthSettings
 from app.config.database import DatabaseSettings
+from app.config.knowledge import KnowledgeSettings
 from app.config.llm import LlmSettings
 from app.config.observability import ObservabilitySettings
 from app.config.redis import RedisSettings
@@ -38,6 +39,7 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 # fields (and the generated docs) keep the order of Section.
 class Settings(
     ObservabilitySettings,
+    KnowledgeSettings,
     SourcesSettings,
     UploadsSettings,
     AuthSettings,

@@ -41,10 +41,10 @@ OWNER_ONLY = {
 }
 # Ids that belong to a project: a route that names one is a project's route.
 PROJECT_IDS = re.compile(
-    r"\{(project_id|file_id|session_id|run_id|artifact_id|source_id|share_id)\}"
+    r"\{(project_id|file_id|session_id|run_id|artifact_id|source_id|share_id|item_id)\}"
 )
 # The routes this test knows; the document must list exactly these (a new one is added here).
-KNOWN = 47
+KNOWN = 52
 
 
 def needed(route: str) -> str:
@@ -111,6 +111,12 @@ def world(owner: Api, team: Team, mysql: ServerSource, run: bool) -> dict[str, s
     )
     assert source.status_code == 201, source.text
     ids["source_id"] = source.json()["id"]
+    item = owner.post(
+        f"/projects/{project['id']}/knowledge",
+        json={"kind": "rule", "title": "Fiscal year", "body": "It starts in April."},
+    )
+    assert item.status_code == 201, item.text
+    ids["item_id"] = item.json()["id"]
     if run:
         events = ask(owner, session["id"], "A table, please.")
         assert finished(events)["status"] == "succeeded"

@@ -63,6 +63,32 @@ export type ApiTokenOut = {
 };
 
 /**
+ * AppliesTo
+ *
+ * What an item is about; all None: the whole project.
+ */
+export type AppliesTo = {
+    /**
+     * File Id
+     */
+    file_id?: string | null;
+    /**
+     * Source Id
+     */
+    source_id?: string | null;
+    /**
+     * Table
+     *
+     * A source's table as its data dictionary names it ("schema.table"), or a file's sheet.
+     */
+    table?: string | null;
+    /**
+     * Column
+     */
+    column?: string | null;
+};
+
+/**
  * ApprovalDecision
  */
 export type ApprovalDecision = {
@@ -171,7 +197,7 @@ export type AuditEventOut = {
     /**
      * Action
      *
-     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, session.created, session.renamed, session.autonomy_changed, session.deleted, run.asked, run.ended, run.stopped, review.decided, input.answered, share.created, share.revoked, share.opened, export.downloaded, file.downloaded
+     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, knowledge.created, knowledge.updated, knowledge.approved, knowledge.rejected, knowledge.deleted, session.created, session.renamed, session.autonomy_changed, session.deleted, run.asked, run.ended, run.stopped, review.decided, input.answered, share.created, share.revoked, share.opened, export.downloaded, file.downloaded
      */
     action: string;
     /**
@@ -612,6 +638,142 @@ export type InputOut = {
      * Answer
      */
     answer: string;
+};
+
+/**
+ * KnowledgeCreate
+ */
+export type KnowledgeCreate = {
+    kind: KnowledgeKind;
+    /**
+     * Title
+     */
+    title: string;
+    /**
+     * Body
+     */
+    body: string;
+    applies_to?: AppliesTo | null;
+};
+
+/**
+ * KnowledgeKind
+ */
+export type KnowledgeKind = 'definition' | 'rule' | 'column' | 'example' | 'lesson';
+
+/**
+ * KnowledgeOut
+ */
+export type KnowledgeOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Project Id
+     */
+    project_id: string;
+    kind: KnowledgeKind;
+    /**
+     * Title
+     */
+    title: string;
+    /**
+     * Body
+     */
+    body: string;
+    applies_to: AppliesTo;
+    status: KnowledgeStatus;
+    /**
+     * Source Run Id
+     */
+    source_run_id: string | null;
+    /**
+     * Created By
+     */
+    created_by: string | null;
+    /**
+     * Created By Email
+     */
+    created_by_email: string | null;
+    /**
+     * Approved By
+     */
+    approved_by: string | null;
+    /**
+     * Approved By Email
+     */
+    approved_by_email: string | null;
+    /**
+     * Approved At
+     */
+    approved_at: string | null;
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Updated At
+     */
+    updated_at: string;
+    /**
+     * Flags
+     *
+     * What a screening of its text found (e.g. "instructions"); a flagged item is never approved without a person.
+     */
+    flags: Array<string>;
+    /**
+     * Tokens
+     *
+     * Its prompt size, estimated (about 4 characters a token).
+     */
+    tokens: number;
+    /**
+     * Target Missing
+     *
+     * A sentence when the file, source or table it applies to no longer exists.
+     */
+    target_missing: string | null;
+};
+
+/**
+ * KnowledgePage
+ *
+ * One page of a project's items, newest first (`limit` and `offset` page it).
+ */
+export type KnowledgePage = {
+    /**
+     * Items
+     */
+    items: Array<KnowledgeOut>;
+    /**
+     * Total
+     */
+    total: number;
+};
+
+/**
+ * KnowledgeStatus
+ */
+export type KnowledgeStatus = 'proposed' | 'approved' | 'rejected';
+
+/**
+ * KnowledgeUpdate
+ */
+export type KnowledgeUpdate = {
+    /**
+     * Title
+     */
+    title?: string | null;
+    /**
+     * Body
+     */
+    body?: string | null;
+    applies_to?: AppliesTo | null;
+    /**
+     * Status
+     */
+    status?: 'approved' | 'rejected' | null;
 };
 
 /**
@@ -5002,6 +5164,183 @@ export type DescribeSchemaResponses = {
 };
 
 export type DescribeSchemaResponse = DescribeSchemaResponses[keyof DescribeSchemaResponses];
+
+export type ListItemsData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: {
+        /**
+         * Kind
+         */
+        kind?: KnowledgeKind | null;
+        /**
+         * Status
+         */
+        status?: KnowledgeStatus | null;
+        /**
+         * Q
+         *
+         * Found in the title or body, any case
+         */
+        q?: string | null;
+        /**
+         * Limit
+         *
+         * How many items at most
+         */
+        limit?: number;
+        /**
+         * Offset
+         *
+         * How many items to skip
+         */
+        offset?: number;
+    };
+    url: '/api/v1/projects/{project_id}/knowledge';
+};
+
+export type ListItemsErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ListItemsError = ListItemsErrors[keyof ListItemsErrors];
+
+export type ListItemsResponses = {
+    /**
+     * Successful Response
+     */
+    200: KnowledgePage;
+};
+
+export type ListItemsResponse = ListItemsResponses[keyof ListItemsResponses];
+
+export type CreateItemData = {
+    body: KnowledgeCreate;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/api/v1/projects/{project_id}/knowledge';
+};
+
+export type CreateItemErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type CreateItemError = CreateItemErrors[keyof CreateItemErrors];
+
+export type CreateItemResponses = {
+    /**
+     * Successful Response
+     */
+    201: KnowledgeOut;
+};
+
+export type CreateItemResponse = CreateItemResponses[keyof CreateItemResponses];
+
+export type DeleteItemData = {
+    body?: never;
+    path: {
+        /**
+         * Item Id
+         */
+        item_id: string;
+    };
+    query?: never;
+    url: '/api/v1/knowledge/{item_id}';
+};
+
+export type DeleteItemErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type DeleteItemError = DeleteItemErrors[keyof DeleteItemErrors];
+
+export type DeleteItemResponses = {
+    /**
+     * Successful Response
+     */
+    204: void;
+};
+
+export type DeleteItemResponse = DeleteItemResponses[keyof DeleteItemResponses];
+
+export type GetItemData = {
+    body?: never;
+    path: {
+        /**
+         * Item Id
+         */
+        item_id: string;
+    };
+    query?: never;
+    url: '/api/v1/knowledge/{item_id}';
+};
+
+export type GetItemErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type GetItemError = GetItemErrors[keyof GetItemErrors];
+
+export type GetItemResponses = {
+    /**
+     * Successful Response
+     */
+    200: KnowledgeOut;
+};
+
+export type GetItemResponse = GetItemResponses[keyof GetItemResponses];
+
+export type UpdateItemData = {
+    body: KnowledgeUpdate;
+    path: {
+        /**
+         * Item Id
+         */
+        item_id: string;
+    };
+    query?: never;
+    url: '/api/v1/knowledge/{item_id}';
+};
+
+export type UpdateItemErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type UpdateItemError = UpdateItemErrors[keyof UpdateItemErrors];
+
+export type UpdateItemResponses = {
+    /**
+     * Successful Response
+     */
+    200: KnowledgeOut;
+};
+
+export type UpdateItemResponse = UpdateItemResponses[keyof UpdateItemResponses];
 
 export type ProjectUsageData = {
     body?: never;
