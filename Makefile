@@ -7,7 +7,7 @@ COMPOSE := docker compose
 
 .PHONY: help run test test-setup test-backend test-frontend lint format migrate up down start stop deps \
 	frontend-deps spa sandbox-runtime client bench-upload bench-agent bench-sandbox bench-load bench-snapshot \
-	bench-local-model bench-preview bench-sources bench-big-upload test-deploy settings-docs
+	bench-local-model bench-preview bench-sources bench-big-upload bench-knowledge test-deploy settings-docs
 
 help:
 	@echo "make run      start the workbench on embedded defaults (http://127.0.0.1:8000)"
@@ -17,6 +17,7 @@ help:
 	@echo "make lint     ruff and mypy (backend), tsc (browser app types)"
 	@echo "make bench-preview  page and sort a ~1 GB CSV's preview (DuckDB), from its text and from its typed copy, and print the times"
 	@echo "make bench-sources  sql() against psql on 10M PostgreSQL rows (DB_ARGS=\"--rows 2000000\" for less); a group-by over a 5 GB CSV and its Parquet in a 2 GB sandbox, pandas there, previews (ARGS=\"--size-gb 1\" for a quick run)"
+	@echo "make bench-knowledge  choose a question's knowledge items among 10,000 (p50/p95, target p95 <= 10 ms) and in a project with none (ARGS=\"--postgres\" on PostgreSQL too)"
 	@echo "make bench-big-upload  a 5 GB CSV through the product on its defaults: upload, preview, a question answered with DuckDB in a 2 GB sandbox, pandas refused (ARGS=\"--size-gb 1\" for a quick run)"
 	@echo "make migrate  apply database migrations to DATABASE_URL"
 	@echo "make up/down  start/stop Postgres, Redis and MinIO with docker compose"
@@ -160,6 +161,12 @@ bench-sources: deps
 # ARGS="--size-gb 1" for a quick run.
 bench-big-upload: deps
 	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.big_upload $(ARGS)
+
+# Choosing a question's knowledge items in a project with 10,000 of them (p50/p95, target
+# p95 <= 10 ms) and in one with none (one cheap query), on SQLite; ARGS="--postgres" also
+# on PostgreSQL (127.0.0.1:5432).
+bench-knowledge: deps
+	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.knowledge $(ARGS)
 
 # The project's own task set (backend/evals) against a running workbench, with the token of
 # `workbench login` (or WORKBENCH_URL/WORKBENCH_TOKEN); e.g. ARGS="--model openai/gpt-4o --concurrency 4".

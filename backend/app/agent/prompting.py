@@ -15,8 +15,10 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from app.agent import knowledge_prompt
+from app.agent.knowledge_prompt import KnowledgeSection
 from app.agent.sources_prompt import fit
-from app.agent.untrusted import DATA_TAG, HISTORY_TAG, untrusted
+from app.agent.untrusted import DATA_TAG, HISTORY_TAG, KNOWLEDGE_TAG, untrusted
 
 _env = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "prompts"),
@@ -242,6 +244,7 @@ def render_system_prompt(
     authorized_imports: list[str],
     variables: Variables | None = None,
     sources: list[Any] | None = None,
+    knowledge: KnowledgeSection | None = None,
     code_open: str = "<code>",
     code_close: str = "</code>",
 ) -> str:
@@ -253,6 +256,8 @@ def render_system_prompt(
         variables: The variables those turns left, if known.
         sources: The project's data sources (`sources_prompt.SourceInfo`), made safe and
             cut to the prompt's budget (`sources_prompt.fit`).
+        knowledge: The team's knowledge items chosen for the question (made safe here);
+            none: the prompt says nothing of knowledge.
         authorized_imports: Modules the code may import.
         code_open: The tag that opens a code block.
         code_close: The tag that closes it.
@@ -267,12 +272,14 @@ def render_system_prompt(
             ],
             variables=variables or Variables(),
             sources=fit(sources or []),
+            knowledge=knowledge_prompt.safe(knowledge),
             problem=untrusted(variables.problem or "", NOTE_CHARS) if variables else "",
             authorized_imports=", ".join(sorted({m.split(".")[0] for m in authorized_imports})),
             code_open=code_open,
             code_close=code_close,
             data_tag=DATA_TAG,
             history_tag=HISTORY_TAG,
+            knowledge_tag=KNOWLEDGE_TAG,
         )
         .strip()
         + "\n"

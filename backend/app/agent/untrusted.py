@@ -1,7 +1,8 @@
 """Untrusted text made fit for the agent's prompts: one line of bounded length, its invisible
-characters escaped, and the tags of the prompt's data blocks (DATA_TAG, HISTORY_TAG) found
-inside it defused, so that it cannot close the block it is placed in. Used by the system
-prompt (prompting.py) and by what it says of the data sources (sources_prompt.py).
+characters escaped, and the tags of the prompt's data blocks (DATA_TAG, HISTORY_TAG,
+KNOWLEDGE_TAG) found inside it defused, so that it cannot close the block it is placed in.
+Used by the system prompt (prompting.py), by what it says of the data sources
+(sources_prompt.py) and of the team's knowledge (knowledge_prompt.py).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import Any
 # The blocks that hold untrusted text; their tags, found inside that text, are defused.
 DATA_TAG = "data-description"
 HISTORY_TAG = "session-history"
-_BLOCK_TAG = re.compile(rf"<(\s*/?\s*(?:{DATA_TAG}|{HISTORY_TAG}))", re.IGNORECASE)
+KNOWLEDGE_TAG = "team-knowledge"
+_BLOCK_TAG = re.compile(rf"<(\s*/?\s*(?:{DATA_TAG}|{HISTORY_TAG}|{KNOWLEDGE_TAG}))", re.IGNORECASE)
 
 
 def untrusted(value: Any, limit: int) -> str:

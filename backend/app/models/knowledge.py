@@ -34,7 +34,11 @@ class KnowledgeItem(IdMixin, TimestampMixin, Base):
     that an item whose file or source was deleted stays and says so."""
 
     __tablename__ = "knowledge_items"
-    __table_args__ = (Index("ix_knowledge_items_project_id_status", "project_id", "status"),)
+    __table_args__ = (
+        Index("ix_knowledge_items_project_id_status", "project_id", "status"),
+        # The version of a project's knowledge (count, last change), read from this alone.
+        Index("ix_knowledge_items_project_id_updated_at", "project_id", "updated_at"),
+    )
 
     project_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
     kind: Mapped[str] = mapped_column(String(20))

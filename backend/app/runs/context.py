@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,10 @@ from app.files import service as files_service
 from app.files.preview import PreviewError, preview_kind
 from app.files.preview.footprint import too_big_for_pandas
 from app.infra.storage import ObjectStorage
+from app.knowledge import prompt as knowledge_prompt
+from app.knowledge import usage as knowledge_usage
+from app.knowledge.prompt import Given
+from app.knowledge.selection import selector
 from app.models import File, Run
 from app.observability import tracing
 from app.runs import budget, snapshots
@@ -54,6 +58,7 @@ class AgentContext:
     review: bool  # the session's code waits for approval
     snapshot: dict[str, Any] | None  # the session's variables the worker started from
     answerer: SourcesAnswerer | None = None  # the project's data sources (sql()), if any
+    knowledge: list[Given] = field(default_factory=list)  # the team's items it was given
 
 
 @dataclass
@@ -96,6 +101,18 @@ class ContextBuilder:
                 else {}
             )
             spent = await usage.queries_run(db, run.id) if catalog else 0
+            selection = await selector.select(
+                db,
+                project.id,
+                run.query,
+                self.settings.KNOWLEDGE_PROMPT_TOKENS,
+                {f.id for f in files},
+                {f.id for f in files if str(f.id) in run.file_ids},
+            )
+            given = knowledge_prompt.given(selection)
+            if given:
+                await knowledge_usage.record_given(db, run.id, given)
+                await db.commit()
         usable = [source for source in catalog if source.name in connections]
         unpreviewed = {f.id for f in files if f.preview is None}
         file_infos = [await self._describe(f, pinned=str(f.id) in run.file_ids) for f in files]
@@ -123,10 +140,13 @@ class ContextBuilder:
             variables=_variables(snapshot, worker.take_restore_report() if fresh else None, fresh),
             authorized_imports=list(DEFAULT_AUTHORIZED_IMPORTS),
             sources=[_source_info(source) for source in usable],
+            knowledge=knowledge_prompt.section(selection, {f.id: f.name for f in files}),
         )
         answerer = SourcesAnswerer(connections, catalog, self.settings, spent) if catalog else None
         review = session.autonomy == "review"
-        return AgentContext(worker, workspace, prompt, left, review, snapshot, answerer)
+        return AgentContext(
+            worker, workspace, prompt, left, review, snapshot, answerer, knowledge=given
+        )
 
     async def save_snapshot(
         self,

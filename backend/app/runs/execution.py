@@ -27,6 +27,7 @@ from app.config import Settings
 from app.infra.events import RunEvent, RunEventLog
 from app.infra.locks import SessionLocks
 from app.infra.storage import ObjectStorage
+from app.knowledge.prompt import Given
 from app.models import Run, RunStatus
 from app.models.base import utcnow
 from app.observability import logs, metrics, tracing
@@ -99,6 +100,7 @@ class RunExecution:
         self.run, self.recorder = admitted.run, admitted.recorder
         self.token, self.ticket, self.resume = admitted.token, admitted.ticket, admitted.resume
         self.outcome = Outcome()
+        self.knowledge: list[Given] = []  # the team's items the agent was given
 
     async def execute(self) -> None:
         """Run it, in a span under the request that let it in (linked to the run's first
@@ -175,6 +177,7 @@ class RunExecution:
     async def _answer(self) -> None:
         with tracing.span("prepare"):
             context = await self.rt.context.prepare(self.run, self.recorder, self.ticket)
+        self.knowledge = context.knowledge
         try:
             await self._drive(context)
         finally:
@@ -364,7 +367,12 @@ class RunExecution:
     async def _save_outcome(self) -> None:
         outcome = self.outcome
         await self.rt.repository.save_outcome(
-            self.run.id, outcome.status, outcome.error, outcome.final_answer, outcome.totals()
+            self.run.id,
+            outcome.status,
+            outcome.error,
+            outcome.final_answer,
+            outcome.totals(),
+            knowledge=self.knowledge,
         )
 
     async def _end(self, keep_lock: asyncio.Task[None], started: float) -> None:

@@ -124,6 +124,19 @@ class RunFileOut(BaseModel):
     )
 
 
+class RunKnowledgeOut(BaseModel):
+    item_id: uuid.UUID
+    title: str = Field(description="The item's title when the run was given it")
+    label: str | None = Field(
+        None, description="How the agent's prompt labelled it (K1, K2, …), which it cites"
+    )
+    used: bool = Field(
+        False,
+        description="The run relied on it: its final answer or code cited the label, or its "
+        "code named the item's column or defined identifier (set when the run ends)",
+    )
+
+
 class RunOut(Schema):
     id: uuid.UUID
     session_id: uuid.UUID
@@ -152,6 +165,10 @@ class RunOut(Schema):
         description="The project's files as this run read them",
     )
     artifacts: list[ArtifactOut]
+    knowledge: list[RunKnowledgeOut] = Field(
+        default_factory=list,
+        description="The project's knowledge items the agent was given, in prompt order",
+    )
     tokens_in: int
     tokens_out: int
     tokens_estimated: bool = Field(

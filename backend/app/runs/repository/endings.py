@@ -21,6 +21,8 @@ from sqlalchemy.orm import raiseload
 from app import audit
 from app.audit import Action
 from app.infra.events import RunEvent
+from app.knowledge import usage as knowledge_usage
+from app.knowledge.prompt import Given
 from app.models import Run, RunEventRow, RunStatus, Session, User
 from app.models.base import utcnow
 from app.runs.events import record, run_finished
@@ -53,8 +55,12 @@ class RunEndings:
         error: str | None,
         final_answer: str | None,
         totals: dict[str, Any],
+        knowledge: list[Given] | None = None,
     ) -> None:
+        """Store how the run ended; with the team's items it was given, which it used."""
         async with self.factory() as db:
+            if knowledge:
+                await knowledge_usage.mark_used(db, run_id, knowledge, final_answer)
             await db.execute(
                 update_run(run_id).values(
                     status=status,

@@ -126,6 +126,8 @@ class ExportRun:
     verifications: list[dict[str, Any]]
     answers: list[str]  # the user's answers to ask_user, in order
     step_count: int = 0  # steps it took (also those no export shows)
+    # The team's knowledge items it was given, in prompt order: [{item_id, title, used}].
+    knowledge: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def stopped(self) -> bool:
@@ -278,6 +280,7 @@ async def gather(
                 verifications=checks,
                 answers=[str(i.get("answer", "")) for i in run.inputs or []],
                 step_count=len(run.steps),
+                knowledge=list(run.knowledge or []),
             )
         )
     return SessionExport(

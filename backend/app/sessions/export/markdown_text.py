@@ -71,9 +71,23 @@ def outcome_md(run: ExportRun) -> str:
         text = f"*Not finished when exported ({run.status.replace('_', ' ')}).*"
     if (check := check_sentence(run)) is not None:
         text += f"\n\n*{md_line(check)}*"
+    if shaped := shaped_by_md(run):
+        text += f"\n\n{shaped}"
     if summary := steps_summary(run):
         text += f"\n\n*{summary}*"
     return text
+
+
+def shaped_by_md(run: ExportRun) -> str:
+    """The team's knowledge items the agent was given ("Shaped by: …"), those it relied on
+    marked, or "" when it was given none."""
+    if not run.knowledge:
+        return ""
+    titles = [
+        f"**{md_line(str(k.get('title', '')))}**" + (" (relied on)" if k.get("used") else "")
+        for k in run.knowledge
+    ]
+    return f"*Shaped by:* {', '.join(titles)}"
 
 
 def check_sentence(run: ExportRun) -> str | None:
