@@ -68,6 +68,11 @@ class Action(StrEnum):
     share_opened = "share.opened"
     export_downloaded = "export.downloaded"
     file_downloaded = "file.downloaded"
+    check_created = "check.created"
+    check_updated = "check.updated"
+    check_deleted = "check.deleted"
+    check_run_started = "check_run.started"
+    check_run_finished = "check_run.finished"
 
 
 # Who acted: a user, a user's id (their email is looked up), a user's id and email already
@@ -284,6 +289,13 @@ def _shared(who: str, d: dict[str, Any]) -> str:
     return f"{who} {how} {questions} of the session {title} by a link until {until}"
 
 
+def _check_run_finished(who: str, d: dict[str, Any]) -> str:
+    counts = f"{d['passed']} of {d['total']} passed, {d['failed']} failed, {d['errors']} erred"
+    if d.get("status") == "failed":
+        return f"The checks run with {d['model']} stopped ({counts}): {d.get('error') or ''}"
+    return f"The checks run with {d['model']} finished: {counts}"
+
+
 _AUTONOMY = {"auto": "run code at once", "review": "review code before it runs"}
 
 _DECIDED = {"approve": "approved", "edit": "edited and ran", "reject": "rejected"}
@@ -359,6 +371,17 @@ SENTENCES: dict[Action, Callable[[str, dict[str, Any]], str]] = {
     Action.export_downloaded: lambda who, d: (
         f"{who} downloaded the session {_quoted(d.get('title'))} as {d['format']}"
     ),
+    Action.check_created: lambda who, d: f"{who} added the check {_quoted(d['question'], 80)}",
+    Action.check_updated: lambda who, d: (
+        f"{who} changed the {' and '.join(d.get('fields') or ['nothing'])} of the check "
+        f"{_quoted(d['question'], 80)}"
+    ),
+    Action.check_deleted: lambda who, d: f"{who} deleted the check {_quoted(d['question'], 80)}",
+    Action.check_run_started: lambda who, d: (
+        f"{who} ran the project's {d['total']} check{'' if d['total'] == 1 else 's'} "
+        f"with {d['model']}"
+    ),
+    Action.check_run_finished: _check_run_finished,
 }
 
 

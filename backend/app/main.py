@@ -17,6 +17,7 @@ import app.agent  # noqa: F401  (sets LiteLLM's offline price list before litell
 from app.agent import warm_up
 from app.api import (
     auth,
+    checks,
     files,
     health,
     knowledge,
@@ -36,6 +37,7 @@ from app.api.limits import install_body_limit
 from app.api.metrics import install_metrics, watch_app
 from app.api.openapi import install_openapi, operation_id
 from app.auth import service as auth_service
+from app.checks.runner import CheckRunner
 from app.config import Settings
 from app.db import create_engine, migrate, session_factory
 from app.files import previewing
@@ -112,6 +114,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         await asyncio.to_thread(warm_up.first_model_call, settings)
         await runs.recover_interrupted_runs()
+        check_runner = CheckRunner(settings=settings, factory=factory, locks=locks, runs=runs)
+        await check_runner.recover_interrupted()
         runs.start_sweeper()
         sandboxes.start_reaper()
         # Probes the isolation and builds the sandbox's runtime cache (slow only the first time).
@@ -131,6 +135,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.events = events
         app.state.sandboxes = sandboxes
         app.state.runs = runs
+        app.state.checks = check_runner
         watch_app(app)
         if tracer_provider is not None:
             tracing.activate(tracer_provider, settings, (engine, runs_engine))
@@ -153,6 +158,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             if tracer_provider is not None:
                 await asyncio.to_thread(tracing.deactivate, tracer_provider)
+            await check_runner.close()
             await runs.close()
             await previewing.stop_table_copies()
             await sandboxes.close()
@@ -201,6 +207,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         runs,
         sources,
         knowledge,
+        checks,
         storage,
         system,
     ):
