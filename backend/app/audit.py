@@ -73,6 +73,7 @@ class Action(StrEnum):
     check_deleted = "check.deleted"
     check_run_started = "check_run.started"
     check_run_finished = "check_run.finished"
+    knowledge_proposed = "knowledge.proposed"
 
 
 # Who acted: a user, a user's id (their email is looked up), a user's id and email already
@@ -362,6 +363,11 @@ SENTENCES: dict[Action, Callable[[str, dict[str, Any]], str]] = {
     Action.share_opened: lambda who, d: (
         f"A shared link to the session {_quoted(d.get('title'))} was opened"
         f" (made by {d.get('by') or 'a former user'}; one event an hour at most)"
+    ),
+    Action.knowledge_proposed: lambda who, d: (
+        f"The review pass proposed {len(d.get('titles') or [])} knowledge item(s) from "
+        f"{_quoted(d.get('query'), SUMMARY_QUERY_CHARS)}"
+        + (f" ({d['flagged']} flagged)" if d.get("flagged") else "")
     ),
     Action.file_downloaded: lambda who, d: (
         f"{who} downloaded {d['name']}"

@@ -69,6 +69,9 @@ def stack_settings(stack: str, data_dir: Path, **overrides: Any) -> Settings:
         # Scripts answer the steps only; tests of plans and answer checks turn them on.
         "AGENT_PLANNING_INTERVAL": 0,
         "AGENT_VERIFY_ROUNDS": 0,
+        # The review pass adds its tokens to a run after run.finished: tests of it turn it
+        # on (tests/api/test_knowledge_review.py); elsewhere a run's totals stay as ended.
+        "KNOWLEDGE_REVIEW": False,
         "SANDBOX_STEP_TIMEOUT_SECONDS": 4,
         "SANDBOX_MEMORY_MB": 1024,
         # Cold starts, as the tests of sandbox.starting expect; test_spare_workers keeps one.

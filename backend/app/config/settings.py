@@ -17,6 +17,7 @@ from app.config.agent import AgentSettings
 from app.config.auth import AuthSettings
 from app.config.database import DatabaseSettings
 from app.config.knowledge import KnowledgeSettings
+from app.config.knowledge_review import KnowledgeReviewSettings
 from app.config.llm import LlmSettings
 from app.config.observability import ObservabilitySettings
 from app.config.redis import RedisSettings
@@ -40,6 +41,7 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 class Settings(
     ObservabilitySettings,
     KnowledgeSettings,
+    KnowledgeReviewSettings,
     SourcesSettings,
     UploadsSettings,
     AuthSettings,

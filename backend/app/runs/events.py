@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.infra.events import RunEvent
+from app.knowledge.proposed import ProposedItem
 from app.models import RunStatus
 from app.runs.schemas import ArtifactOut, QueryOut
 
@@ -207,6 +208,17 @@ class RunFinished(EventData):
     duration_ms: int | None
 
 
+class KnowledgeProposed(EventData):
+    """What the review pass of the session's previous run proposed (knowledge items waiting
+    for a person's approval). The review pass runs after that run's `run.finished`, so this
+    is delivered at the start of the next run's stream in the session, after `run.started`
+    (docs/knowledge-review.md); the items are in GET /projects/{id}/knowledge?status=proposed
+    at once."""
+
+    event: Literal["knowledge.proposed"] = "knowledge.proposed"
+    items: list[ProposedItem]
+
+
 def run_finished(
     status: RunStatus,
     error: str | None,
@@ -254,6 +266,7 @@ RunEventPayload = Annotated[
     | InputReceived
     | ApprovalRequested
     | ApprovalReceived
+    | KnowledgeProposed
     | Final
     | RunFinished,
     Field(discriminator="event"),

@@ -28,6 +28,7 @@ from app.infra.events import RunEvent, RunEventLog
 from app.infra.locks import SessionLocks
 from app.infra.storage import ObjectStorage
 from app.knowledge.prompt import Given
+from app.knowledge.review import KnowledgeReview
 from app.models import Run, RunStatus
 from app.models.base import utcnow
 from app.observability import logs, metrics, tracing
@@ -69,6 +70,7 @@ class Runtime:
     repository: RunRepository
     context: ContextBuilder
     runs: LiveRuns
+    review: KnowledgeReview
 
     @property
     def lock_ttl(self) -> float:
@@ -175,6 +177,8 @@ class RunExecution:
             await announce_start(self.run, self.recorder)
 
     async def _answer(self) -> None:
+        if self.resume is None:
+            await best_effort(self._announce_proposals(), f"announce proposals to {self.run.id}")
         with tracing.span("prepare"):
             context = await self.rt.context.prepare(self.run, self.recorder, self.ticket)
         self.knowledge = context.knowledge
@@ -190,6 +194,13 @@ class RunExecution:
                         ),
                         f"save the variables of session {session_id}",
                     )
+
+    async def _announce_proposals(self) -> None:
+        """What the review pass of the session's previous run proposed, at the start of this
+        run's stream (that pass ran after the previous stream had ended)."""
+        proposed = await self.rt.review.proposed_before(self.run)
+        if proposed:
+            await self.recorder.emit(events.KnowledgeProposed(items=proposed))
 
     async def _drive(self, context: AgentContext) -> None:
         """Run the agent in a thread of its own and record what it yields, until it ends (or
@@ -410,6 +421,9 @@ class RunExecution:
             await self._unlock(f"unlock after run {run.id}")
         self.rt.runs.live.pop(run.id, None)
         await best_effort(recorder.publish(finished), f"announce the end of run {run.id}")
+        # Only now, in the background: the review pass never delays run.finished.
+        if recorded and outcome.status == RunStatus.succeeded:
+            self.rt.review.submit(run.id)
         await best_effort(
             self.rt.events.expire(str(run.id), LOG_RETENTION_SECONDS), f"expire run {run.id}"
         )

@@ -23,6 +23,7 @@ from app.config import Settings
 from app.infra.events import RunEvent, RunEventLog
 from app.infra.locks import SessionLocks
 from app.infra.storage import ObjectStorage
+from app.knowledge.review import KnowledgeReview
 from app.models import Run, RunStatus, Session
 from app.observability import metrics, tracing
 from app.runs.admission import Admission
@@ -69,6 +70,7 @@ class RunOrchestrator:
             repository=repository,
             context=ContextBuilder(settings, storage, repository, sandboxes),
             runs=self.runs,
+            review=KnowledgeReview(settings, factory),
         )
         self.admission = Admission(self.rt, self.requests)
         self.reader = RunReader(events, self.requests)
@@ -168,3 +170,4 @@ class RunOrchestrator:
         tasks = [live.task for live in self.runs.live.values() if live.task is not None]
         if tasks:
             await asyncio.wait(tasks, timeout=CANCEL_GRACE_SECONDS)
+        await self.rt.review.close()

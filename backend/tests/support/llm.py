@@ -4,6 +4,11 @@ The product reaches it through LiteLLM exactly as it reaches a real provider. Ea
 request takes the next reply from the script; a reply is text (what the model says), or
 a failure: an HTTP error, garbage, or a long silence. Requests are recorded so tests can
 assert what the model was shown (e.g. the error text of the previous step).
+
+The knowledge review pass (app/knowledge/review.py) runs after a run ends; its requests
+(told apart by REVIEW_MARKER in their system prompt) never take a reply scripted for the
+agent: they are answered from `review_replies` (when that is empty: no proposals) and
+recorded in `review_requests`, apart from `requests` and `prompts()`.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from app.knowledge.review_prompt import REVIEW_MARKER
 from tests.support.services import free_port
 
 
@@ -71,6 +77,18 @@ Misbehaviour = Endless | Disconnect | NoUsage | Empty
 Reply = str | HttpError | Silence | Misbehaviour | Callable[[list[dict[str, Any]]], str]
 
 
+# What the review pass is answered when no review reply is scripted: nothing to propose.
+NO_PROPOSALS = '{"items": []}'
+
+
+def is_review(body: dict[str, Any]) -> bool:
+    """Whether a request is the knowledge review pass's (its system prompt has the marker)."""
+    return any(
+        m.get("role") == "system" and REVIEW_MARKER in _text(m.get("content"))
+        for m in body.get("messages") or []
+    )
+
+
 def code_reply(code: str, thought: str = "I will run some code.") -> str:
     """What a model following smolagents' format answers: a thought, then a code block."""
     return f"Thought: {thought}\n<code>\n{code.strip()}\n</code>"
@@ -100,15 +118,23 @@ class ScriptedLLM:
     # answered by what its own messages show); None: "The script has no more replies."
     responder: Reply | None = None
     record: bool = True
+    # The review pass's replies and requests (see the module's docstring).
+    review_replies: deque[Reply] = field(default_factory=deque)
+    review_requests: list[dict[str, Any]] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
 
     @property
     def api_base(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
-    def script(self, *replies: Reply) -> None:
+    def script(self, *replies: Reply, review: tuple[Reply, ...] | list[Reply] = ()) -> None:
+        """The agent's replies, in order; `review`: the review pass's (none: it proposes
+        nothing)."""
         self.replies.clear()
         self.replies.extend(replies)
+        self.review_replies.clear()
+        self.review_replies.extend(review)
+        self.review_requests.clear()
         self.requests.clear()
         self.traceparents.clear()
         self.chunk_delay = 0.0
@@ -134,18 +160,27 @@ class ScriptedLLM:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
                 if self.path == "/control/script":
                     # Browser tests script the model from outside this process.
-                    llm.script(*(_reply_from_json(r) for r in body["replies"]))
+                    llm.script(
+                        *(_reply_from_json(r) for r in body["replies"]),
+                        review=[_reply_from_json(r) for r in body.get("review", [])],
+                    )
                     llm.chunk_delay = float(body.get("chunk_delay", 0))
                     self._json(200, {"scripted": len(llm.replies)})
                     return
-                if llm.record:
-                    llm.requests.append(body)
-                    llm.traceparents.append(self.headers.get("traceparent"))
-                reply: Reply = (
-                    llm.replies.popleft()
-                    if llm.replies
-                    else llm.responder or "The script has no more replies."
-                )
+                reply: Reply
+                if is_review(body):
+                    if llm.record:
+                        llm.review_requests.append(body)
+                    reply = llm.review_replies.popleft() if llm.review_replies else NO_PROPOSALS
+                else:
+                    if llm.record:
+                        llm.requests.append(body)
+                        llm.traceparents.append(self.headers.get("traceparent"))
+                    reply = (
+                        llm.replies.popleft()
+                        if llm.replies
+                        else llm.responder or "The script has no more replies."
+                    )
                 if isinstance(reply, Silence):
                     time.sleep(reply.seconds)
                     return

@@ -1,0 +1,271 @@
+"""The review pass: after a run succeeds, one model call over its record proposes knowledge
+items worth keeping; a person approves them (nothing proposed reaches a prompt before).
+
+It never delays `run.finished`: the run's execution hands it the run's id after that event
+is out (`submit`), and it runs as a task of its own: bounded (KNOWLEDGE_REVIEW_CONCURRENCY
+at once on a replica; a run that ends while they are all busy is not reviewed), with its
+own timeout (KNOWLEDGE_REVIEW_TIMEOUT_SECONDS), holding no database connection while it
+waits for the model. Its tokens and cost are added to the run's (so to the session's and
+the project's usage and budget); a project whose budget is used up is not reviewed.
+
+What it proposes (see docs/knowledge-review.md): only from a succeeded run; a lesson only
+when the steps show the correction worked (`review_prompt.corrections`); nothing the
+project already knows (same kind, near-same title or body, whatever its status); every
+proposal screened (`screening.screen`): credentials scrubbed, rows of data left out,
+instructions to the agent flagged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import logging
+import re
+import uuid
+from typing import Any
+
+import litellm
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app import audit
+from app.agent.model import call_limits, step_cost
+from app.config import Settings
+from app.knowledge import screening
+from app.knowledge.proposed import ProposedItem
+from app.knowledge.review_prompt import Proposal, confirmed, corrections, messages, parse
+from app.models import KnowledgeItem, KnowledgeStatus, Project, Run, RunStatus, RunStep, Session
+from app.runs import budget
+from app.runs.errors import BudgetExceeded
+from app.runs.repository import usage
+
+log = logging.getLogger(__name__)
+
+# How alike two titles (or bodies) of the same kind must be to be the same knowledge.
+SAME_TEXT = 0.85
+_WORDS = re.compile(r"[^a-z0-9]+")
+
+
+def _norm(text: str) -> str:
+    return " ".join(_WORDS.split(text.lower())).strip()
+
+
+def _alike(a: str, b: str) -> bool:
+    a, b = _norm(a), _norm(b)
+    if not a or not b:
+        return False
+    if a == b:
+        return True
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return (
+        matcher.real_quick_ratio() >= SAME_TEXT
+        and matcher.quick_ratio() >= SAME_TEXT
+        and matcher.ratio() >= SAME_TEXT
+    )
+
+
+def known(proposal: Proposal, existing: list[tuple[str, str, str]]) -> bool:
+    """Whether the project already knows it: an item of the same kind whose title or body
+    is (nearly) the same."""
+    return any(
+        kind == proposal.kind and (_alike(title, proposal.title) or _alike(body, proposal.body))
+        for kind, title, body in existing
+    )
+
+
+class KnowledgeReview:
+    """The review passes of one replica's runs."""
+
+    def __init__(self, settings: Settings, factory: async_sessionmaker[AsyncSession]):
+        self.settings = settings
+        self.factory = factory
+        self.tasks: set[asyncio.Task[list[ProposedItem]]] = set()
+
+    def submit(self, run_id: uuid.UUID) -> asyncio.Task[list[ProposedItem]] | None:
+        """Review the run in the background (None: not reviewed, the setting is off or too
+        many passes are under way)."""
+        if not self.settings.KNOWLEDGE_REVIEW:
+            return None
+        if len(self.tasks) >= self.settings.KNOWLEDGE_REVIEW_CONCURRENCY:
+            log.warning(
+                "run %s is not reviewed for knowledge: %d review passes are under way "
+                "(KNOWLEDGE_REVIEW_CONCURRENCY)",
+                run_id,
+                len(self.tasks),
+            )
+            return None
+        task = asyncio.create_task(self._bounded(run_id), name=f"review-{run_id}")
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    async def _bounded(self, run_id: uuid.UUID) -> list[ProposedItem]:
+        timeout = self.settings.KNOWLEDGE_REVIEW_TIMEOUT_SECONDS
+        try:
+            return await asyncio.wait_for(self.review(run_id), timeout)
+        except TimeoutError:
+            log.warning(
+                "the review pass of run %s took over %g s: nothing proposed", run_id, timeout
+            )
+        except Exception:
+            log.exception("the review pass of run %s failed: nothing proposed", run_id)
+        return []
+
+    async def close(self) -> None:
+        """Stop the passes under way (the app is shutting down)."""
+        for task in list(self.tasks):
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+
+    async def review(self, run_id: uuid.UUID) -> list[ProposedItem]:
+        """Review one run now: the items it proposed (stored as `proposed`)."""
+        settings = self.settings
+        async with self.factory() as db:
+            run = await db.get(Run, run_id)
+            if run is None or run.status != RunStatus.succeeded:
+                return []
+            project = await db.scalar(
+                select(Project)
+                .join(Session, Session.project_id == Project.id)
+                .where(Session.id == run.session_id)
+            )
+            if project is None:
+                return []
+            try:
+                budget.remaining(project, await usage.toward_budget(db, project))
+            except BudgetExceeded:
+                log.info(
+                    "run %s is not reviewed for knowledge: its project's budget is spent", run_id
+                )
+                return []
+            steps = list(
+                await db.scalars(
+                    select(RunStep).where(RunStep.run_id == run_id).order_by(RunStep.index)
+                )
+            )
+            limit = settings.KNOWLEDGE_REVIEW_MAX_PROPOSALS
+            request = messages(run, steps, limit)
+            model_id, project_id, query = run.model, project.id, run.query
+        # No connection is held while the model answers.
+        reply, tokens_in, tokens_out = await self._ask(model_id, request)
+        cost = step_cost(model_id, tokens_in, tokens_out, settings.LLM_PRICES)
+        shown = corrections(steps)
+        secrets = screening.secrets_of(settings)
+        kept: list[tuple[Proposal, screening.Screened]] = []
+        for proposal in parse(reply, limit):
+            if not confirmed(proposal, shown):
+                log.info(
+                    "run %s: a %s proposal no step confirms was left out", run_id, proposal.kind
+                )
+                continue
+            screened = screening.screen(proposal.title, proposal.body, secrets)
+            if screened is not None:
+                kept.append((Proposal(proposal.kind, screened.title, screened.body), screened))
+        async with self.factory() as db:
+            await self._count(db, run_id, tokens_in, tokens_out, cost)
+            items = await self._store(db, project_id, run_id, query, kept)
+            await db.commit()
+            return [ProposedItem.of(item) for item in items]
+
+    async def _ask(self, model_id: str, request: list[dict[str, str]]) -> tuple[str, int, int]:
+        settings = self.settings
+        limits = call_limits(settings, model_id)
+        response: Any = await litellm.acompletion(
+            model=model_id,
+            messages=request,
+            api_base=settings.LLM_API_BASE,
+            api_key=settings.LLM_API_KEY,
+            timeout=min(settings.LLM_TIMEOUT_SECONDS, settings.KNOWLEDGE_REVIEW_TIMEOUT_SECONDS),
+            max_tokens=settings.LLM_MAX_OUTPUT_TOKENS,
+            max_retries=settings.LLM_MAX_RETRIES,
+        )
+        reply = str(response.choices[0].message.content or "")
+        counted = getattr(response, "usage", None)
+        tokens_in = int(getattr(counted, "prompt_tokens", 0) or 0) or limits.count(messages=request)
+        tokens_out = int(getattr(counted, "completion_tokens", 0) or 0) or limits.count(text=reply)
+        return reply, tokens_in, tokens_out
+
+    @staticmethod
+    async def _count(
+        db: AsyncSession, run_id: uuid.UUID, tokens_in: int, tokens_out: int, cost: float | None
+    ) -> None:
+        """The pass's tokens and cost go to the run's (its session's and project's usage)."""
+        values: dict[str, Any] = {
+            "tokens_in": Run.tokens_in + tokens_in,
+            "tokens_out": Run.tokens_out + tokens_out,
+        }
+        if cost is not None:
+            values["cost_usd"] = func.coalesce(Run.cost_usd, 0.0) + cost
+        await db.execute(update(Run).where(Run.id == run_id).values(**values))
+
+    @staticmethod
+    async def _store(
+        db: AsyncSession,
+        project_id: uuid.UUID,
+        run_id: uuid.UUID,
+        query: str,
+        kept: list[tuple[Proposal, screening.Screened]],
+    ) -> list[KnowledgeItem]:
+        if not kept:
+            return []
+        kinds = {proposal.kind for proposal, _ in kept}
+        rows = await db.execute(
+            select(KnowledgeItem.kind, KnowledgeItem.title, KnowledgeItem.body).where(
+                KnowledgeItem.project_id == project_id, KnowledgeItem.kind.in_(kinds)
+            )
+        )
+        existing: list[tuple[str, str, str]] = [(k, t, b) for k, t, b in rows]
+        items: list[KnowledgeItem] = []
+        for proposal, screened in kept:
+            if known(proposal, existing):
+                continue
+            existing.append((proposal.kind, proposal.title, proposal.body))
+            item = KnowledgeItem(
+                id=uuid.uuid4(),
+                project_id=project_id,
+                kind=proposal.kind,
+                title=proposal.title,
+                body=proposal.body,
+                status=KnowledgeStatus.proposed,
+                source_run_id=run_id,
+                created_by=None,
+                flags=list(screened.flags),
+                tokens=max(1, (len(proposal.title) + len(proposal.body)) // 4),
+            )
+            db.add(item)
+            items.append(item)
+        if items:
+            await db.flush()
+            detail = {
+                "run_id": str(run_id),
+                "query": query[: audit.QUERY_CHARS],
+                "titles": [item.title for item in items],
+                "flagged": sum(1 for item in items if item.flags),
+            }
+            await audit.record(
+                db, project_id, None, audit.Action.knowledge_proposed, ("run", run_id), detail
+            )
+        return items
+
+    async def proposed_before(self, run: Run) -> list[ProposedItem]:
+        """What the review pass of the session's run before `run` proposed (still waiting
+        for approval): the next run's stream starts with it (knowledge.proposed)."""
+        async with self.factory() as db:
+            previous = (
+                select(Run.id)
+                .where(Run.session_id == run.session_id, Run.created_at < run.created_at)
+                .order_by(Run.created_at.desc())
+                .limit(1)
+                .scalar_subquery()
+            )
+            project = select(Session.project_id).where(Session.id == run.session_id)
+            items = await db.scalars(
+                select(KnowledgeItem)
+                .where(
+                    KnowledgeItem.project_id == project.scalar_subquery(),
+                    KnowledgeItem.status == KnowledgeStatus.proposed,
+                    KnowledgeItem.source_run_id == previous,
+                )
+                .order_by(KnowledgeItem.created_at)
+            )
+            return [ProposedItem.of(item) for item in items]
