@@ -197,7 +197,7 @@ export type AuditEventOut = {
     /**
      * Action
      *
-     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, knowledge.created, knowledge.updated, knowledge.approved, knowledge.rejected, knowledge.deleted, session.created, session.renamed, session.autonomy_changed, session.deleted, run.asked, run.ended, run.stopped, review.decided, input.answered, share.created, share.revoked, share.opened, export.downloaded, file.downloaded
+     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, knowledge.created, knowledge.updated, knowledge.approved, knowledge.rejected, knowledge.deleted, session.created, session.renamed, session.autonomy_changed, session.deleted, run.asked, run.ended, run.stopped, review.decided, input.answered, share.created, share.revoked, share.opened, export.downloaded, file.downloaded, check.created, check.updated, check.deleted, check_run.started, check_run.finished, knowledge.proposed
      */
     action: string;
     /**
@@ -269,33 +269,213 @@ export type AuditVerification = {
 };
 
 /**
- * CheckOut
+ * CheckCreate
  */
-export type CheckOut = {
+export type CheckCreate = {
     /**
-     * Ok
+     * Question
+     *
+     * The question (taken from the run when from_run_id is given without it)
      */
-    ok: boolean;
+    question?: string | null;
     /**
-     * Detail
+     * Expected
+     *
+     * {name: value}: the answer must end with @name[value] for each; a plain string is the value of `answer`. Taken from the run's final answer when from_run_id is given without it
      */
-    detail: string;
+    expected?: {
+        [key: string]: string | number | number | boolean;
+    } | string | null;
     /**
-     * Server Version
+     * Format
+     *
+     * The answer format asked of the agent
      */
-    server_version: string | null;
+    format?: string;
     /**
-     * Table Count
+     * From Run Id
+     *
+     * A succeeded run of this project to take the question and answer from
      */
-    table_count: number | null;
+    from_run_id?: string | null;
+};
+
+/**
+ * CheckResultOut
+ */
+export type CheckResultOut = {
+    /**
+     * Check Id
+     *
+     * Null once the check was deleted
+     */
+    check_id: string | null;
+    /**
+     * Position
+     */
+    position: number;
     /**
      * Status
      */
-    status: string;
+    status: 'pending' | 'passed' | 'failed' | 'error';
     /**
-     * Access
+     * Run Id
+     *
+     * The run that answered it
      */
-    access: string | null;
+    run_id: string | null;
+    /**
+     * Answer
+     *
+     * The run's final answer
+     */
+    answer: string | null;
+    /**
+     * Question
+     */
+    question: string;
+    /**
+     * Expected
+     */
+    expected: {
+        [key: string]: string;
+    };
+    /**
+     * Detail
+     *
+     * Why it failed or erred, in a sentence
+     */
+    detail: string | null;
+};
+
+/**
+ * CheckRunCreate
+ */
+export type CheckRunCreate = {
+    /**
+     * Model
+     *
+     * One of GET /models (default: the server's default model)
+     */
+    model?: string | null;
+    /**
+     * Attempts
+     *
+     * Attempts per question (1 to 5)
+     */
+    attempts?: number;
+};
+
+/**
+ * CheckRunOut
+ */
+export type CheckRunOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Project Id
+     */
+    project_id: string;
+    /**
+     * Status
+     */
+    status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+    /**
+     * Model
+     */
+    model: string;
+    /**
+     * Attempts
+     */
+    attempts: number;
+    /**
+     * Session Id
+     *
+     * The session its questions were asked in
+     */
+    session_id: string | null;
+    /**
+     * Total
+     */
+    total: number;
+    /**
+     * Passed
+     */
+    passed: number;
+    /**
+     * Failed
+     */
+    failed: number;
+    /**
+     * Errors
+     */
+    errors: number;
+    /**
+     * Tokens In
+     */
+    tokens_in: number;
+    /**
+     * Tokens Out
+     */
+    tokens_out: number;
+    /**
+     * Cost Usd
+     */
+    cost_usd: number | null;
+    /**
+     * Error
+     *
+     * Why it could not go on (status failed)
+     */
+    error: string | null;
+    /**
+     * Created By
+     */
+    created_by: string | null;
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Started At
+     */
+    started_at: string | null;
+    /**
+     * Finished At
+     */
+    finished_at: string | null;
+    /**
+     * Results
+     */
+    results?: Array<CheckResultOut>;
+    /**
+     * Accuracy
+     *
+     * passed / total (null with no checks).
+     */
+    readonly accuracy: number | null;
+};
+
+/**
+ * CheckUpdate
+ */
+export type CheckUpdate = {
+    /**
+     * Question
+     */
+    question?: string | null;
+    /**
+     * Expected
+     */
+    expected?: {
+        [key: string]: string | number | number | boolean;
+    } | string | null;
+    /**
+     * Format
+     */
+    format?: string | null;
 };
 
 /**
@@ -992,6 +1172,34 @@ export type PageAuditEventOut = {
 };
 
 /**
+ * Page[CheckOut]
+ */
+export type PageCheckOut = {
+    /**
+     * Items
+     */
+    items: Array<AppChecksSchemasCheckOut>;
+    /**
+     * Total
+     */
+    total: number;
+};
+
+/**
+ * Page[CheckRunOut]
+ */
+export type PageCheckRunOut = {
+    /**
+     * Items
+     */
+    items: Array<CheckRunOut>;
+    /**
+     * Total
+     */
+    total: number;
+};
+
+/**
  * Page[FileOut]
  */
 export type PageFileOut = {
@@ -1412,6 +1620,34 @@ export type RunFileOut = {
 };
 
 /**
+ * RunKnowledgeOut
+ */
+export type RunKnowledgeOut = {
+    /**
+     * Item Id
+     */
+    item_id: string;
+    /**
+     * Title
+     *
+     * The item's title when the run was given it
+     */
+    title: string;
+    /**
+     * Label
+     *
+     * How the agent's prompt labelled it (K1, K2, …), which it cites
+     */
+    label?: string | null;
+    /**
+     * Used
+     *
+     * The run relied on it: its final answer or code cited the label, or its code named the item's column or defined identifier (set when the run ends)
+     */
+    used?: boolean;
+};
+
+/**
  * RunOut
  */
 export type RunOut = {
@@ -1484,6 +1720,12 @@ export type RunOut = {
      * Artifacts
      */
     artifacts: Array<ArtifactOut>;
+    /**
+     * Knowledge
+     *
+     * The project's knowledge items the agent was given, in prompt order
+     */
+    knowledge?: Array<RunKnowledgeOut>;
     /**
      * Tokens In
      */
@@ -2291,6 +2533,80 @@ export type VersionReader = {
 };
 
 /**
+ * CheckOut
+ */
+export type AppChecksSchemasCheckOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Project Id
+     */
+    project_id: string;
+    /**
+     * Question
+     */
+    question: string;
+    /**
+     * Expected
+     */
+    expected: {
+        [key: string]: string;
+    };
+    /**
+     * Format
+     */
+    format: string;
+    /**
+     * From Run Id
+     */
+    from_run_id: string | null;
+    /**
+     * Created By
+     */
+    created_by: string | null;
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Updated At
+     */
+    updated_at: string;
+};
+
+/**
+ * CheckOut
+ */
+export type AppSourcesSchemasCheckOut = {
+    /**
+     * Ok
+     */
+    ok: boolean;
+    /**
+     * Detail
+     */
+    detail: string;
+    /**
+     * Server Version
+     */
+    server_version: string | null;
+    /**
+     * Table Count
+     */
+    table_count: number | null;
+    /**
+     * Status
+     */
+    status: string;
+    /**
+     * Access
+     */
+    access: string | null;
+};
+
+/**
  * ApprovalReceivedEvent
  */
 export type ApprovalReceivedEvent = {
@@ -2472,6 +2788,36 @@ export type InputRequestedEvent = {
 };
 
 /**
+ * KnowledgeProposedEvent
+ *
+ * What the review pass of the session's previous run proposed (knowledge items waiting
+ * for a person's approval). The review pass runs after that run's `run.finished`, so this
+ * is delivered at the start of the next run's stream in the session, after `run.started`
+ * (docs/knowledge-review.md); the items are in GET /projects/{id}/knowledge?status=proposed
+ * at once.
+ */
+export type KnowledgeProposedEvent = {
+    /**
+     * Event
+     */
+    event: 'knowledge.proposed';
+    /**
+     * Items
+     */
+    items: Array<ProposedItem>;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
  * ModelDeltaEvent
  *
  * A piece of the model's output, as the provider streams it.
@@ -2567,6 +2913,66 @@ export type PlanDeltaEvent = {
      * 1, 2, 3… per run; the message's `id:`
      */
     seq: number;
+};
+
+/**
+ * ProposedItem
+ */
+export type ProposedItem = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Project Id
+     */
+    project_id: string;
+    /**
+     * Kind
+     */
+    kind: string;
+    /**
+     * Title
+     */
+    title: string;
+    /**
+     * Body
+     */
+    body: string;
+    /**
+     * None: the whole project
+     */
+    applies_to?: AppliesTo | null;
+    /**
+     * Status
+     */
+    status: string;
+    /**
+     * Source Run Id
+     */
+    source_run_id: string | null;
+    /**
+     * Created By
+     */
+    created_by: string | null;
+    /**
+     * Approved By
+     */
+    approved_by: string | null;
+    /**
+     * Approved At
+     */
+    approved_at: string | null;
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Flags
+     *
+     * What screening found: "instructions" (it reads like an instruction to the agent; never approved without a person reading it)
+     */
+    flags?: Array<string>;
 };
 
 /**
@@ -2978,6 +3384,8 @@ export type RunEvent = ({
 } & ApprovalRequestedEvent) | ({
     event: 'approval.received';
 } & ApprovalReceivedEvent) | ({
+    event: 'knowledge.proposed';
+} & KnowledgeProposedEvent) | ({
     event: 'final';
 } & FinalEvent) | ({
     event: 'run.finished';
@@ -3026,6 +3434,92 @@ export type ArtifactOutWritable = {
 };
 
 /**
+ * CheckRunOut
+ */
+export type CheckRunOutWritable = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Project Id
+     */
+    project_id: string;
+    /**
+     * Status
+     */
+    status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+    /**
+     * Model
+     */
+    model: string;
+    /**
+     * Attempts
+     */
+    attempts: number;
+    /**
+     * Session Id
+     *
+     * The session its questions were asked in
+     */
+    session_id: string | null;
+    /**
+     * Total
+     */
+    total: number;
+    /**
+     * Passed
+     */
+    passed: number;
+    /**
+     * Failed
+     */
+    failed: number;
+    /**
+     * Errors
+     */
+    errors: number;
+    /**
+     * Tokens In
+     */
+    tokens_in: number;
+    /**
+     * Tokens Out
+     */
+    tokens_out: number;
+    /**
+     * Cost Usd
+     */
+    cost_usd: number | null;
+    /**
+     * Error
+     *
+     * Why it could not go on (status failed)
+     */
+    error: string | null;
+    /**
+     * Created By
+     */
+    created_by: string | null;
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Started At
+     */
+    started_at: string | null;
+    /**
+     * Finished At
+     */
+    finished_at: string | null;
+    /**
+     * Results
+     */
+    results?: Array<CheckResultOut>;
+};
+
+/**
  * Page[ArtifactOut]
  */
 export type PageArtifactOutWritable = {
@@ -3033,6 +3527,20 @@ export type PageArtifactOutWritable = {
      * Items
      */
     items: Array<ArtifactOutWritable>;
+    /**
+     * Total
+     */
+    total: number;
+};
+
+/**
+ * Page[CheckRunOut]
+ */
+export type PageCheckRunOutWritable = {
+    /**
+     * Items
+     */
+    items: Array<CheckRunOutWritable>;
     /**
      * Total
      */
@@ -3126,6 +3634,12 @@ export type RunOutWritable = {
      * Artifacts
      */
     artifacts: Array<ArtifactOutWritable>;
+    /**
+     * Knowledge
+     *
+     * The project's knowledge items the agent was given, in prompt order
+     */
+    knowledge?: Array<RunKnowledgeOut>;
     /**
      * Tokens In
      */
@@ -3225,6 +3739,8 @@ export type RunEventWritable = ({
 } & ApprovalRequestedEvent) | ({
     event: 'approval.received';
 } & ApprovalReceivedEvent) | ({
+    event: 'knowledge.proposed';
+} & KnowledgeProposedEvent) | ({
     event: 'final';
 } & FinalEvent) | ({
     event: 'run.finished';
@@ -5100,7 +5616,7 @@ export type CheckSourceResponses = {
     /**
      * Successful Response
      */
-    200: CheckOut;
+    200: AppSourcesSchemasCheckOut;
 };
 
 export type CheckSourceResponse = CheckSourceResponses[keyof CheckSourceResponses];
@@ -5341,6 +5857,246 @@ export type UpdateItemResponses = {
 };
 
 export type UpdateItemResponse = UpdateItemResponses[keyof UpdateItemResponses];
+
+export type ListChecksData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: {
+        /**
+         * Limit
+         *
+         * How many items at most
+         */
+        limit?: number;
+        /**
+         * Offset
+         *
+         * How many items to skip
+         */
+        offset?: number;
+    };
+    url: '/api/v1/projects/{project_id}/checks';
+};
+
+export type ListChecksErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ListChecksError = ListChecksErrors[keyof ListChecksErrors];
+
+export type ListChecksResponses = {
+    /**
+     * Successful Response
+     */
+    200: PageCheckOut;
+};
+
+export type ListChecksResponse = ListChecksResponses[keyof ListChecksResponses];
+
+export type CreateCheckData = {
+    body: CheckCreate;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/api/v1/projects/{project_id}/checks';
+};
+
+export type CreateCheckErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type CreateCheckError = CreateCheckErrors[keyof CreateCheckErrors];
+
+export type CreateCheckResponses = {
+    /**
+     * Successful Response
+     */
+    201: AppChecksSchemasCheckOut;
+};
+
+export type CreateCheckResponse = CreateCheckResponses[keyof CreateCheckResponses];
+
+export type DeleteCheckData = {
+    body?: never;
+    path: {
+        /**
+         * Check Id
+         */
+        check_id: string;
+    };
+    query?: never;
+    url: '/api/v1/checks/{check_id}';
+};
+
+export type DeleteCheckErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type DeleteCheckError = DeleteCheckErrors[keyof DeleteCheckErrors];
+
+export type DeleteCheckResponses = {
+    /**
+     * Successful Response
+     */
+    204: void;
+};
+
+export type DeleteCheckResponse = DeleteCheckResponses[keyof DeleteCheckResponses];
+
+export type UpdateCheckData = {
+    body: CheckUpdate;
+    path: {
+        /**
+         * Check Id
+         */
+        check_id: string;
+    };
+    query?: never;
+    url: '/api/v1/checks/{check_id}';
+};
+
+export type UpdateCheckErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type UpdateCheckError = UpdateCheckErrors[keyof UpdateCheckErrors];
+
+export type UpdateCheckResponses = {
+    /**
+     * Successful Response
+     */
+    200: AppChecksSchemasCheckOut;
+};
+
+export type UpdateCheckResponse = UpdateCheckResponses[keyof UpdateCheckResponses];
+
+export type ListCheckRunsData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: {
+        /**
+         * Limit
+         *
+         * How many items at most
+         */
+        limit?: number;
+        /**
+         * Offset
+         *
+         * How many items to skip
+         */
+        offset?: number;
+    };
+    url: '/api/v1/projects/{project_id}/check-runs';
+};
+
+export type ListCheckRunsErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ListCheckRunsError = ListCheckRunsErrors[keyof ListCheckRunsErrors];
+
+export type ListCheckRunsResponses = {
+    /**
+     * Successful Response
+     */
+    200: PageCheckRunOut;
+};
+
+export type ListCheckRunsResponse = ListCheckRunsResponses[keyof ListCheckRunsResponses];
+
+export type StartCheckRunData = {
+    body: CheckRunCreate;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/api/v1/projects/{project_id}/check-runs';
+};
+
+export type StartCheckRunErrors = {
+    /**
+     * The checks are running already (check_run_in_progress)
+     */
+    409: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type StartCheckRunError = StartCheckRunErrors[keyof StartCheckRunErrors];
+
+export type StartCheckRunResponses = {
+    /**
+     * Successful Response
+     */
+    202: CheckRunOut;
+};
+
+export type StartCheckRunResponse = StartCheckRunResponses[keyof StartCheckRunResponses];
+
+export type GetCheckRunData = {
+    body?: never;
+    path: {
+        /**
+         * Check Run Id
+         */
+        check_run_id: string;
+    };
+    query?: never;
+    url: '/api/v1/check-runs/{check_run_id}';
+};
+
+export type GetCheckRunErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type GetCheckRunError = GetCheckRunErrors[keyof GetCheckRunErrors];
+
+export type GetCheckRunResponses = {
+    /**
+     * Successful Response
+     */
+    200: CheckRunOut;
+};
+
+export type GetCheckRunResponse = GetCheckRunResponses[keyof GetCheckRunResponses];
 
 export type ProjectUsageData = {
     body?: never;

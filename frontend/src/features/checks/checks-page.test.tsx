@@ -21,11 +21,16 @@ vi.mock('@/client', async (original) => ({
   listModels: vi.fn(async () => ({ data: { items: [{ id: 'scripted', label: 'Scripted', default: true }] } })),
 }));
 
-const check: ProjectCheck = { id: 'c1', project_id: 'p', question: 'Revenue in March?', expected: { revenue: 1200 }, format: '', from_run_id: null, created_at: '2026-11-01T00:00:00Z' };
+const check: ProjectCheck = { id: 'c1', project_id: 'p', question: 'Revenue in March?', expected: { revenue: '1200' }, format: '', from_run_id: null, created_by: null, created_at: '2026-11-01T00:00:00Z', updated_at: '2026-11-01T00:00:00Z' };
 const run = (over: Partial<CheckRun>): CheckRun => ({
   id: 'cr',
+  project_id: 'p',
   status: 'succeeded',
   model: 'scripted',
+  attempts: 1,
+  error: null,
+  created_by: null,
+  created_at: '2026-11-02T10:00:00Z',
   session_id: 's1',
   total: 2,
   passed: 1,
@@ -41,8 +46,8 @@ const run = (over: Partial<CheckRun>): CheckRun => ({
 });
 
 function show(role: Role, runs: CheckRun[]) {
-  vi.mocked(listChecks).mockResolvedValue({ items: [check] });
-  vi.mocked(listCheckRuns).mockResolvedValue({ items: runs });
+  vi.mocked(listChecks).mockResolvedValue({ items: [check], total: 1 });
+  vi.mocked(listCheckRuns).mockResolvedValue({ items: runs, total: runs.length });
   const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });
   render(
     <QueryClientProvider client={qc}>
@@ -64,7 +69,7 @@ describe('ChecksPage', () => {
       accuracy: 1,
       passed: 2,
       failed: 0,
-      results: [{ check_id: 'c1', status: 'passed', run_id: 'r9', answer: 'Revenue was 1,200. @revenue[1200]' }],
+      results: [{ check_id: 'c1', position: 0, status: 'passed', run_id: 'r9', answer: 'Revenue was 1,200. @revenue[1200]', question: 'Revenue in March?', expected: { revenue: '1200' }, detail: null }],
     });
     vi.mocked(getCheckRun).mockResolvedValue(latest);
     show('viewer', [latest, run({ id: 'old' })]);

@@ -21,10 +21,10 @@ function StatusBadge({ status }: { status: KnowledgeItem['status'] }) {
 
 /** "Written by ana@… on 3 Nov · approved by you on 4 Nov": who wrote it (the agent, for a proposal from a run) and who approved it. */
 export function provenance(item: KnowledgeItem, me?: string | null): string {
-  const wrote = personOf(item.created_by, me) ?? (item.source_run_id ? 'the agent' : null);
+  const wrote = personOf(item.created_by, item.created_by_email, me) ?? (item.source_run_id ? 'the agent' : null);
   const parts = [`${item.status === 'proposed' ? 'Proposed' : 'Written'}${wrote ? ` by ${wrote}` : ''} on ${formatDate(item.created_at)}`];
   if (item.status === 'approved' && item.approved_at) {
-    const who = personOf(item.approved_by, me);
+    const who = personOf(item.approved_by, item.approved_by_email, me);
     parts.push(`approved${who ? ` by ${who}` : ''} on ${formatDate(item.approved_at)}`);
   }
   return parts.join(' · ');

@@ -1,4 +1,4 @@
-import type { AppliesTo, KnowledgeItem, KnowledgeKind, KnowledgeStatus, Person, RunKnowledge } from './types';
+import type { AppliesTo, KnowledgeItem, KnowledgeKind, KnowledgeStatus, RunKnowledge } from './types';
 
 export const KINDS: { value: KnowledgeKind; label: string; plural: string; hint: string }[] = [
   { value: 'definition', label: 'Definition', plural: 'Definitions', hint: 'a term and what it means, with its formula or code' },
@@ -17,13 +17,12 @@ export const STATUSES: { value: KnowledgeStatus; label: string }[] = [
 export const kindLabel = (kind: string) => KINDS.find((k) => k.value === kind)?.label ?? kind;
 
 export const FLAGGED_INSTRUCTIONS = 'This proposal reads like instructions to the agent; review it carefully.';
-export const TARGET_MISSING = 'What this item applies to was deleted; it is no longer given to the agent for it.';
 
-/** The warnings an item carries, as sentences: flagged text first, then a deleted target. */
+/** The warnings an item carries, as sentences: flagged text first, then the server's sentence on a deleted file, source or table. */
 export function warningsOf(item: Pick<KnowledgeItem, 'flags' | 'target_missing'>): string[] {
   const out: string[] = [];
-  if (item.flags?.includes('instructions')) out.push(FLAGGED_INSTRUCTIONS);
-  if (item.target_missing) out.push(TARGET_MISSING);
+  if (item.flags.includes('instructions')) out.push(FLAGGED_INSTRUCTIONS);
+  if (item.target_missing) out.push(item.target_missing);
   return out;
 }
 
@@ -44,12 +43,11 @@ export function appliesToText(a: AppliesTo | null | undefined, names: Names): st
   return parts.length ? parts.join(' · ') : 'the whole project';
 }
 
-/** Who, as a user reads it: an email, "you", or null when the server names no one. */
-export function personOf(p: Person, me?: string | null): string | null {
-  if (!p) return null;
-  if (typeof p === 'string') return p === me ? 'you' : 'a member';
-  if (p.user_id && p.user_id === me) return 'you';
-  return p.email ?? 'a member';
+/** Who, as a user reads it: "you", their email, or null when the server names no one. */
+export function personOf(id: string | null, email: string | null, me?: string | null): string | null {
+  if (!id && !email) return null;
+  if (id && id === me) return 'you';
+  return email ?? 'a former member';
 }
 
 /** Proposals first (they wait for someone), then approved, then rejected; newest first within each. */
@@ -72,9 +70,3 @@ export function shapedBy(knowledge: RunKnowledge[] | null | undefined): { used: 
 
 /** The link to an item in the project's Knowledge panel. */
 export const itemHref = (projectId: string, itemId: string) => `/projects/${projectId}/knowledge?item=${itemId}`;
-
-/** The items a run was given, as its history holds them (none before the server records them). */
-export function runKnowledgeOf(run: unknown): RunKnowledge[] {
-  const k = (run as { knowledge?: unknown } | null)?.knowledge;
-  return Array.isArray(k) ? (k as RunKnowledge[]).filter((x) => x && typeof x.item_id === 'string') : [];
-}

@@ -16,7 +16,6 @@ import { sessionQuery } from '@/features/sessions/queries';
 import { Composer } from './composer';
 import { changedFiles } from './run-files';
 import { RunView, UserQuery, type Asked } from './run-view';
-import { runKnowledgeOf } from '@/features/knowledge/knowledge';
 import { ProposedNotice } from '@/features/knowledge/proposed-notice';
 import { RunKnowledgeActions } from '@/features/knowledge/run-actions';
 import { ShapedBy } from '@/features/knowledge/shaped-by';
@@ -153,7 +152,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
               resendBlocked={resendBlocked}
               changed={changedFiles(r, stored?.files ?? [], projectFiles.data?.items ?? [], fileIds)}
               asked={askedOf(stored, me)}
-              shapedBy={<ShapedBy projectId={projectId} knowledge={runKnowledgeOf(stored)} />}
+              shapedBy={<ShapedBy projectId={projectId} knowledge={stored?.knowledge ?? []} />}
               actions={
                 !readOnly && stored && r.status === 'succeeded' ? (
                   <RunKnowledgeActions projectId={projectId} runId={r.runId} query={r.query} answer={r.answer} />
