@@ -10,6 +10,7 @@ import { useAuthStore } from '@/features/auth/auth-store';
 import { filesQuery } from '@/features/files/queries';
 import { useBlocked } from '@/features/projects/role';
 import { sourcesQuery } from '@/features/sources/queries';
+import { cn } from '@/lib/utils';
 import { ItemCard, type ItemActions } from './item-card';
 import { ItemDialog, SELECT, type ItemFields } from './item-dialog';
 import { KINDS, sortItems, STATUSES, type Names } from './knowledge';
@@ -114,7 +115,7 @@ export function KnowledgePanel({ projectId, focus, initialStatus }: { projectId:
           <Search className="pointer-events-none absolute top-1/2 left-2.5 size-4 -translate-y-1/2 text-muted-foreground" />
           <Input aria-label="Search the knowledge" placeholder="Search titles and text" className="pl-8" value={q} onChange={(e) => setQ(e.target.value)} />
         </div>
-        <select aria-label="Kind" className={`${SELECT} w-auto`} value={kind} onChange={(e) => setKind(e.target.value as KnowledgeKind | '')}>
+        <select aria-label="Kind" className={cn(SELECT, 'w-auto')} value={kind} onChange={(e) => setKind(e.target.value as KnowledgeKind | '')}>
           <option value="">Every kind</option>
           {KINDS.map((k) => (
             <option key={k.value} value={k.value}>
@@ -122,7 +123,7 @@ export function KnowledgePanel({ projectId, focus, initialStatus }: { projectId:
             </option>
           ))}
         </select>
-        <select aria-label="Status" className={`${SELECT} w-auto`} value={status} onChange={(e) => setStatus(e.target.value as KnowledgeStatus | '')}>
+        <select aria-label="Status" className={cn(SELECT, 'w-auto')} value={status} onChange={(e) => setStatus(e.target.value as KnowledgeStatus | '')}>
           <option value="">Every status</option>
           {STATUSES.map((s) => (
             <option key={s.value} value={s.value}>

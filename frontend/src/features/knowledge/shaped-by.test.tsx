@@ -25,6 +25,18 @@ describe('ShapedBy', () => {
     expect(screen.getByTestId('also-given-item').textContent).toBe('Fiscal year starts in April');
   });
 
+  it('says when the items given shaped nothing, and lists them folded', () => {
+    render(
+      <MemoryRouter>
+        <ShapedBy projectId="p" knowledge={[knowledge[2]]} />
+      </MemoryRouter>,
+    );
+    expect(screen.getByTestId('shaped-by').textContent).toContain('none of it shaped this answer');
+    expect(screen.queryByTestId('shaped-by-item')).toBeNull();
+    fireEvent.click(screen.getByRole('button', { name: /Given \(1\)/ }));
+    expect(screen.getByTestId('also-given-item').getAttribute('href')).toBe('/projects/p/knowledge?item=k3');
+  });
+
   it('shows nothing for a run that was given no knowledge', () => {
     const { container } = render(
       <MemoryRouter>

@@ -37,7 +37,7 @@ export function ShapedBy({ projectId, knowledge }: { projectId: string; knowledg
             ))}
           </>
         ) : (
-          <span>No item of the team’s knowledge shaped this answer.</span>
+          <span>Given the team’s knowledge; none of it shaped this answer.</span>
         )}
         {unused.length > 0 && (
           <button
@@ -47,7 +47,7 @@ export function ShapedBy({ projectId, knowledge }: { projectId: string; knowledg
             onClick={() => setOpen(!open)}
             title={unused.map((k) => k.title).join(' · ')}
           >
-            {open ? <ChevronDown className="size-3" /> : <ChevronRight className="size-3" />} Also given ({unused.length})
+            {open ? <ChevronDown className="size-3" /> : <ChevronRight className="size-3" />} {used.length ? 'Also given' : 'Given'} ({unused.length})
           </button>
         )}
       </p>

@@ -15,6 +15,7 @@ import { useRenameSession } from '@/features/sessions/mutations';
 import { sessionQuery } from '@/features/sessions/queries';
 import { Composer } from './composer';
 import { changedFiles } from './run-files';
+import { isTerminal } from './events';
 import { RunView, UserQuery, type Asked } from './run-view';
 import { ProposedNotice } from '@/features/knowledge/proposed-notice';
 import { RunKnowledgeActions } from '@/features/knowledge/run-actions';
@@ -152,7 +153,8 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
               resendBlocked={resendBlocked}
               changed={changedFiles(r, stored?.files ?? [], projectFiles.data?.items ?? [], fileIds)}
               asked={askedOf(stored, me)}
-              shapedBy={<ShapedBy projectId={projectId} knowledge={stored?.knowledge ?? []} />}
+              // Which items it used is known once the history holds it finished.
+              shapedBy={stored && isTerminal(stored.status) && <ShapedBy projectId={projectId} knowledge={stored.knowledge ?? []} />}
               actions={
                 !readOnly && stored && r.status === 'succeeded' ? (
                   <RunKnowledgeActions projectId={projectId} runId={r.runId} query={r.query} answer={r.answer} />
