@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app import audit
 from app.api.deps import CurrentUser, DbDep, NeededRole, OwnedProject, PageDep, SettingsDep
 from app.audit import Action
-from app.knowledge import service
+from app.knowledge import examples, service
 from app.knowledge.schemas import (
     KnowledgeCreate,
     KnowledgeOut,
@@ -21,8 +21,9 @@ from app.knowledge.schemas import (
     KnowledgeUpdate,
     refuse_control_characters,
 )
-from app.models import KnowledgeItem, User
+from app.models import KnowledgeItem, Run, User
 from app.models.knowledge import KnowledgeKind, KnowledgeStatus
+from app.runs.repository import history
 
 router = APIRouter(tags=["knowledge"])
 
@@ -31,6 +32,10 @@ async def owned_item(
     item_id: uuid.UUID, db: DbDep, user: CurrentUser, need: NeededRole
 ) -> KnowledgeItem:
     return await service.get_owned(db, user, item_id, need)
+
+
+async def owned_run(run_id: uuid.UUID, db: DbDep, user: CurrentUser, need: NeededRole) -> Run:
+    return await history.get_owned_run(db, user, run_id, need)
 
 
 # Any member reads a project's knowledge; an editor writes, approves, rejects and deletes.
@@ -123,3 +128,22 @@ async def delete_item(item: OwnedItem, db: DbDep, user: CurrentUser) -> Response
     await record(db, user, Action.knowledge_deleted, item)
     await service.delete(db, item)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.post(
+    "/runs/{run_id}/verify",
+    response_model=KnowledgeOut,
+    status_code=status.HTTP_201_CREATED,
+    responses={409: {"description": "The run did not succeed, or is saved already"}},
+)
+async def verify_run(
+    run: Annotated[Run, Depends(owned_run)],
+    db: DbDep,
+    settings: SettingsDep,
+    user: CurrentUser,
+) -> KnowledgeOut:
+    """Save a succeeded run as a verified `example` item (its question, the code and SQL
+    that worked, and its answer), approved by the caller."""
+    item = await examples.verify(db, user, run, settings)
+    await record(db, user, Action.knowledge_created, item, run_id=str(run.id))
+    return await one_out(db, item)

@@ -9,6 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Response, status
 
 from app import audit
+from app.api import knowledge as knowledge_api
 from app.api.deps import (
     CurrentUser,
     DbDep,
@@ -39,6 +40,13 @@ from app.sources.schemas import (
 )
 
 router = APIRouter(tags=["sources"])
+
+# The audit log's event for each change the data dictionary makes to a column item.
+DICTIONARY_ACTIONS = {
+    "created": Action.knowledge_created,
+    "updated": Action.knowledge_updated,
+    "deleted": Action.knowledge_deleted,
+}
 
 
 async def owned_source(
@@ -178,11 +186,14 @@ async def get_schema(source: OwnedSource, db: DbDep) -> SchemaOut:
 
 @router.patch("/sources/{source_id}/schema", response_model=SchemaOut)
 async def describe_schema(
-    body: SchemaPatch, source: OwnedSource, db: DbDep, user: CurrentUser
+    body: SchemaPatch, source: OwnedSource, db: DbDep, user: CurrentUser, settings: SettingsDep
 ) -> SchemaOut:
-    """Set descriptions of tables and columns (an empty one removes it)."""
-    await dictionary.describe(db, source, body)
+    """Set descriptions of tables and columns (an empty one removes it). Each is an approved
+    `column` item of the project's knowledge (GET /projects/{id}/knowledge lists it)."""
+    changes = await dictionary.describe(db, source, body, user, settings)
     await _changed(db, user, source, ["descriptions"])
+    for change in changes:
+        await knowledge_api.record(db, user, DICTIONARY_ACTIONS[change.what], change.item)
     return await _schema(db, source)
 
 

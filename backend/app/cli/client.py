@@ -242,6 +242,22 @@ class WorkbenchClient:
     def describe_source(self, source_id: str, tables: list[dict[str, Any]]) -> dict[str, Any]:
         return dict(self.json("PATCH", f"/sources/{source_id}/schema", json={"tables": tables}))
 
+    # -- project knowledge -----------------------------------------------------------------
+
+    def knowledge(self, project_id: str, **params: Any) -> list[dict[str, Any]]:
+        """Every knowledge item of the project, newest first (`kind`, `status`, `q` filter)."""
+        chosen = {k: v for k, v in params.items() if v is not None}
+        return self.all_items(f"/projects/{project_id}/knowledge", **chosen)
+
+    def create_knowledge(self, project_id: str, **fields: Any) -> dict[str, Any]:
+        return dict(self.json("POST", f"/projects/{project_id}/knowledge", json=fields))
+
+    def knowledge_item(self, item_id: str) -> dict[str, Any]:
+        return dict(self.json("GET", f"/knowledge/{item_id}"))
+
+    def update_knowledge(self, item_id: str, **fields: Any) -> dict[str, Any]:
+        return dict(self.json("PATCH", f"/knowledge/{item_id}", json=fields))
+
     # -- shared links and the audit log -----------------------------------------------------
 
     def create_share(

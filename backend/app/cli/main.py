@@ -14,7 +14,18 @@ import typer
 from rich.text import Text
 from typer.core import TyperGroup
 
-from app.cli import artifacts, auth, files, members, projects, runs, sessions, shares, sources
+from app.cli import (
+    artifacts,
+    auth,
+    files,
+    knowledge,
+    members,
+    projects,
+    runs,
+    sessions,
+    shares,
+    sources,
+)
 from app.cli.admin import admin
 from app.cli.ask import ask
 from app.cli.audit import audit
@@ -74,6 +85,7 @@ app.add_typer(files.app, name="files")
 app.add_typer(runs.app, name="runs")
 app.add_typer(artifacts.app, name="artifacts")
 app.add_typer(sources.app, name="sources")
+app.add_typer(knowledge.app, name="knowledge")
 app.add_typer(members.app, name="members")
 app.add_typer(shares.app, name="share")
 app.command()(audit)

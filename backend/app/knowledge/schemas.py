@@ -12,9 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from app.models.knowledge import KnowledgeKind, KnowledgeStatus
 
 TITLE_MAX_CHARS = 200
-# Control characters other than tab and newline (and carriage return, which a pasted text
-# from Windows carries): refused, so that no item hides text from the people who read it.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Control characters (C0, DEL, C1) other than tab and newline (and carriage return, which a
+# pasted text from Windows carries): refused, so that no item hides text from its readers.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def refuse_control_characters(value: str | None) -> str | None:

@@ -89,7 +89,8 @@ async def approved_for_prompt(db: AsyncSession, project_id: uuid.UUID) -> list[K
     return list(await db.scalars(query.order_by(KnowledgeItem.created_at, KnowledgeItem.id)))
 
 
-def _bounded(body: str, limits: KnowledgeSettings) -> None:
+def bounded(body: str, limits: KnowledgeSettings) -> None:
+    """Refuse (422) a body longer than KNOWLEDGE_ITEM_MAX_CHARS."""
     if len(body) > limits.KNOWLEDGE_ITEM_MAX_CHARS:
         raise Unprocessable(
             f"A knowledge item's body may be at most {limits.KNOWLEDGE_ITEM_MAX_CHARS:,} "
@@ -132,7 +133,7 @@ async def _new(
     source_run_id: uuid.UUID | None = None,
     flags: Sequence[str] = (),
 ) -> KnowledgeItem:
-    _bounded(body, limits)
+    bounded(body, limits)
     await _room(db, project.id, limits)
     target = await targets.checked(db, project, applies_to) if applies_to else None
     now = utcnow()
@@ -179,6 +180,68 @@ async def create(
         limits=limits,
         status=KnowledgeStatus.approved,
         user=user,
+        source_run_id=source_run_id,
+    )
+
+
+async def create_approved(
+    db: AsyncSession,
+    project: Project,
+    user: User | None,
+    *,
+    kind: KnowledgeKind,
+    title: str,
+    body: str,
+    applies_to: AppliesTo | None,
+    limits: KnowledgeSettings,
+    source_run_id: uuid.UUID | None = None,
+) -> KnowledgeItem:
+    """An item a person wrote (a data dictionary's description, a verified run)."""
+    return await _new(
+        db,
+        project,
+        kind=kind,
+        title=title,
+        body=body,
+        applies_to=applies_to,
+        limits=limits,
+        status=KnowledgeStatus.approved,
+        user=user,
+        source_run_id=source_run_id,
+    )
+
+
+def rewrite(item: KnowledgeItem, body: str, user: User | None) -> None:
+    """A person's new text of an item: it is theirs, approved."""
+    item.body = body
+    if item.status != KnowledgeStatus.approved or item.approved_by is None:
+        item.approved_by = user.id if user else None
+        item.approved_at = utcnow()
+    item.status = KnowledgeStatus.approved
+    item.tokens = estimate_tokens(item.title, body)
+    item.updated_at = utcnow()
+
+
+async def create_example(
+    db: AsyncSession,
+    project: Project,
+    user: User,
+    *,
+    title: str,
+    body: str,
+    source_run_id: uuid.UUID,
+    limits: KnowledgeSettings,
+) -> KnowledgeItem:
+    """A run a person verified, saved as an approved `example` item."""
+    return await create_approved(
+        db,
+        project,
+        user,
+        kind=KnowledgeKind.example,
+        title=title,
+        body=body,
+        applies_to=None,
+        limits=limits,
         source_run_id=source_run_id,
     )
 
@@ -236,7 +299,7 @@ async def update(
         item.title = data.title.strip()
         changed.append("title")
     if data.body is not None and data.body.strip() != item.body:
-        _bounded(data.body, limits)
+        bounded(data.body, limits)
         item.body = data.body.strip()
         changed.append("body")
     if "applies_to" in data.model_fields_set:

@@ -14,7 +14,7 @@ from app.models.knowledge import (
 from app.models.projects import File, FileVersion, Project, ProjectMember, Session
 from app.models.runs import Artifact, Run, RunEventRow, RunFileRead, RunStatus, RunStep
 from app.models.shares import Share
-from app.models.sources import DataSource, SourceDescription, SourceTable
+from app.models.sources import DataSource, SourceTable
 from app.models.users import ApiToken, User
 
 __all__ = [
@@ -42,7 +42,6 @@ __all__ = [
     "RunStep",
     "Session",
     "Share",
-    "SourceDescription",
     "SourceTable",
     "User",
 ]

@@ -19,7 +19,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.models.base import Base, IdMixin, TimestampMixin, UTCDateTime, utcnow
+from app.models.base import Base, IdMixin, TimestampMixin, UTCDateTime
 
 
 class DataSource(IdMixin, TimestampMixin, Base):
@@ -66,22 +66,3 @@ class SourceTable(IdMixin, Base):
     row_estimate: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     # [{"name", "type", "nullable"}] in the table's order.
     columns: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
-
-
-class SourceDescription(IdMixin, Base):
-    """The team's description of a table (column_name "") or of one of its columns.
-
-    Kept apart from the cached schema, so that a check that lists the tables again (or
-    no longer finds one) loses no description.
-    """
-
-    __tablename__ = "source_descriptions"
-    __table_args__ = (UniqueConstraint("source_id", "schema_name", "table_name", "column_name"),)
-
-    # The unique constraint, led by source_id, is its index.
-    source_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("data_sources.id", ondelete="CASCADE"))
-    schema_name: Mapped[str] = mapped_column(String(255))
-    table_name: Mapped[str] = mapped_column(String(255))
-    column_name: Mapped[str] = mapped_column(String(255), default="")
-    description: Mapped[str] = mapped_column(Text)
-    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)

@@ -1,20 +1,29 @@
 """A source's schema as the last check cached it, merged with the team's descriptions of
-its tables and columns (the data dictionary), which live apart so that no check loses one."""
+its tables and columns (the data dictionary). The descriptions are the project's approved
+`column` knowledge items of the source (table "schema.table", column None for the table
+itself), kept apart from the cache so that no check loses one: a description written here
+or through /knowledge is the same item."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.config.knowledge import KnowledgeSettings
 from app.errors import BadRequest, NotFound
-from app.models import DataSource, SourceDescription, SourceTable
+from app.knowledge import service as knowledge
+from app.knowledge.schemas import AppliesTo
+from app.models import DataSource, KnowledgeItem, Project, SourceTable, User
+from app.models.knowledge import KnowledgeKind, KnowledgeStatus
 from app.sources.catalog import ColumnInfo, Introspection, TableInfo
 from app.sources.schemas import SchemaPatch, TableDescription
 
-# The key of a description: (schema, table, column or "" for the table itself).
-Key = tuple[str, str, str]
+# The key of a description: ("schema.table", column or "" for the table itself).
+Key = tuple[str, str]
 
 
 async def replace_tables(db: AsyncSession, source: DataSource, found: Introspection) -> None:
@@ -42,28 +51,42 @@ async def _cached(db: AsyncSession, source: DataSource) -> list[SourceTable]:
     return list(await db.scalars(query.order_by(SourceTable.position)))
 
 
-async def _descriptions(db: AsyncSession, source: DataSource) -> dict[Key, SourceDescription]:
-    rows = await db.scalars(
-        select(SourceDescription).where(SourceDescription.source_id == source.id)
+def _key(item: KnowledgeItem) -> Key:
+    return (item.table_name or "", item.column_name or "")
+
+
+async def _items(db: AsyncSession, source: DataSource) -> list[KnowledgeItem]:
+    """The source's `column` items (any status), oldest change first."""
+    query = select(KnowledgeItem).where(
+        KnowledgeItem.source_id == source.id,
+        KnowledgeItem.kind == KnowledgeKind.column,
+        KnowledgeItem.table_name.is_not(None),
     )
-    return {(r.schema_name, r.table_name, r.column_name): r for r in rows}
+    return list(await db.scalars(query.order_by(KnowledgeItem.updated_at, KnowledgeItem.id)))
+
+
+async def _descriptions(db: AsyncSession, source: DataSource) -> dict[Key, str]:
+    """The approved descriptions (the newest where several items describe one column)."""
+    return {
+        _key(i): i.body for i in await _items(db, source) if i.status == KnowledgeStatus.approved
+    }
 
 
 async def tables_of(db: AsyncSession, source: DataSource) -> list[TableInfo]:
     """The cached tables with the team's descriptions of them and their columns."""
-    said = {key: row.description for key, row in (await _descriptions(db, source)).items()}
+    said = await _descriptions(db, source)
     return [
         TableInfo(
             schema=t.schema_name,
             name=t.name,
             row_estimate=t.row_estimate,
-            description=said.get((t.schema_name, t.name, ""), ""),
+            description=said.get((f"{t.schema_name}.{t.name}", ""), ""),
             columns=[
                 ColumnInfo(
                     name=c["name"],
                     type=c["type"],
                     nullable=c["nullable"],
-                    description=said.get((t.schema_name, t.name, c["name"]), ""),
+                    description=said.get((f"{t.schema_name}.{t.name}", c["name"]), ""),
                 )
                 for c in t.columns
             ],
@@ -92,42 +115,88 @@ def _find(tables: Sequence[SourceTable], wanted: TableDescription) -> SourceTabl
     return matches[0]
 
 
-async def describe(db: AsyncSession, source: DataSource, patch: SchemaPatch) -> None:
-    """Set the descriptions `patch` gives (an empty one removes a description).
+@dataclass
+class Change:
+    """A column item the data dictionary created, updated or deleted (for the audit log)."""
+
+    what: Literal["created", "updated", "deleted"]
+    item: KnowledgeItem
+
+
+async def describe(
+    db: AsyncSession,
+    source: DataSource,
+    patch: SchemaPatch,
+    user: User | None = None,
+    limits: KnowledgeSettings | None = None,
+) -> list[Change]:
+    """Set the descriptions `patch` gives (an empty one removes a description): each is the
+    approved `column` item of its table or column, so the project's knowledge lists it.
 
     Raises:
         NotFound: a table or column the cached schema does not have (nothing is changed).
         BadRequest: a table name found in several schemas without `schema`.
+        Unprocessable: a description longer than KNOWLEDGE_ITEM_MAX_CHARS.
     """
+    limits = limits or KnowledgeSettings()
     tables = await _cached(db, source)
     changes: dict[Key, str] = {}
     for wanted in patch.tables:
         table = _find(tables, wanted)
+        name = f"{table.schema_name}.{table.name}"
         if wanted.description is not None:
-            changes[(table.schema_name, table.name, "")] = wanted.description.strip()
+            changes[(name, "")] = wanted.description.strip()
         names = {c["name"] for c in table.columns}
         for column in wanted.columns:
             if column.name not in names:
                 raise NotFound(
                     f"The table {table.name} has no column {column.name}.", code="column_not_found"
                 )
-            changes[(table.schema_name, table.name, column.name)] = column.description.strip()
-    existing = await _descriptions(db, source)
+            changes[(name, column.name)] = column.description.strip()
+    for text in changes.values():
+        knowledge.bounded(text, limits)
+    existing: dict[Key, list[KnowledgeItem]] = {}
+    for item in await _items(db, source):
+        existing.setdefault(_key(item), []).append(item)
+    done: list[Change] = []
     for key, text in changes.items():
-        row = existing.get(key)
-        if not text:
-            if row is not None:
-                await db.delete(row)
-        elif row is None:
-            db.add(
-                SourceDescription(
-                    source_id=source.id,
-                    schema_name=key[0],
-                    table_name=key[1],
-                    column_name=key[2],
-                    description=text,
-                )
-            )
-        else:
-            row.description = text
+        done += await _write(db, source, key, text, existing.get(key, []), user, limits)
     await db.flush()
+    return done
+
+
+async def _write(
+    db: AsyncSession,
+    source: DataSource,
+    key: Key,
+    text: str,
+    items: list[KnowledgeItem],
+    user: User | None,
+    limits: KnowledgeSettings,
+) -> list[Change]:
+    approved = [i for i in items if i.status == KnowledgeStatus.approved]
+    if not text:
+        for item in approved:
+            await db.delete(item)
+        return [Change("deleted", i) for i in approved]
+    if not items:
+        project = await db.get(Project, source.project_id)
+        assert project is not None
+        target = AppliesTo(source_id=source.id, table=key[0], column=key[1] or None)
+        title = f"{key[0]}.{key[1]}" if key[1] else key[0]
+        created = await knowledge.create_approved(
+            db,
+            project,
+            user,
+            kind=KnowledgeKind.column,
+            title=title[:200],
+            body=text,
+            applies_to=target,
+            limits=limits,
+        )
+        return [Change("created", created)]
+    item = (approved or items)[-1]
+    if item.body == text and item.status == KnowledgeStatus.approved:
+        return []
+    knowledge.rewrite(item, text, user)
+    return [Change("updated", item)]

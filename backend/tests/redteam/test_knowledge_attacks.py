@@ -69,8 +69,9 @@ def test_oversized_and_nul_laden_text_is_refused_with_a_sentence(alice: Api) -> 
     huge = alice.post(f"/projects/{pid}/knowledge", json={**ITEM, "body": "x" * 4001})
     assert huge.status_code == 422 and huge.json()["code"] == "knowledge_too_long"
     for field in ("title", "body"):
-        nul = alice.post(f"/projects/{pid}/knowledge", json={**ITEM, field: "April\x00"})
-        assert nul.status_code == 422 and "control characters" in nul.text, nul.text
+        for bad in ("April\x00", "April\x1b]52;c;aGk=\x07", "April\x9b2J"):
+            nul = alice.post(f"/projects/{pid}/knowledge", json={**ITEM, field: bad})
+            assert nul.status_code == 422 and "control characters" in nul.text, nul.text
     target = {"file_id": None, "table": "t\x00", "column": None}
     nul = alice.post(f"/projects/{pid}/knowledge", json={**ITEM, "applies_to": target})
     assert nul.status_code == 422
