@@ -15,10 +15,10 @@ else.
 
 from __future__ import annotations
 
-import math
+import functools
 import re
 import uuid
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -26,8 +26,7 @@ import numpy as np
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.knowledge.service import approved_for_prompt
-from app.models import DataSource, KnowledgeItem, KnowledgeKind
+from app.models import DataSource, KnowledgeItem, KnowledgeKind, KnowledgeStatus
 
 # Projects whose indexed items a process keeps.
 CACHE_PROJECTS = 64
@@ -52,16 +51,24 @@ _STOP = frozenset(
 
 
 def words(text: str) -> list[str]:
-    """The words of a text as matching counts them: lower case, no stop words; an
-    identifier (net_revenue) counts whole and by its parts."""
+    """The words of a text as matching counts them: lower case, plurals made singular, no
+    stop words; an identifier (net_revenue) counts whole and by its parts."""
     out = []
     for word in _WORD.findall(text.lower()):
         if word in _STOP or len(word) < 2:
             continue
-        out.append(word)
+        out.append(_singular(word))
         if "_" in word:
-            out.extend(part for part in word.split("_") if len(part) > 1 and part not in _STOP)
+            out.extend(_singular(p) for p in word.split("_") if len(p) > 1 and p not in _STOP)
     return out
+
+
+@functools.lru_cache(maxsize=65536)
+def _singular(word: str) -> str:
+    """refunds → refund, sales → sale (but not class, status or analysis)."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
 
 
 def estimate_tokens(text: str) -> int:
@@ -102,7 +109,10 @@ class ProjectIndex:
         """Index the items: each word's items with their BM25 weight for it, computed once
         (a question's score of an item is the sum of its words' weights)."""
         index = cls(version)
-        counted: list[dict[str, int]] = []
+        vocabulary: dict[str, int] = {}
+        word_ids: list[int] = []  # one entry per (item, distinct word) …
+        item_ids: list[int] = []
+        counts: list[int] = []  # … with how often the word is in the item
         for item in items:
             index.has_sources = index.has_sources or item.source_id is not None
             if item.kind == KnowledgeKind.rule:
@@ -110,36 +120,30 @@ class ProjectIndex:
                 continue
             n = len(index.others)
             index.others.append(item)
-            counts: dict[str, int] = {}
-            for word in words(item.title) * _TITLE_WEIGHT + words(item.body):
-                counts[word] = counts.get(word, 0) + 1
-            counted.append(counts)
+            counted = Counter(words(item.title) * _TITLE_WEIGHT + words(item.body))
+            word_ids.extend(vocabulary.setdefault(w, len(vocabulary)) for w in counted)
+            counts.extend(counted.values())
+            item_ids.extend([n] * len(counted))
             if item.file_id is not None:
                 index.by_file.setdefault(item.file_id, []).append(n)
             if item.source_id is not None:
                 index.by_source.setdefault(item.source_id, []).append(n)
-        lengths = [sum(counts.values()) for counts in counted]
-        average = (sum(lengths) / len(lengths) if lengths else 0) or 1.0
-        frequency: dict[str, int] = {}
-        for counts in counted:
-            for word in counts:
-                frequency[word] = frequency.get(word, 0) + 1
-        total = len(counted)
-        postings: dict[str, tuple[list[int], list[float]]] = {}
-        for i, counts in enumerate(counted):
-            scale = _K1 * (1 - _B + _B * lengths[i] / average)
-            for word, tf in counts.items():
-                df = frequency[word]
-                if df * 2 > total and total > 1:  # in most items: as telling as a stop word
-                    continue
-                idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
-                items_of, weights = postings.setdefault(word, ([], []))
-                items_of.append(i)
-                weights.append(idf * tf * (_K1 + 1) / (tf + scale))
-        index.postings = {
-            word: (np.array(items_of, dtype=np.int32), np.array(weights, dtype=np.float64))
-            for word, (items_of, weights) in postings.items()
-        }
+        if not word_ids:
+            return index
+        word = np.array(word_ids, dtype=np.int64)
+        of = np.array(item_ids, dtype=np.int64)
+        tf = np.array(counts, dtype=np.float64)
+        total = len(index.others)
+        lengths = np.bincount(of, weights=tf, minlength=total)
+        df = np.bincount(word, minlength=len(vocabulary)).astype(np.float64)
+        idf = np.log(1 + (total - df + 0.5) / (df + 0.5))
+        scale = _K1 * (1 - _B + _B * lengths / (lengths.mean() or 1.0))
+        weight = idf[word] * tf * (_K1 + 1) / (tf + scale[of])
+        order = np.argsort(word, kind="stable")
+        bounds = np.flatnonzero(np.diff(word[order])) + 1
+        names = list(vocabulary)
+        for group in np.split(order, bounds):
+            index.postings[names[int(word[group[0]])]] = (of[group], weight[group])
         return index
 
     def scores(self, question: str, in_play: set[uuid.UUID], pinned: set[uuid.UUID]) -> np.ndarray:
@@ -198,9 +202,13 @@ class KnowledgeSelector:
             rows = await db.execute(
                 select(DataSource.id, DataSource.name).where(DataSource.project_id == project_id)
             )
-            sources = {source_id: name for source_id, name in rows.tuples()}
+            sources = {source_id: name for source_id, name in rows}
         chosen = choose(index, question, budget, file_ids, pinned, set(sources))
         return replace(chosen, source_names=sources)
+
+    def cached(self, project_id: uuid.UUID) -> ProjectIndex | None:
+        """The project's index as kept now (not checked against the database)."""
+        return self._cache.get(project_id)
 
     def forget(self, project_id: uuid.UUID) -> None:
         self._cache.pop(project_id, None)
@@ -221,8 +229,17 @@ class KnowledgeSelector:
         if index is not None and index.version == version:
             self._cache.move_to_end(project_id)
             return index
-        rows = await approved_for_prompt(db, project_id)
-        index = ProjectIndex.build(version, [_candidate(row) for row in rows])
+        # Only the columns used, as rows (not ORM objects): reading 10,000 items is most of
+        # an index's making. The same items as service.approved_for_prompt, in its order.
+        rows = await db.execute(
+            select(*_COLUMNS)
+            .where(
+                KnowledgeItem.project_id == project_id,
+                KnowledgeItem.status == KnowledgeStatus.approved,
+            )
+            .order_by(KnowledgeItem.created_at, KnowledgeItem.id)
+        )
+        index = ProjectIndex.build(version, [_candidate(*row) for row in rows])
         self._cache[project_id] = index
         self._cache.move_to_end(project_id)
         while len(self._cache) > self._projects:
@@ -288,17 +305,40 @@ def _alive(item: Candidate, file_ids: set[uuid.UUID], source_ids: set[uuid.UUID]
     return item.source_id is None or item.source_id in source_ids
 
 
-def _candidate(row: KnowledgeItem) -> Candidate:
+_COLUMNS = (
+    KnowledgeItem.id,
+    KnowledgeItem.kind,
+    KnowledgeItem.title,
+    KnowledgeItem.body,
+    KnowledgeItem.file_id,
+    KnowledgeItem.source_id,
+    KnowledgeItem.table_name,
+    KnowledgeItem.column_name,
+    KnowledgeItem.tokens,
+)
+
+
+def _candidate(
+    id: uuid.UUID,
+    kind: str,
+    title: str,
+    body: str,
+    file_id: uuid.UUID | None,
+    source_id: uuid.UUID | None,
+    table: str | None,
+    column: str | None,
+    tokens: int | None,
+) -> Candidate:
     return Candidate(
-        id=row.id,
-        kind=row.kind,
-        title=row.title,
-        body=row.body,
-        file_id=row.file_id,
-        source_id=row.source_id,
-        table=row.table_name,
-        column=row.column_name,
-        tokens=row.tokens or estimate_tokens(f"{row.title} {row.body}"),
+        id,
+        kind,
+        title,
+        body,
+        file_id,
+        source_id,
+        table,
+        column,
+        tokens or estimate_tokens(f"{title} {body}"),
     )
 
 

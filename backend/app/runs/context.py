@@ -110,7 +110,7 @@ class ContextBuilder:
                 {f.id for f in files if str(f.id) in run.file_ids},
             )
             given = knowledge_prompt.given(selection)
-            if given:
+            if given or run.knowledge:  # (a run going on after the user's reply is given anew)
                 await knowledge_usage.record_given(db, run.id, given)
                 await db.commit()
         usable = [source for source in catalog if source.name in connections]
