@@ -40,8 +40,8 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 # fields (and the generated docs) keep the order of Section.
 class Settings(
     ObservabilitySettings,
-    KnowledgeSettings,
     KnowledgeReviewSettings,
+    KnowledgeSettings,
     SourcesSettings,
     UploadsSettings,
     AuthSettings,

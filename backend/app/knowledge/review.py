@@ -31,9 +31,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app import audit
 from app.agent.model import call_limits, step_cost
 from app.config import Settings
-from app.knowledge import screening
-from app.knowledge.proposed import ProposedItem
+from app.errors import PayloadTooLarge, Unprocessable
+from app.knowledge import screening, service
 from app.knowledge.review_prompt import Proposal, confirmed, corrections, messages, parse
+from app.knowledge.schemas import KnowledgeOut
 from app.models import KnowledgeItem, KnowledgeStatus, Project, Run, RunStatus, RunStep, Session
 from app.runs import budget
 from app.runs.errors import BudgetExceeded
@@ -41,26 +42,32 @@ from app.runs.repository import usage
 
 log = logging.getLogger(__name__)
 
-# How alike two titles (or bodies) of the same kind must be to be the same knowledge.
+# How alike two titles (or bodies) of the same kind must be to be the same knowledge: most
+# of their words shared, the same numbers, and nearly the same text.
+SAME_WORDS = 0.8
 SAME_TEXT = 0.85
 _WORDS = re.compile(r"[^a-z0-9]+")
 
 
-def _norm(text: str) -> str:
-    return " ".join(_WORDS.split(text.lower())).strip()
+def _words(text: str) -> list[str]:
+    return [word for word in _WORDS.split(text.lower()) if word]
 
 
 def _alike(a: str, b: str) -> bool:
-    a, b = _norm(a), _norm(b)
-    if not a or not b:
+    """Whether two texts say the same: "`prise` is not a column: use `price`" and "'prise'
+    is not a column -- use 'price'." do; "Term 1 means 1" and "Term 2 means 2" do not."""
+    wa, wb = _words(a), _words(b)
+    if not wa or not wb:
         return False
-    if a == b:
+    if wa == wb:
         return True
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    return (
-        matcher.real_quick_ratio() >= SAME_TEXT
-        and matcher.quick_ratio() >= SAME_TEXT
-        and matcher.ratio() >= SAME_TEXT
+    sa, sb = set(wa), set(wb)
+    if {w for w in sa if w.isdigit()} != {w for w in sb if w.isdigit()}:
+        return False
+    if len(sa & sb) / len(sa | sb) < SAME_WORDS:
+        return False
+    return difflib.SequenceMatcher(None, " ".join(wa), " ".join(wb), autojunk=False).ratio() >= (
+        SAME_TEXT
     )
 
 
@@ -79,9 +86,9 @@ class KnowledgeReview:
     def __init__(self, settings: Settings, factory: async_sessionmaker[AsyncSession]):
         self.settings = settings
         self.factory = factory
-        self.tasks: set[asyncio.Task[list[ProposedItem]]] = set()
+        self.tasks: set[asyncio.Task[list[KnowledgeOut]]] = set()
 
-    def submit(self, run_id: uuid.UUID) -> asyncio.Task[list[ProposedItem]] | None:
+    def submit(self, run_id: uuid.UUID) -> asyncio.Task[list[KnowledgeOut]] | None:
         """Review the run in the background (None: not reviewed, the setting is off or too
         many passes are under way)."""
         if not self.settings.KNOWLEDGE_REVIEW:
@@ -99,7 +106,7 @@ class KnowledgeReview:
         task.add_done_callback(self.tasks.discard)
         return task
 
-    async def _bounded(self, run_id: uuid.UUID) -> list[ProposedItem]:
+    async def _bounded(self, run_id: uuid.UUID) -> list[KnowledgeOut]:
         timeout = self.settings.KNOWLEDGE_REVIEW_TIMEOUT_SECONDS
         try:
             return await asyncio.wait_for(self.review(run_id), timeout)
@@ -117,7 +124,7 @@ class KnowledgeReview:
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
 
-    async def review(self, run_id: uuid.UUID) -> list[ProposedItem]:
+    async def review(self, run_id: uuid.UUID) -> list[KnowledgeOut]:
         """Review one run now: the items it proposed (stored as `proposed`)."""
         settings = self.settings
         async with self.factory() as db:
@@ -163,9 +170,13 @@ class KnowledgeReview:
                 kept.append((Proposal(proposal.kind, screened.title, screened.body), screened))
         async with self.factory() as db:
             await self._count(db, run_id, tokens_in, tokens_out, cost)
-            items = await self._store(db, project_id, run_id, query, kept)
+            owner = await db.get(Project, project_id)
+            if owner is None:  # deleted meanwhile
+                return []
+            items = await self._store(db, owner, run_id, query, kept)
+            shown_items = await service.out(db, items)
             await db.commit()
-            return [ProposedItem.of(item) for item in items]
+            return shown_items
 
     async def _ask(self, model_id: str, request: list[dict[str, str]]) -> tuple[str, int, int]:
         settings = self.settings
@@ -198,10 +209,10 @@ class KnowledgeReview:
             values["cost_usd"] = func.coalesce(Run.cost_usd, 0.0) + cost
         await db.execute(update(Run).where(Run.id == run_id).values(**values))
 
-    @staticmethod
     async def _store(
+        self,
         db: AsyncSession,
-        project_id: uuid.UUID,
+        project: Project,
         run_id: uuid.UUID,
         query: str,
         kept: list[tuple[Proposal, screening.Screened]],
@@ -211,7 +222,7 @@ class KnowledgeReview:
         kinds = {proposal.kind for proposal, _ in kept}
         rows = await db.execute(
             select(KnowledgeItem.kind, KnowledgeItem.title, KnowledgeItem.body).where(
-                KnowledgeItem.project_id == project_id, KnowledgeItem.kind.in_(kinds)
+                KnowledgeItem.project_id == project.id, KnowledgeItem.kind.in_(kinds)
             )
         )
         existing: list[tuple[str, str, str]] = [(k, t, b) for k, t, b in rows]
@@ -220,22 +231,26 @@ class KnowledgeReview:
             if known(proposal, existing):
                 continue
             existing.append((proposal.kind, proposal.title, proposal.body))
-            item = KnowledgeItem(
-                id=uuid.uuid4(),
-                project_id=project_id,
-                kind=proposal.kind,
-                title=proposal.title,
-                body=proposal.body,
-                status=KnowledgeStatus.proposed,
-                source_run_id=run_id,
-                created_by=None,
-                flags=list(screened.flags),
-                tokens=max(1, (len(proposal.title) + len(proposal.body)) // 4),
-            )
-            db.add(item)
+            try:
+                item = await service.create_proposed(
+                    db,
+                    project,
+                    proposal.kind,
+                    proposal.title,
+                    proposal.body,
+                    None,
+                    run_id,
+                    flags=screened.flags,
+                    limits=self.settings,
+                )
+            except Unprocessable as exc:
+                log.info("run %s: a proposal was refused: %s", run_id, exc)
+                continue
+            except PayloadTooLarge:
+                log.info("run %s: its project keeps as many knowledge items as it may", run_id)
+                break
             items.append(item)
         if items:
-            await db.flush()
             detail = {
                 "run_id": str(run_id),
                 "query": query[: audit.QUERY_CHARS],
@@ -243,11 +258,11 @@ class KnowledgeReview:
                 "flagged": sum(1 for item in items if item.flags),
             }
             await audit.record(
-                db, project_id, None, audit.Action.knowledge_proposed, ("run", run_id), detail
+                db, project.id, None, audit.Action.knowledge_proposed, ("run", run_id), detail
             )
         return items
 
-    async def proposed_before(self, run: Run) -> list[ProposedItem]:
+    async def proposed_before(self, run: Run) -> list[KnowledgeOut]:
         """What the review pass of the session's run before `run` proposed (still waiting
         for approval): the next run's stream starts with it (knowledge.proposed)."""
         async with self.factory() as db:
@@ -268,4 +283,4 @@ class KnowledgeReview:
                 )
                 .order_by(KnowledgeItem.created_at)
             )
-            return [ProposedItem.of(item) for item in items]
+            return await service.out(db, list(items))

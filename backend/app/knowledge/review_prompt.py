@@ -24,6 +24,8 @@ OUTPUT_CHARS = 500
 ANSWER_CHARS = 1500
 INPUT_CHARS = 300
 MAX_STEPS = 20
+# Most of a reply read for proposals.
+REPLY_CHARS = 64_000
 KINDS = frozenset(kind.value for kind in KnowledgeKind)
 
 _env = Environment(
@@ -93,23 +95,27 @@ def messages(run: Run, steps: list[RunStep], max_items: int) -> list[dict[str, s
     return [{"role": "system", "content": system}, {"role": "user", "content": record}]
 
 
+def _items(text: str) -> list[Any]:
+    """The first {"items": [...]} or list in `text`, from left to right (none: [])."""
+    decoder = json.JSONDecoder()
+    for start, char in enumerate(text):
+        if char not in "{[":
+            continue
+        try:
+            found, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            continue
+        if isinstance(found, dict) and isinstance(found.get("items"), list):
+            return list(found["items"])
+        if isinstance(found, list):
+            return found
+    return []
+
+
 def parse(reply: str, max_items: int) -> list[Proposal]:
     """The proposals in the model's reply: {"items": [...]} (or a bare list), fenced or not,
     with text around it; anything malformed is left out, never an error."""
-    text = _FENCE.sub("", reply or "").strip()
-    found: Any = None
-    for opener in ("{", "["):
-        start = text.find(opener)
-        while start != -1 and found is None:
-            try:
-                found, _ = json.JSONDecoder().raw_decode(text[start:])
-            except ValueError:
-                start = text.find(opener, start + 1)
-        if found is not None:
-            break
-    items = found.get("items") if isinstance(found, dict) else found
-    if not isinstance(items, list):
-        return []
+    items = _items(_FENCE.sub("", (reply or "")[:REPLY_CHARS]).strip())
     proposals: list[Proposal] = []
     for item in items:
         if not isinstance(item, dict):

@@ -35,6 +35,7 @@ _TOKEN_SHAPES = re.compile(
     r"\b(AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}"
     r"|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{5,})"
 )
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _ROW_SPLIT = re.compile(r"\s*[,;|\t]\s*|\s{2,}")
 
 # What an instruction to the agent reads like, and the reason told for it.
@@ -93,7 +94,7 @@ def secrets_of(settings: Settings) -> list[str | None]:
 
 def scrub(text: str, secrets: list[str | None]) -> str:
     """`text` without credentials (see the module's docstring)."""
-    text = redact(text, secrets)
+    text = redact(_CONTROL.sub("", text), secrets)
     text = _URL_PASSWORD.sub(r"\1[redacted]@", text)
     text = _ASSIGNED.sub(r"\1\2[redacted]", text)
     return _TOKEN_SHAPES.sub("[redacted]", text)

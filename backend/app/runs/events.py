@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.infra.events import RunEvent
-from app.knowledge.proposed import ProposedItem
+from app.knowledge.schemas import KnowledgeOut
 from app.models import RunStatus
 from app.runs.schemas import ArtifactOut, QueryOut
 
@@ -216,7 +216,7 @@ class KnowledgeProposed(EventData):
     at once."""
 
     event: Literal["knowledge.proposed"] = "knowledge.proposed"
-    items: list[ProposedItem]
+    items: list[KnowledgeOut]
 
 
 def run_finished(

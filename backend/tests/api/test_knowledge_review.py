@@ -10,6 +10,7 @@ over (runs of a session end in order, and each pass is handed its run as that ru
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -44,13 +45,18 @@ HANG_SECONDS = 60
 @pytest.fixture
 def reviewing(live: LiveServer) -> Iterator[LiveServer]:
     """The review pass on (the tests' servers run without it); off again afterwards, once
-    the passes under way are over."""
+    the passes under way are over (a pass of this test's last run must not reach the
+    scripted model during the next test)."""
     live.settings.KNOWLEDGE_REVIEW = True
     try:
         yield live
     finally:
         live.settings.KNOWLEDGE_REVIEW = False
-        live.call(live.state.runs.rt.review.close())
+        live.call(settled(live))
+
+
+async def settled(live: LiveServer) -> None:
+    await asyncio.gather(*live.state.runs.rt.review.tasks, return_exceptions=True)
 
 
 @pytest.fixture
@@ -106,6 +112,12 @@ def next_run_announces(api: Api, llm: ScriptedLLM, session_id: str) -> list[dict
     return announced(events)
 
 
+def listed(api: Api, project_id: str, **params: str) -> list[dict[str, Any]]:
+    response = api.get(f"/projects/{project_id}/knowledge", params=params)
+    assert response.status_code == 200, response.text
+    return list(response.json()["items"])
+
+
 def audit_proposed(api: Api, project_id: str) -> list[dict[str, Any]]:
     page = api.get(f"/projects/{project_id}/audit").json()
     return [e for e in page["items"] if e["action"] == "knowledge.proposed"]
@@ -129,8 +141,13 @@ def test_a_corrected_column_name_yields_a_proposed_lesson(
         assert seen in shown, seen
     assert run["cost_usd"] is None or run["cost_usd"] > 0
 
+    waiting = listed(alice, project_id, status="proposed")
+    assert [(i["kind"], i["title"], i["source_run_id"]) for i in waiting] == [
+        ("lesson", LESSON["title"], run["id"])
+    ]
+    assert listed(alice, project_id, status="approved") == []  # nothing approved by itself
     items = next_run_announces(alice, llm, session_id)
-    assert [(i["kind"], i["title"]) for i in items] == [("lesson", LESSON["title"])]
+    assert [(i["id"], i["kind"]) for i in items] == [(waiting[0]["id"], "lesson")]
     item = items[0]
     assert item["status"] == "proposed" and item["source_run_id"] == run["id"]
     assert item["created_by"] is None and item["approved_by"] is None
@@ -192,26 +209,34 @@ def test_failed_and_cancelled_runs_are_not_reviewed(
     assert [e["detail"]["run_id"] for e in audit_proposed(alice, project_id)] == [
         events[0].data["run_id"]
     ]
+    assert [i["source_run_id"] for i in listed(alice, project_id)] == [events[0].data["run_id"]]
 
 
 def test_what_the_project_knows_is_not_proposed_again(
     alice: Api, orders: dict[str, Any], llm: ScriptedLLM, reviewing: LiveServer
 ) -> None:
     session_id, project_id = orders["session"]["id"], orders["project"]["id"]
+    written = {"kind": "rule", "title": "Prices are in euros", "body": "Every price is in EUR."}
+    assert alice.post(f"/projects/{project_id}/knowledge", json=written).status_code == 201
     corrected_run(llm, proposals(LESSON))
     reviewed(alice, ask(alice, session_id, "What do the prices add up to?"))
 
-    # The same lesson again, worded a little differently, with a new one beside it.
+    # The proposed lesson and the written rule again, worded a little differently, and a
+    # new definition beside them.
     again = {**LESSON, "title": "'prise' is not a column -- use 'price'."}
-    rule = {"kind": "rule", "title": "Prices are in euros", "body": "Every price is in EUR."}
-    corrected_run(llm, proposals(again, rule))
+    rule = {**written, "title": "prices are in euros.", "body": "All prices are in EUR."}
+    term = {"kind": "definition", "title": "Basket", "body": "The items of one order."}
+    corrected_run(llm, proposals(again, rule, term))
     events = ask(alice, session_id, "And the prices again?")
     assert [i["title"] for i in announced(events)] == [LESSON["title"]]
     second = reviewed(alice, events)
 
     items = next_run_announces(alice, llm, session_id)
-    assert [(i["kind"], i["title"]) for i in items] == [("rule", rule["title"])]
+    assert [(i["kind"], i["title"]) for i in items] == [("definition", "Basket")]
     assert items[0]["source_run_id"] == second["id"]
+    assert sorted(i["title"] for i in listed(alice, project_id)) == sorted(
+        [LESSON["title"], written["title"], "Basket"]
+    )
     assert [len(e["detail"]["titles"]) for e in audit_proposed(alice, project_id)] == [1, 1]
 
 
@@ -235,4 +260,66 @@ def test_with_the_setting_off_nothing_is_reviewed(
     assert run["tokens_in"] == finished(off)["tokens_in"]
     # The unconfirmed lesson of the second run's review was not kept either.
     assert audit_proposed(alice, project_id) == []
+    assert listed(alice, project_id) == []
     assert next_run_announces(alice, llm, session_id) == []
+
+
+def test_the_review_never_delays_the_answer_or_the_next_question(
+    alice: Api, orders: dict[str, Any], llm: ScriptedLLM, reviewing: LiveServer
+) -> None:
+    """The review's model call is held until the test lets it go: meanwhile the run has
+    ended and the session has answered another question."""
+    session_id = orders["session"]["id"]
+    settings = reviewing.settings
+    timeouts = settings.LLM_TIMEOUT_SECONDS, settings.KNOWLEDGE_REVIEW_TIMEOUT_SECONDS
+    settings.LLM_TIMEOUT_SECONDS = settings.KNOWLEDGE_REVIEW_TIMEOUT_SECONDS = 600
+    go = threading.Event()
+
+    def held(_: list[dict[str, Any]]) -> str:
+        go.wait(HANG_SECONDS)
+        return proposals(LESSON)
+
+    try:
+        corrected_run(llm, None)
+        llm.review_replies.append(held)
+        events = ask(alice, session_id, "What do the prices add up to?")
+        assert finished(events)["status"] == "succeeded"
+        deadline = time.monotonic() + HANG_SECONDS
+        while not llm.review_requests:  # the pass waits for the model now
+            assert time.monotonic() < deadline, "the review pass never asked the model"
+            time.sleep(0.05)
+
+        llm.replies.append(final_reply("'ok'"))
+        follow_up = ask(alice, session_id, "Anything else?")
+        assert finished(follow_up)["status"] == "succeeded"
+        assert announced(follow_up) == []  # the first run's pass is not over
+        run = alice.get(f"/runs/{events[0].data['run_id']}").json()
+        assert run["tokens_in"] == finished(events)["tokens_in"]
+    finally:
+        go.set()
+        settings.LLM_TIMEOUT_SECONDS, settings.KNOWLEDGE_REVIEW_TIMEOUT_SECONDS = timeouts
+    reviewed(alice, events)
+    assert [i["title"] for i in listed(alice, orders["project"]["id"], status="proposed")] == [
+        LESSON["title"]
+    ]
+
+
+def test_a_project_past_its_budget_is_not_reviewed(
+    alice: Api, orders: dict[str, Any], llm: ScriptedLLM, reviewing: LiveServer
+) -> None:
+    session_id, project_id = orders["session"]["id"], orders["project"]["id"]
+    path = f"/projects/{project_id}"
+    assert alice.patch(path, json={"budget_tokens": 200}).status_code == 200
+    llm.script(final_reply("'3.5'"), review=(proposals(LESSON),))
+    spent = ask(alice, session_id, "What do the prices add up to?")  # its one call spends more
+    assert finished(spent)["status"] == "succeeded" and finished(spent)["tokens_in"] > 200
+
+    # Raised again: the next run is reviewed, the one that spent the budget never was.
+    assert alice.patch(path, json={"budget_tokens": None}).status_code == 200
+    llm.script(final_reply("'ok'"))
+    reviewed(alice, ask(alice, session_id, "Anything else?"))
+    assert len(llm.review_requests) == 1
+    assert "Anything else?" in llm.review_requests[0]["messages"][1]["content"]
+    run = alice.get(f"/runs/{spent[0].data['run_id']}").json()
+    assert run["tokens_in"] == finished(spent)["tokens_in"]
+    assert listed(alice, project_id) == []
