@@ -116,6 +116,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await runs.recover_interrupted_runs()
         check_runner = CheckRunner(settings=settings, factory=factory, locks=locks, runs=runs)
         await check_runner.recover_interrupted()
+        check_runner.start_sweeper()
         runs.start_sweeper()
         sandboxes.start_reaper()
         # Probes the isolation and builds the sandbox's runtime cache (slow only the first time).

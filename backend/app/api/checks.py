@@ -12,7 +12,13 @@ from app.api.deps import CurrentUser, DbDep, NeededRole, OwnedProject, PageDep
 from app.audit import Action
 from app.checks import service
 from app.checks.runner import CheckRunner
-from app.checks.schemas import CheckCreate, CheckOut, CheckRunCreate, CheckRunOut, CheckUpdate
+from app.checks.schemas import (
+    CheckRunCreate,
+    CheckRunOut,
+    ProjectCheckCreate,
+    ProjectCheckOut,
+    ProjectCheckUpdate,
+)
 from app.models.knowledge import CheckRun, ProjectCheck
 from app.schemas import Page
 
@@ -48,11 +54,13 @@ def _about(check: ProjectCheck, **more: object) -> dict[str, object]:
 
 
 @router.post(
-    "/projects/{project_id}/checks", response_model=CheckOut, status_code=status.HTTP_201_CREATED
+    "/projects/{project_id}/checks",
+    response_model=ProjectCheckOut,
+    status_code=status.HTTP_201_CREATED,
 )
 async def create_check(
-    body: CheckCreate, project: OwnedProject, db: DbDep, user: CurrentUser
-) -> CheckOut:
+    body: ProjectCheckCreate, project: OwnedProject, db: DbDep, user: CurrentUser
+) -> ProjectCheckOut:
     """Add a check: a question and the values its answer must end with (@name[value]), typed
     or taken from a run of the project that answered it (from_run_id)."""
     check = await service.create(db, project, user, body)
@@ -60,25 +68,25 @@ async def create_check(
         check, expected=check.expected, from_run_id=body.from_run_id and str(body.from_run_id)
     )
     await audit.record(db, project.id, user, Action.check_created, ("check", check.id), about)
-    return CheckOut.model_validate(check)
+    return ProjectCheckOut.model_validate(check)
 
 
-@router.get("/projects/{project_id}/checks", response_model=Page[CheckOut])
-async def list_checks(project: OwnedProject, db: DbDep, page: PageDep) -> Page[CheckOut]:
+@router.get("/projects/{project_id}/checks", response_model=Page[ProjectCheckOut])
+async def list_checks(project: OwnedProject, db: DbDep, page: PageDep) -> Page[ProjectCheckOut]:
     items, total = await service.list_checks(db, project, page.limit, page.offset)
-    return Page(items=[CheckOut.model_validate(c) for c in items], total=total)
+    return Page(items=[ProjectCheckOut.model_validate(c) for c in items], total=total)
 
 
-@router.patch("/checks/{check_id}", response_model=CheckOut)
+@router.patch("/checks/{check_id}", response_model=ProjectCheckOut)
 async def update_check(
-    body: CheckUpdate, check: OwnedCheck, db: DbDep, user: CurrentUser
-) -> CheckOut:
+    body: ProjectCheckUpdate, check: OwnedCheck, db: DbDep, user: CurrentUser
+) -> ProjectCheckOut:
     changed = await service.update(db, check, body)
     if changed:
         about = _about(check, fields=changed)
         subject = ("check", check.id)
         await audit.record(db, check.project_id, user, Action.check_updated, subject, about)
-    return CheckOut.model_validate(check)
+    return ProjectCheckOut.model_validate(check)
 
 
 @router.delete("/checks/{check_id}", status_code=status.HTTP_204_NO_CONTENT)

@@ -58,6 +58,7 @@ class CheckRunner:
         self.runs = runs
         self.asker = Asker(runs, factory)
         self._tasks: dict[uuid.UUID, asyncio.Task[None]] = {}
+        self._sweeper: asyncio.Task[None] | None = None
 
     @property
     def ttl(self) -> float:
@@ -132,11 +133,11 @@ class CheckRunner:
             raise
         formats = {check.id: check.format for check in checks}
         asker = (user.id, user.email)
-        run_id = check_run.id
+        run_id, project_id = check_run.id, project.id
 
         async def launch() -> None:
             self._tasks[run_id] = asyncio.create_task(
-                self._drive(run_id, token, asker, formats), name=f"check-run-{run_id}"
+                self._drive(run_id, project_id, token, asker, formats), name=f"check-run-{run_id}"
             )
 
         after_commit(db, launch)
@@ -147,35 +148,35 @@ class CheckRunner:
     async def _drive(
         self,
         check_run_id: uuid.UUID,
+        project_id: uuid.UUID,
         token: str,
         asker: tuple[uuid.UUID, str],
         formats: dict[uuid.UUID, str],
     ) -> None:
-        async with self.factory() as db:
-            check_run = await db.get(CheckRun, check_run_id)
-            assert check_run is not None
-            project_id, session_id = check_run.project_id, check_run.session_id
-            model, attempts = check_run.model, check_run.attempts
-            results = list(
-                await db.scalars(
-                    select(CheckResult)
-                    .where(CheckResult.check_run_id == check_run_id)
-                    .order_by(CheckResult.position)
-                )
-            )
         keeper = asyncio.create_task(self._keep_lock(project_id, token))
         error: str | None = None
         try:
-            for index, result in enumerate(results):
-                if session_id is None:
-                    raise Stop("The check run's session was deleted.")
-                task = task_of(
-                    result.position,
-                    result.question,
-                    result.expected,
-                    formats.get(result.check_id, "") if result.check_id else "",
+            async with self.factory() as db:
+                check_run = await db.get(CheckRun, check_run_id)
+                if check_run is None:  # deleted with its project meanwhile
+                    return
+                session_id = check_run.session_id
+                model, attempts = check_run.model, check_run.attempts
+                results = list(
+                    await db.scalars(
+                        select(CheckResult)
+                        .where(CheckResult.check_run_id == check_run_id)
+                        .order_by(CheckResult.position)
+                    )
                 )
+            for index, result in enumerate(results):
+                format = formats.get(result.check_id, "") if result.check_id else ""
+                task = task_of(result.position, result.question, result.expected, format)
                 try:
+                    if session_id is None:
+                        raise Stop(
+                            "The check run's session was deleted, so its checks cannot be asked."
+                        )
                     outcome = await self._ask(result.id, session_id, task, model, attempts, asker)
                 except Stop as exc:
                     error = str(exc)
@@ -191,7 +192,8 @@ class CheckRunner:
         finally:
             keeper.cancel()
             await self._finish(check_run_id, error)
-            await self.locks.release(lock_key(project_id), token)
+            with contextlib.suppress(Exception):  # else it expires within the lock's TTL
+                await self.locks.release(lock_key(project_id), token)
             self._tasks.pop(check_run_id, None)
 
     async def _ask(
@@ -333,8 +335,23 @@ class CheckRunner:
             log.warning("marked %d interrupted check run(s) as failed", len(orphans))
         return len(orphans)
 
+    def start_sweeper(self) -> None:
+        """Every lock TTL, fail the check runs of another replica that died meanwhile (their
+        lock expired without their end being recorded)."""
+        self._sweeper = asyncio.create_task(self._sweep_forever())
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.ttl)
+            try:
+                await self.recover_interrupted()
+            except Exception as exc:  # the database or Redis away a moment: the next sweep
+                log.warning("could not look for interrupted check runs: %r", exc)
+
     async def close(self) -> None:
         """Stop the check runs of this process (each is failed with INTERRUPTED)."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         tasks = list(self._tasks.values())
         for task in tasks:
             task.cancel()

@@ -62,7 +62,7 @@ def normalise_expected(expected: Mapping[str, Any] | str) -> dict[str, str]:
     return out
 
 
-class CheckCreate(BaseModel):
+class ProjectCheckCreate(BaseModel):
     question: str | None = Field(
         None,
         min_length=1,
@@ -86,7 +86,7 @@ class CheckCreate(BaseModel):
         return None if value is None else normalise_expected(value)
 
 
-class CheckUpdate(BaseModel):
+class ProjectCheckUpdate(BaseModel):
     question: str | None = Field(None, min_length=1, max_length=20_000)
     expected: ExpectedIn | None = None
     format: str | None = Field(None, max_length=2_000)
@@ -97,7 +97,7 @@ class CheckUpdate(BaseModel):
         return None if value is None else normalise_expected(value)
 
 
-class CheckOut(Schema):
+class ProjectCheckOut(Schema):
     id: uuid.UUID
     project_id: uuid.UUID
     question: str

@@ -11,10 +11,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.checks.schemas import (
     DEFAULT_NAME,
-    CheckCreate,
     CheckResultOut,
     CheckRunOut,
-    CheckUpdate,
+    ProjectCheckCreate,
+    ProjectCheckUpdate,
     normalise_expected,
 )
 from app.cli.eval_dabench import extract
@@ -90,7 +90,9 @@ def expected_of(answer: str) -> dict[str, str]:
         ) from None
 
 
-async def create(db: AsyncSession, project: Project, user: User, body: CheckCreate) -> ProjectCheck:
+async def create(
+    db: AsyncSession, project: Project, user: User, body: ProjectCheckCreate
+) -> ProjectCheck:
     question = body.question
     expected = None if body.expected is None else normalise_expected(body.expected)
     if body.from_run_id is not None:
@@ -138,7 +140,7 @@ async def all_checks(db: AsyncSession, project_id: uuid.UUID) -> list[ProjectChe
     return list(rows)
 
 
-async def update(db: AsyncSession, check: ProjectCheck, body: CheckUpdate) -> list[str]:
+async def update(db: AsyncSession, check: ProjectCheck, body: ProjectCheckUpdate) -> list[str]:
     """Apply the changes; the names of the fields that changed."""
     changed = []
     if body.question is not None and body.question.strip() != check.question:

@@ -17,6 +17,7 @@ from typer.core import TyperGroup
 from app.cli import (
     artifacts,
     auth,
+    checks,
     files,
     knowledge,
     members,
@@ -88,6 +89,7 @@ app.add_typer(sources.app, name="sources")
 app.add_typer(knowledge.app, name="knowledge")
 app.add_typer(members.app, name="members")
 app.add_typer(shares.app, name="share")
+app.add_typer(checks.app, name="checks")
 app.command()(audit)
 app.command("eval")(eval_command)
 app.add_typer(admin, name="admin")

@@ -5,10 +5,24 @@ history (issue 41). On both stacks."""
 from __future__ import annotations
 
 import time
+import uuid
+from pathlib import Path
 from typing import Any
 
+from app.checks.runner import INTERRUPTED
+from app.cli.eval_runner import AUTO_ANSWER
+from app.models.base import utcnow
+from app.models.knowledge import CheckResult, CheckRun
 from tests.api.test_query import ask
-from tests.conftest import WAIT_FOR_GO, Api, release
+from tests.conftest import (
+    ADMIN_EMAIL,
+    ADMIN_PASSWORD,
+    WAIT_FOR_GO,
+    Api,
+    release,
+    reset_state,
+    stack_settings,
+)
 from tests.support.llm import HttpError, ScriptedLLM, code_reply, final_reply
 from tests.support.server import LiveServer
 from tests.support.sse import until
@@ -147,6 +161,11 @@ def test_a_check_from_a_run_takes_its_question_and_answer(
     assert check["question"] == "Which region sells more?"
     assert check["expected"] == {"region": "North", "total": "2510.75"}
     assert check["from_run_id"] == run_id
+    llm.script(HttpError(500, "The server had an error"))
+    failed = ask(alice, session["id"], "And now?")[0].data["run_id"]
+    refused = alice.post(f"/projects/{session['project_id']}/checks", json={"from_run_id": failed})
+    assert (refused.status_code, refused.json()["code"]) == (422, "run_not_usable")
+    assert "succeeded" in refused.json()["detail"]
 
 
 def test_bad_checks_are_refused_with_a_sentence(alice: Api) -> None:
@@ -183,3 +202,130 @@ def test_editing_and_deleting_a_check_leaves_history_as_it_was(
     assert (kept["check_id"], kept["expected"], kept["status"]) == (None, {"x": "1"}, "passed")
     actions = [e["action"] for e in alice.get(f"/projects/{project['id']}/audit").json()["items"]]
     assert "check.updated" in actions and "check.deleted" in actions
+
+
+def test_the_projects_budget_stops_a_check_run_with_a_clear_error(
+    alice: Api, llm: ScriptedLLM
+) -> None:
+    project = alice.project()
+    add_check(alice, project["id"], question="Q1", expected={"x": 1})
+    add_check(alice, project["id"], question="Q2", expected={"y": 2})
+    budget = alice.patch(f"/projects/{project['id']}", json={"budget_tokens": 200})
+    assert budget.status_code == 200, budget.text
+    llm.script(final_reply("'@x[1]'"), final_reply("'@y[2]'"))  # one call spends > 200
+    stopped = finished(alice, start(alice, project["id"])["id"])
+    assert stopped["status"] == "failed"
+    assert stopped["error"].startswith("This project has used ")
+    assert "token budget" in stopped["error"]
+    assert stopped["results"][0]["run_id"] and stopped["results"][0]["status"] != "pending"
+    second = stopped["results"][1]
+    assert (second["status"], second["run_id"]) == ("error", None)
+    assert second["detail"] == f"Not asked: {stopped['error']}"
+    assert stopped["errors"] + stopped["passed"] + stopped["failed"] == 2
+    # A spent budget refuses the next check run at once.
+    again = alice.post(f"/projects/{project['id']}/check-runs", json={})
+    assert (again.status_code, again.json()["code"]) == (403, "budget_exceeded")
+
+
+def test_a_check_run_left_running_by_a_dead_process_is_failed_at_start_up(
+    live: LiveServer, alice: Api, llm: ScriptedLLM
+) -> None:
+    """What a process that died leaves behind: a check run `running` whose lock nobody
+    holds. Start-up (create_app's lifespan calls recover_interrupted) fails it with a
+    sentence, and a new check run may start."""
+    project = alice.project()
+    check = add_check(alice, project["id"], question="Q", expected={"x": 1})
+
+    async def left_behind() -> str:
+        async with live.state.session_factory() as db:
+            check_run = CheckRun(
+                project_id=uuid.UUID(project["id"]),
+                status="running",
+                model="openai/scripted",
+                total=1,
+                started_at=utcnow(),
+            )
+            db.add(check_run)
+            await db.flush()
+            db.add(
+                CheckResult(
+                    check_run_id=check_run.id,
+                    check_id=uuid.UUID(check["id"]),
+                    position=1,
+                    question="Q",
+                    expected={"x": "1"},
+                )
+            )
+            await db.commit()
+            return str(check_run.id)
+
+    orphan = live.call(left_behind())
+    assert live.call(live.state.checks.recover_interrupted()) == 1
+    failed = alice.get(f"/check-runs/{orphan}").json()
+    assert failed["status"] == "failed" and failed["finished_at"]
+    assert failed["error"] == INTERRUPTED
+    assert failed["results"][0]["status"] == "error" and failed["errors"] == 1
+    assert failed["results"][0]["detail"] == f"Not asked: {INTERRUPTED}"
+    # One left behind does not block the next run either (it is failed as that starts).
+    orphan = live.call(left_behind())
+    llm.script(final_reply("'@x[1]'"))
+    fresh = finished(alice, start(alice, project["id"])["id"])
+    assert fresh["status"] == "succeeded" and fresh["passed"] == 1
+    assert alice.get(f"/check-runs/{orphan}").json()["status"] == "failed"
+
+
+def test_the_agents_questions_are_answered_as_workbench_eval_answers_them(
+    alice: Api, llm: ScriptedLLM
+) -> None:
+    project = alice.project()
+    add_check(alice, project["id"], question="Revenue?", expected={"x": 1})
+    llm.script(
+        code_reply("choice = ask_user('Net or gross?')\nprint(choice)"), final_reply("'@x[1]'")
+    )
+    done = finished(alice, start(alice, project["id"])["id"])
+    assert done["status"] == "succeeded" and done["passed"] == 1, done
+    run = alice.get(f"/runs/{done['results'][0]['run_id']}").json()
+    assert [i["answer"] for i in run["inputs"]] == [AUTO_ANSWER]
+    assert f"ask_user returned the user's answer: '{AUTO_ANSWER}'" in str(
+        llm.requests[1]["messages"]
+    )
+
+
+def test_a_check_run_cut_by_a_restart_is_failed_with_a_sentence_and_the_next_one_runs(
+    llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    """Embedded: the server stops while a check's step runs; after the restart the check
+    run says it was interrupted, its check was not scored, and the checks run again."""
+    settings = stack_settings(
+        "embedded",
+        tmp_path / "data",
+        LLM_API_BASE=llm.api_base,
+        SANDBOX_STEP_TIMEOUT_SECONDS=600,
+    )
+    first = LiveServer(settings).start()
+    try:
+        first.call(reset_state(first))
+        api = Api(first).as_user(ADMIN_EMAIL, ADMIN_PASSWORD)
+        project = api.project()
+        add_check(api, project["id"], question="Held", expected={"x": 1})
+        llm.script(code_reply(WAIT_FOR_GO))
+        started = start(api, project["id"])
+        running = check_run_when(api, started["id"], lambda c: c["results"][0]["run_id"])
+        with api.stream("GET", f"/runs/{running['results'][0]['run_id']}/events") as response:
+            assert until(response, "step.code")[-1].event == "step.code"
+        api.close()
+    finally:
+        first.stop()
+
+    again = LiveServer(settings).start()
+    try:
+        api = Api(again).as_user(ADMIN_EMAIL, ADMIN_PASSWORD)
+        cut = api.get(f"/check-runs/{started['id']}").json()
+        assert (cut["status"], cut["error"]) == ("failed", INTERRUPTED)
+        assert cut["results"][0]["status"] == "error" and cut["passed"] == 0
+        llm.script(final_reply("'@x[1]'"))
+        fresh = finished(api, start(api, project["id"])["id"])
+        assert (fresh["status"], fresh["accuracy"]) == ("succeeded", 1.0)
+        api.close()
+    finally:
+        again.stop()

@@ -12,6 +12,7 @@ A route that deletes is tried on a world of its own for each role that may delet
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass
 
@@ -41,10 +42,11 @@ OWNER_ONLY = {
 }
 # Ids that belong to a project: a route that names one is a project's route.
 PROJECT_IDS = re.compile(
-    r"\{(project_id|file_id|session_id|run_id|artifact_id|source_id|share_id|item_id)\}"
+    r"\{(project_id|file_id|session_id|run_id|artifact_id|source_id|share_id|item_id"
+    r"|check_id|check_run_id)\}"
 )
 # The routes this test knows; the document must list exactly these (a new one is added here).
-KNOWN = 53
+KNOWN = 60
 
 
 def needed(route: str) -> str:
@@ -117,6 +119,11 @@ def world(owner: Api, team: Team, mysql: ServerSource, run: bool) -> dict[str, s
     )
     assert item.status_code == 201, item.text
     ids["item_id"] = item.json()["id"]
+    check = owner.post(
+        f"/projects/{project['id']}/checks", json={"question": "Q", "expected": {"x": 1}}
+    )
+    assert check.status_code == 201, check.text
+    ids["check_id"] = check.json()["id"]
     if run:
         events = ask(owner, session["id"], "A table, please.")
         assert finished(events)["status"] == "succeeded"
@@ -127,7 +134,19 @@ def world(owner: Api, team: Team, mysql: ServerSource, run: bool) -> dict[str, s
         share = owner.post(f"/sessions/{session['id']}/shares", json={})
         assert share.status_code == 201, share.text
         ids["share_id"] = share.json()["id"]
+        # A check run that has finished (the script's next reply answers its check).
+        check_run = owner.post(f"/projects/{project['id']}/check-runs", json={})
+        assert check_run.status_code == 202, check_run.text
+        ids["check_run_id"] = check_run.json()["id"]
+        until_finished(owner, ids["check_run_id"])
     return ids
+
+
+def until_finished(api: Api, check_run_id: str) -> None:
+    deadline = time.monotonic() + 120
+    while api.get(f"/check-runs/{check_run_id}").json()["status"] == "running":
+        assert time.monotonic() < deadline, "the check run did not finish"
+        time.sleep(0.1)
 
 
 def call(api: Api, route: str, ids: dict[str, str]) -> httpx.Response:
@@ -158,6 +177,7 @@ def test_every_route_of_a_project_answers_each_role_as_it_should(
     llm.script(
         code_reply("import pandas as pd\ndisplay(pd.DataFrame({'a': [1, 2]}))"),
         final_reply("'Here.'"),
+        final_reply("'@x[1]'"),
     )
     shared = world(owner, team, mysql_source, run=True)
     table: Counter[tuple[str, str]] = Counter()
