@@ -107,6 +107,20 @@ export async function knowledgeTests(t) {
     await page.locator('[data-testid=knowledge-item].ring-2').filter({ hasText: PROPOSED.title }).waitFor();
   });
 
+  await test('knowledge: Save as verified makes the answered run an example item, opened from the toast', async () => {
+    await page.goto(sessionUrl);
+    const run = page.locator('[data-testid=run]').filter({ hasText: 'How many active customers are there, and what is their revenue?' });
+    await run.getByTestId('save-verified').click();
+    await page.getByText('Saved as a verified example.').waitFor();
+    await page.getByRole('button', { name: 'Open it' }).click();
+    await page.waitForURL('**/knowledge?item=**');
+    const example = page.locator('[data-testid=knowledge-item][data-kind=example].ring-2');
+    await example.waitFor();
+    expect((await example.getAttribute('data-status')) === 'approved', 'a verified example is approved');
+    const body = await example.getByTestId('item-body').innerText();
+    expect(body.includes('How many active customers are there'), `the example holds the question: ${body}`);
+  });
+
   await test('checks: add a check, run the checks, see its result and the run in the history', async () => {
     await page.goto(`${base}/projects/${project.id}`);
     await page.getByTestId('checks-link').click();

@@ -269,35 +269,33 @@ export type AuditVerification = {
 };
 
 /**
- * CheckCreate
+ * CheckOut
  */
-export type CheckCreate = {
+export type CheckOut = {
     /**
-     * Question
-     *
-     * The question (taken from the run when from_run_id is given without it)
+     * Ok
      */
-    question?: string | null;
+    ok: boolean;
     /**
-     * Expected
-     *
-     * {name: value}: the answer must end with @name[value] for each; a plain string is the value of `answer`. Taken from the run's final answer when from_run_id is given without it
+     * Detail
      */
-    expected?: {
-        [key: string]: string | number | number | boolean;
-    } | string | null;
+    detail: string;
     /**
-     * Format
-     *
-     * The answer format asked of the agent
+     * Server Version
      */
-    format?: string;
+    server_version: string | null;
     /**
-     * From Run Id
-     *
-     * A succeeded run of this project to take the question and answer from
+     * Table Count
      */
-    from_run_id?: string | null;
+    table_count: number | null;
+    /**
+     * Status
+     */
+    status: string;
+    /**
+     * Access
+     */
+    access: string | null;
 };
 
 /**
@@ -456,26 +454,6 @@ export type CheckRunOut = {
      * passed / total (null with no checks).
      */
     readonly accuracy: number | null;
-};
-
-/**
- * CheckUpdate
- */
-export type CheckUpdate = {
-    /**
-     * Question
-     */
-    question?: string | null;
-    /**
-     * Expected
-     */
-    expected?: {
-        [key: string]: string | number | number | boolean;
-    } | string | null;
-    /**
-     * Format
-     */
-    format?: string | null;
 };
 
 /**
@@ -1172,20 +1150,6 @@ export type PageAuditEventOut = {
 };
 
 /**
- * Page[CheckOut]
- */
-export type PageCheckOut = {
-    /**
-     * Items
-     */
-    items: Array<AppChecksSchemasCheckOut>;
-    /**
-     * Total
-     */
-    total: number;
-};
-
-/**
  * Page[CheckRunOut]
  */
 export type PageCheckRunOut = {
@@ -1235,6 +1199,20 @@ export type PageMemberOut = {
      * Items
      */
     items: Array<MemberOut>;
+    /**
+     * Total
+     */
+    total: number;
+};
+
+/**
+ * Page[ProjectCheckOut]
+ */
+export type PageProjectCheckOut = {
+    /**
+     * Items
+     */
+    items: Array<ProjectCheckOut>;
     /**
      * Total
      */
@@ -1439,6 +1417,102 @@ export type PreviewColumn = {
      * For a text column read as yes/no: its spellings of no
      */
     false_values?: Array<string> | null;
+};
+
+/**
+ * ProjectCheckCreate
+ */
+export type ProjectCheckCreate = {
+    /**
+     * Question
+     *
+     * The question (taken from the run when from_run_id is given without it)
+     */
+    question?: string | null;
+    /**
+     * Expected
+     *
+     * {name: value}: the answer must end with @name[value] for each; a plain string is the value of `answer`. Taken from the run's final answer when from_run_id is given without it
+     */
+    expected?: {
+        [key: string]: string | number | number | boolean;
+    } | string | null;
+    /**
+     * Format
+     *
+     * The answer format asked of the agent
+     */
+    format?: string;
+    /**
+     * From Run Id
+     *
+     * A succeeded run of this project to take the question and answer from
+     */
+    from_run_id?: string | null;
+};
+
+/**
+ * ProjectCheckOut
+ */
+export type ProjectCheckOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Project Id
+     */
+    project_id: string;
+    /**
+     * Question
+     */
+    question: string;
+    /**
+     * Expected
+     */
+    expected: {
+        [key: string]: string;
+    };
+    /**
+     * Format
+     */
+    format: string;
+    /**
+     * From Run Id
+     */
+    from_run_id: string | null;
+    /**
+     * Created By
+     */
+    created_by: string | null;
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Updated At
+     */
+    updated_at: string;
+};
+
+/**
+ * ProjectCheckUpdate
+ */
+export type ProjectCheckUpdate = {
+    /**
+     * Question
+     */
+    question?: string | null;
+    /**
+     * Expected
+     */
+    expected?: {
+        [key: string]: string | number | number | boolean;
+    } | string | null;
+    /**
+     * Format
+     */
+    format?: string | null;
 };
 
 /**
@@ -2533,80 +2607,6 @@ export type VersionReader = {
 };
 
 /**
- * CheckOut
- */
-export type AppChecksSchemasCheckOut = {
-    /**
-     * Id
-     */
-    id: string;
-    /**
-     * Project Id
-     */
-    project_id: string;
-    /**
-     * Question
-     */
-    question: string;
-    /**
-     * Expected
-     */
-    expected: {
-        [key: string]: string;
-    };
-    /**
-     * Format
-     */
-    format: string;
-    /**
-     * From Run Id
-     */
-    from_run_id: string | null;
-    /**
-     * Created By
-     */
-    created_by: string | null;
-    /**
-     * Created At
-     */
-    created_at: string;
-    /**
-     * Updated At
-     */
-    updated_at: string;
-};
-
-/**
- * CheckOut
- */
-export type AppSourcesSchemasCheckOut = {
-    /**
-     * Ok
-     */
-    ok: boolean;
-    /**
-     * Detail
-     */
-    detail: string;
-    /**
-     * Server Version
-     */
-    server_version: string | null;
-    /**
-     * Table Count
-     */
-    table_count: number | null;
-    /**
-     * Status
-     */
-    status: string;
-    /**
-     * Access
-     */
-    access: string | null;
-};
-
-/**
  * ApprovalReceivedEvent
  */
 export type ApprovalReceivedEvent = {
@@ -2804,7 +2804,7 @@ export type KnowledgeProposedEvent = {
     /**
      * Items
      */
-    items: Array<ProposedItem>;
+    items: Array<KnowledgeOut>;
     /**
      * Run Id
      */
@@ -2913,66 +2913,6 @@ export type PlanDeltaEvent = {
      * 1, 2, 3… per run; the message's `id:`
      */
     seq: number;
-};
-
-/**
- * ProposedItem
- */
-export type ProposedItem = {
-    /**
-     * Id
-     */
-    id: string;
-    /**
-     * Project Id
-     */
-    project_id: string;
-    /**
-     * Kind
-     */
-    kind: string;
-    /**
-     * Title
-     */
-    title: string;
-    /**
-     * Body
-     */
-    body: string;
-    /**
-     * None: the whole project
-     */
-    applies_to?: AppliesTo | null;
-    /**
-     * Status
-     */
-    status: string;
-    /**
-     * Source Run Id
-     */
-    source_run_id: string | null;
-    /**
-     * Created By
-     */
-    created_by: string | null;
-    /**
-     * Approved By
-     */
-    approved_by: string | null;
-    /**
-     * Approved At
-     */
-    approved_at: string | null;
-    /**
-     * Created At
-     */
-    created_at: string;
-    /**
-     * Flags
-     *
-     * What screening found: "instructions" (it reads like an instruction to the agent; never approved without a person reading it)
-     */
-    flags?: Array<string>;
 };
 
 /**
@@ -5616,7 +5556,7 @@ export type CheckSourceResponses = {
     /**
      * Successful Response
      */
-    200: AppSourcesSchemasCheckOut;
+    200: CheckOut;
 };
 
 export type CheckSourceResponse = CheckSourceResponses[keyof CheckSourceResponses];
@@ -5858,6 +5798,40 @@ export type UpdateItemResponses = {
 
 export type UpdateItemResponse = UpdateItemResponses[keyof UpdateItemResponses];
 
+export type VerifyRunData = {
+    body?: never;
+    path: {
+        /**
+         * Run Id
+         */
+        run_id: string;
+    };
+    query?: never;
+    url: '/api/v1/runs/{run_id}/verify';
+};
+
+export type VerifyRunErrors = {
+    /**
+     * The run did not succeed, or is saved already
+     */
+    409: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type VerifyRunError = VerifyRunErrors[keyof VerifyRunErrors];
+
+export type VerifyRunResponses = {
+    /**
+     * Successful Response
+     */
+    201: KnowledgeOut;
+};
+
+export type VerifyRunResponse = VerifyRunResponses[keyof VerifyRunResponses];
+
 export type ListChecksData = {
     body?: never;
     path: {
@@ -5896,13 +5870,13 @@ export type ListChecksResponses = {
     /**
      * Successful Response
      */
-    200: PageCheckOut;
+    200: PageProjectCheckOut;
 };
 
 export type ListChecksResponse = ListChecksResponses[keyof ListChecksResponses];
 
 export type CreateCheckData = {
-    body: CheckCreate;
+    body: ProjectCheckCreate;
     path: {
         /**
          * Project Id
@@ -5926,7 +5900,7 @@ export type CreateCheckResponses = {
     /**
      * Successful Response
      */
-    201: AppChecksSchemasCheckOut;
+    201: ProjectCheckOut;
 };
 
 export type CreateCheckResponse = CreateCheckResponses[keyof CreateCheckResponses];
@@ -5962,7 +5936,7 @@ export type DeleteCheckResponses = {
 export type DeleteCheckResponse = DeleteCheckResponses[keyof DeleteCheckResponses];
 
 export type UpdateCheckData = {
-    body: CheckUpdate;
+    body: ProjectCheckUpdate;
     path: {
         /**
          * Check Id
@@ -5986,7 +5960,7 @@ export type UpdateCheckResponses = {
     /**
      * Successful Response
      */
-    200: AppChecksSchemasCheckOut;
+    200: ProjectCheckOut;
 };
 
 export type UpdateCheckResponse = UpdateCheckResponses[keyof UpdateCheckResponses];

@@ -6,12 +6,12 @@ import {
   listChecks as list,
   startCheckRun as start,
   updateCheck as update,
-  type CheckCreate,
+  type ProjectCheckCreate,
 } from '@/client';
 
 // The calls of the checks API (API.md, "Project knowledge and checks"), in one place.
 
-export type CheckDraft = CheckCreate;
+export type CheckDraft = ProjectCheckCreate;
 
 export async function listChecks(projectId: string) {
   return (await list({ path: { project_id: projectId }, query: { limit: 500 } })).data!;

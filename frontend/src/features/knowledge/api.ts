@@ -1,6 +1,5 @@
-import { createItem, deleteItem, listItems, updateItem, type KnowledgeCreate, type KnowledgeUpdate } from '@/client';
-import { client } from '@/lib/api';
-import type { KnowledgeItem, KnowledgeKind, KnowledgeStatus } from './types';
+import { createItem, deleteItem, listItems, updateItem, verifyRun as verify, type KnowledgeCreate, type KnowledgeUpdate } from '@/client';
+import type { KnowledgeKind, KnowledgeStatus } from './types';
 
 // The calls of the knowledge API (API.md, "Project knowledge and checks"), in one place.
 
@@ -26,15 +25,7 @@ export async function deleteKnowledge(itemId: string): Promise<void> {
   await deleteItem({ path: { item_id: itemId } });
 }
 
-/**
- * Saves a succeeded run as an `example` item (its question and code). POST /runs/{id}/verify is
- * in API.md but not yet in the server's OpenAPI document: called through the client until it is.
- */
-export async function verifyRun(runId: string): Promise<KnowledgeItem> {
-  const res = await client.post<{ 201: KnowledgeItem }, unknown, true>({
-    security: [{ scheme: 'bearer', type: 'http' }],
-    url: '/api/v1/runs/{run_id}/verify',
-    path: { run_id: runId },
-  });
-  return res.data;
+/** Saves a succeeded run as an approved `example` item (its question and code). */
+export async function verifyRun(runId: string) {
+  return (await verify({ path: { run_id: runId } })).data!;
 }
