@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
+import { knowledgeTests } from './knowledge.mjs';
 
 const HERE = import.meta.dirname;
 const FRONTEND = path.resolve(HERE, '..');
@@ -157,10 +158,11 @@ async function main() {
   await waitFor(`${planBase}/readyz`, 300_000);
   await waitFor(`http://127.0.0.1:${llmPort}/`, 30_000, true);
 
-  const script = async (replies, chunkDelay = 0) => {
+  // `review`: the knowledge review pass's replies (none: it proposes nothing).
+  const script = async (replies, chunkDelay = 0, review = []) => {
     const r = await fetch(`http://127.0.0.1:${llmPort}/control/script`, {
       method: 'POST',
-      body: JSON.stringify({ replies, chunk_delay: chunkDelay }),
+      body: JSON.stringify({ replies, chunk_delay: chunkDelay, review }),
     });
     if (!r.ok) throw new Error(`scripting the LLM failed: ${r.status}`);
   };
@@ -2595,6 +2597,8 @@ async function main() {
         });
       }, made.me);
     });
+
+    await knowledgeTests({ page, base, script, test, expect, ask, lastRun });
 
     await test('an invalid token sends the user back to login', async () => {
       await page.evaluate(() => {

@@ -8,7 +8,9 @@ import { followSystemTheme, useTheme } from '@/lib/theme';
 import { ActivityRoute } from '@/routes/activity';
 import { AdminUsersRoute } from '@/routes/admin-users';
 import { AppLayout } from '@/routes/app-layout';
+import { ChecksRoute } from '@/routes/checks';
 import { HomeRoute } from '@/routes/home';
+import { KnowledgeRoute } from '@/routes/knowledge';
 import { LoginRoute } from '@/routes/login';
 import { ProjectRoute } from '@/routes/project';
 import { SessionRoute } from '@/routes/session';
@@ -21,6 +23,8 @@ const router = createBrowserRouter([
       { path: '/', element: <HomeRoute /> },
       { path: '/projects/:projectId', element: <ProjectRoute /> },
       { path: '/projects/:projectId/activity', element: <ActivityRoute /> },
+      { path: '/projects/:projectId/knowledge', element: <KnowledgeRoute /> },
+      { path: '/projects/:projectId/checks', element: <ChecksRoute /> },
       { path: '/projects/:projectId/sessions/:sessionId', element: <SessionRoute /> },
       { path: '/admin/users', element: <AdminUsersRoute /> },
       { path: '*', element: <p className="p-8 text-sm text-muted-foreground">Page not found.</p> },

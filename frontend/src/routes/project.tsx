@@ -1,10 +1,11 @@
 import { useQuery } from '@tanstack/react-query';
-import { History, MessageSquare, Plus, UsersRound } from 'lucide-react';
+import { BookOpen, History, ListChecks, MessageSquare, Plus, UsersRound } from 'lucide-react';
 import { useEffect, useState } from 'react';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
 import { GuardedButton } from '@/components/guarded-button';
 import { Button } from '@/components/ui/button';
 import { DatasetPanel } from '@/features/files/dataset-panel';
+import { proposalsQuery } from '@/features/knowledge/queries';
 import { MembersDialog } from '@/features/members/members-dialog';
 import { projectQuery } from '@/features/projects/queries';
 import { blockedFor, ProjectRoleProvider, RoleBadge, roleSentence } from '@/features/projects/role';
@@ -20,6 +21,7 @@ export function ProjectRoute() {
   const { projectId = '' } = useParams();
   const project = useQuery(projectQuery(projectId));
   const sessions = useQuery(sessionsQuery(projectId));
+  const proposals = useQuery({ ...proposalsQuery(projectId), meta: { silent: true } });
   const create = useCreateSession(projectId);
   const navigate = useNavigate();
   const { hash } = useLocation();
@@ -50,7 +52,22 @@ export function ProjectRoute() {
               )}
             </div>
             {project.data && (
-              <div className="flex shrink-0 items-center gap-2">
+              <div className="flex shrink-0 flex-wrap items-center gap-2">
+                <Button variant="outline" size="sm" asChild>
+                  <Link to={`/projects/${projectId}/knowledge`} data-testid="knowledge-link">
+                    <BookOpen /> Knowledge
+                    {!!proposals.data?.items.length && (
+                      <span className="rounded-full bg-amber-500/15 px-1.5 text-[11px] text-amber-700 dark:text-amber-400" title="Proposals waiting for review">
+                        {proposals.data.items.length}
+                      </span>
+                    )}
+                  </Link>
+                </Button>
+                <Button variant="outline" size="sm" asChild>
+                  <Link to={`/projects/${projectId}/checks`} data-testid="checks-link">
+                    <ListChecks /> Checks
+                  </Link>
+                </Button>
                 <Button variant="outline" size="sm" onClick={() => setMembers(true)}>
                   <UsersRound /> Members
                 </Button>

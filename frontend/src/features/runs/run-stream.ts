@@ -1,5 +1,6 @@
 import type { QueryClient } from '@tanstack/react-query';
 import { fileKeys } from '@/features/files/queries';
+import { noteProposed } from '@/features/knowledge/proposed-notice';
 import { projectKeys } from '@/features/projects/queries';
 import { sessionKeys } from '@/features/sessions/queries';
 import { authFetch, ApiError } from '@/lib/api';
@@ -138,6 +139,8 @@ export class SessionStreams {
     if (!res.body) return;
     let seen = !first;
     await readSse(res.body, (m) => {
+      // The agent's proposals for the team's knowledge: a notice in the session (the event still counts in the run's sequence below).
+      if (m.event === 'knowledge.proposed') noteProposed(this.sessionId, m.data);
       const e = toRunEvent(m.event, m.data);
       if (!e) return;
       if (!seen) {

@@ -14,7 +14,7 @@ import {
   WifiOff,
   XCircle,
 } from 'lucide-react';
-import { Fragment, useState } from 'react';
+import { Fragment, useState, type ReactNode } from 'react';
 import { Badge } from '@/components/ui/badge';
 import { GuardedButton } from '@/components/guarded-button';
 import { Button } from '@/components/ui/button';
@@ -178,7 +178,13 @@ export function RunView({
   resendBlocked,
   changed = [],
   asked,
+  shapedBy,
+  actions,
 }: {
+  /** What shaped its answer (the team's knowledge it used), under the answer. */
+  shapedBy?: ReactNode;
+  /** More of what can be done with a finished run (Save as verified, Add as check), in its footer. */
+  actions?: ReactNode;
   run: RunViewModel;
   /** Who asked it and when (the history's; "you" for a question this tab just sent). */
   asked?: Asked;
@@ -277,7 +283,7 @@ export function RunView({
     </div>
   );
   return (
-    <section className="space-y-4" data-testid="run" data-run-id={run.runId} data-status={run.status} aria-label={`Run: ${run.query}`}>
+    <section id={`run-${run.runId}`} className="space-y-4" data-testid="run" data-run-id={run.runId} data-status={run.status} aria-label={`Run: ${run.query}`}>
       {run.query &&
         (editing && onResend ? (
           <QueryEditor
@@ -301,6 +307,7 @@ export function RunView({
               ))}
             </div>
           )}
+          {shapedBy}
           <ChangedFilesNote changed={changed} />
         </div>
       )}
@@ -357,28 +364,33 @@ export function RunView({
           </>
         )}
         {run.model && <span className="font-mono">{run.model}</span>}
-        {finished && onResend && run.query && !editing && (
-          <span className="ml-auto flex items-center gap-1">
-            <Button
-              variant="ghost"
-              size="sm"
-              className="h-7 px-2"
-              disabled={!!resendBlocked}
-              title={resendBlocked ?? 'Ask the same question again, as a new run'}
-              onClick={() => onResend(run.query)}
-            >
-              <RotateCcw /> Retry
-            </Button>
-            <Button
-              variant="ghost"
-              size="sm"
-              className="h-7 px-2"
-              disabled={!!resendBlocked}
-              title={resendBlocked ?? 'Change the question and ask it as a new run'}
-              onClick={() => setEditing(true)}
-            >
-              <Pencil /> Edit
-            </Button>
+        {finished && (actions || (onResend && run.query && !editing)) && (
+          <span className="ml-auto flex flex-wrap items-center gap-1">
+            {actions}
+            {onResend && run.query && !editing && (
+              <>
+                <Button
+                  variant="ghost"
+                  size="sm"
+                  className="h-7 px-2"
+                  disabled={!!resendBlocked}
+                  title={resendBlocked ?? 'Ask the same question again, as a new run'}
+                  onClick={() => onResend(run.query)}
+                >
+                  <RotateCcw /> Retry
+                </Button>
+                <Button
+                  variant="ghost"
+                  size="sm"
+                  className="h-7 px-2"
+                  disabled={!!resendBlocked}
+                  title={resendBlocked ?? 'Change the question and ask it as a new run'}
+                  onClick={() => setEditing(true)}
+                >
+                  <Pencil /> Edit
+                </Button>
+              </>
+            )}
           </span>
         )}
         {!finished && onStop && (

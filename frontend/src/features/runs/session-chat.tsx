@@ -15,7 +15,11 @@ import { useRenameSession } from '@/features/sessions/mutations';
 import { sessionQuery } from '@/features/sessions/queries';
 import { Composer } from './composer';
 import { changedFiles } from './run-files';
+import { isTerminal } from './events';
 import { RunView, UserQuery, type Asked } from './run-view';
+import { ProposedNotice } from '@/features/knowledge/proposed-notice';
+import { RunKnowledgeActions } from '@/features/knowledge/run-actions';
+import { ShapedBy } from '@/features/knowledge/shaped-by';
 import { SessionStart } from './session-start';
 import { ShortcutsDialog, useSessionShortcuts } from './shortcuts';
 import { useSessionRuns, type Question } from './use-session-runs';
@@ -149,6 +153,13 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
               resendBlocked={resendBlocked}
               changed={changedFiles(r, stored?.files ?? [], projectFiles.data?.items ?? [], fileIds)}
               asked={askedOf(stored, me)}
+              // Which items it used is known once the history holds it finished.
+              shapedBy={stored && isTerminal(stored.status) && <ShapedBy projectId={projectId} knowledge={stored.knowledge ?? []} />}
+              actions={
+                !readOnly && stored && r.status === 'succeeded' ? (
+                  <RunKnowledgeActions projectId={projectId} runId={r.runId} query={r.query} answer={r.answer} />
+                ) : null
+              }
             />
           ))}
           {sending && (
@@ -178,6 +189,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
               )}
             </div>
           )}
+          <ProposedNotice projectId={projectId} sessionId={sessionId} />
           {readOnly ? (
             <ViewerNote />
           ) : (

@@ -50,6 +50,12 @@ describe('mergeRuns', () => {
     expect(replaying[0].reconnecting).toBe(false);
   });
 
+  it('shows a run from history once it ended, over a view this tab kept from before it left mid-run', () => {
+    const runs = mergeRuns([stored('a')], { ...none, views: { a: streamed('a', 3) } });
+    expect(runs[0].view.status).toBe('succeeded');
+    expect(runs[0].view.answer).toBe('Done.');
+  });
+
   it('adds the run just asked until the history holds it, with the files pinned to it', () => {
     const stream = { ...none, views: { c: streamed('c') }, started: 'c', pinned: { c: ['f1'], a: ['f0'] } };
     const before = mergeRuns([stored('a', { file_ids: [] })], stream);
