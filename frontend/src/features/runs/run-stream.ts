@@ -11,7 +11,7 @@ import { runErrorOf } from './run-errors';
 import { isFinished } from './run-reducer';
 import { useRunStore } from './run-store';
 
-/** How a run's stream is connected: 'reconnecting' while it waits to try again after a drop. */
+/** How this tab follows a run's stream: 'open' from the moment it follows the run (asked or attached), 'reconnecting' while it waits to try again after a drop; no entry once it no longer follows it. */
 export type Connection = 'open' | 'reconnecting';
 
 /** What a session's streams tell their owner (useSessionRuns). */
@@ -66,6 +66,7 @@ export class SessionStreams {
     if (this.closed || this.streams.has(runId)) return;
     const ac = new AbortController();
     this.streams.set(runId, ac);
+    this.listener.connection(runId, 'open');
     useRunStore.getState().ensureRun(runId);
     await this.follow(runId, ac);
   }
@@ -101,6 +102,7 @@ export class SessionStreams {
         runId = id;
         this.asking.delete(ac);
         this.streams.set(id, ac);
+        this.listener.connection(id, 'open');
         useRunStore.getState().ensureRun(id, body.query);
         if (body.file_ids?.length) useRunStore.getState().setPinned(id, body.file_ids);
         started(id);

@@ -54,6 +54,12 @@ describe('mergeRuns', () => {
     const runs = mergeRuns([stored('a')], { ...none, views: { a: streamed('a', 3) } });
     expect(runs[0].view.status).toBe('succeeded');
     expect(runs[0].view.answer).toBe('Done.');
+    // While this tab still follows the run, its stream is what shows (the rest of it is on the way).
+    for (const state of ['open', 'reconnecting'] as const) {
+      const following = mergeRuns([stored('a')], { ...none, views: { a: streamed('a', 3) }, connection: { a: state } });
+      expect(following[0].view.status).toBe('running');
+      expect(following[0].view.lastSeq).toBe(3);
+    }
   });
 
   it('adds the run just asked until the history holds it, with the files pinned to it', () => {

@@ -42,8 +42,9 @@ export type StreamState = {
 export function mergeRuns(history: RunOut[], stream: StreamState): SessionRun[] {
   const runs: SessionRun[] = history.map((stored) => {
     const view = stream.views[stored.id];
-    // A view this tab kept of a run it stopped following (it left the session mid-run) is stale once the history says the run ended.
-    const stale = !!view && isTerminal(stored.status) && !isTerminal(view.status);
+    // A view this tab kept of a run it no longer follows (it left the session mid-run) is stale once the history says the
+    // run ended; a run it still follows shows as its stream tells it, however far the history is ahead.
+    const stale = !!view && !stream.connection[stored.id] && isTerminal(stored.status) && !isTerminal(view.status);
     return {
       view: view && view.lastSeq > 0 && !stale ? view : fromHistory(stored),
       stored,
