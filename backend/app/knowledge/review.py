@@ -97,9 +97,13 @@ class KnowledgeReview:
         self.factory = factory
         self.tasks: set[asyncio.Task[list[KnowledgeOut]]] = set()
 
-    def submit(self, run_id: uuid.UUID) -> asyncio.Task[list[KnowledgeOut]] | None:
-        """Review the run in the background (None: not reviewed, the setting is off or too
-        many passes are under way)."""
+    def submit(
+        self, run_id: uuid.UUID, after: asyncio.Event | None = None
+    ) -> asyncio.Task[list[KnowledgeOut]] | None:
+        """Review the run in the background, once `after` is set (None: not reviewed, the
+        setting is off or too many passes are under way). Submitted before the run's end is
+        announced and started after it, a pass is under way (in `tasks`) by the time anyone
+        hears the run ended, and never delays that."""
         if not self.settings.KNOWLEDGE_REVIEW:
             return None
         if len(self.tasks) >= self.settings.KNOWLEDGE_REVIEW_CONCURRENCY:
@@ -110,12 +114,14 @@ class KnowledgeReview:
                 len(self.tasks),
             )
             return None
-        task = asyncio.create_task(self._bounded(run_id), name=f"review-{run_id}")
+        task = asyncio.create_task(self._bounded(run_id, after), name=f"review-{run_id}")
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         return task
 
-    async def _bounded(self, run_id: uuid.UUID) -> list[KnowledgeOut]:
+    async def _bounded(self, run_id: uuid.UUID, after: asyncio.Event | None) -> list[KnowledgeOut]:
+        if after is not None:
+            await after.wait()
         timeout = self.settings.KNOWLEDGE_REVIEW_TIMEOUT_SECONDS
         try:
             return await asyncio.wait_for(self.review(run_id), timeout)

@@ -420,10 +420,15 @@ class RunExecution:
             keep_lock.cancel()
             await self._unlock(f"unlock after run {run.id}")
         self.rt.runs.live.pop(run.id, None)
-        await best_effort(recorder.publish(finished), f"announce the end of run {run.id}")
-        # Only now, in the background: the review pass never delays run.finished.
+        # The review pass is under way before anyone hears the run ended, and starts only
+        # once they can: it never delays run.finished.
+        announced = asyncio.Event()
         if recorded and outcome.status == RunStatus.succeeded:
-            self.rt.review.submit(run.id)
+            self.rt.review.submit(run.id, after=announced)
+        try:
+            await best_effort(recorder.publish(finished), f"announce the end of run {run.id}")
+        finally:
+            announced.set()
         await best_effort(
             self.rt.events.expire(str(run.id), LOG_RETENTION_SECONDS), f"expire run {run.id}"
         )
