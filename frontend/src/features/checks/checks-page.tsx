@@ -7,6 +7,7 @@ import { GuardedButton } from '@/components/guarded-button';
 import { LoadState } from '@/components/notice';
 import { Button } from '@/components/ui/button';
 import { useBlocked } from '@/features/projects/role';
+import { ModelSelect, useModelChoice } from '@/features/system/model-select';
 import { modelsQuery } from '@/features/system/queries';
 import { CheckForm, type CheckFields } from './check-form';
 import { CheckHistory, CheckRunView } from './check-run-view';
@@ -35,12 +36,8 @@ export function ChecksPage({ projectId }: { projectId: string }) {
   const [adding, setAdding] = useState(false);
   const [editing, setEditing] = useState<string | null>(null);
   const [deleting, setDeleting] = useState<ProjectCheck | null>(null);
-  const [model, setModel] = useState<string | null>(null);
+  const [model, setModel] = useModelChoice(models.data);
   const [selected, setSelected] = useState<string | null>(null);
-
-  useEffect(() => {
-    if (!model && models.data?.items.length) setModel((models.data.items.find((m) => m.default) ?? models.data.items[0]).id);
-  }, [models.data, model]);
 
   const runs = history.data?.items ?? [];
   const shownId = selected ?? runs[0]?.id ?? null;
@@ -123,19 +120,7 @@ export function ChecksPage({ projectId }: { projectId: string }) {
           <h2 id="runs-heading" className="flex-1 text-base font-semibold">
             Runs
           </h2>
-          <select
-            hidden={!models.data?.items.length}
-            aria-label="Model"
-            className="h-8 max-w-56 cursor-pointer truncate rounded-md border bg-card px-2 text-xs text-muted-foreground"
-            value={model ?? ''}
-            onChange={(e) => setModel(e.target.value)}
-          >
-            {models.data?.items.map((m) => (
-              <option key={m.id} value={m.id}>
-                {m.label}
-              </option>
-            ))}
-          </select>
+          <ModelSelect models={models.data} value={model} onChange={setModel} className="max-w-56 border bg-card" />
           <GuardedButton
             size="sm"
             blockedBecause={blocked ?? (list.length === 0 ? 'Add a check first.' : null)}

@@ -1,10 +1,11 @@
 import { useQuery } from '@tanstack/react-query';
 import { ArrowUp, MessageCircleQuestion, Paperclip, ShieldQuestion, Square } from 'lucide-react';
-import { useEffect, useState, type Dispatch, type SetStateAction } from 'react';
+import { useState, type Dispatch, type SetStateAction } from 'react';
 import { Button } from '@/components/ui/button';
 import { Textarea } from '@/components/ui/input';
 import { filesQuery } from '@/features/files/queries';
 import { noModelConfigured } from '@/features/system/model-banner';
+import { ModelSelect, useModelChoice } from '@/features/system/model-select';
 import { modelsQuery, sandboxStatusQuery } from '@/features/system/queries';
 import { disabledReason } from '@/features/system/sandbox-banner';
 import { PHONE, useMediaQuery } from '@/lib/media';
@@ -73,12 +74,8 @@ export function Composer({
   const [ownPinned, setOwnPinned] = useState<string[]>([]);
   const [text, setText] = draft ? [draft.text, draft.setText] : [ownText, setOwnText];
   const [pinned, setPinned] = draft ? [draft.pinned, draft.setPinned] : [ownPinned, setOwnPinned];
-  const [model, setModel] = useState<string | null>(null);
+  const [model, setModel] = useModelChoice(models.data);
   const [showFiles, setShowFiles] = useState(false);
-
-  useEffect(() => {
-    if (!model && models.data?.items.length) setModel((models.data.items.find((m) => m.default) ?? models.data.items[0]).id);
-  }, [models.data, model]);
 
   const waiting = waitingFor ? WAITING[waitingFor] : null;
   const send = () => {
@@ -176,19 +173,12 @@ export function Composer({
         >
           <Paperclip /> {pinned.length ? `${pinned.length} pinned` : 'Pin files'}
         </Button>
-        <select
-          hidden={!models.data?.items.length}
-          aria-label="Model"
-          className="h-8 max-w-48 cursor-pointer truncate rounded-md border-0 bg-transparent px-2 text-xs text-muted-foreground hover:bg-muted"
-          value={model ?? ''}
-          onChange={(e) => setModel(e.target.value)}
-        >
-          {models.data?.items.map((m) => (
-            <option key={m.id} value={m.id}>
-              {m.label}
-            </option>
-          ))}
-        </select>
+        <ModelSelect
+          models={models.data}
+          value={model}
+          onChange={setModel}
+          className="max-w-48 border-0 bg-transparent hover:bg-muted"
+        />
         <div className="flex-1" />
         {busy && onStop ? (
           <Button size="icon" variant="outline" onClick={onStop} aria-label="Stop the running query">
