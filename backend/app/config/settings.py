@@ -133,6 +133,17 @@ class Settings(
         # Never more processes than sandbox workers: each needs one to answer a question.
         return max(1, min(wanted, self.SANDBOX_MAX_WORKERS or wanted))
 
+    def secret_values(self) -> list[str]:
+        """The values of the settings marked secret (keys, passwords, tokens; each of a
+        comma-separated list), to scrub from what leaves the server."""
+        found: list[str] = []
+        for name, field in type(self).model_fields.items():
+            extra = field.json_schema_extra
+            value = getattr(self, name)
+            if isinstance(extra, dict) and extra.get("secret") and isinstance(value, str) and value:
+                found.extend(v.strip() for v in value.split(",") if v.strip())
+        return found
+
     @cached_property
     def signing_key(self) -> str:
         """The key that signs login tokens.

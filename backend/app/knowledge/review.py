@@ -176,7 +176,7 @@ class KnowledgeReview:
         reply, tokens_in, tokens_out = await self._ask(model_id, request)
         cost = step_cost(model_id, tokens_in, tokens_out, settings.LLM_PRICES)
         shown = corrections(steps)
-        secrets = screening.secrets_of(settings)
+        secrets: list[str | None] = [*settings.secret_values()]
         kept: list[tuple[Proposal, screening.Screened]] = []
         for proposal in parse(reply, limit):
             if not confirmed(proposal, shown):

@@ -17,7 +17,6 @@ import re
 from dataclasses import dataclass, field
 
 from app.agent.calls import redact
-from app.config import Settings
 
 TITLE_CHARS = 200
 BODY_CHARS = 2000
@@ -79,17 +78,6 @@ class Screened:
     body: str
     flags: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
-
-
-def secrets_of(settings: Settings) -> list[str | None]:
-    """The configured secret values: every setting documented as a secret, and the LLM key."""
-    found: list[str | None] = [settings.LLM_API_KEY]
-    for name, info in type(settings).model_fields.items():
-        extra = info.json_schema_extra
-        if isinstance(extra, dict) and extra.get("secret"):
-            value = getattr(settings, name, None)
-            found.append(value if isinstance(value, str) else None)
-    return found
 
 
 def scrub(text: str, secrets: list[str | None]) -> str:

@@ -28,6 +28,7 @@ import numpy as np
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.knowledge.service import estimate_tokens
 from app.models import DataSource, KnowledgeItem, KnowledgeKind, KnowledgeStatus
 
 # Projects whose indexed items a process keeps.
@@ -71,11 +72,6 @@ def _singular(word: str) -> str:
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         return word[:-1]
     return word
-
-
-def estimate_tokens(text: str) -> int:
-    """A prompt size when the item has none recorded: about four characters a token."""
-    return max(1, len(text) // 4)
 
 
 @dataclass(frozen=True)
@@ -342,7 +338,7 @@ def _candidate(
         source_id,
         table,
         column,
-        tokens or estimate_tokens(f"{title} {body}"),
+        tokens or estimate_tokens(title, body),
     )
 
 

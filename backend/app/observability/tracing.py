@@ -84,7 +84,7 @@ def create_provider(settings: Settings, send: Callable[[bytes], bool] | None = N
     return Recorder(
         send,
         dict(resource.attributes),
-        scrubber(secrets_of(settings)),
+        scrubber(settings.secret_values()),
         RequestRooted(sampled_share()),
     )
 
@@ -138,17 +138,6 @@ def sampled_share() -> float:
         return min(1.0, max(0.0, float(os.environ.get("OTEL_TRACES_SAMPLER_ARG", "1"))))
     except ValueError:
         return 1.0
-
-
-def secrets_of(settings: Settings) -> list[str]:
-    """The values of the settings marked secret (keys, passwords, tokens), to scrub."""
-    found: list[str] = []
-    for name, field in type(settings).model_fields.items():
-        extra = field.json_schema_extra
-        value = getattr(settings, name)
-        if isinstance(extra, dict) and extra.get("secret") and isinstance(value, str) and value:
-            found.extend(v.strip() for v in value.split(",") if v.strip())
-    return found
 
 
 # The statement tracers listening on the app's engines (app/observability/statements.py).
