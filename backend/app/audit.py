@@ -74,6 +74,8 @@ class Action(StrEnum):
     check_run_started = "check_run.started"
     check_run_finished = "check_run.finished"
     knowledge_proposed = "knowledge.proposed"
+    comment_added = "comment.added"
+    comment_deleted = "comment.deleted"
 
 
 # Who acted: a user, a user's id (their email is looked up), a user's id and email already
@@ -388,6 +390,17 @@ SENTENCES: dict[Action, Callable[[str, dict[str, Any]], str]] = {
         f"with {d['model']}"
     ),
     Action.check_run_finished: _check_run_finished,
+    Action.comment_added: lambda who, d: (
+        f"{who} {'replied' if d.get('reply') else 'commented'} {_quoted(d.get('body'), 80)}"
+    ),
+    Action.comment_deleted: lambda who, d: (
+        f"{who} deleted the comment {_quoted(d.get('body'), 80)}"
+        + (
+            f" and its {d['replies']} repl{'y' if d['replies'] == 1 else 'ies'}"
+            if d.get("replies")
+            else ""
+        )
+    ),
 }
 
 

@@ -18,11 +18,15 @@ from app.agent import warm_up
 from app.api import (
     auth,
     checks,
+    comments,
     files,
     health,
     knowledge,
+    live,
+    notifications,
     projects,
     runs,
+    search,
     sessions,
     shares,
     sources,
@@ -45,8 +49,12 @@ from app.config.server import Environment
 from app.db import create_engine, migrate, session_factory
 from app.files import previewing
 from app.infra.events import create_event_log
+from app.infra.feeds import create_session_feed
 from app.infra.locks import create_session_locks
+from app.infra.presence import create_presence
 from app.infra.storage import S3Storage, create_storage
+from app.live.hub import LiveHub
+from app.live.slots import LiveStreamSlots
 from app.observability import tracing
 from app.runs.orchestrator import RunOrchestrator
 from app.runs.sandboxes import SandboxPool
@@ -107,6 +115,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         async with factory() as db:
             await auth_service.ensure_admin(db, settings.ADMIN_EMAIL, settings.ADMIN_PASSWORD)
         sandboxes = SandboxPool(settings)
+        slots = LiveStreamSlots(settings.LIVE_STREAMS_PER_USER, settings.LIVE_STREAMS_PER_PROCESS)
+        hub = LiveHub(create_session_feed(events), create_presence(events), slots)
         runs = RunOrchestrator(
             settings=settings,
             factory=session_factory(runs_engine),
@@ -115,6 +125,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             locks=locks,
             events=events,
             sandboxes=sandboxes,
+            run_created=hub.run_created,
         )
         await asyncio.to_thread(warm_up.first_model_call, settings)
         await runs.recover_interrupted_runs()
@@ -140,6 +151,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.events = events
         app.state.sandboxes = sandboxes
         app.state.runs = runs
+        app.state.live = hub
         app.state.checks = check_runner
         watch_app(app)
         if tracer_provider is not None:
@@ -211,6 +223,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         sessions,
         shares,
         runs,
+        live,
+        comments,
+        notifications,
+        search,
         sources,
         knowledge,
         checks,

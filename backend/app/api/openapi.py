@@ -14,10 +14,12 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 from pydantic import TypeAdapter
 
+from app.live.events import LiveEvent
 from app.runs.events import PAYLOADS, RunEventPayload
 
 REF_TEMPLATE = "#/components/schemas/{model}"
 EVENT_SCHEMA = "RunEvent"
+LIVE_EVENT_SCHEMA = "LiveEvent"
 
 
 def operation_id(route: APIRoute) -> str:
@@ -35,6 +37,20 @@ def event_stream_doc(description: str) -> dict[str, Any]:
             "text/event-stream": {"schema": {"$ref": REF_TEMPLATE.format(model=EVENT_SCHEMA)}}
         },
     }
+
+
+def live_stream_doc(description: str) -> dict[str, Any]:
+    """A 200 answer of a session's live events (LiveEvent; `event:` line as for runs)."""
+    schema = {"$ref": REF_TEMPLATE.format(model=LIVE_EVENT_SCHEMA)}
+    return {"description": description, "content": {"text/event-stream": {"schema": schema}}}
+
+
+def live_event_schemas() -> dict[str, Any]:
+    """`LiveEvent` (one of the live payloads, told apart by `event`) and what it refers to."""
+    union = TypeAdapter(LiveEvent).json_schema(ref_template=REF_TEMPLATE, mode="serialization")
+    defined: dict[str, Any] = union.pop("$defs", {})
+    union.update(title=LIVE_EVENT_SCHEMA, description="One message of a session's live stream")
+    return {**defined, LIVE_EVENT_SCHEMA: union}
 
 
 def event_schemas() -> dict[str, Any]:
@@ -74,7 +90,7 @@ def install_openapi(app: FastAPI) -> None:
                 routes=app.routes,
             )
             schemas = document.setdefault("components", {}).setdefault("schemas", {})
-            for name, schema in event_schemas().items():
+            for name, schema in {**event_schemas(), **live_event_schemas()}.items():
                 schemas.setdefault(name, schema)
             app.openapi_schema = document
         return app.openapi_schema

@@ -21,6 +21,7 @@ from app.api.deps import (
     refuse_busy,
 )
 from app.api.headers import filename_parameters
+from app.api.live import LiveDep
 from app.api.runs import OrchestratorDep
 from app.audit import Action
 from app.db import after_commit
@@ -65,7 +66,7 @@ async def get_session(session: OwnedSession, db: DbDep) -> SessionOut:
 
 @router.patch("/sessions/{session_id}", response_model=SessionOut)
 async def update_session(
-    body: SessionUpdate, session: OwnedSession, db: DbDep, user: CurrentUser
+    body: SessionUpdate, session: OwnedSession, db: DbDep, user: CurrentUser, live: LiveDep
 ) -> SessionOut:
     title, autonomy = session.title, session.autonomy
     session = await service.update(db, session, body)
@@ -73,6 +74,8 @@ async def update_session(
     if session.title != title:
         about = {"session_id": str(session.id), "title": [title, session.title]}
         await audit.record(db, session.project_id, user, Action.session_renamed, subject, about)
+        renamed, new_title = session.id, session.title
+        after_commit(db, lambda: live.session_updated(renamed, new_title))
     if session.autonomy != autonomy:
         about = {
             "session_id": str(session.id),

@@ -91,6 +91,24 @@ class ServerSettings(BaseModel):
         examples=["auto", "4"],
         json_schema_extra=doc(Section.server, compose="`auto`, as the image sets it"),
     )
+    LIVE_STREAMS_PER_USER: int = Field(
+        20,
+        ge=1,
+        le=1000,
+        description="Live streams (`GET /sessions/{id}/live`: one per session open in a "
+        "browser tab) one user may hold open on one backend process; one more answers 503 "
+        "with Retry-After.",
+        json_schema_extra=doc(Section.server),
+    )
+    LIVE_STREAMS_PER_PROCESS: int = Field(
+        1000,
+        ge=1,
+        le=100_000,
+        description="Live streams one backend process holds open at most, all users together "
+        "(each waits on one Redis connection in the team setup); one more answers 503 with "
+        "Retry-After.",
+        json_schema_extra=doc(Section.server),
+    )
     LOG_LEVEL: str = Field(
         "info",
         description="Log level: `debug`, `info`, `warning` or `error`.",

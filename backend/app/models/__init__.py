@@ -2,6 +2,7 @@
 
 from app.models.audit import AuditChain, AuditEvent
 from app.models.base import Base
+from app.models.comments import Comment, Notification
 from app.models.knowledge import (
     CheckResult,
     CheckRun,
@@ -26,12 +27,14 @@ __all__ = [
     "CheckResult",
     "CheckRun",
     "CheckRunStatus",
+    "Comment",
     "DataSource",
     "File",
     "FileVersion",
     "KnowledgeItem",
     "KnowledgeKind",
     "KnowledgeStatus",
+    "Notification",
     "Project",
     "ProjectCheck",
     "ProjectMember",

@@ -34,7 +34,7 @@ from app.runs.events import Decision
 from app.runs.execution import Admitted, RunExecution, Runtime
 from app.runs.failures import STOPPED
 from app.runs.reader import RunReader
-from app.runs.repository import RunRepository
+from app.runs.repository import RunCreated, RunRepository
 from app.runs.sandboxes import SandboxPool
 from app.runs.schemas import QueryRequest
 from app.runs.state import ACTIVE, LiveRun, LiveRuns, Reply
@@ -52,14 +52,16 @@ class RunOrchestrator:
         events: RunEventLog,
         sandboxes: SandboxPool,
         requests_factory: async_sessionmaker[AsyncSession] | None = None,
+        run_created: RunCreated | None = None,
     ):
         """Args:
         factory: Database sessions for the runs' own work (their pool).
         requests_factory: Database sessions for work done while a request waits (start,
             follow, cancel); default: `factory`.
+        run_created: Told of every run recorded (its session's live stream says so).
         """
-        repository = RunRepository(factory)
-        self.requests = RunRepository(requests_factory or factory)
+        repository = RunRepository(factory, run_created)
+        self.requests = RunRepository(requests_factory or factory, run_created)
         self.runs = LiveRuns()
         self.rt = Runtime(
             settings=settings,

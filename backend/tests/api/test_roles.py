@@ -39,19 +39,25 @@ OWNER_ONLY = {
     "GET /projects/{project_id}/audit",
     "GET /projects/{project_id}/audit/verify",
     "POST /shares/{share_id}/reissue",
+    # Its author may too: the owner wrote the one tried here.
+    "DELETE /comments/{comment_id}",
 }
+# What any member may do whatever the method (a viewer comments).
+ANY_MEMBER = {"POST /runs/{run_id}/comments"}
 # Ids that belong to a project: a route that names one is a project's route.
 PROJECT_IDS = re.compile(
     r"\{(project_id|file_id|session_id|run_id|artifact_id|source_id|share_id|item_id|check_id"
-    r"|check_run_id)\}"
+    r"|check_run_id|comment_id)\}"
 )
 # The routes this test knows; the document must list exactly these (a new one is added here).
-KNOWN = 60
+KNOWN = 64
 
 
 def needed(route: str) -> str:
     if route in OWNER_ONLY:
         return "owner"
+    if route in ANY_MEMBER:
+        return "viewer"
     return "viewer" if route.split()[0] in ("GET", "HEAD") else "editor"
 
 
@@ -130,6 +136,9 @@ def world(owner: Api, team: Team, mysql: ServerSource, run: bool) -> dict[str, s
         ids["run_id"] = events[0].data["run_id"]
         artifacts = owner.get(f"/sessions/{session['id']}/artifacts").json()
         ids["artifact_id"] = artifacts["items"][0]["id"]
+        comment = owner.post(f"/runs/{ids['run_id']}/comments", json={"body": "Nice."})
+        assert comment.status_code == 201, comment.text
+        ids["comment_id"] = comment.json()["id"]
         # Revoking it again is no error: every role that may revoke revokes this one.
         share = owner.post(f"/sessions/{session['id']}/shares", json={})
         assert share.status_code == 201, share.text
@@ -154,6 +163,11 @@ def call(api: Api, route: str, ids: dict[str, str]) -> httpx.Response:
     url = re.sub(r"\{(\w+)\}", lambda m: ids[m.group(1)], path)
     if method in ("POST", "PATCH", "PUT"):
         return api.request(method, url, json={})
+    if path.endswith("/live"):  # a session's live stream never ends by itself
+        with api.stream(method, url) as response:
+            if response.status_code != 200:
+                response.read()
+            return response
     return api.request(method, url)  # (a finished run's event stream ends by itself)
 
 

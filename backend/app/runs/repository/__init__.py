@@ -9,6 +9,6 @@
 - `usage`: what runs spent, by session and by project.
 """
 
-from app.runs.repository.lifecycle import RunRepository
+from app.runs.repository.lifecycle import RunCreated, RunRepository
 
-__all__ = ["RunRepository"]
+__all__ = ["RunCreated", "RunRepository"]

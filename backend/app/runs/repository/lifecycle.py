@@ -7,7 +7,7 @@ was made with): a run belongs to no request, and holds no connection while it wa
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -37,13 +37,19 @@ from app.runs.state import WAITING
 
 HISTORY_TURNS = 10
 
+# Told of each run recorded, once its row is committed: (session, run, (asker id, email), query).
+RunCreated = Callable[[uuid.UUID, uuid.UUID, tuple[uuid.UUID, str], str], Awaitable[None]]
+
 
 class RunRepository(RunEndings):
     """The statements running a question makes (see module); a run's end's are
     RunEndings' (endings.py)."""
 
-    def __init__(self, factory: async_sessionmaker[AsyncSession]):
+    def __init__(
+        self, factory: async_sessionmaker[AsyncSession], run_created: RunCreated | None = None
+    ):
         self.factory = factory
+        self.run_created = run_created
 
     # Admission -----------------------------------------------------------------------
     async def missing_files(self, project_id: uuid.UUID, file_ids: list[uuid.UUID]) -> list[str]:
@@ -84,6 +90,9 @@ class RunRepository(RunEndings):
             }
             await audit.record(db, project_id, asker, Action.run_asked, ("run", run.id), asked)
             await db.commit()
+        # Every run's row is made here (questions and cells alike): so each is announced.
+        if self.run_created is not None:
+            await self.run_created(run.session_id, run.id, asker, run.query)
 
     async def take_reply(
         self,

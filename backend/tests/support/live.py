@@ -1,0 +1,85 @@
+"""Following a session's live stream (GET /sessions/{id}/live) from a thread of the test,
+the way a browser keeps it open: its events land in a queue the test reads in order.
+
+Every event read is checked against its definition (app/live/events.py)."""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from typing import Any
+
+import httpx
+from pydantic import TypeAdapter
+
+from app.live.events import LiveEvent
+
+DEFINED: TypeAdapter[Any] = TypeAdapter(LiveEvent)
+# A hang, not a deadline: an event the test waits for comes in well under a second.
+WAIT_SECONDS = 60.0
+
+
+class LiveReader:
+    """A client's open live stream of one session; `next(name)` returns its next event of
+    that name (the others it passes are kept in `seen`, in order)."""
+
+    def __init__(self, client: httpx.Client, session_id: str):
+        self.client, self.session_id = client, session_id
+        self.events: queue.Queue[tuple[str, dict[str, Any]] | None] = queue.Queue()
+        self.seen: list[tuple[str, dict[str, Any]]] = []
+        self.status: int | None = None
+        self._opened = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._read, daemon=True)
+
+    def __enter__(self) -> LiveReader:
+        self._thread.start()
+        assert self._opened.wait(WAIT_SECONDS), "the live stream did not answer"
+        assert self.status == 200, f"the live stream answered {self.status}"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(WAIT_SECONDS)
+
+    def _read(self) -> None:
+        url = f"/sessions/{self.session_id}/live"
+        try:
+            with self.client.stream("GET", url, timeout=None) as response:
+                self.status = response.status_code
+                self._opened.set()
+                name, data = "message", []
+                for line in response.iter_lines():
+                    if self._stop.is_set():
+                        return
+                    if line.startswith(":"):
+                        continue
+                    if line == "":
+                        if data:
+                            body = json.loads("\n".join(data))
+                            DEFINED.validate_python({**body, "event": name})
+                            self.events.put((name, body))
+                        name, data = "message", []
+                    elif line.startswith("event:"):
+                        name = line.partition(":")[2].strip()
+                    elif line.startswith("data:"):
+                        data.append(line.partition(":")[2].removeprefix(" "))
+        except httpx.HTTPError:
+            pass
+        finally:
+            self._opened.set()
+            self.events.put(None)
+
+    def next(self, name: str, where: Any = None) -> dict[str, Any]:
+        """The next event called `name` (for which `where(data)` holds, if given)."""
+        while True:
+            item = self.events.get(timeout=WAIT_SECONDS)
+            assert item is not None, f"the stream ended before {name}; seen: {self.seen}"
+            self.seen.append(item)
+            if item[0] == name and (where is None or where(item[1])):
+                return item[1]
+
+
+def emails(presence: dict[str, Any]) -> list[str]:
+    return [u["email"] for u in presence["users"]]
