@@ -2,7 +2,7 @@
 
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape } from './client';
 import { client } from './client.gen';
-import type { AddMemberData, AddMemberErrors, AddMemberResponses, AnswerRunData, AnswerRunErrors, AnswerRunResponses, ApproveRunData, ApproveRunErrors, ApproveRunResponses, ArtifactContentData, ArtifactContentErrors, ArtifactContentResponses, AskData, AskErrors, AskResponse, AskResponses, CancelRunData, CancelRunErrors, CancelRunResponses, ChangePasswordData, ChangePasswordErrors, ChangePasswordResponses, CheckSourceData, CheckSourceErrors, CheckSourceResponses, CreateCheckData, CreateCheckErrors, CreateCheckResponses, CreateItemData, CreateItemErrors, CreateItemResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateShareData, CreateShareErrors, CreateShareResponses, CreateSourceData, CreateSourceErrors, CreateSourceResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteCheckData, DeleteCheckErrors, DeleteCheckResponses, DeleteFileData, DeleteFileErrors, DeleteFileResponses, DeleteItemData, DeleteItemErrors, DeleteItemResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DeleteSourceData, DeleteSourceErrors, DeleteSourceResponses, DescribeSchemaData, DescribeSchemaErrors, DescribeSchemaResponses, DownloadFileData, DownloadFileErrors, DownloadFileResponses, DownloadVersionData, DownloadVersionErrors, DownloadVersionResponses, ExportSessionData, ExportSessionErrors, ExportSessionResponses, GetArtifactData, GetArtifactErrors, GetArtifactResponses, GetCheckRunData, GetCheckRunErrors, GetCheckRunResponses, GetFileData, GetFileErrors, GetFileResponses, GetItemData, GetItemErrors, GetItemResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaData, GetSchemaErrors, GetSchemaResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetSourceData, GetSourceErrors, GetSourceResponses, HealthzData, HealthzResponses, ListArtifactsData, ListArtifactsErrors, ListArtifactsResponses, ListAuditEventsData, ListAuditEventsErrors, ListAuditEventsResponses, ListCheckRunsData, ListCheckRunsErrors, ListCheckRunsResponses, ListChecksData, ListChecksErrors, ListChecksResponses, ListFilesData, ListFilesErrors, ListFilesResponses, ListItemsData, ListItemsErrors, ListItemsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListModelsData, ListModelsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRunsData, ListRunsErrors, ListRunsResponses, ListSessionsData, ListSessionsErrors, ListSessionsResponses, ListSharesData, ListSharesErrors, ListSharesResponses, ListSourcesData, ListSourcesErrors, ListSourcesResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListUsersData, ListUsersErrors, ListUsersResponses, ListUserTokensData, ListUserTokensErrors, ListUserTokensResponses, ListVersionsData, ListVersionsErrors, ListVersionsResponses, LoginData, LoginErrors, LoginResponses, MeData, MeResponses, MyUsageData, MyUsageResponses, OpenSharedLinkData, OpenSharedLinkErrors, OpenSharedLinkResponses, PreviewFileData, PreviewFileErrors, PreviewFileResponses, ProfileFileData, ProfileFileErrors, ProfileFileResponses, ProjectUsageData, ProjectUsageErrors, ProjectUsageResponses, ReadyzData, ReadyzErrors, ReadyzResponses, ReissueShareData, ReissueShareErrors, ReissueShareResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeShareData, RevokeShareErrors, RevokeShareResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, RevokeUserTokenData, RevokeUserTokenErrors, RevokeUserTokenResponses, RevokeUserTokensData, RevokeUserTokensErrors, RevokeUserTokensResponses, RunEventsData, RunEventsErrors, RunEventsResponse, RunEventsResponses, SandboxStatusData, SandboxStatusResponses, StartCheckRunData, StartCheckRunErrors, StartCheckRunResponses, UpdateCheckData, UpdateCheckErrors, UpdateCheckResponses, UpdateItemData, UpdateItemErrors, UpdateItemResponses, UpdateMemberData, UpdateMemberErrors, UpdateMemberResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UpdateSessionData, UpdateSessionErrors, UpdateSessionResponses, UpdateSourceData, UpdateSourceErrors, UpdateSourceResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, UploadFileData, UploadFileErrors, UploadFileResponses, UserUsageData, UserUsageErrors, UserUsageResponses, VerifyAuditLogData, VerifyAuditLogErrors, VerifyAuditLogResponses, VerifyRunData, VerifyRunErrors, VerifyRunResponses } from './types.gen';
+import type { AddCommentData, AddCommentErrors, AddCommentResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AnswerRunData, AnswerRunErrors, AnswerRunResponses, ApproveRunData, ApproveRunErrors, ApproveRunResponses, ArtifactContentData, ArtifactContentErrors, ArtifactContentResponses, AskData, AskErrors, AskResponse, AskResponses, CancelRunData, CancelRunErrors, CancelRunResponses, ChangePasswordData, ChangePasswordErrors, ChangePasswordResponses, CheckSourceData, CheckSourceErrors, CheckSourceResponses, CreateCheckData, CreateCheckErrors, CreateCheckResponses, CreateItemData, CreateItemErrors, CreateItemResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateShareData, CreateShareErrors, CreateShareResponses, CreateSourceData, CreateSourceErrors, CreateSourceResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteCheckData, DeleteCheckErrors, DeleteCheckResponses, DeleteCommentData, DeleteCommentErrors, DeleteCommentResponses, DeleteFileData, DeleteFileErrors, DeleteFileResponses, DeleteItemData, DeleteItemErrors, DeleteItemResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DeleteSourceData, DeleteSourceErrors, DeleteSourceResponses, DescribeSchemaData, DescribeSchemaErrors, DescribeSchemaResponses, DownloadFileData, DownloadFileErrors, DownloadFileResponses, DownloadVersionData, DownloadVersionErrors, DownloadVersionResponses, ExportSessionData, ExportSessionErrors, ExportSessionResponses, GetArtifactData, GetArtifactErrors, GetArtifactResponses, GetCheckRunData, GetCheckRunErrors, GetCheckRunResponses, GetFileData, GetFileErrors, GetFileResponses, GetItemData, GetItemErrors, GetItemResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaData, GetSchemaErrors, GetSchemaResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetSourceData, GetSourceErrors, GetSourceResponses, HealthzData, HealthzResponses, ListArtifactsData, ListArtifactsErrors, ListArtifactsResponses, ListAuditEventsData, ListAuditEventsErrors, ListAuditEventsResponses, ListCheckRunsData, ListCheckRunsErrors, ListCheckRunsResponses, ListChecksData, ListChecksErrors, ListChecksResponses, ListCommentsData, ListCommentsErrors, ListCommentsResponses, ListFilesData, ListFilesErrors, ListFilesResponses, ListItemsData, ListItemsErrors, ListItemsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListModelsData, ListModelsResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRunsData, ListRunsErrors, ListRunsResponses, ListSessionsData, ListSessionsErrors, ListSessionsResponses, ListSharesData, ListSharesErrors, ListSharesResponses, ListSourcesData, ListSourcesErrors, ListSourcesResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListUsersData, ListUsersErrors, ListUsersResponses, ListUserTokensData, ListUserTokensErrors, ListUserTokensResponses, ListVersionsData, ListVersionsErrors, ListVersionsResponses, LoginData, LoginErrors, LoginResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MeData, MeResponses, MyUsageData, MyUsageResponses, OpenSharedLinkData, OpenSharedLinkErrors, OpenSharedLinkResponses, PreviewFileData, PreviewFileErrors, PreviewFileResponses, ProfileFileData, ProfileFileErrors, ProfileFileResponses, ProjectUsageData, ProjectUsageErrors, ProjectUsageResponses, ReadyzData, ReadyzErrors, ReadyzResponses, ReissueShareData, ReissueShareErrors, ReissueShareResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeShareData, RevokeShareErrors, RevokeShareResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, RevokeUserTokenData, RevokeUserTokenErrors, RevokeUserTokenResponses, RevokeUserTokensData, RevokeUserTokensErrors, RevokeUserTokensResponses, RunEventsData, RunEventsErrors, RunEventsResponse, RunEventsResponses, SandboxStatusData, SandboxStatusResponses, SearchData, SearchErrors, SearchResponses, SessionLiveData, SessionLiveErrors, SessionLiveResponse, SessionLiveResponses, StartCheckRunData, StartCheckRunErrors, StartCheckRunResponses, UpdateCheckData, UpdateCheckErrors, UpdateCheckResponses, UpdateItemData, UpdateItemErrors, UpdateItemResponses, UpdateMemberData, UpdateMemberErrors, UpdateMemberResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UpdateSessionData, UpdateSessionErrors, UpdateSessionResponses, UpdateSourceData, UpdateSourceErrors, UpdateSourceResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, UploadFileData, UploadFileErrors, UploadFileResponses, UserUsageData, UserUsageErrors, UserUsageResponses, VerifyAuditLogData, VerifyAuditLogErrors, VerifyAuditLogResponses, VerifyRunData, VerifyRunErrors, VerifyRunResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -596,6 +596,96 @@ export const getArtifact = <ThrowOnError extends boolean = false>(options: Optio
 export const artifactContent = <ThrowOnError extends boolean = false>(options: Options<ArtifactContentData, ThrowOnError>) => (options.client ?? client).get<ArtifactContentResponses, ArtifactContentErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/artifacts/{artifact_id}/content',
+    ...options
+});
+
+/**
+ * Session Live
+ *
+ * Follow an open session: `presence` first (who has it open, you included) and at each
+ * change, `run.created` when anyone asks (follow the run with GET /runs/{id}/events),
+ * `session.updated` for a new title, `comment.created` / `comment.deleted`; `: ping`
+ * heartbeats. It ends only when the client leaves, or loses access to the session.
+ */
+export const sessionLive = <ThrowOnError extends boolean = false>(options: Options<SessionLiveData, ThrowOnError, SessionLiveResponse>) => (options.client ?? client).sse.get<SessionLiveResponses, SessionLiveErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/sessions/{session_id}/live',
+    ...options
+});
+
+/**
+ * List Comments
+ *
+ * The run's comments, oldest first; a reply names the comment it answers (`reply_to`).
+ */
+export const listComments = <ThrowOnError extends boolean = false>(options: Options<ListCommentsData, ThrowOnError>) => (options.client ?? client).get<ListCommentsResponses, ListCommentsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/runs/{run_id}/comments',
+    ...options
+});
+
+/**
+ * Add Comment
+ *
+ * Comment on the run's answer, or reply to one of its comments (`reply_to`).
+ */
+export const addComment = <ThrowOnError extends boolean = false>(options: Options<AddCommentData, ThrowOnError>) => (options.client ?? client).post<AddCommentResponses, AddCommentErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/runs/{run_id}/comments',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete Comment
+ *
+ * Delete a comment (its author, or an owner of the project) and the replies under it.
+ */
+export const deleteComment = <ThrowOnError extends boolean = false>(options: Options<DeleteCommentData, ThrowOnError>) => (options.client ?? client).delete<DeleteCommentResponses, DeleteCommentErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/comments/{comment_id}',
+    ...options
+});
+
+/**
+ * List Notifications
+ *
+ * Your notifications, newest first, with how many are unread.
+ */
+export const listNotifications = <ThrowOnError extends boolean = false>(options?: Options<ListNotificationsData, ThrowOnError>) => (options?.client ?? client).get<ListNotificationsResponses, ListNotificationsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/notifications',
+    ...options
+});
+
+/**
+ * Mark Notifications Read
+ *
+ * Mark your notifications read: `ids`, or every unread one.
+ */
+export const markNotificationsRead = <ThrowOnError extends boolean = false>(options: Options<MarkNotificationsReadData, ThrowOnError>) => (options.client ?? client).post<MarkNotificationsReadResponses, MarkNotificationsReadErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/notifications/read',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Search
+ *
+ * Sessions' titles, questions, answers, steps' code and artifacts' names matching `q`
+ * in the projects you are a member of, best first; each snippet HTML-escaped with the
+ * hits in `<mark>`.
+ */
+export const search = <ThrowOnError extends boolean = false>(options: Options<SearchData, ThrowOnError>) => (options.client ?? client).get<SearchResponses, SearchErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/search',
     ...options
 });
 

@@ -197,7 +197,7 @@ export type AuditEventOut = {
     /**
      * Action
      *
-     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, knowledge.created, knowledge.updated, knowledge.approved, knowledge.rejected, knowledge.deleted, session.created, session.renamed, session.autonomy_changed, session.deleted, run.asked, run.ended, run.stopped, review.decided, input.answered, share.created, share.revoked, share.opened, export.downloaded, file.downloaded, check.created, check.updated, check.deleted, check_run.started, check_run.finished, knowledge.proposed
+     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, knowledge.created, knowledge.updated, knowledge.approved, knowledge.rejected, knowledge.deleted, session.created, session.renamed, session.autonomy_changed, session.deleted, run.asked, run.ended, run.stopped, review.decided, input.answered, share.created, share.revoked, share.opened, export.downloaded, file.downloaded, check.created, check.updated, check.deleted, check_run.started, check_run.finished, knowledge.proposed, comment.added, comment.deleted
      */
     action: string;
     /**
@@ -550,6 +550,54 @@ export type ColumnProfile = {
      * Text and booleans: the most frequent values (up to 5), most first
      */
     top?: Array<TopValue> | null;
+};
+
+/**
+ * CommentCreate
+ */
+export type CommentCreate = {
+    /**
+     * Body
+     *
+     * The comment (plain text)
+     */
+    body: string;
+    /**
+     * Reply To
+     *
+     * A comment of the same run it answers
+     */
+    reply_to?: string | null;
+};
+
+/**
+ * CommentOut
+ */
+export type CommentOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Who wrote it (null: a user deleted since)
+     */
+    author: PersonOut | null;
+    /**
+     * Body
+     */
+    body: string;
+    /**
+     * Reply To
+     */
+    reply_to: string | null;
+    /**
+     * Created At
+     */
+    created_at: string;
 };
 
 /**
@@ -1012,6 +1060,32 @@ export type LoginResponse = {
 };
 
 /**
+ * MarkRead
+ */
+export type MarkRead = {
+    /**
+     * Ids
+     *
+     * These (default: every unread one of yours)
+     */
+    ids?: Array<string> | null;
+};
+
+/**
+ * MarkedRead
+ */
+export type MarkedRead = {
+    /**
+     * Marked
+     */
+    marked: number;
+    /**
+     * Unread
+     */
+    unread: number;
+};
+
+/**
  * MemberAdd
  */
 export type MemberAdd = {
@@ -1108,6 +1182,78 @@ export type ModelOut = {
 };
 
 /**
+ * NotificationOut
+ */
+export type NotificationOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Kind
+     *
+     * `comment`: a comment on an answer of one of your projects
+     */
+    kind: string;
+    /**
+     * Project Id
+     */
+    project_id: string;
+    /**
+     * Session Id
+     */
+    session_id: string;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Comment Id
+     */
+    comment_id: string;
+    /**
+     * Actor Email
+     *
+     * Who wrote it
+     */
+    actor_email: string;
+    /**
+     * Text
+     *
+     * The start of the comment
+     */
+    text: string;
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Read At
+     */
+    read_at: string | null;
+};
+
+/**
+ * NotificationPage
+ */
+export type NotificationPage = {
+    /**
+     * Items
+     */
+    items: Array<NotificationOut>;
+    /**
+     * Total
+     */
+    total: number;
+    /**
+     * Unread
+     *
+     * How many of the user's notifications are unread
+     */
+    unread: number;
+};
+
+/**
  * Page[ApiTokenOut]
  */
 export type PageApiTokenOut = {
@@ -1157,6 +1303,20 @@ export type PageCheckRunOut = {
      * Items
      */
     items: Array<CheckRunOut>;
+    /**
+     * Total
+     */
+    total: number;
+};
+
+/**
+ * Page[CommentOut]
+ */
+export type PageCommentOut = {
+    /**
+     * Items
+     */
+    items: Array<CommentOut>;
     /**
      * Total
      */
@@ -1912,6 +2072,58 @@ export type SchemaPatch = {
      * Tables
      */
     tables: Array<TableDescription>;
+};
+
+/**
+ * SearchHit
+ */
+export type SearchHit = {
+    /**
+     * Kind
+     *
+     * What matched: a session's title, a question, an answer, a step's code or an artifact's name
+     */
+    kind: 'session' | 'question' | 'answer' | 'code' | 'artifact';
+    /**
+     * Session Id
+     */
+    session_id: string;
+    /**
+     * Run Id
+     *
+     * The run it is part of (null: a session's title)
+     */
+    run_id: string | null;
+    /**
+     * Project Id
+     */
+    project_id: string;
+    /**
+     * Title
+     *
+     * The session's title
+     */
+    title: string;
+    /**
+     * Snippet
+     *
+     * The matching text around the hit: HTML-escaped, each hit inside `<mark>…</mark>` (the only markup it holds)
+     */
+    snippet: string;
+};
+
+/**
+ * SearchPage
+ */
+export type SearchPage = {
+    /**
+     * Items
+     */
+    items: Array<SearchHit>;
+    /**
+     * Total
+     */
+    total: number;
 };
 
 /**
@@ -3330,6 +3542,148 @@ export type RunEvent = ({
 } & FinalEvent) | ({
     event: 'run.finished';
 } & RunFinishedEvent);
+
+/**
+ * CommentCreated
+ *
+ * A comment on one of the session's answers (the `comment` of POST /runs/{id}/comments).
+ */
+export type CommentCreated = {
+    /**
+     * Event
+     */
+    event?: 'comment.created';
+    /**
+     * Session Id
+     */
+    session_id: string;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Comment
+     */
+    comment: {
+        [key: string]: unknown;
+    };
+};
+
+/**
+ * CommentDeleted
+ */
+export type CommentDeleted = {
+    /**
+     * Event
+     */
+    event?: 'comment.deleted';
+    /**
+     * Session Id
+     */
+    session_id: string;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Comment Id
+     */
+    comment_id: string;
+};
+
+/**
+ * Person
+ */
+export type Person = {
+    /**
+     * User Id
+     */
+    user_id: string;
+    /**
+     * Email
+     */
+    email: string;
+};
+
+/**
+ * PresenceChanged
+ *
+ * Who has the session open now (each user once); sent first, and at every change.
+ */
+export type PresenceChanged = {
+    /**
+     * Event
+     */
+    event?: 'presence';
+    /**
+     * Session Id
+     */
+    session_id: string;
+    /**
+     * Users
+     */
+    users: Array<Person>;
+};
+
+/**
+ * RunCreated
+ *
+ * A question (or a cell) was asked in the session: follow it with GET /runs/{id}/events.
+ */
+export type RunCreated = {
+    /**
+     * Event
+     */
+    event?: 'run.created';
+    /**
+     * Session Id
+     */
+    session_id: string;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    asked_by: Person;
+    /**
+     * Query
+     */
+    query: string;
+};
+
+/**
+ * SessionUpdated
+ */
+export type SessionUpdated = {
+    /**
+     * Event
+     */
+    event?: 'session.updated';
+    /**
+     * Session Id
+     */
+    session_id: string;
+    /**
+     * Title
+     */
+    title: string;
+};
+
+/**
+ * LiveEvent
+ *
+ * One message of a session's live stream
+ */
+export type LiveEvent = ({
+    event: 'run.created';
+} & RunCreated) | ({
+    event: 'presence';
+} & PresenceChanged) | ({
+    event: 'session.updated';
+} & SessionUpdated) | ({
+    event: 'comment.created';
+} & CommentCreated) | ({
+    event: 'comment.deleted';
+} & CommentDeleted);
 
 /**
  * ArtifactOut
@@ -5367,6 +5721,266 @@ export type ArtifactContentResponses = {
 };
 
 export type ArtifactContentResponse = ArtifactContentResponses[keyof ArtifactContentResponses];
+
+export type SessionLiveData = {
+    body?: never;
+    path: {
+        /**
+         * Session Id
+         */
+        session_id: string;
+    };
+    query?: never;
+    url: '/api/v1/sessions/{session_id}/live';
+};
+
+export type SessionLiveErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+    /**
+     * Too many live streams open (code too_many_streams); Retry-After
+     */
+    503: unknown;
+};
+
+export type SessionLiveError = SessionLiveErrors[keyof SessionLiveErrors];
+
+export type SessionLiveResponses = {
+    /**
+     * The session's live events as server-sent events (see LiveEvent)
+     */
+    200: LiveEvent;
+};
+
+export type SessionLiveResponse = SessionLiveResponses[keyof SessionLiveResponses];
+
+export type ListCommentsData = {
+    body?: never;
+    path: {
+        /**
+         * Run Id
+         */
+        run_id: string;
+    };
+    query?: {
+        /**
+         * Limit
+         *
+         * How many items at most
+         */
+        limit?: number;
+        /**
+         * Offset
+         *
+         * How many items to skip
+         */
+        offset?: number;
+    };
+    url: '/api/v1/runs/{run_id}/comments';
+};
+
+export type ListCommentsErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ListCommentsError = ListCommentsErrors[keyof ListCommentsErrors];
+
+export type ListCommentsResponses = {
+    /**
+     * Successful Response
+     */
+    200: PageCommentOut;
+};
+
+export type ListCommentsResponse = ListCommentsResponses[keyof ListCommentsResponses];
+
+export type AddCommentData = {
+    body: CommentCreate;
+    path: {
+        /**
+         * Run Id
+         */
+        run_id: string;
+    };
+    query?: never;
+    url: '/api/v1/runs/{run_id}/comments';
+};
+
+export type AddCommentErrors = {
+    /**
+     * reply_to is no comment of this run (reply_to_not_in_run)
+     */
+    400: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type AddCommentError = AddCommentErrors[keyof AddCommentErrors];
+
+export type AddCommentResponses = {
+    /**
+     * Successful Response
+     */
+    201: CommentOut;
+};
+
+export type AddCommentResponse = AddCommentResponses[keyof AddCommentResponses];
+
+export type DeleteCommentData = {
+    body?: never;
+    path: {
+        /**
+         * Comment Id
+         */
+        comment_id: string;
+    };
+    query?: never;
+    url: '/api/v1/comments/{comment_id}';
+};
+
+export type DeleteCommentErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type DeleteCommentError = DeleteCommentErrors[keyof DeleteCommentErrors];
+
+export type DeleteCommentResponses = {
+    /**
+     * Successful Response
+     */
+    204: void;
+};
+
+export type DeleteCommentResponse = DeleteCommentResponses[keyof DeleteCommentResponses];
+
+export type ListNotificationsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Unread
+         *
+         * Only the unread ones
+         */
+        unread?: boolean;
+        /**
+         * Limit
+         *
+         * How many items at most
+         */
+        limit?: number;
+        /**
+         * Offset
+         *
+         * How many items to skip
+         */
+        offset?: number;
+    };
+    url: '/api/v1/notifications';
+};
+
+export type ListNotificationsErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ListNotificationsError = ListNotificationsErrors[keyof ListNotificationsErrors];
+
+export type ListNotificationsResponses = {
+    /**
+     * Successful Response
+     */
+    200: NotificationPage;
+};
+
+export type ListNotificationsResponse = ListNotificationsResponses[keyof ListNotificationsResponses];
+
+export type MarkNotificationsReadData = {
+    body: MarkRead;
+    path?: never;
+    query?: never;
+    url: '/api/v1/notifications/read';
+};
+
+export type MarkNotificationsReadErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type MarkNotificationsReadError = MarkNotificationsReadErrors[keyof MarkNotificationsReadErrors];
+
+export type MarkNotificationsReadResponses = {
+    /**
+     * Successful Response
+     */
+    200: MarkedRead;
+};
+
+export type MarkNotificationsReadResponse = MarkNotificationsReadResponses[keyof MarkNotificationsReadResponses];
+
+export type SearchData = {
+    body?: never;
+    path?: never;
+    query: {
+        /**
+         * Q
+         *
+         * The words to find
+         */
+        q: string;
+        /**
+         * Project Id
+         *
+         * Only this project's
+         */
+        project_id?: string | null;
+        /**
+         * Limit
+         *
+         * How many items at most
+         */
+        limit?: number;
+        /**
+         * Offset
+         *
+         * How many items to skip
+         */
+        offset?: number;
+    };
+    url: '/api/v1/search';
+};
+
+export type SearchErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type SearchError = SearchErrors[keyof SearchErrors];
+
+export type SearchResponses = {
+    /**
+     * Successful Response
+     */
+    200: SearchPage;
+};
+
+export type SearchResponse = SearchResponses[keyof SearchResponses];
 
 export type ListSourcesData = {
     body?: never;

@@ -4,7 +4,9 @@ import { Navigate, Outlet, useLocation } from 'react-router';
 import { Button } from '@/components/ui/button';
 import { Dialog as D } from 'radix-ui';
 import { useAuthStore } from '@/features/auth/auth-store';
+import { NotificationBell } from '@/features/notifications/bell';
 import { Sidebar } from '@/features/projects/sidebar';
+import { SearchButton, SearchHost } from '@/features/search/search-dialog';
 import { ModelBanner } from '@/features/system/model-banner';
 import { SandboxBanner } from '@/features/system/sandbox-banner';
 import { SESSION_EXPIRED } from '@/lib/api';
@@ -25,6 +27,7 @@ export function AppLayout() {
   if (!auth) return <Navigate to="/login" replace state={{ from: location.pathname }} />;
   return (
     <div className="flex h-full flex-col">
+      <SearchHost />
       <SandboxBanner />
       <ModelBanner />
       <div className="flex min-h-0 flex-1">
@@ -46,6 +49,9 @@ export function AppLayout() {
               <Menu />
             </Button>
             <span className="font-semibold">Workbench</span>
+            <span className="ml-auto" />
+            <SearchButton compact />
+            <NotificationBell />
           </div>
           <main className="min-h-0 flex-1">
             <Outlet />

@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
+import { Presence } from '@/features/live/presence';
 import { projectQuery } from '@/features/projects/queries';
 import { ProjectRoleProvider, RoleBadge } from '@/features/projects/role';
 import { SessionChat } from '@/features/runs/session-chat';
@@ -31,6 +32,7 @@ export function SessionRoute() {
             {session.data?.title || 'Untitled session'}
           </h1>
           <span className="ml-auto" />
+          <Presence sessionId={sessionId} />
           {role && role !== 'owner' && <RoleBadge role={role} />}
           {session.data && session.data.tokens_in + session.data.tokens_out > 0 && (
             <span

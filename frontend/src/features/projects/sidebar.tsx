@@ -26,6 +26,8 @@ import {
   DropdownMenuTrigger,
 } from '@/components/ui/dropdown-menu';
 import { UserArea } from '@/features/auth/user-area';
+import { NotificationBell } from '@/features/notifications/bell';
+import { SearchButton } from '@/features/search/search-dialog';
 import { MembersDialog } from '@/features/members/members-dialog';
 import { ReviewBadge } from '@/features/sessions/autonomy-switch';
 import { useCreateSession, useDeleteSession, useRenameSession } from '@/features/sessions/mutations';
@@ -203,6 +205,10 @@ export function Sidebar({ onNavigate }: { onNavigate?: () => void }) {
           </span>
           Workbench
         </Link>
+        <NotificationBell className="ml-auto" />
+      </div>
+      <div className="px-3 pb-3">
+        <SearchButton />
       </div>
       <div className="flex items-center justify-between px-4 pb-1">
         <span className="text-xs font-medium tracking-wide text-muted-foreground uppercase">Projects</span>

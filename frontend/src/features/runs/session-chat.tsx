@@ -8,7 +8,6 @@ import { useAuthStore } from '@/features/auth/auth-store';
 import { fileKeys, filesQuery } from '@/features/files/queries';
 import { useReplaceConfirm } from '@/features/files/replace-confirm';
 import { uploadFile } from '@/features/files/upload';
-import { membersQuery } from '@/features/members/queries';
 import { can, useProjectRole } from '@/features/projects/role';
 import { cn } from '@/lib/utils';
 import { useRenameSession } from '@/features/sessions/mutations';
@@ -18,6 +17,9 @@ import { changedFiles } from './run-files';
 import { isTerminal } from './events';
 import { RunView, UserQuery, type Asked } from './run-view';
 import { ProposedNotice } from '@/features/knowledge/proposed-notice';
+import { CommentThread } from '@/features/comments/comment-thread';
+import { useScrollToRun } from '@/features/live/scroll-to-run';
+import { useSessionLive } from '@/features/live/use-session-live';
 import { RunKnowledgeActions } from '@/features/knowledge/run-actions';
 import { ShapedBy } from '@/features/knowledge/shaped-by';
 import { SessionStart } from './session-start';
@@ -25,10 +27,10 @@ import { ShortcutsDialog, useSessionShortcuts } from './shortcuts';
 import { useSessionRuns, type Question } from './use-session-runs';
 
 export function SessionChat({ projectId, sessionId }: { projectId: string; sessionId: string }) {
-  const members = useQuery({ ...membersQuery(projectId), meta: { silent: true } });
-  const { loading, loaded, isNew, runs, sending, active, refusal, ask, stop, stopping, replies } = useSessionRuns(projectId, sessionId, {
-    shared: (members.data?.total ?? 0) > 1,
-  });
+  const { loading, loaded, isNew, runs, sending, active, refusal, ask, stop, stopping, replies, follow: followRun } = useSessionRuns(projectId, sessionId);
+  // Questions asked, titles and comments from others arrive through the session's live stream.
+  useSessionLive(sessionId, followRun);
+  useScrollToRun(loaded);
   const projectFiles = useQuery(filesQuery(projectId));
   const focusComposer = useCallback(() => document.querySelector<HTMLTextAreaElement>('textarea[data-composer]')?.focus(), []);
   const session = useQuery(sessionQuery(sessionId));
@@ -141,8 +143,8 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
             />
           )}
           {runs.map(({ view: r, stored, live, reconnecting, fileIds }) => (
+            <div key={r.runId} id={`run-${r.runId}`} className="scroll-mt-4">
             <RunView
-              key={r.runId}
               run={r}
               live={live}
               reconnecting={reconnecting}
@@ -161,6 +163,8 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
                 ) : null
               }
             />
+            {stored && isTerminal(stored.status) && <CommentThread runId={r.runId} />}
+            </div>
           ))}
           {sending && (
             <section className="space-y-4">

@@ -7,7 +7,7 @@ import { ApiError, authFetch } from '@/lib/api';
 import { storedRun } from '@/test/runs';
 import { emptyRun, reduceRunEvents } from './run-reducer';
 import { useRunStore } from './run-store';
-import { mergeRuns, SHARED_POLL_MS, useSessionRuns, type StreamState } from './use-session-runs';
+import { mergeRuns, useSessionRuns, type StreamState } from './use-session-runs';
 
 vi.mock('@/lib/api', async (original) => ({
   ...(await original<typeof import('@/lib/api')>()),
@@ -98,10 +98,10 @@ function openStream(init: RequestInit | undefined, runId: string, events: [strin
 const listRuns = vi.mocked(listRunsRequest);
 const history = (...items: RunOut[]) => listRuns.mockResolvedValue({ data: { items } } as never);
 
-function mount(sessionId = S, shared = false) {
+function mount(sessionId = S) {
   const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });
   const wrapper = ({ children }: { children: ReactNode }) => <QueryClientProvider client={qc}>{children}</QueryClientProvider>;
-  return renderHook(({ session }) => useSessionRuns(P, session, { shared }), { wrapper, initialProps: { session: sessionId } });
+  return renderHook(({ session }) => useSessionRuns(P, session), { wrapper, initialProps: { session: sessionId } });
 }
 
 beforeEach(() => {
@@ -247,31 +247,18 @@ describe('useSessionRuns', () => {
   });
 });
 
-describe('a session of a project shared with others', () => {
-  const idle = async (shared: boolean) => {
-    vi.useFakeTimers({ shouldAdvanceTime: true });
-    try {
-      history(stored('a'));
-      const { result } = mount(S, shared);
-      await waitFor(() => expect(result.current.runs.map((r) => r.view.runId)).toEqual(['a']));
-      // Another member asks in it.
-      history(stored('a'), stored('b', { asked_by: { user_id: 'bob', email: 'bob@example.com' } }));
-      await act(() => vi.advanceTimersByTimeAsync(SHARED_POLL_MS + 100));
-      return result;
-    } finally {
-      vi.useRealTimers();
-    }
-  };
-
-  it("looks for new questions while idle, and shows one another member asked", async () => {
-    const result = await idle(true);
+describe('a run another member asked', () => {
+  it('is followed when the live stream tells of it: the history is looked at again, without a timer', async () => {
+    history(stored('a'));
+    const { result } = mount(S);
+    await waitFor(() => expect(result.current.runs.map((r) => r.view.runId)).toEqual(['a']));
+    expect(listRuns).toHaveBeenCalledTimes(1);
+    history(stored('a'), stored('b', { asked_by: { user_id: 'bob', email: 'bob@example.com' } }));
+    act(() => result.current.follow('b'));
     await waitFor(() => expect(result.current.runs.map((r) => r.view.runId)).toEqual(['a', 'b']));
     expect(result.current.runs[1].stored?.asked_by?.email).toBe('bob@example.com');
-  });
-
-  it('alone in its project, it does not ask again', async () => {
-    const result = await idle(false);
-    expect(listRuns).toHaveBeenCalledTimes(1);
-    expect(result.current.runs.map((r) => r.view.runId)).toEqual(['a']);
+    // One it already holds needs nothing.
+    act(() => result.current.follow('a'));
+    expect(listRuns).toHaveBeenCalledTimes(2);
   });
 });

@@ -71,23 +71,15 @@ export type Refusal = { detail: string; code: string | null; fix?: 'budget' };
 
 export type Question = { query: string; model: string | null; fileIds: string[] };
 
-/** How often an idle session shared with others looks for a question one of them asked. */
-export const SHARED_POLL_MS = 10_000;
-
 /**
  * The one owner of a session's runs: loads the history, follows the streams of the runs still
  * going (re-attached after a reload or when the session shows again, closed when it goes), merges
- * both into the list the chat shows, and holds what the user does to them. In a project `shared`
- * with other members, an idle session looks for new questions every little while, so a run
- * another member starts shows here and is followed live.
+ * both into the list the chat shows, and holds what the user does to them. A run another member
+ * starts is `follow`ed when the session's live stream tells of it (features/live), not on a timer.
  */
-export function useSessionRuns(projectId: string, sessionId: string, { shared = false }: { shared?: boolean } = {}) {
+export function useSessionRuns(projectId: string, sessionId: string) {
   const qc = useQueryClient();
-  const history = useQuery({
-    ...runsQuery(sessionId),
-    // While a run goes its stream says when it ends; only an idle session needs to look.
-    refetchInterval: (query) => (shared && query.state.data?.items.every((r) => isTerminal(r.status)) ? SHARED_POLL_MS : false),
-  });
+  const history = useQuery(runsQuery(sessionId));
   const views = useRunStore((s) => s.runs);
   const pinned = useRunStore((s) => s.pinned);
   const [started, setStarted] = useState<string | null>(null);
@@ -193,7 +185,16 @@ export function useSessionRuns(projectId: string, sessionId: string, { shared = 
     [qc, sessionId],
   );
 
+  /** A run asked elsewhere (another member, another tab): the refetched history holds it, and a run still going is attached to. */
+  const follow = useCallback(
+    (runId: string) => {
+      if (!history.data?.items.some((r) => r.id === runId)) void qc.invalidateQueries({ queryKey: runKeys.session(sessionId) });
+    },
+    [qc, sessionId, history.data],
+  );
+
   return {
+    follow,
     /** The history is loading for the first time. */
     loading: history.isLoading,
     /** The history has loaded: `runs` holds every run of the session. */
