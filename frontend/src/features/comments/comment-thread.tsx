@@ -22,7 +22,11 @@ export function CommentThread({ runId }: { runId: string }) {
   const thread = threadOf(items);
   const showing = open || items.length > 0;
   return (
-    <div className="mt-3 space-y-3 border-l-2 border-muted pl-3 sm:pl-4" data-testid="comment-thread" data-run-id={runId}>
+    <div
+      className={cn('mt-3 space-y-3', showing && 'border-l-2 border-muted pl-3 sm:pl-4')}
+      data-testid="comment-thread"
+      data-run-id={runId}
+    >
       {thread.map(({ comment, replies }) => (
         <div key={comment.id} className="space-y-2">
           <CommentItem comment={comment} runId={runId} onReply={() => setReplyTo(comment.id)} />

@@ -143,7 +143,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
             />
           )}
           {runs.map(({ view: r, stored, live, reconnecting, fileIds }) => (
-            <div key={r.runId} id={`run-${r.runId}`} className="scroll-mt-4">
+            <div key={r.runId}>
             <RunView
               run={r}
               live={live}
