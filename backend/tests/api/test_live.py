@@ -8,7 +8,7 @@ from typing import Any
 
 from tests.api.conftest import SALES
 from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Api
-from tests.support.live import LiveReader, emails
+from tests.support.live import LiveReader, emails, until_closed
 from tests.support.llm import ScriptedLLM, final_reply
 from tests.support.server import LiveServer
 from tests.support.sse import collect
@@ -70,14 +70,16 @@ def test_a_viewer_follows_live_and_a_stranger_gets_404(alice: Api, bob: Api, adm
     assert alice.get("/sessions/00000000-0000-0000-0000-000000000000/live").status_code == 404
 
 
-def test_open_live_streams_are_bounded_per_user(alice: Api, live: LiveServer) -> None:
+def test_open_live_streams_are_bounded_per_user_and_per_process(
+    alice: Api, admin: Api, live: LiveServer
+) -> None:
     project = alice.project()
     first, second = (
         alice.post(f"/projects/{project['id']}/sessions", json={"title": t}).json()
         for t in ("One", "Two")
     )
     slots = live.state.live.slots
-    per_user = slots.per_user
+    per_user, per_process = slots.per_user, slots.per_process
     slots.per_user = 1
     try:
         with LiveReader(alice, first["id"]) as open_one:
@@ -87,10 +89,24 @@ def test_open_live_streams_are_bounded_per_user(alice: Api, live: LiveServer) ->
             assert refused.json()["code"] == "too_many_streams"
             assert int(refused.headers["Retry-After"]) > 0
         # Closed, its place is free again.
+        until_closed(slots)
         with LiveReader(alice, second["id"]) as open_two:
             assert emails(open_two.next("presence")) == ["alice@example.com"]
+        # The process's bound holds for all users together.
+        until_closed(slots)
+        slots.per_user, slots.per_process = per_user, 1
+        with LiveReader(alice, first["id"]) as open_one:
+            assert emails(open_one.next("presence")) == ["alice@example.com"]
+            with admin.new_user("bob@example.com") as bob:
+                alice.post(
+                    f"/projects/{project['id']}/members",
+                    json={"email": "bob@example.com", "role": "viewer"},
+                )
+                full = bob.get(f"/sessions/{first['id']}/live")
+                assert full.status_code == 503 and full.json()["code"] == "too_many_streams"
+                assert int(full.headers["Retry-After"]) > 0
     finally:
-        slots.per_user = per_user
+        slots.per_user, slots.per_process = per_user, per_process
 
 
 def test_a_question_asked_on_one_replica_reaches_a_viewer_on_another(

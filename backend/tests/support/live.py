@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
+import time
 from typing import Any
 
 import httpx
@@ -31,6 +32,7 @@ class LiveReader:
         self.status: int | None = None
         self._opened = threading.Event()
         self._stop = threading.Event()
+        self._response: httpx.Response | None = None
         self._thread = threading.Thread(target=self._read, daemon=True)
 
     def __enter__(self) -> LiveReader:
@@ -41,6 +43,8 @@ class LiveReader:
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
+        if self._response is not None:
+            self._response.close()  # the server sees the client leave now, not at a heartbeat
         self._thread.join(WAIT_SECONDS)
 
     def _read(self) -> None:
@@ -48,6 +52,7 @@ class LiveReader:
         try:
             with self.client.stream("GET", url, timeout=None) as response:
                 self.status = response.status_code
+                self._response = response
                 self._opened.set()
                 name, data = "message", []
                 for line in response.iter_lines():
@@ -65,8 +70,8 @@ class LiveReader:
                         name = line.partition(":")[2].strip()
                     elif line.startswith("data:"):
                         data.append(line.partition(":")[2].removeprefix(" "))
-        except httpx.HTTPError:
-            pass
+        except (httpx.HTTPError, RuntimeError, ValueError):
+            pass  # closed from the test's thread as it left
         finally:
             self._opened.set()
             self.events.put(None)
@@ -79,6 +84,14 @@ class LiveReader:
             self.seen.append(item)
             if item[0] == name and (where is None or where(item[1])):
                 return item[1]
+
+
+def until_closed(slots: Any) -> None:
+    """Wait until the server has seen every stream of the test leave (its slots are free)."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while slots.open:
+        assert time.monotonic() < deadline, "the server never saw the streams close"
+        time.sleep(0.01)
 
 
 def emails(presence: dict[str, Any]) -> list[str]:
