@@ -17,6 +17,7 @@ import app.agent  # noqa: F401  (sets LiteLLM's offline price list before litell
 from app.agent import warm_up
 from app.api import (
     auth,
+    cells,
     checks,
     files,
     health,
@@ -211,6 +212,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         sessions,
         shares,
         runs,
+        cells,
         sources,
         knowledge,
         checks,
