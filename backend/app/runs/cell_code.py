@@ -65,3 +65,11 @@ def history_turn(query: str, answer: str | None, cell: dict[str, Any] | None) ->
         said += f", its result kept in the variable {cell['variable']}"
     output = str(cell.get("output") or "")[-HISTORY_OUTPUT_CHARS:]
     return f"{said}:)\n{query}", f"(Its output:)\n{output}" if output else "(It printed nothing.)"
+
+
+def cell_heading(cell: dict[str, Any]) -> str:
+    """What a cell is called where a question's text would stand (exports)."""
+    language = LANGUAGE_NAMES.get(str(cell.get("language")), "Python")
+    if cell.get("source"):
+        return f"{language} cell on {cell['source']}"
+    return f"{language} cell"

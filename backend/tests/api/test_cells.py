@@ -101,6 +101,7 @@ def test_a_python_cell_runs_in_the_sessions_sandbox_and_the_agent_sees_it(
     for kind in ("md", "html"):
         exported = alice.get(f"/sessions/{session['id']}/export", params={"format": kind})
         assert exported.status_code == 200 and "by_region = sales.groupby" in exported.text
+        assert "Python cell" in exported.text and "no model" in exported.text
 
 
 def test_an_sql_cell_queries_a_source_and_keeps_its_result_as_a_variable(
@@ -149,6 +150,8 @@ def test_an_sql_cell_queries_a_source_and_keeps_its_result_as_a_variable(
     assert runs[0]["cell"] == {"language": "sql", "source": "lite", "variable": "df_sql_1"}
     notebook = alice.get(f"/sessions/{session['id']}/export", params={"format": "ipynb"}).text
     assert "df_sql_1 = sql(" in notebook and "lite" in notebook
+    markdown = alice.get(f"/sessions/{session['id']}/export", params={"format": "md"}).text
+    assert "## 1. SQL cell on lite" in markdown
 
     # Refusals: no source, an unknown one, a bad name.
     for body, code_ in [
