@@ -269,6 +269,50 @@ export type AuditVerification = {
 };
 
 /**
+ * CellOut
+ */
+export type CellOut = {
+    /**
+     * Language
+     */
+    language: 'python' | 'sql';
+    /**
+     * Source
+     *
+     * An SQL cell's source (its name)
+     */
+    source?: string | null;
+    /**
+     * Variable
+     *
+     * Where an SQL cell's result is kept in the sandbox
+     */
+    variable?: string | null;
+};
+
+/**
+ * CellRequest
+ */
+export type CellRequest = {
+    /**
+     * Language
+     */
+    language: 'python' | 'sql';
+    /**
+     * Code
+     *
+     * The cell's code
+     */
+    code: string;
+    /**
+     * Source
+     *
+     * SQL: the project source's name or id
+     */
+    source?: string | null;
+};
+
+/**
  * CheckOut
  */
 export type CheckOut = {
@@ -1737,6 +1781,16 @@ export type RunOut = {
      * Status
      */
     status: 'queued' | 'running' | 'waiting_input' | 'waiting_approval' | 'succeeded' | 'failed' | 'cancelled';
+    /**
+     * Kind
+     *
+     * question: the agent answered; cell: the user's own code
+     */
+    kind?: 'question' | 'cell';
+    /**
+     * A cell's language and source
+     */
+    cell?: CellOut | null;
     /**
      * Query
      */
@@ -3517,6 +3571,16 @@ export type RunOutWritable = {
      * Status
      */
     status: 'queued' | 'running' | 'waiting_input' | 'waiting_approval' | 'succeeded' | 'failed' | 'cancelled';
+    /**
+     * Kind
+     *
+     * question: the agent answered; cell: the user's own code
+     */
+    kind?: 'question' | 'cell';
+    /**
+     * A cell's language and source
+     */
+    cell?: CellOut | null;
     /**
      * Query
      */
@@ -5367,6 +5431,48 @@ export type ArtifactContentResponses = {
 };
 
 export type ArtifactContentResponse = ArtifactContentResponses[keyof ArtifactContentResponses];
+
+export type RunCellData = {
+    body: CellRequest;
+    path: {
+        /**
+         * Session Id
+         */
+        session_id: string;
+    };
+    query?: never;
+    url: '/api/v1/sessions/{session_id}/cells';
+};
+
+export type RunCellErrors = {
+    /**
+     * No such source (unknown_source), or none given for SQL
+     */
+    400: unknown;
+    /**
+     * A viewer cannot run code (forbidden_role)
+     */
+    403: unknown;
+    /**
+     * The session is busy (code session_busy)
+     */
+    409: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type RunCellError = RunCellErrors[keyof RunCellErrors];
+
+export type RunCellResponses = {
+    /**
+     * The run's events as server-sent events (see RunEvent)
+     */
+    200: RunEvent;
+};
+
+export type RunCellResponse = RunCellResponses[keyof RunCellResponses];
 
 export type ListSourcesData = {
     body?: never;

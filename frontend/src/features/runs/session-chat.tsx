@@ -13,6 +13,7 @@ import { can, useProjectRole } from '@/features/projects/role';
 import { cn } from '@/lib/utils';
 import { useRenameSession } from '@/features/sessions/mutations';
 import { sessionQuery } from '@/features/sessions/queries';
+import { CellRun } from './cell-run';
 import { Composer } from './composer';
 import { changedFiles } from './run-files';
 import { isTerminal } from './events';
@@ -81,7 +82,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
     // A fresh session takes its first question as its title, so the sidebar says what it is about.
     const title = session.data?.title;
     const { query } = question;
-    if (isNew && (!title || title === 'New session')) {
+    if (isNew && !question.cell && (!title || title === 'New session')) {
       rename.mutate({ id: sessionId, title: query.length > 60 ? `${query.slice(0, 57).trimEnd()}…` : query });
     }
     return ask(question);
@@ -140,28 +141,39 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
               readOnly={readOnly}
             />
           )}
-          {runs.map(({ view: r, stored, live, reconnecting, fileIds }) => (
-            <RunView
-              key={r.runId}
-              run={r}
-              live={live}
-              reconnecting={reconnecting}
-              replies={replies}
-              onStop={() => stop(r.runId)}
-              stopping={stopping === r.runId}
-              onResend={readOnly ? undefined : (query) => send({ query, model: stored?.model ?? null, fileIds: fileIds ?? [] })}
-              resendBlocked={resendBlocked}
-              changed={changedFiles(r, stored?.files ?? [], projectFiles.data?.items ?? [], fileIds)}
-              asked={askedOf(stored, me)}
-              // Which items it used is known once the history holds it finished.
-              shapedBy={stored && isTerminal(stored.status) && <ShapedBy projectId={projectId} knowledge={stored.knowledge ?? []} />}
-              actions={
-                !readOnly && stored && r.status === 'succeeded' ? (
-                  <RunKnowledgeActions projectId={projectId} runId={r.runId} query={r.query} answer={r.answer} />
-                ) : null
-              }
-            />
-          ))}
+          {runs.map(({ view: r, stored, live, reconnecting, fileIds, cell }) =>
+            cell ? (
+              <CellRun
+                key={r.runId}
+                run={r}
+                cell={cell}
+                asked={askedOf(stored, me)}
+                onStop={() => stop(r.runId)}
+                stopping={stopping === r.runId}
+              />
+            ) : (
+              <RunView
+                key={r.runId}
+                run={r}
+                live={live}
+                reconnecting={reconnecting}
+                replies={replies}
+                onStop={() => stop(r.runId)}
+                stopping={stopping === r.runId}
+                onResend={readOnly ? undefined : (query) => send({ query, model: stored?.model ?? null, fileIds: fileIds ?? [] })}
+                resendBlocked={resendBlocked}
+                changed={changedFiles(r, stored?.files ?? [], projectFiles.data?.items ?? [], fileIds)}
+                asked={askedOf(stored, me)}
+                // Which items it used is known once the history holds it finished.
+                shapedBy={stored && isTerminal(stored.status) && <ShapedBy projectId={projectId} knowledge={stored.knowledge ?? []} />}
+                actions={
+                  !readOnly && stored && r.status === 'succeeded' ? (
+                    <RunKnowledgeActions projectId={projectId} runId={r.runId} query={r.query} answer={r.answer} />
+                  ) : null
+                }
+              />
+            ),
+          )}
           {sending && (
             <section className="space-y-4">
               <UserQuery text={sending} />
