@@ -597,6 +597,28 @@ export type ColumnProfile = {
 };
 
 /**
+ * DemoOut
+ */
+export type DemoOut = {
+    /**
+     * Project Id
+     */
+    project_id: string;
+    /**
+     * Session Id
+     *
+     * Its recorded session (replayable)
+     */
+    session_id: string;
+    /**
+     * Created
+     *
+     * Made now (false: the user's demo was there already)
+     */
+    created: boolean;
+};
+
+/**
  * FileOut
  */
 export type FileOut = {
@@ -2014,6 +2036,12 @@ export type SessionOut = {
      * Autonomy
      */
     autonomy: 'auto' | 'review';
+    /**
+     * Recorded
+     *
+     * Its history was loaded from a recording (the demo's): replayable
+     */
+    recorded: boolean;
     /**
      * Created At
      */
@@ -5473,6 +5501,22 @@ export type RunCellResponses = {
 };
 
 export type RunCellResponse = RunCellResponses[keyof RunCellResponses];
+
+export type OpenDemoProjectData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/demo';
+};
+
+export type OpenDemoProjectResponses = {
+    /**
+     * Successful Response
+     */
+    200: DemoOut;
+};
+
+export type OpenDemoProjectResponse = OpenDemoProjectResponses[keyof OpenDemoProjectResponses];
 
 export type ListSourcesData = {
     body?: never;
