@@ -89,13 +89,7 @@ class Admission:
                 file_ids=[str(f) for f in body.file_ids],
                 started_at=utcnow() if granted else None,
             )
-            await self.requests.add_run(run, session.project_id, asker)
-            recorder = EventRecorder(run.id, self.rt.events, self.rt.repository)
-            if granted:
-                await announce_start(run, recorder)
-            else:
-                await recorder.emit(events.RunQueued(position=ticket.position))
-            return Admitted(run, recorder, token, ticket)
+            return await self._record(run, session.project_id, asker, token, ticket)
 
         return await self._holding_lock(session.id, busy, admit)
 
@@ -116,15 +110,26 @@ class Admission:
             granted = ticket.granted.is_set()
             run.status = RunStatus.running if granted else RunStatus.queued
             run.started_at = utcnow() if granted else None
-            await self.requests.add_run(run, session.project_id, asker)
-            recorder = EventRecorder(run.id, self.rt.events, self.rt.repository)
-            if granted:
-                await announce_start(run, recorder)
-            else:
-                await recorder.emit(events.RunQueued(position=ticket.position))
-            return Admitted(run, recorder, token, ticket)
+            return await self._record(run, session.project_id, asker, token, ticket)
 
         return await self._holding_lock(session.id, busy, admit)
+
+    async def _record(
+        self,
+        run: Run,
+        project_id: uuid.UUID,
+        asker: tuple[uuid.UUID, str],
+        token: str,
+        ticket: SlotTicket,
+    ) -> Admitted:
+        """Record a new run (its row, then run.started, or run.queued while it waits)."""
+        await self.requests.add_run(run, project_id, asker)
+        recorder = EventRecorder(run.id, self.rt.events, self.rt.repository)
+        if ticket.granted.is_set():
+            await announce_start(run, recorder)
+        else:
+            await recorder.emit(events.RunQueued(position=ticket.position))
+        return Admitted(run, recorder, token, ticket)
 
     async def _sandbox_available(self) -> None:
         sandbox = await self.rt.sandboxes.status()

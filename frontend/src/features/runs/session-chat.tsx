@@ -13,6 +13,7 @@ import { can, useProjectRole } from '@/features/projects/role';
 import { cn } from '@/lib/utils';
 import { useRenameSession } from '@/features/sessions/mutations';
 import { sessionQuery } from '@/features/sessions/queries';
+import { RecordedBanner, useReplay } from '@/features/demo/replay';
 import { CellRun } from './cell-run';
 import { Composer } from './composer';
 import { changedFiles } from './run-files';
@@ -33,6 +34,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
   const projectFiles = useQuery(filesQuery(projectId));
   const focusComposer = useCallback(() => document.querySelector<HTMLTextAreaElement>('textarea[data-composer]')?.focus(), []);
   const session = useQuery(sessionQuery(sessionId));
+  const replay = useReplay(session.data?.recorded ? (runs[0]?.view.runId ?? null) : null);
   const rename = useRenameSession(projectId);
   const scroller = useRef<HTMLDivElement>(null);
   const stickToBottom = useRef(true);
@@ -141,8 +143,18 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
               readOnly={readOnly}
             />
           )}
-          {runs.map(({ view: r, stored, live, reconnecting, fileIds, cell }) =>
-            cell ? (
+          {session.data?.recorded && runs.length > 0 && (
+            <RecordedBanner
+              playing={replay.playing}
+              replayed={!!replay.view}
+              onReplay={() => void replay.start()}
+              onStop={replay.stop}
+            />
+          )}
+          {runs.map(({ view: stream, stored, live, reconnecting, fileIds, cell }) => {
+            // The recording replaying shows in place of its run (the history stays as stored).
+            const r = replay.view && stream.runId === replay.view.runId ? replay.view : stream;
+            return cell ? (
               <CellRun
                 key={r.runId}
                 run={r}
@@ -172,8 +184,8 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
                   ) : null
                 }
               />
-            ),
-          )}
+            );
+          })}
           {sending && (
             <section className="space-y-4">
               <UserQuery text={sending} />
