@@ -17,8 +17,10 @@ import app.agent  # noqa: F401  (sets LiteLLM's offline price list before litell
 from app.agent import warm_up
 from app.api import (
     auth,
+    cells,
     checks,
     comments,
+    demo,
     files,
     health,
     knowledge,
@@ -227,6 +229,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         comments,
         notifications,
         search,
+        cells,
+        demo,
         sources,
         knowledge,
         checks,

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { knowledgeTests } from './knowledge.mjs';
 import { liveTests } from './live.mjs';
+import { cellsTests } from './cells.mjs';
 
 const HERE = import.meta.dirname;
 const FRONTEND = path.resolve(HERE, '..');
@@ -1448,7 +1449,8 @@ async function main() {
         expect(Array.isArray(body.items) && body.items.length === 0, `a backend without LLM_MODEL lists no models: ${JSON.stringify(body)}`);
         const banner = p.getByTestId('model-banner');
         await banner.waitFor();
-        expect((await banner.innerText()) === noModel, `the banner reads ${JSON.stringify(await banner.innerText())}`);
+        const said = await banner.locator('p').innerText();
+        expect(said === noModel, `the banner reads ${JSON.stringify(said)}`);
         await p.screenshot({ path: path.join(SHOTS, '25-no-model-home.png') });
 
         await p.getByRole('main').getByRole('button', { name: 'New project' }).click();
@@ -2606,6 +2608,25 @@ async function main() {
 
     await knowledgeTests({ page, base, script, test, expect, ask, lastRun });
     await liveTests({ page, base, script, test, expect, browser, dataDir });
+
+    await cellsTests({
+      page,
+      base,
+      noModelBase,
+      browser,
+      script,
+      llmPort,
+      test,
+      expect,
+      sourcesDir,
+      backendDir: BACKEND,
+      email: EMAIL,
+      password: PASSWORD,
+      chooseTheme,
+      timeout: T,
+      consoleErrors,
+      ready: () => waitFor(`${noModelBase}/readyz`, 120_000),
+    });
 
     await test('an invalid token sends the user back to login', async () => {
       await page.evaluate(() => {

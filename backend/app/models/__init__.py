@@ -13,7 +13,15 @@ from app.models.knowledge import (
     ProjectCheck,
 )
 from app.models.projects import File, FileVersion, Project, ProjectMember, Session
-from app.models.runs import Artifact, Run, RunEventRow, RunFileRead, RunStatus, RunStep
+from app.models.runs import (
+    Artifact,
+    Run,
+    RunEventRow,
+    RunFileRead,
+    RunKind,
+    RunStatus,
+    RunStep,
+)
 from app.models.shares import Share
 from app.models.sources import DataSource, SourceTable
 from app.models.users import ApiToken, User
@@ -41,6 +49,7 @@ __all__ = [
     "Run",
     "RunEventRow",
     "RunFileRead",
+    "RunKind",
     "RunStatus",
     "RunStep",
     "Session",

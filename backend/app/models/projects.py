@@ -9,12 +9,14 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     Float,
     ForeignKey,
     Integer,
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -32,6 +34,9 @@ class Project(IdMixin, TimestampMixin, Base):
     # Spending bounds set by the owner (None: no bound): queries stop once they are reached.
     budget_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
     budget_tokens: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    # The demo project made for its owner on a first start with no model (app.demo): one
+    # per user, found again by this mark.
+    is_demo: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class ProjectMember(Base):
@@ -116,3 +121,6 @@ class Session(IdMixin, TimestampMixin, Base):
     # The last snapshot of its variables (app.runs.snapshots): where the files are in
     # object storage, and what was and was not saved.
     snapshot: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # Its history was loaded from a recording (the demo's), not asked here: the browser
+    # offers to replay it.
+    recorded: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())

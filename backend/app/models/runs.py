@@ -37,6 +37,11 @@ class RunStatus(StrEnum):
     cancelled = "cancelled"
 
 
+class RunKind(StrEnum):
+    question = "question"  # the agent answers a question
+    cell = "cell"  # the user's own code (app.runs.cells): no model is called
+
+
 class Run(IdMixin, Base):
     __tablename__ = "runs"
 
@@ -48,8 +53,14 @@ class Run(IdMixin, Base):
     user_id: Mapped[uuid.UUID | None] = mapped_column(
         ForeignKey("users.id", ondelete="SET NULL"), nullable=True, index=True
     )
+    kind: Mapped[str] = mapped_column(
+        String(10), default=RunKind.question, server_default=RunKind.question.value
+    )
     query: Mapped[str] = mapped_column(Text)
     model: Mapped[str] = mapped_column(String(200))
+    # A cell's run: {language: "python" | "sql", source?: name, variable?: where an SQL
+    # cell's result is kept, output?: what it printed (capped), for the agent's history}.
+    cell: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     file_ids: Mapped[list[str]] = mapped_column(JSON, default=list, server_default="[]")
     final_answer: Mapped[str | None] = mapped_column(Text, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)

@@ -58,15 +58,7 @@ class Admission:
         (run.queued); the sandbox slots are shared fairly between askers. `asker`: the id
         and email of who asks (the request's user)."""
         model_id = resolve_model(self.rt.settings, body.model)
-        sandbox = await self.rt.sandboxes.status()
-        if not sandbox.available:
-            raise AnalysisDisabled(
-                "Analysis is disabled: "
-                + sandbox.detail
-                + (f". Fix: {sandbox.fix}." if sandbox.fix else "."),
-                code="sandbox_unavailable",
-                retry_after=SANDBOX_RETRY_SECONDS,
-            )
+        await self._sandbox_available()
         busy = SessionBusy(
             "This session is still answering another question; wait for it or stop it."
         )
@@ -97,15 +89,58 @@ class Admission:
                 file_ids=[str(f) for f in body.file_ids],
                 started_at=utcnow() if granted else None,
             )
-            await self.requests.add_run(run, session.project_id, asker)
-            recorder = EventRecorder(run.id, self.rt.events, self.rt.repository)
-            if granted:
-                await announce_start(run, recorder)
-            else:
-                await recorder.emit(events.RunQueued(position=ticket.position))
-            return Admitted(run, recorder, token, ticket)
+            return await self._record(run, session.project_id, asker, token, ticket)
 
         return await self._holding_lock(session.id, busy, admit)
+
+    async def cell(self, session: Session, run: Run, asker: tuple[uuid.UUID, str]) -> Admitted:
+        """Let `asker`'s cell in (`run`, its row as app.runs.cells made it): the same lock,
+        line for sandbox slots and first events as a question, but no model and no budget
+        (nothing is spent)."""
+        await self._sandbox_available()
+        busy = SessionBusy("This session is still running something; wait for it or stop it.")
+
+        async def admit(token: str, claim: _Claim) -> Admitted:
+            if await self.requests.waiting_status(session.id) is not None:
+                raise SessionBusy(
+                    "This session's question is waiting for you: answer it, or stop that "
+                    "run, before running a cell."
+                )
+            ticket = claim(asker[0])
+            granted = ticket.granted.is_set()
+            run.status = RunStatus.running if granted else RunStatus.queued
+            run.started_at = utcnow() if granted else None
+            return await self._record(run, session.project_id, asker, token, ticket)
+
+        return await self._holding_lock(session.id, busy, admit)
+
+    async def _record(
+        self,
+        run: Run,
+        project_id: uuid.UUID,
+        asker: tuple[uuid.UUID, str],
+        token: str,
+        ticket: SlotTicket,
+    ) -> Admitted:
+        """Record a new run (its row, then run.started, or run.queued while it waits)."""
+        await self.requests.add_run(run, project_id, asker)
+        recorder = EventRecorder(run.id, self.rt.events, self.rt.repository)
+        if ticket.granted.is_set():
+            await announce_start(run, recorder)
+        else:
+            await recorder.emit(events.RunQueued(position=ticket.position))
+        return Admitted(run, recorder, token, ticket)
+
+    async def _sandbox_available(self) -> None:
+        sandbox = await self.rt.sandboxes.status()
+        if not sandbox.available:
+            raise AnalysisDisabled(
+                "Analysis is disabled: "
+                + sandbox.detail
+                + (f". Fix: {sandbox.fix}." if sandbox.fix else "."),
+                code="sandbox_unavailable",
+                retry_after=SANDBOX_RETRY_SECONDS,
+            )
 
     async def reply(self, run_id: uuid.UUID, reply: Reply) -> Admitted:
         """Let a reply to a waiting run in (on this replica, whichever started the run): the

@@ -21,8 +21,8 @@ from app.infra.storage import ObjectStorage
 from app.knowledge import prompt as knowledge_prompt
 from app.knowledge import usage as knowledge_usage
 from app.knowledge.prompt import Given
-from app.knowledge.selection import selector
-from app.models import File, Run
+from app.knowledge.selection import Selection, selector
+from app.models import File, Run, RunKind
 from app.observability import tracing
 from app.runs import budget, snapshots
 from app.runs.data_sources import SourcesAnswerer
@@ -101,13 +101,18 @@ class ContextBuilder:
                 else {}
             )
             spent = await usage.queries_run(db, run.id) if catalog else 0
-            selection = await selector.select(
-                db,
-                project.id,
-                run.query,
-                self.settings.KNOWLEDGE_PROMPT_TOKENS,
-                {f.id for f in files},
-                {f.id for f in files if str(f.id) in run.file_ids},
+            # A cell's code is run as written: no model reads the team's knowledge.
+            selection = (
+                Selection()
+                if run.kind == RunKind.cell
+                else await selector.select(
+                    db,
+                    project.id,
+                    run.query,
+                    self.settings.KNOWLEDGE_PROMPT_TOKENS,
+                    {f.id for f in files},
+                    {f.id for f in files if str(f.id) in run.file_ids},
+                )
             )
             given = knowledge_prompt.given(selection)
             if given or run.knowledge:  # (a run going on after the user's reply is given anew)

@@ -29,7 +29,7 @@ from app.infra.locks import SessionLocks
 from app.infra.storage import ObjectStorage
 from app.knowledge.prompt import Given
 from app.knowledge.review import KnowledgeReview
-from app.models import Run, RunStatus
+from app.models import Run, RunKind, RunStatus
 from app.models.base import utcnow
 from app.observability import logs, metrics, tracing
 from app.runs import budget, events
@@ -421,9 +421,9 @@ class RunExecution:
             await self._unlock(f"unlock after run {run.id}")
         self.rt.runs.live.pop(run.id, None)
         # The review pass is under way before anyone hears the run ended, and starts only
-        # once they can: it never delays run.finished.
+        # once they can: it never delays run.finished. A cell called no model: nothing to review.
         announced = asyncio.Event()
-        if recorded and outcome.status == RunStatus.succeeded:
+        if recorded and outcome.status == RunStatus.succeeded and run.kind != RunKind.cell:
             self.rt.review.submit(run.id, after=announced)
         try:
             await best_effort(recorder.publish(finished), f"announce the end of run {run.id}")

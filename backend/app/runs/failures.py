@@ -30,6 +30,10 @@ class StorageFailed(Exception):
     """Object storage failed while a run stored what a step made."""
 
 
+class CellFailed(Exception):
+    """A cell's code failed (its step carries the error; the run says so in a sentence)."""
+
+
 def input_timed_out(timeout: float) -> str:
     return INPUT_TIMED_OUT.format(
         time=f"{timeout / 3600:g} hours" if timeout >= 3600 else f"{timeout:g} seconds"
@@ -44,6 +48,7 @@ EXPECTED = (
     SandboxUnavailable,
     ModelFailed,
     AgentGenerationError,
+    CellFailed,
 )
 
 
@@ -52,7 +57,7 @@ def ended_by(exc: Exception, limits: Callable[[], CallLimits]) -> tuple[RunStatu
     failed model call)."""
     if isinstance(exc, RunCancelled):
         return RunStatus.cancelled, STOPPED
-    if isinstance(exc, BudgetExceeded | MaxStepsReached | ModelFailed):
+    if isinstance(exc, BudgetExceeded | MaxStepsReached | ModelFailed | CellFailed):
         return RunStatus.failed, str(exc)  # already a sentence with the cause (and the fix)
     if isinstance(exc, SandboxUnavailable):  # e.g. the sandbox service went away since start
         return RunStatus.failed, f"Analysis is disabled: {exc}"

@@ -2,8 +2,9 @@
 
 A run: one question answered by the agent, from the session lock to `run.finished`. Who
 does what (each a module of app.runs):
-    admission    lets a question or a reply in (lock, checks, slot, the run's row)
+    admission    lets a question, a cell or a reply in (lock, checks, slot, the run's row)
     execution    runs it (context, the agent's thread, translator) and ends or parks it
+    cells        runs a cell's code (the user's own) instead of the agent
     reader       reads its events, live or stored
     ending       ends runs no replica runs (waiting ones, those of a dead replica)
     sweeper      finds those, and cancels asked of other replicas
@@ -28,6 +29,7 @@ from app.models import Run, RunStatus, Session
 from app.observability import metrics, tracing
 from app.runs.admission import Admission
 from app.runs.agent_thread import CANCEL_GRACE_SECONDS
+from app.runs.cells import CellExecution
 from app.runs.context import ContextBuilder
 from app.runs.ending import RunEnding
 from app.runs.events import Decision
@@ -91,6 +93,16 @@ class RunOrchestrator:
         self._execute(admitted)
         return admitted.run
 
+    async def run_cell(self, session: Session, run: Run, asker: tuple[uuid.UUID, str]) -> Run:
+        """Take the session lock and a sandbox slot (or a place in the queue) for a cell's
+        run (`run`: its row, see app.runs.cells.new_cell), and run its code in the
+        background: no model is called."""
+        with tracing.span("admit"):
+            admitted = await self.admission.cell(session, run, asker)
+        metrics.RUNS_STARTED.inc()
+        self._execute(admitted, CellExecution)
+        return admitted.run
+
     async def answer(self, run_id: uuid.UUID, text: str, by: uuid.UUID | None = None) -> None:
         """Answer (as `by`) the question a waiting run asked, and go on with the run (on this
         replica, whichever started it): NotWaiting (not_waiting_input) unless it waits for
@@ -114,11 +126,11 @@ class RunOrchestrator:
             admitted = await self.admission.reply(run_id, reply)
         self._execute(admitted)
 
-    def _execute(self, admitted: Admitted) -> None:
+    def _execute(self, admitted: Admitted, kind: type[RunExecution] = RunExecution) -> None:
         run = admitted.run
         live = LiveRun(run.id, run.session_id)
         self.runs.live[run.id] = live
-        execution = RunExecution(self.rt, live, admitted)
+        execution = kind(self.rt, live, admitted)
         live.task = asyncio.create_task(execution.execute(), name=f"run-{run.id}")
 
     async def events(

@@ -137,10 +137,22 @@ class RunKnowledgeOut(BaseModel):
     )
 
 
+class CellOut(BaseModel):
+    language: Literal["python", "sql"]
+    source: str | None = Field(None, description="An SQL cell's source (its name)")
+    variable: str | None = Field(
+        None, description="Where an SQL cell's result is kept in the sandbox"
+    )
+
+
 class RunOut(Schema):
     id: uuid.UUID
     session_id: uuid.UUID
     status: RunStatusName
+    kind: Literal["question", "cell"] = Field(
+        "question", description="question: the agent answered; cell: the user's own code"
+    )
+    cell: CellOut | None = Field(None, description="A cell's language and source")
     query: str
     asked_by: PersonOut | None = Field(
         None,
@@ -190,6 +202,14 @@ class QueryRequest(BaseModel):
         default_factory=list, description="Files to point the agent at"
     )
     model: str | None = Field(None, description="One of GET /models; the default when omitted")
+
+
+class CellRequest(BaseModel):
+    language: Literal["python", "sql"]
+    code: str = Field(min_length=1, max_length=100_000, description="The cell's code")
+    source: str | None = Field(
+        None, max_length=200, description="SQL: the project source's name or id"
+    )
 
 
 class InputAnswer(BaseModel):

@@ -32,6 +32,9 @@ class SessionOut(Schema, UsageTotals):
     project_id: uuid.UUID
     title: str
     autonomy: Autonomy
+    recorded: bool = Field(
+        False, description="Its history was loaded from a recording (the demo's): replayable"
+    )
     created_at: datetime
     updated_at: datetime
 

@@ -156,6 +156,13 @@ class ScriptedLLM:
                 with contextlib.suppress(OSError):  # a connection dropped on purpose
                     super().finish()
 
+            def do_GET(self) -> None:
+                # Browser tests read what the agent was prompted with (GET /control/prompts).
+                if self.path == "/control/prompts":
+                    self._json(200, {"prompts": llm.prompts()})
+                else:
+                    self._json(200, {"scripted": len(llm.replies)})
+
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
                 if self.path == "/control/script":

@@ -269,6 +269,50 @@ export type AuditVerification = {
 };
 
 /**
+ * CellOut
+ */
+export type CellOut = {
+    /**
+     * Language
+     */
+    language: 'python' | 'sql';
+    /**
+     * Source
+     *
+     * An SQL cell's source (its name)
+     */
+    source?: string | null;
+    /**
+     * Variable
+     *
+     * Where an SQL cell's result is kept in the sandbox
+     */
+    variable?: string | null;
+};
+
+/**
+ * CellRequest
+ */
+export type CellRequest = {
+    /**
+     * Language
+     */
+    language: 'python' | 'sql';
+    /**
+     * Code
+     *
+     * The cell's code
+     */
+    code: string;
+    /**
+     * Source
+     *
+     * SQL: the project source's name or id
+     */
+    source?: string | null;
+};
+
+/**
  * CheckOut
  */
 export type CheckOut = {
@@ -598,6 +642,28 @@ export type CommentOut = {
      * Created At
      */
     created_at: string;
+};
+
+/**
+ * DemoOut
+ */
+export type DemoOut = {
+    /**
+     * Project Id
+     */
+    project_id: string;
+    /**
+     * Session Id
+     *
+     * Its recorded session (replayable)
+     */
+    session_id: string;
+    /**
+     * Created
+     *
+     * Made now (false: the user's demo was there already)
+     */
+    created: boolean;
 };
 
 /**
@@ -1898,6 +1964,16 @@ export type RunOut = {
      */
     status: 'queued' | 'running' | 'waiting_input' | 'waiting_approval' | 'succeeded' | 'failed' | 'cancelled';
     /**
+     * Kind
+     *
+     * question: the agent answered; cell: the user's own code
+     */
+    kind?: 'question' | 'cell';
+    /**
+     * A cell's language and source
+     */
+    cell?: CellOut | null;
+    /**
      * Query
      */
     query: string;
@@ -2172,6 +2248,12 @@ export type SessionOut = {
      * Autonomy
      */
     autonomy: 'auto' | 'review';
+    /**
+     * Recorded
+     *
+     * Its history was loaded from a recording (the demo's): replayable
+     */
+    recorded: boolean;
     /**
      * Created At
      */
@@ -3871,6 +3953,16 @@ export type RunOutWritable = {
      * Status
      */
     status: 'queued' | 'running' | 'waiting_input' | 'waiting_approval' | 'succeeded' | 'failed' | 'cancelled';
+    /**
+     * Kind
+     *
+     * question: the agent answered; cell: the user's own code
+     */
+    kind?: 'question' | 'cell';
+    /**
+     * A cell's language and source
+     */
+    cell?: CellOut | null;
     /**
      * Query
      */
@@ -5981,6 +6073,64 @@ export type SearchResponses = {
 };
 
 export type SearchResponse = SearchResponses[keyof SearchResponses];
+
+export type RunCellData = {
+    body: CellRequest;
+    path: {
+        /**
+         * Session Id
+         */
+        session_id: string;
+    };
+    query?: never;
+    url: '/api/v1/sessions/{session_id}/cells';
+};
+
+export type RunCellErrors = {
+    /**
+     * No such source (unknown_source), or none given for SQL
+     */
+    400: unknown;
+    /**
+     * A viewer cannot run code (forbidden_role)
+     */
+    403: unknown;
+    /**
+     * The session is busy (code session_busy)
+     */
+    409: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type RunCellError = RunCellErrors[keyof RunCellErrors];
+
+export type RunCellResponses = {
+    /**
+     * The run's events as server-sent events (see RunEvent)
+     */
+    200: RunEvent;
+};
+
+export type RunCellResponse = RunCellResponses[keyof RunCellResponses];
+
+export type OpenDemoProjectData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/demo';
+};
+
+export type OpenDemoProjectResponses = {
+    /**
+     * Successful Response
+     */
+    200: DemoOut;
+};
+
+export type OpenDemoProjectResponse = OpenDemoProjectResponses[keyof OpenDemoProjectResponses];
 
 export type ListSourcesData = {
     body?: never;

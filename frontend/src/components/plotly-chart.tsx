@@ -43,7 +43,9 @@ export function PlotlyChart({
       const draw = () => Plotly.react(el, safe.data, layout, { responsive: true, displaylogo: false, displayModeBar: narrow ? false : 'hover' });
       void draw();
       observer = new ResizeObserver(() => {
-        if (isNarrow() === narrow) return void Plotly.Plots.resize(el);
+        // A chart hidden meanwhile (its step folded, its run replaced by a replay) has no size to fit.
+        if (!el.clientWidth || !el.isConnected) return;
+        if (isNarrow() === narrow) return void Promise.resolve(Plotly.Plots.resize(el)).catch(() => undefined);
         narrow = !narrow;
         void draw();
       });

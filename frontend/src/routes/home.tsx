@@ -7,10 +7,14 @@ import { Button } from '@/components/ui/button';
 import { useCreateProject } from '@/features/projects/mutations';
 import { projectsQuery } from '@/features/projects/queries';
 import { RoleBadge } from '@/features/projects/role';
+import { OpenDemoButton } from '@/features/demo/open-demo';
+import { noModelConfigured } from '@/features/system/model-banner';
+import { modelsQuery } from '@/features/system/queries';
 import { formatDate } from '@/lib/utils';
 
 export function HomeRoute() {
   const projects = useQuery(projectsQuery());
+  const models = useQuery(modelsQuery());
   const create = useCreateProject();
   const navigate = useNavigate();
   const [open, setOpen] = useState(false);
@@ -39,8 +43,14 @@ export function HomeRoute() {
           ))}
         </div>
         {projects.data?.items.length === 0 && (
-          <div className="rounded-xl border border-dashed p-10 text-center text-sm text-muted-foreground">
-            No projects yet. Create your first one to get started.
+          <div className="space-y-3 rounded-xl border border-dashed p-10 text-center text-sm text-muted-foreground">
+            <p>No projects yet. Create your first one to get started.</p>
+            {noModelConfigured(models.data) && (
+              <div className="space-y-2" data-testid="demo-offer">
+                <p>No model is connected yet: see the product work on a demo project first (its own dataset and a recorded session).</p>
+                <OpenDemoButton size="default" />
+              </div>
+            )}
           </div>
         )}
       </div>

@@ -31,6 +31,7 @@ from app.models import (
 )
 from app.models.base import UTCDateTime, utcnow
 from app.runs.budget import Usage
+from app.runs.cell_code import history_turn
 from app.runs.repository import usage
 from app.runs.repository.endings import ROW_ONLY, RunEndings, update_run
 from app.runs.state import WAITING
@@ -164,9 +165,9 @@ class RunRepository(RunEndings):
     # A run's context -----------------------------------------------------------------
     async def context(
         self, run: Run
-    ) -> tuple[Session, list[File], list[tuple[str, str | None]], Project, Usage]:
+    ) -> tuple[Session, list[File], list[tuple[str, str]], Project, Usage]:
         """What a run starts from: its session, the project's files, the session's earlier
-        answered questions (oldest first), the project and what it has spent."""
+        answered questions and cells (oldest first), the project and what it has spent."""
         async with self.factory() as db:
             session, project = (
                 await db.execute(
@@ -182,7 +183,7 @@ class RunRepository(RunEndings):
             )
             turns = (
                 await db.execute(
-                    select(Run.query, Run.final_answer)
+                    select(Run.query, Run.final_answer, Run.cell)
                     .where(
                         Run.session_id == session.id,
                         Run.id != run.id,
@@ -194,7 +195,8 @@ class RunRepository(RunEndings):
             ).all()
             # Other sessions of the project may have spent while this run was queued.
             used = await usage.toward_budget(db, project)
-        return session, files, [(q, a) for q, a in reversed(turns)], project, used
+        history = [history_turn(q, a, cell) for q, a, cell in reversed(turns)]
+        return session, files, history, project, used
 
     async def pin_files(self, run: Run, files: list[File]) -> None:
         """Record which version of each file the run's workspace has (the run view tells
@@ -263,6 +265,12 @@ class RunRepository(RunEndings):
             )
             await db.commit()
         return bool(getattr(changed, "rowcount", 0))
+
+    async def set_cell(self, run_id: uuid.UUID, cell: dict[str, Any]) -> None:
+        """Record what a cell's run was and printed (the agent's history reads it)."""
+        async with self.factory() as db:
+            await db.execute(update_run(run_id).values(cell=cell))
+            await db.commit()
 
     # What a run makes ------------------------------------------------------------------
     async def add_artifact(self, row: Artifact) -> Artifact:

@@ -25,6 +25,7 @@ from app.db import release_connection
 from app.errors import BadRequest
 from app.infra.storage import ObjectNotFound, ObjectStorage
 from app.models import Artifact, File, Project, Run, RunStatus, Session
+from app.runs.cell_code import cell_heading
 from app.sandbox import REFUSED_PREFIX
 from app.sessions.export.figures import inert_figure
 
@@ -266,8 +267,9 @@ async def gather(
             ExportRun(
                 id=str(run.id),
                 number=number,
-                query=run.query,
-                model=run.model,
+                # A cell is headed by what it was (its code is its one step's).
+                query=cell_heading(run.cell) if run.cell else run.query,
+                model=run.model or "no model",
                 status=run.status,
                 final_answer=run.final_answer,
                 error=run.error,

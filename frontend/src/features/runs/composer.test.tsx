@@ -3,6 +3,7 @@ import { act, fireEvent, render, screen } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
 import type { SandboxStatusOut } from '@/client';
 import { fileKeys } from '@/features/files/queries';
+import { sourceKeys } from '@/features/sources/queries';
 import { systemKeys } from '@/features/system/queries';
 import { sandboxStatus } from '@/features/system/sandbox-status.fixture';
 import { PHONE } from '@/lib/media';
@@ -124,5 +125,70 @@ describe('Composer', () => {
     expect(onSend).not.toHaveBeenCalled();
     fireEvent.click(screen.getByRole('button', { name: 'Go to the question' }));
     expect(onShowWaiting).toHaveBeenCalled();
+  });
+});
+
+function setupCells(models: { id: string; label: string; default: boolean }[], sources: string[] = []) {
+  const qc = new QueryClient({ defaultOptions: { queries: { staleTime: Infinity, retry: false } } });
+  qc.setQueryData(['models'], { items: models });
+  qc.setQueryData(systemKeys.sandbox, RUNNING);
+  qc.setQueryData(fileKeys.project('p'), { items: [], total: 0 });
+  qc.setQueryData(sourceKeys.project('p'), {
+    items: sources.map((name) => ({ id: `id-${name}`, name })),
+    total: sources.length,
+  });
+  const onSend = vi.fn();
+  render(
+    <QueryClientProvider client={qc}>
+      <Composer projectId="p" busy={false} onSend={onSend} />
+    </QueryClientProvider>,
+  );
+  return onSend;
+}
+
+describe('Composer cells', () => {
+  it('runs Python with Ctrl+Enter (a plain Enter is a new line) and keeps the code in the box', () => {
+    const onSend = setupCells([{ id: 'a', label: 'A', default: true }]);
+    fireEvent.click(screen.getByRole('radio', { name: 'Python' }));
+    const box = screen.getByRole('textbox', { name: 'Python to run in the session' }) as HTMLTextAreaElement;
+    expect(box.className).toContain('font-mono');
+    expect(screen.queryByRole('button', { name: 'Pin files' })).toBeNull();
+    fireEvent.change(box, { target: { value: 'print(1)' } });
+    fireEvent.keyDown(box, { key: 'Enter' });
+    expect(onSend).not.toHaveBeenCalled();
+    fireEvent.keyDown(box, { key: 'Enter', ctrlKey: true });
+    expect(onSend).toHaveBeenCalledWith({ query: 'print(1)', model: null, fileIds: [], cell: { language: 'python' } });
+    expect(box.value).toBe('print(1)');
+    fireEvent.keyDown(box, { key: 'Enter', metaKey: true });
+    expect(onSend).toHaveBeenCalledTimes(2);
+  });
+
+  it('runs SQL on the source picked', () => {
+    const onSend = setupCells([{ id: 'a', label: 'A', default: true }], ['shop', 'lite']);
+    fireEvent.click(screen.getByRole('radio', { name: 'SQL' }));
+    const box = screen.getByRole('textbox', { name: 'SQL to run on a source' });
+    fireEvent.change(screen.getByRole('combobox', { name: 'Source' }), { target: { value: 'lite' } });
+    fireEvent.change(box, { target: { value: 'SELECT 1' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Run the cell' }));
+    expect(onSend).toHaveBeenCalledWith({ query: 'SELECT 1', model: null, fileIds: [], cell: { language: 'sql', source: 'lite' } });
+  });
+
+  it('says SQL needs a source when the project has none', () => {
+    const onSend = setupCells([{ id: 'a', label: 'A', default: true }], []);
+    fireEvent.click(screen.getByRole('radio', { name: 'SQL' }));
+    expect(screen.getByTestId('composer-disabled').textContent).toContain('This project has no data sources');
+    expect((screen.getByRole('button', { name: 'Run the cell' }) as HTMLButtonElement).disabled).toBe(true);
+    expect(onSend).not.toHaveBeenCalled();
+  });
+
+  it('with no model, offers cells, which run', () => {
+    const onSend = setupCells([]);
+    fireEvent.click(screen.getByTestId('composer-try-cells'));
+    expect(screen.queryByTestId('composer-disabled')).toBeNull();
+    const box = screen.getByRole('textbox', { name: 'Python to run in the session' }) as HTMLTextAreaElement;
+    expect(box.disabled).toBe(false);
+    fireEvent.change(box, { target: { value: 'x = 1' } });
+    fireEvent.keyDown(box, { key: 'Enter', ctrlKey: true });
+    expect(onSend).toHaveBeenCalledWith({ query: 'x = 1', model: null, fileIds: [], cell: { language: 'python' } });
   });
 });

@@ -1,5 +1,6 @@
 import { create } from 'zustand';
 import { createJSONStorage, persist } from 'zustand/middleware';
+import type { CellOut } from '@/client';
 import type { RunEvent } from './events';
 import { emptyRun, isFinished, reduceRun, type RunView } from './run-reducer';
 
@@ -13,9 +14,12 @@ type RunStreamState = {
   runs: Record<string, RunView>;
   /** run id → the files pinned to its question (file_ids), for runs this tab started: Retry sends them again. */
   pinned: Record<string, string[]>;
+  /** run id → what the cell this tab ran was (its language and source), until the history holds its run. */
+  cells: Record<string, CellOut>;
   ensureRun: (runId: string, query?: string, model?: string | null) => void;
   dispatch: (e: RunEvent) => void;
   setPinned: (runId: string, fileIds: string[]) => void;
+  setCell: (runId: string, cell: CellOut) => void;
 };
 
 export const useRunStore = create<RunStreamState>()(
@@ -23,7 +27,9 @@ export const useRunStore = create<RunStreamState>()(
     (set) => ({
       runs: {},
       pinned: {},
+      cells: {},
       setPinned: (runId, fileIds) => set((s) => ({ pinned: { ...s.pinned, [runId]: fileIds } })),
+      setCell: (runId, cell) => set((s) => ({ cells: { ...s.cells, [runId]: cell } })),
       ensureRun: (runId, query, model) =>
         set((s) => (s.runs[runId] ? s : { runs: { ...s.runs, [runId]: emptyRun(runId, query, model ?? null) } })),
       dispatch: (e) =>
@@ -41,11 +47,12 @@ export const useRunStore = create<RunStreamState>()(
       // are re-attached from history and replayed from the first event. Version 3 added the
       // starting sandbox and the pinned files.
       version: 3,
-      migrate: () => ({ runs: {}, pinned: {} }),
+      migrate: () => ({ runs: {}, pinned: {}, cells: {} }),
       // Only unfinished runs need to survive a reload; finished ones come back from history.
       partialize: (s) => ({
         runs: Object.fromEntries(Object.entries(s.runs).filter(([, v]) => !isFinished(v))),
         pinned: s.pinned,
+        cells: s.cells,
       }),
     },
   ),

@@ -3,6 +3,7 @@ import { fileKeys } from '@/features/files/queries';
 import { noteProposed } from '@/features/knowledge/proposed-notice';
 import { projectKeys } from '@/features/projects/queries';
 import { sessionKeys } from '@/features/sessions/queries';
+import type { CellOut } from '@/client';
 import { authFetch, ApiError } from '@/lib/api';
 import { readSse } from '@/lib/sse';
 import { toRunEvent } from './events';
@@ -21,7 +22,13 @@ export type StreamListener = {
   finished: (runId: string) => void;
 };
 
-export type QueryBody = { query: string; file_ids?: string[]; model?: string | null };
+export type QueryBody = {
+  query: string;
+  file_ids?: string[];
+  model?: string | null;
+  /** Run `query` as the user's own code (POST /sessions/{id}/cells) instead of asking it. */
+  cell?: CellOut;
+};
 
 /** How often a question answered "the server is busy" (503 server_busy) is asked again. */
 export const BUSY_RETRIES = 3;
@@ -104,6 +111,7 @@ export class SessionStreams {
         this.streams.set(id, ac);
         this.listener.connection(id, 'open');
         useRunStore.getState().ensureRun(id, body.query);
+        if (body.cell) useRunStore.getState().setCell(id, body.cell);
         if (body.file_ids?.length) useRunStore.getState().setPinned(id, body.file_ids);
         started(id);
       });
@@ -118,14 +126,15 @@ export class SessionStreams {
     else await this.follow(runId, ac);
   }
 
-  /** POST /sessions/{id}/query, asked again after the server's Retry-After while it says it is busy. */
+  /** POST /sessions/{id}/query (or /cells), asked again after the server's Retry-After while it says it is busy. */
   private async postQuery(body: QueryBody, signal: AbortSignal): Promise<Response> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await authFetch(`/api/v1/sessions/${this.sessionId}/query`, {
+        const { cell, ...question } = body;
+        return await authFetch(`/api/v1/sessions/${this.sessionId}/${cell ? 'cells' : 'query'}`, {
           method: 'POST',
           headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
-          body: JSON.stringify(body),
+          body: JSON.stringify(cell ? { language: cell.language, code: body.query, source: cell.source ?? undefined } : question),
           signal,
         });
       } catch (e) {

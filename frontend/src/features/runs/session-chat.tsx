@@ -12,6 +12,8 @@ import { can, useProjectRole } from '@/features/projects/role';
 import { cn } from '@/lib/utils';
 import { useRenameSession } from '@/features/sessions/mutations';
 import { sessionQuery } from '@/features/sessions/queries';
+import { RecordedBanner, useReplay } from '@/features/demo/replay';
+import { CellRun } from './cell-run';
 import { Composer } from './composer';
 import { changedFiles } from './run-files';
 import { isTerminal } from './events';
@@ -34,6 +36,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
   const projectFiles = useQuery(filesQuery(projectId));
   const focusComposer = useCallback(() => document.querySelector<HTMLTextAreaElement>('textarea[data-composer]')?.focus(), []);
   const session = useQuery(sessionQuery(sessionId));
+  const replay = useReplay(session.data?.recorded ? (runs[0]?.view.runId ?? null) : null);
   const rename = useRenameSession(projectId);
   const scroller = useRef<HTMLDivElement>(null);
   const stickToBottom = useRef(true);
@@ -83,7 +86,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
     // A fresh session takes its first question as its title, so the sidebar says what it is about.
     const title = session.data?.title;
     const { query } = question;
-    if (isNew && (!title || title === 'New session')) {
+    if (isNew && !question.cell && (!title || title === 'New session')) {
       rename.mutate({ id: sessionId, title: query.length > 60 ? `${query.slice(0, 57).trimEnd()}…` : query });
     }
     return ask(question);
@@ -142,30 +145,53 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
               readOnly={readOnly}
             />
           )}
-          {runs.map(({ view: r, stored, live, reconnecting, fileIds }) => (
-            <div key={r.runId}>
-            <RunView
-              run={r}
-              live={live}
-              reconnecting={reconnecting}
-              replies={replies}
-              onStop={() => stop(r.runId)}
-              stopping={stopping === r.runId}
-              onResend={readOnly ? undefined : (query) => send({ query, model: stored?.model ?? null, fileIds: fileIds ?? [] })}
-              resendBlocked={resendBlocked}
-              changed={changedFiles(r, stored?.files ?? [], projectFiles.data?.items ?? [], fileIds)}
-              asked={askedOf(stored, me)}
-              // Which items it used is known once the history holds it finished.
-              shapedBy={stored && isTerminal(stored.status) && <ShapedBy projectId={projectId} knowledge={stored.knowledge ?? []} />}
-              actions={
-                !readOnly && stored && r.status === 'succeeded' ? (
-                  <RunKnowledgeActions projectId={projectId} runId={r.runId} query={r.query} answer={r.answer} />
-                ) : null
-              }
+          {session.data?.recorded && runs.length > 0 && (
+            <RecordedBanner
+              playing={replay.playing}
+              replayed={!!replay.view}
+              onReplay={() => void replay.start()}
+              onStop={replay.stop}
             />
-            {stored && isTerminal(stored.status) && <CommentThread runId={r.runId} />}
-            </div>
-          ))}
+          )}
+          {runs.map(({ view: stream, stored, live, reconnecting, fileIds, cell }) => {
+            // The recording replaying shows in place of its run (the history stays as stored).
+            const r = replay.view && stream.runId === replay.view.runId ? replay.view : stream;
+            const view = cell ? (
+              <CellRun
+                run={r}
+                cell={cell}
+                asked={askedOf(stored, me)}
+                onStop={() => stop(r.runId)}
+                stopping={stopping === r.runId}
+              />
+            ) : (
+              <RunView
+                run={r}
+                live={live}
+                reconnecting={reconnecting}
+                replies={replies}
+                onStop={() => stop(r.runId)}
+                stopping={stopping === r.runId}
+                onResend={readOnly ? undefined : (query) => send({ query, model: stored?.model ?? null, fileIds: fileIds ?? [] })}
+                resendBlocked={resendBlocked}
+                changed={changedFiles(r, stored?.files ?? [], projectFiles.data?.items ?? [], fileIds)}
+                asked={askedOf(stored, me)}
+                // Which items it used is known once the history holds it finished.
+                shapedBy={stored && isTerminal(stored.status) && <ShapedBy projectId={projectId} knowledge={stored.knowledge ?? []} />}
+                actions={
+                  !readOnly && stored && r.status === 'succeeded' ? (
+                    <RunKnowledgeActions projectId={projectId} runId={r.runId} query={r.query} answer={r.answer} />
+                  ) : null
+                }
+              />
+            );
+            return (
+              <div key={r.runId}>
+                {view}
+                {stored && isTerminal(stored.status) && <CommentThread runId={r.runId} />}
+              </div>
+            );
+          })}
           {sending && (
             <section className="space-y-4">
               <UserQuery text={sending} />

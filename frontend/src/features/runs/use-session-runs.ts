@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { toast } from 'sonner';
-import { cancelRun, type RunOut } from '@/client';
+import { cancelRun, type CellOut, type RunOut } from '@/client';
 import { isTerminal } from './events';
 import { replyActions, type ReplyActions } from './mutations';
 import { runKeys, runsQuery } from './queries';
@@ -20,6 +20,8 @@ export type SessionRun = {
   reconnecting: boolean;
   /** The files pinned to its question. */
   fileIds: string[] | undefined;
+  /** A cell's run: its language and source (null: a question). */
+  cell: CellOut | null;
 };
 
 /** What this tab knows of the session's runs beyond the history. */
@@ -31,6 +33,8 @@ export type StreamState = {
   connection: Record<string, Connection>;
   /** run id → the files pinned to the question this tab asked. */
   pinned: Record<string, string[]>;
+  /** run id → the cells this tab ran (their language and source). */
+  cells?: Record<string, CellOut>;
 };
 
 /**
@@ -51,6 +55,7 @@ export function mergeRuns(history: RunOut[], stream: StreamState): SessionRun[] 
       live: !!view,
       reconnecting: stream.connection[stored.id] === 'reconnecting',
       fileIds: stored.file_ids ?? stream.pinned[stored.id],
+      cell: stored.kind === 'cell' ? (stored.cell ?? stream.cells?.[stored.id] ?? { language: 'python' }) : null,
     };
   });
   const started = stream.started ? stream.views[stream.started] : undefined;
@@ -61,6 +66,7 @@ export function mergeRuns(history: RunOut[], stream: StreamState): SessionRun[] 
       live: true,
       reconnecting: stream.connection[started.runId] === 'reconnecting',
       fileIds: stream.pinned[started.runId],
+      cell: stream.cells?.[started.runId] ?? null,
     });
   }
   return runs;
@@ -69,7 +75,13 @@ export function mergeRuns(history: RunOut[], stream: StreamState): SessionRun[] 
 /** Why the last question was refused, when that is worth more than a toast. */
 export type Refusal = { detail: string; code: string | null; fix?: 'budget' };
 
-export type Question = { query: string; model: string | null; fileIds: string[] };
+export type Question = {
+  query: string;
+  model: string | null;
+  fileIds: string[];
+  /** A cell: `query` is the user's own code, run with no model. */
+  cell?: CellOut;
+};
 
 /**
  * The one owner of a session's runs: loads the history, follows the streams of the runs still
@@ -82,6 +94,7 @@ export function useSessionRuns(projectId: string, sessionId: string) {
   const history = useQuery(runsQuery(sessionId));
   const views = useRunStore((s) => s.runs);
   const pinned = useRunStore((s) => s.pinned);
+  const cells = useRunStore((s) => s.cells);
   const [started, setStarted] = useState<string | null>(null);
   const [sending, setSending] = useState<string | null>(null);
   const [connection, setConnection] = useState<Record<string, Connection>>({});
@@ -121,8 +134,8 @@ export function useSessionRuns(projectId: string, sessionId: string) {
   }, [history.data, sessionId]);
 
   const runs = useMemo(
-    () => mergeRuns(history.data?.items ?? [], { views, started, connection, pinned }),
-    [history.data, views, started, connection, pinned],
+    () => mergeRuns(history.data?.items ?? [], { views, started, connection, pinned, cells }),
+    [history.data, views, started, connection, pinned, cells],
   );
   const active = runs.find((r) => !isTerminal(r.view.status))?.view ?? null;
 
@@ -139,14 +152,14 @@ export function useSessionRuns(projectId: string, sessionId: string) {
 
   /** Asks a question as a new run; resolves false when it was refused (the composer gives the text back). */
   const ask = useCallback(
-    ({ query, model, fileIds }: Question): Promise<boolean> => {
+    ({ query, model, fileIds, cell }: Question): Promise<boolean> => {
       const own = streams.current;
       if (!own) return Promise.resolve(false);
       setRefusal(null);
       setSending(query);
       let runId: string | null = null;
       return own
-        .ask({ query, model, file_ids: fileIds.length ? fileIds : undefined }, (id) => {
+        .ask({ query, model, file_ids: fileIds.length ? fileIds : undefined, cell }, (id) => {
           runId = id;
           setStarted(id);
           setSending(null);

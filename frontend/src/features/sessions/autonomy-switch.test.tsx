@@ -16,6 +16,7 @@ const session: SessionOut = {
   project_id: 'p1',
   title: 'Revenue',
   autonomy: 'auto',
+  recorded: false,
   tokens_in: 0,
   tokens_out: 0,
   cost_usd: null,

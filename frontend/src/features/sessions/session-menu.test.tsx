@@ -20,6 +20,7 @@ const session: SessionOut = {
   project_id: 'p1',
   title: 'Revenue by region',
   autonomy: 'auto',
+  recorded: false,
   tokens_in: 0,
   tokens_out: 0,
   cost_usd: null,

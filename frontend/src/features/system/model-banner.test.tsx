@@ -1,5 +1,6 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { render, screen } from '@testing-library/react';
+import { MemoryRouter } from 'react-router';
 import { describe, expect, it } from 'vitest';
 import type { ModelList } from '@/client';
 import { ModelBanner } from './model-banner';
@@ -10,7 +11,9 @@ function show(models: ModelList | undefined) {
   if (models) qc.setQueryData(systemKeys.models, models);
   return render(
     <QueryClientProvider client={qc}>
-      <ModelBanner />
+      <MemoryRouter>
+        <ModelBanner />
+      </MemoryRouter>
     </QueryClientProvider>,
   );
 }
@@ -18,9 +21,11 @@ function show(models: ModelList | undefined) {
 describe('ModelBanner', () => {
   it('says that no question can be answered, and what the server needs, when it has no model', () => {
     show({ items: [] });
-    expect(screen.getByRole('status').textContent).toBe(
+    expect(screen.getByRole('status').querySelector('p')!.textContent).toBe(
       'No model is configured: questions cannot be answered until the server sets LLM_MODEL (see the README, Connecting an LLM).',
     );
+    // …and offers the demo project meanwhile.
+    expect(screen.getByRole('button', { name: 'Open the demo project' })).toBeTruthy();
   });
 
   it('shows nothing while models are configured, or before the server has said', () => {
