@@ -25,6 +25,7 @@ from tests.support.server import LiveServer
 from tests.support.services import free_port
 from tests.support.source_databases import ServerSource
 
+
 @pytest.fixture
 def sources_anywhere(live: LiveServer) -> Iterator[LiveServer]:
     """Sources may reach any host, the tests' PostgreSQL too (on the services stack it is the

@@ -47,7 +47,8 @@ def test_an_allow_list_of_names_networks_and_ports() -> None:
         with pytest.raises(SourceFailure, match="does not allow"):
             _address(host, port, **allowed)
     # A name that does not resolve says so.
-    with pytest.raises(SourceFailure, match=r"^The host name no-such-host\.invalid does not resolve\.$"):
+    unknown = r"^The host name no-such-host\.invalid does not resolve\.$"
+    with pytest.raises(SourceFailure, match=unknown):
         _address("no-such-host.invalid", 5432)
 
 
