@@ -192,9 +192,10 @@ class MysqlSession:
             ]
         )
         rows = await self._read(
-            "SELECT t.TABLE_SCHEMA, t.TABLE_NAME, t.TABLE_TYPE, t.TABLE_ROWS, c.COLUMN_NAME, "
-            "c.COLUMN_TYPE, c.IS_NULLABLE FROM (SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, "
-            f"TABLE_ROWS FROM information_schema.TABLES WHERE {scope} "
+            "SELECT t.TABLE_SCHEMA, t.TABLE_NAME, t.TABLE_TYPE, t.TABLE_ROWS, t.TABLE_COMMENT, "
+            "c.COLUMN_NAME, c.COLUMN_TYPE, c.IS_NULLABLE, c.COLUMN_COMMENT "
+            "FROM (SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, TABLE_ROWS, TABLE_COMMENT "
+            f"FROM information_schema.TABLES WHERE {scope} "
             "ORDER BY TABLE_SCHEMA, TABLE_NAME LIMIT %s) t "
             "LEFT JOIN information_schema.COLUMNS c "
             "ON c.TABLE_SCHEMA = t.TABLE_SCHEMA AND c.TABLE_NAME = t.TABLE_NAME "
@@ -202,14 +203,24 @@ class MysqlSession:
             (max_tables, max_columns + 1),
         )
         tables: dict[tuple[str, str], TableInfo] = {}
-        for schema, name, kind, estimate, column, type_, nullable in rows[:max_columns]:
+        for row in rows[:max_columns]:
+            schema, name, kind, estimate, comment, column, type_, nullable, said = row
             view = str(kind).upper() == "VIEW"
             table = tables.setdefault(
                 (schema, name),
-                TableInfo(schema, name, None if view or estimate is None else int(estimate), []),
+                TableInfo(
+                    schema,
+                    name,
+                    None if view or estimate is None else int(estimate),
+                    [],
+                    # A view's TABLE_COMMENT is the word VIEW, not a comment of anyone's.
+                    comment="" if view else str(comment or ""),
+                ),
             )
             if column is not None:
-                table.columns.append(ColumnInfo(column, str(type_), nullable == "YES"))
+                table.columns.append(
+                    ColumnInfo(column, str(type_), nullable == "YES", comment=str(said or ""))
+                )
         truncated = total > len(tables) or len(rows) > max_columns
         return Introspection(list(tables.values()), total, truncated)
 

@@ -33,13 +33,14 @@ WHERE {_TABLES} AND has_table_privilege(c.oid, 'SELECT')
 """
 _SCHEMA = f"""
 WITH t AS (
-    SELECT c.oid, n.nspname, c.relname, c.relkind, c.reltuples
+    SELECT c.oid, n.nspname, c.relname, c.relkind, c.reltuples,
+           obj_description(c.oid, 'pg_class') AS comment
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE {_TABLES} AND has_table_privilege(c.oid, 'SELECT')
     ORDER BY n.nspname, c.relname LIMIT $1
 )
-SELECT t.nspname, t.relname, t.relkind, t.reltuples, a.attname,
-       format_type(a.atttypid, a.atttypmod), NOT a.attnotnull
+SELECT t.nspname, t.relname, t.relkind, t.reltuples, t.comment, a.attname,
+       format_type(a.atttypid, a.atttypmod), NOT a.attnotnull, col_description(t.oid, a.attnum)
 FROM t LEFT JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum > 0 AND NOT a.attisdropped
 ORDER BY t.nspname, t.relname, a.attnum LIMIT $2
 """
@@ -118,12 +119,14 @@ class PostgresSession:
         total = int((await self._read(_COUNT_TABLES))[0][0])
         rows = await self._read(_SCHEMA, max_tables, max_columns + 1)
         tables: dict[tuple[str, str], TableInfo] = {}
-        for schema, name, relkind, reltuples, column, type_, nullable in rows[:max_columns]:
+        for row in rows[:max_columns]:
+            schema, name, relkind, reltuples, comment, column, type_, nullable, said = row
             table = tables.setdefault(
-                (schema, name), TableInfo(schema, name, _estimate(relkind, reltuples), [])
+                (schema, name),
+                TableInfo(schema, name, _estimate(relkind, reltuples), [], comment=comment or ""),
             )
             if column is not None:
-                table.columns.append(ColumnInfo(column, type_, bool(nullable)))
+                table.columns.append(ColumnInfo(column, type_, bool(nullable), comment=said or ""))
         truncated = total > len(tables) or len(rows) > max_columns
         return Introspection(list(tables.values()), total, truncated)
 

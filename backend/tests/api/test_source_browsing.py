@@ -1,0 +1,199 @@
+"""Browsing a source's schema (issue 42), on both stacks against this machine's real
+PostgreSQL and MariaDB: the database's own COMMENTs describe tables and columns until the
+team writes its own (and reach the agent's prompt), a table's sample rows come through the
+agent's read-only path, capped, to any member, and a row count the database does not keep
+reads null, not 0 or -1."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from app.agent import prompting
+from app.runs.context import _source_info
+from app.sources import service
+from tests.api.test_sources import _add, reachable  # noqa: F401  (the fixture)
+from tests.conftest import Api
+from tests.support.server import LiveServer
+from tests.support.source_databases import (
+    ServerSource,
+    mariadb_source,
+    pg_admin_execute,
+    postgres_source,
+)
+
+PG_LOAD = [
+    "CREATE TABLE orders (id int PRIMARY KEY, amount numeric(10, 2), note text)",
+    "INSERT INTO orders SELECT i, i * 1.5, 'note ' || i FROM generate_series(1, 80) i",
+    "COMMENT ON TABLE orders IS 'One row per order, from the web shop'",
+    "COMMENT ON COLUMN orders.amount IS 'Net amount in EUR'",
+]
+MYSQL_LOAD = [
+    "CREATE TABLE orders (id int PRIMARY KEY, amount decimal(10, 2) "
+    "COMMENT 'Net amount in EUR', note text) COMMENT 'One row per order, from the web shop'",
+    "INSERT INTO orders SELECT seq, seq * 1.5, CONCAT('note ', seq) FROM seq_1_to_80",
+    "CREATE VIEW big_orders AS SELECT * FROM orders WHERE amount > 100",
+]
+
+
+@pytest.fixture(scope="module")
+def commented_pg() -> Iterator[ServerSource]:
+    """PostgreSQL with commented orders, and `fresh`, a table never analysed (reltuples -1)."""
+    for source in postgres_source(PG_LOAD):
+        asyncio.run(
+            pg_admin_execute(source, f"SET ROLE {source.writer}; CREATE TABLE fresh (x int)")
+        )
+        yield source
+
+
+@pytest.fixture(scope="module")
+def commented_mysql() -> Iterator[ServerSource]:
+    yield from mariadb_source(MYSQL_LOAD)
+
+
+def _schema(api: Api, source_id: str) -> dict[str, dict[str, Any]]:
+    response = api.get(f"/sources/{source_id}/schema")
+    assert response.status_code == 200, response.text
+    return {t["name"]: t for t in response.json()["tables"]}
+
+
+def _described(table: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
+    """{"": the table's (description, source), column: (description, source)}."""
+    return {
+        "": (table["description"], table["description_source"]),
+        **{c["name"]: (c["description"], c["description_source"]) for c in table["columns"]},
+    }
+
+
+def _prompt(live: LiveServer, project_id: str) -> str:
+    async def catalog() -> str:
+        async with live.state.session_factory() as db:
+            sources = await service.catalog_of(db, uuid.UUID(project_id))
+        return prompting.render_system_prompt(
+            files=[],
+            history=[],
+            authorized_imports=["pandas"],
+            sources=[_source_info(s) for s in sources],
+        )
+
+    return str(live.call(catalog()))
+
+
+def _orders_in(prompt: str) -> str:
+    """What the prompt says of the orders table: its line and its columns' line."""
+    start = prompt.index(".orders (")
+    return prompt[start : prompt.index("\n", prompt.index("columns:", start))]
+
+
+@pytest.mark.parametrize("kind", ["postgresql", "mysql"])
+def test_the_databases_comments_describe_until_the_team_writes_its_own(
+    alice: Api,
+    reachable: LiveServer,  # noqa: F811
+    commented_pg: ServerSource,
+    commented_mysql: ServerSource,
+    kind: str,
+) -> None:
+    database = commented_pg if kind == "postgresql" else commented_mysql
+    project = alice.project()
+    source = _add(alice, project, "shop", database.url())
+    assert source["status"] == "ready", source
+    orders = _schema(alice, source["id"])["orders"]
+    assert _described(orders) == {
+        "": ("One row per order, from the web shop", "database"),
+        "id": ("", None),
+        "amount": ("Net amount in EUR", "database"),
+        "note": ("", None),
+    }
+    # The agent reads them as it reads the team's.
+    said = _orders_in(_prompt(reachable, project["id"]))
+    assert ": One row per order, from the web shop" in said
+    assert "(Net amount in EUR)" in said
+
+    team = {
+        "name": "orders",
+        "description": "Orders, test ones excluded",
+        "columns": [{"name": "amount", "description": "Net of VAT, in euros"}],
+    }
+    described = alice.patch(f"/sources/{source['id']}/schema", json={"tables": [team]})
+    assert described.status_code == 200, described.text
+    # A check reads the comments again; the team's words still win.
+    assert alice.post(f"/sources/{source['id']}/check").json()["ok"] is True
+    orders = _schema(alice, source["id"])["orders"]
+    assert _described(orders)[""] == ("Orders, test ones excluded", "team")
+    assert _described(orders)["amount"] == ("Net of VAT, in euros", "team")
+    said = _orders_in(_prompt(reachable, project["id"]))
+    assert "Orders, test ones excluded" in said and "(Net of VAT, in euros)" in said
+    assert "web shop" not in said and "Net amount in EUR" not in said
+
+    # The team's description removed: the database's comment shows again.
+    cleared = {"tables": [{"name": "orders", "columns": [{"name": "amount", "description": ""}]}]}
+    assert alice.patch(f"/sources/{source['id']}/schema", json=cleared).status_code == 200
+    assert _described(_schema(alice, source["id"])["orders"])["amount"] == (
+        "Net amount in EUR",
+        "database",
+    )
+
+
+@pytest.mark.parametrize("kind", ["postgresql", "mysql"])
+def test_any_member_reads_a_tables_sample_rows_capped(
+    alice: Api,
+    bob: Api,
+    reachable: LiveServer,  # noqa: F811
+    commented_pg: ServerSource,
+    commented_mysql: ServerSource,
+    kind: str,
+) -> None:
+    database = commented_pg if kind == "postgresql" else commented_mysql
+    project = alice.project()
+    source = _add(alice, project, "shop", database.url(role=database.reader))
+    assert source["status"] == "ready", source
+    url = f"/sources/{source['id']}/sample"
+
+    # Not a member: the source does not exist.
+    assert bob.get(url, params={"table": "orders"}).status_code == 404
+    me = bob.get("/auth/me").json()
+    added = alice.post(
+        f"/projects/{project['id']}/members", json={"email": me["email"], "role": "viewer"}
+    )
+    assert added.status_code == 201, added.text
+
+    sample = bob.get(url, params={"table": "orders", "limit": 3})
+    assert sample.status_code == 200, sample.text
+    body = sample.json()
+    assert body["table"] == "orders" and body["limit"] == 3
+    assert [c["name"] for c in body["columns"]] == ["id", "amount", "note"]
+    assert body["rows"] == [[1, 1.5, "note 1"], [2, 3.0, "note 2"], [3, 4.5, "note 3"]]
+    # The default and the cap.
+    assert len(bob.get(url, params={"table": "orders"}).json()["rows"]) == 20
+    assert len(bob.get(url, params={"table": "orders", "limit": 50}).json()["rows"]) == 50
+    too_many = bob.get(url, params={"table": "orders", "limit": 51})
+    assert too_many.status_code == 422, too_many.text
+    missing = bob.get(url, params={"table": "no_such_table"})
+    assert (missing.status_code, missing.json()["code"]) == (404, "table_not_found")
+    assert bob.get(url).status_code == 422  # `table` is needed
+
+
+def test_a_row_count_the_database_does_not_keep_is_null(
+    alice: Api,
+    reachable: LiveServer,  # noqa: F811
+    commented_pg: ServerSource,
+    commented_mysql: ServerSource,
+) -> None:
+    """PostgreSQL's reltuples is -1 for a table never analysed, MariaDB keeps no count for
+    a view: both are null (the browser says "unknown"), never -1 or 0; a counted table
+    keeps its count."""
+    project = alice.project()
+    pg = _add(alice, project, "pg", commented_pg.url())
+    maria = _add(alice, project, "maria", commented_mysql.url())
+    pg_tables = _schema(alice, pg["id"])
+    assert pg_tables["fresh"]["row_estimate"] is None
+    assert pg_tables["orders"]["row_estimate"] == 80
+    maria_tables = _schema(alice, maria["id"])
+    assert maria_tables["big_orders"]["row_estimate"] is None
+    assert maria_tables["orders"]["row_estimate"] is not None
+    # A view's TABLE_COMMENT ("VIEW") is not a description.
+    assert maria_tables["big_orders"]["description_source"] is None
