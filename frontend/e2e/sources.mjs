@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { pageApi } from './page-api.mjs';
 
 export const SHOTS = process.env.SOURCES_SHOTS ?? '/work/shots/sources';
 
@@ -14,19 +15,7 @@ export async function sourcesTests(t) {
   const wide = { width: 1440, height: 900 };
   const narrow = { width: 390, height: 844 };
   // The API as the page's signed-in user.
-  const api = (method, url, body) =>
-    page.evaluate(
-      async ({ method, url, body }) => {
-        const token = JSON.parse(localStorage.getItem('wb.auth')).token;
-        const r = await fetch(url, {
-          method,
-          headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-          body: body ? JSON.stringify(body) : undefined,
-        });
-        return { status: r.status, body: r.status === 204 ? null : await r.json() };
-      },
-      { method, url, body },
-    );
+  const api = pageApi(page);
   const DB = path.join(sourcesDir, 'browse.db');
   const python = (code) => {
     const out = spawnSync('uv', ['run', 'python', '-c', `import sqlite3\ndb = sqlite3.connect(${JSON.stringify(DB)})\n${code}`], { cwd: backend });

@@ -55,6 +55,14 @@ def commented_mysql() -> Iterator[ServerSource]:
     yield from mariadb_source(MYSQL_LOAD)
 
 
+@pytest.fixture(params=["postgresql", "mysql"])
+def commented(request: pytest.FixtureRequest) -> ServerSource:
+    """Each server's commented database in turn."""
+    kind = "commented_pg" if request.param == "postgresql" else "commented_mysql"
+    found: ServerSource = request.getfixturevalue(kind)
+    return found
+
+
 def _schema(api: Api, source_id: str) -> dict[str, dict[str, Any]]:
     response = api.get(f"/sources/{source_id}/schema")
     assert response.status_code == 200, response.text
@@ -89,15 +97,12 @@ def _orders_in(prompt: str) -> str:
     return prompt[start : prompt.index("\n", prompt.index("columns:", start))]
 
 
-@pytest.mark.parametrize("kind", ["postgresql", "mysql"])
 def test_the_databases_comments_describe_until_the_team_writes_its_own(
     alice: Api,
     reachable: LiveServer,  # noqa: F811
-    commented_pg: ServerSource,
-    commented_mysql: ServerSource,
-    kind: str,
+    commented: ServerSource,
 ) -> None:
-    database = commented_pg if kind == "postgresql" else commented_mysql
+    database = commented
     project = alice.project()
     source = _add(alice, project, "shop", database.url())
     assert source["status"] == "ready", source
@@ -138,16 +143,13 @@ def test_the_databases_comments_describe_until_the_team_writes_its_own(
     )
 
 
-@pytest.mark.parametrize("kind", ["postgresql", "mysql"])
 def test_any_member_reads_a_tables_sample_rows_capped(
     alice: Api,
     bob: Api,
     reachable: LiveServer,  # noqa: F811
-    commented_pg: ServerSource,
-    commented_mysql: ServerSource,
-    kind: str,
+    commented: ServerSource,
 ) -> None:
-    database = commented_pg if kind == "postgresql" else commented_mysql
+    database = commented
     project = alice.project()
     source = _add(alice, project, "shop", database.url(role=database.reader))
     assert source["status"] == "ready", source
