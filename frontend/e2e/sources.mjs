@@ -17,6 +17,7 @@ export async function sourcesTests(t) {
   // The API as the page's signed-in user.
   const api = pageApi(page);
   const DB = path.join(sourcesDir, 'browse.db');
+  let browse; // the project of the tests below
   const python = (code) => {
     const out = spawnSync('uv', ['run', 'python', '-c', `import sqlite3\ndb = sqlite3.connect(${JSON.stringify(DB)})\n${code}`], { cwd: backend });
     if (out.status !== 0) throw new Error(`the browse database: ${out.stderr}`);
@@ -88,5 +89,71 @@ export async function sourcesTests(t) {
     // Back on the columns: the sample is a view of the table, not a place of its own.
     await orders.getByRole('radio', { name: 'Columns' }).click();
     await orders.getByTestId('schema-columns').waitFor();
+    browse = project;
+  });
+
+  await test("sources: the database's own comments describe a table and its columns, marked, until the team writes its own", async () => {
+    const file = path.join(sourcesDir, 'warehouse.duckdb');
+    const out = spawnSync(
+      'uv',
+      [
+        'run',
+        'python',
+        '-c',
+        [
+          'import duckdb',
+          `con = duckdb.connect(${JSON.stringify(file)})`,
+          "con.execute(\"CREATE TABLE sales (day DATE, store VARCHAR, takings DECIMAL(10, 2))\")",
+          "con.execute(\"INSERT INTO sales VALUES ('2026-03-01', 'Lyon', 1250.5), ('2026-03-01', 'Metz', 980)\")",
+          "con.execute(\"COMMENT ON TABLE sales IS 'One row per store and day, from the tills'\")",
+          "con.execute(\"COMMENT ON COLUMN sales.takings IS 'Takings in EUR, VAT included'\")",
+          'con.close()',
+        ].join('\n'),
+      ],
+      { cwd: backend },
+    );
+    if (out.status !== 0) throw new Error(`the warehouse file: ${out.stderr}`);
+    const added = await api('POST', `/api/v1/projects/${browse.id}/sources`, { name: 'warehouse', url: `duckdb:///${file}` });
+    expect(added.status === 201 && added.body.status === 'ready', `the DuckDB source is ready: ${JSON.stringify(added.body)}`);
+    await page.setViewportSize(wide);
+    await page.goto(`${base}/projects/${browse.id}`);
+    const row = page.locator('[data-testid=source-row][data-source=warehouse]');
+    await row.waitFor();
+    if ((await row.getByRole('button', { name: 'Show the tables of warehouse' }).count()) > 0) await row.getByRole('button', { name: 'Show the tables of warehouse' }).click();
+    const sales = row.locator('[data-testid=schema-table][data-table="main.sales"]');
+    await sales.getByRole('button', { name: 'Show the columns of main.sales' }).click();
+    const said = await sales.getByTestId('description').allInnerTexts();
+    expect(
+      JSON.stringify(said.map((s) => s.replace(/\s+/g, ' ').trim())) ===
+        JSON.stringify(['One row per store and day, from the tills DB comment', 'Add a description', 'Add a description', 'Takings in EUR, VAT included DB comment']),
+      `the comments show as descriptions, marked: ${JSON.stringify(said)}`,
+    );
+    const place = async () => {
+      await sales.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await page.waitForTimeout(300);
+    };
+    await place();
+    await shot('db-comments-1440-light');
+    await page.setViewportSize(narrow);
+    await place();
+    await shot('db-comments-390-light');
+    await page.setViewportSize(wide);
+    await chooseTheme(page, 'Dark');
+    await place();
+    await shot('db-comments-1440-dark');
+    await page.setViewportSize(narrow);
+    await place();
+    await shot('db-comments-390-dark');
+    await page.setViewportSize(wide);
+    await chooseTheme(page, 'Light');
+
+    // The team's own words win; the mark goes with the comment.
+    await sales.getByRole('button', { name: 'Edit the description of main.sales.takings' }).click();
+    const box = sales.getByLabel('Description of main.sales.takings');
+    await box.fill('Gross takings in euros');
+    await box.press('Enter');
+    const edited = sales.getByRole('button', { name: 'Edit the description of main.sales.takings' });
+    await edited.filter({ hasText: 'Gross takings in euros' }).waitFor();
+    expect((await edited.getByTestId('from-database').count()) === 0, "the team's description carries no DB comment mark");
   });
 }

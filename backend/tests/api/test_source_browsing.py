@@ -1,16 +1,18 @@
 """Browsing a source's schema (issue 42), on both stacks against this machine's real
-PostgreSQL and MariaDB: the database's own COMMENTs describe tables and columns until the
-team writes its own (and reach the agent's prompt), a table's sample rows come through the
-agent's read-only path, capped, to any member, and a row count the database does not keep
-reads null, not 0 or -1."""
+PostgreSQL and MariaDB (and a DuckDB file): the database's own COMMENTs describe tables and
+columns until the team writes its own (and reach the agent's prompt), a table's sample rows
+come through the agent's read-only path, capped, to any member, and a row count the
+database does not keep reads null, not 0 or -1."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
 from app.agent import prompting
@@ -199,3 +201,30 @@ def test_a_row_count_the_database_does_not_keep_is_null(
     assert maria_tables["orders"]["row_estimate"] is not None
     # A view's TABLE_COMMENT ("VIEW") is not a description.
     assert maria_tables["big_orders"]["description_source"] is None
+
+
+def test_a_duckdb_files_comments_describe_it_and_its_rows_can_be_sampled(
+    alice: Api,
+    reachable: LiveServer,  # noqa: F811
+    source_files: tuple[Path, Path],
+) -> None:
+    path = source_files[0].parent / f"commented-{uuid.uuid4().hex[:8]}.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE sales (day DATE, amount DECIMAL(10, 2))")
+    con.execute("INSERT INTO sales VALUES ('2026-03-01', 12.50), ('2026-03-02', 7.25)")
+    con.execute("CREATE VIEW big_sales AS SELECT * FROM sales WHERE amount > 10")
+    con.execute("COMMENT ON TABLE sales IS 'One row per day'")
+    con.execute("COMMENT ON COLUMN sales.amount IS 'Takings in EUR'")
+    con.close()
+    source = _add(alice, alice.project(), "duck", f"duckdb:///{path}")
+    assert source["status"] == "ready", source
+    tables = _schema(alice, source["id"])
+    assert _described(tables["sales"]) == {
+        "": ("One row per day", "database"),
+        "day": ("", None),
+        "amount": ("Takings in EUR", "database"),
+    }
+    assert tables["big_sales"]["row_estimate"] is None
+    sample = alice.get(f"/sources/{source['id']}/sample", params={"table": "sales"})
+    assert sample.status_code == 200, sample.text
+    assert sample.json()["rows"] == [["2026-03-01", 12.5], ["2026-03-02", 7.25]]
