@@ -7,20 +7,26 @@ database does not keep reads null, not 0 or -1."""
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import duckdb
 import pytest
 
 from app.agent import prompting
 from app.runs.context import _source_info
 from app.sources import service
+from app.sources.sampling import CONCURRENT_SAMPLES
 from tests.api.test_sources import _add, reachable  # noqa: F401  (the fixture)
 from tests.conftest import Api
 from tests.support.server import LiveServer
+from tests.support.services import POSTGRES_ADMIN_DSN
 from tests.support.source_databases import (
     ServerSource,
     mariadb_source,
@@ -228,3 +234,65 @@ def test_a_duckdb_files_comments_describe_it_and_its_rows_can_be_sampled(
     sample = alice.get(f"/sources/{source['id']}/sample", params={"table": "sales"})
     assert sample.status_code == 200, sample.text
     assert sample.json()["rows"] == [["2026-03-01", 12.5], ["2026-03-02", 7.25]]
+
+
+def test_samples_past_the_pool_answer_503_with_retry_after(
+    alice: Api,
+    reachable: LiveServer,  # noqa: F811
+    commented_pg: ServerSource,
+) -> None:
+    """Four samples wait on a table another transaction locks; the fifth is not queued
+    behind them (503 samples_busy, Retry-After), and the four end once the lock goes."""
+    source = _add(alice, alice.project(), "shop", commented_pg.url())
+    url = f"/sources/{source['id']}/sample"
+    locked, release = threading.Event(), threading.Event()
+
+    async def hold() -> None:
+        conn = await asyncpg.connect(
+            POSTGRES_ADMIN_DSN.rsplit("/", 1)[0] + f"/{commented_pg.database}"
+        )
+        try:
+            async with conn.transaction():
+                await conn.execute("LOCK TABLE orders IN ACCESS EXCLUSIVE MODE")
+                locked.set()
+                await asyncio.to_thread(release.wait, 120)
+        finally:
+            await conn.close()
+
+    async def waiting() -> int:
+        conn = await asyncpg.connect(POSTGRES_ADMIN_DSN)
+        try:
+            return int(
+                await conn.fetchval(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 "
+                    "AND application_name = 'workbench' AND wait_event_type = 'Lock'",
+                    commented_pg.database,
+                )
+            )
+        finally:
+            await conn.close()
+
+    holder = threading.Thread(target=lambda: asyncio.run(hold()))
+    holder.start()
+    with ThreadPoolExecutor(CONCURRENT_SAMPLES) as pool:
+        try:
+            assert locked.wait(30)
+            running = [
+                pool.submit(alice.get, url, params={"table": "orders", "limit": 1})
+                for _ in range(CONCURRENT_SAMPLES)
+            ]
+            # A guard against hanging, not a timing: the four are seen waiting on the lock.
+            deadline = time.monotonic() + 30
+            while asyncio.run(waiting()) < CONCURRENT_SAMPLES:
+                assert time.monotonic() < deadline, "the samples never reached the lock"
+                time.sleep(0.05)
+            busy = alice.get(url, params={"table": "orders", "limit": 1})
+            assert busy.status_code == 503, busy.text
+            assert busy.json()["code"] == "samples_busy" and busy.headers["Retry-After"]
+        finally:
+            release.set()
+            holder.join(30)
+        for done in running:
+            answer = done.result(60)
+            assert answer.status_code == 200 and answer.json()["rows"] == [[1, 1.5, "note 1"]]
+    assert alice.get(url, params={"table": "orders", "limit": 1}).status_code == 200
