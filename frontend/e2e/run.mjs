@@ -10,6 +10,7 @@ import { chromium } from 'playwright-core';
 import { knowledgeTests } from './knowledge.mjs';
 import { liveTests } from './live.mjs';
 import { cellsTests } from './cells.mjs';
+import { sourcesTests } from './sources.mjs';
 
 const HERE = import.meta.dirname;
 const FRONTEND = path.resolve(HERE, '..');
@@ -2007,7 +2008,7 @@ async function main() {
       await page.getByText('shop is ready.').waitFor();
 
       // A password typed into the URL goes to its own field and is sent apart; the server's
-      // check of an unreachable server says no database answered there, and nothing shows the password.
+      // check of a closed port says it refused the connection, and nothing shows the password.
       await panel.getByRole('button', { name: 'Add source' }).click();
       await dialog.getByLabel('Name').fill('crm');
       await dialog.getByLabel('URL').fill('postgresql://ana:s3cret-pw@127.0.0.1:1/crm');
@@ -2018,7 +2019,7 @@ async function main() {
       await page.getByText('crm was added, but could not be used.').waitFor();
       const crm = panel.locator('[data-testid=source-row][data-source=crm]');
       await crm.locator('[data-testid=source-status][data-status=failed]').waitFor();
-      await crm.getByTestId('source-status-detail').filter({ hasText: 'No database answered at that address.' }).waitFor();
+      await crm.getByTestId('source-status-detail').filter({ hasText: '127.0.0.1:1 refused the connection.' }).waitFor();
       expect((await crm.getByTestId('source-url').innerText()) === 'postgresql://ana:***@127.0.0.1:1/crm', 'the password is masked');
       expect(!(await page.content()).includes('s3cret-pw'), 'the password is nowhere in the page');
       await panel.getByRole('button', { name: 'Add source' }).click();
@@ -2627,6 +2628,7 @@ async function main() {
       consoleErrors,
       ready: () => waitFor(`${noModelBase}/readyz`, 120_000),
     });
+    await sourcesTests({ page, base, test, expect, sourcesDir, backend: BACKEND, chooseTheme });
 
     await test('an invalid token sends the user back to login', async () => {
       await page.evaluate(() => {

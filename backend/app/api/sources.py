@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Response, status
+from fastapi import APIRouter, Depends, Query, Response, status
 
 from app import audit
 from app.api import knowledge as knowledge_api
@@ -27,10 +27,12 @@ from app.infra.ratelimit import wait_sentence
 from app.models import DataSource
 from app.ownership import Role
 from app.schemas import Page
-from app.sources import checking, dictionary, service
+from app.sources import checking, dictionary, sampling, service
 from app.sources.schemas import (
     CheckOut,
     ColumnOut,
+    SampleColumn,
+    SampleOut,
     SchemaOut,
     SchemaPatch,
     SourceCreate,
@@ -171,8 +173,8 @@ async def check_source(
     limit: UserActionRateLimitDep,
 ) -> CheckOut:
     """Connect and list the tables now, within the connect timeout; the answer says why not
-    (one sentence wherever no database answered). At most SOURCES_CHECKS_PER_MINUTE per
-    user (429)."""
+    (what answered at the address, or the database's own refusal). At most
+    SOURCES_CHECKS_PER_MINUTE per user (429)."""
     await _within_limit(limit, user, "check", settings.SOURCES_CHECKS_PER_MINUTE)
     result = await checking.check(db, source, settings)
     return CheckOut.model_validate(result, from_attributes=True)
@@ -182,6 +184,28 @@ async def check_source(
 async def get_schema(source: OwnedSource, db: DbDep) -> SchemaOut:
     """The tables as the last check listed them, with the team's descriptions."""
     return await _schema(db, source)
+
+
+@router.get("/sources/{source_id}/sample", response_model=SampleOut)
+async def sample_table(
+    source: OwnedSource,
+    db: DbDep,
+    settings: SettingsDep,
+    table: Annotated[str, Query(min_length=1, max_length=255)],
+    schema: Annotated[str | None, Query(max_length=255)] = None,
+    limit: Annotated[int, Query(ge=1, le=sampling.MAX_SAMPLE_ROWS)] = sampling.DEFAULT_SAMPLE_ROWS,
+) -> SampleOut:
+    """A table's first rows (any member): only a table the last check listed, read as the
+    agent's queries are (read-only, the statement timeout, capped). 404 table_not_found,
+    409 source_not_ready or sample_failed (the database's sentence), 503 samples_busy."""
+    found = await sampling.sample(db, source, settings, schema, table, limit)
+    return SampleOut(
+        schema=found.schema,
+        table=found.table,
+        columns=[SampleColumn(name=n, type=t) for n, t in found.columns],
+        rows=found.rows,
+        limit=found.limit,
+    )
 
 
 @router.patch("/sources/{source_id}/schema", response_model=SchemaOut)
@@ -205,8 +229,18 @@ async def _schema(db: DbDep, source: DataSource) -> SchemaOut:
                 schema=t.schema,
                 name=t.name,
                 description=t.description,
+                description_source=t.description_source,
                 row_estimate=t.row_estimate,
-                columns=[ColumnOut(**vars(c)) for c in t.columns],
+                columns=[
+                    ColumnOut(
+                        name=c.name,
+                        type=c.type,
+                        nullable=c.nullable,
+                        description=c.description,
+                        description_source=c.description_source,
+                    )
+                    for c in t.columns
+                ],
             )
             for t in tables
         ],

@@ -124,6 +124,12 @@ def check(source: SourceRef, project: InProject = None, as_json: AsJson = False)
         raise Failure("The check failed.", exit_code=1)
 
 
+def _said(described: dict[str, Any]) -> str:
+    """A description, marked where it is the database's own comment, not the team's."""
+    mark = " (DB comment)" if described.get("description_source") == "database" else ""
+    return f"{described['description']}{mark}"
+
+
 @app.command()
 def schema(source: SourceRef, project: InProject = None, as_json: AsJson = False) -> None:
     """Show a source's tables and columns, with row estimates and descriptions."""
@@ -133,11 +139,12 @@ def schema(source: SourceRef, project: InProject = None, as_json: AsJson = False
         print_json(found)
         return
     for table in found["tables"]:
-        rows = "" if table["row_estimate"] is None else f", ~{table['row_estimate']:,} rows"
-        about = f": {table['description']}" if table["description"] else ""
+        estimate = table["row_estimate"]
+        rows = ", rows unknown" if estimate is None else f", ~{estimate:,} rows"
+        about = f": {_said(table)}" if table["description"] else ""
         out.print(f"{table['schema']}.{table['name']}{rows}{about}", highlight=False)
         for column in table["columns"]:
-            said = f"  {column['description']}" if column["description"] else ""
+            said = f"  {_said(column)}" if column["description"] else ""
             null = "" if column["nullable"] else " not null"
             out.print(f"    {column['name']} {column['type']}{null}{said}", highlight=False)
     if found["truncated"]:

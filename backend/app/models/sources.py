@@ -64,5 +64,7 @@ class SourceTable(IdMixin, Base):
     name: Mapped[str] = mapped_column(String(255))
     # From the catalog's statistics (None: the database keeps none yet).
     row_estimate: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
-    # [{"name", "type", "nullable"}] in the table's order.
+    # [{"name", "type", "nullable", "comment"?}] in the table's order.
     columns: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    # The database's own COMMENT on the table (None: it has none).
+    comment: Mapped[str | None] = mapped_column(Text, nullable=True)

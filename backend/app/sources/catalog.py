@@ -4,6 +4,11 @@ tables, their columns and row estimates), and the catalog the agent's prompt is 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
+
+# Where a description comes from: the team's data dictionary, or the database's own
+# COMMENT (read from its catalog at each check), which stands until the team writes one.
+DescriptionSource = Literal["team", "database"]
 
 
 @dataclass(frozen=True)
@@ -12,6 +17,9 @@ class ColumnInfo:
     type: str
     nullable: bool
     description: str = ""
+    # The database's COMMENT on the column, as introspection found it.
+    comment: str = ""
+    description_source: DescriptionSource | None = None
 
 
 @dataclass(frozen=True)
@@ -21,6 +29,8 @@ class TableInfo:
     row_estimate: int | None
     columns: list[ColumnInfo] = field(default_factory=list)
     description: str = ""
+    comment: str = ""
+    description_source: DescriptionSource | None = None
 
 
 @dataclass(frozen=True)
@@ -43,8 +53,9 @@ class SourceCatalog:
         access: How read-only is guaranteed (read_only_role, read_only_transaction,
             read_only_file), None while unchecked.
         status: ready, refused, failed or unchecked; only ready sources can be queried.
-        tables: Its tables with their columns, types, row estimates and the team's
-            descriptions (untrusted text), as the last check cached them.
+        tables: Its tables with their columns, types, row estimates and descriptions (the
+            team's, else the database's comments; untrusted text), as the last check cached
+            them.
         truncated: The cached list stops short of the whole schema.
     """
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -76,20 +75,12 @@ async def _probe(source: DataSource, settings: Settings) -> tuple[str, RoleRepor
 async def check(db: AsyncSession, source: DataSource, settings: Settings) -> CheckResult:
     """Check the source now and keep the outcome (status, detail, access, schema). The
     request's transaction is committed first: no database connection of the workbench's is
-    held while the source's server is reached (that can take the connect timeout).
-
-    Where no database answered, the answer comes when the connect timeout is up, however
-    soon it was known: a closed port, a silent one and one that speaks another protocol
-    look the same, in words and in time."""
+    held while the source's server is reached (that can take the connect timeout)."""
     source.checked_at = utcnow()
     await release_connection(db)
-    started = time.monotonic()
     try:
         version, role, found = await _probe(source, settings)
     except SourceFailure as failure:
-        if failure.kind is FailureKind.no_answer:
-            left = settings.SOURCES_CONNECT_TIMEOUT_SECONDS - (time.monotonic() - started)
-            await asyncio.sleep(max(0.0, left))
         source.status = "refused" if failure.kind in REFUSING else "failed"
         source.status_detail = failure.sentence
         source.access = None

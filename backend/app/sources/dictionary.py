@@ -1,8 +1,9 @@
 """A source's schema as the last check cached it, merged with the team's descriptions of
-its tables and columns (the data dictionary). The descriptions are the project's approved
-`column` knowledge items of the source (table "schema.table", column None for the table
-itself), kept apart from the cache so that no check loses one: a description written here
-or through /knowledge is the same item."""
+its tables and columns (the data dictionary), or else the database's own comments. The
+team's descriptions are the project's approved `column` knowledge items of the source
+(table "schema.table", column None for the table itself), kept apart from the cache so
+that no check loses one: a description written here or through /knowledge is the same
+item."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ from app.knowledge import service as knowledge
 from app.knowledge.schemas import AppliesTo
 from app.models import DataSource, KnowledgeItem, Project, SourceTable, User
 from app.models.knowledge import KnowledgeKind, KnowledgeStatus
-from app.sources.catalog import ColumnInfo, Introspection, TableInfo
-from app.sources.schemas import SchemaPatch, TableDescription
+from app.sources.catalog import ColumnInfo, DescriptionSource, Introspection, TableInfo
+from app.sources.schemas import SchemaPatch
 
 # The key of a description: ("schema.table", column or "" for the table itself).
 Key = tuple[str, str]
@@ -36,8 +37,11 @@ async def replace_tables(db: AsyncSession, source: DataSource, found: Introspect
             schema_name=table.schema,
             name=table.name,
             row_estimate=table.row_estimate,
+            comment=table.comment or None,
             columns=[
-                {"name": c.name, "type": c.type, "nullable": c.nullable} for c in table.columns
+                {"name": c.name, "type": c.type, "nullable": c.nullable}
+                | ({"comment": c.comment} if c.comment else {})
+                for c in table.columns
             ],
         )
         for position, table in enumerate(found.tables)
@@ -72,35 +76,66 @@ async def _descriptions(db: AsyncSession, source: DataSource) -> dict[Key, str]:
     }
 
 
+def _described(team: str | None, comment: str) -> tuple[str, DescriptionSource | None]:
+    """The description shown and where it comes from: the team's wins over the database's
+    own comment, which stands until the team writes one."""
+    if team:
+        return team, "team"
+    return (comment, "database") if comment else ("", None)
+
+
 async def tables_of(db: AsyncSession, source: DataSource) -> list[TableInfo]:
-    """The cached tables with the team's descriptions of them and their columns."""
+    """The cached tables with their descriptions and their columns': the team's, else the
+    database's comments (read from its catalog by the last check, never copied into
+    knowledge items)."""
     said = await _descriptions(db, source)
-    return [
-        TableInfo(
-            schema=t.schema_name,
-            name=t.name,
-            row_estimate=t.row_estimate,
-            description=said.get((f"{t.schema_name}.{t.name}", ""), ""),
-            columns=[
+    tables = []
+    for t in await _cached(db, source):
+        name = f"{t.schema_name}.{t.name}"
+        columns = []
+        for c in t.columns:
+            text, origin = _described(said.get((name, c["name"])), c.get("comment", ""))
+            columns.append(
                 ColumnInfo(
                     name=c["name"],
                     type=c["type"],
                     nullable=c["nullable"],
-                    description=said.get((f"{t.schema_name}.{t.name}", c["name"]), ""),
+                    description=text,
+                    comment=c.get("comment", ""),
+                    description_source=origin,
                 )
-                for c in t.columns
-            ],
+            )
+        text, origin = _described(said.get((name, "")), t.comment or "")
+        tables.append(
+            TableInfo(
+                schema=t.schema_name,
+                name=t.name,
+                row_estimate=t.row_estimate,
+                description=text,
+                comment=t.comment or "",
+                description_source=origin,
+                columns=columns,
+            )
         )
-        for t in await _cached(db, source)
-    ]
+    return tables
 
 
-def _find(tables: Sequence[SourceTable], wanted: TableDescription) -> SourceTable:
-    matches = [
-        t for t in tables if t.name == wanted.name and wanted.schema_ in (None, t.schema_name)
-    ]
+async def find_table(
+    db: AsyncSession, source: DataSource, schema: str | None, name: str
+) -> SourceTable:
+    """The cached table `name` (in `schema`, where given).
+
+    Raises:
+        NotFound: the last check listed no such table (table_not_found).
+        BadRequest: the name is in several schemas and `schema` is not given.
+    """
+    return _find(await _cached(db, source), schema, name)
+
+
+def _find(tables: Sequence[SourceTable], schema: str | None, name: str) -> SourceTable:
+    matches = [t for t in tables if t.name == name and schema in (None, t.schema_name)]
     if not matches:
-        where = f"{wanted.schema_}.{wanted.name}" if wanted.schema_ else wanted.name
+        where = f"{schema}.{name}" if schema else name
         raise NotFound(
             f"The source has no table {where} (as its last check listed them; check it again "
             "if the table is new).",
@@ -109,7 +144,7 @@ def _find(tables: Sequence[SourceTable], wanted: TableDescription) -> SourceTabl
     if len(matches) > 1:
         schemas = ", ".join(sorted(t.schema_name for t in matches))
         raise BadRequest(
-            f"Tables named {wanted.name} are in several schemas ({schemas}): give `schema`.",
+            f"Tables named {name} are in several schemas ({schemas}): give `schema`.",
             code="ambiguous_table",
         )
     return matches[0]
@@ -142,7 +177,7 @@ async def describe(
     tables = await _cached(db, source)
     changes: dict[Key, str] = {}
     for wanted in patch.tables:
-        table = _find(tables, wanted)
+        table = _find(tables, wanted.schema_, wanted.name)
         name = f"{table.schema_name}.{table.name}"
         if wanted.description is not None:
             changes[(name, "")] = wanted.description.strip()

@@ -13,9 +13,14 @@ from app.sources.credentials import MASK, Secret
 class FailureKind(StrEnum):
     host_not_allowed = "host_not_allowed"
     file_not_allowed = "file_not_allowed"
-    # Nothing that speaks the database's protocol answered: a closed port, a silent one, a
-    # port that speaks something else, a name that does not resolve (one sentence for all).
+    # Nothing answered at the address within the connect timeout (a blackholed address).
     no_answer = "no_answer"
+    # The address refused the connection (a closed port).
+    refused = "refused"
+    # Something answered, but not the database the URL names (Redis, HTTP, another one).
+    wrong_service = "wrong_service"
+    # The host name does not resolve.
+    unknown_host = "unknown_host"
     timeout = "timeout"
     wrong_password = "wrong_password"
     unknown_database = "unknown_database"
@@ -37,21 +42,37 @@ class SourceFailure(Exception):
         self.reason = reason or sentence
 
 
-NO_ANSWER = "No database answered at that address."
+def nothing_answered(where: str, seconds: float, reason: str | None = None) -> SourceFailure:
+    """Nothing answered at `where` (host:port) within the connect timeout."""
+    return SourceFailure(
+        FailureKind.no_answer, f"Nothing answered at {where} within {seconds:g} s.", reason
+    )
 
 
-def no_answer(reason: str) -> SourceFailure:
-    """The one failure for every address where no database answered (a closed port, a
-    silent one, one that speaks another protocol or refuses TLS, a name that does not
-    resolve): one sentence whatever was there, so checks cannot map the network around the
-    server. `reason` goes to the server's log only."""
-    return SourceFailure(FailureKind.no_answer, NO_ANSWER, reason=reason)
+def refused(where: str, reason: str | None = None) -> SourceFailure:
+    """The address answered the connection with a refusal: no server listens there."""
+    return SourceFailure(FailureKind.refused, f"{where} refused the connection.", reason)
 
 
-# user:password@ in a DSN, and password=… / pwd=… key-value pairs.
+def wrong_service(where: str, product: str, reason: str | None = None) -> SourceFailure:
+    """Something accepted the connection but did not speak `product`'s protocol back."""
+    return SourceFailure(
+        FailureKind.wrong_service, f"Something answers at {where}, but not {product}.", reason
+    )
+
+
+def unknown_host(host: str, reason: str | None = None) -> SourceFailure:
+    return SourceFailure(
+        FailureKind.unknown_host, f"The host name {host} does not resolve.", reason
+    )
+
+
+# user:password@ in a DSN, and password=… / pwd=… key-value pairs; MySQL's own "(using
+# password: YES)" says whether one was sent, not what it was, and stays whole.
 _DSN_PASSWORD = re.compile(r"(?P<head>[a-z][a-z0-9+.-]*://[^:/@\s]*:)[^@\s]*@", re.IGNORECASE)
 _KEY_VALUE = re.compile(
-    r"(?P<head>\b(?:password|passwd|pwd)\s*[=:]\s*)('[^']*'|\"[^\"]*\"|\S+)", re.I
+    r"(?P<head>\b(?:password|passwd|pwd)\s*[=:]\s*)(?!(?:YES|NO)\))('[^']*'|\"[^\"]*\"|\S+)",
+    re.I,
 )
 
 
@@ -63,22 +84,3 @@ def scrub(text: str, secrets: Iterable[Secret] = ()) -> str:
             text = text.replace(secret.reveal(), MASK)
     text = _DSN_PASSWORD.sub(lambda m: f"{m['head']}{MASK}@", text)
     return _KEY_VALUE.sub(lambda m: f"{m['head']}{MASK}", text)
-
-
-def network_failure(exc: BaseException, where: str) -> SourceFailure | None:
-    """The failure for an error of the network's own while connecting to `where`
-    (host:port), if `exc` is one: a TLS certificate or handshake refused (a database had
-    answered first) says so; anything else is `no_answer`."""
-    import ssl  # here: only this function needs it
-
-    if isinstance(exc, ssl.SSLCertVerificationError):
-        return SourceFailure(
-            FailureKind.tls,
-            f"The TLS certificate of {where} was not accepted ({exc.verify_message}): use the "
-            "host name the certificate was issued for, or a weaker TLS mode.",
-        )
-    if isinstance(exc, ssl.SSLError):
-        return SourceFailure(FailureKind.tls, f"TLS with {where} failed: {exc.reason or exc}.")
-    if isinstance(exc, OSError):  # refused, unreachable, reset, timed out
-        return no_answer(f"{where}: {exc!r}")
-    return None

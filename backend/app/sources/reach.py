@@ -21,7 +21,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from app.config import Settings
-from app.sources.failures import FailureKind, SourceFailure, no_answer
+from app.sources.failures import FailureKind, SourceFailure, unknown_host
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -98,9 +98,7 @@ async def _resolve(host: str, port: int, seconds: float = RESOLVE_SECONDS) -> li
         async with asyncio.timeout(seconds):
             infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (OSError, TimeoutError) as exc:
-        # Said as a closed port is: which names resolve inside the server's network is no
-        # one's business but the log's.
-        raise no_answer(f"{host}: does not resolve ({exc!r})") from None
+        raise unknown_host(host, f"{host}: does not resolve ({exc!r})") from None
     found: list[IPAddress] = []
     for info in infos:
         address = _plain(ipaddress.ip_address(info[4][0]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -77,18 +78,29 @@ class CheckOut(BaseModel):
     access: str | None
 
 
+_FROM = (
+    "Where `description` comes from: team (the data dictionary), database (the database's "
+    "own COMMENT, shown until the team writes one), or null (none)."
+)
+
+
 class ColumnOut(BaseModel):
     name: str
     type: str
     nullable: bool
     description: str
+    description_source: Literal["team", "database"] | None = Field(None, description=_FROM)
 
 
 class TableOut(BaseModel):
     schema_: str = Field(alias="schema", serialization_alias="schema")
     name: str
     description: str
-    row_estimate: int | None
+    description_source: Literal["team", "database"] | None = Field(None, description=_FROM)
+    row_estimate: int | None = Field(
+        description="The catalog's estimate of its rows; null where the database keeps none "
+        "(a table never analysed, a view)."
+    )
     columns: list[ColumnOut]
 
 
@@ -112,3 +124,19 @@ class TableDescription(BaseModel):
 
 class SchemaPatch(BaseModel):
     tables: list[TableDescription] = Field(max_length=5000)
+
+
+class SampleColumn(BaseModel):
+    name: str
+    type: str = Field(description="The column's type as the rows arrived (Arrow's name).")
+
+
+class SampleOut(BaseModel):
+    schema_: str = Field(alias="schema", serialization_alias="schema")
+    table: str
+    columns: list[SampleColumn]
+    rows: list[list[Any]] = Field(
+        description="At most `limit` rows in the table's column order; dates and times as "
+        "ISO text, long texts cut at 500 characters, binary values summarised."
+    )
+    limit: int

@@ -6,6 +6,7 @@ log line and database row."""
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ from sqlalchemy import select
 from app.models import DataSource
 from app.sources import service
 from tests.conftest import Api
+from tests.support.listeners import Blackhole
 from tests.support.server import LiveServer
 from tests.support.services import free_port
 from tests.support.source_databases import ORDERS, ServerSource
@@ -181,18 +183,48 @@ def test_files_outside_the_allowed_folders_and_the_apps_own_are_refused(
 
 
 def test_unreachable_sources_say_why(
-    alice: Api, reachable: LiveServer, mysql_source: ServerSource
+    alice: Api, reachable: LiveServer, pg_source: ServerSource, mysql_source: ServerSource
 ) -> None:
-    """A database that answered says why it refused; where none answered (a closed port, an
-    unknown host), one sentence says so, whatever was there."""
+    """A database that answered says why it refused, in its own whole words (the password
+    itself masked); where none did, the sentence says what was there: a refusal, nothing
+    within the connect timeout, or a server of another kind (real PostgreSQL and MariaDB
+    behind the wrong URLs). On creation and on a check alike."""
     project = alice.project()
     wrong = _add(alice, project, "wrong", mysql_source.url(password="wrong-password"))
-    assert wrong["status"] == "failed" and "refused the password" in wrong["status_detail"]
-    closed = _add(alice, project, "closed", f"mysql://u:p@127.0.0.1:{free_port()}/x")
-    unknown = _add(alice, project, "unknown", "postgresql://u:p@no-such-host.invalid/x")
-    for source in (closed, unknown):
-        assert source["status"] == "failed", source
-        assert source["status_detail"] == "No database answered at that address."
+    assert wrong["status"] == "failed", wrong
+    assert re.fullmatch(
+        rf"MySQL at 127\.0\.0\.1:{mysql_source.port} refused the password of "
+        rf"{mysql_source.writer}: Access denied for user '{mysql_source.writer}'@'[^']+' "
+        r"\(using password: YES\)",
+        wrong["status_detail"],
+    ), wrong["status_detail"]
+    closed_port = free_port()
+    with Blackhole() as hole:
+        expected = {
+            f"mysql://u:p@127.0.0.1:{closed_port}/x": (
+                f"127.0.0.1:{closed_port} refused the connection."
+            ),
+            "postgresql://u:p@no-such-host.invalid/x": (
+                "The host name no-such-host.invalid does not resolve."
+            ),
+            f"postgresql://u:p@127.0.0.1:{mysql_source.port}/x": (
+                f"Something answers at 127.0.0.1:{mysql_source.port}, but not PostgreSQL."
+            ),
+            f"mysql://u:p@127.0.0.1:{pg_source.port}/x": (
+                f"Something answers at 127.0.0.1:{pg_source.port}, but not MySQL or MariaDB."
+            ),
+            f"postgresql://u:p@127.0.0.1:{hole.port}/x": (
+                f"Nothing answered at 127.0.0.1:{hole.port} within 3 s."
+            ),
+        }
+        for number, (url, sentence) in enumerate(expected.items()):
+            source = _add(alice, project, f"unreachable-{number}", url)
+            assert (source["status"], source["status_detail"]) == ("failed", sentence), source
+            check = alice.post(f"/sources/{source['id']}/check")
+            assert check.status_code == 200, check.text
+            assert (check.json()["ok"], check.json()["detail"]) == (False, sentence)
+    for said in [wrong["status_detail"], *expected.values()]:
+        assert "TLS" not in said and "sslmode" not in said, said
 
 
 def test_bad_urls_are_refused_with_a_sentence(alice: Api) -> None:

@@ -545,6 +545,37 @@ def test_names_that_match_twice_or_not_at_all_are_refused(cli: Cli, alice: Api) 
     assert missing.code == 1 and 'No project "Nope"' in missing.stderr
 
 
+def test_a_session_is_found_by_the_start_of_its_title_when_only_one_starts_so(
+    cli: Cli, alice: Api
+) -> None:
+    project = alice.project("Titles")
+    made = {}
+    for title in ("Revenue by region 2025", "Revenue by month", "Churn in Q3"):
+        created = alice.post(f"/projects/{project['id']}/sessions", json={"title": title})
+        assert created.status_code == 201, created.text
+        made[title] = created.json()["id"]
+
+    for ref in ("churn", "Revenue by r", "REVENUE BY M"):
+        found = cli.run("runs", "list", ref, "--json")
+        assert found.code == 0, (ref, found.stderr)
+        assert json.loads(found.stdout) == []
+    renamed = cli.run("sessions", "rename", "churn", "Churn in Q3, final")
+    assert renamed.code == 0, renamed.stderr
+    assert "Renamed session Churn in Q3 to Churn in Q3, final." in renamed.stdout
+    assert alice.get(f"/sessions/{made['Churn in Q3']}").json()["title"] == "Churn in Q3, final"
+
+    both = cli.run("runs", "list", "Revenue")
+    assert both.code == 1
+    assert '2 sessions have a title starting with "Revenue":' in both.stderr
+    for title in ("Revenue by region 2025", "Revenue by month"):
+        assert f'"{title}" ({made[title]})' in both.stderr
+    assert "Give more of the title, or the id." in both.stderr
+
+    none = cli.run("runs", "list", "Margins")
+    assert none.code == 1
+    assert 'No session is called "Margins" or has a title starting with it.' in none.stderr
+
+
 # -- export ------------------------------------------------------------------------------
 
 

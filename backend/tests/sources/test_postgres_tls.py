@@ -127,6 +127,13 @@ def tls_server() -> Iterator[TlsServer]:
         check=True,
         capture_output=True,
     )
+    # Over TCP only encrypted logins, and only for tester: a role with no line at all
+    # (stranger) is refused by pg_hba.conf whether TLS is used or not.
+    (data / "pg_hba.conf").write_text(
+        "local all all trust\n"
+        "hostssl all tester 127.0.0.1/32 trust\n"
+        "hostssl all tester ::1/128 trust\n"
+    )
     options = (
         f"-p {port} -k {folder} -c listen_addresses=localhost -c ssl=on "
         f"-c ssl_cert_file={folder}/server.crt -c ssl_key_file={folder}/server.key"
@@ -151,7 +158,7 @@ def tls_server() -> Iterator[TlsServer]:
                 "-U",
                 "postgres",
                 "-c",
-                "CREATE ROLE tester LOGIN",
+                "CREATE ROLE tester LOGIN; CREATE ROLE stranger LOGIN",
             ],
             check=True,
             capture_output=True,
@@ -201,3 +208,34 @@ def test_verify_full_refuses_a_certificate_no_trusted_ca_signed(
         match=r"TLS certificate of localhost:\d+ was not accepted \(unable to get local issuer",
     ):
         run(collect(connection(tls_server.url("localhost", "verify-full")), "SELECT 1"))
+
+
+def test_prefer_connects_encrypted_where_the_server_offers_tls(tls_server: TlsServer) -> None:
+    row = run(collect(connection(tls_server.url("127.0.0.1", "prefer")), ENCRYPTED)).to_pylist()
+    assert row[0]["ssl"] is True
+
+
+def test_a_login_pg_hba_refuses_never_blames_a_tls_requirement_prefer_did_not_make(
+    tls_server: TlsServer,
+) -> None:
+    """With sslmode=prefer TLS was tried first: a role pg_hba.conf has no line for is
+    refused for that, and the sentence says so (it used to say "without TLS: add
+    ?sslmode=require", which would change nothing)."""
+    url = f"postgresql://stranger@127.0.0.1:{tls_server.port}/postgres"
+    for given in (url, f"{url}?sslmode=prefer", f"{url}?sslmode=require"):
+        with pytest.raises(QueryFailed) as refused:
+            run(collect(connection(given), "SELECT 1"))
+        said = str(refused.value)
+        assert said.startswith(
+            f"PostgreSQL at 127.0.0.1:{tls_server.port} does not let stranger connect to the "
+            "database 'postgres' from the workbench's server (no pg_hba.conf entry allows it)."
+        ), said
+        assert "sslmode" not in said and "without TLS" not in said, said
+
+
+def test_only_a_login_without_tls_is_told_tls_may_help(tls_server: TlsServer) -> None:
+    """sslmode=disable never tried TLS, and only encrypted logins have a line: that one
+    sentence may suggest TLS."""
+    with pytest.raises(QueryFailed) as refused:
+        run(collect(connection(tls_server.url("127.0.0.1", "disable")), "SELECT 1"))
+    assert "without TLS: it may allow it with ?sslmode=require" in str(refused.value)

@@ -46,8 +46,9 @@ def test_an_allow_list_of_names_networks_and_ports() -> None:
     for host, port in [("localhost", 5432), ("11.0.0.1", 5432), ("::1", 3306)]:
         with pytest.raises(SourceFailure, match="does not allow"):
             _address(host, port, **allowed)
-    # A name that does not resolve reads as a closed port does (a check maps no network).
-    with pytest.raises(SourceFailure, match=r"^No database answered at that address\.$"):
+    # A name that does not resolve says so.
+    unknown = r"^The host name no-such-host\.invalid does not resolve\.$"
+    with pytest.raises(SourceFailure, match=unknown):
         _address("no-such-host.invalid", 5432)
 
 

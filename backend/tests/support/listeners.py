@@ -1,11 +1,14 @@
 """Listeners on loopback that are not what a source's URL promises: a fake PostgreSQL that
 asks for a cleartext password and keeps what it is sent, a port that accepts and never
-answers, and a port that speaks HTTP. Each runs an asyncio server in a thread of its own.
+answers and a port that speaks HTTP (each an asyncio server in a thread of its own), and a
+port where no connection ever opens (Blackhole).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 import struct
 import threading
 from collections.abc import Awaitable, Callable
@@ -122,3 +125,31 @@ class HttpListener(Listener):
             + body
         )
         await writer.drain()
+
+
+class Blackhole:
+    """A port on 127.0.0.1 where a connection never opens, as at a blackholed address: a
+    socket listening with its accept queue filled and never accepted, so the kernel drops
+    every further SYN (the client waits out its timeout)."""
+
+    def __init__(self) -> None:
+        self.port = 0
+        self._sockets: list[socket.socket] = []
+
+    def __enter__(self) -> Blackhole:
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen(0)
+        self.port = int(server.getsockname()[1])
+        self._sockets.append(server)
+        for _ in range(3):  # more than a backlog of 0 holds
+            filler = socket.socket()
+            filler.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                filler.connect(("127.0.0.1", self.port))
+            self._sockets.append(filler)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sock in self._sockets:
+            sock.close()

@@ -534,6 +534,12 @@ export type ColumnOut = {
      * Description
      */
     description: string;
+    /**
+     * Description Source
+     *
+     * Where `description` comes from: team (the data dictionary), database (the database's own COMMENT, shown until the team writes one), or null (none).
+     */
+    description_source?: 'team' | 'database' | null;
 };
 
 /**
@@ -2069,6 +2075,50 @@ export type RunOut = {
 };
 
 /**
+ * SampleColumn
+ */
+export type SampleColumn = {
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Type
+     *
+     * The column's type as the rows arrived (Arrow's name).
+     */
+    type: string;
+};
+
+/**
+ * SampleOut
+ */
+export type SampleOut = {
+    /**
+     * Schema
+     */
+    schema: string;
+    /**
+     * Table
+     */
+    table: string;
+    /**
+     * Columns
+     */
+    columns: Array<SampleColumn>;
+    /**
+     * Rows
+     *
+     * At most `limit` rows in the table's column order; dates and times as ISO text, long texts cut at 500 characters, binary values summarised.
+     */
+    rows: Array<Array<unknown>>;
+    /**
+     * Limit
+     */
+    limit: number;
+};
+
+/**
  * SandboxStatusOut
  *
  * Whether questions can be answered now, and how analysis code is isolated.
@@ -2651,7 +2701,15 @@ export type TableOut = {
      */
     description: string;
     /**
+     * Description Source
+     *
+     * Where `description` comes from: team (the data dictionary), database (the database's own COMMENT, shown until the team writes one), or null (none).
+     */
+    description_source?: 'team' | 'database' | null;
+    /**
      * Row Estimate
+     *
+     * The catalog's estimate of its rows; null where the database keeps none (a table never analysed, a view).
      */
     row_estimate: number | null;
     /**
@@ -6384,6 +6442,49 @@ export type DescribeSchemaResponses = {
 };
 
 export type DescribeSchemaResponse = DescribeSchemaResponses[keyof DescribeSchemaResponses];
+
+export type SampleTableData = {
+    body?: never;
+    path: {
+        /**
+         * Source Id
+         */
+        source_id: string;
+    };
+    query: {
+        /**
+         * Table
+         */
+        table: string;
+        /**
+         * Schema
+         */
+        schema?: string | null;
+        /**
+         * Limit
+         */
+        limit?: number;
+    };
+    url: '/api/v1/sources/{source_id}/sample';
+};
+
+export type SampleTableErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type SampleTableError = SampleTableErrors[keyof SampleTableErrors];
+
+export type SampleTableResponses = {
+    /**
+     * Successful Response
+     */
+    200: SampleOut;
+};
+
+export type SampleTableResponse = SampleTableResponses[keyof SampleTableResponses];
 
 export type ListItemsData = {
     body?: never;

@@ -28,12 +28,13 @@ CONFIG: dict[str, str | bool | int | float | list[str]] = {
     "lock_configuration": True,
 }
 _SCHEMA = """
-SELECT t.schema_name, t.name, t.estimated_size, c.column_name, c.data_type, c.is_nullable
+SELECT t.schema_name, t.name, t.estimated_size, t.comment, c.column_name, c.data_type,
+       c.is_nullable, c.comment
 FROM (
-    SELECT schema_name, table_name AS name, estimated_size FROM duckdb_tables()
+    SELECT schema_name, table_name AS name, estimated_size, comment FROM duckdb_tables()
     WHERE NOT internal AND database_name = current_database()
     UNION ALL
-    SELECT schema_name, view_name, NULL FROM duckdb_views()
+    SELECT schema_name, view_name, NULL, comment FROM duckdb_views()
     WHERE NOT internal AND database_name = current_database()
     ORDER BY 1, 2 LIMIT ?
 ) t LEFT JOIN duckdb_columns() c
@@ -72,13 +73,22 @@ class DuckdbSession:
             total = self.conn.execute(_COUNT).fetchone()[0]  # type: ignore[index]
             rows = self.conn.execute(_SCHEMA, [max_tables, max_columns + 1]).fetchall()
             tables: dict[tuple[str, str], TableInfo] = {}
-            for schema, name, estimate, column, type_, nullable in rows[:max_columns]:
+            for row in rows[:max_columns]:
+                schema, name, estimate, comment, column, type_, nullable, said = row
                 table = tables.setdefault(
                     (schema, name),
-                    TableInfo(schema, name, None if estimate is None else int(estimate), []),
+                    TableInfo(
+                        schema,
+                        name,
+                        None if estimate is None else int(estimate),
+                        [],
+                        comment=comment or "",
+                    ),
                 )
                 if column is not None:
-                    table.columns.append(ColumnInfo(column, str(type_), bool(nullable)))
+                    table.columns.append(
+                        ColumnInfo(column, str(type_), bool(nullable), comment=said or "")
+                    )
             truncated = total > len(tables) or len(rows) > max_columns
             return Introspection(list(tables.values()), int(total), truncated)
 

@@ -19,11 +19,12 @@ import pymysql
 from pymysql.constants import CLIENT, FIELD_TYPE, FLAG
 from pymysql.converters import convert_timedelta
 
+from app.sources.answers import network_failure
 from app.sources.arrow import Column, misfit, parse_text, schema_of, unique_names
 from app.sources.catalog import ColumnInfo, Introspection, TableInfo
 from app.sources.connection import Access, RoleReport, SourceConnection
 from app.sources.drivers.mysql_rows import wire_rows
-from app.sources.failures import FailureKind, SourceFailure, network_failure, no_answer, scrub
+from app.sources.failures import FailureKind, SourceFailure, scrub, wrong_service
 from app.sources.refusals import QueryFailed, timed_out
 from app.sources.tls import context_for
 from app.sources.urls import Tls
@@ -191,9 +192,10 @@ class MysqlSession:
             ]
         )
         rows = await self._read(
-            "SELECT t.TABLE_SCHEMA, t.TABLE_NAME, t.TABLE_TYPE, t.TABLE_ROWS, c.COLUMN_NAME, "
-            "c.COLUMN_TYPE, c.IS_NULLABLE FROM (SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, "
-            f"TABLE_ROWS FROM information_schema.TABLES WHERE {scope} "
+            "SELECT t.TABLE_SCHEMA, t.TABLE_NAME, t.TABLE_TYPE, t.TABLE_ROWS, t.TABLE_COMMENT, "
+            "c.COLUMN_NAME, c.COLUMN_TYPE, c.IS_NULLABLE, c.COLUMN_COMMENT "
+            "FROM (SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, TABLE_ROWS, TABLE_COMMENT "
+            f"FROM information_schema.TABLES WHERE {scope} "
             "ORDER BY TABLE_SCHEMA, TABLE_NAME LIMIT %s) t "
             "LEFT JOIN information_schema.COLUMNS c "
             "ON c.TABLE_SCHEMA = t.TABLE_SCHEMA AND c.TABLE_NAME = t.TABLE_NAME "
@@ -201,14 +203,24 @@ class MysqlSession:
             (max_tables, max_columns + 1),
         )
         tables: dict[tuple[str, str], TableInfo] = {}
-        for schema, name, kind, estimate, column, type_, nullable in rows[:max_columns]:
+        for row in rows[:max_columns]:
+            schema, name, kind, estimate, comment, column, type_, nullable, said = row
             view = str(kind).upper() == "VIEW"
             table = tables.setdefault(
                 (schema, name),
-                TableInfo(schema, name, None if view or estimate is None else int(estimate), []),
+                TableInfo(
+                    schema,
+                    name,
+                    None if view or estimate is None else int(estimate),
+                    [],
+                    # A view's TABLE_COMMENT is the word VIEW, not a comment of anyone's.
+                    comment="" if view else str(comment or ""),
+                ),
             )
             if column is not None:
-                table.columns.append(ColumnInfo(column, str(type_), nullable == "YES"))
+                table.columns.append(
+                    ColumnInfo(column, str(type_), nullable == "YES", comment=str(said or ""))
+                )
         truncated = total > len(tables) or len(rows) > max_columns
         return Introspection(list(tables.values()), total, truncated)
 
@@ -294,18 +306,23 @@ async def open_session(connection: SourceConnection) -> MysqlSession:
     except BaseException as exc:
         with contextlib.suppress(Exception):
             conn.close()
-        raise _failure(exc, connection, where) from None
+        raise await _failure(exc, connection, address, where) from None
     return MysqlSession(conn, connection, timeout)
 
 
 # pymysql's own error codes (lost connection, bad packet, …): not the server's word.
 _CLIENT_CODES = range(2000, 3000)
+# Access denied: a wrong password, or a user the server does not know from this host.
+_DENIED = (1045, 1698)
+PRODUCT = "MySQL or MariaDB"
 
 
-def _failure(exc: BaseException, connection: SourceConnection, where: str) -> BaseException:
+async def _failure(
+    exc: BaseException, connection: SourceConnection, address: str, where: str
+) -> BaseException:
     """What a failed connection says: a server's own refusal (wrong password, unknown
-    database, TLS) plainly; anything from a server that did not speak MySQL's protocol back
-    as `no_answer`."""
+    database, TLS) plainly; where no MySQL or MariaDB spoke back, what did
+    (app.sources.answers)."""
     url = connection.url
     if not isinstance(exc, Exception):
         return exc  # cancelled: on its way
@@ -320,14 +337,17 @@ def _failure(exc: BaseException, connection: SourceConnection, where: str) -> Ba
     # aiomysql wraps the network's own error (2003): say what it was.
     if wrapped and cause is not None:
         exc = cause
-    network = network_failure(exc, where)
+    assert url.port is not None
+    network = await network_failure(
+        exc, address, url.port, where, PRODUCT, connection.reach.connect_timeout
+    )
     if network is not None:
         return network
     code = exc.args[0] if isinstance(exc, pymysql.MySQLError) and exc.args else None
     said = scrub(str(exc.args[1] if len(exc.args) > 1 else exc), [url.password])
-    if not isinstance(code, int):
-        return no_answer(f"{where}: {type(exc).__name__}: {said}")
-    if code == 1045:
+    if not isinstance(code, int) or code in _CLIENT_CODES:
+        return wrong_service(where, PRODUCT, f"{where}: {type(exc).__name__}: {code} {said}")
+    if code in _DENIED:
         return SourceFailure(
             FailureKind.wrong_password,
             f"MySQL at {where} refused the password of {url.user}: {said}",
@@ -337,10 +357,8 @@ def _failure(exc: BaseException, connection: SourceConnection, where: str) -> Ba
             FailureKind.unknown_database,
             f"MySQL at {where} has no database {url.database!r} for {url.user}: {said}",
         )
-    if code == 3159 or "SSL" in said or "secure transport" in said:
+    if code == 3159 or "secure transport" in said:
         return SourceFailure(
             FailureKind.tls, f"MySQL at {where} needs TLS: add ?ssl_mode=REQUIRED ({said})"
         )
-    if code in _CLIENT_CODES:
-        return no_answer(f"{where}: {code} {said}")
     return SourceFailure(FailureKind.other, f"MySQL at {where}: {said}")

@@ -14,13 +14,14 @@ from typing import Any
 import asyncpg
 import pyarrow as pa
 
+from app.sources.answers import network_failure
 from app.sources.catalog import ColumnInfo, Introspection, TableInfo
 from app.sources.connection import Access, RoleReport, SourceConnection
 from app.sources.drivers.postgres_copy import OUTPUT_SETTINGS, stream_copy
-from app.sources.failures import FailureKind, SourceFailure, network_failure, no_answer, scrub
+from app.sources.failures import FailureKind, SourceFailure, scrub, wrong_service
 from app.sources.refusals import QueryFailed, timed_out
 from app.sources.tls import context_for
-from app.sources.urls import Tls
+from app.sources.urls import SourceUrl, Tls
 
 _TABLES = """
     c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition
@@ -32,13 +33,14 @@ WHERE {_TABLES} AND has_table_privilege(c.oid, 'SELECT')
 """
 _SCHEMA = f"""
 WITH t AS (
-    SELECT c.oid, n.nspname, c.relname, c.relkind, c.reltuples
+    SELECT c.oid, n.nspname, c.relname, c.relkind, c.reltuples,
+           obj_description(c.oid, 'pg_class') AS comment
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE {_TABLES} AND has_table_privilege(c.oid, 'SELECT')
     ORDER BY n.nspname, c.relname LIMIT $1
 )
-SELECT t.nspname, t.relname, t.relkind, t.reltuples, a.attname,
-       format_type(a.atttypid, a.atttypmod), NOT a.attnotnull
+SELECT t.nspname, t.relname, t.relkind, t.reltuples, t.comment, a.attname,
+       format_type(a.atttypid, a.atttypmod), NOT a.attnotnull, col_description(t.oid, a.attnum)
 FROM t LEFT JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum > 0 AND NOT a.attisdropped
 ORDER BY t.nspname, t.relname, a.attnum LIMIT $2
 """
@@ -117,12 +119,14 @@ class PostgresSession:
         total = int((await self._read(_COUNT_TABLES))[0][0])
         rows = await self._read(_SCHEMA, max_tables, max_columns + 1)
         tables: dict[tuple[str, str], TableInfo] = {}
-        for schema, name, relkind, reltuples, column, type_, nullable in rows[:max_columns]:
+        for row in rows[:max_columns]:
+            schema, name, relkind, reltuples, comment, column, type_, nullable, said = row
             table = tables.setdefault(
-                (schema, name), TableInfo(schema, name, _estimate(relkind, reltuples), [])
+                (schema, name),
+                TableInfo(schema, name, _estimate(relkind, reltuples), [], comment=comment or ""),
             )
             if column is not None:
-                table.columns.append(ColumnInfo(column, type_, bool(nullable)))
+                table.columns.append(ColumnInfo(column, type_, bool(nullable), comment=said or ""))
         truncated = total > len(tables) or len(rows) > max_columns
         return Introspection(list(tables.values()), total, truncated)
 
@@ -188,14 +192,33 @@ async def open_session(connection: SourceConnection) -> PostgresSession:
             },
         )
     except BaseException as exc:
-        raise _failure(exc, connection, where) from None
+        raise await _failure(exc, connection, address, where) from None
     return PostgresSession(conn, connection, timeout)
 
 
-def _failure(exc: BaseException, connection: SourceConnection, where: str) -> BaseException:
+def _no_entry(url: SourceUrl, where: str, said: str) -> SourceFailure:
+    """pg_hba.conf has no line for this host, user, database and encryption. Only where TLS
+    was never tried (sslmode=disable) may TLS be what is missing: with `prefer` asyncpg has
+    tried with TLS first (that refusal is the cause of this one) when the server offers it."""
+    database = url.database or url.user
+    sentence = (
+        f"PostgreSQL at {where} does not let {url.user} connect to the database "
+        f"{database!r} from the workbench's server (no pg_hba.conf entry allows it)"
+    )
+    if url.tls is Tls.disable and "no encryption" in said:
+        return SourceFailure(
+            FailureKind.tls,
+            f"{sentence} without TLS: it may allow it with ?sslmode=require. ({said})",
+        )
+    return SourceFailure(FailureKind.wrong_password, f"{sentence}. ({said})")
+
+
+async def _failure(
+    exc: BaseException, connection: SourceConnection, address: str, where: str
+) -> BaseException:
     """What a failed connection says: a database's own refusal (wrong password, unknown
-    database, TLS required) plainly; anything from a server that did not speak PostgreSQL's
-    protocol back (no error of its own) as `no_answer`."""
+    database, a login pg_hba.conf does not allow) plainly; where no PostgreSQL spoke back,
+    what did (app.sources.answers)."""
     url = connection.url
     if not isinstance(exc, Exception):
         return exc  # cancelled: on its way
@@ -211,16 +234,18 @@ def _failure(exc: BaseException, connection: SourceConnection, where: str) -> Ba
             f"PostgreSQL at {where} has no database {url.database or url.user!r}: {said}",
         )
     if isinstance(exc, asyncpg.InvalidAuthorizationSpecificationError):
-        tls = "SSL off" in said or "no encryption" in said
+        if "pg_hba.conf" in said:
+            return _no_entry(url, where, said)
         return SourceFailure(
-            FailureKind.tls if tls else FailureKind.wrong_password,
-            f"PostgreSQL at {where} refused the connection"
-            + (" without TLS: add ?sslmode=require to the URL" if tls else f": {said}"),
+            FailureKind.wrong_password, f"PostgreSQL at {where} refused the login: {said}"
         )
-    network = network_failure(exc, where)
+    assert url.port is not None
+    network = await network_failure(
+        exc, address, url.port, where, "PostgreSQL", connection.reach.connect_timeout
+    )
     if network is not None:
         return network
     if isinstance(exc, asyncpg.PostgresError) and exc.severity:  # the server's own error
         return SourceFailure(FailureKind.other, f"PostgreSQL at {where}: {said}")
-    # asyncpg's own (SSL upgrade rejected, connection closed, a message it cannot read).
-    return no_answer(f"{where}: {type(exc).__name__}: {said}")
+    # asyncpg's own (connection closed, a message it cannot read): not PostgreSQL speaking.
+    return wrong_service(where, "PostgreSQL", f"{where}: {type(exc).__name__}: {said}")

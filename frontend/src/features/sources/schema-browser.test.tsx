@@ -1,7 +1,7 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { describeSchema, type SchemaOut, type SourceOut, type TableOut } from '@/client';
+import { describeSchema, sampleTable, type SchemaOut, type SourceOut, type TableOut } from '@/client';
 import { ApiError } from '@/lib/api';
 import { sourceKeys } from './queries';
 import { filterTables, SCHEMA_PAGE, SchemaBrowser, truncatedSentence } from './schema-browser';
@@ -9,8 +9,10 @@ import { filterTables, SCHEMA_PAGE, SchemaBrowser, truncatedSentence } from './s
 vi.mock('@/client', async (original) => ({
   ...(await original<typeof import('@/client')>()),
   describeSchema: vi.fn(),
+  sampleTable: vi.fn(),
 }));
 const describe_ = vi.mocked(describeSchema);
+const sample_ = vi.mocked(sampleTable);
 
 const table = (name: string, over: Partial<TableOut> = {}): TableOut => ({
   schema: 'main',
@@ -39,7 +41,10 @@ function show(schema: SchemaOut) {
 
 const many = Array.from({ length: 3000 }, (_, i) => table(`t_${String(i).padStart(4, '0')}`));
 
-beforeEach(() => describe_.mockReset());
+beforeEach(() => {
+  describe_.mockReset();
+  sample_.mockReset();
+});
 
 describe('SchemaBrowser', () => {
   it('pages thousands of tables, and filters them by table or column name', () => {
@@ -115,5 +120,72 @@ describe('SchemaBrowser', () => {
     expect(filterTables(tables, 'sales').map((t) => t.name)).toEqual(['orders']);
     expect(filterTables(tables, 'REGION main').map((t) => t.name)).toEqual(['orders', 'customers']);
     expect(filterTables(tables, '  ')).toBe(tables);
+  });
+
+  it('says "rows unknown" where the database keeps no count, never 0 or -1', () => {
+    show({ tables: [table('fresh', { row_estimate: null }), table('empty', { row_estimate: 0 })], truncated: false, checked_at: null });
+    const [fresh, empty] = screen.getAllByTestId('row-estimate');
+    expect(fresh.textContent).toBe('rows unknown');
+    expect(fresh.title).toContain('keeps no row count');
+    expect(empty.textContent).toBe('~0 rows');
+  });
+
+  it("marks a description that is the database's own comment, not the team's", () => {
+    const commented = table('orders', {
+      description: 'One row per order',
+      description_source: 'database',
+      columns: [
+        { name: 'id', type: 'INTEGER', nullable: false, description: 'Order number', description_source: 'team' },
+        { name: 'amount', type: 'NUMERIC', nullable: true, description: 'Net, EUR', description_source: 'database' },
+      ],
+    });
+    show({ tables: [commented], truncated: false, checked_at: null });
+    const t = screen.getByTestId('schema-table');
+    fireEvent.click(within(t).getByRole('button', { name: 'Show the columns of main.orders' }));
+    const [own, id, amount] = within(t).getAllByTestId('description');
+    expect(own.textContent).toBe('One row per order DB comment');
+    expect(id.textContent).toBe('Order number');
+    expect(amount.textContent).toBe('Net, EUR DB comment');
+    expect(within(t).getAllByTestId('from-database')).toHaveLength(2);
+  });
+
+  it("shows a table's sample rows when asked, and the database's sentence when they cannot be read", async () => {
+    sample_.mockResolvedValueOnce({
+      data: {
+        schema: 'main',
+        table: 'orders',
+        columns: [
+          { name: 'id', type: 'int64' },
+          { name: 'region', type: 'string' },
+        ],
+        rows: [
+          [1, 'north'],
+          [2, null],
+        ],
+        limit: 20,
+      },
+    } as never);
+    show({ tables: [table('orders'), table('broken')], truncated: false, checked_at: null });
+    fireEvent.click(screen.getByRole('button', { name: 'Show the columns of main.orders' }));
+    expect(sample_).not.toHaveBeenCalled();
+    fireEvent.click(screen.getByRole('radio', { name: 'Sample rows' }));
+    const shown = await screen.findByTestId('table-sample');
+    expect(sample_.mock.calls[0][0]).toEqual({ path: { source_id: 's' }, query: { schema: 'main', table: 'orders', limit: 20 } });
+    expect(within(shown).getByTestId('sample-count').textContent).toBe('All 2 rows');
+    const cells = within(shown)
+      .getAllByRole('row')
+      .slice(1)
+      .map((r) => within(r).getAllByRole('cell').map((c) => c.textContent));
+    expect(cells).toEqual([
+      ['1', 'north'],
+      ['2', ''],
+    ]);
+    // The schema's own type names head the columns.
+    expect(within(shown).getAllByRole('columnheader')[0].textContent).toContain('INTEGER');
+
+    sample_.mockRejectedValueOnce(new ApiError(409, 'PostgreSQL: permission denied for table broken', 'sample_failed'));
+    fireEvent.click(screen.getByRole('button', { name: 'Show the columns of main.broken' }));
+    fireEvent.click(screen.getAllByRole('radio', { name: 'Sample rows' })[1]);
+    expect((await screen.findByTestId('sample-error')).textContent).toBe('Could not read the rows: PostgreSQL: permission denied for table broken');
   });
 });

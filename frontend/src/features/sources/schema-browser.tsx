@@ -1,13 +1,16 @@
 import { useQuery } from '@tanstack/react-query';
-import { AlertTriangle, ChevronDown, ChevronRight, Loader2, Pencil, Search, Table2 } from 'lucide-react';
+import { AlertTriangle, ChevronDown, ChevronRight, Database, Loader2, Pencil, Search, Table2 } from 'lucide-react';
 import { useDeferredValue, useId, useMemo, useState } from 'react';
 import type { ColumnOut, SchemaOut, SourceOut, TableOut } from '@/client';
+import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
 import { Input, Textarea } from '@/components/ui/input';
+import { Segmented } from '@/components/ui/segmented';
 import { useBlocked } from '@/features/projects/role';
 import { cn, formatNumber } from '@/lib/utils';
 import { useDescribeSchema } from './mutations';
 import { schemaQuery } from './queries';
+import { TableSample } from './table-sample';
 
 /** Tables (and columns of a table) shown at first, and added by each "Show more": thousands stay quick. */
 export const SCHEMA_PAGE = 50;
@@ -27,10 +30,29 @@ export function filterTables(tables: TableOut[], filter: string): TableOut[] {
   });
 }
 
-/** "~1,204 rows" (an estimate: databases count them roughly). */
-export function rowEstimate(n: number | null): string | null {
-  if (n == null) return null;
+/**
+ * "~1,204 rows" (an estimate: databases count them roughly), or "rows unknown" where the database
+ * keeps no count (a table never analysed, a view): never 0 or -1.
+ */
+export function rowEstimate(n: number | null): string {
+  if (n == null) return 'rows unknown';
   return `~${formatNumber(n)} ${n === 1 ? 'row' : 'rows'}`;
+}
+
+/** Why a table's row count is unknown, for its tooltip. */
+const UNKNOWN_ROWS = 'The database keeps no row count for it yet (a table never analysed, or a view).';
+
+/** A mark beside a description that is the database's own comment, not the team's. */
+function FromDatabase() {
+  return (
+    <Badge
+      className="shrink-0 px-1.5 py-0 text-[10px] font-normal"
+      title="The database's own comment: it describes this until the team writes a description."
+      data-testid="from-database"
+    >
+      <Database /> DB comment
+    </Badge>
+  );
 }
 
 /** Why only some tables are listed, in words. */
@@ -43,7 +65,18 @@ export function truncatedSentence(kept: number, total: number | null | undefined
  * A description of the data dictionary, edited where it is shown: Enter saves, Shift+Enter starts
  * a new line, Escape gives up. An empty description removes it.
  */
-export function DescriptionEditor({ value, what, onSave }: { value: string; what: string; onSave: (text: string) => Promise<unknown> }) {
+export function DescriptionEditor({
+  value,
+  what,
+  onSave,
+  fromDatabase = false,
+}: {
+  value: string;
+  what: string;
+  onSave: (text: string) => Promise<unknown>;
+  /** `value` is the database's own comment (shown until the team writes a description). */
+  fromDatabase?: boolean;
+}) {
   const [editing, setEditing] = useState(false);
   const [text, setText] = useState(value);
   const [saving, setSaving] = useState(false);
@@ -62,8 +95,9 @@ export function DescriptionEditor({ value, what, onSave }: { value: string; what
   // A viewer reads the descriptions as text; there is nothing to add.
   if (blocked)
     return value ? (
-      <p className="min-w-0 text-xs break-words whitespace-pre-wrap text-muted-foreground" data-testid="description" title={blocked}>
-        {value}
+      <p className="flex min-w-0 items-start gap-1.5 text-xs text-muted-foreground" data-testid="description" title={blocked}>
+        <span className="min-w-0 break-words whitespace-pre-wrap">{value}</span>
+        {fromDatabase && <FromDatabase />}
       </p>
     ) : null;
   if (!editing)
@@ -82,6 +116,7 @@ export function DescriptionEditor({ value, what, onSave }: { value: string; what
         data-testid="description"
       >
         <span className="min-w-0 break-words whitespace-pre-wrap">{value || 'Add a description'}</span>
+        {fromDatabase && <FromDatabase />}
         <Pencil className="mt-0.5 size-3 shrink-0 opacity-40 group-hover:opacity-100" />
       </button>
     );
@@ -153,7 +188,7 @@ function Columns({ table, describe }: { table: TableOut; describe: (c: ColumnOut
   const [shown, setShown] = useState(SCHEMA_PAGE);
   const name = tableName(table);
   return (
-    <div className="border-t bg-muted/20" data-testid="schema-columns">
+    <div data-testid="schema-columns">
       <div className="hidden grid-cols-[minmax(7rem,1fr)_minmax(6rem,0.8fr)_4.5rem_2fr] gap-3 px-3 pt-2 pb-1 pl-10 text-[11px] font-medium tracking-wide text-muted-foreground uppercase sm:grid">
         <span>Column</span>
         <span>Type</span>
@@ -175,7 +210,12 @@ function Columns({ table, describe }: { table: TableOut; describe: (c: ColumnOut
             </span>
             <span className="hidden text-muted-foreground sm:block">{c.nullable ? 'yes' : 'no'}</span>
             <div className="col-span-2 min-w-0 sm:col-span-1">
-              <DescriptionEditor value={c.description} what={`${name}.${c.name}`} onSave={(text) => describe(c, text)} />
+              <DescriptionEditor
+                value={c.description}
+                fromDatabase={c.description_source === 'database'}
+                what={`${name}.${c.name}`}
+                onSave={(text) => describe(c, text)}
+              />
             </div>
           </li>
         ))}
@@ -185,8 +225,11 @@ function Columns({ table, describe }: { table: TableOut; describe: (c: ColumnOut
   );
 }
 
+type TableView = 'columns' | 'sample';
+
 function TableItem({ table, sourceId }: { table: TableOut; sourceId: string }) {
   const [open, setOpen] = useState(false);
+  const [view, setView] = useState<TableView>('columns');
   const describe = useDescribeSchema(sourceId);
   const name = tableName(table);
   const ref = { schema: table.schema, name: table.name };
@@ -208,20 +251,45 @@ function TableItem({ table, sourceId }: { table: TableOut; sourceId: string }) {
             <span className="font-medium">{table.name}</span>
           </span>
           <span className="ml-auto shrink-0 pl-2 text-xs text-muted-foreground tabular-nums">
-            {rows && <span data-testid="row-estimate">{rows}</span>}
-            {rows && ' · '}
+            <span data-testid="row-estimate" title={table.row_estimate == null ? UNKNOWN_ROWS : undefined}>
+              {rows}
+            </span>
+            {' · '}
             {table.columns.length} {table.columns.length === 1 ? 'column' : 'columns'}
           </span>
         </button>
       </div>
       <div className="-mt-1 px-3 pb-2 pl-[3.25rem]">
-        <DescriptionEditor value={table.description} what={name} onSave={(description) => describe.mutateAsync({ tables: [{ ...ref, description }] })} />
+        <DescriptionEditor
+          value={table.description}
+          fromDatabase={table.description_source === 'database'}
+          what={name}
+          onSave={(description) => describe.mutateAsync({ tables: [{ ...ref, description }] })}
+        />
       </div>
       {open && (
-        <Columns
-          table={table}
-          describe={(c, description) => describe.mutateAsync({ tables: [{ ...ref, columns: [{ name: c.name, description }] }] })}
-        />
+        <div className="border-t bg-muted/20">
+          <div className="px-3 pt-2 sm:pl-10">
+            <Segmented
+              label={`What to show of ${name}`}
+              className="w-fit grid-cols-2"
+              value={view}
+              onChange={setView}
+              items={[
+                { value: 'columns', content: 'Columns' },
+                { value: 'sample', content: 'Sample rows' },
+              ]}
+            />
+          </div>
+          {view === 'columns' ? (
+            <Columns
+              table={table}
+              describe={(c, description) => describe.mutateAsync({ tables: [{ ...ref, columns: [{ name: c.name, description }] }] })}
+            />
+          ) : (
+            <TableSample sourceId={sourceId} table={table} />
+          )}
+        </div>
       )}
     </li>
   );
