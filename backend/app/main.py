@@ -20,7 +20,9 @@ from app.api import (
     checks,
     files,
     health,
+    invites,
     knowledge,
+    oidc,
     projects,
     runs,
     sessions,
@@ -206,6 +208,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     for module in (
         auth,
+        oidc,
+        invites,
         projects,
         files,
         sessions,

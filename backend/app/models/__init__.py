@@ -2,6 +2,7 @@
 
 from app.models.audit import AuditChain, AuditEvent
 from app.models.base import Base
+from app.models.invites import Invite, SignInHandoff
 from app.models.knowledge import (
     CheckResult,
     CheckRun,
@@ -29,6 +30,7 @@ __all__ = [
     "DataSource",
     "File",
     "FileVersion",
+    "Invite",
     "KnowledgeItem",
     "KnowledgeKind",
     "KnowledgeStatus",
@@ -42,6 +44,7 @@ __all__ = [
     "RunStep",
     "Session",
     "Share",
+    "SignInHandoff",
     "SourceTable",
     "User",
 ]
