@@ -9,11 +9,12 @@ Every refusal is an OidcRefused with a sentence for the person signing in.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from authlib.integrations.httpx_client import AsyncOAuth2Client
+from authlib.deprecate import AuthlibDeprecationWarning
 from joserfc import jwt
 from joserfc.errors import (
     BadSignatureError,
@@ -26,6 +27,12 @@ from joserfc.errors import (
 from joserfc.jwk import KeySet
 
 from app.config import Settings
+
+# Authlib 1.9 warns at import that it would rather drive `httpx2` than `httpx`; the
+# workbench uses httpx everywhere, which Authlib still supports.
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", AuthlibDeprecationWarning)
+    from authlib.integrations.httpx_client import AsyncOAuth2Client
 
 # How long the provider's discovery document and keys are kept before they are read again
 # (a token signed with a key not yet known reads the keys again at once).
