@@ -11,13 +11,19 @@ from fastapi import APIRouter, BackgroundTasks, Depends, Query, Request, Respons
 
 from app.api.deps import CurrentUser, DbDep, InviteRateLimitDep, PageDep, SettingsDep
 from app.auth import service as auth_service
-from app.auth.schemas import LoginResponse, UserOut
+from app.auth.schemas import UserOut
 from app.config import Settings
 from app.errors import NotFound, TooManyRequests
 from app.infra.ratelimit import wait_sentence
 from app.invites import service
 from app.invites.delivery import invite_text, send_invite
-from app.invites.schemas import InviteAccept, InviteCreate, InviteCreated, InviteOut
+from app.invites.schemas import (
+    InviteAccept,
+    InviteAccepted,
+    InviteCreate,
+    InviteCreated,
+    InviteOut,
+)
 from app.mail.sender import MailSender
 from app.models import Invite, Project, User
 from app.schemas import Page, PersonOut
@@ -136,7 +142,7 @@ async def revoke_invite(invite_id: uuid.UUID, db: DbDep, user: CurrentUser) -> R
 
 @router.post(
     "/invites/{token}/accept",
-    response_model=LoginResponse,
+    response_model=InviteAccepted,
     responses={
         404: {"description": "The invite was used, revoked or has expired (invite_not_found)"},
         409: {"description": "The email has an account already: sign in (email_taken)"},
@@ -150,7 +156,7 @@ async def accept_invite(
     db: DbDep,
     settings: SettingsDep,
     limit: InviteRateLimitDep,
-) -> LoginResponse:
+) -> InviteAccepted:
     """Accept an invite without logging in: the account is made with this password (and the
     membership the invite names), and the answer is a login."""
     address = request.client.host if request.client else None
@@ -169,6 +175,9 @@ async def accept_invite(
     login = auth_service.issue_login(
         user, settings.signing_key, timedelta(minutes=settings.ACCESS_TOKEN_TTL_MINUTES)
     )
-    return LoginResponse(
-        access_token=login.token, expires_at=login.expires_at, user=UserOut.model_validate(user)
+    return InviteAccepted(
+        access_token=login.token,
+        expires_at=login.expires_at,
+        user=UserOut.model_validate(user),
+        project_id=invite.project_id,
     )

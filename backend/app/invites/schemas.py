@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from app.auth.schemas import normalise_email
+from app.auth.schemas import LoginResponse, normalise_email
 from app.ownership import RoleName
 from app.schemas import PersonOut
 
@@ -68,3 +68,9 @@ class InviteOut(BaseModel):
 
 class InviteAccept(BaseModel):
     password: str = Field(min_length=8, max_length=1024, description="The password they choose")
+
+
+class InviteAccepted(LoginResponse):
+    """The login of the person who accepted, and the project they joined (if any)."""
+
+    project_id: uuid.UUID | None = Field(None, description="The project they joined")

@@ -56,6 +56,7 @@ def test_an_invite_lets_the_person_set_a_password_and_join_the_project(
     accepted = accept(anon, token)
     assert accepted.status_code == 200, accepted.text
     assert accepted.json()["user"]["email"] == "carol@example.com"
+    assert accepted.json()["project_id"] == project["id"]
     carol = Api(anon.live, accepted.json()["access_token"])
     projects = carol.get("/projects").json()["items"]
     assert [(p["name"], p["role"]) for p in projects] == [("Finance", "viewer")]

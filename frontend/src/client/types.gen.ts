@@ -839,6 +839,33 @@ export type InviteAccept = {
 };
 
 /**
+ * InviteAccepted
+ *
+ * The login of the person who accepted, and the project they joined (if any).
+ */
+export type InviteAccepted = {
+    /**
+     * Access Token
+     */
+    access_token: string;
+    /**
+     * Token Type
+     */
+    token_type?: string;
+    /**
+     * Expires At
+     */
+    expires_at: string;
+    user: UserOut;
+    /**
+     * Project Id
+     *
+     * The project they joined
+     */
+    project_id?: string | null;
+};
+
+/**
  * InviteCreate
  */
 export type InviteCreate = {
@@ -4366,7 +4393,7 @@ export type AcceptInviteResponses = {
     /**
      * Successful Response
      */
-    200: LoginResponse;
+    200: InviteAccepted;
 };
 
 export type AcceptInviteResponse = AcceptInviteResponses[keyof AcceptInviteResponses];
