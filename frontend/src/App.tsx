@@ -10,13 +10,17 @@ import { AdminUsersRoute } from '@/routes/admin-users';
 import { AppLayout } from '@/routes/app-layout';
 import { ChecksRoute } from '@/routes/checks';
 import { HomeRoute } from '@/routes/home';
+import { InviteRoute } from '@/routes/invite';
 import { KnowledgeRoute } from '@/routes/knowledge';
 import { LoginRoute } from '@/routes/login';
 import { ProjectRoute } from '@/routes/project';
 import { SessionRoute } from '@/routes/session';
+import { SsoRoute } from '@/routes/sso';
 
 const router = createBrowserRouter([
   { path: '/login', element: <LoginRoute /> },
+  { path: '/invite', element: <InviteRoute /> },
+  { path: '/sso', element: <SsoRoute /> },
   {
     element: <AppLayout />,
     children: [

@@ -1,5 +1,5 @@
 import { queryOptions } from '@tanstack/react-query';
-import { me } from '@/client';
+import { authConfig, me } from '@/client';
 
 export const authKeys = {
   me: ['auth', 'me'] as const,
@@ -10,4 +10,12 @@ export const meQuery = () =>
   queryOptions({
     queryKey: authKeys.me,
     queryFn: async () => (await me()).data!,
+  });
+
+/** How people sign in here (no login needed): the password form, a single sign-on button, or both. */
+export const authConfigQuery = () =>
+  queryOptions({
+    queryKey: ['auth', 'config'] as const,
+    queryFn: async () => (await authConfig()).data!,
+    staleTime: 5 * 60_000,
   });
