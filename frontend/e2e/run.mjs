@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { knowledgeTests } from './knowledge.mjs';
+import { signinTests, startOidcProvider } from './signin.mjs';
 
 const HERE = import.meta.dirname;
 const FRONTEND = path.resolve(HERE, '..');
@@ -108,6 +109,7 @@ async function main() {
   const port = await freePort();
   const planPort = await freePort();
   const noModelPort = await freePort();
+  const oidcPort = await freePort();
   start('llm', ['-m', 'tests.support.llm', '--port', String(llmPort)], {});
   const backendEnv = {
     DATA_DIR: dataDir,
@@ -141,9 +143,13 @@ async function main() {
     AGENT_VERIFY_ROUNDS: '1',
   });
   // A third backend as on a first start without an LLM: no LLM_MODEL, no LLM_MODELS. Only its own
-  // test waits for it, so it starts alongside the others.
+  // test waits for it, so it starts alongside the others. It also signs in through a real OpenID
+  // provider (e2e/signin.mjs), which its login page offers.
+  const oidc = startOidcProvider(oidcPort, `http://127.0.0.1:${noModelPort}`);
+  children.push({ name: 'oidc-provider', child: oidc.child, log: () => '' });
   start('backend-no-model', ['-m', 'app'], {
     ...backendEnv,
+    ...oidc.env,
     DATA_DIR: noModelDataDir,
     PORT: String(noModelPort),
     LLM_MODEL: '',
@@ -2604,6 +2610,7 @@ async function main() {
     });
 
     await knowledgeTests({ page, base, script, test, expect, ask, lastRun });
+    await signinTests({ browser, page, base, ssoBase: noModelBase, test, expect, T });
 
     await test('an invalid token sends the user back to login', async () => {
       await page.evaluate(() => {

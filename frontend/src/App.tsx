@@ -3,6 +3,7 @@ import { useEffect } from 'react';
 import { createBrowserRouter, RouterProvider } from 'react-router';
 import { Toaster } from 'sonner';
 import { useAuthStore } from '@/features/auth/auth-store';
+import { isPublicQuery } from '@/features/auth/queries';
 import { queryClient } from '@/lib/query-client';
 import { followSystemTheme, useTheme } from '@/lib/theme';
 import { ActivityRoute } from '@/routes/activity';
@@ -40,9 +41,10 @@ export function App() {
   const theme = useTheme();
   const signedIn = useAuthStore((s) => !!s.auth);
   useEffect(followSystemTheme, []);
-  // Cached data belongs to the signed-in user; drop it when they sign out.
+  // Cached data belongs to the signed-in user; drop it when they sign out (not how to sign in, which the
+  // login page is reading by then).
   useEffect(() => {
-    if (!signedIn) queryClient.clear();
+    if (!signedIn) queryClient.removeQueries({ predicate: (q) => !isPublicQuery(q.queryKey) });
   }, [signedIn]);
   return (
     <QueryClientProvider client={queryClient}>
