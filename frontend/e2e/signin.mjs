@@ -137,6 +137,24 @@ export async function signinTests(t) {
     await shotOf(page, 'generated-password-wide-light');
     await dialog.getByRole('button', { name: 'Done' }).click();
     await page.getByTestId('user-row').filter({ hasText: 'tess@example.com' }).getByText('Must change password').waitFor();
+    // The users screen and its new-user dialog in the other widths and themes, as an administrator.
+    const adminLogin = await page.evaluate(() => {
+      const s = JSON.parse(localStorage.getItem('wb.auth'));
+      return { access_token: s.token, user: s.user, expires_at: s.expiresAt };
+    });
+    for (const variant of VARIANTS.slice(1)) {
+      const { ctx, p } = await browserAs(variant, adminLogin);
+      try {
+        await p.goto(`${base}/admin/users`);
+        await p.getByTestId('user-row').filter({ hasText: 'tess@example.com' }).waitFor();
+        await shotOf(p, `users-with-invites-${variant.tag}`);
+        await p.getByRole('button', { name: 'New user' }).click();
+        await p.getByRole('dialog', { name: 'New user' }).getByLabel('Email').fill('someone@example.com');
+        await shotOf(p, `new-user-dialog-${variant.tag}`);
+      } finally {
+        await ctx.close();
+      }
+    }
 
     for (const variant of VARIANTS) {
       const { ctx, p } = await browserAs(variant, await login('tess@example.com', generated));
