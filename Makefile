@@ -79,8 +79,9 @@ test-setup:
 
 # Two pytest workers (pytest-xdist), a test file each at a time: most of a test waits on a
 # server, a sandbox or a subprocess, so two share this 2-core machine well (31 min alone,
-# about 20 min as two).
-test-backend: deps
+# about 20 min as two). The frontend's packages first: the single sign-on tests run the
+# OpenID provider of its devDependencies (npm oidc-provider) with node.
+test-backend: deps frontend-deps
 	cd $(BACKEND) && $(UV) run --frozen pytest -n 2 --dist loadfile --durations=40
 
 # The team setup deployed for real (docker compose: one backend, then three behind the proxy)

@@ -76,6 +76,9 @@ class Action(StrEnum):
     knowledge_proposed = "knowledge.proposed"
     comment_added = "comment.added"
     comment_deleted = "comment.deleted"
+    invite_created = "invite.created"
+    invite_revoked = "invite.revoked"
+    invite_accepted = "invite.accepted"
 
 
 # Who acted: a user, a user's id (their email is looked up), a user's id and email already
@@ -401,6 +404,12 @@ SENTENCES: dict[Action, Callable[[str, dict[str, Any]], str]] = {
             else ""
         )
     ),
+    Action.invite_created: lambda who, d: (
+        f"{who} invited {d['email']} as {d['role']} (the link works until "
+        f"{str(d.get('expires_at', ''))[:10]})"
+    ),
+    Action.invite_revoked: lambda who, d: f"{who} revoked the invite of {d['email']}",
+    Action.invite_accepted: lambda who, d: f"{who} accepted their invite and joined as {d['role']}",
 }
 
 

@@ -23,9 +23,11 @@ from app.api import (
     demo,
     files,
     health,
+    invites,
     knowledge,
     live,
     notifications,
+    oidc,
     projects,
     runs,
     search,
@@ -220,6 +222,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     for module in (
         auth,
+        oidc,
+        invites,
         projects,
         files,
         sessions,

@@ -11,6 +11,7 @@ import { knowledgeTests } from './knowledge.mjs';
 import { liveTests } from './live.mjs';
 import { cellsTests } from './cells.mjs';
 import { sourcesTests } from './sources.mjs';
+import { signinTests, startOidcProvider } from './signin.mjs';
 
 const HERE = import.meta.dirname;
 const FRONTEND = path.resolve(HERE, '..');
@@ -111,6 +112,7 @@ async function main() {
   const port = await freePort();
   const planPort = await freePort();
   const noModelPort = await freePort();
+  const oidcPort = await freePort();
   start('llm', ['-m', 'tests.support.llm', '--port', String(llmPort)], {});
   const backendEnv = {
     DATA_DIR: dataDir,
@@ -144,9 +146,13 @@ async function main() {
     AGENT_VERIFY_ROUNDS: '1',
   });
   // A third backend as on a first start without an LLM: no LLM_MODEL, no LLM_MODELS. Only its own
-  // test waits for it, so it starts alongside the others.
+  // test waits for it, so it starts alongside the others. It also signs in through a real OpenID
+  // provider (e2e/signin.mjs), which its login page offers.
+  const oidc = startOidcProvider(oidcPort, `http://127.0.0.1:${noModelPort}`);
+  children.push({ name: 'oidc-provider', child: oidc.child, log: () => '' });
   start('backend-no-model', ['-m', 'app'], {
     ...backendEnv,
+    ...oidc.env,
     DATA_DIR: noModelDataDir,
     PORT: String(noModelPort),
     LLM_MODEL: '',
@@ -2629,6 +2635,7 @@ async function main() {
       ready: () => waitFor(`${noModelBase}/readyz`, 120_000),
     });
     await sourcesTests({ page, base, test, expect, sourcesDir, backend: BACKEND, chooseTheme });
+    await signinTests({ browser, page, base, ssoBase: noModelBase, test, expect, T });
 
     await test('an invalid token sends the user back to login', async () => {
       await page.evaluate(() => {

@@ -3,6 +3,7 @@ import { useEffect } from 'react';
 import { createBrowserRouter, RouterProvider } from 'react-router';
 import { Toaster } from 'sonner';
 import { useAuthStore } from '@/features/auth/auth-store';
+import { isPublicQuery } from '@/features/auth/queries';
 import { queryClient } from '@/lib/query-client';
 import { followSystemTheme, useTheme } from '@/lib/theme';
 import { ActivityRoute } from '@/routes/activity';
@@ -10,13 +11,17 @@ import { AdminUsersRoute } from '@/routes/admin-users';
 import { AppLayout } from '@/routes/app-layout';
 import { ChecksRoute } from '@/routes/checks';
 import { HomeRoute } from '@/routes/home';
+import { InviteRoute } from '@/routes/invite';
 import { KnowledgeRoute } from '@/routes/knowledge';
 import { LoginRoute } from '@/routes/login';
 import { ProjectRoute } from '@/routes/project';
 import { SessionRoute } from '@/routes/session';
+import { SsoRoute } from '@/routes/sso';
 
 const router = createBrowserRouter([
   { path: '/login', element: <LoginRoute /> },
+  { path: '/invite', element: <InviteRoute /> },
+  { path: '/sso', element: <SsoRoute /> },
   {
     element: <AppLayout />,
     children: [
@@ -36,9 +41,10 @@ export function App() {
   const theme = useTheme();
   const signedIn = useAuthStore((s) => !!s.auth);
   useEffect(followSystemTheme, []);
-  // Cached data belongs to the signed-in user; drop it when they sign out.
+  // Cached data belongs to the signed-in user; drop it when they sign out (not how to sign in, which the
+  // login page is reading by then).
   useEffect(() => {
-    if (!signedIn) queryClient.clear();
+    if (!signedIn) queryClient.removeQueries({ predicate: (q) => !isPublicQuery(q.queryKey) });
   }, [signedIn]);
   return (
     <QueryClientProvider client={queryClient}>

@@ -13,6 +13,7 @@ from app.api.deps import (
     LoginUser,
     PageDep,
     SettingsDep,
+    SignedInUser,
 )
 from app.auth import service
 from app.auth.schemas import (
@@ -26,7 +27,10 @@ from app.auth.schemas import (
     UserCreate,
     UserOut,
     UserUpdate,
+    UserWithPassword,
 )
+from app.errors import Forbidden
+from app.models import User
 from app.schemas import Page
 
 router = APIRouter(tags=["auth"])
@@ -35,7 +39,10 @@ router = APIRouter(tags=["auth"])
 @router.post(
     "/auth/login",
     response_model=LoginResponse,
-    responses={429: {"description": "Too many failed logins; see the Retry-After header"}},
+    responses={
+        403: {"description": "Password sign-in is switched off (password_login_disabled)"},
+        429: {"description": "Too many failed logins; see the Retry-After header"},
+    },
 )
 async def login(
     body: LoginRequest,
@@ -45,7 +52,16 @@ async def login(
     limit: LoginRateLimitDep,
 ) -> LoginResponse:
     """Log in; after too many failures from the address (at the account, or at all), 429
-    with Retry-After. Failures elsewhere never lock the account."""
+    with Retry-After. Failures elsewhere never lock the account. With PASSWORD_LOGIN=false,
+    403 password_login_disabled (single sign-on only)."""
+    if not settings.PASSWORD_LOGIN:
+        how = (
+            f"sign in with {settings.OIDC_NAME}" if settings.OIDC_ISSUER else "ask an administrator"
+        )
+        raise Forbidden(
+            f"Signing in with a password is switched off here; {how}.",
+            code="password_login_disabled",
+        )
     ttl = timedelta(minutes=settings.ACCESS_TOKEN_TTL_MINUTES)
     result = await service.authenticate(
         db,
@@ -66,7 +82,8 @@ async def login(
 
 
 @router.get("/auth/me", response_model=UserOut)
-async def me(user: CurrentUser) -> UserOut:
+async def me(user: SignedInUser) -> UserOut:
+    """Who you are (also while you must change your password: `must_change_password`)."""
     return UserOut.model_validate(user)
 
 
@@ -101,7 +118,7 @@ async def revoke_token(token_id: uuid.UUID, db: DbDep, user: CurrentUser) -> Res
     responses={400: {"description": "The current password is not right (code wrong_password)"}},
 )
 async def change_password(
-    body: PasswordChange, db: DbDep, user: CurrentUser, settings: SettingsDep
+    body: PasswordChange, db: DbDep, user: SignedInUser, settings: SettingsDep
 ) -> LoginResponse:
     """Change your own password. Every login of yours ends, this one included (the answer
     carries a new login token), and every API token of yours is revoked."""
@@ -119,10 +136,19 @@ async def change_password(
 users = APIRouter(tags=["users"])
 
 
-@users.post("/users", response_model=UserOut, status_code=status.HTTP_201_CREATED)
-async def create_user(body: UserCreate, db: DbDep, _: AdminUser) -> UserOut:
-    """Administrators only."""
-    return UserOut.model_validate(await service.create_user(db, body))
+@users.post("/users", response_model=UserWithPassword, status_code=status.HTTP_201_CREATED)
+async def create_user(body: UserCreate, db: DbDep, _: AdminUser) -> UserWithPassword:
+    """Administrators only. Without a password, one is generated (in this answer only) and
+    the user must change it at their first login; an invite (POST /invites) lets them
+    choose their own instead."""
+    user, generated = await service.create_user(db, body)
+    return _with_password(user, generated)
+
+
+def _with_password(user: User, generated: str | None) -> UserWithPassword:
+    return UserWithPassword.model_validate(
+        {**UserOut.model_validate(user).model_dump(), "generated_password": generated}
+    )
 
 
 @users.get("/users", response_model=Page[ListedUserOut])
@@ -146,13 +172,18 @@ async def list_users(db: DbDep, _: AdminUser, page: PageDep) -> Page[ListedUserO
 
 @users.patch(
     "/users/{user_id}",
-    response_model=UserOut,
+    response_model=UserWithPassword,
     responses={409: {"description": "Not on your own account (code cannot_change_self)"}},
 )
-async def update_user(user_id: uuid.UUID, body: UserUpdate, db: DbDep, admin: AdminUser) -> UserOut:
+async def update_user(
+    user_id: uuid.UUID, body: UserUpdate, db: DbDep, admin: AdminUser
+) -> UserWithPassword:
     """Administrators only: make or unmake an administrator, disable or enable an account,
-    or set a new password (which ends that user's logins and revokes their API tokens)."""
-    return UserOut.model_validate(await service.update_user(db, admin, user_id, body))
+    or set a new password, typed or generated (`generate_password`: shown once, to be
+    changed at their next login); either ends that user's logins and revokes their API
+    tokens."""
+    user, generated = await service.update_user(db, admin, user_id, body)
+    return _with_password(user, generated)
 
 
 @users.get(

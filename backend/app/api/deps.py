@@ -21,6 +21,7 @@ from app.files.preview_process import PreviewsBusy, preview_owner
 from app.infra.locks import RedisSessionLocks, SessionLocks
 from app.infra.ratelimit import (
     ADDRESS_ALLOWANCE_FACTOR,
+    InviteRateLimit,
     LoginRateLimit,
     SharedLinkRateLimit,
     UserActionRateLimit,
@@ -102,6 +103,22 @@ def get_shared_link_rate_limit(request: Request) -> SharedLinkRateLimit:
     return limit
 
 
+def get_invite_rate_limit(request: Request) -> InviteRateLimit:
+    """The app's limit on invite tokens that accept nothing, made on first use (as many as
+    an address may fail logins across accounts, in the same window)."""
+    state = request.app.state
+    limit: InviteRateLimit | None = getattr(state, "invite_rate_limit", None)
+    if limit is None:
+        settings: Settings = state.settings
+        limit = InviteRateLimit(
+            _window_counters(request),
+            settings.LOGIN_MAX_FAILURES * ADDRESS_ALLOWANCE_FACTOR,
+            settings.LOGIN_WINDOW_SECONDS,
+        )
+        state.invite_rate_limit = limit
+    return limit
+
+
 def get_user_action_rate_limit(request: Request) -> UserActionRateLimit:
     """The app's per-user limit on costly actions (checks and additions of sources), made on
     first use; each action's limit per minute is a setting, read at each attempt."""
@@ -121,6 +138,7 @@ LocksDep = Annotated[SessionLocks, Depends(get_locks)]
 SandboxesDep = Annotated[SandboxPool, Depends(get_sandboxes)]
 LoginRateLimitDep = Annotated[LoginRateLimit, Depends(get_login_rate_limit)]
 SharedLinkRateLimitDep = Annotated[SharedLinkRateLimit, Depends(get_shared_link_rate_limit)]
+InviteRateLimitDep = Annotated[InviteRateLimit, Depends(get_invite_rate_limit)]
 UserActionRateLimitDep = Annotated[UserActionRateLimit, Depends(get_user_action_rate_limit)]
 
 
@@ -136,14 +154,31 @@ async def refuse_busy(locks: SessionLocks, session_ids: list[uuid.UUID], what: s
 _bearer = HTTPBearer(auto_error=False, description="A login token or an API token")
 
 
-async def current_user(
+async def signed_in_user(
     db: DbDep,
     settings: SettingsDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> User:
+    """The caller, even one who must still change the password an administrator gave them
+    (only /auth/me and /auth/password take this)."""
     if credentials is None:
         raise Unauthorized("Log in first: this needs an Authorization: Bearer token.")
     return await auth_service.user_for_token(db, credentials.credentials, settings.signing_key)
+
+
+SignedInUser = Annotated[User, Depends(signed_in_user)]
+
+PASSWORD_CHANGE_REQUIRED = (
+    "Choose your own password first: an administrator set this one for you (POST /auth/password)."
+)
+
+
+async def current_user(user: SignedInUser) -> User:
+    """The caller, once they chose their own password (403 password_change_required
+    before: a password an administrator saw is not the user's secret)."""
+    if user.must_change_password:
+        raise Forbidden(PASSWORD_CHANGE_REQUIRED, code="password_change_required")
+    return user
 
 
 CurrentUser = Annotated[User, Depends(current_user)]

@@ -31,6 +31,12 @@ class UserOut(Schema):
     disabled: bool = Field(description="A disabled user cannot log in; their tokens are refused")
     created_at: datetime
     password_changed_at: datetime | None = None
+    must_change_password: bool = Field(
+        False,
+        description="An administrator gave this user a generated password: until they "
+        "choose their own (POST /auth/password), every other call answers 403 "
+        "password_change_required",
+    )
     storage_quota_mb: int | None = Field(
         None,
         description="An administrator's storage quota for this user in MiB (0: unlimited); "
@@ -59,13 +65,29 @@ class LoginResponse(BaseModel):
 
 class UserCreate(BaseModel):
     email: str
-    password: str = Field(min_length=8, max_length=1024)
+    password: str | None = Field(
+        None,
+        min_length=8,
+        max_length=1024,
+        description="Their password. Left out: one is generated, shown once in the answer "
+        "(`generated_password`), and they must change it at their first login",
+    )
     is_admin: bool = False
 
     @field_validator("email")
     @classmethod
     def _email(cls, value: str) -> str:
         return normalise_email(value)
+
+
+class UserWithPassword(UserOut):
+    """A user an administrator just made or reset, with the password generated for them."""
+
+    generated_password: str | None = Field(
+        None,
+        description="The generated password, shown only in this answer (null: none was "
+        "generated); the user must change it at their first login",
+    )
 
 
 class PasswordChange(BaseModel):
@@ -80,6 +102,11 @@ class UserUpdate(BaseModel):
     disabled: bool | None = Field(None, description="true: no login, tokens refused")
     password: str | None = Field(
         None, min_length=8, max_length=1024, description="A new password (ends their logins)"
+    )
+    generate_password: bool = Field(
+        False,
+        description="true: a new generated password (in the answer, once), which they must "
+        "change at their next login; ends their logins like `password`",
     )
     storage_quota_mb: int | None = Field(
         None,

@@ -145,6 +145,7 @@ async def change_password(
     if not await security.verify_password(current, user.password_hash):
         raise BadRequest("The current password is not right.", code="wrong_password")
     await set_password(db, user, new)
+    user.must_change_password = False
     await db.flush()
     return issue_login(user, key, ttl)
 
@@ -169,9 +170,11 @@ async def projects_of(
     return found
 
 
-async def update_user(db: AsyncSession, admin: User, user_id: uuid.UUID, data: UserUpdate) -> User:
-    """An administrator's changes to a user: role, enabled or not, a new password, their
-    storage quota."""
+async def update_user(
+    db: AsyncSession, admin: User, user_id: uuid.UUID, data: UserUpdate
+) -> tuple[User, str | None]:
+    """An administrator's changes to a user: role, enabled or not, a new password (typed,
+    or generated: returned, and to be changed at their next login), their storage quota."""
     user = await get_user(db, user_id)
     if user.id == admin.id and (data.disabled or data.is_admin is False):
         raise Conflict(
@@ -183,19 +186,29 @@ async def update_user(db: AsyncSession, admin: User, user_id: uuid.UUID, data: U
         user.is_admin = data.is_admin
     if data.disabled is not None:
         user.disabled_at = (user.disabled_at or utcnow()) if data.disabled else None
-    if data.password is not None:
-        await set_password(db, user, data.password)
+    generated = security.generate_password() if data.generate_password else None
+    if data.password is not None or generated is not None:
+        if data.password is not None and generated is not None:
+            raise BadRequest(
+                "Give a password or ask for a generated one, not both.", code="two_passwords"
+            )
+        await set_password(db, user, generated or data.password or "")
+        user.must_change_password = generated is not None
     if "storage_quota_mb" in data.model_fields_set:
         user.storage_quota_mb = data.storage_quota_mb
     await db.flush()
-    return user
+    return user, generated
 
 
-async def create_user(db: AsyncSession, data: UserCreate) -> User:
+async def create_user(db: AsyncSession, data: UserCreate) -> tuple[User, str | None]:
+    """A new account with the given password, or a generated one (returned, shown once) that
+    they must change at their first login."""
+    generated = None if data.password else security.generate_password()
     user = User(
         email=data.email,
-        password_hash=await security.hash_password(data.password),
+        password_hash=await security.hash_password(data.password or generated or ""),
         is_admin=data.is_admin,
+        must_change_password=generated is not None,
     )
     db.add(user)
     try:
@@ -205,7 +218,7 @@ async def create_user(db: AsyncSession, data: UserCreate) -> User:
         raise Conflict(
             f"A user with email {data.email} already exists.", code="email_taken"
         ) from None
-    return user
+    return user, generated
 
 
 async def create_api_token(

@@ -1,5 +1,5 @@
 """Accounts and login settings: the first administrator, the key that signs login tokens,
-how long a token lasts, and the bounds on failed logins.
+how long a token lasts, the bounds on failed logins, invites, and whether passwords sign in.
 """
 
 from __future__ import annotations
@@ -60,5 +60,26 @@ class AuthSettings(BaseModel):
         300,
         ge=1,
         description="Length of that window in seconds, counted from the first failure.",
+        json_schema_extra=doc(Section.auth),
+    )
+    PASSWORD_LOGIN: bool = Field(
+        True,
+        description="Whether people sign in with an email and password. `false` (with single "
+        "sign-on set up) leaves only the provider's button: `/auth/login` answers 403 and "
+        "the login page hides the form; invites still let a person set a password, which "
+        "then only serves API clients once this is true again.",
+        json_schema_extra=doc(Section.auth),
+    )
+    INVITE_DAYS: int = Field(
+        7,
+        ge=1,
+        description="How many days an invite link works when its maker does not say.",
+        json_schema_extra=doc(Section.auth),
+    )
+    INVITE_MAX_DAYS: int = Field(
+        30,
+        ge=1,
+        description="The longest an invite link may work, in days (`expires_in_days` above "
+        "it answers 422).",
         json_schema_extra=doc(Section.auth),
     )

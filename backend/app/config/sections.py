@@ -21,6 +21,8 @@ class Section(StrEnum):
     agent = "The agent"
     sandbox = "The sandbox"
     auth = "Accounts and login"
+    mail = "Email"
+    sso = "Single sign-on"
     uploads = "Uploads"
     sources = "Data sources"
     knowledge = "Project knowledge"

@@ -19,11 +19,13 @@ from app.config.database import DatabaseSettings
 from app.config.knowledge import KnowledgeSettings
 from app.config.knowledge_review import KnowledgeReviewSettings
 from app.config.llm import LlmSettings
+from app.config.mail import MailSettings
 from app.config.observability import ObservabilitySettings
 from app.config.redis import RedisSettings
 from app.config.sandbox import SandboxSettings
 from app.config.server import Environment, ServerSettings
 from app.config.sources import SourcesSettings
+from app.config.sso import SsoSettings
 from app.config.storage import StorageSettings
 from app.config.uploads import UploadsSettings
 
@@ -44,6 +46,8 @@ class Settings(
     KnowledgeSettings,
     SourcesSettings,
     UploadsSettings,
+    SsoSettings,
+    MailSettings,
     AuthSettings,
     SandboxSettings,
     AgentSettings,
@@ -72,6 +76,12 @@ class Settings(
         "SANDBOX_SERVICE_SOCKET",
         "SANDBOX_MAX_WORKERS",
         "METRICS_TOKEN",
+        "SMTP_HOST",
+        "SMTP_USERNAME",
+        "OIDC_ISSUER",
+        "OIDC_CLIENT_ID",
+        "OIDC_ALLOWED_DOMAINS",
+        "OIDC_ADMIN_GROUP",
         "OTEL_EXPORTER_OTLP_ENDPOINT",
         "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
         mode="before",
@@ -88,6 +98,10 @@ class Settings(
             raise ValueError("set ADMIN_EMAIL and ADMIN_PASSWORD together, or neither")
         if self.ADMIN_PASSWORD is not None and len(self.ADMIN_PASSWORD) < 8:
             raise ValueError("ADMIN_PASSWORD must have at least 8 characters")
+        if self.OIDC_ISSUER and not self.OIDC_CLIENT_ID:
+            raise ValueError("OIDC_ISSUER is set: OIDC_CLIENT_ID is required too")
+        if self.INVITE_DAYS > self.INVITE_MAX_DAYS:
+            raise ValueError("INVITE_DAYS cannot be more than INVITE_MAX_DAYS")
         if Environment.production == self.ENVIRONMENT:
             self._refuse_default_secrets()
         return self
@@ -100,7 +114,7 @@ class Settings(
             )
         if len(self.SECRET_KEY) < 32:
             raise ValueError("SECRET_KEY must have at least 32 characters in production")
-        for name in ("ADMIN_PASSWORD", "S3_SECRET_KEY", "METRICS_TOKEN"):
+        for name in ("ADMIN_PASSWORD", "S3_SECRET_KEY", "METRICS_TOKEN", "OIDC_CLIENT_SECRET"):
             value = getattr(self, name)
             if value is not None and value.lower() in KNOWN_DEFAULT_SECRETS:
                 raise ValueError(f"{name} is a well-known default; set your own in production")

@@ -271,6 +271,15 @@ class SharedLinkRateLimit(_Attempts):
         await self.counters.undo(self._key(address))
 
 
+class InviteRateLimit(SharedLinkRateLimit):
+    """The same bound for invite tokens that accept nothing (unknown, used, revoked or
+    expired), counted apart from shared links."""
+
+    @staticmethod
+    def _key(address: str | None) -> str:
+        return f"invite:address:{_digest(address_key(address))}"
+
+
 class UserActionRateLimit(_Attempts):
     """How many times one user may take an action (each counted apart) within a window:
     every attempt counts, refused or not; the limit is given at each attempt (a setting

@@ -3,6 +3,7 @@
 from app.models.audit import AuditChain, AuditEvent
 from app.models.base import Base
 from app.models.comments import Comment, Notification
+from app.models.invites import Invite, SignInHandoff
 from app.models.knowledge import (
     CheckResult,
     CheckRun,
@@ -39,6 +40,7 @@ __all__ = [
     "DataSource",
     "File",
     "FileVersion",
+    "Invite",
     "KnowledgeItem",
     "KnowledgeKind",
     "KnowledgeStatus",
@@ -54,6 +56,7 @@ __all__ = [
     "RunStep",
     "Session",
     "Share",
+    "SignInHandoff",
     "SourceTable",
     "User",
 ]

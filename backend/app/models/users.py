@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, Integer, String
+from sqlalchemy import Boolean, ForeignKey, Integer, String, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, IdMixin, UTCDateTime, utcnow
@@ -27,6 +27,11 @@ class User(IdMixin, Base):
     # An administrator's storage quota for this user, in MiB (0: unlimited); None: the
     # server's USER_STORAGE_QUOTA_MB.
     storage_quota_mb: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Set when an administrator gave the password (generated, shown once): until the user
+    # chooses their own, the API answers 403 password_change_required to all but that.
+    must_change_password: Mapped[bool] = mapped_column(
+        Boolean, default=False, server_default=false()
+    )
 
     @property
     def disabled(self) -> bool:

@@ -2,7 +2,7 @@
 
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape } from './client';
 import { client } from './client.gen';
-import type { AddCommentData, AddCommentErrors, AddCommentResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AnswerRunData, AnswerRunErrors, AnswerRunResponses, ApproveRunData, ApproveRunErrors, ApproveRunResponses, ArtifactContentData, ArtifactContentErrors, ArtifactContentResponses, AskData, AskErrors, AskResponse, AskResponses, CancelRunData, CancelRunErrors, CancelRunResponses, ChangePasswordData, ChangePasswordErrors, ChangePasswordResponses, CheckSourceData, CheckSourceErrors, CheckSourceResponses, CreateCheckData, CreateCheckErrors, CreateCheckResponses, CreateItemData, CreateItemErrors, CreateItemResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateShareData, CreateShareErrors, CreateShareResponses, CreateSourceData, CreateSourceErrors, CreateSourceResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteCheckData, DeleteCheckErrors, DeleteCheckResponses, DeleteCommentData, DeleteCommentErrors, DeleteCommentResponses, DeleteFileData, DeleteFileErrors, DeleteFileResponses, DeleteItemData, DeleteItemErrors, DeleteItemResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DeleteSourceData, DeleteSourceErrors, DeleteSourceResponses, DescribeSchemaData, DescribeSchemaErrors, DescribeSchemaResponses, DownloadFileData, DownloadFileErrors, DownloadFileResponses, DownloadVersionData, DownloadVersionErrors, DownloadVersionResponses, ExportSessionData, ExportSessionErrors, ExportSessionResponses, GetArtifactData, GetArtifactErrors, GetArtifactResponses, GetCheckRunData, GetCheckRunErrors, GetCheckRunResponses, GetFileData, GetFileErrors, GetFileResponses, GetItemData, GetItemErrors, GetItemResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaData, GetSchemaErrors, GetSchemaResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetSourceData, GetSourceErrors, GetSourceResponses, HealthzData, HealthzResponses, ListArtifactsData, ListArtifactsErrors, ListArtifactsResponses, ListAuditEventsData, ListAuditEventsErrors, ListAuditEventsResponses, ListCheckRunsData, ListCheckRunsErrors, ListCheckRunsResponses, ListChecksData, ListChecksErrors, ListChecksResponses, ListCommentsData, ListCommentsErrors, ListCommentsResponses, ListFilesData, ListFilesErrors, ListFilesResponses, ListItemsData, ListItemsErrors, ListItemsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListModelsData, ListModelsResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRunsData, ListRunsErrors, ListRunsResponses, ListSessionsData, ListSessionsErrors, ListSessionsResponses, ListSharesData, ListSharesErrors, ListSharesResponses, ListSourcesData, ListSourcesErrors, ListSourcesResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListUsersData, ListUsersErrors, ListUsersResponses, ListUserTokensData, ListUserTokensErrors, ListUserTokensResponses, ListVersionsData, ListVersionsErrors, ListVersionsResponses, LoginData, LoginErrors, LoginResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MeData, MeResponses, MyUsageData, MyUsageResponses, OpenDemoProjectData, OpenDemoProjectResponses, OpenSharedLinkData, OpenSharedLinkErrors, OpenSharedLinkResponses, PreviewFileData, PreviewFileErrors, PreviewFileResponses, ProfileFileData, ProfileFileErrors, ProfileFileResponses, ProjectUsageData, ProjectUsageErrors, ProjectUsageResponses, ReadyzData, ReadyzErrors, ReadyzResponses, ReissueShareData, ReissueShareErrors, ReissueShareResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeShareData, RevokeShareErrors, RevokeShareResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, RevokeUserTokenData, RevokeUserTokenErrors, RevokeUserTokenResponses, RevokeUserTokensData, RevokeUserTokensErrors, RevokeUserTokensResponses, RunCellData, RunCellErrors, RunCellResponse, RunCellResponses, RunEventsData, RunEventsErrors, RunEventsResponse, RunEventsResponses, SampleTableData, SampleTableErrors, SampleTableResponses, SandboxStatusData, SandboxStatusResponses, SearchData, SearchErrors, SearchResponses, SessionLiveData, SessionLiveErrors, SessionLiveResponse, SessionLiveResponses, StartCheckRunData, StartCheckRunErrors, StartCheckRunResponses, UpdateCheckData, UpdateCheckErrors, UpdateCheckResponses, UpdateItemData, UpdateItemErrors, UpdateItemResponses, UpdateMemberData, UpdateMemberErrors, UpdateMemberResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UpdateSessionData, UpdateSessionErrors, UpdateSessionResponses, UpdateSourceData, UpdateSourceErrors, UpdateSourceResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, UploadFileData, UploadFileErrors, UploadFileResponses, UserUsageData, UserUsageErrors, UserUsageResponses, VerifyAuditLogData, VerifyAuditLogErrors, VerifyAuditLogResponses, VerifyRunData, VerifyRunErrors, VerifyRunResponses } from './types.gen';
+import type { AcceptInviteData, AcceptInviteErrors, AcceptInviteResponses, AddCommentData, AddCommentErrors, AddCommentResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AnswerRunData, AnswerRunErrors, AnswerRunResponses, ApproveRunData, ApproveRunErrors, ApproveRunResponses, ArtifactContentData, ArtifactContentErrors, ArtifactContentResponses, AskData, AskErrors, AskResponse, AskResponses, AuthConfigData, AuthConfigResponses, CancelRunData, CancelRunErrors, CancelRunResponses, ChangePasswordData, ChangePasswordErrors, ChangePasswordResponses, CheckSourceData, CheckSourceErrors, CheckSourceResponses, CreateCheckData, CreateCheckErrors, CreateCheckResponses, CreateInviteData, CreateInviteErrors, CreateInviteResponses, CreateItemData, CreateItemErrors, CreateItemResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateShareData, CreateShareErrors, CreateShareResponses, CreateSourceData, CreateSourceErrors, CreateSourceResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteCheckData, DeleteCheckErrors, DeleteCheckResponses, DeleteCommentData, DeleteCommentErrors, DeleteCommentResponses, DeleteFileData, DeleteFileErrors, DeleteFileResponses, DeleteItemData, DeleteItemErrors, DeleteItemResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DeleteSourceData, DeleteSourceErrors, DeleteSourceResponses, DescribeSchemaData, DescribeSchemaErrors, DescribeSchemaResponses, DownloadFileData, DownloadFileErrors, DownloadFileResponses, DownloadVersionData, DownloadVersionErrors, DownloadVersionResponses, ExportSessionData, ExportSessionErrors, ExportSessionResponses, GetArtifactData, GetArtifactErrors, GetArtifactResponses, GetCheckRunData, GetCheckRunErrors, GetCheckRunResponses, GetFileData, GetFileErrors, GetFileResponses, GetItemData, GetItemErrors, GetItemResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaData, GetSchemaErrors, GetSchemaResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetSourceData, GetSourceErrors, GetSourceResponses, HealthzData, HealthzResponses, ListArtifactsData, ListArtifactsErrors, ListArtifactsResponses, ListAuditEventsData, ListAuditEventsErrors, ListAuditEventsResponses, ListCheckRunsData, ListCheckRunsErrors, ListCheckRunsResponses, ListChecksData, ListChecksErrors, ListChecksResponses, ListCommentsData, ListCommentsErrors, ListCommentsResponses, ListFilesData, ListFilesErrors, ListFilesResponses, ListInvitesData, ListInvitesErrors, ListInvitesResponses, ListItemsData, ListItemsErrors, ListItemsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListModelsData, ListModelsResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRunsData, ListRunsErrors, ListRunsResponses, ListSessionsData, ListSessionsErrors, ListSessionsResponses, ListSharesData, ListSharesErrors, ListSharesResponses, ListSourcesData, ListSourcesErrors, ListSourcesResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListUsersData, ListUsersErrors, ListUsersResponses, ListUserTokensData, ListUserTokensErrors, ListUserTokensResponses, ListVersionsData, ListVersionsErrors, ListVersionsResponses, LoginData, LoginErrors, LoginResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MeData, MeResponses, MyUsageData, MyUsageResponses, OidcCallbackData, OidcCallbackErrors, OidcExchangeData, OidcExchangeErrors, OidcExchangeResponses, OidcLoginData, OpenDemoProjectData, OpenDemoProjectResponses, OpenSharedLinkData, OpenSharedLinkErrors, OpenSharedLinkResponses, PreviewFileData, PreviewFileErrors, PreviewFileResponses, ProfileFileData, ProfileFileErrors, ProfileFileResponses, ProjectUsageData, ProjectUsageErrors, ProjectUsageResponses, ReadyzData, ReadyzErrors, ReadyzResponses, ReissueShareData, ReissueShareErrors, ReissueShareResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeInviteData, RevokeInviteErrors, RevokeInviteResponses, RevokeShareData, RevokeShareErrors, RevokeShareResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, RevokeUserTokenData, RevokeUserTokenErrors, RevokeUserTokenResponses, RevokeUserTokensData, RevokeUserTokensErrors, RevokeUserTokensResponses, RunCellData, RunCellErrors, RunCellResponse, RunCellResponses, RunEventsData, RunEventsErrors, RunEventsResponse, RunEventsResponses, SampleTableData, SampleTableErrors, SampleTableResponses, SandboxStatusData, SandboxStatusResponses, SearchData, SearchErrors, SearchResponses, SessionLiveData, SessionLiveErrors, SessionLiveResponse, SessionLiveResponses, StartCheckRunData, StartCheckRunErrors, StartCheckRunResponses, UpdateCheckData, UpdateCheckErrors, UpdateCheckResponses, UpdateItemData, UpdateItemErrors, UpdateItemResponses, UpdateMemberData, UpdateMemberErrors, UpdateMemberResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UpdateSessionData, UpdateSessionErrors, UpdateSessionResponses, UpdateSourceData, UpdateSourceErrors, UpdateSourceResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, UploadFileData, UploadFileErrors, UploadFileResponses, UserUsageData, UserUsageErrors, UserUsageResponses, VerifyAuditLogData, VerifyAuditLogErrors, VerifyAuditLogResponses, VerifyRunData, VerifyRunErrors, VerifyRunResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -22,7 +22,8 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
  * Login
  *
  * Log in; after too many failures from the address (at the account, or at all), 429
- * with Retry-After. Failures elsewhere never lock the account.
+ * with Retry-After. Failures elsewhere never lock the account. With PASSWORD_LOGIN=false,
+ * 403 password_login_disabled (single sign-on only).
  */
 export const login = <ThrowOnError extends boolean = false>(options: Options<LoginData, ThrowOnError>) => (options.client ?? client).post<LoginResponses, LoginErrors, ThrowOnError>({
     url: '/api/v1/auth/login',
@@ -35,6 +36,8 @@ export const login = <ThrowOnError extends boolean = false>(options: Options<Log
 
 /**
  * Me
+ *
+ * Who you are (also while you must change your password: `must_change_password`).
  */
 export const me = <ThrowOnError extends boolean = false>(options?: Options<MeData, ThrowOnError>) => (options?.client ?? client).get<MeResponses, unknown, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -85,6 +88,100 @@ export const revokeToken = <ThrowOnError extends boolean = false>(options: Optio
 export const changePassword = <ThrowOnError extends boolean = false>(options: Options<ChangePasswordData, ThrowOnError>) => (options.client ?? client).post<ChangePasswordResponses, ChangePasswordErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/auth/password',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Auth Config
+ *
+ * How people sign in here (no login needed): the login page shows what this says.
+ */
+export const authConfig = <ThrowOnError extends boolean = false>(options?: Options<AuthConfigData, ThrowOnError>) => (options?.client ?? client).get<AuthConfigResponses, unknown, ThrowOnError>({ url: '/api/v1/auth/config', ...options });
+
+/**
+ * Oidc Login
+ *
+ * Start a sign-in at the provider: authorization code flow with PKCE (S256); the state,
+ * nonce and verifier are kept server-side, one-time, for ten minutes.
+ */
+export const oidcLogin = <ThrowOnError extends boolean = false>(options?: Options<OidcLoginData, ThrowOnError>) => (options?.client ?? client).get<unknown, unknown, ThrowOnError>({ url: '/api/v1/auth/oidc/login', ...options });
+
+/**
+ * Oidc Callback
+ *
+ * Where the provider sends the browser back: the state is used up, the code traded,
+ * the ID token verified; the browser goes on to the SPA with a one-time code (or a
+ * sentence saying why not) in the URL's fragment.
+ */
+export const oidcCallback = <ThrowOnError extends boolean = false>(options?: Options<OidcCallbackData, ThrowOnError>) => (options?.client ?? client).get<unknown, OidcCallbackErrors, ThrowOnError>({ url: '/api/v1/auth/oidc/callback', ...options });
+
+/**
+ * Oidc Exchange
+ *
+ * Trade the one-time code of a finished single sign-on for a login (no login needed).
+ */
+export const oidcExchange = <ThrowOnError extends boolean = false>(options: Options<OidcExchangeData, ThrowOnError>) => (options.client ?? client).post<OidcExchangeResponses, OidcExchangeErrors, ThrowOnError>({
+    url: '/api/v1/auth/oidc/exchange',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List Invites
+ *
+ * The invites you manage, newest first (administrators: all; owners: their projects'),
+ * used, revoked and expired ones too; never a token.
+ */
+export const listInvites = <ThrowOnError extends boolean = false>(options?: Options<ListInvitesData, ThrowOnError>) => (options?.client ?? client).get<ListInvitesResponses, ListInvitesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/invites',
+    ...options
+});
+
+/**
+ * Create Invite
+ *
+ * Invite someone by email (administrators: to any project or none; owners: to their
+ * project, with a role). The link is in this answer only; with SMTP configured it is also
+ * emailed (after this answer: `email_status` in GET /invites says how it went).
+ */
+export const createInvite = <ThrowOnError extends boolean = false>(options: Options<CreateInviteData, ThrowOnError>) => (options.client ?? client).post<CreateInviteResponses, CreateInviteErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/invites',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Revoke Invite
+ *
+ * Revoke an invite (administrators, or the project's owners): its link accepts nothing
+ * from now on. Revoking it again is no error.
+ */
+export const revokeInvite = <ThrowOnError extends boolean = false>(options: Options<RevokeInviteData, ThrowOnError>) => (options.client ?? client).delete<RevokeInviteResponses, RevokeInviteErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/invites/{invite_id}',
+    ...options
+});
+
+/**
+ * Accept Invite
+ *
+ * Accept an invite without logging in: the account is made with this password (and the
+ * membership the invite names), and the answer is a login.
+ */
+export const acceptInvite = <ThrowOnError extends boolean = false>(options: Options<AcceptInviteData, ThrowOnError>) => (options.client ?? client).post<AcceptInviteResponses, AcceptInviteErrors, ThrowOnError>({
+    url: '/api/v1/invites/{token}/accept',
     ...options,
     headers: {
         'Content-Type': 'application/json',
@@ -1046,7 +1143,9 @@ export const listUsers = <ThrowOnError extends boolean = false>(options?: Option
 /**
  * Create User
  *
- * Administrators only.
+ * Administrators only. Without a password, one is generated (in this answer only) and
+ * the user must change it at their first login; an invite (POST /invites) lets them
+ * choose their own instead.
  */
 export const createUser = <ThrowOnError extends boolean = false>(options: Options<CreateUserData, ThrowOnError>) => (options.client ?? client).post<CreateUserResponses, CreateUserErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -1062,7 +1161,9 @@ export const createUser = <ThrowOnError extends boolean = false>(options: Option
  * Update User
  *
  * Administrators only: make or unmake an administrator, disable or enable an account,
- * or set a new password (which ends that user's logins and revokes their API tokens).
+ * or set a new password, typed or generated (`generate_password`: shown once, to be
+ * changed at their next login); either ends that user's logins and revokes their API
+ * tokens.
  */
 export const updateUser = <ThrowOnError extends boolean = false>(options: Options<UpdateUserData, ThrowOnError>) => (options.client ?? client).patch<UpdateUserResponses, UpdateUserErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

@@ -197,7 +197,7 @@ export type AuditEventOut = {
     /**
      * Action
      *
-     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, knowledge.created, knowledge.updated, knowledge.approved, knowledge.rejected, knowledge.deleted, session.created, session.renamed, session.autonomy_changed, session.deleted, run.asked, run.ended, run.stopped, review.decided, input.answered, share.created, share.revoked, share.opened, export.downloaded, file.downloaded, check.created, check.updated, check.deleted, check_run.started, check_run.finished, knowledge.proposed, comment.added, comment.deleted
+     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, knowledge.created, knowledge.updated, knowledge.approved, knowledge.rejected, knowledge.deleted, session.created, session.renamed, session.autonomy_changed, session.deleted, run.asked, run.ended, run.stopped, review.decided, input.answered, share.created, share.revoked, share.opened, export.downloaded, file.downloaded, check.created, check.updated, check.deleted, check_run.started, check_run.finished, knowledge.proposed, comment.added, comment.deleted, invite.created, invite.revoked, invite.accepted
      */
     action: string;
     /**
@@ -266,6 +266,22 @@ export type AuditVerification = {
      * The first bad event's id, if it has one
      */
     event_id?: string | null;
+};
+
+/**
+ * AuthConfigOut
+ */
+export type AuthConfigOut = {
+    /**
+     * Password Login
+     *
+     * Whether the email and password form works
+     */
+    password_login: boolean;
+    /**
+     * Single sign-on, when set up
+     */
+    oidc: OidcConfigOut | null;
 };
 
 /**
@@ -498,6 +514,18 @@ export type CheckRunOut = {
      * passed / total (null with no checks).
      */
     readonly accuracy: number | null;
+};
+
+/**
+ * CodeExchange
+ */
+export type CodeExchange = {
+    /**
+     * Code
+     *
+     * The one-time code of the /sso page's fragment
+     */
+    code: string;
 };
 
 /**
@@ -919,6 +947,179 @@ export type InputOut = {
 };
 
 /**
+ * InviteAccept
+ */
+export type InviteAccept = {
+    /**
+     * Password
+     *
+     * The password they choose
+     */
+    password: string;
+};
+
+/**
+ * InviteAccepted
+ *
+ * The login of the person who accepted, and the project they joined (if any).
+ */
+export type InviteAccepted = {
+    /**
+     * Access Token
+     */
+    access_token: string;
+    /**
+     * Token Type
+     */
+    token_type?: string;
+    /**
+     * Expires At
+     */
+    expires_at: string;
+    user: UserOut;
+    /**
+     * Project Id
+     *
+     * The project they joined
+     */
+    project_id?: string | null;
+};
+
+/**
+ * InviteCreate
+ */
+export type InviteCreate = {
+    /**
+     * Email
+     *
+     * Who is invited
+     */
+    email: string;
+    /**
+     * Project Id
+     *
+     * The project they join on accepting (an administrator may leave it out)
+     */
+    project_id?: string | null;
+    /**
+     * Role
+     *
+     * Their role in that project (default editor); only with project_id
+     */
+    role?: 'viewer' | 'editor' | 'owner' | null;
+    /**
+     * Expires In Days
+     *
+     * How many days the link works (default INVITE_DAYS, at most INVITE_MAX_DAYS)
+     */
+    expires_in_days?: number | null;
+};
+
+/**
+ * InviteCreated
+ */
+export type InviteCreated = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Url
+     *
+     * The link the person opens to set their password
+     */
+    url: string;
+    /**
+     * Token
+     *
+     * The link's secret, shown only in this answer
+     */
+    token: string;
+    /**
+     * Expires At
+     */
+    expires_at: string;
+    /**
+     * Email
+     */
+    email: string;
+    /**
+     * Project Id
+     */
+    project_id: string | null;
+    /**
+     * Role
+     */
+    role: 'viewer' | 'editor' | 'owner' | null;
+    /**
+     * Email Status
+     *
+     * not_sent: no SMTP server is configured (pass the link on yourself); sending: on its way (GET /invites tells how it went)
+     */
+    email_status: 'not_sent' | 'sending' | 'sent' | 'failed';
+};
+
+/**
+ * InviteOut
+ */
+export type InviteOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Email
+     */
+    email: string;
+    /**
+     * Project Id
+     */
+    project_id: string | null;
+    /**
+     * Project Name
+     */
+    project_name: string | null;
+    /**
+     * Role
+     */
+    role: 'viewer' | 'editor' | 'owner' | null;
+    /**
+     * Who made it (null: a deleted user)
+     */
+    created_by: PersonOut | null;
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Expires At
+     */
+    expires_at: string;
+    /**
+     * Accepted At
+     */
+    accepted_at: string | null;
+    /**
+     * Revoked At
+     */
+    revoked_at: string | null;
+    /**
+     * Status
+     */
+    status: 'pending' | 'accepted' | 'revoked' | 'expired';
+    /**
+     * Email Status
+     */
+    email_status: 'not_sent' | 'sending' | 'sent' | 'failed';
+    /**
+     * Email Error
+     *
+     * Why the email failed, when it did
+     */
+    email_error: string | null;
+};
+
+/**
  * KnowledgeCreate
  */
 export type KnowledgeCreate = {
@@ -1086,6 +1287,12 @@ export type ListedUserOut = {
      * Password Changed At
      */
     password_changed_at?: string | null;
+    /**
+     * Must Change Password
+     *
+     * An administrator gave this user a generated password: until they choose their own (POST /auth/password), every other call answers 403 password_change_required
+     */
+    must_change_password?: boolean;
     /**
      * Storage Quota Mb
      *
@@ -1326,6 +1533,18 @@ export type NotificationPage = {
 };
 
 /**
+ * OidcConfigOut
+ */
+export type OidcConfigOut = {
+    /**
+     * Name
+     *
+     * The provider's name for the button ("Sign in with …")
+     */
+    name: string;
+};
+
+/**
  * Page[ApiTokenOut]
  */
 export type PageApiTokenOut = {
@@ -1403,6 +1622,20 @@ export type PageFileOut = {
      * Items
      */
     items: Array<FileOut>;
+    /**
+     * Total
+     */
+    total: number;
+};
+
+/**
+ * Page[InviteOut]
+ */
+export type PageInviteOut = {
+    /**
+     * Items
+     */
+    items: Array<InviteOut>;
     /**
      * Total
      */
@@ -2774,8 +3007,10 @@ export type UserCreate = {
     email: string;
     /**
      * Password
+     *
+     * Their password. Left out: one is generated, shown once in the answer (`generated_password`), and they must change it at their first login
      */
-    password: string;
+    password?: string | null;
     /**
      * Is Admin
      */
@@ -2812,6 +3047,12 @@ export type UserOut = {
      * Password Changed At
      */
     password_changed_at?: string | null;
+    /**
+     * Must Change Password
+     *
+     * An administrator gave this user a generated password: until they choose their own (POST /auth/password), every other call answers 403 password_change_required
+     */
+    must_change_password?: boolean;
     /**
      * Storage Quota Mb
      *
@@ -2861,11 +3102,69 @@ export type UserUpdate = {
      */
     password?: string | null;
     /**
+     * Generate Password
+     *
+     * true: a new generated password (in the answer, once), which they must change at their next login; ends their logins like `password`
+     */
+    generate_password?: boolean;
+    /**
      * Storage Quota Mb
      *
      * Their storage quota in MiB (0: unlimited); null: back to the server's USER_STORAGE_QUOTA_MB. Left out: unchanged.
      */
     storage_quota_mb?: number | null;
+};
+
+/**
+ * UserWithPassword
+ *
+ * A user an administrator just made or reset, with the password generated for them.
+ */
+export type UserWithPassword = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Email
+     */
+    email: string;
+    /**
+     * Is Admin
+     */
+    is_admin: boolean;
+    /**
+     * Disabled
+     *
+     * A disabled user cannot log in; their tokens are refused
+     */
+    disabled: boolean;
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Password Changed At
+     */
+    password_changed_at?: string | null;
+    /**
+     * Must Change Password
+     *
+     * An administrator gave this user a generated password: until they choose their own (POST /auth/password), every other call answers 403 password_change_required
+     */
+    must_change_password?: boolean;
+    /**
+     * Storage Quota Mb
+     *
+     * An administrator's storage quota for this user in MiB (0: unlimited); null: the server's USER_STORAGE_QUOTA_MB
+     */
+    storage_quota_mb?: number | null;
+    /**
+     * Generated Password
+     *
+     * The generated password, shown only in this answer (null: none was generated); the user must change it at their first login
+     */
+    generated_password?: string | null;
 };
 
 /**
@@ -4199,6 +4498,10 @@ export type LoginData = {
 
 export type LoginErrors = {
     /**
+     * Password sign-in is switched off (password_login_disabled)
+     */
+    403: unknown;
+    /**
      * Validation Error
      */
     422: HttpValidationError;
@@ -4360,6 +4663,244 @@ export type ChangePasswordResponses = {
 };
 
 export type ChangePasswordResponse = ChangePasswordResponses[keyof ChangePasswordResponses];
+
+export type AuthConfigData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/auth/config';
+};
+
+export type AuthConfigResponses = {
+    /**
+     * Successful Response
+     */
+    200: AuthConfigOut;
+};
+
+export type AuthConfigResponse = AuthConfigResponses[keyof AuthConfigResponses];
+
+export type OidcLoginData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/auth/oidc/login';
+};
+
+export type OidcCallbackData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Code
+         */
+        code?: string | null;
+        /**
+         * State
+         */
+        state?: string | null;
+        /**
+         * Error
+         */
+        error?: string | null;
+        /**
+         * Error Description
+         */
+        error_description?: string | null;
+    };
+    url: '/api/v1/auth/oidc/callback';
+};
+
+export type OidcCallbackErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type OidcCallbackError = OidcCallbackErrors[keyof OidcCallbackErrors];
+
+export type OidcExchangeData = {
+    body: CodeExchange;
+    path?: never;
+    query?: never;
+    url: '/api/v1/auth/oidc/exchange';
+};
+
+export type OidcExchangeErrors = {
+    /**
+     * The code was used, has expired or is unknown
+     */
+    404: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type OidcExchangeError = OidcExchangeErrors[keyof OidcExchangeErrors];
+
+export type OidcExchangeResponses = {
+    /**
+     * Successful Response
+     */
+    200: LoginResponse;
+};
+
+export type OidcExchangeResponse = OidcExchangeResponses[keyof OidcExchangeResponses];
+
+export type ListInvitesData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Project Id
+         *
+         * Only this project's
+         */
+        project_id?: string | null;
+        /**
+         * Limit
+         *
+         * How many items at most
+         */
+        limit?: number;
+        /**
+         * Offset
+         *
+         * How many items to skip
+         */
+        offset?: number;
+    };
+    url: '/api/v1/invites';
+};
+
+export type ListInvitesErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ListInvitesError = ListInvitesErrors[keyof ListInvitesErrors];
+
+export type ListInvitesResponses = {
+    /**
+     * Successful Response
+     */
+    200: PageInviteOut;
+};
+
+export type ListInvitesResponse = ListInvitesResponses[keyof ListInvitesResponses];
+
+export type CreateInviteData = {
+    body: InviteCreate;
+    path?: never;
+    query?: never;
+    url: '/api/v1/invites';
+};
+
+export type CreateInviteErrors = {
+    /**
+     * Not an administrator nor an owner of the project
+     */
+    403: unknown;
+    /**
+     * No such project (or not yours)
+     */
+    404: unknown;
+    /**
+     * The email has an account already (email_taken)
+     */
+    409: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type CreateInviteError = CreateInviteErrors[keyof CreateInviteErrors];
+
+export type CreateInviteResponses = {
+    /**
+     * Successful Response
+     */
+    201: InviteCreated;
+};
+
+export type CreateInviteResponse = CreateInviteResponses[keyof CreateInviteResponses];
+
+export type RevokeInviteData = {
+    body?: never;
+    path: {
+        /**
+         * Invite Id
+         */
+        invite_id: string;
+    };
+    query?: never;
+    url: '/api/v1/invites/{invite_id}';
+};
+
+export type RevokeInviteErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type RevokeInviteError = RevokeInviteErrors[keyof RevokeInviteErrors];
+
+export type RevokeInviteResponses = {
+    /**
+     * Successful Response
+     */
+    204: void;
+};
+
+export type RevokeInviteResponse = RevokeInviteResponses[keyof RevokeInviteResponses];
+
+export type AcceptInviteData = {
+    body: InviteAccept;
+    path: {
+        /**
+         * Token
+         */
+        token: string;
+    };
+    query?: never;
+    url: '/api/v1/invites/{token}/accept';
+};
+
+export type AcceptInviteErrors = {
+    /**
+     * The invite was used, revoked or has expired (invite_not_found)
+     */
+    404: unknown;
+    /**
+     * The email has an account already: sign in (email_taken)
+     */
+    409: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+    /**
+     * Too many tokens that accept nothing from this address
+     */
+    429: unknown;
+};
+
+export type AcceptInviteError = AcceptInviteErrors[keyof AcceptInviteErrors];
+
+export type AcceptInviteResponses = {
+    /**
+     * Successful Response
+     */
+    200: InviteAccepted;
+};
+
+export type AcceptInviteResponse = AcceptInviteResponses[keyof AcceptInviteResponses];
 
 export type ListProjectsData = {
     body?: never;
@@ -7087,7 +7628,7 @@ export type CreateUserResponses = {
     /**
      * Successful Response
      */
-    201: UserOut;
+    201: UserWithPassword;
 };
 
 export type CreateUserResponse = CreateUserResponses[keyof CreateUserResponses];
@@ -7121,7 +7662,7 @@ export type UpdateUserResponses = {
     /**
      * Successful Response
      */
-    200: UserOut;
+    200: UserWithPassword;
 };
 
 export type UpdateUserResponse = UpdateUserResponses[keyof UpdateUserResponses];

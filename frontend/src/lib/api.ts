@@ -66,6 +66,7 @@ client.interceptors.error.use((error, response, request) => {
   const status = response?.status ?? 0;
   // The body is read by now, so the login page can say why (a disabled account, a changed password).
   if (status === 401 && !request.url.endsWith('/auth/login')) handleUnauthorized(bearerOf(request.headers), error);
+  if (status === 403 && codeOf(error) === 'password_change_required') useAuthStore.getState().requirePasswordChange();
   return new ApiError(status, detailOf(error, status), codeOf(error));
 });
 

@@ -5,6 +5,7 @@ import { Button } from '@/components/ui/button';
 import { Dialog as D } from 'radix-ui';
 import { useAuthStore } from '@/features/auth/auth-store';
 import { NotificationBell } from '@/features/notifications/bell';
+import { ForcedPasswordChange } from '@/features/auth/forced-password-change';
 import { Sidebar } from '@/features/projects/sidebar';
 import { SearchButton, SearchHost } from '@/features/search/search-dialog';
 import { ModelBanner } from '@/features/system/model-banner';
@@ -25,6 +26,8 @@ export function AppLayout() {
     return () => clearTimeout(t);
   }, [auth?.expiresAt, signOut]);
   if (!auth) return <Navigate to="/login" replace state={{ from: location.pathname }} />;
+  // Nothing else asks the server before the user chose their own password (it would refuse).
+  if (auth.user.must_change_password) return <ForcedPasswordChange />;
   return (
     <div className="flex h-full flex-col">
       <SearchHost />

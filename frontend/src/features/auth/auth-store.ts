@@ -23,6 +23,8 @@ type AuthState = {
   notice: string | null;
   signIn: (s: Stored) => void;
   signOut: (notice?: string) => void;
+  /** The server refused a call until the user chooses their own password (403 password_change_required). */
+  requirePasswordChange: () => void;
 };
 
 export const useAuthStore = create<AuthState>((set) => ({
@@ -36,6 +38,13 @@ export const useAuthStore = create<AuthState>((set) => ({
     localStorage.removeItem(KEY);
     set({ auth: null, notice: notice ?? null });
   },
+  requirePasswordChange: () =>
+    set((state) => {
+      if (!state.auth || state.auth.user.must_change_password) return state;
+      const auth = { ...state.auth, user: { ...state.auth.user, must_change_password: true } };
+      localStorage.setItem(KEY, JSON.stringify(auth));
+      return { auth };
+    }),
 }));
 
 export const getToken = () => useAuthStore.getState().auth?.token ?? null;

@@ -2,9 +2,11 @@ import { CheckCircle2, Loader2 } from 'lucide-react';
 import { useEffect, useState } from 'react';
 import { Button } from '@/components/ui/button';
 import { Dialog, DialogContent, DialogDescription, DialogFooter, DialogTitle } from '@/components/ui/dialog';
-import { Input, Label } from '@/components/ui/input';
 import { useChangePassword } from './mutations';
-import { MIN_PASSWORD_LENGTH, newPasswordProblem } from './password';
+import { newPasswordProblem } from './password';
+import { PasswordChangeFields, type PasswordChangeValues } from './password-fields';
+
+const EMPTY: PasswordChangeValues = { current: '', next: '', confirm: '' };
 
 export const PASSWORD_CHANGED = 'Password changed; your other logins are signed out.';
 
@@ -12,15 +14,12 @@ export const PASSWORD_CHANGED = 'Password changed; your other logins are signed 
 export function ChangePasswordDialog({ open, onOpenChange }: { open: boolean; onOpenChange: (o: boolean) => void }) {
   const change = useChangePassword();
   const { reset } = change;
-  const [current, setCurrent] = useState('');
-  const [next, setNext] = useState('');
-  const [confirm, setConfirm] = useState('');
+  const [values, setValues] = useState<PasswordChangeValues>(EMPTY);
+  const { current, next, confirm } = values;
   const [problem, setProblem] = useState<string | null>(null);
   useEffect(() => {
     if (!open) return;
-    setCurrent('');
-    setNext('');
-    setConfirm('');
+    setValues(EMPTY);
     setProblem(null);
     reset();
   }, [open, reset]);
@@ -56,44 +55,7 @@ export function ChangePasswordDialog({ open, onOpenChange }: { open: boolean; on
                 if (!p) change.mutate({ current_password: current, new_password: next });
               }}
             >
-              <div className="grid gap-2">
-                <Label htmlFor="current-password">Current password</Label>
-                <Input
-                  id="current-password"
-                  type="password"
-                  autoComplete="current-password"
-                  value={current}
-                  onChange={(e) => setCurrent(e.target.value)}
-                  required
-                  autoFocus
-                />
-              </div>
-              <div className="grid gap-2">
-                <Label htmlFor="new-password">New password</Label>
-                <Input
-                  id="new-password"
-                  type="password"
-                  autoComplete="new-password"
-                  aria-describedby="new-password-hint"
-                  value={next}
-                  onChange={(e) => setNext(e.target.value)}
-                  required
-                />
-                <p id="new-password-hint" className="text-xs text-muted-foreground">
-                  At least {MIN_PASSWORD_LENGTH} characters.
-                </p>
-              </div>
-              <div className="grid gap-2">
-                <Label htmlFor="confirm-password">Confirm new password</Label>
-                <Input
-                  id="confirm-password"
-                  type="password"
-                  autoComplete="new-password"
-                  value={confirm}
-                  onChange={(e) => setConfirm(e.target.value)}
-                  required
-                />
-              </div>
+              <PasswordChangeFields idPrefix="" currentLabel="Current password" values={values} onChange={setValues} />
               {error && (
                 <p role="alert" className="text-sm text-destructive">
                   {error}

@@ -1,7 +1,7 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { createUser, listUsers, updateUser, type ListedUserOut } from '@/client';
+import { createInvite, createUser, listInvites, listUsers, revokeInvite, updateUser, type InviteOut, type ListedUserOut } from '@/client';
 import { ApiError } from '@/lib/api';
 import { userKeys } from './queries';
 import { OWN_ACCOUNT, UsersAdmin } from './users-admin';
@@ -11,10 +11,32 @@ vi.mock('@/client', async (original) => ({
   createUser: vi.fn(),
   listUsers: vi.fn(),
   updateUser: vi.fn(),
+  createInvite: vi.fn(),
+  listInvites: vi.fn(),
+  revokeInvite: vi.fn(),
 }));
 const list = vi.mocked(listUsers);
 const create = vi.mocked(createUser);
 const patch = vi.mocked(updateUser);
+const invite = vi.mocked(createInvite);
+const invites = vi.mocked(listInvites);
+const revoke = vi.mocked(revokeInvite);
+
+const pendingInvite: InviteOut = {
+  id: 'i',
+  email: 'x@example.com',
+  project_id: null,
+  project_name: null,
+  role: null,
+  created_by: null,
+  created_at: '2026-11-29T08:00:00Z',
+  expires_at: '2026-12-06T08:00:00Z',
+  accepted_at: null,
+  revoked_at: null,
+  status: 'pending',
+  email_status: 'not_sent',
+  email_error: null,
+};
 
 const user = (over: Partial<ListedUserOut>): ListedUserOut => ({
   id: 'u',
@@ -47,6 +69,9 @@ const button = (email: string, name: string) => within(row(email)).getByRole('bu
 beforeEach(() => {
   create.mockReset();
   patch.mockReset();
+  invite.mockReset();
+  invites.mockReset();
+  invites.mockResolvedValue({ data: { items: [], total: 0 } } as never);
 });
 
 describe('UsersAdmin', () => {
@@ -114,36 +139,85 @@ describe('UsersAdmin', () => {
     await waitFor(() => expect(screen.getByRole('alert').textContent).toBe(detail));
   });
 
-  it('creates a user, and shows why not when the email is taken', async () => {
+  it('invites a new user by a link shown once; nobody types a password for them', async () => {
+    invite.mockResolvedValue({
+      data: {
+        id: 'i1',
+        url: 'http://wb.example/invite#secret-token',
+        token: 'secret-token',
+        expires_at: '2026-12-06T10:00:00Z',
+        email: 'bo@example.com',
+        project_id: null,
+        role: null,
+        email_status: 'not_sent',
+      },
+    } as never);
+    show();
+    fireEvent.click(screen.getByRole('button', { name: 'New user' }));
+    const dialog = screen.getByRole('dialog', { name: 'New user' });
+    expect(within(dialog).queryByLabelText('Password')).toBeNull();
+    fireEvent.change(within(dialog).getByLabelText('Email'), { target: { value: 'bo@example.com' } });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Make invite' }));
+    await waitFor(() => expect((within(dialog).getByLabelText('The invite link') as HTMLInputElement).value).toBe('http://wb.example/invite#secret-token'));
+    expect(invite).toHaveBeenCalledWith({ body: { email: 'bo@example.com' } });
+    expect(dialog.textContent).toContain('This server sends no email: pass the link on yourself.');
+    expect(create).not.toHaveBeenCalled();
+  });
+
+  it('creates a user with a generated password shown once, and shows why not when the email is taken', async () => {
     create.mockRejectedValueOnce(new ApiError(409, 'A user with email bo@example.com already exists.', 'email_taken'));
-    create.mockResolvedValueOnce({ data: user({ id: 'c', email: 'bo@example.com', is_admin: true }) } as never);
+    create.mockResolvedValueOnce({
+      data: { ...user({ id: 'c', email: 'bo@example.com', is_admin: true }), must_change_password: true, generated_password: 'Gen3rated-Pass' },
+    } as never);
     show();
     fireEvent.click(screen.getByRole('button', { name: 'New user' }));
     const dialog = screen.getByRole('dialog', { name: 'New user' });
     fireEvent.change(within(dialog).getByLabelText('Email'), { target: { value: 'bo@example.com' } });
-    fireEvent.change(within(dialog).getByLabelText('Password'), { target: { value: 'short' } });
+    fireEvent.click(within(dialog).getByRole('radio', { name: 'Generated password' }));
     fireEvent.click(within(dialog).getByRole('checkbox'));
-    fireEvent.click(within(dialog).getByRole('button', { name: 'Create user' }));
-    expect(within(dialog).getByRole('alert').textContent).toBe('A password needs at least 8 characters.');
-    expect(create).not.toHaveBeenCalled();
-    fireEvent.change(within(dialog).getByLabelText('Password'), { target: { value: 'first-password' } });
     fireEvent.click(within(dialog).getByRole('button', { name: 'Create user' }));
     await waitFor(() => expect(within(dialog).getByRole('alert').textContent).toBe('A user with email bo@example.com already exists.'));
     fireEvent.click(within(dialog).getByRole('button', { name: 'Create user' }));
+    await waitFor(() => expect((within(dialog).getByLabelText('The generated password') as HTMLInputElement).value).toBe('Gen3rated-Pass'));
+    expect(create).toHaveBeenLastCalledWith({ body: { email: 'bo@example.com', is_admin: true } });
+    expect(dialog.textContent).toContain('They must choose their own password when they first sign in with it.');
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Done' }));
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
-    expect(create).toHaveBeenLastCalledWith({ body: { email: 'bo@example.com', password: 'first-password', is_admin: true } });
-    expect(screen.getByTestId('users-notice').textContent).toContain('Created bo@example.com, an administrator.');
   });
 
-  it("resets a user's password, saying that their logins end", async () => {
-    patch.mockResolvedValue({ data: ana } as never);
+  it("resets a user's password with a generated one, shown once", async () => {
+    patch.mockResolvedValue({ data: { ...ana, must_change_password: true, generated_password: 'Fresh-Gen-Pass' } } as never);
     show();
     fireEvent.click(button('ana@example.com', 'Reset password'));
     const dialog = screen.getByRole('dialog', { name: 'Reset password' });
     expect(dialog.textContent).toContain('Their logins end at once');
-    fireEvent.change(within(dialog).getByLabelText('New password'), { target: { value: 'second-password' } });
-    fireEvent.click(within(dialog).getByRole('button', { name: 'Set password' }));
-    await waitFor(() => expect(screen.getByTestId('users-notice').textContent).toContain('New password set for ana@example.com.'));
-    expect(patch).toHaveBeenCalledWith({ path: { user_id: 'b' }, body: { password: 'second-password' } });
+    expect(within(dialog).queryByLabelText('New password')).toBeNull();
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Generate new password' }));
+    await waitFor(() => expect((within(dialog).getByLabelText('The generated password') as HTMLInputElement).value).toBe('Fresh-Gen-Pass'));
+    expect(patch).toHaveBeenCalledWith({ path: { user_id: 'b' }, body: { generate_password: true } });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Done' }));
+    await waitFor(() => expect(screen.getByTestId('users-notice').textContent).toContain('New password generated for ana@example.com.'));
+  });
+
+  it('marks a user who must change their password, and lists invites with a way to revoke', async () => {
+    invites.mockResolvedValue({
+      data: {
+        items: [
+          { ...pendingInvite, id: 'i1', email: 'cy@example.com', email_status: 'failed', email_error: 'Could not reach the SMTP server smtp:587.' },
+          { ...pendingInvite, id: 'i2', email: 'di@example.com', status: 'accepted', email_status: 'sent' },
+        ],
+        total: 2,
+      },
+    } as never);
+    revoke.mockResolvedValue({ data: undefined } as never);
+    show([admin, { ...ana, must_change_password: true }]);
+    expect(within(row('ana@example.com')).getByText('Must change password')).toBeTruthy();
+    const rows = await screen.findAllByTestId('invite-row');
+    expect(rows.map((r) => r.dataset.email)).toEqual(['cy@example.com', 'di@example.com']);
+    expect(rows[0].textContent).toContain('Could not reach the SMTP server smtp:587.');
+    expect(rows[1].textContent).toContain('Accepted');
+    expect(within(rows[1]).queryByRole('button', { name: 'Revoke' })).toBeNull();
+    fireEvent.click(within(rows[0]).getByRole('button', { name: 'Revoke' }));
+    await waitFor(() => expect(revoke).toHaveBeenCalledWith({ path: { invite_id: 'i1' } }));
   });
 });

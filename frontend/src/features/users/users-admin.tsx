@@ -10,6 +10,7 @@ import { LoadState, Notice, type NoticeText } from '@/components/notice';
 import { Button } from '@/components/ui/button';
 import { RoleBadge, withArticle } from '@/features/projects/role';
 import { cn, formatDate } from '@/lib/utils';
+import { InvitesList } from './invites-list';
 import { useUpdateUser } from './mutations';
 import { usersQuery } from './queries';
 import { CreateUserDialog, ResetPasswordDialog } from './user-dialogs';
@@ -151,7 +152,15 @@ export function UsersAdmin({ me }: { me: UserOut }) {
                       </td>
                       <td className="px-3 py-2.5 max-md:p-0">
                         <span className="block text-xs text-muted-foreground md:hidden">Status</span>
-                        {u.disabled ? <Badge variant="error">Disabled</Badge> : <Badge variant="success">Active</Badge>}
+                        {u.disabled ? (
+                          <Badge variant="error">Disabled</Badge>
+                        ) : u.must_change_password ? (
+                          <Badge variant="warning" title="They sign in with a generated password and must choose their own">
+                            Must change password
+                          </Badge>
+                        ) : (
+                          <Badge variant="success">Active</Badge>
+                        )}
                       </td>
                       <td className="px-3 py-2.5 max-md:col-span-2 max-md:p-0">
                         <span className="block text-xs text-muted-foreground md:hidden">Projects</span>
@@ -203,22 +212,20 @@ export function UsersAdmin({ me }: { me: UserOut }) {
             </table>
           </div>
         )}
+        <InvitesList />
       </div>
 
       <CreateUserDialog
         open={dialog?.kind === 'create'}
         onOpenChange={(o) => !o && close()}
-        onCreated={(u) => {
-          close();
-          setNotice({ tone: 'ok', text: `Created ${u.email}${u.is_admin ? ', an administrator' : ''}. They can sign in with the password you set.` });
-        }}
+        onCreated={() => close()}
       />
       <ResetPasswordDialog
         user={dialog?.kind === 'reset' ? dialog.user : null}
         onOpenChange={(o) => !o && close()}
         onDone={(u) => {
           close();
-          setNotice({ tone: 'ok', text: `New password set for ${u.email}. Their logins have ended; they sign in again with it.` });
+          setNotice({ tone: 'ok', text: `New password generated for ${u.email}. Their logins have ended; they choose their own at their next sign-in.` });
         }}
       />
       <ConfirmDialog

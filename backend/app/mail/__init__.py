@@ -1,0 +1,1 @@
+"""Sending email (invites) through the SMTP server of the settings."""

@@ -1,0 +1,5 @@
+import { InviteAccept } from '@/features/auth/invite-accept';
+
+export function InviteRoute() {
+  return <InviteAccept />;
+}

@@ -1,0 +1,5 @@
+import { SsoLanding } from '@/features/auth/sso-landing';
+
+export function SsoRoute() {
+  return <SsoLanding />;
+}
