@@ -221,7 +221,8 @@ def _mixed_steps(columns: list[dict[str, Any]]) -> list[str]:
             continue
         count = column.get("unreadable")
         if isinstance(count, int) and count:
-            said += f"; {count:,} cells cannot be read and become NaN"
+            cells = "1 cell" if count == 1 else f"{count:,} cells"
+            said += f"; {cells} cannot be read and become NaN"
         steps.append(f"{said}: {call}")
     return steps
 

@@ -170,13 +170,10 @@ def where_sql(
         at = names.index(condition.column)
         expr, kind = exprs[at], kinds[at]
         if condition.op in ("empty", "not_empty"):
-            blank = f"({expr} IS NULL" + (
+            blank = f"{expr} IS NULL" + (
                 f" OR trim(CAST({expr} AS VARCHAR)) = ''" if kind == "text" else ""
             )
-            if unread[at] is not None:
-                blank = f"(({blank}) AND {unread[at]} IS NULL)"
-            else:
-                blank += ")"
+            blank = f"({blank})" if unread[at] is None else f"(({blank}) AND {unread[at]} IS NULL)"
             parts.append(blank if condition.op == "empty" else f"NOT {blank}")
         elif condition.op == "contains":
             parts.append(f"contains(lower(CAST({expr} AS VARCHAR)), lower(?))")
