@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
+import { filesTests } from './files.mjs';
 import { knowledgeTests } from './knowledge.mjs';
 
 const HERE = import.meta.dirname;
@@ -2604,6 +2605,7 @@ async function main() {
     });
 
     await knowledgeTests({ page, base, script, test, expect, ask, lastRun });
+    await filesTests({ page, base, test, expect, chooseTheme });
 
     await test('an invalid token sends the user back to login', async () => {
       await page.evaluate(() => {
