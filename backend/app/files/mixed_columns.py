@@ -122,18 +122,19 @@ def decide(values: pd.Series, *, day_first: bool) -> MixedReading | None:
     texts = values[values.map(lambda v: isinstance(v, str))]
     if texts.empty:
         return None  # no text: pandas read the column as well as it can be
-    settled, example = date_order_evidence(texts)
-    order = day_first if settled is None else settled
-    if _most(values, lambda v: date_of(v, order) is not None):
-        return MixedReading("date", day_first=order, settled_by=example)
-    if not _one_unit(texts):
-        return None
+    # A column of text fails each reading within its first fifth or so: only a column that
+    # may be dates looks through all its texts for the one that settles their order.
+    if _most(values, lambda v: date_of(v, True) is not None or date_of(v, False) is not None):
+        settled, example = date_order_evidence(texts)
+        order = day_first if settled is None else settled
+        if _most(values, lambda v: date_of(v, order) is not None):
+            return MixedReading("date", day_first=order, settled_by=example)
     decimal = "."
     if not _most(values, lambda v: number_of(v, ".") is not None):
         if not _most(values, lambda v: number_of(v, ",") is not None):
             return None
         decimal = ","
-    return MixedReading("number", decimal=decimal)
+    return MixedReading("number", decimal=decimal) if _one_unit(texts) else None
 
 
 def _one_unit(texts: pd.Series) -> bool:
