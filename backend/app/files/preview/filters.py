@@ -79,7 +79,9 @@ def parse_filter(text: str | None) -> list[Condition]:
         if op not in ("empty", "not_empty"):
             if value is None:
                 raise BadFilter(f'Condition {at} of the filter ("{op}") needs a value.')
-            if not isinstance(value, str | int | float) or (isinstance(value, bool) and op != "eq"):
+            if not isinstance(value, str | int | float) or (
+                isinstance(value, bool) and op not in ("eq", "ne")
+            ):
                 raise BadFilter(f"Condition {at} of the filter has a value of the wrong type.")
             if isinstance(value, str) and len(value) > MAX_VALUE_CHARS:
                 raise BadFilter(
