@@ -11,6 +11,8 @@ Writes a CSV of about `--size-mb` MB in a temporary directory and times what
 - the first page sorted by a numeric column, descending, over every row,
 - the same sort, a page in the middle,
 - sorted by a text column, the first page and one in the middle;
+- filtered (price over 900 and region containing "-1", over every row, its matching rows
+  counted): the first page, and the same sorted by price;
 
 then makes the file's typed copy in Parquet (what the server makes in the background after
 the upload: paging.build_table_copy) and times the same pages read from it.
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from app.files.preview import CsvRowCounter, TooCostly, preview_csv_head
+from app.files.preview.filters import Condition, check_filter
 from app.files.preview.paging import Window, build_table_copy, read_page
 from app.files.preview_process import run_preview
 
@@ -96,6 +99,8 @@ async def main(size_mb: int) -> None:
             )  # fmt: skip
 
         middle = rows // 2
+        asked = [Condition("price", "gt", 900), Condition("region", "contains", "-1")]
+        conditions = tuple(check_filter(asked, shown["columns"], path.name))
         windows = [
             ("first page, read from the whole file", Window(0, 51)),
             (f"middle page (offset {middle:,})", Window(middle, 50)),
@@ -103,11 +108,21 @@ async def main(size_mb: int) -> None:
             ("sorted by price, descending: middle page", Window(middle, 50, "price", True)),
             ("sorted by region (text): first page", Window(0, 50, "region")),
             ("sorted by region (text): middle page", Window(middle, 50, "region")),
+            (
+                "filtered (price > 900, region ~ -1): first page",
+                Window(0, 50, conditions=conditions),
+            ),
+            (
+                "filtered, sorted by price: first page",
+                Window(0, 50, "price", True, conditions=conditions),
+            ),
         ]
         print("-- read from the CSV's text")
         from_text = [await timed(label, page(window)) for label, window in windows]
         assert from_text[1]["rows"][0][0] == middle % 50_000, from_text[1]["rows"][0]
         print(f"{'':<44} top price {from_text[2]['rows'][0][3]}")
+        if from_text[6] is not None:
+            print(f"{'':<44} {from_text[6]['row_count']:,} of {rows:,} rows match the filter")
 
         def copy() -> Awaitable[Any]:
             return run_preview(

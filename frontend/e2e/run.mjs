@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
+import { filesTests } from './files.mjs';
 import { knowledgeTests } from './knowledge.mjs';
 import { liveTests } from './live.mjs';
 import { cellsTests } from './cells.mjs';
@@ -2636,6 +2637,7 @@ async function main() {
     });
     await sourcesTests({ page, base, test, expect, sourcesDir, backend: BACKEND, chooseTheme });
     await signinTests({ browser, page, base, ssoBase: noModelBase, test, expect, T });
+    await filesTests({ page, base, test, expect, chooseTheme });
 
     await test('an invalid token sends the user back to login', async () => {
       await page.evaluate(() => {

@@ -19,6 +19,7 @@ from app.agent import knowledge_prompt
 from app.agent.knowledge_prompt import KnowledgeSection
 from app.agent.sources_prompt import fit
 from app.agent.untrusted import DATA_TAG, HISTORY_TAG, KNOWLEDGE_TAG, untrusted
+from app.files import reading
 
 _env = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "prompts"),
@@ -130,6 +131,10 @@ def columns_from_preview(preview: dict[str, Any], samples: int = SAMPLES) -> lis
     return out
 
 
+# The functions that read columns mixing kinds, given to the agent as code when a file has
+# such a column: the very ones the preview reads them with.
+MIXED_READING = reading.source_for_agent()
+_MIXED_CALL = re.compile(r"read_(?:dates|numbers)\(")
 _DELIMITERS = {",": "','", ";": "';'", "\t": "'\\t'", "|": "'|'"}
 _THOUSANDS = {".": "'.'", ",": "','", " ": "' '", "\u00a0": "'\\xa0'", "'": '"\'"'}
 _CODEC = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
@@ -188,10 +193,38 @@ def read_hint(preview: dict[str, Any]) -> str:
             steps.append(
                 f"turn text percents{how} into fractions with {converter} / 100 for {percents}"
             )
+    steps += _mixed_steps(columns)
     reader = "pd.read_csv" if text_format else "pd.read_excel" if preview.get("sheets") else None
     if parts and reader:
         steps.insert(0, f"read with {reader}(name, {', '.join(parts)})")
     return "; then ".join(steps)
+
+
+def _mixed_steps(columns: list[dict[str, Any]]) -> list[str]:
+    """How to read the columns that mix kinds as the preview did: with the functions of
+    app.files.reading, which the prompt gives as code (MIXED_READING), cell by cell."""
+    steps = []
+    for column in columns:
+        name = _name(column)
+        if column.get("mixed") == "date":
+            day_first = bool(column.get("day_first"))
+            settled = column.get("settled_by")
+            order = "day-first" if day_first else "month-first"
+            why = f"from {untrusted(settled, SAMPLE_CHARS)}" if settled else "assumed"
+            call = f"df[{name!r}] = read_dates(df[{name!r}], day_first={day_first})"
+            said = f"dates mixed with date texts, read {order} ({why})"
+        elif column.get("mixed") == "number":
+            decimal = "," if column.get("decimal_separator") == "," else "."
+            call = f"df[{name!r}] = read_numbers(df[{name!r}], decimal={decimal!r})"
+            said = "numbers mixed with amount texts"
+        else:
+            continue
+        count = column.get("unreadable")
+        if isinstance(count, int) and count:
+            cells = "1 cell" if count == 1 else f"{count:,} cells"
+            said += f"; {cells} cannot be read and become NaN"
+        steps.append(f"{said}: {call}")
+    return steps
 
 
 # How a column of amounts ("€1,058.58") or percents ("12.5%", without the division) is read.
@@ -280,6 +313,9 @@ def render_system_prompt(
             data_tag=DATA_TAG,
             history_tag=HISTORY_TAG,
             knowledge_tag=KNOWLEDGE_TAG,
+            mixed_reading=MIXED_READING
+            if any(_MIXED_CALL.search(file.read) for file in files)
+            else "",
         )
         .strip()
         + "\n"

@@ -21,6 +21,7 @@ from app.audit import Action
 from app.db import release_connection
 from app.errors import PayloadTooLarge
 from app.files import service
+from app.files.preview.filters import MAX_CONDITIONS, parse_filter
 from app.files.preview.paging import MAX_PAGE_ROWS, Window
 from app.files.preview_process import PreviewsBusy, preview_owner
 from app.files.previewing import makes_table_copy
@@ -251,6 +252,18 @@ async def preview_file(
     ] = None,
     order: Annotated[Literal["asc", "desc"], Query(description="The sort's direction")] = "asc",
     header_row: Annotated[int | None, _HEADER_ROW] = None,
+    filter_: Annotated[
+        str | None,
+        Query(
+            alias="filter",
+            max_length=40_000,
+            description='Only the rows that meet all these conditions, as JSON: [{"column":'
+            ' "Amount", "op": "gt", "value": 100}]; op is one of eq, ne, contains (text, '
+            "case-blind), gt, ge, lt, le, empty, not_empty (no value); numbers compare as "
+            f"numbers, dates (2025-07-31) as dates; at most {MAX_CONDITIONS} conditions. "
+            "`row_count` then counts the matching rows",
+        ),
+    ] = None,
 ) -> FilePreview:
     """The file's columns with their types and rows `offset` to `offset + limit` of the
     whole table, sorted over all its rows by `sort` when given, with its exact row count.
@@ -258,9 +271,15 @@ async def preview_file(
     was read (`format`: delimiter, decimal separator, encoding); a CSV or worksheet says the
     row its column names came from (`header_row`: detected under title rows, or chosen).
     Text columns read as dates, numbers (amounts, percents) or yes/no say how
-    (`date_format`, `unit`, `true_values`/`false_values`)."""
+    (`date_format`, `unit`, `true_values`/`false_values`); a column that mixes kinds says
+    how it was read (`reading`), and a cell it could not read is `{"unreadable": text}`.
+    `filter` keeps the rows that meet all its conditions (`row_count` counts them,
+    `unfiltered_row_count` all rows); a bad filter answers 422 `bad_filter`."""
     cache_dir = settings.previews_cache
-    window = Window(offset=offset, limit=limit, sort=sort, descending=order == "desc")
+    conditions = tuple(parse_filter(filter_))
+    window = Window(
+        offset=offset, limit=limit, sort=sort, descending=order == "desc", conditions=conditions
+    )
     # A big CSV's typed copy counts against the storage quotas: past them, none is made.
     refused = None
     if not window.in_head and makes_table_copy(file):

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from app.files.mixed_columns import MixedReading, read_mixed
+
 # `1.234,56`, `-12,5`, `3`, `1.234.567`: a decimal comma and optional dots between thousands.
 _COMMA_NUMBER = r"\s*[+-]?(?:\d{1,3}(?:\.\d{3})+|\d+)(?:,\d+)?\s*"
 _TIME = r"(?:[ T](?P<time>\d{1,2}:\d{2}(?P<seconds>:\d{2})?))?"
@@ -41,6 +43,8 @@ class Detected:
         units: Per column of amounts, percents or numbers with thousands commas read from
             text, how they were written.
         yes_no: Per column of yes and no read from text, its spellings of yes and of no.
+        mixed: Per column that mixes kinds (numbers and amount texts, dates and date
+            texts), how it was read and which cells could not be (mixed_columns.py).
     """
 
     decimal: str = "."
@@ -48,13 +52,16 @@ class Detected:
     date_formats: dict[str, str] = field(default_factory=dict)
     units: dict[str, UnitNumbers] = field(default_factory=dict)
     yes_no: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
+    mixed: dict[str, MixedReading] = field(default_factory=dict)
 
 
 def convert_text(frame: pd.DataFrame, detected: Detected, *, day_first: bool) -> pd.DataFrame:
-    """Reads the text columns that hold dates, amounts, percents or yes and no as such."""
+    """Reads the text columns that hold dates, amounts, percents or yes and no as such,
+    then the columns that mix numbers and amounts, or dates and date texts."""
     frame = convert_dates(frame, detected, day_first=day_first)
     frame = convert_unit_numbers(frame, detected.units)
-    return convert_yes_no(frame, detected.yes_no)
+    frame = convert_yes_no(frame, detected.yes_no)
+    return read_mixed(frame, detected.mixed, day_first=day_first)
 
 
 def _text_values(column: pd.Series) -> pd.Series | None:

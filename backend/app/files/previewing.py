@@ -12,6 +12,7 @@ import logging
 import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from app.errors import NotFound
 from app.files import preview as previews
 from app.files import profile as profiles
 from app.files.preview import paging
+from app.files.preview.filters import check_filter
 from app.files.preview.paging import Window
 from app.files.preview_process import (
     PREVIEW_TIMEOUT_SECONDS,
@@ -187,8 +189,13 @@ async def preview(
             the rows, or a sort by no column (422).
     """
     shown = await _head(storage, file, cache_dir, sheet, header_row)
+    row_count = shown["row_count"]
     if window is None:
         return shown
+    asked = [asdict(condition) for condition in window.conditions]
+    if window.conditions:
+        typed = check_filter(list(window.conditions), shown["columns"], file.name)
+        window = replace(window, conditions=tuple(typed))
     if window.in_head:
         rows = shown["rows"][window.offset : window.offset + window.limit]
     else:
@@ -210,6 +217,8 @@ async def preview(
         rows, shown = page["rows"], shown | {"row_count": page["row_count"]}
     order = "desc" if window.descending else "asc"
     return shown | {
+        "unfiltered_row_count": row_count,
+        "filter": asked,
         "rows": rows,
         "offset": window.offset,
         "limit": window.limit,

@@ -13,6 +13,14 @@ from app.schemas import Schema
 READERS_SHOWN = 20
 
 
+class TableShape(BaseModel):
+    """A tabular file's size as read when it was checked (its first sheet for a workbook)."""
+
+    rows: int = Field(description="Data rows of the file (a workbook: of its first sheet)")
+    columns: int = Field(description="Columns (a workbook: of its first sheet)")
+    sheets: list[str] | None = Field(None, description="A workbook's worksheets, in order")
+
+
 class FileOut(Schema):
     id: uuid.UUID
     project_id: uuid.UUID
@@ -31,6 +39,26 @@ class FileOut(Schema):
         "`problem` says it in a sentence",
     )
     problem: str | None = None
+    table: TableShape | None = Field(
+        None,
+        description="Rows, columns and sheets as read when the file was checked (null: not "
+        "tabular, or not read yet); kept with the file, so listing files reads none of them",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _table_from_preview(cls, data: Any) -> Any:
+        if isinstance(data, dict) or not hasattr(data, "preview"):
+            return data
+        found = {name: getattr(data, name) for name in cls.model_fields if hasattr(data, name)}
+        stored = data.preview
+        if isinstance(stored, dict) and isinstance(stored.get("row_count"), int):
+            found["table"] = {
+                "rows": stored["row_count"],
+                "columns": len(stored.get("columns") or []),
+                "sheets": stored.get("sheets"),
+            }
+        return found
 
 
 class VersionReader(BaseModel):
@@ -93,6 +121,33 @@ class PreviewColumn(BaseModel):
     true_values: list[str] | None = Field(
         None, description="For a text column read as yes/no: its spellings of yes (Y, Yes, …)"
     )
+    mixed: Literal["number", "date"] | None = Field(
+        None,
+        description="For a column whose cells mix kinds (real numbers and amount texts, real "
+        "dates and date texts in several spellings): the kind it was read as, from all its "
+        "cells; null for other columns",
+    )
+    reading: str | None = Field(
+        None,
+        description='For a mixed column: how it was read, in a sentence (e.g. "dates read '
+        'day-first (from 13/02/2025); 3 cells could not be read")',
+    )
+    unreadable: int | None = Field(
+        None,
+        description="For a mixed column: how many of its cells could not be read (shown as "
+        '`{"unreadable": text}`)',
+    )
+    day_first: bool | None = Field(
+        None, description="For a mixed date column: whether 02/07/2025 was read as 2 July"
+    )
+    settled_by: str | None = Field(
+        None,
+        description="For a mixed date column: the text that settled day-first or month-first "
+        "(null: assumed)",
+    )
+    decimal_separator: str | None = Field(
+        None, description="For a mixed number column: the decimal separator of its texts"
+    )
     false_values: list[str] | None = Field(
         None, description="For a text column read as yes/no: its spellings of no"
     )
@@ -116,6 +171,14 @@ class TextFormat(BaseModel):
     encoding: str = Field(
         description="The text encoding, as a Python codec name (utf-8, utf-8-sig, utf-16, cp1252…)"
     )
+
+
+class FilterCondition(BaseModel):
+    """One condition of a preview's filter."""
+
+    column: str
+    op: Literal["eq", "ne", "contains", "gt", "ge", "lt", "le", "empty", "not_empty"]
+    value: str | float | bool | None = None
 
 
 class FilePreview(BaseModel):
@@ -143,6 +206,12 @@ class FilePreview(BaseModel):
         None,
         description="Something the reader should know of how the rows were read (e.g. no "
         "typed copy was made of a big CSV, for a storage quota)",
+    )
+    filter: list[FilterCondition] = Field(
+        default_factory=list, description="The filter applied (`row_count` counts its rows)"
+    )
+    unfiltered_row_count: int | None = Field(
+        None, description="The data rows of the whole file (or sheet), filter or not"
     )
 
 

@@ -52,7 +52,9 @@ def test_upload_list_get_download_preview(alice: Api, live) -> None:  # type: ig
         "decimal": None,
         "true_values": None,
         "false_values": None,
-    }
+    } | dict.fromkeys(
+        ("mixed", "reading", "unreadable", "day_first", "settled_by", "decimal_separator")
+    )
     assert preview["columns"] == [
         {"name": "region", "dtype": preview["columns"][0]["dtype"], "type": "text"} | plain,
         {"name": "month", "dtype": preview["columns"][1]["dtype"], "type": "text"} | plain,
@@ -122,6 +124,8 @@ def test_an_empty_file_uploads_and_previews_as_empty(alice: Api) -> None:
         "sort": None,
         "order": "asc",
         "notice": None,
+        "filter": [],
+        "unfiltered_row_count": 0,
     }
 
 

@@ -84,6 +84,8 @@ def test_decimal_commas_and_dates_are_read_as_numbers_and_dates(alice: Api) -> N
     file = uploaded(alice, project["id"], "ventes.csv", EUROPEAN)
     preview = alice.get(f"/files/{file['id']}/preview").json()
     plain = {"unit": None, "decimal": None, "true_values": None, "false_values": None}
+    mixed = ("mixed", "reading", "unreadable", "day_first", "settled_by", "decimal_separator")
+    plain |= dict.fromkeys(mixed)  # none of these columns mixes kinds
     assert preview["columns"] == [
         {"name": "ville", "dtype": "str", "type": "text", "date_format": None} | plain,
         {"name": "montant", "dtype": "float64", "type": "number", "date_format": None} | plain,

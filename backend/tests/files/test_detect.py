@@ -119,8 +119,8 @@ def test_a_day_or_a_month_first_follows_the_file(tmp_path: Path) -> None:
         ["2026-01", "2026-02"],  # months, not days
         ["2026-01-31", "soon"],  # not every value
         ["31/02/2026", "30/02/2026"],  # no such days
-        ["2026-01-31", "31/01/2026"],  # two spellings
-        ["31/01/2026", "31/01/2026 10:00"],  # with and without a time
+        # Two spellings, or dates with and without a time, make a date column of mixed
+        # spellings (tests/files/test_mixed_columns.py).
     ],
 )
 def test_what_is_not_a_date_column(tmp_path: Path, values: list[str]) -> None:

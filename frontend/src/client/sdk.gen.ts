@@ -414,7 +414,10 @@ export const downloadVersion = <ThrowOnError extends boolean = false>(options: O
  * was read (`format`: delimiter, decimal separator, encoding); a CSV or worksheet says the
  * row its column names came from (`header_row`: detected under title rows, or chosen).
  * Text columns read as dates, numbers (amounts, percents) or yes/no say how
- * (`date_format`, `unit`, `true_values`/`false_values`).
+ * (`date_format`, `unit`, `true_values`/`false_values`); a column that mixes kinds says
+ * how it was read (`reading`), and a cell it could not read is `{"unreadable": text}`.
+ * `filter` keeps the rows that meet all its conditions (`row_count` counts them,
+ * `unfiltered_row_count` all rows); a bad filter answers 422 `bad_filter`.
  */
 export const previewFile = <ThrowOnError extends boolean = false>(options: Options<PreviewFileData, ThrowOnError>) => (options.client ?? client).get<PreviewFileResponses, PreviewFileErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

@@ -754,6 +754,10 @@ export type FileOut = {
      * Problem
      */
     problem?: string | null;
+    /**
+     * Rows, columns and sheets as read when the file was checked (null: not tabular, or not read yet); kept with the file, so listing files reads none of them
+     */
+    table?: TableShape | null;
 };
 
 /**
@@ -824,6 +828,18 @@ export type FilePreview = {
      * Something the reader should know of how the rows were read (e.g. no typed copy was made of a big CSV, for a storage quota)
      */
     notice?: string | null;
+    /**
+     * Filter
+     *
+     * The filter applied (`row_count` counts its rows)
+     */
+    filter?: Array<FilterCondition>;
+    /**
+     * Unfiltered Row Count
+     *
+     * The data rows of the whole file (or sheet), filter or not
+     */
+    unfiltered_row_count?: number | null;
 };
 
 /**
@@ -904,6 +920,26 @@ export type FileVersionOut = {
      * How many questions read this version in all
      */
     read_by_total?: number;
+};
+
+/**
+ * FilterCondition
+ *
+ * One condition of a preview's filter.
+ */
+export type FilterCondition = {
+    /**
+     * Column
+     */
+    column: string;
+    /**
+     * Op
+     */
+    op: 'eq' | 'ne' | 'contains' | 'gt' | 'ge' | 'lt' | 'le' | 'empty' | 'not_empty';
+    /**
+     * Value
+     */
+    value?: string | number | boolean | null;
 };
 
 /**
@@ -1876,6 +1912,42 @@ export type PreviewColumn = {
      * For a text column read as yes/no: its spellings of yes (Y, Yes, …)
      */
     true_values?: Array<string> | null;
+    /**
+     * Mixed
+     *
+     * For a column whose cells mix kinds (real numbers and amount texts, real dates and date texts in several spellings): the kind it was read as, from all its cells; null for other columns
+     */
+    mixed?: 'number' | 'date' | null;
+    /**
+     * Reading
+     *
+     * For a mixed column: how it was read, in a sentence (e.g. "dates read day-first (from 13/02/2025); 3 cells could not be read")
+     */
+    reading?: string | null;
+    /**
+     * Unreadable
+     *
+     * For a mixed column: how many of its cells could not be read (shown as `{"unreadable": text}`)
+     */
+    unreadable?: number | null;
+    /**
+     * Day First
+     *
+     * For a mixed date column: whether 02/07/2025 was read as 2 July
+     */
+    day_first?: boolean | null;
+    /**
+     * Settled By
+     *
+     * For a mixed date column: the text that settled day-first or month-first (null: assumed)
+     */
+    settled_by?: string | null;
+    /**
+     * Decimal Separator
+     *
+     * For a mixed number column: the decimal separator of its texts
+     */
+    decimal_separator?: string | null;
     /**
      * False Values
      *
@@ -2949,6 +3021,32 @@ export type TableOut = {
      * Columns
      */
     columns: Array<ColumnOut>;
+};
+
+/**
+ * TableShape
+ *
+ * A tabular file's size as read when it was checked (its first sheet for a workbook).
+ */
+export type TableShape = {
+    /**
+     * Rows
+     *
+     * Data rows of the file (a workbook: of its first sheet)
+     */
+    rows: number;
+    /**
+     * Columns
+     *
+     * Columns (a workbook: of its first sheet)
+     */
+    columns: number;
+    /**
+     * Sheets
+     *
+     * A workbook's worksheets, in order
+     */
+    sheets?: Array<string> | null;
 };
 
 /**
@@ -5559,6 +5657,12 @@ export type PreviewFileData = {
          * The row that holds the column names, counted from 0 (blank lines of a CSV not counted); default: the one detected under any title rows. CSV and Excel only
          */
         header_row?: number | null;
+        /**
+         * Filter
+         *
+         * Only the rows that meet all these conditions, as JSON: [{"column": "Amount", "op": "gt", "value": 100}]; op is one of eq, ne, contains (text, case-blind), gt, ge, lt, le, empty, not_empty (no value); numbers compare as numbers, dates (2025-07-31) as dates; at most 20 conditions. `row_count` then counts the matching rows
+         */
+        filter?: string | null;
     };
     url: '/api/v1/files/{file_id}/preview';
 };

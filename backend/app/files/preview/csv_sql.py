@@ -67,6 +67,10 @@ def _typed(field: str, column: dict[str, Any], text_format: dict[str, Any]) -> s
     """The SQL that reads a text field as the preview read its column."""
     dtype = str(column.get("dtype", ""))
     field = present(field)
+    if column.get("mixed") == "number":  # read by reading.py, as the head was
+        return f"wb_number({field}, {literal(column.get('decimal_separator') or '.')})"
+    if column.get("mixed") == "date":
+        return f"wb_date({field}, {'true' if column.get('day_first') else 'false'})"
     text = f"trim({field})"
     if dtype in ("bool", "boolean"):
         yes = ", ".join(map(literal, _YES))

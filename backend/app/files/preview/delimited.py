@@ -32,7 +32,7 @@ from app.files.preview.errors import (
     describe,
     header_past_end,
 )
-from app.files.preview.table import INFER_ROWS, PREVIEW_ROWS, Preview, build_preview
+from app.files.preview.table import CSV_TYPE_ROWS, PREVIEW_ROWS, Preview, build_preview
 
 CSV_HEAD_BYTES = 4 << 20
 CSV_HEAD_MAX_BYTES = 64 << 20
@@ -88,12 +88,12 @@ def preview_csv_head(
         return Preview(columns=[], rows=[], row_count=0)
     try:
         read = read_delimited(
-            text, name=name, encoding=encoding, nrows=INFER_ROWS, header_row=header_row
+            text, name=name, encoding=encoding, nrows=CSV_TYPE_ROWS, header_row=header_row
         )
         frame, sep = read.frame, str(read.text_format["delimiter"])
         if complete:
             row_count = len(frame)
-            if row_count >= INFER_ROWS:
+            if row_count >= CSV_TYPE_ROWS:
                 chunks = pd.read_csv(
                     io.StringIO(text),
                     sep=sep,

@@ -28,15 +28,16 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import duckdb
-import pandas as pd
+from duckdb.func import FunctionNullHandling
+from duckdb.sqltypes import BOOLEAN, DOUBLE, TIMESTAMP, VARCHAR
 
-from app.files.detect import Detected, convert_text
 from app.files.preview.csv_sql import csv_source, literal, present
 from app.files.preview.errors import PreviewError, TooCostly, UnknownColumn, UnreadableFile
-from app.files.preview.json_tables import read_json_lines, read_json_table
+from app.files.preview.filters import Condition, where_sql
 from app.files.preview.kinds import KIND_LABELS, preview_kind
-from app.files.preview.table import PREVIEW_ROWS, cell, jsonable
-from app.files.preview.workbook import open_worksheet, read_worksheet
+from app.files.preview.table import PREVIEW_ROWS, cell, unreadable, user_type
+from app.files.preview.whole_table import stored_marks, whole_table
+from app.files.reading import date_of, number_of
 
 T = TypeVar("T")
 
@@ -51,7 +52,7 @@ DEEP_PAGE_ROWS = 10_000
 # DuckDB parses the whole text in a fraction of a second anyway.
 TABLE_COPY_MIN_BYTES = 16 << 20
 # Changes when what a typed copy holds changes, so that older copies are not read.
-_TABLE_COPY_SHAPE = 1
+_TABLE_COPY_SHAPE = 2
 # A text column with at most this many distinct values sorts deep in its order by each
 # value's rank (a small sort and a join) rather than by its text, which sorts slowly.
 RANKED_TEXT_VALUES = 1_000_000
@@ -66,17 +67,21 @@ class Window:
         limit: How many rows at most (up to MAX_PAGE_ROWS).
         sort: The column to sort all rows by, or None for the file's order.
         descending: Whether the sort is from the largest value down.
+        conditions: The filter: only rows that meet all of these (filters.py).
     """
 
     offset: int = 0
     limit: int = PREVIEW_ROWS
     sort: str | None = None
     descending: bool = False
+    conditions: tuple[Condition, ...] = ()
 
     @property
     def in_head(self) -> bool:
         """Whether the rows are among those the preview of the file's head holds."""
-        return self.sort is None and self.offset + self.limit <= PREVIEW_ROWS
+        return (
+            self.sort is None and not self.conditions and self.offset + self.limit <= PREVIEW_ROWS
+        )
 
 
 def read_page(
@@ -114,23 +119,37 @@ def read_page(
             count = int(shown["row_count"])
             copy = table_copy_path(shown, work)
             if copy.exists():
+                stored = [f"u{i}" if _marks(column) else None for i, column in enumerate(columns)]
                 return _query(
-                    copy, _numbered_parquet(copy), None, columns, window, count, numbered=True
+                    copy,
+                    _numbered_parquet(copy),
+                    Reading(None, stored),
+                    columns,
+                    window,
+                    count,
+                    numbered=True,
                 )
             return _read_csv(
                 path,
                 shown,
                 work,
                 lambda readable, source, typed: _query(
-                    readable, source, typed, columns, window, count
+                    readable,
+                    source,
+                    Reading(typed, _unread_sql(typed, columns)),
+                    columns,
+                    window,
+                    count,
                 ),
             )
         if kind == "parquet":
             readable, source = path, f"SELECT * FROM read_parquet({literal(path)})"
+            reading = Reading(None, [None] * len(columns))
         else:
-            readable = _whole_table(path, name, shown, work)
+            readable = whole_table(path, name, shown, work)
             source = f"SELECT * FROM read_parquet({literal(readable)})"
-        return _query(readable, source, None, columns, window, None)
+            reading = Reading(None, stored_marks(readable, len(columns)))
+        return _query(readable, source, reading, columns, window, None)
     except PreviewError:
         raise
     except duckdb.OutOfMemoryException as exc:
@@ -179,7 +198,11 @@ def build_table_copy(path: Path, *, shown: dict[str, Any], work: Path) -> bool:
         con = _connect(readable, partial)
         try:
             fields = ", ".join(f"c{i}" for i in range(len(typed)))
-            select = ", ".join(f"{expr} AS c{i}" for i, expr in enumerate(typed))
+            unread = _unread_sql(typed, shown["columns"])
+            select = ", ".join(
+                [f"{expr} AS c{i}" for i, expr in enumerate(typed)]
+                + [f"{sql} AS u{i}" for i, sql in enumerate(unread) if sql is not None]
+            )
             con.execute(
                 f"COPY (SELECT {select} FROM ({source}) AS s({fields}))"
                 f" TO {literal(partial)} (FORMAT parquet, COMPRESSION zstd)"
@@ -245,6 +268,21 @@ def _connect(readable: Path, writable: Path | None = None) -> duckdb.DuckDBPyCon
         }
     )
     con.execute("SET enable_progress_bar = false")  # it would print to the server's terminal
+    # A mixed column's cells are read by the same Python as the preview's head (reading.py).
+    con.create_function(
+        "wb_number",
+        lambda text, decimal: None if text is None else number_of(text, decimal),
+        [VARCHAR, VARCHAR],
+        DOUBLE,
+        null_handling=FunctionNullHandling.SPECIAL,
+    )
+    con.create_function(
+        "wb_date",
+        lambda text, day_first: None if text is None else date_of(text, bool(day_first)),
+        [VARCHAR, BOOLEAN],
+        TIMESTAMP,
+        null_handling=FunctionNullHandling.SPECIAL,
+    )
     # DuckDB makes a long IN list (`present`) a join, which does not keep the rows' order:
     # a typed copy's rows, and a page's, must stay in it.
     con.execute("SET disabled_optimizers = 'in_clause'")
@@ -255,23 +293,38 @@ def _connect(readable: Path, writable: Path | None = None) -> duckdb.DuckDBPyCon
     return con
 
 
+@dataclass(frozen=True)
+class Reading:
+    """How a table's fields are read.
+
+    Attributes:
+        typed: Per column, the SQL that reads its field `c<i>` as the preview did; None
+            when the source is typed already.
+        unread: Per column, the SQL of the text of a cell that could not be read as its
+            column's kind (a mixed column's), or None. With `typed` None, these are
+            columns `u<i>` the source holds after its own.
+    """
+
+    typed: list[str] | None
+    unread: list[str | None]
+
+
 def _query(
     readable: Path,
     source: str,
-    typed: list[str] | None,
+    reading: Reading,
     columns: list[dict[str, Any]],
     window: Window,
     row_count: int | None,
     *,
     numbered: bool = False,
 ) -> dict[str, Any]:
-    """Counts the rows of `source` and reads the window of them.
+    """Counts the rows of `source` that meet the window's filter and reads the window of them.
 
     Args:
         readable: The one file DuckDB may read.
         source: The SQL of the table as read (text fields of a CSV, or typed columns).
-        typed: Per column, the SQL that reads its field `c<i>` as the preview did; None
-            when `source` is typed already.
+        reading: How its fields are read.
         columns: The preview's columns.
         window: The rows asked for.
         row_count: The rows of the table when known (None: counted here).
@@ -281,7 +334,8 @@ def _query(
     con = _connect(readable)
     try:
         names = [str(column["name"]) for column in columns]
-        found = len(con.execute(f"DESCRIBE {source}").fetchall()) - numbered
+        stored = 0 if reading.typed is not None else sum(u is not None for u in reading.unread)
+        found = len(con.execute(f"DESCRIBE {source}").fetchall()) - numbered - stored
         if found != len(names):
             raise ValueError(f"it has {found} columns where its first rows have {len(names)}")
         fields = [f"c{i}" for i in range(len(names))]
@@ -290,25 +344,34 @@ def _query(
             con.execute(
                 f"CREATE TEMP VIEW numbered AS SELECT * FROM ({source}) AS s(row_number_, {listed})"
             )
-            con.execute(f"CREATE TEMP VIEW raw AS SELECT {listed} FROM numbered")
+            con.execute("CREATE TEMP VIEW raw AS SELECT * EXCLUDE (row_number_) FROM numbered")
         else:
             con.execute(f"CREATE TEMP VIEW raw AS SELECT * FROM ({source}) AS s({listed})")
             con.execute(
                 "CREATE TEMP VIEW numbered AS"
                 " SELECT row_number() OVER () AS row_number_, * FROM raw"
             )
-        exprs = typed or fields
-        select = ", ".join(f"{expr} AS {field}" for expr, field in zip(exprs, fields, strict=True))
-        if row_count is None:
+        exprs = reading.typed or fields
+        marks = [(at, sql) for at, sql in enumerate(reading.unread) if sql is not None]
+        select = ", ".join(
+            [f"{expr} AS {field}" for expr, field in zip(exprs, fields, strict=True)]
+            + [f"{sql} AS u_{at}" for at, sql in marks]
+        )
+        kinds = [user_type(column.get("dtype", "")) for column in columns]
+        where, params = where_sql(list(window.conditions), names, exprs, reading.unread, kinds)
+        if window.conditions:
+            counted = con.execute(f"SELECT count(*) FROM raw WHERE {where}", params).fetchone()
+            row_count = int(counted[0])  # type: ignore[index]
+        elif row_count is None:
             row_count = int(con.execute("SELECT count(*) FROM raw").fetchone()[0])  # type: ignore[index]
         if window.sort is None:
-            # Only the rows shown are converted.
-            sql = f"SELECT {select} FROM (SELECT * FROM raw LIMIT ? OFFSET ?)"
+            # Only the rows shown are converted (but for the filter's columns).
+            sql = f"SELECT {select} FROM (SELECT * FROM raw WHERE {where} LIMIT ? OFFSET ?)"
         else:
             at = names.index(window.sort)
             keys = [exprs[at]]
-            text = (typed is None and _type_of(con, fields[at]) == "VARCHAR") or (
-                typed is not None and keys[0] == present(fields[at])
+            text = (reading.typed is None and _type_of(con, fields[at]) == "VARCHAR") or (
+                reading.typed is not None and keys[0] == present(fields[at])
             )
             if text:
                 keys = [f"lower({keys[0]})", keys[0]]  # text sorts case-blind, then by case
@@ -319,12 +382,12 @@ def _query(
             # the rows shown.
             if window.offset + window.limit <= DEEP_PAGE_ROWS:
                 sql = (
-                    f"SELECT {select} FROM (SELECT * FROM numbered"
+                    f"SELECT {select} FROM (SELECT * FROM numbered WHERE {where}"
                     f" ORDER BY {order}, row_number_ LIMIT ? OFFSET ?)"
                 )
             else:
                 # Deep in the order, sort only the keys and row numbers, then fetch the rows.
-                if text and numbered and _few_values(con, fields[at]):
+                if text and numbered and not window.conditions and _few_values(con, fields[at]):
                     field = fields[at]
                     ranks = (
                         "SELECT v, row_number() OVER (ORDER BY lower(v), v) AS rank_ FROM"
@@ -336,9 +399,12 @@ def _query(
                         f" ORDER BY r.rank_ {direction} NULLS LAST, n.row_number_"
                     )
                 else:
-                    ranking = f"SELECT row_number_ FROM numbered ORDER BY {order}, row_number_"
+                    ranking = (
+                        f"SELECT row_number_ FROM numbered WHERE {where}"
+                        f" ORDER BY {order}, row_number_"
+                    )
                 ranked = con.execute(
-                    f"{ranking} LIMIT ? OFFSET ?", [window.limit, window.offset]
+                    f"{ranking} LIMIT ? OFFSET ?", [*params, window.limit, window.offset]
                 ).fetchall()
                 wanted = [int(hit[0]) for hit in ranked]
                 fetched = con.execute(
@@ -348,11 +414,27 @@ def _query(
                 ).fetchall()
                 by_number = {int(row[0]): row[1:] for row in fetched}
                 rows = [by_number[number] for number in wanted]
-                return _page(rows, columns, row_count)
-        rows = con.execute(sql, [window.limit, window.offset]).fetchall()
-        return _page(rows, columns, row_count)
+                return _page(rows, columns, marks, row_count)
+        rows = con.execute(sql, [*params, window.limit, window.offset]).fetchall()
+        return _page(rows, columns, marks, row_count)
     finally:
         con.close()
+
+
+def _marks(column: dict[str, Any]) -> bool:
+    """Whether a column may hold cells that could not be read as its kind (a mixed one)."""
+    return column.get("mixed") in ("number", "date")
+
+
+def _unread_sql(typed: list[str], columns: list[dict[str, Any]]) -> list[str | None]:
+    """Per column of a CSV, the SQL of a cell's text where it could not be read as its
+    column's kind, for the columns that keep such cells (mixed ones)."""
+    return [
+        f"CASE WHEN ({expr}) IS NULL AND trim({present(f'c{at}')}) <> '' THEN trim(c{at}) END"
+        if _marks(column)
+        else None
+        for at, (expr, column) in enumerate(zip(typed, columns, strict=True))
+    ]
 
 
 def _few_values(con: duckdb.DuckDBPyConnection, field: str) -> bool:
@@ -361,11 +443,21 @@ def _few_values(con: duckdb.DuckDBPyConnection, field: str) -> bool:
     return found is not None and int(found[0]) <= RANKED_TEXT_VALUES
 
 
-def _page(rows: list[Any], columns: list[dict[str, Any]], row_count: int) -> dict[str, Any]:
+def _page(
+    rows: list[Any],
+    columns: list[dict[str, Any]],
+    marks: list[tuple[int, str]],
+    row_count: int,
+) -> dict[str, Any]:
     dtypes = [str(column.get("dtype", "")) for column in columns]
-    shown = [
-        [_shown(value, dtype) for value, dtype in zip(row, dtypes, strict=True)] for row in rows
-    ]
+    width = len(columns)
+    shown = []
+    for row in rows:
+        values = [_shown(value, dtype) for value, dtype in zip(row[:width], dtypes, strict=True)]
+        for (at, _), text in zip(marks, row[width:], strict=True):
+            if text is not None:
+                values[at] = unreadable(str(text))
+        shown.append(values)
     return {"rows": shown, "row_count": row_count}
 
 
@@ -382,44 +474,3 @@ def _shown(value: Any, dtype: str) -> Any:
     ):
         return int(value)
     return cell(value)
-
-
-def _whole_table(path: Path, name: str, shown: dict[str, Any], work: Path) -> Path:
-    """A workbook's sheet or a JSON table read whole as its preview reads it, kept as
-    Parquet beside the file (made once per sheet and header row)."""
-    sheet, header_row = shown.get("sheet"), int(shown.get("header_row") or 0)
-    tag = f"{sheet}\n{header_row}".encode().hex()[:200]
-    target = Path(f"{work}.{tag}.parquet")
-    if target.exists():
-        return target
-    kind = preview_kind(name)
-    if kind == "excel":
-        _, chosen = open_worksheet(path, name, sheet)
-        frame, _ = read_worksheet(path, name, chosen, None, header_row)
-    elif kind == "json":
-        frame = convert_text(read_json_table(path, name), Detected(), day_first=False)
-    else:
-        with path.open("rb") as file:
-            records = read_json_lines(file, name, 1 << 62)
-        frame = convert_text(pd.json_normalize(records), Detected(), day_first=False)
-    frame.columns = [str(column) for column in frame.columns]
-    for column, values in frame.items():
-        if values.dtype == object and not values.dropna().map(lambda v: isinstance(v, str)).all():
-            # Lists, objects and mixed cells are kept as their JSON text.
-            frame[column] = values.map(_as_text)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f"{target.name}.{uuid.uuid4().hex}.part")
-    try:
-        frame.to_parquet(partial, index=False)
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
-    return target
-
-
-def _as_text(value: Any) -> str | None:
-    if value is None or (isinstance(value, float) and value != value):
-        return None
-    if isinstance(value, str):
-        return value
-    return json.dumps(jsonable(value), ensure_ascii=False)

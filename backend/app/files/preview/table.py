@@ -18,6 +18,11 @@ from app.files.detect import Detected
 
 PREVIEW_ROWS = 50
 INFER_ROWS = 1000
+# The rows of a CSV's head, and of a worksheet, whose cells decide each column's type (all
+# of them in a smaller file): a column that mixes kinds is read so from all its cells. More
+# costs the head of a big CSV seconds (the readings of detect.py are regular expressions).
+CSV_TYPE_ROWS = 10_000
+SHEET_TYPE_ROWS = 20_000
 
 UserType = Literal["number", "date", "text", "yes/no"]
 
@@ -89,10 +94,32 @@ def build_preview(
                 column["decimal"] = ","
         if name in found.yes_no:
             column["true_values"], column["false_values"] = found.yes_no[name]
+        if name in found.mixed:
+            column |= found.mixed[name].spec()
+            if len(frame) < row_count:
+                column["reading"] += f" (over the first {len(frame):,} rows)"
         columns.append(column)
-    head = frame.head(PREVIEW_ROWS).itertuples(index=False, name=None)
-    rows = [[cell(value) for value in row] for row in head]
+    rows = shown_rows(frame.head(PREVIEW_ROWS), found)
     return Preview(columns, rows, row_count, format=text_format, header_row=header_row)
+
+
+def shown_rows(frame: pd.DataFrame, found: Detected) -> list[list[Any]]:
+    """The rows of a table as shown: JSON-safe cells, and each cell of a mixed column that
+    could not be read as its text, marked (`{"unreadable": text}`)."""
+    rows = [[cell(value) for value in row] for row in frame.itertuples(index=False, name=None)]
+    for at, name in enumerate(frame.columns):
+        reading = found.mixed.get(str(name))
+        if reading is None or not reading.unreadable:
+            continue
+        for position, label in enumerate(frame.index):
+            if label in reading.unreadable:
+                rows[position][at] = unreadable(reading.unreadable[label])
+    return rows
+
+
+def unreadable(text: str) -> dict[str, str]:
+    """A cell whose text could not be read as its column's kind, as the API carries it."""
+    return {"unreadable": text}
 
 
 def user_type(dtype: Any) -> UserType:

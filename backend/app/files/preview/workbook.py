@@ -17,7 +17,7 @@ from openpyxl.utils.cell import range_boundaries
 
 from app.files.detect import Detected, convert_text, find_header_row
 from app.files.preview.errors import TooCostly, UnreadableFile, header_past_end, sheet_not_found
-from app.files.preview.table import INFER_ROWS, Preview, build_preview
+from app.files.preview.table import SHEET_TYPE_ROWS, Preview, build_preview
 
 # A workbook is refused before it is parsed when it unpacks to more than this in all...
 EXCEL_MAX_UNPACKED_BYTES = 1 << 30
@@ -142,14 +142,14 @@ def preview_excel(
     """
     sheets, chosen = open_worksheet(path, name, sheet)
     header = header_row_of(path, name, chosen, header_row)
-    frame, detected = read_worksheet(path, name, chosen, INFER_ROWS, header)
+    frame, detected = read_worksheet(path, name, chosen, SHEET_TYPE_ROWS, header)
     titles = [s.name for s in sheets]
 
     def done(row_count: int) -> Preview:
         shown = build_preview(frame, row_count, detected=detected, header_row=header)
         return replace(shown, sheets=titles, sheet=chosen.name)
 
-    if len(frame) < INFER_ROWS:
+    if len(frame) < SHEET_TYPE_ROWS:
         return done(len(frame))
     stated = None if chosen.stated_rows is None else chosen.stated_rows - header
     if stated is not None and (chosen.part is None or stated >= len(frame)):

@@ -234,6 +234,7 @@ export function DatasetPanel({ projectId }: { projectId: string }) {
                       v{f.version}
                     </span>{' '}
                     · {formatBytes(f.size)} · {formatDate(f.updated_at)}
+                    {f.table && <span data-testid="file-table"> · {describeTable(f.table)}</span>}
                   </span>
                 </span>
               </button>
@@ -278,4 +279,12 @@ export function DatasetPanel({ projectId }: { projectId: string }) {
       />
     </section>
   );
+}
+
+/** A table's size in a few words: "600 rows · 4 columns · 2 sheets". */
+export function describeTable(table: NonNullable<FileOut['table']>): string {
+  const plural = (n: number, word: string) => `${n.toLocaleString()} ${word}${n === 1 ? '' : 's'}`;
+  const parts = [plural(table.rows, 'row'), plural(table.columns, 'column')];
+  if (table.sheets) parts.push(plural(table.sheets.length, 'sheet'));
+  return parts.join(' · ');
 }

@@ -1,11 +1,12 @@
 import { keepPreviousData, useQuery, type UseQueryResult } from '@tanstack/react-query';
 import { AlertCircle, AlertTriangle, FileText, Loader2 } from 'lucide-react';
 import { useState } from 'react';
-import type { ColumnProfile, FileOut, FilePreview, FileProfile, TextFormat } from '@/client';
+import type { ColumnProfile, FileOut, FilePreview, FileProfile, FilterCondition, PreviewColumn, TextFormat } from '@/client';
 import { formatCell } from '@/components/data-table';
 import { Badge } from '@/components/ui/badge';
 import { Tabs } from '@/components/ui/tabs';
 import { cn } from '@/lib/utils';
+import { ConditionForm, FilterChips } from './preview-filters';
 import { PreviewTable, type Sort } from './preview-table';
 import { PREVIEW_PAGE_ROWS, previewQuery, profileQuery } from './queries';
 
@@ -97,6 +98,8 @@ export function FileDetails({ file }: { file: FileOut }) {
   const [page, setPage] = useState(0);
   const [sort, setSort] = useState<Sort>(null);
   const [headerRow, setHeaderRow] = useState<number | null>(null);
+  const [filter, setFilter] = useState<FilterCondition[]>([]);
+  const [editing, setEditing] = useState<PreviewColumn | null>(null);
   // Unreadable or too costly files answer the same again: no need to ask (a costly one takes seconds).
   const previewable = file.check !== 'not_tabular' && file.check !== 'unreadable' && file.check !== 'too_large';
   const first = useQuery({ ...previewQuery(file.id, file.sha256), enabled: previewable });
@@ -106,6 +109,7 @@ export function FileDetails({ file }: { file: FileOut }) {
     sort: sort?.column ?? null,
     order: sort?.order ?? 'asc',
     headerRow,
+    filter,
   } as const;
   const preview = useQuery({
     ...previewQuery(file.id, file.sha256, sheet, window),
@@ -130,7 +134,14 @@ export function FileDetails({ file }: { file: FileOut }) {
   const reset = () => {
     setPage(0);
     setSort(null);
+    setFilter([]);
+    setEditing(null);
   };
+  const refilter = (next: FilterCondition[]) => {
+    setFilter(next);
+    setPage(0);
+  };
+  const readings = (preview.data?.columns ?? []).filter((c) => c.reading);
   return (
     <>
       <ProblemNote file={file} />
@@ -200,6 +211,35 @@ export function FileDetails({ file }: { file: FileOut }) {
           )}
         </div>
       )}
+      {readings.length > 0 && (
+        <ul className="space-y-0.5 border-t px-3 py-1 text-[11px] text-muted-foreground" data-testid="column-readings">
+          {readings.map((c) => (
+            <li key={c.name}>
+              <span className="font-medium text-foreground/80">{c.name}</span>: {c.reading}
+            </li>
+          ))}
+        </ul>
+      )}
+      {view === 'rows' && editing && (
+        <ConditionForm
+          key={editing.name}
+          column={editing}
+          onApply={(condition) => {
+            refilter([...filter, condition]);
+            setEditing(null);
+          }}
+          onCancel={() => setEditing(null)}
+        />
+      )}
+      {view === 'rows' && preview.data && (
+        <FilterChips
+          conditions={filter}
+          matching={preview.data.row_count}
+          total={preview.data.unfiltered_row_count ?? preview.data.row_count}
+          onRemove={(index) => refilter(filter.filter((_, i) => i !== index))}
+          onClear={() => refilter([])}
+        />
+      )}
       {view === 'rows' ? (
         <Rows
           query={preview}
@@ -210,6 +250,7 @@ export function FileDetails({ file }: { file: FileOut }) {
             setSort(next);
             setPage(0);
           }}
+          onFilter={setEditing}
         />
       ) : (
         <Columns query={profile} />
@@ -224,12 +265,14 @@ function Rows({
   sort,
   onPage,
   onSort,
+  onFilter,
 }: {
   query: UseQueryResult<FilePreview>;
   page: number;
   sort: Sort;
   onPage: (page: number) => void;
   onSort: (sort: Sort) => void;
+  onFilter: (column: PreviewColumn) => void;
 }) {
   const data = query.data;
   if (query.isLoading) return <Pending what="preview" />;
@@ -243,6 +286,7 @@ function Rows({
       sort={sort}
       onPage={onPage}
       onSort={onSort}
+      onFilter={onFilter}
       fetching={query.isPlaceholderData}
     />
   );

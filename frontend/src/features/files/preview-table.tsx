@@ -1,4 +1,4 @@
-import { ArrowDown, ArrowUp, ArrowUpDown, ChevronLeft, ChevronRight, ChevronsLeft, ChevronsRight, Loader2 } from 'lucide-react';
+import { ArrowDown, ArrowUp, ArrowUpDown, ChevronLeft, ChevronRight, ChevronsLeft, ChevronsRight, Filter, Loader2 } from 'lucide-react';
 import type { FilePreview, PreviewColumn } from '@/client';
 import { formatCell } from '@/components/data-table';
 import { Button } from '@/components/ui/button';
@@ -20,7 +20,14 @@ export function columnType(column: PreviewColumn): UserType {
 /** A column's type in a person's words, with how its text was written: "number · €", "number · %". */
 export function typeLabel(column: PreviewColumn): string {
   const type = columnType(column);
+  if (column.mixed === 'date') return `${type} · ${column.day_first ? 'day-first' : 'month-first'}`;
   return column.unit ? `${type} · ${column.unit}` : type;
+}
+
+/** A cell the server could not read as its column's kind: it keeps the text as written. */
+export function unreadableText(value: unknown): string | null {
+  if (value && typeof value === 'object' && 'unreadable' in value) return String((value as { unreadable: unknown }).unreadable);
+  return null;
 }
 
 /** An amount with cents when it has any: 310.1 → 310.10, 2400 → 2,400. */
@@ -32,6 +39,8 @@ function amount(value: number): string {
 /** A cell as the file wrote it: amounts with their currency, percents as percents, yes/no in words, dates without a midnight. */
 export function previewCell(value: unknown, column: PreviewColumn): string {
   if (value === null || value === undefined) return '';
+  const unread = unreadableText(value);
+  if (unread !== null) return unread;
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
   if (typeof value === 'number' && column.unit === '%') return `${formatCell(Number((value * 100).toPrecision(12)))}%`;
   if (typeof value === 'number' && column.unit) return `${value < 0 ? '-' : ''}${column.unit}${amount(Math.abs(value))}`;
@@ -56,6 +65,7 @@ export function PreviewTable({
   sort,
   onPage,
   onSort,
+  onFilter,
   fetching = false,
 }: {
   preview: FilePreview;
@@ -64,6 +74,8 @@ export function PreviewTable({
   sort: Sort;
   onPage: (page: number) => void;
   onSort: (sort: Sort) => void;
+  /** Opens the condition menu of a column (none: no filter controls). */
+  onFilter?: (column: PreviewColumn) => void;
   fetching?: boolean;
 }) {
   const { columns, row_count: total } = preview;
@@ -99,8 +111,25 @@ export function PreviewTable({
                       {sorted === 'desc' && <ArrowDown className="size-3" />}
                       {!sorted && <ArrowUpDown className="size-3 opacity-0 group-hover:opacity-50" />}
                     </button>
-                    <div className="text-[11px] font-normal text-muted-foreground" data-testid="column-type">
-                      {typeLabel(c)} <span className="font-mono">{c.dtype}</span>
+                    <div
+                      className={cn('flex items-center gap-1 text-[11px] font-normal text-muted-foreground', numeric[i] && 'justify-end')}
+                      data-testid="column-type"
+                      title={c.reading ?? undefined}
+                    >
+                      <span>
+                        {typeLabel(c)} <span className="font-mono">{c.dtype}</span>
+                      </span>
+                      {onFilter && (
+                        <button
+                          type="button"
+                          className="cursor-pointer rounded p-0.5 hover:bg-background hover:text-primary"
+                          aria-label={`Filter by ${c.name}`}
+                          title={`Filter rows by ${c.name}`}
+                          onClick={() => onFilter(c)}
+                        >
+                          <Filter className="size-3" />
+                        </button>
+                      )}
                     </div>
                   </th>
                 );
@@ -112,13 +141,23 @@ export function PreviewTable({
               <tr key={first + r} className="border-b last:border-0 hover:bg-muted/40">
                 {columns.map((c, i) => {
                   const text = previewCell(row[i], c);
+                  const unread = unreadableText(row[i]) !== null;
                   return (
                     <td
                       key={i}
                       className={cn('max-w-72 truncate px-3 py-1.5 font-mono text-xs tabular-nums', numeric[i] && 'text-right')}
-                      title={text.length > 40 ? text : undefined}
+                      title={unread ? `“${text}” could not be read as a ${columnType(c)}: shown as written` : text.length > 40 ? text : undefined}
                     >
-                      {text}
+                      {unread ? (
+                        <span
+                          className="rounded bg-amber-100 px-1 text-amber-900 italic dark:bg-amber-900/40 dark:text-amber-200"
+                          data-testid="unreadable-cell"
+                        >
+                          {text}
+                        </span>
+                      ) : (
+                        text
+                      )}
                     </td>
                   );
                 })}
@@ -132,6 +171,7 @@ export function PreviewTable({
           {rows.length
             ? `Rows ${(first + 1).toLocaleString()}–${(first + rows.length).toLocaleString()} of ${total.toLocaleString()}`
             : `No rows of ${total.toLocaleString()}`}
+          {preview.filter?.length ? ' matching' : ''}
           {sort && ` · sorted by ${sort.column}, ${sort.order === 'asc' ? 'smallest' : 'largest'} first`} · {columns.length} columns
           {preview.notice && (
             <span className="block text-amber-700 dark:text-amber-400" data-testid="preview-notice">

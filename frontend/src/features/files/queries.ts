@@ -4,6 +4,7 @@ import {
   listVersions,
   previewFile,
   profileFile,
+  type FilterCondition,
   type PreviewFileData,
 } from '@/client';
 import { byName } from '@/lib/natural-sort';
@@ -19,6 +20,8 @@ export type PreviewWindow = {
   order: 'asc' | 'desc';
   /** The row of column names, counted from 0; null: the one the server detects. */
   headerRow: number | null;
+  /** Only the rows that meet all these conditions (the server filters the whole file). */
+  filter?: FilterCondition[];
 };
 
 export const fileKeys = {
@@ -49,6 +52,7 @@ function previewParams(sheet: string | null, window: PreviewWindow | null) {
     if (window.limit !== PREVIEW_PAGE_ROWS) query.limit = window.limit;
     if (window.sort !== null) Object.assign(query, { sort: window.sort, order: window.order });
     if (window.headerRow !== null) query.header_row = window.headerRow;
+    if (window.filter?.length) query.filter = JSON.stringify(window.filter);
   }
   return Object.keys(query).length ? query : undefined;
 }
