@@ -17,7 +17,7 @@ from app.db import alembic_config
 from tests.support import services
 from tests.test_run_reads_migration import insert
 
-BEFORE = "4a2c1e7b9d30"
+BEFORE = "486a0f3d6372"
 COLUMNS = {"runs": {"kind", "cell"}, "projects": {"is_demo"}, "sessions": {"recorded"}}
 
 

@@ -6,8 +6,13 @@ titles, runs' questions and answers, steps' code and artifacts' names (the searc
 use the same expressions); on SQLite, an FTS5 table `search_index` filled from what exists
 and kept current by triggers on those tables.
 
+A later migration that rebuilds one of those tables on SQLite (`batch_alter_table` copies it
+and renames the copy) fails while these triggers name the tables ("error in trigger …: no
+such table"): drop the triggers first (`DROP TRIGGER` of each name in SQLITE_TRIGGERS) and
+make them again after, from SQLITE_TRIGGERS as this migration does.
+
 Revision ID: 4a2c1e7b9d30
-Revises: 486a0f3d6372
+Revises: 5e1f2a3b4c6d
 Create Date: 2026-11-29 07:40:00.000000
 """
 
@@ -19,7 +24,7 @@ from alembic import op
 from app.models.base import UTCDateTime
 
 revision: str = "4a2c1e7b9d30"
-down_revision: str | None = "486a0f3d6372"
+down_revision: str | None = "5e1f2a3b4c6d"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

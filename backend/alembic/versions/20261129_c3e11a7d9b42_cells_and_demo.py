@@ -3,7 +3,7 @@ projects.is_demo (the demo project a user opened with no model); sessions.record
 history loaded from a recording, which the browser can replay)
 
 Revision ID: c3e11a7d9b42
-Revises: 4a2c1e7b9d30
+Revises: 486a0f3d6372
 Create Date: 2026-11-29 07:45:00.000000
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "c3e11a7d9b42"
-down_revision: str | None = "4a2c1e7b9d30"
+down_revision: str | None = "486a0f3d6372"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -22,6 +22,9 @@ class RunCreated(BaseModel):
     run_id: uuid.UUID
     asked_by: Person
     query: str
+    kind: Literal["question", "cell"] = Field(
+        default="question", description="A question to the agent, or a member's own cell"
+    )
 
 
 class PresenceChanged(BaseModel):
@@ -61,11 +64,16 @@ LiveEvent = Annotated[
 
 
 def asked(
-    session_id: uuid.UUID, run_id: uuid.UUID, by: tuple[uuid.UUID, str], query: str
+    session_id: uuid.UUID,
+    run_id: uuid.UUID,
+    by: tuple[uuid.UUID, str],
+    query: str,
+    kind: Literal["question", "cell"] = "question",
 ) -> RunCreated:
     return RunCreated(
         session_id=session_id,
         run_id=run_id,
         asked_by=Person(user_id=by[0], email=by[1]),
         query=query,
+        kind=kind,
     )

@@ -13,6 +13,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Literal
 
 import anyio
 from pydantic import BaseModel
@@ -53,13 +54,18 @@ class LiveHub:
 
     # What happened ------------------------------------------------------------------------
     async def run_created(
-        self, session_id: uuid.UUID, run_id: uuid.UUID, by: tuple[uuid.UUID, str], query: str
+        self,
+        session_id: uuid.UUID,
+        run_id: uuid.UUID,
+        by: tuple[uuid.UUID, str],
+        query: str,
+        kind: Literal["question", "cell"] = "question",
     ) -> None:
         """A run was recorded: whoever has the session open follows it. A feed that cannot
         be told only costs the others their live view (they see the run on reload), never
         the run itself."""
         try:
-            await self._publish(session_id, asked(session_id, run_id, by, query))
+            await self._publish(session_id, asked(session_id, run_id, by, query, kind))
         except Exception:
             log.warning("could not announce run %s on its session's feed", run_id, exc_info=True)
 

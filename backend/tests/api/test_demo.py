@@ -96,3 +96,17 @@ def test_the_recording_is_recorded_with_fresh_ids_for_each_copy() -> None:
     assert {a["id"] for a in loaded["run"]["artifacts"]} <= set(ids)
     original: dict[str, Any] = json.loads(recording.PATH.read_text())
     assert original["run"]["id"] not in json.dumps(loaded)
+
+
+def test_two_first_calls_at_once_make_one_demo(alice: Api, no_model: LiveServer) -> None:
+    """A double click (or two tabs) on "Open the demo project": one project, both opened."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(lambda _: alice.post("/demo"), range(4)))
+    assert [a.status_code for a in answers] == [200] * 4, [a.text for a in answers]
+    opened = {a.json()["project_id"] for a in answers}
+    assert len(opened) == 1
+    assert sum(a.json()["created"] for a in answers) == 1
+    projects = alice.get("/projects").json()["items"]
+    assert [p["id"] for p in projects] == list(opened)

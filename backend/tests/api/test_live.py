@@ -44,6 +44,7 @@ def test_a_teammate_sees_the_question_its_run_the_title_and_who_is_there(
             created = bobs.next("run.created")
             assert created["run_id"] == run_id and created["query"] == "What is the revenue?"
             assert created["asked_by"]["email"] == "alice@example.com"
+            assert created["kind"] == "question"
             # Bob follows the run he was told of, to its answer.
             with bob.stream("GET", f"/runs/{run_id}/events") as response:
                 followed = collect(response)
@@ -52,6 +53,18 @@ def test_a_teammate_sees_the_question_its_run_the_title_and_who_is_there(
             )
             # The asker's own stream is told too (a second tab of hers follows it).
             assert alices.next("run.created")["run_id"] == run_id
+
+            # A cell of hers is announced too, as a cell.
+            with alice.stream(
+                "POST",
+                f"/sessions/{session['id']}/cells",
+                json={"language": "python", "code": "print(6 * 7)"},
+            ) as response:
+                cell = collect(response)
+            told = bobs.next("run.created")
+            assert told["run_id"] == cell[0].data["run_id"] and told["kind"] == "cell"
+            assert told["query"] == "print(6 * 7)"
+            assert alices.next("run.created")["kind"] == "cell"
 
             renamed = alice.patch(f"/sessions/{session['id']}", json={"title": "Revenue 2026"})
             assert renamed.status_code == 200

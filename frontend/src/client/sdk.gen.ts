@@ -810,7 +810,8 @@ export const runCell = <ThrowOnError extends boolean = false>(options: Options<R
  * Open Demo Project
  *
  * Open the user's demo project: a small dataset of its own and a recorded session to
- * replay; made on the first call, the same one on every later call.
+ * replay; made on the first call, the same one on every later call (two calls at once make
+ * one: the second waits for the first).
  */
 export const openDemoProject = <ThrowOnError extends boolean = false>(options?: Options<OpenDemoProjectData, ThrowOnError>) => (options?.client ?? client).post<OpenDemoProjectResponses, unknown, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

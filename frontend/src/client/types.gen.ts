@@ -4185,6 +4185,12 @@ export type RunCreated = {
      * Query
      */
     query: string;
+    /**
+     * Kind
+     *
+     * A question to the agent, or a member's own cell
+     */
+    kind?: 'question' | 'cell';
 };
 
 /**

@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import delete, func, literal, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -25,6 +25,7 @@ from app.models import (
     Run,
     RunEventRow,
     RunFileRead,
+    RunKind,
     RunStatus,
     RunStep,
     Session,
@@ -39,7 +40,12 @@ from app.runs.state import WAITING
 HISTORY_TURNS = 10
 
 # Told of each run recorded, once its row is committed: (session, run, (asker id, email), query).
-RunCreated = Callable[[uuid.UUID, uuid.UUID, tuple[uuid.UUID, str], str], Awaitable[None]]
+# Told of each run recorded: its session, its id, who asked, the question (or cell's code) and
+# the run's kind ("question" or "cell").
+RunCreated = Callable[
+    [uuid.UUID, uuid.UUID, tuple[uuid.UUID, str], str, Literal["question", "cell"]],
+    Awaitable[None],
+]
 
 
 class RunRepository(RunEndings):
@@ -93,7 +99,13 @@ class RunRepository(RunEndings):
             await db.commit()
         # Every run's row is made here (questions and cells alike): so each is announced.
         if self.run_created is not None:
-            await self.run_created(run.session_id, run.id, asker, run.query)
+            await self.run_created(
+                run.session_id,
+                run.id,
+                asker,
+                run.query,
+                "cell" if run.kind == RunKind.cell else "question",
+            )
 
     async def take_reply(
         self,
