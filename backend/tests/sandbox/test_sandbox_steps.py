@@ -142,6 +142,20 @@ def test_tables_show_dates_as_dates_and_keep_only_a_meaningful_index(
     assert data[4]["columns"] == ["day", "at", "shipped", "amount"]
 
 
+def test_a_table_named_like_a_file_the_code_wrote_is_told_apart(worker: SandboxWorker) -> None:
+    code = (
+        "import pandas as pd\n"
+        "sales = pd.DataFrame({'a': [1]})\nsales.to_csv('sales.csv', index=False)\n"
+        "display(sales)\n"
+    )
+    result = ok(worker, code)
+    assert [(a.kind, a.name) for a in result.artifacts] == [
+        ("table", "sales (table).json"),
+        ("file", "sales (table).csv"),
+        ("file", "sales.csv"),
+    ]
+
+
 def test_display_of_other_values_prints_them(worker: SandboxWorker) -> None:
     result = ok(worker, "display('plain text', [1, 2])\nfinal_answer('\\ud800 odd')")
     assert result.logs == "plain text\n[1, 2]\n"

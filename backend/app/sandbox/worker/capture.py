@@ -352,6 +352,17 @@ class StepArtifacts:
         self._add("file", f"{stem}.csv", "text/csv", csv_path)
         return shown
 
+    def _rename_tables_named_like(self, written: set[str]) -> None:
+        """A table and its CSV go by `name.json` and `name.csv`; when the code also wrote a
+        `name.csv` (`df.to_csv('sales.csv'); display(df)` is common), the table becomes
+        `name (table)`, so that each name means one thing and the pair stays a pair."""
+        for table, companion in zip(self.items, self.items[1:], strict=False):
+            stem = str(table["name"]).removesuffix(".json")
+            if table["kind"] != "table" or companion["name"] != f"{stem}.csv":
+                continue
+            if companion["name"] in written:
+                table["name"], companion["name"] = f"{stem} (table).json", f"{stem} (table).csv"
+
     def add_written_files(self, before: WorkspaceListing) -> None:
         """Report the files the step created or changed in the workspace.
 
@@ -361,6 +372,7 @@ class StepArtifacts:
         after = list_workspace(self.workspace)
         changed = sorted(path for path, info in after.items() if before.get(path) != info)
         room = max(0, min(MAX_WRITTEN_FILES, self.max_items - len(self.items)))
+        self._rename_tables_named_like(set(changed[:room]))
         for relative in changed[:room]:
             suffix = Path(relative).suffix.lower()
             if suffix in IMAGE_MIMES:
