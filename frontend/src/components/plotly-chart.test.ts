@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dataUrlToBlob } from './plotly-chart';
+import { dataUrlToBlob, titleClearOfToolbar } from './plotly-chart';
 
 describe('dataUrlToBlob', () => {
   it('decodes base64 PNGs and URL-encoded SVGs', async () => {
@@ -9,5 +9,23 @@ describe('dataUrlToBlob', () => {
     const svg = dataUrlToBlob(`data:image/svg+xml,${encodeURIComponent('<svg a="1"></svg>')}`);
     expect(svg.type).toBe('image/svg+xml');
     expect(await svg.text()).toBe('<svg a="1"></svg>');
+  });
+});
+
+describe('titleClearOfToolbar', () => {
+  it("puts a chart's title below the toolbar's strip, with the top margin to hold both", () => {
+    const laid = titleClearOfToolbar({ title: { text: 'Revenue by region', x: 0.5 }, margin: { t: 40, l: 50 } }, true);
+    expect(laid.title).toEqual({ text: 'Revenue by region', x: 0.5, yref: 'container', y: 1, yanchor: 'top', pad: { t: 34 } });
+    expect(laid.margin).toEqual({ t: 68, l: 50 });
+    // A title given as text, over two lines: more room.
+    const two = titleClearOfToolbar({ title: 'Revenue<br>by region' }, true);
+    expect((two.margin as { t: number }).t).toBe(90);
+  });
+
+  it('leaves a chart without a title, or without the toolbar, as it is', () => {
+    const plain = { margin: { t: 40 } };
+    expect(titleClearOfToolbar(plain, true)).toBe(plain);
+    const titled = { title: { text: 'Revenue' } };
+    expect(titleClearOfToolbar(titled, false)).toBe(titled);
   });
 });

@@ -5,6 +5,32 @@ import { useTheme } from '@/lib/theme';
 /** Narrower than this (px), a chart goes without Plotly's toolbar. */
 const NARROW_CHART = 560;
 
+/** Height (px) of the strip Plotly's toolbar takes at the chart's top, and of a title's line. */
+const TOOLBAR_STRIP = 34;
+const TITLE_LINE = 22;
+
+type Layout = Record<string, unknown>;
+
+/**
+ * A layout whose title sits below the strip where Plotly's toolbar appears (top right, on hover),
+ * with the top margin grown to hold both, so the toolbar never covers the title (Plotly centres or
+ * left-aligns it at the very top otherwise). Without the toolbar (narrow charts) or a title, as is.
+ */
+export function titleClearOfToolbar(layout: Layout, toolbar: boolean): Layout {
+  const raw = layout.title;
+  const title = typeof raw === 'string' ? { text: raw } : ((raw as Layout | undefined) ?? {});
+  const text = typeof title.text === 'string' ? title.text : '';
+  if (!toolbar || !text.trim()) return layout;
+  const lines = text.split(/<br\s*\/?>/i).length;
+  const margin = (layout.margin as Layout | undefined) ?? {};
+  const top = Math.max(Number(margin.t ?? 0), TOOLBAR_STRIP + lines * TITLE_LINE + 12);
+  return {
+    ...layout,
+    title: { ...title, yref: 'container', y: 1, yanchor: 'top', pad: { ...((title.pad as Layout) ?? {}), t: TOOLBAR_STRIP } },
+    margin: { ...margin, t: top },
+  };
+}
+
 /** Minimal React wrapper around plotly.js (loaded lazily: it is large). */
 export function PlotlyChart({
   figure,
@@ -40,7 +66,8 @@ export function PlotlyChart({
       // On a phone Plotly's toolbar lies over the chart's title; the card's caption has the downloads.
       const isNarrow = () => el.clientWidth > 0 && el.clientWidth < NARROW_CHART;
       let narrow = isNarrow();
-      const draw = () => Plotly.react(el, safe.data, layout, { responsive: true, displaylogo: false, displayModeBar: narrow ? false : 'hover' });
+      const draw = () =>
+        Plotly.react(el, safe.data, titleClearOfToolbar(layout, !narrow), { responsive: true, displaylogo: false, displayModeBar: narrow ? false : 'hover' });
       void draw();
       observer = new ResizeObserver(() => {
         if (isNarrow() === narrow) return void Plotly.Plots.resize(el);
