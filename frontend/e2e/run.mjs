@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { knowledgeTests } from './knowledge.mjs';
+import { resultsTests } from './results.mjs';
 
 const HERE = import.meta.dirname;
 const FRONTEND = path.resolve(HERE, '..');
@@ -2604,6 +2605,7 @@ async function main() {
     });
 
     await knowledgeTests({ page, base, script, test, expect, ask, lastRun });
+    await resultsTests({ page, base, script, test, expect, ask, lastRun });
 
     await test('an invalid token sends the user back to login', async () => {
       await page.evaluate(() => {

@@ -59,13 +59,14 @@ export function CodeBlock({ code, language = 'python', className }: { code: stri
           <pre
             className={cn(
               'p-3 font-mono text-[13px] leading-relaxed [tab-size:4]',
-              long ? 'pr-20' : 'pr-10',
               wrap ? 'whitespace-pre-wrap [overflow-wrap:anywhere]' : 'code-scroll overflow-x-scroll whitespace-pre',
             )}
             style={{ background: 'transparent' }}
             data-testid="code"
             data-wrap={wrap ? 'wrap' : 'scroll'}
           >
+            {/* Room for the buttons beside the first lines only: the lines below use the whole width. */}
+            <span aria-hidden className={cn('float-right h-6', long ? 'w-16' : 'w-7', !wrap && 'sticky right-0')} />
             {tokens.map((line, i) => (
               <div key={i} {...getLineProps({ line })}>
                 {line.map((token, key) => (

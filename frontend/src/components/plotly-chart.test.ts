@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dataUrlToBlob, titleClearOfToolbar } from './plotly-chart';
+import { dataUrlToBlob, titleClearOfToolbar, wrapTitle } from './plotly-chart';
 
 describe('dataUrlToBlob', () => {
   it('decodes base64 PNGs and URL-encoded SVGs', async () => {
@@ -19,7 +19,7 @@ describe('titleClearOfToolbar', () => {
     expect(laid.margin).toEqual({ t: 68, l: 50 });
     // A title given as text, over two lines: more room.
     const two = titleClearOfToolbar({ title: 'Revenue<br>by region' }, true);
-    expect((two.margin as { t: number }).t).toBe(90);
+    expect((two.margin as { t: number }).t).toBe(34 + 17 + 2 * 22 + 12);
   });
 
   it('leaves a chart without a title, or without the toolbar, as it is', () => {
@@ -27,5 +27,19 @@ describe('titleClearOfToolbar', () => {
     expect(titleClearOfToolbar(plain, true)).toBe(plain);
     const titled = { title: { text: 'Revenue' } };
     expect(titleClearOfToolbar(titled, false)).toBe(titled);
+  });
+});
+
+describe('wrapTitle', () => {
+  it('breaks a title too long for a narrow chart at spaces, and leaves a short one alone', () => {
+    expect(wrapTitle('Revenue by month and region, April to May 2023', 20)).toBe('Revenue by month and<br>region, April to May<br>2023');
+    expect(wrapTitle('Revenue', 20)).toBe('Revenue');
+    expect(wrapTitle('Already<br>two lines that are long', 10)).toBe('Already<br>two lines that are long');
+  });
+
+  it('gives a narrow chart without a toolbar its title on several lines, with room for them', () => {
+    const laid = titleClearOfToolbar({ title: { text: 'Revenue by month and region, April to May 2023' } }, false, 350);
+    expect((laid.title as { text: string }).text).toBe('Revenue by month and region, April<br>to May 2023');
+    expect((laid.margin as { t: number }).t).toBe(8 + 17 + 2 * 22 + 12);
   });
 });
