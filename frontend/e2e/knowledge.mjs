@@ -6,24 +6,26 @@ import path from 'node:path';
 
 export const SHOTS = process.env.KNOWLEDGE_SHOTS ?? '/work/shots';
 
+/** The API as the page's signed-in user: `api(method, url, body)` → `{status, body}`. */
+export const pageApi = (page) => (method, url, body) =>
+  page.evaluate(
+    async ({ method, url, body }) => {
+      const token = JSON.parse(localStorage.getItem('wb.auth')).token;
+      const r = await fetch(url, {
+        method,
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      return { status: r.status, body: r.status === 204 ? null : await r.json() };
+    },
+    { method, url, body },
+  );
+
 export async function knowledgeTests(t) {
   const { page, base, script, test, expect, ask, lastRun } = t;
   mkdirSync(SHOTS, { recursive: true });
   const shot = (name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false });
-  // The API as the page's signed-in user.
-  const api = (method, url, body) =>
-    page.evaluate(
-      async ({ method, url, body }) => {
-        const token = JSON.parse(localStorage.getItem('wb.auth')).token;
-        const r = await fetch(url, {
-          method,
-          headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-          body: body ? JSON.stringify(body) : undefined,
-        });
-        return { status: r.status, body: r.status === 204 ? null : await r.json() };
-      },
-      { method, url, body },
-    );
+  const api = pageApi(page);
   const RULE = { title: 'Revenue excludes refunds', body: 'Leave refunded orders out of every revenue figure.' };
   const PROPOSED = { kind: 'definition', title: 'Active customer', body: 'A customer who ordered in the last 90 days.' };
   let project;

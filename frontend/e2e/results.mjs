@@ -5,6 +5,7 @@
 // Imported by run.mjs; `t` holds its helpers. Screenshots at 1440 and 390 px, light and dark.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { pageApi } from './knowledge.mjs';
 
 export const SHOTS = process.env.RESULTS_SHOTS ?? '/work/shots/results';
 
@@ -25,19 +26,7 @@ export async function resultsTests(t) {
   const { page, base, script, test, expect, ask, lastRun } = t;
   mkdirSync(SHOTS, { recursive: true });
   const shot = (name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false });
-  const api = (method, url, body) =>
-    page.evaluate(
-      async ({ method, url, body }) => {
-        const token = JSON.parse(localStorage.getItem('wb.auth')).token;
-        const r = await fetch(url, {
-          method,
-          headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-          body: body ? JSON.stringify(body) : undefined,
-        });
-        return { status: r.status, body: r.status === 204 ? null : await r.json() };
-      },
-      { method, url, body },
-    );
+  const api = pageApi(page);
   // The theme menu at the foot of the sidebar (shown in a wide window): the app redraws its charts too.
   const chooseTheme = async (name) => {
     await page.getByRole('button', { name: /^Theme: / }).click();
