@@ -2,12 +2,16 @@
 a workbook's sheets to switch, pages and sorting over the whole table.
 
 No second reader: the artifact is read by the datasets' own preview (app.files.previewing),
-through a stand-in File row that is never stored (an artifact's bytes never change, so its
-local copy is kept under a name of its own in the previews' cache).
+through a stand-in File row that is never stored. What the preview keeps in its cache (a
+local copy where storage is S3, a workbook's table as Parquet) is removed once the page is
+read: nothing would remove it later (an artifact is not a dataset, whose copies go with it),
+and the cache must stay bounded.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -40,15 +44,20 @@ async def preview(
         raise PreviewUnsupported(
             f"{artifact.name}: previews are available for CSV, TSV, Excel, Parquet and JSON files."
         )
+    # The cache names copies by a digest: one of the artifact's own, never a dataset's.
+    digest = hashlib.sha256(f"artifact:{artifact.id}".encode()).hexdigest()
     stand_in = File(
         name=Path(artifact.name).name,
         storage_key=artifact.storage_key,
         size=artifact.size,
-        sha256=f"artifact-{artifact.id.hex}",
+        sha256=digest,
         row_count=None,
         preview=None,
     )
-    # No typed copy of a big CSV: that is for the project's datasets, read again and again.
-    return await previewing.preview(
-        storage, stand_in, cache_dir, sheet, window=window, copies=False
-    )
+    try:
+        # No typed copy of a big CSV: that is for the project's datasets, read again and again.
+        return await previewing.preview(
+            storage, stand_in, cache_dir, sheet, window=window, copies=False
+        )
+    finally:
+        await asyncio.to_thread(previewing.remove_copies, cache_dir, [digest])

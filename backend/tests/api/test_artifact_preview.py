@@ -5,11 +5,13 @@ carries its real mime type; another user's artifact is not found."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from tests.api.test_query import ask, finished, of
 from tests.conftest import Api
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
+from tests.support.server import LiveServer
 
 WRITES = (
     "import pandas as pd\n"
@@ -25,6 +27,10 @@ WRITES = (
 )
 
 
+def artifact_digests(files: dict[str, dict[str, Any]]) -> tuple[str, ...]:
+    return tuple(hashlib.sha256(f"artifact:{a['id']}".encode()).hexdigest() for a in files.values())
+
+
 def written(api: Api, session: dict[str, Any], llm: ScriptedLLM) -> dict[str, dict[str, Any]]:
     llm.script(code_reply(WRITES), final_reply("'Written.'"))
     events = ask(api, session["id"], "Write the report.")
@@ -37,7 +43,7 @@ def preview(api: Api, artifact: dict[str, Any], **params: Any) -> Any:
 
 
 def test_a_workbook_the_code_wrote_previews_with_its_sheets(
-    alice: Api, bob: Api, session, llm: ScriptedLLM
+    alice: Api, bob: Api, session, llm: ScriptedLLM, live: LiveServer
 ) -> None:  # type: ignore[no-untyped-def]
     files = written(alice, session, llm)
     book = files["report.xlsx"]
@@ -60,6 +66,11 @@ def test_a_workbook_the_code_wrote_previews_with_its_sheets(
         page = preview(alice, files[name], offset=1, limit=1, sort="amount", order="desc")
         assert page.status_code == 200, page.text
         assert page.json()["row_count"] == 3 and page.json()["rows"][0][1] == 14856.76, name
+
+    # Nothing of the artifacts stays in the previews' cache (S3's local copies, pages' tables).
+    cache = live.settings.previews_cache
+    left = [p.name for p in cache.glob("*")] if cache.exists() else []
+    assert not [n for n in left if n.startswith(artifact_digests(files))], left
 
     # Not a table: said so; someone else's artifact: not found, as for any artifact.
     image = preview(alice, files["chart.png"])
