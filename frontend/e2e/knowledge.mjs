@@ -11,7 +11,6 @@ export async function knowledgeTests(t) {
   const { page, base, script, test, expect, ask, lastRun } = t;
   mkdirSync(SHOTS, { recursive: true });
   const shot = (name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false });
-  // The API as the page's signed-in user.
   const api = pageApi(page);
   const RULE = { title: 'Revenue excludes refunds', body: 'Leave refunded orders out of every revenue figure.' };
   const PROPOSED = { kind: 'definition', title: 'Active customer', body: 'A customer who ordered in the last 90 days.' };

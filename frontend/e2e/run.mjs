@@ -13,6 +13,7 @@ import { liveTests } from './live.mjs';
 import { cellsTests } from './cells.mjs';
 import { sourcesTests } from './sources.mjs';
 import { signinTests, startOidcProvider } from './signin.mjs';
+import { resultsTests } from './results.mjs';
 
 const HERE = import.meta.dirname;
 const FRONTEND = path.resolve(HERE, '..');
@@ -2638,6 +2639,7 @@ async function main() {
     await sourcesTests({ page, base, test, expect, sourcesDir, backend: BACKEND, chooseTheme });
     await signinTests({ browser, page, base, ssoBase: noModelBase, test, expect, T });
     await filesTests({ page, base, test, expect, chooseTheme });
+    await resultsTests({ page, base, script, test, expect, ask, lastRun });
 
     await test('an invalid token sends the user back to login', async () => {
       await page.evaluate(() => {

@@ -110,7 +110,7 @@ class SandboxExecutor(PythonExecutor):
         """
         going_on, self.resume_next = self.resume_next, None
         waits = going_on is None and self.review and not self.approved_next
-        if waits and not _literal_answer(code_action):
+        if waits and not _only_states(code_action):
             return CodeOutput(output=CodeForApproval(code_action), logs="", is_final_answer=True)
         self.approved_next = False
         code, answers, earlier = (
@@ -154,20 +154,47 @@ def step_attributes(result: StepResult) -> dict[str, Any]:
     }
 
 
-def _literal_answer(code: str) -> bool:
-    """The code only gives a final answer written out (it computes and touches nothing)."""
+# What a step that only states earlier results may call.
+_STATING = frozenset({"final_answer", "print"})
+
+
+def _plain_value(node: ast.expr) -> bool:
+    """A literal, a variable's name, or an f-string of those: showing it computes nothing
+    new (an attribute, a subscript or a call could run anything, and is not plain)."""
+    if isinstance(node, ast.Constant | ast.Name):
+        return True
+    if isinstance(node, ast.JoinedStr):
+        return all(_plain_value(part) for part in node.values)
+    if isinstance(node, ast.FormattedValue):
+        spec = node.format_spec
+        return _plain_value(node.value) and (spec is None or _plain_value(spec))
+    return False
+
+
+def _stating_call(statement: ast.stmt) -> bool:
+    """`final_answer(x)` or `print(a, f"{b}", sep=" ")` of plain values only."""
+    if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
+        return False
+    call = statement.value
+    if not isinstance(call.func, ast.Name) or call.func.id not in _STATING:
+        return False
+    if call.func.id == "final_answer" and (call.keywords or len(call.args) != 1):
+        return False
+    keywords_plain = all(
+        k.arg is not None and isinstance(k.value, ast.Constant) for k in call.keywords
+    )
+    return keywords_plain and all(_plain_value(arg) for arg in call.args)
+
+
+def _only_states(code: str) -> bool:
+    """The code only states what earlier steps computed: it calls nothing but final_answer
+    (once, last) and print, on literals, variables' names and f-strings of them. Such a step
+    runs without asking again in review mode; anything else waits for approval."""
     try:
         body = ast.parse(code).body
     except SyntaxError:
         return False
-    if len(body) != 1 or not isinstance(body[0], ast.Expr):
+    if not body or not all(_stating_call(statement) for statement in body):
         return False
-    call = body[0].value
-    return (
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Name)
-        and call.func.id == "final_answer"
-        and not call.keywords
-        and len(call.args) == 1
-        and isinstance(call.args[0], ast.Constant)
-    )
+    answers = [s for s in body if s.value.func.id == "final_answer"]  # type: ignore[attr-defined]
+    return len(answers) == 1 and answers[0] is body[-1]

@@ -31,11 +31,14 @@ from app.db import release_connection
 from app.errors import BadRequest, Conflict, NotFound, PayloadTooLarge, Unprocessable
 from app.files import excel
 from app.files.preview import UnreadableFile
+from app.files.preview.paging import MAX_PAGE_ROWS, Window
 from app.files.preview_process import run_preview
+from app.files.schemas import FilePreview
 from app.files.service import stream_object
 from app.infra.events import RunEventLog
 from app.infra.storage import ObjectNotFound, ObjectStorage
 from app.models import Artifact, Run, Session
+from app.runs import artifact_preview
 from app.runs.orchestrator import RunOrchestrator
 from app.runs.repository import history
 from app.runs.schemas import (
@@ -208,6 +211,48 @@ async def list_artifacts(session: OwnedSession, db: DbDep, page: PageDep) -> Pag
 @router.get("/artifacts/{artifact_id}", response_model=ArtifactOut)
 async def get_artifact(artifact: OwnedArtifact) -> ArtifactOut:
     return ArtifactOut.model_validate(artifact)
+
+
+@router.get(
+    "/artifacts/{artifact_id}/preview",
+    response_model=FilePreview,
+    responses={
+        404: {"description": "No such artifact, or no such sheet in the workbook"},
+        415: {"description": "Not a tabular file (preview_unsupported)"},
+        422: {"description": "Cannot be parsed, or a sheet asked of a file with none"},
+        503: {"description": "Too many of your previews wait already (server_busy)"},
+    },
+)
+async def preview_artifact(
+    artifact: OwnedArtifact,
+    db: DbDep,
+    storage: StorageDep,
+    settings: SettingsDep,
+    user: CurrentUser,
+    sheet: Annotated[
+        str | None,
+        Query(min_length=1, max_length=255, description="A workbook's worksheet (default: first)"),
+    ] = None,
+    offset: Annotated[int, Query(ge=0, description="The first row to show, from 0")] = 0,
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_PAGE_ROWS, description="How many rows to show (at most 500)")
+    ] = 50,
+    sort: Annotated[
+        str | None,
+        Query(min_length=1, max_length=1000, description="A column to sort all rows by"),
+    ] = None,
+    order: Annotated[Literal["asc", "desc"], Query(description="The sort's direction")] = "asc",
+) -> FilePreview:
+    """A tabular file the code wrote (CSV, TSV, Excel, Parquet, JSON) read as a dataset's
+    preview is: its columns with their types, rows `offset` to `offset + limit` (sorted by
+    `sort` over all rows), its row count, and a workbook's `sheets`."""
+    window = Window(offset=offset, limit=limit, sort=sort, descending=order == "desc")
+    await release_connection(db)
+    with previews_of(user):
+        shown = await artifact_preview.preview(
+            storage, artifact, settings.previews_cache, sheet, window
+        )
+    return FilePreview.model_validate(shown)
 
 
 @router.get(

@@ -74,3 +74,34 @@ def test_variables_survive_a_worker_restart(tmp_path: Path) -> None:
         assert executor("dataset").output == "sales.csv"
         executor.cleanup()
         assert worker.alive  # the backend, not the agent, owns the worker
+
+
+@pytest.mark.parametrize(
+    ("code", "runs"),
+    [
+        ("final_answer('North sold most.')", True),
+        ("final_answer(total)", True),
+        ('final_answer(f"The total is {total:,.2f} over {n} orders.")', True),
+        ("print(total)\nprint('orders:', n, sep=' ')\nfinal_answer(f'{total}')", True),
+        # Anything that computes, reaches into an object or calls something else still asks.
+        ("final_answer(total * 2)", False),
+        ("final_answer(f'{total.real}')", False),
+        ("final_answer(f'{sum([total])}')", False),
+        ("final_answer(totals['north'])", False),
+        ("print(total)", False),  # not a final step
+        ("final_answer(total)\nprint(total)", False),
+        ("x = total\nfinal_answer(x)", False),
+        ("print(total, sep=str(total))\nfinal_answer(total)", False),
+        ("final_answer(answer=total)", False),
+        ("open('x', 'w')\nfinal_answer(total)", False),
+    ],
+)
+def test_review_runs_without_asking_only_a_step_that_states_earlier_results(
+    worker: SandboxWorker, code: str, runs: bool
+) -> None:
+    executor = SandboxExecutor(worker)
+    executor("total = 4490.75\nn = 12\ntotals = {'north': 1.0}")  # an earlier, approved step
+    reviewing = SandboxExecutor(worker, review=True)
+    result = reviewing(code)
+    waits = type(result.output).__name__ == "CodeForApproval"
+    assert waits is not runs, result

@@ -27,13 +27,13 @@ def test_tables_and_csv_files_download_as_excel(alice: Api, session, llm: Script
     assert finished(events)["status"] == "succeeded"
     by_name = {a["artifact"]["name"]: a["artifact"] for a in of(events, "artifact")}
 
-    table = by_name["table-1.json"]
+    table = by_name["big.json"]
     response = alice.get(table["url"].removeprefix("/api/v1"), params={"format": "xlsx"})
     assert response.status_code == 200, response.text
     assert response.headers["content-type"] == (
         "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
     )
-    assert 'filename="table-1.xlsx"' in response.headers["content-disposition"]
+    assert 'filename="big.xlsx"' in response.headers["content-disposition"]
     sheet = load_workbook(io.BytesIO(response.content)).active
     rows = list(sheet.iter_rows(values_only=True))
     assert rows[0] == ("n", "note") and len(rows) == 1501  # every row, not the 1000 shown

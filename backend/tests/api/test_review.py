@@ -161,3 +161,30 @@ def test_approval_answers_only_a_run_that_waits_for_it(
     wrong_kind = alice.post(f"/runs/{waiting}/input", json={"answer": "yes"})
     assert wrong_kind.status_code == 409 and wrong_kind.json()["code"] == "not_waiting_input"
     assert alice.post(f"/runs/{waiting}/cancel").json()["status"] == "cancelled"
+
+
+def test_a_final_step_that_only_states_approved_results_is_not_asked_again(
+    alice: Api, session, llm: ScriptedLLM
+) -> None:  # type: ignore[no-untyped-def]
+    in_review(alice, session)
+    code = f"{READ}\ntotal = df['revenue'].sum()"
+    answer = 'final_answer(f"Total revenue is {total}.")'
+    llm.script(code_reply(code, "Sum the revenue."), code_reply(answer, "Say it."))
+    request = ask_until_approval(alice, session["id"], "Total revenue?")[-1]
+    run_id = request.data["run_id"]
+    assert alice.post(f"/runs/{run_id}/approval", json={"decision": "approve"}).status_code == 200
+    rest = follow(alice, run_id, request.id)
+    # One approval was asked for, of step 1; the answer that only states its total was not.
+    assert "approval.requested" not in names(rest), names(rest)
+    end = finished(rest)
+    assert end["status"] == "succeeded"
+    assert of(rest, "final")[0]["answer"] == "Total revenue is 4490.75."
+    run = alice.get(f"/runs/{run_id}").json()
+    assert [a["step"] for a in run["approvals"]] == [1]
+    assert run["steps"][1]["code"] == answer
+
+    # A final step that computes something new still waits for the user.
+    llm.script(code_reply("final_answer(df['revenue'].max())", "The biggest."))
+    again = ask_until_approval(alice, session["id"], "Biggest sale?")[-1]
+    assert again.event == "approval.requested" and again.data["step"] == 1
+    assert alice.post(f"/runs/{again.data['run_id']}/cancel").json()["status"] == "cancelled"

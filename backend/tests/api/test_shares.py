@@ -172,3 +172,22 @@ def test_the_link_is_made_on_the_public_url_when_one_is_set(
     finally:
         settings.PUBLIC_URL = None
     assert made["url"] == f"https://workbench.example.com/team/api/v1/shared/{made['token']}"
+
+
+def test_the_report_shows_each_question_once(alice: Api, llm: ScriptedLLM) -> None:
+    # The browser names a new session after its first question: the report's heading must
+    # not repeat it above the question itself.
+    project = alice.project("Regions")
+    question = "Which region leads in revenue?"
+    made = alice.post(f"/projects/{project['id']}/sessions", json={"title": question})
+    session_id = made.json()["id"]
+    answered(alice, llm, session_id, question, "North leads with 2510.75.")
+    answered(alice, llm, session_id, "And the south?", "South trails with 1980.")
+    page = opened(share(alice, session_id)["url"])
+    exported = alice.get(f"/sessions/{session_id}/export", params={"format": "html"})
+    markdown = alice.get(f"/sessions/{session_id}/export", params={"format": "md"}).text
+    for html in (page.text, exported.text):
+        body = html.split("<body>", 1)[1]
+        assert body.count(question) == 1 and body.count("And the south?") == 1
+        assert re.search(r"<h1>\s*Regions\s*</h1>", body), "the project heads the report"
+    assert markdown.count(question) == 1 and markdown.startswith("# Regions\n")

@@ -190,6 +190,26 @@ def test_a_big_result_goes_into_a_parquet_file_of_the_workspace(
     assert "orders.parquet" in files  # offered for download like any file the code wrote
 
 
+def test_mariadb_decimals_arrive_as_numbers(
+    alice: Api, shop: dict[str, Any], llm: ScriptedLLM
+) -> None:
+    # orders.amount is DECIMAL(10, 2) in MariaDB: a number column, as PostgreSQL's numeric.
+    llm.script(
+        code_reply(
+            "df = sql('SELECT id, amount FROM orders ORDER BY id', source='shop')\n"
+            "print(df['amount'].dtype, df['amount'].sum(), df['amount'].round(1).iloc[0])\n"
+            "sql('SELECT amount FROM orders', source='shop', into='amounts.parquet')\n"
+            "import pandas as pd\nprint(pd.read_parquet('amounts.parquet')['amount'].dtype)"
+        ),
+        final_reply("'Summed.'"),
+    )
+    events = ask(alice, shop["session"]["id"], "What is the total amount?")
+    assert finished(events)["status"] == "succeeded", of(events, "step.error")
+    printed = "".join(e["output"] for e in of(events, "step.output"))
+    total = sum(amount for _, _, amount, _ in ROWS)
+    assert printed.splitlines() == [f"float64 {total} 1.5", "float64"]
+
+
 def test_without_a_usable_source_sql_says_why(
     alice: Api, llm: ScriptedLLM, mysql_source: ServerSource
 ) -> None:

@@ -93,7 +93,7 @@ def number(text: str) -> bool:
 
 def test_csv_downloads_escape_formulas_in_headers_and_cells(alice: Api, llm: ScriptedLLM) -> None:
     artifacts = hostile_tables(alice, llm)
-    table_csv = download(alice, artifacts["table-1.csv"]).decode()
+    table_csv = download(alice, artifacts["df.csv"]).decode()
     assert formulas(table_csv) == []
     quoted = LEAK.replace('"', '""')
     assert table_csv.startswith(f'"\'{quoted}",secret,amount\n')
@@ -123,7 +123,7 @@ def test_a_reports_attached_csv_holds_no_formula(alice: Api, llm: ScriptedLLM) -
 
 def test_excel_downloads_hold_no_formula_in_headers_or_cells(alice: Api, llm: ScriptedLLM) -> None:
     artifacts = hostile_tables(alice, llm)
-    for name in ("table-1.json", "written.csv"):
+    for name in ("df.json", "written.csv"):
         sheet = load_workbook(io.BytesIO(download(alice, artifacts[name], format="xlsx"))).active
         header = [sheet.cell(1, c) for c in (1, 2, 3)]
         assert [c.value for c in header] == ["'" + LEAK, "secret", "amount"], name

@@ -88,16 +88,72 @@ def test_display_dataframe_makes_table_and_csv(worker: SandboxWorker) -> None:
     result = ok(worker, code)
     (table,) = only(result.artifacts, "table")
     assert table.mime == "application/json"
-    assert table.name == "table-1.json"
+    assert table.name == "frame.json"  # called after the variable that holds it
     data = json.loads(table.path.read_text())
     assert data["columns"] == ["when", "value", "name"]
     assert data["row_count"] == 2
-    assert data["rows"][0][0].startswith("2024-01-02T00:00:00")
+    assert data["rows"][0] == ["2024-01-02", 1.5, "a"]  # a date, not 2024-01-02T00:00:00.000
     assert data["rows"][1][:2] == [None, None]
     (csv,) = only(result.artifacts, "file")
-    assert csv.name == "table-1.csv"
+    assert csv.name == "frame.csv"
     assert csv.path.read_text().splitlines()[0] == "when,value,name"
     assert csv.size == csv.path.stat().st_size
+
+
+def test_tables_show_dates_as_dates_and_keep_only_a_meaningful_index(
+    worker: SandboxWorker,
+) -> None:
+    code = (
+        "import pandas as pd, datetime as dt\n"
+        "orders = pd.DataFrame({'day': pd.to_datetime(['2023-04-01', '2023-04-02', '2023-04-03']),"
+        " 'at': pd.to_datetime(['2023-04-01 09:30', '2023-04-02 00:00', None]),"
+        " 'shipped': [dt.date(2023, 4, 5), None, dt.date(2023, 4, 7)],"
+        " 'amount': [10.5, 20.0, 30.25]})\n"
+        "big = orders[orders.amount != 20]\n"
+        "by_day = orders.set_index('day')['amount']\n"
+        "pivot = orders.assign(region=['n', 's', 'n']).groupby(['region', 'day']).amount.sum()\n"
+        "display(big, by_day, pivot)\n"
+        "display(orders.describe(), title='Summary of the orders')\n"
+        "display(orders.head(1))\n"
+    )
+    tables = only(ok(worker, code).artifacts, "table")
+    assert [t.name for t in tables] == [
+        "big.json",
+        "by_day.json",
+        "pivot.json",
+        "Summary of the orders.json",
+        "table-1.json",  # no variable and no title: numbered, as before
+    ]
+    data = [json.loads(t.path.read_text()) for t in tables]
+    # A filtered frame's leftover row numbers (0, 2) are not shown; a time only in a column
+    # that has one.
+    assert data[0]["columns"] == ["day", "at", "shipped", "amount"]
+    assert data[0]["rows"] == [
+        ["2023-04-01", "2023-04-01 09:30", "2023-04-05", 10.5],
+        ["2023-04-03", None, "2023-04-07", 30.25],
+    ]
+    # A DatetimeIndex and a MultiIndex are data: leading columns.
+    assert data[1]["columns"] == ["day", "amount"]
+    assert data[1]["rows"][0] == ["2023-04-01", 10.5]
+    assert data[2]["columns"] == ["region", "day", "amount"]
+    assert data[2]["rows"][0] == ["n", "2023-04-01", 10.5]
+    # describe()'s labels are kept, unnamed as they are.
+    assert data[3]["columns"][0] == "index" and data[3]["rows"][0][0] == "count"
+    assert data[4]["columns"] == ["day", "at", "shipped", "amount"]
+
+
+def test_a_table_named_like_a_file_the_code_wrote_is_told_apart(worker: SandboxWorker) -> None:
+    code = (
+        "import pandas as pd\n"
+        "sales = pd.DataFrame({'a': [1]})\nsales.to_csv('sales.csv', index=False)\n"
+        "display(sales)\n"
+    )
+    result = ok(worker, code)
+    assert [(a.kind, a.name) for a in result.artifacts] == [
+        ("table", "sales (table).json"),
+        ("file", "sales (table).csv"),
+        ("file", "sales.csv"),
+    ]
 
 
 def test_display_of_other_values_prints_them(worker: SandboxWorker) -> None:
@@ -188,6 +244,7 @@ def test_files_written_by_code_become_artifacts(worker: SandboxWorker, workspace
     result = ok(worker, code)
     by_name = {a.name: a for a in result.artifacts}
     assert set(by_name) == {"summary.csv", "chart.png"}
+    assert by_name["chart.png"].mime == "image/png"
     assert by_name["summary.csv"].kind == "file"
     assert by_name["summary.csv"].mime == "text/csv"
     assert by_name["summary.csv"].path == workspace / "summary.csv"
@@ -197,6 +254,29 @@ def test_files_written_by_code_become_artifacts(worker: SandboxWorker, workspace
     result = ok(worker, "pd.read_csv('summary.csv')['a'].sum()")
     assert result.output == "1"
     assert result.artifacts == []
+
+
+def test_files_written_carry_their_real_type(worker: SandboxWorker, workspace: Path) -> None:
+    (workspace / "out").mkdir()
+    code = (
+        "import pandas as pd\n"
+        "frame = pd.DataFrame({'a': [1, 2]})\n"
+        "frame.to_excel('out/report.xlsx', index=False)\n"
+        "frame.to_parquet('out/data.parquet')\n"
+        "frame.to_json('out/data.json')\n"
+        "frame.to_csv('out/notes.txt')\n"
+        "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.savefig('out/paper.pdf')\n"
+        "plt.close('all')\n"
+    )
+    result = ok(worker, code)
+    assert {a.name: a.mime for a in result.artifacts} == {
+        "out/report.xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "out/data.parquet": "application/vnd.apache.parquet",
+        "out/data.json": "application/json",
+        "out/notes.txt": "text/plain",
+        "out/paper.pdf": "application/pdf",
+    }
+    assert {a.kind for a in result.artifacts} == {"file"}
 
 
 def test_a_tree_deeper_than_any_path_does_not_stop_the_steps(

@@ -6474,6 +6474,77 @@ export type GetArtifactResponses = {
 
 export type GetArtifactResponse = GetArtifactResponses[keyof GetArtifactResponses];
 
+export type PreviewArtifactData = {
+    body?: never;
+    path: {
+        /**
+         * Artifact Id
+         */
+        artifact_id: string;
+    };
+    query?: {
+        /**
+         * Sheet
+         *
+         * A workbook's worksheet (default: first)
+         */
+        sheet?: string | null;
+        /**
+         * Offset
+         *
+         * The first row to show, from 0
+         */
+        offset?: number;
+        /**
+         * Limit
+         *
+         * How many rows to show (at most 500)
+         */
+        limit?: number;
+        /**
+         * Sort
+         *
+         * A column to sort all rows by
+         */
+        sort?: string | null;
+        /**
+         * Order
+         *
+         * The sort's direction
+         */
+        order?: 'asc' | 'desc';
+    };
+    url: '/api/v1/artifacts/{artifact_id}/preview';
+};
+
+export type PreviewArtifactErrors = {
+    /**
+     * No such artifact, or no such sheet in the workbook
+     */
+    404: unknown;
+    /**
+     * Not a tabular file (preview_unsupported)
+     */
+    415: unknown;
+    /**
+     * Cannot be parsed, or a sheet asked of a file with none
+     */
+    422: unknown;
+    /**
+     * Too many of your previews wait already (server_busy)
+     */
+    503: unknown;
+};
+
+export type PreviewArtifactResponses = {
+    /**
+     * Successful Response
+     */
+    200: FilePreview;
+};
+
+export type PreviewArtifactResponse = PreviewArtifactResponses[keyof PreviewArtifactResponses];
+
 export type ArtifactContentData = {
     body?: never;
     path: {

@@ -5,6 +5,55 @@ import { useTheme } from '@/lib/theme';
 /** Narrower than this (px), a chart goes without Plotly's toolbar. */
 const NARROW_CHART = 560;
 
+/** Height (px) of the strip Plotly's toolbar takes at the chart's top, and of a title's line. */
+const TOOLBAR_STRIP = 34;
+const TITLE_LINE = 22;
+
+type Layout = Record<string, unknown>;
+
+/**
+ * A layout whose title sits below the strip where Plotly's toolbar appears (top right, on hover),
+ * with the top margin grown to hold both, so the toolbar never covers the title (Plotly centres or
+ * left-aligns it at the very top otherwise). Without the toolbar (narrow charts) or a title, as is.
+ */
+export function titleClearOfToolbar(layout: Layout, toolbar: boolean, width = 0): Layout {
+  const raw = layout.title;
+  const title = typeof raw === 'string' ? { text: raw } : ((raw as Layout | undefined) ?? {});
+  const given = typeof title.text === 'string' ? title.text : '';
+  if (!given.trim()) return layout;
+  const text = width > 0 ? wrapTitle(given, Math.floor((width - 40) / TITLE_CHAR)) : given;
+  const lines = text.split(/<br\s*\/?>/i).length;
+  if (!toolbar && text === given) return layout;
+  // Plotly anchors a title of several lines by its middle lines: each one past the first lifts
+  // its top by about half a line, which the pad gives back.
+  const strip = (toolbar ? TOOLBAR_STRIP : 8) + Math.ceil(((lines - 1) * TITLE_LINE * 3) / 4);
+  const margin = (layout.margin as Layout | undefined) ?? {};
+  const top = Math.max(Number(margin.t ?? 0), strip + lines * TITLE_LINE + 12);
+  return {
+    ...layout,
+    title: { ...title, text, yref: 'container', y: 1, yanchor: 'top', pad: { ...((title.pad as Layout) ?? {}), t: strip } },
+    margin: { ...margin, t: top },
+  };
+}
+
+/** Average width (px) of a title's character: Plotly draws a title on one line, cut at the edge. */
+const TITLE_CHAR = 9;
+
+/** A title too long for its chart broken into lines at spaces (Plotly's `<br>`), each within `perLine` characters. */
+export function wrapTitle(text: string, perLine: number): string {
+  if (perLine < 8 || /<br\s*\/?>/i.test(text) || text.replace(/<[^>]*>/g, '').length <= perLine) return text;
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && (line + ' ' + word).length > perLine) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines.join('<br>');
+}
+
 /** Minimal React wrapper around plotly.js (loaded lazily: it is large). */
 export function PlotlyChart({
   figure,
@@ -40,7 +89,8 @@ export function PlotlyChart({
       // On a phone Plotly's toolbar lies over the chart's title; the card's caption has the downloads.
       const isNarrow = () => el.clientWidth > 0 && el.clientWidth < NARROW_CHART;
       let narrow = isNarrow();
-      const draw = () => Plotly.react(el, safe.data, layout, { responsive: true, displaylogo: false, displayModeBar: narrow ? false : 'hover' });
+      const draw = () =>
+        Plotly.react(el, safe.data, titleClearOfToolbar(layout, !narrow, el.clientWidth), { responsive: true, displaylogo: false, displayModeBar: narrow ? false : 'hover' });
       void draw();
       observer = new ResizeObserver(() => {
         // A chart hidden meanwhile (its step folded, its run replaced by a replay) has no size to fit.

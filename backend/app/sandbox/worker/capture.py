@@ -19,6 +19,7 @@ from typing import Any
 
 from app.sandbox.interface import PLOTLY_MIME, cap_text, join_head_tail
 from app.sandbox.layout import BOOKKEEPING_DIR
+from app.sandbox.worker.tables import shown_frame, table_frame
 
 # Hidden folder of the workspace for the worker's own files; never reported as written.
 IMAGE_MIMES = {
@@ -26,6 +27,22 @@ IMAGE_MIMES = {
     ".svg": "image/svg+xml",
     ".jpg": "image/jpeg",
     ".jpeg": "image/jpeg",
+}
+# Types the system's mime table may not know (the sandbox has no /etc/mime.types).
+FILE_MIMES = {
+    ".csv": "text/csv",
+    ".tsv": "text/tab-separated-values",
+    ".txt": "text/plain",
+    ".md": "text/markdown",
+    ".json": "application/json",
+    ".parquet": "application/vnd.apache.parquet",
+    ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ".xls": "application/vnd.ms-excel",
+    ".pdf": "application/pdf",
+    ".html": "text/html",
+    ".zip": "application/zip",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
 }
 TABLE_PREVIEW_ROWS = 1000
 # A loop that writes thousands of files should not flood the session with artifacts.
@@ -190,25 +207,6 @@ def matplotlib_figure_of(obj: Any) -> Any:
     return None
 
 
-def table_frame(obj: Any) -> Any:
-    """A DataFrame with plain columns for a DataFrame, Series or Styler (index kept if useful)."""
-    pandas = sys.modules["pandas"]
-    if _instance_of(obj, "pandas.io.formats.style", "Styler"):
-        obj = obj.data
-    frame = obj.to_frame(name="value" if obj.name is None else obj.name) if obj.ndim == 1 else obj
-    index = frame.index
-    is_default_index = isinstance(index, pandas.RangeIndex) and index.start == 0 and index.step == 1
-    if not is_default_index:
-        # A grouped or indexed result: its index is data the reader needs to see.
-        frame = frame.reset_index(allow_duplicates=True)
-    frame = frame.copy(deep=False)
-    frame.columns = [
-        " / ".join(str(part) for part in column) if isinstance(column, tuple) else str(column)
-        for column in frame.columns
-    ]
-    return frame
-
-
 # Plotly titles may carry HTML tags (<b>, <br>); names keep the words only.
 _TITLE_TAGS = re.compile(r"<[^>]{0,200}>")
 _UNSAFE_NAME = re.compile(r'[\x00-\x1f/\\:*?"<>|]+')
@@ -286,8 +284,8 @@ class StepArtifacts:
         return self.folder / name
 
     def _titled(self, stem: str, title: str | None, suffix: str) -> tuple[str, str]:
-        """The file name on disk (stem-N) and the name the user sees: the chart's title
-        when it has one (made unique within the step), else the same stem-N."""
+        """The file name on disk (stem-N) and the name the user sees: the chart's or
+        table's title when it has one (made unique within the step), else the same stem-N."""
         file_name = f"{self._next_name(stem)}{suffix}"
         cleaned = " ".join(_TITLE_TAGS.sub(" ", title or "").split())
         cleaned = _UNSAFE_NAME.sub("-", cleaned).strip(" .-")[:80]
@@ -321,11 +319,13 @@ class StepArtifacts:
         self._add("image", name, "image/png", path)
         return name
 
-    def add_table(self, obj: Any) -> str:
+    def add_table(self, obj: Any, name: str | None = None) -> str:
         """Save a DataFrame/Series as a JSON preview table plus the full data as CSV.
 
         Args:
             obj: A DataFrame, Series or Styler.
+            name: What the table is called (the code's variable, or a title the code gave);
+                without one, `table-N`.
 
         Returns:
             The display name of the table artifact.
@@ -333,21 +333,35 @@ class StepArtifacts:
         if self._full(2):
             return ""
         frame = table_frame(obj)
-        stem = self._next_name("table")
-        # to_json turns NaN/NaT into null and timestamps into ISO strings.
+        if not name:  # numbered among the step's unnamed tables only
+            name = "table-" + self._next_name("untitled table").rsplit("-", 1)[1]
+        file_name, shown = self._titled("table", name, ".json")
+        stem = shown.removesuffix(".json")
+        # to_json turns NaN/NaT into null; dates were made text by shown_frame.
         rows = json.loads(
-            frame.head(TABLE_PREVIEW_ROWS).to_json(
+            shown_frame(frame.head(TABLE_PREVIEW_ROWS)).to_json(
                 orient="values", date_format="iso", default_handler=str
             )
         )
         table = {"columns": list(frame.columns), "rows": rows, "row_count": len(frame)}
-        table_path = self._new_file(f"{stem}.json")
+        table_path = self._new_file(file_name)
         table_path.write_text(json.dumps(table, ensure_ascii=False), encoding="utf-8")
-        self._add("table", f"{stem}.json", "application/json", table_path)
-        csv_path = self._new_file(f"{stem}.csv")
+        self._add("table", shown, "application/json", table_path)
+        csv_path = self._new_file(file_name.removesuffix(".json") + ".csv")
         frame.to_csv(csv_path, index=False)
         self._add("file", f"{stem}.csv", "text/csv", csv_path)
-        return f"{stem}.json"
+        return shown
+
+    def _rename_tables_named_like(self, written: set[str]) -> None:
+        """A table and its CSV go by `name.json` and `name.csv`; when the code also wrote a
+        `name.csv` (`df.to_csv('sales.csv'); display(df)` is common), the table becomes
+        `name (table)`, so that each name means one thing and the pair stays a pair."""
+        for table, companion in zip(self.items, self.items[1:], strict=False):
+            stem = str(table["name"]).removesuffix(".json")
+            if table["kind"] != "table" or companion["name"] != f"{stem}.csv":
+                continue
+            if companion["name"] in written:
+                table["name"], companion["name"] = f"{stem} (table).json", f"{stem} (table).csv"
 
     def add_written_files(self, before: WorkspaceListing) -> None:
         """Report the files the step created or changed in the workspace.
@@ -358,13 +372,16 @@ class StepArtifacts:
         after = list_workspace(self.workspace)
         changed = sorted(path for path, info in after.items() if before.get(path) != info)
         room = max(0, min(MAX_WRITTEN_FILES, self.max_items - len(self.items)))
+        self._rename_tables_named_like(set(changed[:room]))
         for relative in changed[:room]:
             suffix = Path(relative).suffix.lower()
             if suffix in IMAGE_MIMES:
                 kind, mime = "image", IMAGE_MIMES[suffix]
             else:
                 kind = "file"
-                mime = mimetypes.guess_type(relative)[0] or "application/octet-stream"
+                mime = FILE_MIMES.get(suffix) or (
+                    mimetypes.guess_type(relative)[0] or "application/octet-stream"
+                )
             self.items.append(
                 {
                     "kind": kind,

@@ -125,7 +125,7 @@ class Querying:
                 self._close()
                 raise
             try:
-                yield table
+                yield _decimals_as_floats(table)
             except BaseException:
                 self._close()
                 raise
@@ -187,6 +187,24 @@ class Querying:
         answer = self._ask({"type": "lookup", "what": what, "source": source, "table": table})
         rows = answer.get("rows")
         return pd.DataFrame(rows if isinstance(rows, list) else [])
+
+
+def _decimals_as_floats(table: Any) -> Any:
+    """A result with its DECIMAL columns as float64: MariaDB's DECIMAL arrives as Arrow
+    decimals, which pandas would hold as Python Decimal objects (an object column that
+    plots, sums and rounds unlike a number); PostgreSQL's numeric already comes as float."""
+    import pyarrow as pa
+
+    schema = table.schema
+    if not any(pa.types.is_decimal(field.type) for field in schema):
+        return table
+    floats = pa.schema(
+        [
+            field.with_type(pa.float64()) if pa.types.is_decimal(field.type) else field
+            for field in schema
+        ]
+    )
+    return table.cast(floats)
 
 
 def _parquet_target(into: object) -> Path:

@@ -37,11 +37,11 @@ from app.sandbox.worker.capture import (
     is_plotly_figure,
     list_workspace,
     matplotlib_figure_of,
-    table_frame,
 )
 from app.sandbox.worker.duckdb_setup import DuckDBSetup
 from app.sandbox.worker.modules import FIRST_USE_MODULES, STARTUP_MODULES
 from app.sandbox.worker.querying import Querying
+from app.sandbox.worker.tables import shown_frame, table_frame
 
 FINAL_TABLE_ROWS = 50
 # Analysis code runs at a lower CPU priority than the backend: however many workers are
@@ -67,7 +67,7 @@ def markdown_table(frame: Any) -> str:
     """Render a DataFrame as a Markdown table (the first rows, with a count of the rest).
 
     Args:
-        frame: A DataFrame with plain column labels (see capture.table_frame).
+        frame: A DataFrame with plain column labels (see tables.table_frame).
 
     Returns:
         The table text.
@@ -218,24 +218,34 @@ class WorkerSession:
         session's when the session takes it (without bubblewrap the path changes)."""
         return Path.cwd()
 
-    def display(self, *objects: Any) -> None:
+    def display(self, *objects: Any, title: str | None = None) -> None:
         """Show objects to the user: charts and tables become artifacts, the rest is printed.
 
         Args:
             *objects: Plotly or matplotlib figures, DataFrames/Series, or anything else.
+            title: What a table is called; without one, the variable that holds it.
         """
         for obj in objects:
             self.shown.add(id(obj))
             if is_plotly_figure(obj):
                 self.step.add_plotly(obj)
             elif is_frame_like(obj):
-                self.step.add_table(obj)
+                named = title if isinstance(title, str) and title.strip() else None
+                self.step.add_table(obj, named or self._variable_of(obj))
             elif (figure := matplotlib_figure_of(obj)) is not None:
                 self.step.add_matplotlib(figure)
                 # Shown now: it must not come back as "still open" at the end of the step.
                 sys.modules["matplotlib.pyplot"].close(figure)
             else:
                 print(obj if isinstance(obj, str) else repr(obj))
+
+    def _variable_of(self, obj: Any) -> str | None:
+        """The name of a variable of the code's that holds obj (the first one made), if any:
+        a table is called after it."""
+        for name, value in self.executor.state.items():
+            if value is obj and not name.startswith("_"):
+                return str(name)
+        return None
 
     def capture_pyplot_figures(self) -> None:
         """Save every open pyplot figure as PNG and close them all (plt.show())."""
@@ -343,7 +353,7 @@ class WorkerSession:
         if is_final_answer and is_frame_like(value):
             if show:
                 self.display(value)
-            text = markdown_table(table_frame(value))
+            text = markdown_table(shown_frame(table_frame(value)))
         elif is_final_answer and (
             is_plotly_figure(value) or matplotlib_figure_of(value) is not None
         ):

@@ -166,6 +166,16 @@ class SessionExport:
     run_total: int = 0  # the session's runs, chosen or not
 
     @property
+    def heading(self) -> str:
+        """The report's heading: the session's title, unless that is one of the questions
+        below (a session is named after its first question), which would then read twice;
+        the project's name heads it instead."""
+        shown = {" ".join(run.query.split()) for run in self.runs}
+        if " ".join(self.title.split()) in shown:
+            return self.project or "Workbench report"
+        return self.title
+
+    @property
     def has_charts(self) -> bool:
         return any(a.figure() is not None for r in self.runs for s in r.steps for a in s.artifacts)
 

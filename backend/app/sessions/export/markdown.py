@@ -25,7 +25,7 @@ from app.sessions.export.markdown_text import (
 
 def to_markdown(export: SessionExport) -> bytes:
     lines = [
-        f"# {md_line(export.title)}",
+        f"# {md_line(export.heading)}",
         "",
         f"Project *{md_line(export.project)}* · exported {when(export.exported_at)} · files read: "
         + (", ".join(f"`{f.name}`" for f in export.files) or "none"),

@@ -10,6 +10,7 @@ import { downloadAttachment, downloadUrl, saveBlob } from '@/lib/api';
 import { useObjectUrl } from '@/lib/object-url';
 import type { PlotlyFigure } from '@/lib/plotly-figure';
 import { cn, formatBytes } from '@/lib/utils';
+import { FilePreviewArtifact, isTabularFile } from './artifact-view-file';
 import { artifactTitle } from './artifacts';
 import type { StreamArtifact } from './events';
 import { artifactBlobQuery, artifactJsonQuery } from './queries';
@@ -56,13 +57,31 @@ function ImageArtifact({ a }: { a: StreamArtifact }) {
   );
 }
 
+const ISO_MOMENT = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(:\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+/**
+ * A cell of a table saved before tables wrote their dates as dates: `2023-04-01T00:00:00.000` reads
+ * `2023-04-01`, a time of day is kept without its zeros (`2023-04-01 13:05`). Other cells as they are.
+ */
+export function plainMoment(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const m = ISO_MOMENT.exec(value);
+  if (!m) return value;
+  const [, day, hm, rest = '', zone = ''] = m;
+  const [sec = '', fraction = ''] = rest.split('.');
+  const digits = fraction.replace(/0+$/, '');
+  const seconds = (sec && sec !== ':00') || digits ? `${sec}${digits ? `.${digits}` : ''}` : '';
+  if (hm === '00:00' && !seconds && (!zone || zone === 'Z')) return day;
+  return `${day} ${hm}${seconds}${zone === 'Z' ? ' UTC' : zone ? ` ${zone}` : ''}`;
+}
+
 function TableArtifact({ a }: { a: StreamArtifact }) {
   const q = useQuery(artifactJsonQuery<TableData>(a.url));
   if (q.isLoading) return <Loading />;
   if (q.error) return <Failed message={q.error.message} />;
   if (!q.data) return null;
   const columns = q.data.columns.map((c) => (typeof c === 'string' ? { name: c } : c));
-  return <DataTable columns={columns} rows={q.data.rows} rowCount={q.data.row_count} className="rounded-none border-0" />;
+  return <DataTable columns={columns} rows={q.data.rows.map((r) => r.map(plainMoment))} rowCount={q.data.row_count} className="rounded-none border-0" />;
 }
 
 const ICONS = { plotly: BarChart3, image: ImageIcon, table: Table2, file: FileText } as const;
@@ -128,23 +147,14 @@ export function ArtifactView({ artifact: a, csv = null, className }: { artifact:
         ) : (
           <>
             <span>{formatBytes(a.size)}</span>
-            <Button variant="ghost" size="icon-sm" aria-label={`Download ${a.name}`} onClick={() => void downloadUrl(a.url, a.name)}>
-              <Download />
-            </Button>
+            <DownloadButton label="Download" title={`Download ${a.name}`} onClick={() => downloadUrl(a.url, a.name)} />
           </>
         )}
       </figcaption>
       {a.kind === 'plotly' && <PlotlyArtifact a={a} plotRef={plotRef} />}
       {a.kind === 'image' && <ImageArtifact a={a} />}
       {a.kind === 'table' && <TableArtifact a={a} />}
-      {a.kind !== 'plotly' && a.kind !== 'image' && a.kind !== 'table' && (
-        <div className="flex items-center justify-between gap-2 p-3 text-sm">
-          <span className="text-muted-foreground">{a.mime}</span>
-          <Button variant="outline" size="sm" onClick={() => void downloadUrl(a.url, a.name)}>
-            <Download /> Download
-          </Button>
-        </div>
-      )}
+      {isTabularFile(a) && <FilePreviewArtifact a={a} />}
     </figure>
   );
 }
