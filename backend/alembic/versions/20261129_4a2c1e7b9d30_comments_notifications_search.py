@@ -19,8 +19,8 @@ Create Date: 2026-11-29 07:40:00.000000
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from alembic import op
 
+from alembic import op
 from app.models.base import UTCDateTime
 
 revision: str = "4a2c1e7b9d30"

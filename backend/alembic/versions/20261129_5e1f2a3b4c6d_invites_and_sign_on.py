@@ -9,8 +9,8 @@ Create Date: 2026-11-29 08:00:00.000000
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from alembic import op
 
+from alembic import op
 
 revision: str = "5e1f2a3b4c6d"
 down_revision: str | None = "b3c4d5e6f7a8"

@@ -10,6 +10,7 @@ Create Date: 2026-11-29 08:10:00.000000
 from collections.abc import Sequence
 
 import sqlalchemy as sa
+
 from alembic import op
 
 revision: str = "b3c4d5e6f7a8"

@@ -10,6 +10,7 @@ Create Date: 2026-11-29 07:45:00.000000
 from collections.abc import Sequence
 
 import sqlalchemy as sa
+
 from alembic import op
 
 revision: str = "c3e11a7d9b42"
