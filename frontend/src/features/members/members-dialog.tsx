@@ -13,29 +13,17 @@ import { Input } from '@/components/ui/input';
 import { useAuthStore } from '@/features/auth/auth-store';
 import { projectKeys } from '@/features/projects/queries';
 import { blockedFor, ROLES, roleLabel, withArticle, type Role } from '@/features/projects/role';
+import { InvitesList } from '@/features/users/invites-list';
+import { InviteMember } from './invite-member';
 import { formatUsage } from '@/lib/utils';
 import { useAddMember, useChangeRole, useRemoveMember } from './mutations';
 import { membersQuery } from './queries';
-
-const SELECT =
-  'h-8 cursor-pointer rounded-md border bg-card px-2 text-sm shadow-xs outline-none focus-visible:border-primary focus-visible:ring-2 focus-visible:ring-primary/20 disabled:cursor-not-allowed disabled:opacity-50';
+import { RoleSelect } from './role-select';
 
 /** "3 questions · 12,345 tokens · $0.02": what a member's questions in the project have spent. */
 export function memberUsage(m: Pick<MemberOut, 'runs' | 'tokens_in' | 'tokens_out' | 'cost_usd'>): string {
   if (m.runs === 0) return 'No questions yet';
   return `${m.runs} ${m.runs === 1 ? 'question' : 'questions'} · ${formatUsage(m)}`;
-}
-
-function RoleSelect({ id, value, onChange, disabled, label }: { id?: string; value: Role; onChange: (r: Role) => void; disabled?: boolean; label: string }) {
-  return (
-    <select id={id} aria-label={label} className={SELECT} value={value} disabled={disabled} onChange={(e) => onChange(e.target.value as Role)}>
-      {ROLES.map((r) => (
-        <option key={r.value} value={r.value}>
-          {r.label}
-        </option>
-      ))}
-    </select>
-  );
 }
 
 /** Owners add a member by the email they sign in with. */
@@ -82,7 +70,7 @@ function AddMember({ projectId, onAdded }: { projectId: string; onAdded: (m: Mem
           {add.isPending ? <Loader2 className="animate-spin" /> : <UserPlus />} Add
         </Button>
       </div>
-      <p className="text-xs text-muted-foreground">{ROLES.find((r) => r.value === role)!.hint}. An administrator creates accounts first.</p>
+      <p className="text-xs text-muted-foreground">{ROLES.find((r) => r.value === role)!.hint}. For someone with an account; invite the others below.</p>
       <FormError>{add.error?.message ?? null}</FormError>
     </form>
   );
@@ -143,7 +131,10 @@ function Members({ project, onClose }: { project: ProjectOut; onClose: () => voi
         </DialogDescription>
       </div>
       {owner ? (
-        <AddMember projectId={project.id} onAdded={(m) => setNotice({ tone: 'ok', text: `${m.email} is now ${withArticle(m.role)}.` })} />
+        <>
+          <AddMember projectId={project.id} onAdded={(m) => setNotice({ tone: 'ok', text: `${m.email} is now ${withArticle(m.role)}.` })} />
+          <InviteMember projectId={project.id} />
+        </>
       ) : (
         <p className="text-sm text-muted-foreground" data-testid="members-blocked">
           {blockedFor(project.role, 'owner', 'add or remove members and change their roles')}
@@ -208,6 +199,7 @@ function Members({ project, onClose }: { project: ProjectOut; onClose: () => voi
           The first {members.data.items.length} of {members.data.total} members are shown.
         </p>
       )}
+      {owner && <InvitesList projectId={project.id} pendingOnly compact />}
       <ConfirmDialog
         open={!!confirm}
         onOpenChange={(o) => !o && setConfirm(null)}
