@@ -3,8 +3,8 @@ import { useId, useState } from 'react';
 import { FormError } from '@/components/form-error';
 import { Button } from '@/components/ui/button';
 import { Input } from '@/components/ui/input';
-import { ROLES, type Role } from '@/features/projects/role';
-import { RoleSelect } from './role-select';
+import { type Role } from '@/features/projects/role';
+import { RoleSelect, roleHint } from './role-select';
 import { useCreateInvite } from '@/features/users/mutations';
 import { InviteMade } from '@/features/users/user-dialogs';
 
@@ -42,7 +42,7 @@ export function InviteMember({ projectId }: { projectId: string }) {
         <Input
           id={`${id}-email`}
           type="email"
-          placeholder="Someone without an account"
+          placeholder="Their email"
           autoComplete="off"
           className="min-w-48 flex-1"
           value={email}
@@ -57,7 +57,7 @@ export function InviteMember({ projectId }: { projectId: string }) {
         </Button>
       </div>
       <p className="text-xs text-muted-foreground">
-        {ROLES.find((r) => r.value === role)!.hint}. They get a one-time link to set their password and join.
+        {roleHint(role)}. They get a one-time link to set their password and join.
       </p>
       <FormError>{invite.error?.message ?? null}</FormError>
     </form>

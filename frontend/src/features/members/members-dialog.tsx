@@ -12,13 +12,13 @@ import { Dialog, DialogContent, DialogDescription, DialogTitle } from '@/compone
 import { Input } from '@/components/ui/input';
 import { useAuthStore } from '@/features/auth/auth-store';
 import { projectKeys } from '@/features/projects/queries';
-import { blockedFor, ROLES, roleLabel, withArticle, type Role } from '@/features/projects/role';
+import { blockedFor, roleLabel, withArticle, type Role } from '@/features/projects/role';
 import { InvitesList } from '@/features/users/invites-list';
 import { InviteMember } from './invite-member';
 import { formatUsage } from '@/lib/utils';
 import { useAddMember, useChangeRole, useRemoveMember } from './mutations';
 import { membersQuery } from './queries';
-import { RoleSelect } from './role-select';
+import { RoleSelect, roleHint } from './role-select';
 
 /** "3 questions · 12,345 tokens · $0.02": what a member's questions in the project have spent. */
 export function memberUsage(m: Pick<MemberOut, 'runs' | 'tokens_in' | 'tokens_out' | 'cost_usd'>): string {
@@ -70,7 +70,7 @@ function AddMember({ projectId, onAdded }: { projectId: string; onAdded: (m: Mem
           {add.isPending ? <Loader2 className="animate-spin" /> : <UserPlus />} Add
         </Button>
       </div>
-      <p className="text-xs text-muted-foreground">{ROLES.find((r) => r.value === role)!.hint}. For someone with an account; invite the others below.</p>
+      <p className="text-xs text-muted-foreground">{roleHint(role)}. For someone with an account; invite the others below.</p>
       <FormError>{add.error?.message ?? null}</FormError>
     </form>
   );

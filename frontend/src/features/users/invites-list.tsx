@@ -61,12 +61,17 @@ export function InvitesList({ projectId, pendingOnly = false, compact = false }:
       <ul className="divide-y rounded-xl border bg-card" aria-label={pendingOnly ? 'Pending invites' : 'Invites'}>
         {items.map((i) => (
           <li key={i.id} className="flex flex-wrap items-center gap-x-3 gap-y-1 px-3 py-2.5 text-sm" data-testid="invite-row" data-email={i.email}>
-            <span className="min-w-0 flex-1 truncate font-medium">{i.email}</span>
-            {i.project_name && (
-              <span className="truncate text-xs text-muted-foreground">
-                {i.project_name} · {i.role}
-              </span>
-            )}
+            <span className="min-w-0 flex-1 basis-40 truncate font-medium" title={i.email}>
+              {i.email}
+            </span>
+            {/* Within one project (the members dialog) its name goes without saying; the role does not. */}
+            {projectId
+              ? i.role && <span className="text-xs text-muted-foreground">as {i.role}</span>
+              : i.project_name && (
+                  <span className="truncate text-xs text-muted-foreground">
+                    {i.project_name} · {i.role}
+                  </span>
+                )}
             <Badge variant={STATUS[i.status].variant}>{STATUS[i.status].label}</Badge>
             <span className={i.email_status === 'failed' ? 'text-xs text-destructive' : 'text-xs text-muted-foreground'} title={i.email_error ?? undefined}>
               {emailLabel(i)}
