@@ -1,24 +1,23 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { Loader2, LogOut, UserMinus, UserPlus } from 'lucide-react';
-import { useId, useState } from 'react';
+import { LogOut, UserMinus, UserPlus } from 'lucide-react';
+import { useState } from 'react';
 import { useNavigate } from 'react-router';
 import type { MemberOut, ProjectOut } from '@/client';
 import { ConfirmDialog } from '@/components/confirm-dialog';
-import { FormError } from '@/components/form-error';
 import { LoadState, Notice, type NoticeText } from '@/components/notice';
 import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
 import { Dialog, DialogContent, DialogDescription, DialogTitle } from '@/components/ui/dialog';
-import { Input } from '@/components/ui/input';
 import { useAuthStore } from '@/features/auth/auth-store';
 import { projectKeys } from '@/features/projects/queries';
-import { blockedFor, roleLabel, withArticle, type Role } from '@/features/projects/role';
+import { blockedFor, roleLabel, withArticle } from '@/features/projects/role';
 import { InvitesList } from '@/features/users/invites-list';
-import { InviteMember } from './invite-member';
 import { formatUsage } from '@/lib/utils';
+import { EmailRoleForm } from './email-role-form';
+import { InviteMember } from './invite-member';
 import { useAddMember, useChangeRole, useRemoveMember } from './mutations';
 import { membersQuery } from './queries';
-import { RoleSelect, roleHint } from './role-select';
+import { RoleSelect } from './role-select';
 
 /** "3 questions · 12,345 tokens · $0.02": what a member's questions in the project have spent. */
 export function memberUsage(m: Pick<MemberOut, 'runs' | 'tokens_in' | 'tokens_out' | 'cost_usd'>): string {
@@ -28,51 +27,30 @@ export function memberUsage(m: Pick<MemberOut, 'runs' | 'tokens_in' | 'tokens_ou
 
 /** Owners add a member by the email they sign in with. */
 function AddMember({ projectId, onAdded }: { projectId: string; onAdded: (m: MemberOut) => void }) {
-  const id = useId();
   const add = useAddMember(projectId);
-  const [email, setEmail] = useState('');
-  const [role, setRole] = useState<Role>('editor');
   return (
-    <form
-      className="grid gap-2"
-      onSubmit={(e) => {
-        e.preventDefault();
-        if (!email.trim()) return;
+    <EmailRoleForm
+      label="Add a member"
+      placeholder="Their sign-in email"
+      roleLabel="Role of the new member"
+      button="Add"
+      icon={<UserPlus />}
+      note="For someone with an account; invite the others below."
+      pending={add.isPending}
+      error={add.error?.message ?? null}
+      onSubmit={(email, role, done) =>
         add.mutate(
-          { email: email.trim(), role },
+          { email, role },
           {
             onSuccess: (m) => {
-              setEmail('');
+              done();
               onAdded(m);
             },
           },
-        );
-      }}
-    >
-      <label htmlFor={`${id}-email`} className="text-sm font-medium">
-        Add a member
-      </label>
-      <div className="flex flex-wrap gap-2">
-        <Input
-          id={`${id}-email`}
-          type="email"
-          placeholder="Their sign-in email"
-          autoComplete="off"
-          className="min-w-48 flex-1"
-          value={email}
-          onChange={(e) => {
-            setEmail(e.target.value);
-            add.reset();
-          }}
-        />
-        <RoleSelect label="Role of the new member" value={role} onChange={setRole} />
-        <Button type="submit" className="h-8" size="sm" disabled={!email.trim() || add.isPending}>
-          {add.isPending ? <Loader2 className="animate-spin" /> : <UserPlus />} Add
-        </Button>
-      </div>
-      <p className="text-xs text-muted-foreground">{roleHint(role)}. For someone with an account; invite the others below.</p>
-      <FormError>{add.error?.message ?? null}</FormError>
-    </form>
+        )
+      }
+      onEdit={() => add.reset()}
+    />
   );
 }
 
