@@ -96,7 +96,7 @@ export async function signinTests(t) {
     expect(/Waiting/.test(await row.innerText()), 'the invite waits in the list');
     await shotOf(page, 'users-with-invites-wide-light');
 
-    // An owner's invite to the project (through the API, as the members panel has none yet).
+    // An owner's invite to the project through the API (the Members dialog's is the next test).
     const made = (await api('POST', '/api/v1/invites', { email: 'sam@example.com', project_id: project.id, role: 'editor' }, token)).body;
     for (const variant of VARIANTS) {
       const { ctx, p } = await browserAs(variant);
@@ -125,6 +125,90 @@ export async function signinTests(t) {
     expect(again.user?.email === 'sam@example.com', 'the invitee signs in with the password they chose');
   });
 
+  await test("signin: a project owner invites from the Members dialog with a role; the invitee accepts and lands in the project", async () => {
+    const token = await adminToken();
+    const project = (await api('POST', '/api/v1/projects', { name: 'Owner invites' }, token)).body;
+    // A plain owner (no administrator), made through an invite of the administrator's.
+    const ownerInvite = (await api('POST', '/api/v1/invites', { email: 'olga@example.com', project_id: project.id, role: 'owner' }, token)).body;
+    const owner = (await api('POST', `/api/v1/invites/${ownerInvite.token}/accept`, { password: 'olgas-own-password' })).body;
+    expect(owner.user?.is_admin === false, 'the owner is no administrator');
+    const openMembers = async (p) => {
+      await p.goto(`${base}/projects/${project.id}`);
+      await p.getByTestId('project-title').filter({ hasText: 'Owner invites' }).waitFor();
+      await p.getByRole('button', { name: 'Members' }).click();
+      return p.getByRole('dialog', { name: 'Members' });
+    };
+    let url = null;
+    for (const variant of VARIANTS) {
+      const { ctx, p } = await browserAs(variant, owner);
+      try {
+        const dialog = await openMembers(p);
+        // The first browser invites Una; the others invite someone they then revoke, so each
+        // width and theme shows the link once and the waiting list.
+        const who = url ? `peek-${variant.tag}@example.com` : 'una@example.com';
+        await dialog.getByLabel('Invite by email').fill(who);
+        await dialog.getByLabel('Role of the invited person').selectOption('viewer');
+        await dialog.getByRole('button', { name: 'Invite', exact: true }).click();
+        const link = await dialog.getByTestId('invite-url').inputValue();
+        expect(/\/invite#[A-Za-z0-9_-]{43}$/.test(link), `the link carries its token in the fragment: ${link}`);
+        const made = await dialog.getByTestId('invite-made').innerText();
+        expect(made.includes('This server sends no email: pass the link on yourself.'), `the email status is said: ${made}`);
+        expect((await dialog.getByRole('button', { name: /Copy/ }).count()) === 1, 'the link has a Copy button');
+        await shotOf(p, `members-invite-made-${variant.tag}`);
+        url ??= link;
+        await dialog.getByRole('button', { name: 'Invite someone else' }).click();
+        await dialog.getByLabel('Invite by email').waitFor();
+        const pending = dialog.getByRole('list', { name: 'Pending invites' }).getByTestId('invite-row').filter({ hasText: 'una@example.com' });
+        await pending.waitFor();
+        const text = await pending.innerText();
+        expect(/Waiting/.test(text) && /Link passed on by hand/.test(text), `the pending invite is listed: ${text}`);
+        expect((await pending.getByRole('button', { name: 'Revoke' }).count()) === 1, 'a pending invite can be revoked');
+        await pending.scrollIntoViewIfNeeded();
+        await shotOf(p, `members-invites-${variant.tag}`);
+        if (who !== 'una@example.com') {
+          const peek = dialog.getByTestId('invite-row').filter({ hasText: who });
+          await peek.getByRole('button', { name: 'Revoke' }).click();
+          await peek.waitFor({ state: 'detached' });
+        }
+      } finally {
+        await ctx.close();
+      }
+    }
+    // The invitee opens the link, sets a password and lands in the project as a viewer.
+    const { ctx, p } = await browserAs(VARIANTS[0]);
+    try {
+      await p.goto(url);
+      await p.getByLabel('Password', { exact: true }).fill('unas-own-password');
+      await p.getByLabel('Confirm password').fill('unas-own-password');
+      await p.getByRole('button', { name: 'Set password and sign in' }).click();
+      await p.waitForURL(`**/projects/${project.id}`);
+      await p.getByTestId('project-title').filter({ hasText: 'Owner invites' }).waitFor();
+    } finally {
+      await ctx.close();
+    }
+    const members = (await api('GET', `/api/v1/projects/${project.id}/members`, null, owner.access_token)).body;
+    const una = members.items.find((m) => m.email === 'una@example.com');
+    expect(una?.role === 'viewer', `the invitee is a viewer of the project: ${JSON.stringify(una)}`);
+    // The owner's dialog no longer lists the used invite as pending; a viewer sees no invite control.
+    const o = await browserAs(VARIANTS[0], owner);
+    try {
+      const dialog = await openMembers(o.p);
+      await dialog.getByTestId('invites-empty').waitFor();
+      await dialog.getByTestId('member-row').filter({ hasText: 'una@example.com' }).waitFor();
+    } finally {
+      await o.ctx.close();
+    }
+    const v = await browserAs(VARIANTS[0], await login('una@example.com', 'unas-own-password'));
+    try {
+      const dialog = await openMembers(v.p);
+      await dialog.getByTestId('members-blocked').waitFor();
+      expect((await dialog.getByLabel('Invite by email').count()) === 0, 'a viewer has no invite control');
+      expect((await dialog.getByText('Pending invites').count()) === 0, 'a viewer sees no invites');
+    } finally {
+      await v.ctx.close();
+    }
+  });
+
   await test('signin: a generated password is shown once and must be changed before anything else', async () => {
     await page.goto(`${base}/admin/users`);
     await page.getByRole('button', { name: 'New user' }).click();
@@ -142,14 +226,19 @@ export async function signinTests(t) {
       const s = JSON.parse(localStorage.getItem('wb.auth'));
       return { access_token: s.token, user: s.user, expires_at: s.expiresAt };
     });
-    for (const variant of VARIANTS.slice(1)) {
+    for (const variant of VARIANTS) {
       const { ctx, p } = await browserAs(variant, adminLogin);
       try {
         await p.goto(`${base}/admin/users`);
         await p.getByTestId('user-row').filter({ hasText: 'tess@example.com' }).waitFor();
         await shotOf(p, `users-with-invites-${variant.tag}`);
         await p.getByRole('button', { name: 'New user' }).click();
-        await p.getByRole('dialog', { name: 'New user' }).getByLabel('Email').fill('someone@example.com');
+        const dialog = p.getByRole('dialog', { name: 'New user' });
+        await dialog.getByLabel('Email').fill('someone@example.com');
+        // An invite may bring them into a project with a role (the administrator picks one, or none).
+        await dialog.getByRole('option', { name: 'Invited team' }).waitFor({ state: 'attached' });
+        await dialog.getByLabel('Project (optional)').selectOption({ label: 'Invited team' });
+        await dialog.getByLabel('Their role in the project').selectOption('viewer');
         await shotOf(p, `new-user-dialog-${variant.tag}`);
       } finally {
         await ctx.close();

@@ -1,13 +1,16 @@
 """Single sign-on through OpenID Connect (issue 42, point 11), against a real provider
 (npm oidc-provider, started per test): its login and consent pages are driven as a browser
 would; the ID tokens the test signs itself (forged, expired, for another audience or
-another sign-in) are refused with a sentence saying why; a replayed state, a used login
-code, a domain not allowed and an unverified email are refused too."""
+another sign-in) are refused with a sentence saying why, by the verification function and,
+through a real HTTP proxy that swaps the provider's ID token for the test's, by the callback
+itself; a replayed state, a used login code, a domain not allowed and an unverified email are
+refused too."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import unquote
 
 import httpx
@@ -17,6 +20,7 @@ from app.auth.oidc import OidcProvider, OidcRefused, verify_id_token
 from tests.api.test_auth import assert_error
 from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Api
 from tests.support.oidc import CLIENT_ID, CLIENT_SECRET, OidcTestProvider, new_key, sign_in
+from tests.support.oidc_proxy import IdTokenSwapProxy
 from tests.support.server import LiveServer
 
 
@@ -147,6 +151,53 @@ def test_forged_expired_and_misdirected_id_tokens_are_refused(
     other_issuer = provider.sign(provider.claims(nonce, iss="http://evil.example"))
     assert "issued by another provider" in refusal(other_issuer)
     assert refusal("not.a.token") == "The sign-in was refused: the ID token cannot be read."
+
+
+def test_the_callback_refuses_bad_id_tokens_over_http(
+    live: LiveServer, anon: Api, provider: OidcTestProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real HTTP proxy stands between the workbench and the provider's token endpoint and
+    hands over an ID token the test signed: GET /auth/oidc/callback refuses the forged, the
+    expired and the misdirected one, sending the browser to /sso#error=<why>; the same proxy
+    with a good token signs in, so the refusals are the tokens' doing."""
+    make: dict[str, Any] = {}
+
+    def swap(theirs: dict[str, Any]) -> str:
+        claims = provider.claims(theirs["nonce"], iss=proxy.url, sub=theirs["sub"])
+        claims |= {"email": theirs["email"], "email_verified": True} | make["more"]
+        return provider.sign(claims, key=make["key"])
+
+    proxy = IdTokenSwapProxy(provider.issuer, swap).start()
+    try:
+        # The workbench knows the provider by the proxy's address (its discovery document).
+        monkeypatch.setattr(live.settings, "OIDC_ISSUER", proxy.url)
+        past = int(time.time()) - 3600
+        for key, more, why in [
+            (new_key(), {}, "the ID token is not signed by the provider's keys."),
+            (provider.key, {"iat": past - 300, "exp": past}, "the ID token has expired."),
+            (
+                provider.key,
+                {"aud": "another-app"},
+                "the ID token is not valid here, it was issued for another application (audience).",
+            ),
+        ]:
+            make.update(key=key, more=more)
+            landed, _ = through_provider(live, "hal@corp.example")
+            assert fragment(landed) == ("error", f"The sign-in was refused: {why}"), landed
+        assert proxy.swapped == 3
+        admin = anon.as_user(ADMIN_EMAIL, ADMIN_PASSWORD)
+        assert "hal@corp.example" not in [u["email"] for u in admin.get("/users").json()["items"]]
+
+        make.update(key=provider.key, more={})
+        landed, _ = through_provider(live, "hal@corp.example")
+        kind, code = fragment(landed)
+        assert kind == "code", landed
+        login = anon.post("/auth/oidc/exchange", json={"code": code})
+        assert login.status_code == 200, login.text
+        assert login.json()["user"]["email"] == "hal@corp.example"
+        assert proxy.swapped == 4
+    finally:
+        proxy.stop()
 
 
 def test_password_login_can_be_switched_off(

@@ -2,7 +2,7 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { MemoryRouter } from 'react-router';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { addMember, listMembers, removeMember, updateMember, type MemberOut, type ProjectOut } from '@/client';
+import { addMember, createInvite, listInvites, listMembers, removeMember, revokeInvite, updateMember, type InviteOut, type MemberOut, type ProjectOut } from '@/client';
 import { useAuthStore } from '@/features/auth/auth-store';
 import { ApiError } from '@/lib/api';
 import { MembersDialog, memberUsage } from './members-dialog';
@@ -14,11 +14,34 @@ vi.mock('@/client', async (original) => ({
   listMembers: vi.fn(),
   removeMember: vi.fn(),
   updateMember: vi.fn(),
+  createInvite: vi.fn(),
+  listInvites: vi.fn(),
+  revokeInvite: vi.fn(),
   listProjects: vi.fn(async () => ({ data: { items: [], total: 0 } })),
 }));
 const add = vi.mocked(addMember);
 const patch = vi.mocked(updateMember);
 const remove = vi.mocked(removeMember);
+const invite = vi.mocked(createInvite);
+const invites = vi.mocked(listInvites);
+const revoke = vi.mocked(revokeInvite);
+
+const waiting = (over: Partial<InviteOut>): InviteOut => ({
+  id: 'i',
+  email: 'x@example.com',
+  project_id: 'p',
+  project_name: 'Sales',
+  role: 'editor',
+  created_by: null,
+  created_at: '2026-11-29T08:00:00Z',
+  expires_at: '2026-12-06T08:00:00Z',
+  accepted_at: null,
+  revoked_at: null,
+  status: 'pending',
+  email_status: 'not_sent',
+  email_error: null,
+  ...over,
+});
 
 const member = (over: Partial<MemberOut>): MemberOut => ({
   user_id: 'u',
@@ -58,6 +81,10 @@ beforeEach(() => {
   add.mockReset();
   patch.mockReset();
   remove.mockReset();
+  invite.mockReset();
+  revoke.mockReset();
+  invites.mockReset();
+  invites.mockResolvedValue({ data: { items: [], total: 0 } } as never);
 });
 
 describe('memberUsage', () => {
@@ -72,6 +99,9 @@ describe('MembersDialog', () => {
   it("shows a viewer the members, their roles and usage, and lets them leave, nothing more", () => {
     show('cy', 'viewer');
     expect(screen.queryByLabelText('Add a member')).toBeNull();
+    expect(screen.queryByLabelText('Invite by email')).toBeNull();
+    expect(screen.queryByText('Pending invites')).toBeNull();
+    expect(invites).not.toHaveBeenCalled();
     expect(screen.getByTestId('members-blocked').textContent).toBe(
       'Only owners can add or remove members and change their roles; you are a viewer of this project.',
     );
@@ -125,5 +155,54 @@ describe('MembersDialog', () => {
     await waitFor(() => expect(screen.getByTestId('members-notice').textContent).toBe(said));
     expect(screen.getByTestId('members-notice').getAttribute('role')).toBe('alert');
     expect(screen.getByTestId('members-dialog')).toBeTruthy();
+  });
+
+  it('lets an owner invite by email with a role: the link shown once with a copy button, and the email status', async () => {
+    invite.mockResolvedValue({
+      data: {
+        id: 'i1',
+        url: 'http://wb.example/invite#secret-token',
+        token: 'secret-token',
+        expires_at: '2026-12-06T10:00:00Z',
+        email: 'new@example.com',
+        project_id: 'p',
+        role: 'viewer',
+        email_status: 'not_sent',
+      },
+    } as never);
+    show('ana', 'owner');
+    fireEvent.change(screen.getByLabelText('Invite by email'), { target: { value: ' new@example.com ' } });
+    fireEvent.change(screen.getByLabelText('Role of the invited person'), { target: { value: 'viewer' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Invite' }));
+    await waitFor(() => expect((screen.getByLabelText('The invite link') as HTMLInputElement).value).toBe('http://wb.example/invite#secret-token'));
+    expect(invite).toHaveBeenCalledWith({ body: { email: 'new@example.com', project_id: 'p', role: 'viewer' } });
+    expect(screen.getByTestId('invite-made').textContent).toContain('This server sends no email: pass the link on yourself.');
+    expect(within(screen.getByTestId('invite-made')).getByRole('button', { name: /Copy/ })).toBeTruthy();
+    // Once gone, the link is not shown again: the form comes back empty.
+    fireEvent.click(screen.getByRole('button', { name: 'Invite someone else' }));
+    await waitFor(() => expect(screen.queryByTestId('invite-made')).toBeNull());
+    expect((screen.getByLabelText('Invite by email') as HTMLInputElement).value).toBe('');
+  });
+
+  it("lists the project's pending invites, with how their email went, and revokes one", async () => {
+    invites.mockResolvedValue({
+      data: {
+        items: [
+          waiting({ id: 'i1', email: 'wait@example.com', email_status: 'failed', email_error: 'The mail server refused: 550 no such user.' }),
+          waiting({ id: 'i2', email: 'done@example.com', status: 'accepted', accepted_at: '2026-11-29T09:00:00Z' }),
+        ],
+        total: 2,
+      },
+    } as never);
+    revoke.mockResolvedValue({ data: undefined } as never);
+    show('ana', 'owner');
+    const list = await screen.findByRole('list', { name: 'Pending invites' });
+    expect(invites).toHaveBeenCalledWith({ query: { limit: 100, project_id: 'p' } });
+    const rows = within(list).getAllByTestId('invite-row');
+    expect(rows.map((r) => r.dataset.email)).toEqual(['wait@example.com']);
+    expect(rows[0].textContent).toContain('Email failed');
+    expect(rows[0].textContent).toContain('The mail server refused: 550 no such user.');
+    fireEvent.click(within(rows[0]).getByRole('button', { name: 'Revoke' }));
+    await waitFor(() => expect(revoke).toHaveBeenCalledWith({ path: { invite_id: 'i1' } }));
   });
 });

@@ -1,24 +1,23 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { Loader2, LogOut, UserMinus, UserPlus } from 'lucide-react';
-import { useId, useState } from 'react';
+import { LogOut, UserMinus, UserPlus } from 'lucide-react';
+import { useState } from 'react';
 import { useNavigate } from 'react-router';
 import type { MemberOut, ProjectOut } from '@/client';
 import { ConfirmDialog } from '@/components/confirm-dialog';
-import { FormError } from '@/components/form-error';
 import { LoadState, Notice, type NoticeText } from '@/components/notice';
 import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
 import { Dialog, DialogContent, DialogDescription, DialogTitle } from '@/components/ui/dialog';
-import { Input } from '@/components/ui/input';
 import { useAuthStore } from '@/features/auth/auth-store';
 import { projectKeys } from '@/features/projects/queries';
-import { blockedFor, ROLES, roleLabel, withArticle, type Role } from '@/features/projects/role';
+import { blockedFor, roleLabel, withArticle } from '@/features/projects/role';
+import { InvitesList } from '@/features/users/invites-list';
 import { formatUsage } from '@/lib/utils';
+import { EmailRoleForm } from './email-role-form';
+import { InviteMember } from './invite-member';
 import { useAddMember, useChangeRole, useRemoveMember } from './mutations';
 import { membersQuery } from './queries';
-
-const SELECT =
-  'h-8 cursor-pointer rounded-md border bg-card px-2 text-sm shadow-xs outline-none focus-visible:border-primary focus-visible:ring-2 focus-visible:ring-primary/20 disabled:cursor-not-allowed disabled:opacity-50';
+import { RoleSelect } from './role-select';
 
 /** "3 questions · 12,345 tokens · $0.02": what a member's questions in the project have spent. */
 export function memberUsage(m: Pick<MemberOut, 'runs' | 'tokens_in' | 'tokens_out' | 'cost_usd'>): string {
@@ -26,65 +25,32 @@ export function memberUsage(m: Pick<MemberOut, 'runs' | 'tokens_in' | 'tokens_ou
   return `${m.runs} ${m.runs === 1 ? 'question' : 'questions'} · ${formatUsage(m)}`;
 }
 
-function RoleSelect({ id, value, onChange, disabled, label }: { id?: string; value: Role; onChange: (r: Role) => void; disabled?: boolean; label: string }) {
-  return (
-    <select id={id} aria-label={label} className={SELECT} value={value} disabled={disabled} onChange={(e) => onChange(e.target.value as Role)}>
-      {ROLES.map((r) => (
-        <option key={r.value} value={r.value}>
-          {r.label}
-        </option>
-      ))}
-    </select>
-  );
-}
-
 /** Owners add a member by the email they sign in with. */
 function AddMember({ projectId, onAdded }: { projectId: string; onAdded: (m: MemberOut) => void }) {
-  const id = useId();
   const add = useAddMember(projectId);
-  const [email, setEmail] = useState('');
-  const [role, setRole] = useState<Role>('editor');
   return (
-    <form
-      className="grid gap-2"
-      onSubmit={(e) => {
-        e.preventDefault();
-        if (!email.trim()) return;
+    <EmailRoleForm
+      label="Add a member"
+      placeholder="Their sign-in email"
+      roleLabel="Role of the new member"
+      button="Add"
+      icon={<UserPlus />}
+      note="For someone with an account; invite the others below."
+      pending={add.isPending}
+      error={add.error?.message ?? null}
+      onSubmit={(email, role, done) =>
         add.mutate(
-          { email: email.trim(), role },
+          { email, role },
           {
             onSuccess: (m) => {
-              setEmail('');
+              done();
               onAdded(m);
             },
           },
-        );
-      }}
-    >
-      <label htmlFor={`${id}-email`} className="text-sm font-medium">
-        Add a member
-      </label>
-      <div className="flex flex-wrap gap-2">
-        <Input
-          id={`${id}-email`}
-          type="email"
-          placeholder="Their sign-in email"
-          autoComplete="off"
-          className="min-w-48 flex-1"
-          value={email}
-          onChange={(e) => {
-            setEmail(e.target.value);
-            add.reset();
-          }}
-        />
-        <RoleSelect label="Role of the new member" value={role} onChange={setRole} />
-        <Button type="submit" className="h-8" size="sm" disabled={!email.trim() || add.isPending}>
-          {add.isPending ? <Loader2 className="animate-spin" /> : <UserPlus />} Add
-        </Button>
-      </div>
-      <p className="text-xs text-muted-foreground">{ROLES.find((r) => r.value === role)!.hint}. An administrator creates accounts first.</p>
-      <FormError>{add.error?.message ?? null}</FormError>
-    </form>
+        )
+      }
+      onEdit={() => add.reset()}
+    />
   );
 }
 
@@ -143,7 +109,10 @@ function Members({ project, onClose }: { project: ProjectOut; onClose: () => voi
         </DialogDescription>
       </div>
       {owner ? (
-        <AddMember projectId={project.id} onAdded={(m) => setNotice({ tone: 'ok', text: `${m.email} is now ${withArticle(m.role)}.` })} />
+        <>
+          <AddMember projectId={project.id} onAdded={(m) => setNotice({ tone: 'ok', text: `${m.email} is now ${withArticle(m.role)}.` })} />
+          <InviteMember projectId={project.id} />
+        </>
       ) : (
         <p className="text-sm text-muted-foreground" data-testid="members-blocked">
           {blockedFor(project.role, 'owner', 'add or remove members and change their roles')}
@@ -208,6 +177,7 @@ function Members({ project, onClose }: { project: ProjectOut; onClose: () => voi
           The first {members.data.items.length} of {members.data.total} members are shown.
         </p>
       )}
+      {owner && <InvitesList projectId={project.id} pendingOnly compact />}
       <ConfirmDialog
         open={!!confirm}
         onOpenChange={(o) => !o && setConfirm(null)}

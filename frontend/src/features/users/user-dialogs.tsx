@@ -1,3 +1,4 @@
+import { useQuery } from '@tanstack/react-query';
 import { Loader2, Mail } from 'lucide-react';
 import { useEffect, useState } from 'react';
 import type { InviteCreated, UserOut, UserWithPassword } from '@/client';
@@ -7,6 +8,9 @@ import { Button } from '@/components/ui/button';
 import { Dialog, DialogContent, DialogDescription, DialogFooter, DialogTitle } from '@/components/ui/dialog';
 import { Input, Label } from '@/components/ui/input';
 import { Segmented } from '@/components/ui/segmented';
+import { RoleSelect } from '@/features/members/role-select';
+import { projectsQuery } from '@/features/projects/queries';
+import type { Role } from '@/features/projects/role';
 import { useCreateInvite, useCreateUser, useUpdateUser } from './mutations';
 
 type Way = 'invite' | 'generate';
@@ -61,11 +65,16 @@ export function CreateUserDialog({
   const [email, setEmail] = useState('');
   const [way, setWay] = useState<Way>('invite');
   const [admin, setAdmin] = useState(false);
+  const [projectId, setProjectId] = useState('');
+  const [role, setRole] = useState<Role>('editor');
+  const projects = useQuery({ ...projectsQuery(), enabled: open && way === 'invite' });
   useEffect(() => {
     if (!open) return;
     setEmail('');
     setWay('invite');
     setAdmin(false);
+    setProjectId('');
+    setRole('editor');
     resetCreate();
     resetInvite();
   }, [open, resetCreate, resetInvite]);
@@ -92,7 +101,7 @@ export function CreateUserDialog({
               className="grid gap-4"
               onSubmit={(e) => {
                 e.preventDefault();
-                if (way === 'invite') invite.mutate({ email: email.trim() });
+                if (way === 'invite') invite.mutate(projectId ? { email: email.trim(), project_id: projectId, role } : { email: email.trim() });
                 else create.mutate({ email: email.trim(), is_admin: admin });
               }}
             >
@@ -118,6 +127,27 @@ export function CreateUserDialog({
                     : 'A password made for them, shown once; they must change it at their first sign-in.'}
                 </p>
               </div>
+              {way === 'invite' && (
+                <div className="grid gap-2">
+                  <Label htmlFor="new-user-project">Project (optional)</Label>
+                  <div className="flex flex-wrap gap-2">
+                    <select
+                      id="new-user-project"
+                      className="h-8 min-w-0 flex-1 cursor-pointer rounded-md border bg-card px-2 text-sm shadow-xs outline-none focus-visible:border-primary focus-visible:ring-2 focus-visible:ring-primary/20"
+                      value={projectId}
+                      onChange={(e) => setProjectId(e.target.value)}
+                    >
+                      <option value="">No project: they start with none</option>
+                      {projects.data?.items.map((p) => (
+                        <option key={p.id} value={p.id}>
+                          {p.name}
+                        </option>
+                      ))}
+                    </select>
+                    {projectId && <RoleSelect label="Their role in the project" value={role} onChange={setRole} />}
+                  </div>
+                </div>
+              )}
               {way === 'generate' && (
                 <label className="flex cursor-pointer items-start gap-2 text-sm">
                   <input type="checkbox" className="mt-0.5 size-4 cursor-pointer accent-primary" checked={admin} onChange={(e) => setAdmin(e.target.checked)} />

@@ -14,6 +14,7 @@ vi.mock('@/client', async (original) => ({
   createInvite: vi.fn(),
   listInvites: vi.fn(),
   revokeInvite: vi.fn(),
+  listProjects: vi.fn(async () => ({ data: { items: [{ id: 'p1', name: 'Sales', role: 'owner' }], total: 1 } })),
 }));
 const list = vi.mocked(listUsers);
 const create = vi.mocked(createUser);
@@ -162,6 +163,24 @@ describe('UsersAdmin', () => {
     expect(invite).toHaveBeenCalledWith({ body: { email: 'bo@example.com' } });
     expect(dialog.textContent).toContain('This server sends no email: pass the link on yourself.');
     expect(create).not.toHaveBeenCalled();
+  });
+
+  it('invites into a project with a role when the administrator picks one', async () => {
+    invite.mockResolvedValue({
+      data: { id: 'i1', url: 'http://wb.example/invite#t', token: 't', expires_at: '2026-12-06T10:00:00Z', email: 'bo@example.com', project_id: 'p1', role: 'owner', email_status: 'sending' },
+    } as never);
+    show();
+    fireEvent.click(screen.getByRole('button', { name: 'New user' }));
+    const dialog = screen.getByRole('dialog', { name: 'New user' });
+    fireEvent.change(within(dialog).getByLabelText('Email'), { target: { value: 'bo@example.com' } });
+    expect(within(dialog).queryByLabelText('Their role in the project')).toBeNull();
+    await within(dialog).findByRole('option', { name: 'Sales' });
+    fireEvent.change(within(dialog).getByLabelText('Project (optional)'), { target: { value: 'p1' } });
+    fireEvent.change(within(dialog).getByLabelText('Their role in the project'), { target: { value: 'owner' } });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Make invite' }));
+    await within(dialog).findByTestId('invite-made');
+    expect(invite).toHaveBeenCalledWith({ body: { email: 'bo@example.com', project_id: 'p1', role: 'owner' } });
+    expect(dialog.textContent).toContain('It is being emailed to them too');
   });
 
   it('creates a user with a generated password shown once, and shows why not when the email is taken', async () => {
