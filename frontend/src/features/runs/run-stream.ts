@@ -64,6 +64,11 @@ export class SessionStreams {
     return this.streams.has(runId);
   }
 
+  /** This tab is asking a question whose run it has not heard of yet (a session runs one at a time: any run announced meanwhile is that one). */
+  isAsking() {
+    return this.asking.size > 0;
+  }
+
   /**
    * Follows a run until run.finished: (re)attaches with GET /runs/{id}/events and
    * Last-Event-ID = the last applied seq, retrying with backoff when the network drops.

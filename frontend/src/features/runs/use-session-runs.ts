@@ -201,6 +201,9 @@ export function useSessionRuns(projectId: string, sessionId: string) {
   /** A run asked elsewhere (another member, another tab): the refetched history holds it, and a run still going is attached to. */
   const follow = useCallback(
     (runId: string) => {
+      // This tab's own question, announced before its stream told this tab its id (a proxy that
+      // holds the stream back): the stream it asked on follows it, from where it gets cut.
+      if (streams.current?.isAsking()) return;
       if (!history.data?.items.some((r) => r.id === runId)) void qc.invalidateQueries({ queryKey: runKeys.session(sessionId) });
     },
     [qc, sessionId, history.data],
