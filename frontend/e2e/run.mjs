@@ -2369,10 +2369,15 @@ async function main() {
           const body = await response.json();
           await route.fulfill({ response, json: faking ? { ...body, role: 'editor' } : body }).catch(() => undefined);
         });
+        // The lie ends as the question leaves (a read of the project in between, such as the live
+        // stream's reconnect, still says "editor").
+        await vp.route('**/api/v1/sessions/*/query', async (route) => {
+          faking = false;
+          await route.continue();
+        });
         await vp.goto(sessionUrl);
         const forcedBox = vp.getByRole('textbox', { name: 'Ask a question about your data' });
         await forcedBox.fill('May a viewer ask?');
-        faking = false;
         await forcedBox.press('Enter');
         const refused = vp.getByTestId('query-refused').filter({ hasText: 'You are a viewer of this project' });
         await refused.waitFor();
