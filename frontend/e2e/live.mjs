@@ -174,7 +174,11 @@ export async function liveTests(t) {
     await artifact.first().waitFor();
     expect(/quarterly-forecast\.csv/.test(await artifact.first().innerText()), 'the artifact is found by its name');
     await shots(page, 'search', async () => {
-      await page.keyboard.press('Control+k');
+      // Right after a reload the shortcut's listener may not be there yet: press until it opens.
+      for (let i = 0; i < 10 && !(await page.getByTestId('search-input').isVisible()); i++) {
+        await page.keyboard.press('Control+k');
+        await page.getByTestId('search-input').waitFor({ timeout: 1000 }).catch(() => undefined);
+      }
       await page.getByTestId('search-input').fill('forecast');
       await page.locator('[data-testid=search-hit]').first().waitFor();
     });
