@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { pageApi } from './page-api.mjs';
 
 export const SHOTS = process.env.CELLS_SHOTS ?? '/work/shots/cells';
 
@@ -27,19 +28,7 @@ export async function cellsTests(t) {
     await p.setViewportSize(wide);
     await chooseTheme(p, 'Light');
   };
-  const api = (p, method, url, body) =>
-    p.evaluate(
-      async ({ method, url, body }) => {
-        const token = JSON.parse(localStorage.getItem('wb.auth')).token;
-        const r = await fetch(url, {
-          method,
-          headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-          body: body ? JSON.stringify(body) : undefined,
-        });
-        return { status: r.status, body: r.status === 204 ? null : await r.json() };
-      },
-      { method, url, body },
-    );
+  const api = (p, method, url, body) => pageApi(p)(method, url, body);
   const upload = (p, projectId, name, text) =>
     p.evaluate(
       async ({ projectId, name, text }) => {

@@ -4,6 +4,7 @@
 // Imported by run.mjs; `t` holds its helpers.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { pageApi } from './page-api.mjs';
 
 export const LIVE_SHOTS = process.env.LIVE_SHOTS ?? '/work/shots/live';
 
@@ -13,20 +14,8 @@ export async function liveTests(t) {
   const WIDE = { width: 1440, height: 900 };
   const PHONE = { width: 390, height: 844 };
   const MATE = { email: 'teammate@example.com', password: 'teammate-password-1' };
-  // The API as a page's signed-in user.
-  const api = (p, method, url, body) =>
-    p.evaluate(
-      async ({ method, url, body }) => {
-        const token = JSON.parse(localStorage.getItem('wb.auth')).token;
-        const r = await fetch(url, {
-          method,
-          headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-          body: body ? JSON.stringify(body) : undefined,
-        });
-        return { status: r.status, body: r.status === 204 ? null : await r.json() };
-      },
-      { method, url, body },
-    );
+  // The API as a page's signed-in user (e2e/page-api.mjs).
+  const api = (p, method, url, body) => pageApi(p)(method, url, body);
   // Screenshots of one view in both widths and both themes, named <name>-<width>-<theme>.
   const shots = async (p, name, prepare = async () => undefined) => {
     for (const theme of ['light', 'dark']) {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from fastapi import Depends, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -87,36 +87,33 @@ def get_login_rate_limit(request: Request) -> LoginRateLimit:
     return limit
 
 
-def get_shared_link_rate_limit(request: Request) -> SharedLinkRateLimit:
-    """The app's limit on shared links that open nothing, made on first use: an address may
-    ask for as many as it may fail logins across accounts, in the same window."""
+_Limit = TypeVar("_Limit", SharedLinkRateLimit, InviteRateLimit)
+
+
+def _per_address_limit(request: Request, name: str, kind: type[_Limit]) -> _Limit:
+    """The app's limit `name` on tokens that open nothing, made on first use: an address may
+    try as many as it may fail logins across accounts, in the same window."""
     state = request.app.state
-    limit: SharedLinkRateLimit | None = getattr(state, "shared_link_rate_limit", None)
+    limit: _Limit | None = getattr(state, name, None)
     if limit is None:
         settings: Settings = state.settings
-        limit = SharedLinkRateLimit(
+        limit = kind(
             _window_counters(request),
             settings.LOGIN_MAX_FAILURES * ADDRESS_ALLOWANCE_FACTOR,
             settings.LOGIN_WINDOW_SECONDS,
         )
-        state.shared_link_rate_limit = limit
+        setattr(state, name, limit)
     return limit
+
+
+def get_shared_link_rate_limit(request: Request) -> SharedLinkRateLimit:
+    """The limit on shared links that open nothing."""
+    return _per_address_limit(request, "shared_link_rate_limit", SharedLinkRateLimit)
 
 
 def get_invite_rate_limit(request: Request) -> InviteRateLimit:
-    """The app's limit on invite tokens that accept nothing, made on first use (as many as
-    an address may fail logins across accounts, in the same window)."""
-    state = request.app.state
-    limit: InviteRateLimit | None = getattr(state, "invite_rate_limit", None)
-    if limit is None:
-        settings: Settings = state.settings
-        limit = InviteRateLimit(
-            _window_counters(request),
-            settings.LOGIN_MAX_FAILURES * ADDRESS_ALLOWANCE_FACTOR,
-            settings.LOGIN_WINDOW_SECONDS,
-        )
-        state.invite_rate_limit = limit
-    return limit
+    """The limit on invite tokens that accept nothing."""
+    return _per_address_limit(request, "invite_rate_limit", InviteRateLimit)
 
 
 def get_user_action_rate_limit(request: Request) -> UserActionRateLimit:
