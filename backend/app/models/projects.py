@@ -16,6 +16,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    Uuid,
     false,
 )
 from sqlalchemy.orm import Mapped, mapped_column
@@ -124,3 +125,11 @@ class Session(IdMixin, TimestampMixin, Base):
     # Its history was loaded from a recording (the demo's), not asked here: the browser
     # offers to replay it.
     recorded: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # A branch (issue 43): the session it came from and the run of that session's history it
+    # continues after (both None for a root; the parent is cleared when it is deleted and
+    # its branches are kept). No foreign keys: see migration 9b1d2c3e4f50.
+    parent_session_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, nullable=True, index=True)
+    branched_after_run_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, nullable=True)
+    # How a branch's state was brought back once its first run had it:
+    # {"from": "snapshot" | "replay", "notes": [sentence, ...]}.
+    restored: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)

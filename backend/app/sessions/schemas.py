@@ -27,6 +27,16 @@ class SessionUpdate(BaseModel):
     )
 
 
+class Restored(BaseModel):
+    """How a branch's variables were brought back: from the run's snapshot, or by replaying
+    the recorded code of its past, with sentences on what was replayed or not restored."""
+
+    from_: Literal["snapshot", "replay"] = Field(alias="from")
+    notes: list[str] = []
+
+    model_config = {"populate_by_name": True, "serialize_by_alias": True}
+
+
 class SessionOut(Schema, UsageTotals):
     id: uuid.UUID
     project_id: uuid.UUID
@@ -34,6 +44,15 @@ class SessionOut(Schema, UsageTotals):
     autonomy: Autonomy
     recorded: bool = Field(
         False, description="Its history was loaded from a recording (the demo's): replayable"
+    )
+    parent_session_id: uuid.UUID | None = Field(
+        None, description="A branch's parent session (null for a root)"
+    )
+    branched_after_run_id: uuid.UUID | None = Field(
+        None, description="The parent's run this branch continues after (null for a root)"
+    )
+    restored: Restored | None = Field(
+        None, description="How a branch's state was brought back, once its first run has it"
     )
     created_at: datetime
     updated_at: datetime

@@ -2201,6 +2201,23 @@ export type QueryRequest = {
 };
 
 /**
+ * Restored
+ *
+ * How a branch's variables were brought back: from the run's snapshot, or by replaying
+ * the recorded code of its past, with sentences on what was replayed or not restored.
+ */
+export type Restored = {
+    /**
+     * From
+     */
+    from: 'snapshot' | 'replay';
+    /**
+     * Notes
+     */
+    notes?: Array<string>;
+};
+
+/**
  * RunFileOut
  */
 export type RunFileOut = {
@@ -2609,6 +2626,22 @@ export type SessionOut = {
      * Its history was loaded from a recording (the demo's): replayable
      */
     recorded: boolean;
+    /**
+     * Parent Session Id
+     *
+     * A branch's parent session (null for a root)
+     */
+    parent_session_id: string | null;
+    /**
+     * Branched After Run Id
+     *
+     * The parent's run this branch continues after (null for a root)
+     */
+    branched_after_run_id: string | null;
+    /**
+     * How a branch's state was brought back, once its first run has it
+     */
+    restored: Restored | null;
     /**
      * Created At
      */
