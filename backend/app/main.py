@@ -58,6 +58,7 @@ from app.infra.locks import create_session_locks
 from app.infra.presence import create_presence
 from app.infra.storage import S3Storage, create_storage
 from app.live.hub import LiveHub
+from app.live.inbox import Inbox
 from app.live.slots import LiveStreamSlots
 from app.observability import tracing
 from app.runs.orchestrator import RunOrchestrator
@@ -121,6 +122,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         sandboxes = SandboxPool(settings)
         slots = LiveStreamSlots(settings.LIVE_STREAMS_PER_USER, settings.LIVE_STREAMS_PER_PROCESS)
         hub = LiveHub(create_session_feed(events), create_presence(events), slots)
+        inbox = Inbox(create_session_feed(events, kind="inbox"), slots)
         runs = RunOrchestrator(
             settings=settings,
             factory=session_factory(runs_engine),
@@ -156,6 +158,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.sandboxes = sandboxes
         app.state.runs = runs
         app.state.live = hub
+        app.state.inbox = inbox
         app.state.checks = check_runner
         watch_app(app)
         if tracer_provider is not None:

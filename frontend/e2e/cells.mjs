@@ -77,6 +77,10 @@ export async function cellsTests(t) {
     await cell.getByTestId('artifact-plotly').locator('.js-plotly-plot').waitFor();
     expect((await cell.getByTestId('run-footer').innerText()).includes('no model'), 'no model was called');
     await shots(page, '01-python-cell');
+    // A last line that is an expression shows its value, as a notebook does: a DataFrame as a table.
+    const echoed = await runCell(page, 'sales.head(2)');
+    await echoed.getByTestId('artifact-table').waitFor();
+    expect((await echoed.getByTestId('artifact-table').innerText()).includes('1310.25') === false && (await echoed.getByTestId('artifact-table').innerText()).includes('980'), `the cell shows the first two rows: ${await echoed.innerText()}`);
   });
 
   await test('cells: an SQL cell on a SQLite source shows its table and keeps it as a variable', async () => {

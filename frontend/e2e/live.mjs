@@ -149,6 +149,55 @@ export async function liveTests(t) {
     await page.keyboard.press('Escape');
   });
 
+  await test('live: the bell counts a teammate\'s comment at once in every tab, with no reload and no refetch', async () => {
+    // The owner is on the project's page (no session stream open), in two tabs.
+    const second = await page.context().newPage();
+    second.setDefaultTimeout(60_000);
+    for (const p of [page, second]) await p.goto(`${base}/projects/${project.id}`);
+    await api(page, 'POST', '/api/v1/notifications/read', {});
+    const count = (p) => p.getByTestId('notification-count').locator('visible=true');
+    for (const p of [page, second]) await count(p).waitFor({ state: 'detached' });
+    // Every request the tabs make for the notifications' list from now on.
+    const refetched = [];
+    for (const p of [page, second])
+      p.on('request', (r) => {
+        if (new URL(r.url()).pathname === '/api/v1/notifications') refetched.push(r.url());
+      });
+    const made = await api(mate, 'POST', `/api/v1/runs/${runId}/comments`, { body: 'Live to the bell, no timer.' });
+    expect(made.status === 201, `the teammate commented: ${JSON.stringify(made)}`);
+    for (const p of [page, second]) await count(p).filter({ hasText: /^1$/ }).waitFor();
+    expect(refetched.length === 0, `the count came on the stream, not a refetch: ${refetched.join(', ')}`);
+    // The list has it too, at the top.
+    await second.getByTestId('notification-bell').locator('visible=true').click();
+    await second.getByTestId('notification').first().filter({ hasText: 'Live to the bell, no timer.' }).waitFor();
+    await second.keyboard.press('Escape');
+    // Read in one tab, the other clears.
+    await page.getByTestId('notification-bell').locator('visible=true').click();
+    await page.getByRole('button', { name: 'Mark all read' }).click();
+    await page.keyboard.press('Escape');
+    await count(second).waitFor({ state: 'detached' });
+    if (process.env.E2E_SHOTS) {
+      const dir = '/work/shots/alerts';
+      mkdirSync(dir, { recursive: true });
+      await api(mate, 'POST', `/api/v1/runs/${runId}/comments`, { body: 'A second comment, with a longer text that takes two lines in the menu.' });
+      await count(second).filter({ hasText: /^1$/ }).waitFor();
+      for (const theme of ['light', 'dark']) {
+        await second.evaluate((th) => localStorage.setItem('wb.theme', th), theme);
+        for (const size of [WIDE, PHONE]) {
+          await second.setViewportSize(size);
+          await second.reload();
+          await count(second).filter({ hasText: /^1$/ }).waitFor();
+          await second.getByTestId('notification-bell').locator('visible=true').click();
+          await second.getByRole('menu').waitFor();
+          await second.screenshot({ path: path.join(dir, `bell-live-${size.width}-${theme}.png`) });
+          await second.keyboard.press('Escape');
+        }
+      }
+      await second.evaluate(() => localStorage.removeItem('wb.theme'));
+    }
+    await second.close();
+  });
+
   await test('search: finds a question and an artifact name; its link opens the session at the run', async () => {
     await page.goto(`${base}/`);
     await page.keyboard.press('Control+k');

@@ -5,17 +5,20 @@ project's owners and editors."""
 from __future__ import annotations
 
 import uuid
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Response, status
 
 from app.api.deps import CurrentUser, DbDep, PageDep
 from app.api.live import LiveDep
+from app.api.notifications import InboxDep
 from app.comments import service
 from app.comments.schemas import CommentCreate, CommentOut
 from app.db import after_commit
 from app.models import Run
 from app.notifications import service as notifications
+from app.notifications.schemas import NotificationOut
 from app.ownership import Role
 from app.runs.repository import history
 from app.schemas import Page
@@ -38,16 +41,25 @@ MemberRun = Annotated[Run, Depends(member_run)]
     responses={400: {"description": "reply_to is no comment of this run (reply_to_not_in_run)"}},
 )
 async def add_comment(
-    body: CommentCreate, run: MemberRun, db: DbDep, user: CurrentUser, live: LiveDep
+    body: CommentCreate,
+    run: MemberRun,
+    db: DbDep,
+    user: CurrentUser,
+    live: LiveDep,
+    inbox: InboxDep,
 ) -> CommentOut:
-    """Comment on the run's answer, or reply to one of its comments (`reply_to`)."""
+    """Comment on the run's answer, or reply to one of its comments (`reply_to`); each
+    owner and editor told of it gets `notification.created` on GET /notifications/live."""
     comment = await service.create(db, run, user, body)
     project_id = await service.project_of(db, run)
-    await notifications.comment_added(db, project_id, run, comment, user)
+    told = await notifications.comment_added(db, project_id, run, comment, user)
     made = service.out(comment, user)
     data = made.model_dump(mode="json")
     session_id, run_id = run.session_id, run.id
     after_commit(db, lambda: live.comment_created(session_id, run_id, data))
+    for notification in told:
+        out = NotificationOut.model_validate(notification).model_dump(mode="json")
+        after_commit(db, partial(inbox.created, notification.user_id, out))
     return made
 
 

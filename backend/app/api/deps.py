@@ -149,6 +149,8 @@ async def refuse_busy(locks: SessionLocks, session_ids: list[uuid.UUID], what: s
 
 
 _bearer = HTTPBearer(auto_error=False, description="A login token or an API token")
+# The same, for a route that keeps the caller's token (a stream that rechecks it).
+bearer = _bearer
 
 
 async def signed_in_user(

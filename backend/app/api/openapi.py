@@ -14,12 +14,13 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 from pydantic import TypeAdapter
 
-from app.live.events import LiveEvent
+from app.live.events import InboxEvent, LiveEvent
 from app.runs.events import PAYLOADS, RunEventPayload
 
 REF_TEMPLATE = "#/components/schemas/{model}"
 EVENT_SCHEMA = "RunEvent"
 LIVE_EVENT_SCHEMA = "LiveEvent"
+INBOX_EVENT_SCHEMA = "InboxEvent"
 
 
 def operation_id(route: APIRoute) -> str:
@@ -39,18 +40,32 @@ def event_stream_doc(description: str) -> dict[str, Any]:
     }
 
 
-def live_stream_doc(description: str) -> dict[str, Any]:
-    """A 200 answer of a session's live events (LiveEvent; `event:` line as for runs)."""
-    schema = {"$ref": REF_TEMPLATE.format(model=LIVE_EVENT_SCHEMA)}
+def live_stream_doc(description: str, model: str = LIVE_EVENT_SCHEMA) -> dict[str, Any]:
+    """A 200 answer of live events (LiveEvent, or InboxEvent; `event:` line as for runs)."""
+    schema = {"$ref": REF_TEMPLATE.format(model=model)}
     return {"description": description, "content": {"text/event-stream": {"schema": schema}}}
 
 
-def live_event_schemas() -> dict[str, Any]:
-    """`LiveEvent` (one of the live payloads, told apart by `event`) and what it refers to."""
-    union = TypeAdapter(LiveEvent).json_schema(ref_template=REF_TEMPLATE, mode="serialization")
+def _union_schemas(adapter: TypeAdapter[Any], name: str, about: str) -> dict[str, Any]:
+    union = adapter.json_schema(ref_template=REF_TEMPLATE, mode="serialization")
     defined: dict[str, Any] = union.pop("$defs", {})
-    union.update(title=LIVE_EVENT_SCHEMA, description="One message of a session's live stream")
-    return {**defined, LIVE_EVENT_SCHEMA: union}
+    union.update(title=name, description=about)
+    return {**defined, name: union}
+
+
+def live_event_schemas() -> dict[str, Any]:
+    """`LiveEvent` and `InboxEvent` (one of the live payloads of a session's stream, of a
+    user's notification stream, told apart by `event`) and what they refer to."""
+    return {
+        **_union_schemas(
+            TypeAdapter(LiveEvent), LIVE_EVENT_SCHEMA, "One message of a session's live stream"
+        ),
+        **_union_schemas(
+            TypeAdapter(InboxEvent),
+            INBOX_EVENT_SCHEMA,
+            "One message of a user's notification stream",
+        ),
+    }
 
 
 def event_schemas() -> dict[str, Any]:

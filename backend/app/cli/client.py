@@ -239,6 +239,16 @@ class WorkbenchClient:
     def source_schema(self, source_id: str) -> dict[str, Any]:
         return dict(self.json("GET", f"/sources/{source_id}/schema"))
 
+    def source_sample(
+        self, source_id: str, table: str, schema: str | None = None, limit: int | None = None
+    ) -> dict[str, Any]:
+        params: dict[str, Any] = {"table": table}
+        if schema:
+            params["schema"] = schema
+        if limit is not None:
+            params["limit"] = limit
+        return dict(self.json("GET", f"/sources/{source_id}/sample", params=params))
+
     def describe_source(self, source_id: str, tables: list[dict[str, Any]]) -> dict[str, Any]:
         return dict(self.json("PATCH", f"/sources/{source_id}/schema", json={"tables": tables}))
 
@@ -318,6 +328,16 @@ class WorkbenchClient:
         if model:
             body["model"] = model
         yield from self._stream("POST", f"/sessions/{session_id}/query", json=body)
+
+    def cell(
+        self, session_id: str, language: str, code: str, source: str | None = None
+    ) -> Iterator[Event]:
+        """Run a cell (Python, or SQL on `source`) and yield its run's events, up to
+        run.finished."""
+        body: dict[str, Any] = {"language": language, "code": code}
+        if source:
+            body["source"] = source
+        yield from self._stream("POST", f"/sessions/{session_id}/cells", json=body)
 
     def follow(self, run_id: str, after: int = 0) -> Iterator[Event]:
         """A run's events after seq `after`, then live ones up to run.finished."""

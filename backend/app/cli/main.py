@@ -30,6 +30,7 @@ from app.cli import (
 from app.cli.admin import admin
 from app.cli.ask import ask
 from app.cli.audit import audit
+from app.cli.cells import cells
 from app.cli.client import ApiError
 from app.cli.config import connect, load
 from app.cli.evaluate import eval_command
@@ -76,6 +77,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.command()(ask)
+app.command()(cells)
 app.command()(export)
 app.command()(auth.login)
 app.command()(auth.logout)

@@ -152,6 +152,36 @@ def schema(source: SourceRef, project: InProject = None, as_json: AsJson = False
 
 
 @app.command()
+def sample(
+    source: SourceRef,
+    table: Annotated[str, typer.Argument(help="Table name (schema.table when ambiguous).")],
+    rows: Annotated[
+        int, typer.Option("--rows", "-n", min=1, max=50, help="How many rows (at most 50).")
+    ] = 20,
+    project: InProject = None,
+    as_json: AsJson = False,
+) -> None:
+    """Print a table's first rows (read-only, as the agent's queries read it)."""
+    schema_name, _, name = table.rpartition(".")
+    with connect() as client:
+        found = client.source_sample(
+            _source(client, project, source)["id"], name, schema_name or None, rows
+        )
+    if as_json:
+        print_json(found)
+        return
+    columns = [c["name"] for c in found["columns"]]
+    if not found["rows"]:
+        out.print(f"{found['schema']}.{found['table']} has no rows.", highlight=False)
+        return
+    print_table(
+        tuple(columns),
+        [tuple("" if v is None else str(v) for v in row) for row in found["rows"]],
+        wrap=tuple(columns),
+    )
+
+
+@app.command()
 def describe(
     source: SourceRef,
     table: Annotated[str, typer.Argument(help="Table name (schema.table when ambiguous).")],

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ from app.infra.events import HEARTBEAT_SECONDS, RedisRunEventLog, RunEventLog
 # A reader that falls this far behind (it never does: it reads as they come) misses the
 # oldest; the database keeps what matters, the feed only says "look".
 FEED_LENGTH = 200
+# A Redis stream entry's id (milliseconds-sequence).
+_STREAM_ID = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")
 # A feed nobody wrote to for this long goes (the next event makes it again).
 FEED_IDLE_SECONDS = 3600
 
@@ -30,14 +33,16 @@ FEED_IDLE_SECONDS = 3600
 class FeedEvent:
     event: str
     data: dict[str, Any]
+    # Where it stands in its feed (set by follow): a cursor to resume after it.
+    id: str = ""
 
     def to_json(self) -> str:
         return json.dumps({"event": self.event, "data": self.data}, separators=(",", ":"))
 
     @classmethod
-    def from_json(cls, raw: str) -> FeedEvent:
+    def from_json(cls, raw: str, id: str = "") -> FeedEvent:
         body = json.loads(raw)
-        return cls(body["event"], body["data"])
+        return cls(body["event"], body["data"], id)
 
 
 class SessionFeed(Protocol):
@@ -48,6 +53,10 @@ class SessionFeed(Protocol):
     async def cursor(self, session_id: str) -> str:
         """Where the feed stands now: follow from here to miss nothing said after this call."""
 
+    async def resume(self, session_id: str, last_id: str | None) -> str:
+        """A cursor to follow from: `last_id` (an event's id a client saw, its
+        Last-Event-ID) when it is one of this feed's, else where the feed stands now."""
+
     def follow(
         self, session_id: str, after: str, heartbeat: float = HEARTBEAT_SECONDS
     ) -> AsyncIterator[FeedEvent | None]:
@@ -57,17 +66,21 @@ class SessionFeed(Protocol):
 
 
 class RedisSessionFeed:
-    """Feeds in Redis streams, on the run event log's clients (writers and followers)."""
+    """Feeds in Redis streams, on the run event log's clients (writers and followers).
+    `kind` names what a feed is of (a session's, or a user's notifications)."""
 
     name = "redis"
 
-    def __init__(self, writer: Redis, followers: Redis, prefix: str = "workbench:"):
+    def __init__(
+        self, writer: Redis, followers: Redis, prefix: str = "workbench:", kind: str = "session"
+    ):
         self.redis = writer
         self.followers = followers
         self.prefix = prefix
+        self.kind = kind
 
     def _key(self, session_id: str) -> str:
-        return f"{self.prefix}session:{session_id}:feed"
+        return f"{self.prefix}{self.kind}:{session_id}:feed"
 
     async def publish(self, session_id: str, event: FeedEvent) -> None:
         key = self._key(session_id)
@@ -80,6 +93,11 @@ class RedisSessionFeed:
         # The newest entry's id (XREAD's "$" at each read would lose what came between reads).
         newest: Any = await self.redis.xrevrange(self._key(session_id), count=1)
         return str(newest[0][0]) if newest else "0-0"
+
+    async def resume(self, session_id: str, last_id: str | None) -> str:
+        if last_id is not None and _STREAM_ID.fullmatch(last_id):
+            return last_id
+        return await self.cursor(session_id)
 
     async def follow(
         self, session_id: str, after: str, heartbeat: float = HEARTBEAT_SECONDS
@@ -95,7 +113,7 @@ class RedisSessionFeed:
                     continue
                 for entry_id, fields in reply[0][1]:
                     last = entry_id
-                    yield FeedEvent.from_json(fields["e"])
+                    yield FeedEvent.from_json(fields["e"], str(entry_id))
 
 
 @dataclass
@@ -136,6 +154,12 @@ class InProcessSessionFeed:
     async def cursor(self, session_id: str) -> str:
         return str(self._feed(session_id).written)
 
+    async def resume(self, session_id: str, last_id: str | None) -> str:
+        written = self._feed(session_id).written
+        if last_id is not None and last_id.isdigit() and int(last_id) <= written:
+            return str(int(last_id))
+        return str(written)
+
     async def follow(
         self, session_id: str, after: str, heartbeat: float = HEARTBEAT_SECONDS
     ) -> AsyncIterator[FeedEvent | None]:
@@ -152,11 +176,12 @@ class InProcessSessionFeed:
                 continue
             for n, event in pending:
                 seen = n
-                yield event
+                yield FeedEvent(event.event, event.data, str(n))
 
 
-def create_session_feed(events: RunEventLog) -> SessionFeed:
-    """A feed on the same backend as the runs' event log (and its Redis clients)."""
+def create_session_feed(events: RunEventLog, kind: str = "session") -> SessionFeed:
+    """A feed on the same backend as the runs' event log (and its Redis clients); `kind`
+    keeps feeds of different things apart (each kind gets its own in-process store)."""
     if isinstance(events, RedisRunEventLog):
-        return RedisSessionFeed(events.redis, events.followers, events.prefix)
+        return RedisSessionFeed(events.redis, events.followers, events.prefix, kind)
     return InProcessSessionFeed()

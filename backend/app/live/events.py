@@ -8,6 +8,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from app.notifications.schemas import NotificationOut
+
 
 class Person(BaseModel):
     user_id: uuid.UUID
@@ -77,3 +79,25 @@ def asked(
         query=query,
         kind=kind,
     )
+
+
+# The events of a user's notification stream (GET /notifications/live) --------------------
+class NotificationCreated(BaseModel):
+    """A notification for the stream's user (the item of GET /notifications), sent only
+    to its recipient."""
+
+    event: Literal["notification.created"] = "notification.created"
+    notification: NotificationOut
+
+
+class NotificationRead(BaseModel):
+    """The user marked notifications read (in this tab or another): `ids`, or every unread
+    one when null; `unread` is how many remain."""
+
+    event: Literal["notification.read"] = "notification.read"
+    ids: list[uuid.UUID] | None
+    marked: int
+    unread: int
+
+
+InboxEvent = Annotated[NotificationCreated | NotificationRead, Field(discriminator="event")]

@@ -19,8 +19,9 @@ TOLD = ("owner", "editor")
 
 async def comment_added(
     db: AsyncSession, project_id: uuid.UUID, run: Run, comment: Comment, author: User
-) -> list[uuid.UUID]:
-    """Tell the project's owners and editors, but the author, of `comment`; their ids."""
+) -> list[Notification]:
+    """Tell the project's owners and editors, but the author, of `comment`: their
+    notifications (flushed: ids and times set)."""
     told = list(
         await db.scalars(
             select(ProjectMember.user_id).where(
@@ -30,20 +31,22 @@ async def comment_added(
             )
         )
     )
-    for user_id in told:
-        db.add(
-            Notification(
-                user_id=user_id,
-                kind="comment",
-                project_id=project_id,
-                session_id=run.session_id,
-                run_id=run.id,
-                comment_id=comment.id,
-                actor_email=author.email,
-                text=comment.body[:TEXT_CHARS],
-            )
+    made = [
+        Notification(
+            user_id=user_id,
+            kind="comment",
+            project_id=project_id,
+            session_id=run.session_id,
+            run_id=run.id,
+            comment_id=comment.id,
+            actor_email=author.email,
+            text=comment.body[:TEXT_CHARS],
         )
-    return told
+        for user_id in told
+    ]
+    db.add_all(made)
+    await db.flush()
+    return made
 
 
 def _visible(user: User) -> Select[Notification]:

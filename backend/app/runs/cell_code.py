@@ -7,6 +7,7 @@ the worker, the step's record and the exports treat it as any other step.
 
 from __future__ import annotations
 
+import ast
 import keyword
 import re
 from typing import Any
@@ -49,6 +50,42 @@ def python_for_sql(sql: str, source: str, variable: str) -> str:
         f"{variable} = sql({literal}, source={source!r})\n"
         f"display({variable})\n"
         f'print(f"{{len({variable}):,}} rows, kept as {variable}")'
+    )
+
+
+# What a Python cell keeps its last expression's value in, to show it (a name the display
+# helper never calls a table after: it skips names that start with "_").
+ECHO_VARIABLE = "_cell_value"
+
+
+def echo_last_expression(code: str) -> str:
+    """The code a Python cell runs: as written, but, as a notebook does, the value of a last
+    line that is an expression is shown (display(): a table for a DataFrame, a chart for a
+    figure, the repr otherwise) unless it is None or the line ends with `;`. Code that does
+    not parse is left as it is (running it reports the error)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return code
+    if not tree.body or not isinstance(tree.body[-1], ast.Expr):
+        return code
+    last = tree.body[-1]
+    if last.end_lineno is None or last.end_col_offset is None:
+        return code
+    lines = code.splitlines(keepends=True)
+    after = lines[last.end_lineno - 1][last.end_col_offset :]
+    if after.lstrip().startswith(";"):
+        return code
+    expression = ast.get_source_segment(code, last.value)
+    if expression is None:
+        return code
+    before = "".join(lines[: last.lineno - 1]) + lines[last.lineno - 1][: last.col_offset]
+    if before and not before.endswith("\n"):
+        before += "\n"
+    return (
+        f"{before}{ECHO_VARIABLE} = (\n{expression}\n)\n"
+        f"if {ECHO_VARIABLE} is not None:\n    display({ECHO_VARIABLE})\n"
+        f"del {ECHO_VARIABLE}\n"
     )
 
 

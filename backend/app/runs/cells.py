@@ -21,7 +21,13 @@ from app.agent.memory import StoredError
 from app.errors import BadRequest
 from app.models import DataSource, Run, RunKind, Session
 from app.runs import budget
-from app.runs.cell_code import HISTORY_OUTPUT_CHARS, BadCell, into_name, python_for_sql
+from app.runs.cell_code import (
+    HISTORY_OUTPUT_CHARS,
+    BadCell,
+    echo_last_expression,
+    into_name,
+    python_for_sql,
+)
 from app.runs.context import AgentContext
 from app.runs.execution import RunExecution
 from app.runs.failures import STOPPED, CellFailed
@@ -116,8 +122,11 @@ class CellExecution(RunExecution):
             context.workspace,
         )
         await translator.handle(ToolCall(name="python_interpreter", arguments=code, id="cell"))
+        # A Python cell shows its last expression's value, as a notebook does; the step
+        # records the code as written.
+        runs = code if cell.get("language") == "sql" else echo_last_expression(code)
         try:
-            result = await self._run_code(context, code, translator)
+            result = await self._run_code(context, runs, translator)
         except RunCancelled:
             await translator.handle(_step(code, STOPPED, 0))
             raise

@@ -163,6 +163,34 @@ def test_an_sql_cell_queries_a_source_and_keeps_its_result_as_a_variable(
         assert refused.status_code == 400 and refused.json()["code"] == code_, refused.text
 
 
+def test_a_python_cell_shows_its_last_expression_as_a_notebook_does(
+    alice: Api, session: dict[str, Any]
+) -> None:
+    code = "import pandas as pd\nsales = pd.read_csv('sales data.csv')\nsales.head(2)"
+    events = run_cell(alice, session["id"], code)
+    assert finished(events)["status"] == "succeeded", of(events, "step.error")
+    # A DataFrame last: a table of its rows, without print or display.
+    [table] = [a["artifact"] for a in of(events, "artifact") if a["artifact"]["kind"] == "table"]
+    content = alice.get(f"/artifacts/{table['id']}/content").json()
+    assert len(content["rows"]) == 2 and "region" in content["columns"]
+    # The step shows the code as written.
+    assert [c["code"] for c in of(events, "step.code")] == [code]
+
+    # Anything else: its repr, once; the variables are the session's.
+    shown = run_cell(alice, session["id"], "total = len(sales)\n{'rows': total}")
+    assert printed(shown).strip() == "{'rows': 4}"
+    assert not of(shown, "artifact")
+    # A last line that is no expression, a value of None, or a `;` shows nothing more.
+    for quiet in ("x = sales.head()", "print('once')", "sales.head();", "None"):
+        events = run_cell(alice, session["id"], quiet)
+        assert finished(events)["status"] == "succeeded", quiet
+        assert printed(events).strip() == ("once" if "print" in quiet else ""), quiet
+        assert not of(events, "artifact"), quiet
+    # The value is not kept as a variable of the session.
+    kept = finished(run_cell(alice, session["id"], "print(_cell_value)"))
+    assert kept["status"] == "failed" and "_cell_value" in kept["error"]
+
+
 def test_a_failing_cell_fails_its_run_with_the_error_and_the_session_goes_on(
     alice: Api, session: dict[str, Any]
 ) -> None:

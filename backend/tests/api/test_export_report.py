@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import base64
 import importlib
+import json
 import re
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.api.test_export import exported
@@ -18,6 +20,7 @@ from tests.api.test_query import READ, _start_in_background, _wait_for, ask, fin
 from tests.conftest import Api
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.server import LiveServer
+from tests.support.sse import collect
 
 QUESTION = (
     "What is the average revenue per day by region in sales data.csv? "
@@ -153,3 +156,34 @@ def session_of_bob(bob: Api, llm: ScriptedLLM) -> str:
     session = bob.post(f"/projects/{project['id']}/sessions", json={"title": "B"}).json()
     llm.script(final_reply("'hi'"))
     return str(finished(ask(bob, session["id"], "Hello?"))["run_id"])
+
+
+LONG_TITLE = "Average revenue per day by region and month, before and after the spring campaign"
+
+
+def test_a_long_chart_title_is_fitted_to_the_charts_width(
+    alice: Api, session: dict[str, Any]
+) -> None:
+    """At 390 px a long title would be cut (Plotly never wraps one): the report asks Plotly to
+    make room for it (automargin) and its script breaks it into lines by the chart's width.
+    What a user sees is checked on screenshots; this guards the settings."""
+    code = (
+        "import plotly.express as px\n"
+        "fig = px.bar(x=['North', 'South'], y=[66.07, 52.11], title=" + repr(LONG_TITLE) + ")\n"
+        "fig.show()"
+    )
+    with alice.stream(
+        "POST", f"/sessions/{session['id']}/cells", json={"language": "python", "code": code}
+    ) as response:
+        assert finished(collect(response))["status"] == "succeeded"
+    html = alice.get(f"/sessions/{session['id']}/export", params={"format": "html"}).text
+    [chart] = re.findall(r'<script type="application/json" id="chart-[^"]+">(.*?)</script>', html)
+    title = json.loads(chart)["layout"]["title"]
+    assert title["text"] == LONG_TITLE and title["automargin"] is True
+    assert "wrapTitle(text, perLine)" in html and "automargin: true" in html
+    assert 'window.addEventListener("resize"' in html
+    # The shared report is the same page.
+    made = alice.post(f"/sessions/{session['id']}/shares", json={})
+    assert made.status_code == 201, made.text
+    shared = httpx.get(made.json()["url"], timeout=60).text
+    assert "wrapTitle(text, perLine)" in shared and '"automargin":true' in shared

@@ -1,5 +1,6 @@
-"""Following a session's live stream (GET /sessions/{id}/live) from a thread of the test,
-the way a browser keeps it open: its events land in a queue the test reads in order.
+"""Following a session's live stream (GET /sessions/{id}/live), or a user's notification
+stream (GET /notifications/live, `InboxReader`), from a thread of the test, the way a browser
+keeps it open: its events land in a queue the test reads in order.
 
 Every event read is checked against its definition (app/live/events.py)."""
 
@@ -14,9 +15,10 @@ from typing import Any
 import httpx
 from pydantic import TypeAdapter
 
-from app.live.events import LiveEvent
+from app.live.events import InboxEvent, LiveEvent
 
 DEFINED: TypeAdapter[Any] = TypeAdapter(LiveEvent)
+INBOX_DEFINED: TypeAdapter[Any] = TypeAdapter(InboxEvent)
 # A hang, not a deadline: an event the test waits for comes in well under a second.
 WAIT_SECONDS = 60.0
 
@@ -25,8 +27,16 @@ class LiveReader:
     """A client's open live stream of one session; `next(name)` returns its next event of
     that name (the others it passes are kept in `seen`, in order)."""
 
-    def __init__(self, client: httpx.Client, session_id: str):
+    path = "/sessions/{}/live"
+    defined = DEFINED
+
+    def __init__(
+        self, client: httpx.Client, session_id: str = "", headers: dict[str, str] | None = None
+    ):
         self.client, self.session_id = client, session_id
+        self.headers = headers or {}
+        # The `id:` of each event read, by the event's place in `seen`'s order of arrival.
+        self.ids: list[str] = []
         self.events: queue.Queue[tuple[str, dict[str, Any]] | None] = queue.Queue()
         self.seen: list[tuple[str, dict[str, Any]]] = []
         self.status: int | None = None
@@ -48,13 +58,13 @@ class LiveReader:
         self._thread.join(WAIT_SECONDS)
 
     def _read(self) -> None:
-        url = f"/sessions/{self.session_id}/live"
+        url = self.path.format(self.session_id)
         try:
-            with self.client.stream("GET", url, timeout=None) as response:
+            with self.client.stream("GET", url, timeout=None, headers=self.headers) as response:
                 self.status = response.status_code
                 self._response = response
                 self._opened.set()
-                name, data = "message", []
+                name, data, event_id = "message", [], ""
                 for line in response.iter_lines():
                     if self._stop.is_set():
                         return
@@ -63,11 +73,14 @@ class LiveReader:
                     if line == "":
                         if data:
                             body = json.loads("\n".join(data))
-                            DEFINED.validate_python({**body, "event": name})
+                            self.defined.validate_python({**body, "event": name})
+                            self.ids.append(event_id)
                             self.events.put((name, body))
-                        name, data = "message", []
+                        name, data, event_id = "message", [], ""
                     elif line.startswith("event:"):
                         name = line.partition(":")[2].strip()
+                    elif line.startswith("id:"):
+                        event_id = line.partition(":")[2].strip()
                     elif line.startswith("data:"):
                         data.append(line.partition(":")[2].removeprefix(" "))
         except (httpx.HTTPError, RuntimeError, ValueError):
@@ -84,6 +97,13 @@ class LiveReader:
             self.seen.append(item)
             if item[0] == name and (where is None or where(item[1])):
                 return item[1]
+
+
+class InboxReader(LiveReader):
+    """A client's open notification stream (GET /notifications/live)."""
+
+    path = "/notifications/live"
+    defined = INBOX_DEFINED
 
 
 def until_closed(slots: Any) -> None:

@@ -4262,6 +4262,56 @@ export type LiveEvent = ({
 } & CommentDeleted);
 
 /**
+ * NotificationCreated
+ *
+ * A notification for the stream's user (the item of GET /notifications), sent only
+ * to its recipient.
+ */
+export type NotificationCreated = {
+    /**
+     * Event
+     */
+    event?: 'notification.created';
+    notification: NotificationOut;
+};
+
+/**
+ * NotificationRead
+ *
+ * The user marked notifications read (in this tab or another): `ids`, or every unread
+ * one when null; `unread` is how many remain.
+ */
+export type NotificationRead = {
+    /**
+     * Event
+     */
+    event?: 'notification.read';
+    /**
+     * Ids
+     */
+    ids: Array<string> | null;
+    /**
+     * Marked
+     */
+    marked: number;
+    /**
+     * Unread
+     */
+    unread: number;
+};
+
+/**
+ * InboxEvent
+ *
+ * One message of a user's notification stream
+ */
+export type InboxEvent = ({
+    event: 'notification.created';
+} & NotificationCreated) | ({
+    event: 'notification.read';
+} & NotificationRead);
+
+/**
  * ArtifactOut
  */
 export type ArtifactOutWritable = {
@@ -6836,6 +6886,41 @@ export type MarkNotificationsReadResponses = {
 };
 
 export type MarkNotificationsReadResponse = MarkNotificationsReadResponses[keyof MarkNotificationsReadResponses];
+
+export type NotificationsLiveData = {
+    body?: never;
+    headers?: {
+        /**
+         * Last-Event-Id
+         */
+        'last-event-id'?: string | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/v1/notifications/live';
+};
+
+export type NotificationsLiveErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+    /**
+     * Too many live streams open (code too_many_streams); Retry-After
+     */
+    503: unknown;
+};
+
+export type NotificationsLiveError = NotificationsLiveErrors[keyof NotificationsLiveErrors];
+
+export type NotificationsLiveResponses = {
+    /**
+     * Your notification events as server-sent events (see InboxEvent)
+     */
+    200: InboxEvent;
+};
+
+export type NotificationsLiveResponse = NotificationsLiveResponses[keyof NotificationsLiveResponses];
 
 export type SearchData = {
     body?: never;

@@ -5,6 +5,7 @@ import { Button } from '@/components/ui/button';
 import { Dialog as D } from 'radix-ui';
 import { useAuthStore } from '@/features/auth/auth-store';
 import { NotificationBell } from '@/features/notifications/bell';
+import { NotificationsLive } from '@/features/notifications/live';
 import { ForcedPasswordChange } from '@/features/auth/forced-password-change';
 import { Sidebar } from '@/features/projects/sidebar';
 import { SearchButton, SearchHost } from '@/features/search/search-dialog';
@@ -31,6 +32,7 @@ export function AppLayout() {
   return (
     <div className="flex h-full flex-col">
       <SearchHost />
+      <NotificationsLive />
       <SandboxBanner />
       <ModelBanner />
       <div className="flex min-h-0 flex-1">

@@ -68,6 +68,7 @@ def to_html(export: SessionExport, nonce: str | None = None) -> bytes:
             script_json=_script_json,
             b64=lambda data: base64.b64encode(data).decode(),
             chart_title=chart_title,
+            report_figure=report_figure,
             check_sentence=check_sentence,
             steps_summary=steps_summary,
             query_caption=query_caption,
@@ -83,6 +84,18 @@ def chart_title(figure: dict[str, Any]) -> str | None:
     title = (figure.get("layout") or {}).get("title")
     text = title.get("text") if isinstance(title, dict) else title
     return str(text) if text else None
+
+
+def report_figure(figure: dict[str, Any]) -> dict[str, Any]:
+    """The figure as the report draws it: a title may push the plot down (automargin), so
+    that the lines the page breaks it into at the chart's width (the report's script, on a
+    phone too) never run over the plot or off the chart."""
+    layout = figure.get("layout")
+    if not isinstance(layout, dict) or chart_title(figure) is None:
+        return figure
+    title = layout["title"]
+    title = {"text": title} if not isinstance(title, dict) else title
+    return {**figure, "layout": {**layout, "title": {**title, "automargin": True}}}
 
 
 def table_html(table: dict[str, Any], limit: int = TABLE_ROWS) -> str:

@@ -32,7 +32,11 @@ export function useSessionLive(sessionId: string, onRunCreated: (runId: string) 
           void qc.invalidateQueries({ queryKey: sessionKeys.all, refetchType: 'active', exact: false });
           break;
         case 'comment.created':
+          // The bell hears of it on its own stream (notifications/live.ts).
+          void qc.invalidateQueries({ queryKey: commentKeys.run(e.run_id) });
+          break;
         case 'comment.deleted':
+          // A deleted comment's notifications go with it.
           void qc.invalidateQueries({ queryKey: commentKeys.run(e.run_id) });
           void qc.invalidateQueries({ queryKey: notificationKeys.all });
           break;
