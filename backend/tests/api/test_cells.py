@@ -102,6 +102,9 @@ def test_a_python_cell_runs_in_the_sessions_sandbox_and_the_agent_sees_it(
         exported = alice.get(f"/sessions/{session['id']}/export", params={"format": kind})
         assert exported.status_code == 200 and "by_region = sales.groupby" in exported.text
         assert "Python cell" in exported.text and "no model" in exported.text
+        # A cell that ran is not reported as unfinished or failed for having no answer.
+        assert "Not finished when exported" not in exported.text
+        assert "The run failed" not in exported.text
 
 
 def test_an_sql_cell_queries_a_source_and_keeps_its_result_as_a_variable(

@@ -129,6 +129,8 @@ class ExportRun:
     step_count: int = 0  # steps it took (also those no export shows)
     # The team's knowledge items it was given, in prompt order: [{item_id, title, used}].
     knowledge: list[dict[str, Any]] = field(default_factory=list)
+    # A cell of the user's own: it has output, never an answer (so none is missed).
+    is_cell: bool = False
 
     @property
     def stopped(self) -> bool:
@@ -293,6 +295,7 @@ async def gather(
                 answers=[str(i.get("answer", "")) for i in run.inputs or []],
                 step_count=len(run.steps),
                 knowledge=list(run.knowledge or []),
+                is_cell=run.cell is not None,
             )
         )
     return SessionExport(

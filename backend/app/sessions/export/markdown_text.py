@@ -63,6 +63,8 @@ def outcome_md(run: ExportRun) -> str:
     its steps came to."""
     if run.final_answer is not None:
         text = f"**Answer**\n\n{inert_md(run.final_answer)}"
+    elif run.is_cell and run.status == "succeeded":
+        text = "*A cell: its output above is what it gave.*"
     elif run.stopped:
         text = "*Stopped by the user before it had an answer.*"
     elif run.status in ("succeeded", "failed") or run.error:
