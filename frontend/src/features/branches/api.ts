@@ -9,7 +9,7 @@ export type BranchNode = {
   session: SessionOut;
   branched_after_run_id: string | null;
   /** The question (truncated) of the run it branched after; null for the root. */
-  branched_after_query?: string | null;
+  after_query?: string | null;
   children: BranchNode[];
 };
 

@@ -25,7 +25,7 @@ describe('questionsOf', () => {
     const tree = {
       session: s('root'),
       branched_after_run_id: null,
-      children: [{ session: s('b1', 'root'), branched_after_run_id: 'r1', branched_after_query: 'Total revenue?', children: [] }],
+      children: [{ session: s('b1', 'root'), branched_after_run_id: 'r1', after_query: 'Total revenue?', children: [] }],
     };
     expect([...questionsOf([tree, undefined])]).toEqual([['b1', 'Total revenue?']]);
   });

@@ -47,7 +47,7 @@ export function flattenTree(sessions: SessionOut[], closed: ReadonlySet<string>)
 export function questionsOf(trees: (BranchNode | undefined)[]): Map<string, string> {
   const out = new Map<string, string>();
   const walk = (n: BranchNode) => {
-    if (n.branched_after_query) out.set(n.session.id, n.branched_after_query);
+    if (n.after_query) out.set(n.session.id, n.after_query);
     n.children.forEach(walk);
   };
   trees.forEach((t) => t && walk(t));
