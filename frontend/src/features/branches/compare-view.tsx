@@ -17,7 +17,7 @@ type Side = 'left' | 'right';
 
 /** Every session of a tree, depth first, with its depth (for the pickers). */
 function sessionsOf(node: BranchNode | undefined, depth = 0): { session: SessionOut; depth: number }[] {
-  return node ? [{ session: node.session, depth }, ...node.children.flatMap((c) => sessionsOf(c, depth + 1))] : [];
+  return node ? [{ session: node.session, depth }, ...(node.children ?? []).flatMap((c) => sessionsOf(c, depth + 1))] : [];
 }
 
 /** A picker of the sessions of the tree to compare with. */

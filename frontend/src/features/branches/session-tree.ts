@@ -48,7 +48,7 @@ export function questionsOf(trees: (BranchNode | undefined)[]): Map<string, stri
   const out = new Map<string, string>();
   const walk = (n: BranchNode) => {
     if (n.after_query) out.set(n.session.id, n.after_query);
-    n.children.forEach(walk);
+    n.children?.forEach(walk);
   };
   trees.forEach((t) => t && walk(t));
   return out;
