@@ -20,7 +20,8 @@ export async function branchesTests(t) {
   const runs = () => page.locator('[data-testid=run]');
   const finished = async (run) => run.and(page.locator('[data-status=succeeded], [data-status=failed]')).waitFor({ timeout: 180_000 });
   const sessionIdOf = (url) => url.split('/sessions/')[1]?.split(/[/?#]/)[0];
-  const shots = async (name, locate) => {
+  // `narrow` readies a phone's view (the sidebar is a drawer there: open it) and is undone after.
+  const shots = async (name, locate, narrow) => {
     if (!process.env.E2E_SHOTS) return;
     mkdirSync(SHOTS, { recursive: true });
     for (const theme of ['Light', 'Dark']) {
@@ -31,9 +32,11 @@ export async function branchesTests(t) {
         [390, 844],
       ]) {
         await page.setViewportSize({ width, height });
+        if (narrow && width < 768) await narrow();
         if (locate) await locate().scrollIntoViewIfNeeded();
         await page.waitForTimeout(500);
         await page.screenshot({ path: path.join(SHOTS, `${name}-${width}-${theme.toLowerCase()}.png`) });
+        if (narrow && width < 768) await page.keyboard.press('Escape');
       }
     }
     await page.setViewportSize({ width: 1440, height: 900 });
@@ -72,7 +75,7 @@ export async function branchesTests(t) {
     await page.waitForURL((url) => sessionIdOf(url.pathname) && sessionIdOf(url.pathname) !== parentId);
     fromHereId = sessionIdOf(page.url());
     const divider = page.getByTestId('branch-divider');
-    await divider.waitFor();
+    await divider.filter({ hasText: Q1 }).waitFor();
     const said = await divider.innerText();
     expect(said.includes('Branched from') && said.includes('What if x') && said.includes(Q1), `the divider names the parent and the question: ${said}`);
     expect((await page.getByTestId('inherited-run').count()) === 1, 'the past holds question 1 only');
@@ -129,7 +132,7 @@ export async function branchesTests(t) {
       await row.getByTestId('branch-after').filter({ hasText: Q1 }).waitFor();
     }
     expect((await tree.locator(`[data-session-id="${editedId}"] a`).getAttribute('aria-current')) === 'page', 'the current branch is marked');
-    await shots('02-tree', () => tree);
+    await shots('02-tree', () => tree.last(), () => page.getByRole('button', { name: 'Open navigation' }).click());
     const toggle = parentRow.getByRole('button', { name: /^Hide the 2 branches/ });
     await toggle.click();
     expect((await tree.locator(`[data-session-id="${fromHereId}"]`).count()) === 0, 'closed, the branches are hidden');

@@ -51,7 +51,7 @@ export function DeleteSessionDialog({
     const gone = mode === 'delete' ? subtreeOf(session.id, listed) : [session.id];
     setFailed(null);
     del.mutate(
-      { id: session.id, branches: mode },
+      { id: session.id, branches: mode, gone },
       {
         onSuccess: () => {
           close();

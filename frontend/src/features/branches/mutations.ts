@@ -1,10 +1,11 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
-import { createSession } from '@/client';
+import { createSession, type SessionOut } from '@/client';
 import { sessionKeys } from '@/features/sessions/queries';
 import { branchSession, deleteSessionAndBranches, type BranchesOnDelete } from './api';
 import type { Arrival, ArrivalQuestion } from './arrival';
 import { branchKeys } from './queries';
+
 
 /**
  * Makes a branch after a run and opens it: with `ask`, the branch asks that question at once (an
@@ -46,17 +47,28 @@ export function useAskInNewSession(projectId: string) {
   });
 }
 
-/** Deletes a session; one with branches says what becomes of them. */
+/** Deletes a session; one with branches says what becomes of them. `gone`: every id that goes (it and, deleted too, its branches). */
 export function useDeleteSessionTree(projectId: string) {
   const qc = useQueryClient();
   return useMutation({
     // The dialog says why a delete failed (and turns `has_branches` into the choice).
     meta: { silent: true },
-    mutationFn: ({ id, branches }: { id: string; branches: BranchesOnDelete | null }) => deleteSessionAndBranches(id, branches),
-    onSuccess: () => {
+    mutationFn: ({ id, branches }: { id: string; branches: BranchesOnDelete | null; gone: string[] }) => deleteSessionAndBranches(id, branches),
+    onSuccess: (_, { gone }) => {
+      // What is gone is not read again (a 404 each); the rest of the tree changed (kept branches stand alone).
+      const mentionsGone = (key: readonly unknown[]) => key.some((k) => typeof k === 'string' && gone.includes(k));
+      // The list first, so the sidebar asks nothing more of what went (its branches kept stand alone).
+      qc.setQueryData<{ items: SessionOut[]; total: number }>(sessionKeys.project(projectId), (list) =>
+        list && {
+          ...list,
+          items: list.items
+            .filter((s) => !gone.includes(s.id))
+            .map((s) => (s.parent_session_id && gone.includes(s.parent_session_id) ? { ...s, parent_session_id: null } : s)),
+        },
+      );
+      qc.removeQueries({ predicate: (q) => mentionsGone(q.queryKey) });
+      void qc.invalidateQueries({ predicate: (q) => (q.queryKey[0] === 'sessions' || q.queryKey[0] === 'branches') && !mentionsGone(q.queryKey) });
       void qc.invalidateQueries({ queryKey: sessionKeys.project(projectId) });
-      void qc.invalidateQueries({ queryKey: branchKeys.all });
-      void qc.invalidateQueries({ queryKey: sessionKeys.all });
     },
   });
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionOut } from '@/client';
-import { flattenTree, questionsOf } from './session-tree';
+import { flattenTree, questionsOf, titleUnder } from './session-tree';
 
 const s = (id: string, parent: string | null = null) => ({ id, title: id, parent_session_id: parent }) as SessionOut;
 
@@ -28,5 +28,14 @@ describe('questionsOf', () => {
       children: [{ session: s('b1', 'root'), branched_after_run_id: 'r1', after_query: 'Total revenue?', children: [] }],
     };
     expect([...questionsOf([tree, undefined])]).toEqual([['b1', 'Total revenue?']]);
+  });
+});
+
+describe('titleUnder', () => {
+  it("drops the parent's title from a branch's title made of it, and keeps any other title", () => {
+    const parent = { ...s('p'), title: 'What if x' };
+    expect(titleUnder({ ...s('b', 'p'), title: 'What if x — branch after Q1' }, parent)).toBe('branch after Q1');
+    expect(titleUnder({ ...s('b', 'p'), title: 'Outliers dropped' }, parent)).toBe('Outliers dropped');
+    expect(titleUnder({ ...s('b', 'p'), title: 'What if x — branch after Q1' }, undefined)).toBe('What if x — branch after Q1');
   });
 });

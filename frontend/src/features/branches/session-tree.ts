@@ -43,6 +43,16 @@ export function flattenTree(sessions: SessionOut[], closed: ReadonlySet<string>)
   return rows;
 }
 
+/**
+ * A branch's title as its row under its parent reads it: a title made of the parent's ("<parent> —
+ * branch after Q2") drops the parent's part, which the row above says.
+ */
+export function titleUnder(session: SessionOut, parent: SessionOut | undefined): string {
+  const title = session.title || 'Untitled session';
+  const prefix = parent?.title ? `${parent.title} — ` : null;
+  return prefix && title.startsWith(prefix) && title.length > prefix.length ? title.slice(prefix.length) : title;
+}
+
 /** session id → the question it diverges after, from the trees of the sessions that have branches. */
 export function questionsOf(trees: (BranchNode | undefined)[]): Map<string, string> {
   const out = new Map<string, string>();

@@ -33,7 +33,7 @@ import { SearchButton } from '@/features/search/search-dialog';
 import { MembersDialog } from '@/features/members/members-dialog';
 import { ReviewBadge } from '@/features/sessions/autonomy-switch';
 import { DeleteSessionDialog } from '@/features/branches/delete-dialog';
-import { flattenTree, useBranchQuestions } from '@/features/branches/session-tree';
+import { flattenTree, titleUnder, useBranchQuestions } from '@/features/branches/session-tree';
 import { useCreateSession, useRenameSession } from '@/features/sessions/mutations';
 import { sessionsQuery } from '@/features/sessions/queries';
 import { cn } from '@/lib/utils';
@@ -107,6 +107,7 @@ function SessionLinks({
   const [closed, setClosed] = useState<ReadonlySet<string>>(new Set());
   const rows = flattenTree(sessions.data?.items ?? [], closed);
   const questions = useBranchQuestions(rows);
+  const byId = new Map((sessions.data?.items ?? []).map((s) => [s.id, s]));
   const toggle = (id: string) =>
     setClosed((c) => {
       const next = new Set(c);
@@ -152,7 +153,9 @@ function SessionLinks({
             >
               <Icon className={cn('size-3.5 shrink-0 text-muted-foreground', depth > 0 && 'text-primary/70')} />
               <span className="min-w-0 flex-1">
-                <span className="block truncate">{s.title || 'Untitled session'}</span>
+                <span className="block truncate" title={s.title || undefined}>
+                  {titleUnder(s, byId.get(s.parent_session_id ?? ''))}
+                </span>
                 {question && (
                   <span className="block truncate text-xs font-normal text-muted-foreground" data-testid="branch-after" title={`Branched after: ${question}`}>
                     after: {question}

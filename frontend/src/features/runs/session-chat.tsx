@@ -102,7 +102,8 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
   const past = runs.flatMap((r) => (r.stored && isInherited(r.stored) ? [r.stored] : []));
   const branch = session.data && (session.data.parent_session_id || past.length > 0) ? session.data : null;
   useRestoredRefresh(branch, !!active);
-  const divider = branch && <BranchDivider session={branch} past={past} />;
+  // Drawn once the history is in: before, the past (and so the question it parts after) is unknown.
+  const divider = branch && loaded && <BranchDivider session={branch} past={past} />;
 
   const suggest = (question: string) => {
     setText(question);
