@@ -3914,6 +3914,41 @@ export type SandboxStartingEvent = {
 };
 
 /**
+ * StateRestoredEvent
+ *
+ * A branch's first run has its variables (before its first step): from the snapshot
+ * of where it branched, or by replaying its past; `notes` say what was not brought back.
+ */
+export type StateRestoredEvent = {
+    /**
+     * Event
+     */
+    event: 'state.restored';
+    /**
+     * Source
+     *
+     * How they came back
+     */
+    source: 'snapshot' | 'replay';
+    /**
+     * Notes
+     *
+     * Sentences: what was replayed, failed or is missing
+     */
+    notes: Array<string>;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
  * StepCodeEvent
  */
 export type StepCodeEvent = {
@@ -4152,6 +4187,8 @@ export type RunEvent = ({
 } & RunQueuedEvent) | ({
     event: 'sandbox.starting';
 } & SandboxStartingEvent) | ({
+    event: 'state.restored';
+} & StateRestoredEvent) | ({
     event: 'step.started';
 } & StepStartedEvent) | ({
     event: 'model.delta';
@@ -4671,6 +4708,8 @@ export type RunEventWritable = ({
 } & RunQueuedEvent) | ({
     event: 'sandbox.starting';
 } & SandboxStartingEvent) | ({
+    event: 'state.restored';
+} & StateRestoredEvent) | ({
     event: 'step.started';
 } & StepStartedEvent) | ({
     event: 'model.delta';
