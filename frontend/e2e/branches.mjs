@@ -168,6 +168,22 @@ export async function branchesTests(t) {
     await page.setViewportSize({ width: 1440, height: 900 });
   });
 
+  await test('branches: editing the first question asks it in a new session of the project, which says why', async () => {
+    await page.goto(`${base}/projects/${projectId}/sessions/${parentId}`);
+    await finished(runs().nth(2));
+    await script([step("x = 1\nfinal_answer(f'x is {x}')")]);
+    const first = runs().nth(0);
+    await first.getByRole('button', { name: 'Edit' }).click();
+    await first.getByRole('textbox', { name: 'Edit the question' }).fill('Set x to 1');
+    await first.getByRole('button', { name: 'Ask in a new branch' }).click();
+    await page.waitForURL((url) => ![undefined, parentId, fromHereId, editedId].includes(sessionIdOf(url.pathname)));
+    const note = await page.getByTestId('arrival-note').innerText();
+    expect(note.includes('a new session starts here') && note.includes('What if x'), `the new session says why it is there: ${note}`);
+    await finished(runs().nth(0));
+    expect((await runs().nth(0).innerText()).includes('x is 1'), 'the edited first question ran there');
+    expect((await page.getByTestId('branch-divider').count()) === 0, 'it is no branch');
+  });
+
   await test('branches: deleting the parent asks about its branches, and kept ones stand on their own with their past', async () => {
     await page.goto(`${base}/projects/${projectId}/sessions/${parentId}`);
     await page.getByRole('button', { name: 'Actions for What if x', exact: true }).click();
