@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.branches import restore
 from app.branches.lineage import MAX_DEPTH
 from app.infra.storage import ObjectStorage
 from app.models import Artifact, Run, RunEventRow, RunFileRead, RunStep, Session
@@ -46,6 +47,8 @@ async def keep_branches(db: AsyncSession, storage: ObjectStorage, parent: Sessio
         if after is not None and after.session_id == parent.id:
             copies = await _copy_runs(db, storage, parent, after, child)
             child.branched_after_run_id = parent.branched_after_run_id
+            if child.restored is None:  # its first run settles its state from the copies
+                child.restored = dict(restore.UNSETTLED)
             for branch_id in await subtree(db, child):
                 branch = await db.get(Session, branch_id)
                 if branch is not None and branch.branched_after_run_id in copies:

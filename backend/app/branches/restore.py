@@ -39,9 +39,16 @@ class Restored:
         return {"from": self.source, "notes": self.notes}
 
 
+# `restored` of a branch kept standalone before its first run (app.branches.detach): its
+# past is now its own runs, and its state is still to be settled. Never shown (SessionOut).
+UNSETTLED = {"from": "replay", "notes": [], "unsettled": True}
+
+
 def first_run(session: Session) -> bool:
     """Whether the session is a branch whose state is still to be settled."""
-    return session.branched_after_run_id is not None and session.restored is None
+    if session.restored is None:
+        return session.branched_after_run_id is not None
+    return bool(session.restored.get("unsettled"))
 
 
 def from_snapshot(report: RestoreReport | None) -> Restored | None:
@@ -54,17 +61,22 @@ def from_snapshot(report: RestoreReport | None) -> Restored | None:
 
 
 async def _past_code(
-    factory: async_sessionmaker[AsyncSession], session: Session
+    factory: async_sessionmaker[AsyncSession], session: Session, run: Run
 ) -> list[tuple[uuid.UUID, str]]:
-    """The code of the branch's past steps that ran without an error, in order."""
+    """The code of the steps before `run` in the branch's history (its past) that ran
+    without an error, in order."""
     async with factory() as db:
-        inherited = lineage.inherited_clause(await lineage.segments(db, session))
-        if inherited is None:
-            return []
+        history = lineage.history_clause(session, await lineage.segments(db, session))
         rows = await db.execute(
             select(RunStep.run_id, RunStep.code)
             .join(Run, Run.id == RunStep.run_id)
-            .where(inherited, RunStep.error.is_(None), RunStep.code.is_not(None))
+            .where(
+                history,
+                Run.id != run.id,
+                Run.created_at <= run.created_at,
+                RunStep.error.is_(None),
+                RunStep.code.is_not(None),
+            )
             .order_by(Run.created_at, Run.id, RunStep.index)
         )
         return [(run_id, str(code)) for run_id, code in rows if str(code).strip()]
@@ -73,6 +85,7 @@ async def _past_code(
 async def replay(
     factory: async_sessionmaker[AsyncSession],
     session: Session,
+    run: Run,
     worker: SandboxWorker,
     answerer: SourcesAnswerer | None,
     why: str | None,
@@ -82,11 +95,12 @@ async def replay(
     Args:
         factory: Database sessions.
         session: The branch.
+        run: Its first run (the one that settles its state).
         worker: Its fresh worker.
         answerer: The project's data sources, for code that called sql().
         why: Why the snapshot could not be used, when there was one.
     """
-    steps = await _past_code(factory, session)
+    steps = await _past_code(factory, session, run)
     notes = (
         [f"The saved variables could not be loaded ({why}), so the past was replayed."]
         if why

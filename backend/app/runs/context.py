@@ -144,7 +144,7 @@ class ContextBuilder:
         report = worker.take_restore_report() if fresh else None
         if restore.first_run(session):  # a branch: its variables as they were where it began
             snapshot, report, fresh = await self._settle_branch(
-                session, worker, workspace, snapshot, report, answerer, recorder
+                session, run, worker, workspace, snapshot, report, answerer, recorder
             )
         prompt = prompting.render_system_prompt(
             files=file_infos,
@@ -162,6 +162,7 @@ class ContextBuilder:
     async def _settle_branch(
         self,
         session: Session,
+        run: Run,
         worker: SandboxWorker,
         workspace: Path,
         snapshot: dict[str, Any] | None,
@@ -174,7 +175,9 @@ class ContextBuilder:
         settled = restore.from_snapshot(report) if snapshot else None
         if settled is None:
             why = (report.error if report else "it could not be fetched") if snapshot else None
-            settled = await restore.replay(self.repository.factory, session, worker, answerer, why)
+            settled = await restore.replay(
+                self.repository.factory, session, run, worker, answerer, why
+            )
             saved = await self.save_snapshot(session.id, worker, workspace, snapshot)
             snapshot, report, fresh = saved or snapshot, None, False
         else:
