@@ -110,7 +110,9 @@ export async function branchesTests(t) {
     await second.getByRole('button', { name: 'Ask in a new branch' }).click();
     await page.waitForURL((url) => ![undefined, parentId, fromHereId].includes(sessionIdOf(url.pathname)));
     editedId = sessionIdOf(page.url());
-    const asked = runs().nth(1);
+    // The parent's runs may still show for a moment: wait for the branch's own.
+    await page.getByTestId('branch-divider').waitFor();
+    const asked = runs().filter({ hasText: 'Set x to 99 instead' });
     await asked.waitFor();
     await finished(asked);
     expect((await asked.innerText()).includes('x is 99; North made 150'), `the edited question ran in the branch: ${await asked.innerText()}`);
@@ -177,6 +179,7 @@ export async function branchesTests(t) {
     await first.getByRole('textbox', { name: 'Edit the question' }).fill('Set x to 1');
     await first.getByRole('button', { name: 'Ask in a new branch' }).click();
     await page.waitForURL((url) => ![undefined, parentId, fromHereId, editedId].includes(sessionIdOf(url.pathname)));
+    await page.getByTestId('arrival-note').waitFor();
     const note = await page.getByTestId('arrival-note').innerText();
     expect(note.includes('a new session starts here') && note.includes('What if x'), `the new session says why it is there: ${note}`);
     await finished(runs().nth(0));
