@@ -58,6 +58,7 @@ class Action(StrEnum):
     session_renamed = "session.renamed"
     session_autonomy_changed = "session.autonomy_changed"
     session_deleted = "session.deleted"
+    session_branched = "session.branch"
     run_asked = "run.asked"
     run_ended = "run.ended"
     run_stopped = "run.stopped"
@@ -342,7 +343,15 @@ SENTENCES: dict[Action, Callable[[str, dict[str, Any]], str]] = {
     ),
     Action.knowledge_deleted: lambda who, d: f"{who} deleted the {d['kind']} {_quoted(d['title'])}",
     Action.session_created: lambda who, d: f"{who} opened the session {_quoted(d['title'])}",
-    Action.session_deleted: lambda who, d: f"{who} deleted the session {_quoted(d['title'])}",
+    Action.session_deleted: lambda who, d: (
+        f"{who} deleted the session {_quoted(d['title'])}"
+        + (f" and its {d['branches_deleted']} branch(es)" if d.get("branches_deleted") else "")
+        + (f", keeping its {d['branches_kept']} branch(es)" if d.get("branches_kept") else "")
+    ),
+    Action.session_branched: lambda who, d: (
+        f"{who} branched the session {_quoted(d['parent_title'])} after "
+        f"{_quoted(d.get('after_query'), 80)} into {_quoted(d['title'])}"
+    ),
     Action.session_renamed: lambda who, d: (
         f"{who} renamed the session {_quoted(d['title'][0])} to {_quoted(d['title'][1])}"
     ),

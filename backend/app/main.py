@@ -17,6 +17,7 @@ import app.agent  # noqa: F401  (sets LiteLLM's offline price list before litell
 from app.agent import warm_up
 from app.api import (
     auth,
+    branches,
     cells,
     checks,
     comments,
@@ -230,6 +231,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         projects,
         files,
         sessions,
+        branches,
         shares,
         runs,
         live,

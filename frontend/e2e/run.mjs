@@ -11,6 +11,7 @@ import { filesTests } from './files.mjs';
 import { knowledgeTests } from './knowledge.mjs';
 import { liveTests } from './live.mjs';
 import { cellsTests } from './cells.mjs';
+import { branchesTests } from './branches.mjs';
 import { sourcesTests } from './sources.mjs';
 import { signinTests, startOidcProvider } from './signin.mjs';
 import { resultsTests } from './results.mjs';
@@ -2659,6 +2660,7 @@ async function main() {
     await signinTests({ browser, page, base, ssoBase: noModelBase, test, expect, T });
     await filesTests({ page, base, test, expect, chooseTheme });
     await resultsTests({ page, base, script, test, expect, ask, lastRun });
+    await branchesTests({ page, base, script, test, expect, ask, chooseTheme });
 
     await test('an invalid token sends the user back to login', async () => {
       await page.evaluate(() => {

@@ -10,6 +10,7 @@ import { ActivityRoute } from '@/routes/activity';
 import { AdminUsersRoute } from '@/routes/admin-users';
 import { AppLayout } from '@/routes/app-layout';
 import { ChecksRoute } from '@/routes/checks';
+import { CompareRoute } from '@/routes/compare';
 import { HomeRoute } from '@/routes/home';
 import { InviteRoute } from '@/routes/invite';
 import { KnowledgeRoute } from '@/routes/knowledge';
@@ -31,6 +32,7 @@ const router = createBrowserRouter([
       { path: '/projects/:projectId/knowledge', element: <KnowledgeRoute /> },
       { path: '/projects/:projectId/checks', element: <ChecksRoute /> },
       { path: '/projects/:projectId/sessions/:sessionId', element: <SessionRoute /> },
+      { path: '/projects/:projectId/compare/:leftId/:rightId', element: <CompareRoute /> },
       { path: '/admin/users', element: <AdminUsersRoute /> },
       { path: '*', element: <p className="p-8 text-sm text-muted-foreground">Page not found.</p> },
     ],

@@ -197,9 +197,16 @@ OwnedArtifact = Annotated[Artifact, Depends(owned_artifact)]
 
 @router.get("/sessions/{session_id}/runs", response_model=Page[RunOut])
 async def list_runs(session: OwnedSession, db: DbDep, page: PageDep) -> Page[RunOut]:
-    """The session's history, oldest first."""
+    """The session's history, oldest first; a branch's begins with the runs of its past
+    (`inherited`: they belong to the session it branched from, up to where it did)."""
     items, total = await history.list_runs(db, session, page.limit, page.offset)
-    return Page(items=[RunOut.model_validate(r) for r in items], total=total)
+    return Page(
+        items=[
+            RunOut.model_validate(r).model_copy(update={"inherited": r.session_id != session.id})
+            for r in items
+        ],
+        total=total,
+    )
 
 
 @router.get("/sessions/{session_id}/artifacts", response_model=Page[ArtifactOut])

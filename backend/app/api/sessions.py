@@ -3,7 +3,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Response, status
 
@@ -24,9 +24,12 @@ from app.api.headers import filename_parameters
 from app.api.live import LiveDep
 from app.api.runs import OrchestratorDep
 from app.audit import Action
+from app.branches import detach
+from app.branches import service as branches_service
 from app.db import after_commit
-from app.errors import ServerFault
+from app.errors import Conflict, ServerFault
 from app.infra.storage import ObjectStorage, delete_objects
+from app.models import Session
 from app.runs import snapshots
 from app.runs.repository import usage
 from app.runs.sandboxes import SandboxPool
@@ -96,16 +99,42 @@ async def delete_session(
     sandboxes: SandboxesDep,
     runs: OrchestratorDep,
     user: CurrentUser,
+    branches: Annotated[
+        Literal["keep", "delete"] | None,
+        Query(
+            description="A session with branches: keep them (they stand alone, with their "
+            "past) or delete them too; without it such a session answers 409 has_branches"
+        ),
+    ] = None,
 ) -> Response:
-    await refuse_busy(locks, [session.id], "This session")
-    await runs.stop_waiting([session.id], "Its session was deleted.")
-    await discard_workspaces(sandboxes, [session.id])
-    keys = await service.delete(db, session)
-    about = {"session_id": str(session.id), "title": session.title}
+    """Delete the session, its runs and artifacts (and, with `branches=delete`, its
+    branches, theirs and so on)."""
+    about: dict[str, object] = {"session_id": str(session.id), "title": session.title}
+    doomed = [session.id]
+    children = await branches_service.children_count(db, session.id)
+    if children and branches is None:
+        raise Conflict(
+            f"This session has {children} branch{'' if children == 1 else 'es'}: say whether "
+            "to keep them (branches=keep) or delete them too (branches=delete).",
+            code="has_branches",
+        )
+    if children and branches == "delete":
+        doomed += await detach.subtree(db, session)
+        about["branches_deleted"] = len(doomed) - 1
+    await refuse_busy(locks, doomed, "This session")
+    await runs.stop_waiting(doomed, "Its session was deleted.")
+    await discard_workspaces(sandboxes, doomed)
+    if children and branches == "keep":
+        about["branches_kept"] = await detach.keep_branches(db, storage, session)
+    keys: list[str] = []
+    for doomed_id in reversed(doomed):  # the branches first, then the session
+        row = session if doomed_id == session.id else await db.get(Session, doomed_id)
+        if row is not None:
+            keys += await service.delete(db, row)
     await audit.record(
         db, session.project_id, user, Action.session_deleted, ("session", session.id), about
     )
-    after_commit(db, lambda: forget(storage, keys, [session.id]))
+    after_commit(db, lambda: forget(storage, keys, doomed))
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 

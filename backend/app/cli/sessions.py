@@ -1,4 +1,4 @@
-"""`workbench sessions`: list, create, rename, review mode, delete."""
+"""`workbench sessions`: list, create, rename, review mode, branch, tree, delete."""
 
 from __future__ import annotations
 
@@ -122,12 +122,81 @@ def review(
     out.print(f"Session {chosen['title']} now {state}.")
 
 
+class Branches(StrEnum):
+    keep = "keep"
+    delete = "delete"
+
+
 @app.command()
-def delete(session: SessionRef, yes: Yes = False) -> None:
+def delete(
+    session: SessionRef,
+    yes: Yes = False,
+    branches: Annotated[
+        Branches | None,
+        typer.Option(
+            "--branches",
+            help="A session with branches: keep them (standalone, with their past) or "
+            "delete them too.",
+        ),
+    ] = None,
+) -> None:
     """Delete a session with its runs and artifacts."""
     with connect() as client:
         chosen = lookup.session(client, session)
         if not yes:
             confirm(f"Delete session {chosen['title']} with its runs?")
-        client.delete_session(chosen["id"])
+        params = {"branches": branches.value} if branches else {}
+        client.request("DELETE", f"/sessions/{chosen['id']}", params=params)
     out.print(f"Deleted session {chosen['title']}.")
+
+
+@app.command()
+def branch(
+    session: SessionRef,
+    after: Annotated[
+        str,
+        typer.Option(
+            "--after", help="The question to branch after: its number in the session or run id."
+        ),
+    ],
+    as_json: AsJson = False,
+) -> None:
+    """Start a branch: a new session that goes on after a question, with the variables as
+    they were when it ended (its first question brings them back)."""
+    with connect() as client:
+        chosen = lookup.session(client, session)
+        [run_id] = lookup.runs(client, chosen["id"], [after], "--after")
+        made = client.json(
+            "POST", f"/sessions/{chosen['id']}/branch", json={"after_run_id": run_id}
+        )
+    if as_json:
+        print_json(made)
+    else:
+        out.print(f"Created session {made['title']} ({made['id']}).")
+
+
+@app.command()
+def tree(session: SessionRef, as_json: AsJson = False) -> None:
+    """Show the tree of branches the session belongs to, from its root."""
+    with connect() as client:
+        chosen = lookup.session(client, session)
+        found = client.json("GET", f"/sessions/{chosen['id']}/tree")
+    if as_json:
+        print_json(found)
+        return
+    lines: list[str] = []
+    _tree_lines(found, 0, lines)
+    if found.get("truncated"):
+        lines.append("… (more branches than one answer shows)")
+    out.print("\n".join(lines), markup=False, highlight=False)
+
+
+def _tree_lines(node: dict[str, Any], depth: int, lines: list[str]) -> None:
+    session = node["session"]
+    line = f"{'  ' * depth}{session['title']} ({session['id']})"
+    if node.get("after_query"):
+        asked = " ".join(str(node["after_query"]).split())
+        line += f"  after: {asked[:80]}"
+    lines.append(line)
+    for child in node.get("children") or []:
+        _tree_lines(child, depth + 1, lines)

@@ -13,6 +13,7 @@ from typing import Any
 
 from app.agent import prompting
 from app.agent.sources_prompt import SourceColumn, SourceInfo, SourceTable
+from app.branches import restore
 from app.config import Settings
 from app.files import service as files_service
 from app.files.preview import PreviewError, preview_kind
@@ -22,11 +23,11 @@ from app.knowledge import prompt as knowledge_prompt
 from app.knowledge import usage as knowledge_usage
 from app.knowledge.prompt import Given
 from app.knowledge.selection import Selection, selector
-from app.models import File, Run, RunKind
+from app.models import File, Run, RunKind, Session
 from app.observability import tracing
 from app.runs import budget, snapshots
 from app.runs.data_sources import SourcesAnswerer
-from app.runs.events import SandboxStarting
+from app.runs.events import SandboxStarting, StateRestored
 from app.runs.recorder import EventRecorder
 from app.runs.repository import RunRepository, usage
 from app.runs.sandboxes import SandboxPool, SlotTicket
@@ -139,19 +140,52 @@ class ContextBuilder:
         )
         worker.artifact_budget = max(0, room)
         worker.project_files = tuple(f.name for f in files)
+        answerer = SourcesAnswerer(connections, catalog, self.settings, spent) if catalog else None
+        report = worker.take_restore_report() if fresh else None
+        if restore.first_run(session):  # a branch: its variables as they were where it began
+            snapshot, report, fresh = await self._settle_branch(
+                session, run, worker, workspace, snapshot, report, answerer, recorder
+            )
         prompt = prompting.render_system_prompt(
             files=file_infos,
             history=[prompting.Turn(query, answer or "") for query, answer in turns],
-            variables=_variables(snapshot, worker.take_restore_report() if fresh else None, fresh),
+            variables=_variables(snapshot, report, fresh),
             authorized_imports=list(DEFAULT_AUTHORIZED_IMPORTS),
             sources=[_source_info(source) for source in usable],
             knowledge=knowledge_prompt.section(selection, {f.id: f.name for f in files}),
         )
-        answerer = SourcesAnswerer(connections, catalog, self.settings, spent) if catalog else None
         review = session.autonomy == "review"
         return AgentContext(
             worker, workspace, prompt, left, review, snapshot, answerer, knowledge=given
         )
+
+    async def _settle_branch(
+        self,
+        session: Session,
+        run: Run,
+        worker: SandboxWorker,
+        workspace: Path,
+        snapshot: dict[str, Any] | None,
+        report: RestoreReport | None,
+        answerer: SourcesAnswerer | None,
+        recorder: EventRecorder,
+    ) -> tuple[dict[str, Any] | None, RestoreReport | None, bool]:
+        """A branch's first run: its snapshot restored, or its past replayed (then saved
+        as its snapshot); what the prompt tells of the variables (snapshot, report, fresh)."""
+        settled = restore.from_snapshot(report) if snapshot else None
+        if settled is None:
+            why = (report.error if report else "it could not be fetched") if snapshot else None
+            settled = await restore.replay(
+                self.repository.factory, session, run, worker, answerer, why
+            )
+            saved = await self.save_snapshot(session.id, worker, workspace, snapshot)
+            snapshot, report, fresh = saved or snapshot, None, False
+        else:
+            fresh = True
+        await restore.keep(self.repository.factory, session.id, settled)
+        session.restored = settled.record()
+        await recorder.emit(StateRestored(source=settled.source, notes=settled.notes))
+        return snapshot, report, fresh
 
     async def save_snapshot(
         self,
@@ -159,11 +193,12 @@ class ContextBuilder:
         worker: SandboxWorker,
         workspace: Path,
         previous: dict[str, Any] | None,
-    ) -> None:
-        """Have the worker snapshot the session's variables; store them as a new generation."""
+    ) -> dict[str, Any] | None:
+        """Have the worker snapshot the session's variables; store them as a new generation
+        (its record; None when nothing was stored)."""
         limit = self.settings.SANDBOX_SNAPSHOT_MB << 20
         if not limit or not worker.alive:
-            return
+            return None
         # The snapshot counts against the workspace's quota (the project's files copied in
         # are given, not charged: a file bigger than the quota leaves it whole); the one it
         # replaces is freed.
@@ -173,16 +208,17 @@ class ContextBuilder:
         allowed = max(0, min(limit, room))
         report = await asyncio.to_thread(worker.snapshot, allowed)
         if not report.changed:
-            return
+            return None
         record = await snapshots.upload(self.storage, workspace, session_id, report, allowed)
         if not await self.repository.set_snapshot(session_id, record):  # deleted meanwhile
             await snapshots.delete(self.storage, session_id, record["generation"])
-            return
+            return None
         worker.snapshot_generation = record["generation"]
         marker = snapshot_marker_path(self.settings.DATA_DIR, session_id)
         await asyncio.to_thread(snapshots.remember, marker, record["generation"])
         if previous:
             await snapshots.delete(self.storage, session_id, str(previous["generation"]))
+        return record
 
     async def _describe(self, file: File, pinned: bool) -> prompting.FileInfo:
         size = prompting.human_size(file.size)

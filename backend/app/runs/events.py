@@ -71,6 +71,15 @@ class SandboxStarting(EventData):
     restoring: bool = Field(description="Its saved variables are loaded back")
 
 
+class StateRestored(EventData):
+    """A branch's first run has its variables (before its first step): from the snapshot
+    of where it branched, or by replaying its past; `notes` say what was not brought back."""
+
+    event: Literal["state.restored"] = "state.restored"
+    source: Literal["snapshot", "replay"] = Field(description="How they came back")
+    notes: list[str] = Field(description="Sentences: what was replayed, failed or is missing")
+
+
 class StepStarted(EventData):
     event: Literal["step.started"] = "step.started"
     step: int
@@ -251,6 +260,7 @@ RunEventPayload = Annotated[
     RunStarted
     | RunQueued
     | SandboxStarting
+    | StateRestored
     | StepStarted
     | ModelDelta
     | PlanDelta

@@ -192,6 +192,11 @@ class RunOut(Schema):
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    inherited: bool = Field(
+        False,
+        description="Listed by a branch: a run of its past, which belongs to the session it "
+        "branched from (session_id), read-only here",
+    )
 
 
 class QueryRequest(BaseModel):

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from app.models import Session
 from app.runs.budget import Usage
@@ -56,6 +56,12 @@ class SessionOut(Schema, UsageTotals):
     )
     created_at: datetime
     updated_at: datetime
+
+    @field_validator("restored", mode="before")
+    @classmethod
+    def _settled_only(cls, value: Any) -> Any:
+        """A kept branch whose first run is still to come has no state to tell of yet."""
+        return None if isinstance(value, dict) and value.get("unsettled") else value
 
     @classmethod
     def of(cls, session: Session, usage: Usage | None) -> SessionOut:

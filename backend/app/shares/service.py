@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app import audit
 from app.audit import Action
 from app.auth import security
+from app.branches import lineage
 from app.errors import NotFound, Unprocessable
 from app.models import Project, ProjectMember, Run, RunStatus, Session, Share, User
 from app.models.base import utcnow
@@ -129,10 +130,11 @@ async def _runs(
     db: AsyncSession, session: Session, chosen: list[uuid.UUID] | None
 ) -> list[uuid.UUID]:
     """The runs a new link shows, in the session's order."""
+    chain = await lineage.segments(db, session)  # a branch's link shows its past too
     every = (
         await db.execute(
             select(Run.id, Run.status)
-            .where(Run.session_id == session.id)
+            .where(lineage.history_clause(session, chain))
             .order_by(Run.created_at, Run.id)
         )
     ).all()

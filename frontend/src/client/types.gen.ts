@@ -197,7 +197,7 @@ export type AuditEventOut = {
     /**
      * Action
      *
-     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, knowledge.created, knowledge.updated, knowledge.approved, knowledge.rejected, knowledge.deleted, session.created, session.renamed, session.autonomy_changed, session.deleted, run.asked, run.ended, run.stopped, review.decided, input.answered, share.created, share.revoked, share.opened, export.downloaded, file.downloaded, check.created, check.updated, check.deleted, check_run.started, check_run.finished, knowledge.proposed, comment.added, comment.deleted, invite.created, invite.revoked, invite.accepted
+     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, knowledge.created, knowledge.updated, knowledge.approved, knowledge.rejected, knowledge.deleted, session.created, session.renamed, session.autonomy_changed, session.deleted, session.branch, run.asked, run.ended, run.stopped, review.decided, input.answered, share.created, share.revoked, share.opened, export.downloaded, file.downloaded, check.created, check.updated, check.deleted, check_run.started, check_run.finished, knowledge.proposed, comment.added, comment.deleted, invite.created, invite.revoked, invite.accepted
      */
     action: string;
     /**
@@ -282,6 +282,18 @@ export type AuthConfigOut = {
      * Single sign-on, when set up
      */
     oidc: OidcConfigOut | null;
+};
+
+/**
+ * BranchCreate
+ */
+export type BranchCreate = {
+    /**
+     * After Run Id
+     *
+     * The run of the session's history (its own or inherited) to continue after
+     */
+    after_run_id: string;
 };
 
 /**
@@ -2394,6 +2406,12 @@ export type RunOut = {
      * Finished At
      */
     finished_at: string | null;
+    /**
+     * Inherited
+     *
+     * Listed by a branch: a run of its past, which belongs to the session it branched from (session_id), read-only here
+     */
+    inherited?: boolean;
 };
 
 /**
@@ -2650,6 +2668,39 @@ export type SessionOut = {
      * Updated At
      */
     updated_at: string;
+};
+
+/**
+ * SessionTree
+ *
+ * The whole tree the session belongs to, from its root.
+ */
+export type SessionTree = {
+    session: SessionOut;
+    /**
+     * Branched After Run Id
+     *
+     * The run its parent's history continues after (null for the root)
+     */
+    branched_after_run_id?: string | null;
+    /**
+     * After Query
+     *
+     * That run's question (or cell's code), cut to 200 characters
+     */
+    after_query?: string | null;
+    /**
+     * Children
+     *
+     * Oldest first
+     */
+    children?: Array<TreeNode>;
+    /**
+     * Truncated
+     *
+     * The tree is larger or deeper than one answer shows (500, 50)
+     */
+    truncated?: boolean;
 };
 
 /**
@@ -3126,6 +3177,31 @@ export type TopValue = {
      * Count
      */
     count: number;
+};
+
+/**
+ * TreeNode
+ */
+export type TreeNode = {
+    session: SessionOut;
+    /**
+     * Branched After Run Id
+     *
+     * The run its parent's history continues after (null for the root)
+     */
+    branched_after_run_id?: string | null;
+    /**
+     * After Query
+     *
+     * That run's question (or cell's code), cut to 200 characters
+     */
+    after_query?: string | null;
+    /**
+     * Children
+     *
+     * Oldest first
+     */
+    children?: Array<TreeNode>;
 };
 
 /**
@@ -3838,6 +3914,41 @@ export type SandboxStartingEvent = {
 };
 
 /**
+ * StateRestoredEvent
+ *
+ * A branch's first run has its variables (before its first step): from the snapshot
+ * of where it branched, or by replaying its past; `notes` say what was not brought back.
+ */
+export type StateRestoredEvent = {
+    /**
+     * Event
+     */
+    event: 'state.restored';
+    /**
+     * Source
+     *
+     * How they came back
+     */
+    source: 'snapshot' | 'replay';
+    /**
+     * Notes
+     *
+     * Sentences: what was replayed, failed or is missing
+     */
+    notes: Array<string>;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
  * StepCodeEvent
  */
 export type StepCodeEvent = {
@@ -4076,6 +4187,8 @@ export type RunEvent = ({
 } & RunQueuedEvent) | ({
     event: 'sandbox.starting';
 } & SandboxStartingEvent) | ({
+    event: 'state.restored';
+} & StateRestoredEvent) | ({
     event: 'step.started';
 } & StepStartedEvent) | ({
     event: 'model.delta';
@@ -4600,6 +4713,12 @@ export type RunOutWritable = {
      * Finished At
      */
     finished_at: string | null;
+    /**
+     * Inherited
+     *
+     * Listed by a branch: a run of its past, which belongs to the session it branched from (session_id), read-only here
+     */
+    inherited?: boolean;
 };
 
 /**
@@ -4639,6 +4758,8 @@ export type RunEventWritable = ({
 } & RunQueuedEvent) | ({
     event: 'sandbox.starting';
 } & SandboxStartingEvent) | ({
+    event: 'state.restored';
+} & StateRestoredEvent) | ({
     event: 'step.started';
 } & StepStartedEvent) | ({
     event: 'model.delta';
@@ -5918,7 +6039,14 @@ export type DeleteSessionData = {
          */
         session_id: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * Branches
+         *
+         * A session with branches: keep them (they stand alone, with their past) or delete them too; without it such a session answers 409 has_branches
+         */
+        branches?: 'keep' | 'delete' | null;
+    };
     url: '/api/v1/sessions/{session_id}';
 };
 
@@ -6044,6 +6172,74 @@ export type ExportSessionResponses = {
      */
     200: unknown;
 };
+
+export type BranchSessionData = {
+    body: BranchCreate;
+    path: {
+        /**
+         * Session Id
+         */
+        session_id: string;
+    };
+    query?: never;
+    url: '/api/v1/sessions/{session_id}/branch';
+};
+
+export type BranchSessionErrors = {
+    /**
+     * No such run in the session's history (run_not_in_session)
+     */
+    404: unknown;
+    /**
+     * The run has not finished (run_not_finished)
+     */
+    409: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type BranchSessionError = BranchSessionErrors[keyof BranchSessionErrors];
+
+export type BranchSessionResponses = {
+    /**
+     * Successful Response
+     */
+    201: SessionOut;
+};
+
+export type BranchSessionResponse = BranchSessionResponses[keyof BranchSessionResponses];
+
+export type SessionTreeData = {
+    body?: never;
+    path: {
+        /**
+         * Session Id
+         */
+        session_id: string;
+    };
+    query?: never;
+    url: '/api/v1/sessions/{session_id}/tree';
+};
+
+export type SessionTreeErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type SessionTreeError = SessionTreeErrors[keyof SessionTreeErrors];
+
+export type SessionTreeResponses = {
+    /**
+     * Successful Response
+     */
+    200: SessionTree;
+};
+
+export type SessionTreeResponse = SessionTreeResponses[keyof SessionTreeResponses];
 
 export type ListSharesData = {
     body?: never;

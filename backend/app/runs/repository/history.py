@@ -7,6 +7,7 @@ import uuid
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.branches import lineage
 from app.db import paginate
 from app.models import Artifact, Project, Run, Session, User
 from app.ownership import Role, one_visible
@@ -16,7 +17,11 @@ from app.runs.errors import RunNotFound
 async def list_runs(
     db: AsyncSession, session: Session, limit: int, offset: int
 ) -> tuple[list[Run], int]:
-    query = select(Run).where(Run.session_id == session.id).order_by(Run.created_at, Run.id)
+    """The session's history, oldest first: a branch's inherited runs, then its own."""
+    chain = await lineage.segments(db, session)
+    query = (
+        select(Run).where(lineage.history_clause(session, chain)).order_by(Run.created_at, Run.id)
+    )
     return await paginate(db, query, limit, offset)
 
 

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app import audit
 from app.audit import Action
+from app.branches import lineage
 from app.infra.events import RunEvent
 from app.models import (
     Artifact,
@@ -179,7 +180,8 @@ class RunRepository(RunEndings):
         self, run: Run
     ) -> tuple[Session, list[File], list[tuple[str, str]], Project, Usage]:
         """What a run starts from: its session, the project's files, the session's earlier
-        answered questions and cells (oldest first), the project and what it has spent."""
+        answered questions and cells (oldest first; a branch's past among them), the
+        project and what it has spent."""
         async with self.factory() as db:
             session, project = (
                 await db.execute(
@@ -193,11 +195,13 @@ class RunRepository(RunEndings):
                     select(File).where(File.project_id == session.project_id).order_by(File.name)
                 )
             )
+            # A branch's past counts as if its questions had been asked in it.
+            chain = await lineage.segments(db, session)
             turns = (
                 await db.execute(
                     select(Run.query, Run.final_answer, Run.cell)
                     .where(
-                        Run.session_id == session.id,
+                        lineage.history_clause(session, chain),
                         Run.id != run.id,
                         Run.status == RunStatus.succeeded,
                     )

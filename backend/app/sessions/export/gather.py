@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.branches import lineage
 from app.db import release_connection
 from app.errors import BadRequest
 from app.infra.storage import ObjectNotFound, ObjectStorage
@@ -208,9 +209,13 @@ async def gather(
         UnknownRuns: `run_ids` names a run that is not the session's.
     """
     project = await db.get(Project, session.project_id)
+    # A branch's export begins with its past (the notebook reruns from the start).
+    chain = await lineage.segments(db, session)
     every = list(
         await db.scalars(
-            select(Run).where(Run.session_id == session.id).order_by(Run.created_at, Run.id)
+            select(Run)
+            .where(lineage.history_clause(session, chain))
+            .order_by(Run.created_at, Run.id)
         )
     )
     project_files = list(

@@ -2,8 +2,10 @@ import { useQuery } from '@tanstack/react-query';
 import {
   BarChart3,
   ChevronRight,
+  Columns2,
   FolderClosed,
   FolderOpen,
+  GitBranch,
   History,
   MessageSquare,
   MoreHorizontal,
@@ -30,7 +32,9 @@ import { NotificationBell } from '@/features/notifications/bell';
 import { SearchButton } from '@/features/search/search-dialog';
 import { MembersDialog } from '@/features/members/members-dialog';
 import { ReviewBadge } from '@/features/sessions/autonomy-switch';
-import { useCreateSession, useDeleteSession, useRenameSession } from '@/features/sessions/mutations';
+import { DeleteSessionDialog } from '@/features/branches/delete-dialog';
+import { flattenTree, titleUnder, useBranchQuestions } from '@/features/branches/session-tree';
+import { useCreateSession, useRenameSession } from '@/features/sessions/mutations';
 import { sessionsQuery } from '@/features/sessions/queries';
 import { cn } from '@/lib/utils';
 import { useCreateProject, useDeleteProject, useRenameProject } from './mutations';
@@ -43,7 +47,7 @@ type Dialogs =
   | { kind: 'delete-project'; project: ProjectOut }
   | { kind: 'members'; project: ProjectOut }
   | { kind: 'rename-session'; session: SessionOut }
-  | { kind: 'delete-session'; session: SessionOut }
+  | { kind: 'delete-session'; session: SessionOut; branches: number }
   | null;
 
 type MenuAction = { label: string; icon: typeof Pencil; onSelect: () => void; blocked?: string | null; destructive?: boolean };
@@ -100,34 +104,99 @@ function SessionLinks({
   const sessions = useQuery(sessionsQuery(projectId));
   const navigate = useNavigate();
   const create = useCreateSession(projectId);
+  const [closed, setClosed] = useState<ReadonlySet<string>>(new Set());
+  const rows = flattenTree(sessions.data?.items ?? [], closed);
+  const questions = useBranchQuestions(rows);
+  const byId = new Map((sessions.data?.items ?? []).map((s) => [s.id, s]));
+  const toggle = (id: string) =>
+    setClosed((c) => {
+      const next = new Set(c);
+      if (!next.delete(id)) next.add(id);
+      return next;
+    });
   return (
-    <div className="ml-4 border-l pl-2">
-      {sessions.data?.items.map((s) => (
-        <div
-          key={s.id}
-          className={cn(
-            'group flex items-center rounded-md pr-1 text-sm hover:bg-muted',
-            s.id === sessionId && 'bg-accent font-medium text-foreground',
-          )}
-        >
-          <Link
-            to={`/projects/${projectId}/sessions/${s.id}`}
-            onClick={onNavigate}
-            className="flex min-w-0 flex-1 items-center gap-2 px-2 py-1.5"
+    <div className="ml-4 border-l pl-2" data-testid="session-tree">
+      {rows.map(({ session: s, depth, children, descendants, open }) => {
+        const question = questions.get(s.id);
+        const Icon = depth > 0 ? GitBranch : MessageSquare;
+        return (
+          <div
+            key={s.id}
+            className={cn(
+              'group flex items-center rounded-md pr-1 text-sm hover:bg-muted',
+              s.id === sessionId && 'bg-accent font-medium text-foreground',
+            )}
+            // Each level of branches a step further in; deep trees stop indenting so titles keep room.
+            style={{ paddingLeft: `${Math.min(depth, 4) * 0.75}rem` }}
+            data-testid="session-row"
+            data-depth={depth}
+            data-session-id={s.id}
           >
-            <MessageSquare className="size-3.5 shrink-0 text-muted-foreground" />
-            <span className="truncate">{s.title || 'Untitled session'}</span>
-            {s.autonomy === 'review' && <ReviewBadge />}
-          </Link>
-          <RowMenu
-            label={s.title}
-            actions={[
-              { label: 'Rename', icon: Pencil, blocked, onSelect: () => onDialog({ kind: 'rename-session', session: s }) },
-              { label: 'Delete', icon: Trash2, blocked, destructive: true, onSelect: () => onDialog({ kind: 'delete-session', session: s }) },
-            ]}
-          />
-        </div>
-      ))}
+            {children > 0 ? (
+              <button
+                type="button"
+                className="-mr-1 flex size-6 shrink-0 cursor-pointer items-center justify-center rounded text-muted-foreground hover:text-foreground"
+                aria-expanded={open}
+                aria-label={`${open ? 'Hide' : 'Show'} the ${descendants} branch${descendants === 1 ? '' : 'es'} of ${s.title || 'Untitled session'}`}
+                onClick={() => toggle(s.id)}
+              >
+                <ChevronRight className={cn('size-3.5 transition-transform', open && 'rotate-90')} />
+              </button>
+            ) : (
+              depth > 0 && <span className="w-5 shrink-0" />
+            )}
+            <Link
+              to={`/projects/${projectId}/sessions/${s.id}`}
+              onClick={onNavigate}
+              aria-current={s.id === sessionId ? 'page' : undefined}
+              className="flex min-w-0 flex-1 items-center gap-2 px-2 py-1.5"
+            >
+              <Icon className={cn('size-3.5 shrink-0 text-muted-foreground', depth > 0 && 'text-primary/70')} />
+              <span className="min-w-0 flex-1">
+                <span className="block truncate" title={s.title || undefined}>
+                  {titleUnder(s, byId.get(s.parent_session_id ?? ''))}
+                </span>
+                {question && (
+                  <span className="block truncate text-xs font-normal text-muted-foreground" data-testid="branch-after" title={`Branched after: ${question}`}>
+                    after: {question}
+                  </span>
+                )}
+                {!open && descendants > 0 && (
+                  <span className="block text-xs font-normal text-muted-foreground">
+                    {descendants} branch{descendants === 1 ? '' : 'es'}
+                  </span>
+                )}
+              </span>
+              {s.autonomy === 'review' && <ReviewBadge />}
+            </Link>
+            <RowMenu
+              label={s.title}
+              actions={[
+                ...(s.parent_session_id
+                  ? [
+                      {
+                        label: 'Compare with parent',
+                        icon: Columns2,
+                        onSelect: () => {
+                          onNavigate?.();
+                          void navigate(`/projects/${projectId}/compare/${s.parent_session_id}/${s.id}`);
+                        },
+                      },
+                    ]
+                  : []),
+                { label: 'Rename', icon: Pencil, blocked, onSelect: () => onDialog({ kind: 'rename-session', session: s }) },
+                {
+                  label: 'Delete',
+                  icon: Trash2,
+                  blocked,
+                  destructive: true,
+                  onSelect: () => onDialog({ kind: 'delete-session', session: s, branches: children }),
+                },
+              ]}
+            />
+          </div>
+        );
+      })}
       <button
         type="button"
         hidden={!!blocked}
@@ -151,7 +220,6 @@ function SessionDialogs({ dialog, setDialog }: { dialog: Dialogs; setDialog: (d:
   const session = dialog && 'session' in dialog ? dialog.session : null;
   const projectId = session?.project_id ?? '';
   const rename = useRenameSession(projectId);
-  const del = useDeleteSession(projectId);
   const { sessionId } = useParams();
   const navigate = useNavigate();
   return (
@@ -166,21 +234,13 @@ function SessionDialogs({ dialog, setDialog }: { dialog: Dialogs; setDialog: (d:
         pending={rename.isPending}
         onSubmit={(title) => session && rename.mutate({ id: session.id, title }, { onSuccess: () => setDialog(null) })}
       />
-      <ConfirmDialog
-        open={dialog?.kind === 'delete-session'}
-        onOpenChange={(o) => !o && setDialog(null)}
-        title="Delete session?"
-        description={`“${session?.title || 'Untitled session'}” and its history will be deleted. This cannot be undone.`}
-        pending={del.isPending}
-        onConfirm={() =>
-          session &&
-          del.mutate(session.id, {
-            onSuccess: () => {
-              setDialog(null);
-              if (session.id === sessionId) void navigate(`/projects/${session.project_id}`);
-            },
-          })
-        }
+      <DeleteSessionDialog
+        session={dialog?.kind === 'delete-session' ? dialog.session : null}
+        branches={dialog?.kind === 'delete-session' ? dialog.branches : 0}
+        onClose={() => setDialog(null)}
+        onDeleted={(deleted) => {
+          if (deleted.includes(sessionId ?? '')) void navigate(`/projects/${projectId}`);
+        }}
       />
     </>
   );

@@ -133,7 +133,7 @@ export function stepsSummary(run: RunViewModel): string {
 }
 
 /** The question of a finished run, edited in place: sending it asks it as a new run. */
-function QueryEditor({ text, onSend, onCancel }: { text: string; onSend: (query: string) => void; onCancel: () => void }) {
+function QueryEditor({ text, hint, onSend, onCancel }: { text: string; hint?: string; onSend: (query: string) => void; onCancel: () => void }) {
   const [value, setValue] = useState(text);
   const send = () => value.trim() && onSend(value.trim());
   return (
@@ -160,7 +160,7 @@ function QueryEditor({ text, onSend, onCancel }: { text: string; onSend: (query:
           Cancel
         </Button>
         <Button size="sm" onClick={send} disabled={!value.trim()}>
-          Send as a new question
+          {hint ?? 'Send as a new question'}
         </Button>
       </div>
     </div>
@@ -175,6 +175,7 @@ export function RunView({
   onStop,
   stopping,
   onResend,
+  onEdit,
   resendBlocked,
   changed = [],
   asked,
@@ -196,6 +197,8 @@ export function RunView({
   stopping?: boolean;
   /** Asks this run's question again (Retry) or an edited one (Edit) as a new run. */
   onResend?: (query: string) => void;
+  /** Asks an edited question elsewhere than at the session's end (an earlier question: in a branch); Edit uses it over `onResend`. */
+  onEdit?: (query: string) => void;
   /** Why nothing can be resent now (another run is going), if so. */
   resendBlocked?: string | null;
   /** The files it used that have a newer version now. */
@@ -205,6 +208,7 @@ export function RunView({
   const stopBlocked = useBlocked('editor', 'stop a run');
   const [stepsOpen, setStepsOpen] = useState(false);
   const [editing, setEditing] = useState(false);
+  const sendEdited = onEdit ?? onResend;
   const stepIndexes = new Set(run.steps.map((s) => s.index));
   // A finished run leads with its answer and every result under it, charts first; the way there
   // folds beneath. While it goes, each result shows in the step that made it (and stays when the
@@ -285,13 +289,14 @@ export function RunView({
   return (
     <section id={`run-${run.runId}`} className="space-y-4" data-testid="run" data-run-id={run.runId} data-status={run.status} aria-label={`Run: ${run.query}`}>
       {run.query &&
-        (editing && onResend ? (
+        (editing && sendEdited ? (
           <QueryEditor
             text={run.query}
+            hint={onEdit ? 'Ask in a new branch' : undefined}
             onCancel={() => setEditing(false)}
             onSend={(q) => {
               setEditing(false);
-              onResend(q);
+              sendEdited(q);
             }}
           />
         ) : (
@@ -383,8 +388,13 @@ export function RunView({
                   variant="ghost"
                   size="sm"
                   className="h-7 px-2"
-                  disabled={!!resendBlocked}
-                  title={resendBlocked ?? 'Change the question and ask it as a new run'}
+                  // An earlier question's edit goes to a branch: the session may be busy meanwhile.
+                  disabled={!onEdit && !!resendBlocked}
+                  title={
+                    onEdit
+                      ? 'Change the question and ask it in a new branch, after the question before it'
+                      : (resendBlocked ?? 'Change the question and ask it as a new run')
+                  }
                   onClick={() => setEditing(true)}
                 >
                   <Pencil /> Edit

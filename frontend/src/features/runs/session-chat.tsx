@@ -24,6 +24,10 @@ import { useScrollToRun } from '@/features/live/scroll-to-run';
 import { useSessionLive } from '@/features/live/use-session-live';
 import { RunKnowledgeActions } from '@/features/knowledge/run-actions';
 import { ShapedBy } from '@/features/knowledge/shaped-by';
+import { isInherited } from '@/features/branches/api';
+import { useArrival } from '@/features/branches/arrival';
+import { BranchFromHere, useRunBranching } from '@/features/branches/branch-actions';
+import { ArrivalNote, BranchDivider, PastHeader, useRestoredRefresh } from '@/features/branches/branch-past';
 import { SessionStart } from './session-start';
 import { ShortcutsDialog, useSessionShortcuts } from './shortcuts';
 import { useSessionRuns, type Question } from './use-session-runs';
@@ -92,6 +96,15 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
     return ask(question);
   };
 
+  const arrivalNote = useArrival(loaded, send, focusComposer);
+  const branching = useRunBranching(projectId, sessionId, session.data?.title || 'Untitled session');
+  // A branch's history starts with its parent chain's runs up to the branch point: its past, read-only here.
+  const past = runs.flatMap((r) => (r.stored && isInherited(r.stored) ? [r.stored] : []));
+  const branch = session.data && (session.data.parent_session_id || past.length > 0) ? session.data : null;
+  useRestoredRefresh(branch, !!active);
+  // Drawn once the history is in: before, the past (and so the question it parts after) is unknown.
+  const divider = branch && loaded && <BranchDivider session={branch} past={past} />;
+
   const suggest = (question: string) => {
     setText(question);
     focusComposer();
@@ -153,7 +166,13 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
               onStop={replay.stop}
             />
           )}
-          {runs.map(({ view: stream, stored, live, reconnecting, fileIds, cell }) => {
+          {arrivalNote && <ArrivalNote text={arrivalNote} />}
+          {past.length > 0 && <PastHeader count={past.length} />}
+          {past.length === 0 && divider}
+          {runs.map(({ view: stream, stored, live, reconnecting, fileIds, cell }, i) => {
+            const inherited = isInherited(stored);
+            const finishedRun = !!stored && isTerminal(stored.status);
+            const previous = i > 0 ? runs[i - 1].stored : null;
             // The recording replaying shows in place of its run (the history stays as stored).
             const r = replay.view && stream.runId === replay.view.runId ? replay.view : stream;
             const view = cell ? (
@@ -172,23 +191,43 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
                 replies={replies}
                 onStop={() => stop(r.runId)}
                 stopping={stopping === r.runId}
-                onResend={readOnly ? undefined : (query) => send({ query, model: stored?.model ?? null, fileIds: fileIds ?? [] })}
+                onResend={readOnly || inherited ? undefined : (query) => send({ query, model: stored?.model ?? null, fileIds: fileIds ?? [] })}
+                // Editing a question that is not the last asks it in a branch after the one before it.
+                onEdit={
+                  readOnly || inherited || i === runs.length - 1
+                    ? undefined
+                    : (query) => branching.editEarlier(previous, { query, model: stored?.model ?? null, fileIds: fileIds ?? [] })
+                }
                 resendBlocked={resendBlocked}
                 changed={changedFiles(r, stored?.files ?? [], projectFiles.data?.items ?? [], fileIds)}
                 asked={askedOf(stored, me)}
                 // Which items it used is known once the history holds it finished.
                 shapedBy={stored && isTerminal(stored.status) && <ShapedBy projectId={projectId} knowledge={stored.knowledge ?? []} />}
                 actions={
-                  !readOnly && stored && r.status === 'succeeded' ? (
-                    <RunKnowledgeActions projectId={projectId} runId={r.runId} query={r.query} answer={r.answer} />
+                  !readOnly && stored && finishedRun ? (
+                    <>
+                      {!inherited && r.status === 'succeeded' && (
+                        <RunKnowledgeActions projectId={projectId} runId={r.runId} query={r.query} answer={r.answer} />
+                      )}
+                      <BranchFromHere pending={branching.pending} onBranch={() => branching.branchAfter(stored)} />
+                    </>
                   ) : null
                 }
               />
             );
             return (
-              <div key={r.runId}>
-                {view}
-                {stored && isTerminal(stored.status) && <CommentThread runId={r.runId} />}
+              <div key={r.runId} className="space-y-10">
+                {inherited ? (
+                  <div className="border-l-2 border-muted-foreground/20 pl-3 opacity-85 md:pl-4" data-testid="inherited-run">
+                    {view}
+                  </div>
+                ) : (
+                  <div>
+                    {view}
+                    {finishedRun && <CommentThread runId={r.runId} />}
+                  </div>
+                )}
+                {inherited && i === past.length - 1 && divider}
               </div>
             );
           })}

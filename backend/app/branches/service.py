@@ -1,0 +1,124 @@
+"""Branches (issue 43): a new session that continues after a run of another session's
+history, with the variables as they were when that run ended.
+
+The branch row knows its parent and the run it continues after; its past is read through
+app.branches.lineage. Its state is settled here where a snapshot of that run's end is kept
+(the stored object is copied to the branch's own key, so the parent may overwrite its own
+afterwards), else by the branch's first run (app.branches.restore replays the past).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.branches import lineage
+from app.errors import Conflict, NotFound
+from app.infra.storage import ObjectStorage
+from app.models import Run, Session
+from app.runs import run_states, snapshots
+from app.runs.state import ACTIVE
+
+log = logging.getLogger(__name__)
+
+TITLE_CHARS = 200
+
+
+async def history_run(db: AsyncSession, session: Session, run_id: uuid.UUID) -> Run:
+    """A run of the session's history (its own, or one it inherited).
+
+    Raises:
+        NotFound: run_not_in_session: no such run in the session's history.
+    """
+    chain = await lineage.segments(db, session)
+    run = await db.scalar(
+        select(Run).where(Run.id == run_id, lineage.history_clause(session, chain))
+    )
+    if run is None:
+        raise NotFound(
+            "That run is not in this session's history (its own questions and those it inherited).",
+            code="run_not_in_session",
+        )
+    return run
+
+
+async def position(db: AsyncSession, session: Session, run: Run) -> int:
+    """The run's number in the session's history (1 for the first question)."""
+    chain = await lineage.segments(db, session)
+    earlier = or_(
+        Run.created_at < run.created_at, and_(Run.created_at == run.created_at, Run.id <= run.id)
+    )
+    count = await db.scalar(
+        select(func.count(Run.id)).where(lineage.history_clause(session, chain), earlier)
+    )
+    return int(count or 0)
+
+
+async def create(
+    db: AsyncSession, storage: ObjectStorage, parent: Session, after_run_id: uuid.UUID
+) -> tuple[Session, Run]:
+    """Make a branch of `parent` after one of its history's runs; the branch, and the run.
+
+    Raises:
+        NotFound: run_not_in_session.
+        Conflict: run_not_finished: the run is still queued, running or waiting.
+    """
+    run = await history_run(db, parent, after_run_id)
+    if run.status in ACTIVE:
+        raise Conflict(
+            f"That question has not finished yet ({run.status}): a branch can start only "
+            "after a finished one.",
+            code="run_not_finished",
+        )
+    number = await position(db, parent, run)
+    suffix = f" — branch after Q{number}"
+    title = parent.title[: TITLE_CHARS - len(suffix)] + suffix
+    branch = Session(
+        id=uuid.uuid4(),
+        project_id=parent.project_id,
+        title=title,
+        autonomy=parent.autonomy,
+        parent_session_id=parent.id,
+        branched_after_run_id=run.id,
+    )
+    owner = parent if run.session_id == parent.id else await db.get(Session, run.session_id)
+    if owner is not None:
+        branch.snapshot = await _copied_state(db, storage, owner, run, branch.id)
+    db.add(branch)
+    await db.flush()
+    await db.refresh(branch)
+    return branch, run
+
+
+async def _copied_state(
+    db: AsyncSession, storage: ObjectStorage, owner: Session, run: Run, branch_id: uuid.UUID
+) -> dict[str, Any] | None:
+    """The state at `run`'s end as the branch's own snapshot (its stored object copied,
+    streaming, to the branch's key), or None when none is kept or it cannot be copied
+    (the branch's first run then replays its past)."""
+    record = await run_states.state_at(db, owner, run)
+    if not record:
+        return None
+    generation = str(record["generation"])
+    source = snapshots.key(owner.id, generation)
+    try:
+        await storage.put(
+            snapshots.key(branch_id, generation),
+            storage.iter_bytes(source),
+            snapshots.CONTENT_TYPE,
+        )
+    except Exception:  # say, overwritten meanwhile by the parent's next run
+        log.warning("could not copy the snapshot %s: the branch replays", source, exc_info=True)
+        return None
+    return dict(record)
+
+
+async def children_count(db: AsyncSession, session_id: uuid.UUID) -> int:
+    count = await db.scalar(
+        select(func.count(Session.id)).where(Session.parent_session_id == session_id)
+    )
+    return int(count or 0)
