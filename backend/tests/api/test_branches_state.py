@@ -5,6 +5,8 @@ in a fresh worker, which it says; the parent is untouched and keeps working."""
 from __future__ import annotations
 
 from tests.api.branching import (
+    Q1,
+    Q2,
     answered,
     branch,
     new_session,
@@ -12,9 +14,9 @@ from tests.api.branching import (
     shown,
     three_questions,
 )
-from tests.api.test_query import of
-from tests.conftest import Api
-from tests.support.llm import ScriptedLLM
+from tests.api.test_query import _start_in_background, _wait_for, of
+from tests.conftest import WAIT_FOR_GO, Api, release
+from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.server import LiveServer
 
 
@@ -84,3 +86,25 @@ def test_what_a_snapshot_could_not_hold_is_said(
     assert said["source"] == "snapshot"
     assert said["notes"] == ["numbers (generator) could not be kept and was not restored."]
     assert alice.get(f"/sessions/{after['id']}").json()["restored"]["notes"] == said["notes"]
+
+
+def test_a_busy_parent_can_be_branched_after_a_finished_question_only(
+    alice: Api, llm: ScriptedLLM, long_steps: LiveServer
+) -> None:
+    session = new_session(alice)
+    answered(alice, session["id"], llm, Q1, "A1")
+    answered(alice, session["id"], llm, Q2, "A2")
+    llm.script(code_reply(WAIT_FOR_GO + "\nconfig['k'] = 'later'"), final_reply("'A3'"))
+    thread, seen = _start_in_background(alice, session["id"], "Held question")
+    _wait_for(lambda: any(e.event == "step.code" for e in seen))
+    running = seen[0].data["run_id"]
+    refused = alice.post(f"/sessions/{session['id']}/branch", json={"after_run_id": running})
+    assert refused.status_code == 409 and refused.json()["code"] == "run_not_finished"
+    assert "not finished" in refused.json()["detail"]
+    runs = alice.get(f"/sessions/{session['id']}/runs").json()["items"]
+    after_q2 = branch(alice, session["id"], runs[1]["id"])  # while the parent runs
+    release(long_steps, session)
+    thread.join(60)
+    assert seen[-1].data["status"] == "succeeded"
+    output, _ = shown(alice, after_q2["id"], llm)
+    sees(output, 2)  # Q2's end, not the later question's
