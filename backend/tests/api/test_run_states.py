@@ -17,6 +17,7 @@ import pytest
 from sqlalchemy import select
 
 from app.models import Run, RunState, Session, SnapshotChunk
+from app.quotas import usage as quota_usage
 from app.runs import run_states, snapshot_chunks, snapshots, state_retention
 from app.runs.snapshots import SnapshotDamaged
 from tests.api.test_query import ask, finished, of
@@ -111,6 +112,12 @@ def test_each_run_keeps_its_state_and_unchanged_data_is_stored_once(
     usage = alice.get(f"/projects/{session['project_id']}/usage").json()
     assert usage["snapshots_bytes"] == sum(rows.values())
     assert usage["snapshots"] == 3
+
+    async def of_session() -> tuple[int, int]:
+        async with live.state.session_factory() as db:
+            return await quota_usage.of_session(db, uuid.UUID(session["id"]))
+
+    assert live.call(of_session()) == (3, sum(rows.values()))
 
 
 def test_an_older_state_restores_that_runs_values_in_a_new_session(
