@@ -6,7 +6,7 @@ UV := $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 COMPOSE := docker compose
 
 .PHONY: help run test test-setup test-backend test-frontend lint format migrate up down start stop deps \
-	frontend-deps spa sandbox-runtime client bench-upload bench-agent bench-sandbox bench-load bench-snapshot \
+	frontend-deps spa sandbox-runtime client bench-upload bench-agent bench-sandbox bench-load bench-snapshot bench-branch \
 	bench-local-model bench-preview bench-sources bench-big-upload bench-knowledge test-deploy settings-docs
 
 help:
@@ -19,6 +19,7 @@ help:
 	@echo "make bench-sources  sql() against psql on 10M PostgreSQL rows (DB_ARGS=\"--rows 2000000\" for less); a group-by over a 5 GB CSV and its Parquet in a 2 GB sandbox, pandas there, previews (ARGS=\"--size-gb 1\" for a quick run)"
 	@echo "make bench-knowledge  choose a question's knowledge items among 10,000 (p50/p95, target p95 <= 10 ms) and in a project with none (ARGS=\"--postgres\" on PostgreSQL too)"
 	@echo "make bench-big-upload  a 5 GB CSV through the product on its defaults: upload, preview, a question answered with DuckDB in a 2 GB sandbox, pandas refused (ARGS=\"--size-gb 1\" for a quick run)"
+	@echo "make bench-branch  per-run snapshot states as chunks: storage for ten runs leaving a 500 MB DataFrame untouched (target <= 1.1x one), a run's end with nothing changed, a 200 MB state restored into a new session's worker (target <= 2 s) (ARGS=\"--size-mb 50\" for a quick run)"
 	@echo "make migrate  apply database migrations to DATABASE_URL"
 	@echo "make up/down  start/stop Postgres, Redis and MinIO with docker compose"
 	@echo "make start/stop  the whole team setup with docker compose"
@@ -145,6 +146,10 @@ stop:
 # A session holding a 1 GB DataFrame: snapshot, store in S3, fetch elsewhere, restore.
 bench-snapshot: deps
 	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.snapshot
+
+# Per-run states as chunks: storage for ten unchanged runs, a run's end, a branch's restore.
+bench-branch: deps
+	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.branch $(ARGS)
 
 # Pages, sorts and filters over the whole of a ~1 GB CSV in the preview process; ARGS="--size-mb 256".
 bench-preview: deps

@@ -333,7 +333,7 @@ def main(size_gb: float, where: str | None) -> None:
             print(f"  DuckDB's own: {expected}")
         if output_at is None or end["status"] != "succeeded":
             print(f"  the run: {end}")
-        kept = live.call(live.state.storage.list_keys(f"sessions/{session}/snapshots/"))
+        kept = live.call(live.state.storage.list_keys(f"snapshot-chunks/{project}/"))
         figure("the session's variables saved (snapshot)", "yes" if kept else "NO")
 
         print("a question answered with pandas, same session:")

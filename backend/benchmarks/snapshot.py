@@ -27,8 +27,10 @@ import psutil
 from app.config import Settings
 from app.infra.storage import S3Storage
 from app.runs import snapshots
+from app.runs.snapshot_chunks import ChunkWriter
 from app.sandbox import SandboxLimits, SandboxWorker, prepare_sandbox
 from app.sandbox.spawn import LocalLauncher
+from benchmarks.branch import chunk_database
 from tests.support import services
 
 COLUMNS = 8  # float64: 8 bytes a cell
@@ -117,14 +119,18 @@ async def run(gb: float) -> None:
                     timed, "save (worker writes Parquet)", worker.snapshot, limits.disk_mb << 20
                 )
                 saving = memory.take()
+            project_id = uuid.uuid4()
+            writer = ChunkWriter(storage, await chunk_database(root), project_id)
             started = time.perf_counter()
-            record = await snapshots.upload(storage, here, session_id, report, limits.disk_mb << 20)
+            record = await snapshots.upload(storage, here, report, limits.disk_mb << 20, writer)
             upload = time.perf_counter() - started
             print(f"{'upload (backend -> S3)':<44} {upload:7.2f} s")
             print(f"{'snapshot size':<44} {record['bytes'] / 2**30:7.2f} GB")
 
             started = time.perf_counter()
-            await snapshots.download(storage, there, root / "marker", session_id, record)
+            await snapshots.download(
+                storage, there, root / "marker", session_id, record, project_id
+            )
             download = time.perf_counter() - started
             print(f"{'download (S3 -> another workspace)':<44} {download:7.2f} s")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, status
 
 from app import audit
-from app.api.deps import CurrentUser, DbDep, OwnedSession, StorageDep
+from app.api.deps import CurrentUser, DbDep, OwnedSession
 from app.audit import Action
 from app.branches import service, tree
 from app.branches.schemas import BranchCreate, SessionTree
@@ -25,12 +25,12 @@ router = APIRouter(tags=["branches"])
     },
 )
 async def branch_session(
-    body: BranchCreate, session: OwnedSession, db: DbDep, storage: StorageDep, user: CurrentUser
+    body: BranchCreate, session: OwnedSession, db: DbDep, user: CurrentUser
 ) -> SessionOut:
     """A new session in the same project that continues after `after_run_id` (a run of this
     session's history, its own or inherited): its past is the history up to that run, its
     variables those that existed when the run ended. The session may be busy meanwhile."""
-    branch, after = await service.create(db, storage, session, body.after_run_id)
+    branch, after = await service.create(db, session, body.after_run_id)
     about = {
         "session_id": str(branch.id),
         "title": branch.title,

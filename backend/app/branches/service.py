@@ -2,14 +2,14 @@
 history, with the variables as they were when that run ended.
 
 The branch row knows its parent and the run it continues after; its past is read through
-app.branches.lineage. Its state is settled here where a snapshot of that run's end is kept
-(the stored object is copied to the branch's own key, so the parent may overwrite its own
-afterwards), else by the branch's first run (app.branches.restore replays the past).
+app.branches.lineage. Its state is settled here where the state at that run's end is kept
+(app.runs.run_states: content-addressed chunks, named by the branch's snapshot as by the
+run's, so nothing is copied), else by the branch's first run (app.branches.restore replays
+the past).
 """
 
 from __future__ import annotations
 
-import logging
 import uuid
 from typing import Any
 
@@ -18,12 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.branches import lineage
 from app.errors import Conflict, NotFound
-from app.infra.storage import ObjectStorage
 from app.models import Run, Session
-from app.runs import run_states, snapshots
+from app.runs import run_states
 from app.runs.state import ACTIVE
-
-log = logging.getLogger(__name__)
 
 TITLE_CHARS = 200
 
@@ -58,9 +55,7 @@ async def position(db: AsyncSession, session: Session, run: Run) -> int:
     return int(count or 0)
 
 
-async def create(
-    db: AsyncSession, storage: ObjectStorage, parent: Session, after_run_id: uuid.UUID
-) -> tuple[Session, Run]:
+async def create(db: AsyncSession, parent: Session, after_run_id: uuid.UUID) -> tuple[Session, Run]:
     """Make a branch of `parent` after one of its history's runs; the branch, and the run.
 
     Raises:
@@ -87,34 +82,20 @@ async def create(
     )
     owner = parent if run.session_id == parent.id else await db.get(Session, run.session_id)
     if owner is not None:
-        branch.snapshot = await _copied_state(db, storage, owner, run, branch.id)
+        branch.snapshot = await _state_of(db, owner, run)
     db.add(branch)
     await db.flush()
     await db.refresh(branch)
     return branch, run
 
 
-async def _copied_state(
-    db: AsyncSession, storage: ObjectStorage, owner: Session, run: Run, branch_id: uuid.UUID
-) -> dict[str, Any] | None:
-    """The state at `run`'s end as the branch's own snapshot (its stored object copied,
-    streaming, to the branch's key), or None when none is kept or it cannot be copied
-    (the branch's first run then replays its past)."""
+async def _state_of(db: AsyncSession, owner: Session, run: Run) -> dict[str, Any] | None:
+    """The state at `run`'s end, kept as content-addressed chunks (app.runs.run_states), as
+    the branch's own snapshot: the same record, by reference (its chunks are marked used in
+    this transaction, so no sweep takes them before the branch row is committed), or None
+    when none is kept (the branch's first run then replays its past)."""
     record = await run_states.state_at(db, owner, run)
-    if not record:
-        return None
-    generation = str(record["generation"])
-    source = snapshots.key(owner.id, generation)
-    try:
-        await storage.put(
-            snapshots.key(branch_id, generation),
-            storage.iter_bytes(source),
-            snapshots.CONTENT_TYPE,
-        )
-    except Exception:  # say, overwritten meanwhile by the parent's next run
-        log.warning("could not copy the snapshot %s: the branch replays", source, exc_info=True)
-        return None
-    return dict(record)
+    return dict(record) if record else None
 
 
 async def children_count(db: AsyncSession, session_id: uuid.UUID) -> int:

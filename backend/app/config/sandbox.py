@@ -109,6 +109,22 @@ class SandboxSettings(BaseModel):
         "`SANDBOX_DISK_MB`; `0` turns snapshots off.",
         json_schema_extra=doc(Section.sandbox),
     )
+    SNAPSHOT_KEEP_PER_SESSION: int = Field(
+        50,
+        ge=1,
+        description="Snapshots of a session's variables kept, one per run (the state each "
+        "question left, what a branch after it starts from): beyond, the oldest go; a "
+        "session's latest is always kept. Unchanged data is stored once, whatever the count.",
+        json_schema_extra=doc(Section.sandbox),
+    )
+    SNAPSHOT_PROJECT_MAX_MB: int = Field(
+        10240,
+        ge=0,
+        description="Most bytes (in MB) the kept per-run snapshots of a project's sessions may "
+        "take, counting each stored chunk once: beyond, the oldest are dropped (never a "
+        "session's latest; a branch after a dropped one is rebuilt by replay). `0`: no bound.",
+        json_schema_extra=doc(Section.sandbox),
+    )
     SANDBOX_ARTIFACTS_MB: int = Field(
         1024,
         ge=1,

@@ -14,6 +14,7 @@ from app.models.knowledge import (
     ProjectCheck,
 )
 from app.models.projects import File, FileVersion, Project, ProjectMember, Session
+from app.models.run_states import RunState, SnapshotChunk
 from app.models.runs import (
     Artifact,
     Run,
@@ -52,11 +53,13 @@ __all__ = [
     "RunEventRow",
     "RunFileRead",
     "RunKind",
+    "RunState",
     "RunStatus",
     "RunStep",
     "Session",
     "Share",
     "SignInHandoff",
+    "SnapshotChunk",
     "SourceTable",
     "User",
 ]

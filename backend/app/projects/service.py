@@ -14,9 +14,10 @@ from app import audit
 from app.audit import Action
 from app.errors import Conflict, NotFound
 from app.files import service as files_service
-from app.models import File, Project, ProjectMember, Session, User
+from app.models import File, Project, ProjectMember, Session, SnapshotChunk, User
 from app.ownership import Role, one_visible
 from app.projects.schemas import MemberAdd, ProjectCreate, ProjectUpdate
+from app.runs import snapshot_chunks
 from app.runs.repository import history as runs_history
 
 
@@ -207,6 +208,8 @@ async def delete(
     digests = {digest for _, digest in files}
     digests |= await files_service.version_digests(db, project_id=project.id)
     keys += await runs_history.artifact_keys(db, project_id=project.id)
+    chunks = select(SnapshotChunk.sha256).where(SnapshotChunk.project_id == project.id)
+    keys += [snapshot_chunks.key(project.id, digest) for digest in await db.scalars(chunks)]
     await db.delete(project)
     await db.flush()
     await audit.record(

@@ -1,7 +1,8 @@
 """What a project and a user keep in storage, read from the tables that record sizes.
 
 A project's usage is every kept version of its files (the current one included), the
-preview copies made of them, and its sessions' artifacts and snapshots, whoever made them.
+preview copies made of them, and its sessions' artifacts and snapshots, whoever made them
+(each snapshot chunk once, however many kept run states name it: `app.runs.run_states`).
 A user's usage is what they brought, in every project: the versions they uploaded (and
 their preview copies), the artifacts of the questions they asked, and the snapshots of the
 sessions whose latest question was theirs (a snapshot holds the state that question left).
@@ -11,15 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import BigInteger, ColumnElement, Select, cast, func, select
+from sqlalchemy import BigInteger, ColumnElement, Select, and_, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import Artifact, File, FileVersion, Run, Session
+from app.models import Artifact, File, FileVersion, Run, RunState, Session, SnapshotChunk
 from app.quotas.copies import copies_bytes
+from app.runs.snapshot_chunks import digests_of
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,11 @@ async def of_project(
     )
     in_project = Session.project_id == project_id
     artifacts = select(Artifact).join(Session, Session.id == Artifact.session_id).where(in_project)
-    return await _usage(db, quota_bytes, cache_dir, versions, artifacts, in_project)
+    usage = await _usage(db, quota_bytes, cache_dir, versions, artifacts, in_project, True)
+    count, stored = await _project_states(db, project_id)
+    return replace(
+        usage, snapshots=usage.snapshots + count, snapshots_bytes=usage.snapshots_bytes + stored
+    )
 
 
 async def of_user(
@@ -88,6 +94,7 @@ async def _usage(
     versions: Select[Any],
     artifacts: Select[Any],
     sessions: ColumnElement[bool],
+    only_legacy: bool = False,
 ) -> StorageUsage:
     kept = versions.subquery()
     row = (
@@ -114,6 +121,8 @@ async def _usage(
     ).one()
     # As text, then a big integer: PostgreSQL's as_integer() is 32 bits.
     saved = cast(Session.snapshot["bytes"].as_string(), BigInteger)
+    if only_legacy:  # a chunked snapshot is counted by its chunks (_project_states)
+        sessions = and_(sessions, Session.snapshot["format"].as_string().is_(None))
     snapshot_count, snapshots_bytes = (
         await db.execute(
             select(func.count(), func.coalesce(func.sum(saved), 0)).where(
@@ -133,3 +142,45 @@ async def _usage(
         snapshots_bytes=int(snapshots_bytes),
         projects=int(projects or 0),
     )
+
+
+async def _project_states(db: AsyncSession, project_id: uuid.UUID) -> tuple[int, int]:
+    """The project's kept run states, and the bytes of the chunks they are stored as."""
+    states = await db.scalar(
+        select(func.count()).select_from(RunState).where(RunState.project_id == project_id)
+    )
+    stored = await db.scalar(
+        select(func.coalesce(func.sum(SnapshotChunk.size), 0)).where(
+            SnapshotChunk.project_id == project_id
+        )
+    )
+    return int(states or 0), int(stored or 0)
+
+
+async def of_session(db: AsyncSession, session_id: uuid.UUID) -> tuple[int, int]:
+    """A session's kept run states, and the bytes of the distinct chunks they name (shared
+    with other sessions of the project, so the sessions' figures do not add up)."""
+    rows = (
+        await db.execute(
+            select(RunState.project_id, RunState.record).where(RunState.session_id == session_id)
+        )
+    ).all()
+    if not rows:
+        return 0, 0
+    named: set[str] = set()
+    for _, record in rows:
+        named |= digests_of(record)
+    project_id = rows[0][0]
+    total = 0
+    ordered = sorted(named)
+    for start in range(0, len(ordered), 500):
+        total += int(
+            await db.scalar(
+                select(func.coalesce(func.sum(SnapshotChunk.size), 0)).where(
+                    SnapshotChunk.project_id == project_id,
+                    SnapshotChunk.sha256.in_(ordered[start : start + 500]),
+                )
+            )
+            or 0
+        )
+    return len(rows), total

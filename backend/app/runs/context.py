@@ -25,12 +25,13 @@ from app.knowledge.prompt import Given
 from app.knowledge.selection import Selection, selector
 from app.models import File, Run, RunKind, Session
 from app.observability import tracing
-from app.runs import budget, snapshots
+from app.runs import budget, run_states, snapshots, state_retention
 from app.runs.data_sources import SourcesAnswerer
 from app.runs.events import SandboxStarting, StateRestored
 from app.runs.recorder import EventRecorder
 from app.runs.repository import RunRepository, usage
 from app.runs.sandboxes import SandboxPool, SlotTicket
+from app.runs.snapshot_chunks import ChunkWriter, is_chunked
 from app.runs.workspace import (
     manifest_path,
     materialize,
@@ -91,7 +92,9 @@ class ContextBuilder:
         snapshot = session.snapshot
         try:
             marker = snapshot_marker_path(data_dir, session.id)
-            await snapshots.download(self.storage, workspace, marker, session.id, snapshot)
+            await snapshots.download(
+                self.storage, workspace, marker, session.id, snapshot, session.project_id
+            )
         except Exception:  # the run goes on; the worker restores what the workspace has
             log.exception("could not fetch the snapshot of session %s", session.id)
         async with self.repository.factory() as db:
@@ -178,7 +181,7 @@ class ContextBuilder:
             settled = await restore.replay(
                 self.repository.factory, session, run, worker, answerer, why
             )
-            saved = await self.save_snapshot(session.id, worker, workspace, snapshot)
+            saved = await self.save_snapshot(run.id, session.id, worker, workspace, snapshot)
             snapshot, report, fresh = saved or snapshot, None, False
         else:
             fresh = True
@@ -189,15 +192,21 @@ class ContextBuilder:
 
     async def save_snapshot(
         self,
+        run_id: uuid.UUID,
         session_id: uuid.UUID,
         worker: SandboxWorker,
         workspace: Path,
         previous: dict[str, Any] | None,
     ) -> dict[str, Any] | None:
-        """Have the worker snapshot the session's variables; store them as a new generation
-        (its record; None when nothing was stored)."""
+        """Have the worker snapshot the session's variables; keep them as the run's state
+        and the session's snapshot (app.runs.run_states), then the project's bounds (the
+        new record; None when nothing new was stored)."""
         limit = self.settings.SANDBOX_SNAPSHOT_MB << 20
         if not limit or not worker.alive:
+            return None
+        factory = self.repository.factory
+        project_id = await run_states.project_of(factory, session_id)
+        if project_id is None:  # deleted meanwhile
             return None
         # The snapshot counts against the workspace's quota (the project's files copied in
         # are given, not charged: a file bigger than the quota leaves it whole); the one it
@@ -207,17 +216,63 @@ class ContextBuilder:
         room = quota - used + (int(previous["bytes"]) if previous else 0)
         allowed = max(0, min(limit, room))
         report = await asyncio.to_thread(worker.snapshot, allowed)
-        if not report.changed:
+        if not report.changed:  # nothing ran: this run's state is the one the session has
+            if is_chunked(previous):
+                assert previous is not None
+                await self._keep(run_id, session_id, project_id, previous, workspace, None, 0)
             return None
-        record = await snapshots.upload(self.storage, workspace, session_id, report, allowed)
-        if not await self.repository.set_snapshot(session_id, record):  # deleted meanwhile
-            await snapshots.delete(self.storage, session_id, record["generation"])
+        record = await self._keep(run_id, session_id, project_id, None, workspace, report, allowed)
+        if record is None:
             return None
         worker.snapshot_generation = record["generation"]
         marker = snapshot_marker_path(self.settings.DATA_DIR, session_id)
         await asyncio.to_thread(snapshots.remember, marker, record["generation"])
-        if previous:
+        if previous and not is_chunked(previous):  # a one-object snapshot from before chunks
             await snapshots.delete(self.storage, session_id, str(previous["generation"]))
+        return record
+
+    async def _keep(
+        self,
+        run_id: uuid.UUID,
+        session_id: uuid.UUID,
+        project_id: uuid.UUID,
+        record: dict[str, Any] | None,
+        workspace: Path,
+        report: SnapshotReport | None,
+        allowed: int,
+    ) -> dict[str, Any] | None:
+        """Store the report's files (unless `record` is given) and keep the record; then
+        the project's bounds. None: the session was deleted meanwhile."""
+        factory = self.repository.factory
+        writer = ChunkWriter(self.storage, factory, project_id)
+        await writer.load_known()
+        gone: set[str] = set()
+        for _ in range(3):  # chunks swept meanwhile are stored again
+            if report is not None:
+                record = await snapshots.upload(
+                    self.storage, workspace, report, allowed, writer, force=gone
+                )
+            assert record is not None
+            try:
+                kept = await run_states.keep(
+                    factory, run_id, session_id, project_id, record, writer.new_bytes
+                )
+                break
+            except run_states.ChunksGone as exc:
+                if report is None:
+                    return None  # its chunks went: the session's next run stores its own
+                gone = exc.digests
+        else:
+            raise RuntimeError("the snapshot's chunks kept disappearing while it was stored")
+        if not kept:
+            return None
+        await state_retention.enforce(
+            factory,
+            self.storage,
+            project_id,
+            self.settings.SNAPSHOT_KEEP_PER_SESSION,
+            self.settings.SNAPSHOT_PROJECT_MAX_MB << 20,
+        )
         return record
 
     async def _describe(self, file: File, pinned: bool) -> prompting.FileInfo:

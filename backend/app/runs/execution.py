@@ -190,7 +190,11 @@ class RunExecution:
                 with tracing.span("snapshot"):
                     await best_effort(
                         self.rt.context.save_snapshot(
-                            session_id, context.worker, context.workspace, context.snapshot
+                            self.run.id,
+                            session_id,
+                            context.worker,
+                            context.workspace,
+                            context.snapshot,
                         ),
                         f"save the variables of session {session_id}",
                     )

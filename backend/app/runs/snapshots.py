@@ -1,14 +1,18 @@
 """The backend's side of session snapshots: object storage and the workspace's copy.
 
 The worker writes a snapshot of the session's variables into the workspace's snapshot
-folder at the end of a run (`app.sandbox.worker.snapshot`). Here its files are stored as one
-object, their bytes one after the other, under a new *generation*
-(`sessions/<id>/snapshots/<generation>`); the session row records the generation, the
-files' names and sizes in that order, and what the snapshot holds; then the previous
-generation is deleted. A replica that runs the session next and does not have that
-generation in its workspace downloads it, cut back into its files, before the worker
-starts; the worker restores it inside its sandbox. The backend only moves bytes: it never
-reads what is inside them.
+folder at the end of a run (`app.sandbox.worker.snapshot`). Here its files are stored as
+content-addressed chunks of the session's project (`app.runs.snapshot_chunks`: what an
+earlier snapshot stored already is not stored again), and the *record* lists the files,
+their sizes and chunks, and what the snapshot holds (`"format": "chunks"`). The record is
+kept as the run's state (`app.runs.run_states`) and as the session's snapshot. A replica
+that runs the session next and does not have that generation in its workspace downloads
+it, chunk by chunk into its files, before the worker starts; the worker restores it inside
+its sandbox. The backend only moves bytes: it never reads what is inside them.
+
+Records written before chunks (one object a generation, `sessions/<id>/snapshots/<gen>`,
+the files' bytes one after the other) still download until their session's next run
+replaces them; that run deletes the old object.
 """
 
 from __future__ import annotations
@@ -17,17 +21,16 @@ import asyncio
 import os
 import time
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from app.infra.storage import ObjectStorage
 from app.models.base import utcnow
 from app.observability import metrics
+from app.runs.snapshot_chunks import ChunkDamaged, ChunkWriter, chunk_sizes, is_chunked, read_file
 from app.sandbox import SNAPSHOT_DIR, SnapshotReport, hostfs
 
 CONTENT_TYPE = "application/octet-stream"
-CHUNK_BYTES = 1 << 20
 
 
 def prefix(session_id: uuid.UUID) -> str:
@@ -50,26 +53,29 @@ class SnapshotTooLarge(ValueError):
 async def upload(
     storage: ObjectStorage,
     workspace: Path,
-    session_id: uuid.UUID,
     report: SnapshotReport,
     max_bytes: int,
+    writer: ChunkWriter,
+    force: set[str] | None = None,
 ) -> dict[str, Any]:
-    """Store the workspace's snapshot as a new generation; the record for the session row.
+    """Store the workspace's snapshot as chunks of the project; the record for it.
 
     Args:
         storage: Where snapshots are kept.
         workspace: The session's workspace (the snapshot's folder is in it).
-        session_id: The session.
         report: What the worker says it saved (untrusted: the files are measured here).
         max_bytes: The most the snapshot may take (what the worker was allowed).
+        writer: Stores the chunks (of the session's project); counts what was new.
+        force: Chunks to store again even if the project had them (found gone since).
 
     Raises:
         hostfs.UnsafePath: A snapshot file was replaced by a link or a special file.
         SnapshotTooLarge: The files are larger than `max_bytes`.
     """
-    generation = uuid.uuid4().hex
+    del storage  # the writer has it
     started = time.perf_counter()
     opened: list[tuple[str, hostfs.OpenedFile]] = []
+    files: list[dict[str, Any]] = []
     try:
         for name, _ in report.files:
             relative = f"{SNAPSHOT_DIR}/{name}"
@@ -77,33 +83,24 @@ async def upload(
         size = sum(file.size for _, file in opened)
         if size > max_bytes:
             raise SnapshotTooLarge(f"the snapshot has {size} bytes, more than its {max_bytes}")
-        await storage.put(key(session_id, generation), _concatenated(opened), CONTENT_TYPE)
+        for name, file in opened:
+            chunks = await writer.store_file(file.fd, file.size, force=force or ())
+            files.append({"name": name, "size": file.size, "chunks": chunks})
     finally:
         for _, file in opened:
             os.close(file.fd)
-    sizes = dict((name, file.size) for name, file in opened)
+    total = sum(file["size"] for file in files)
     metrics.SNAPSHOT_SECONDS.labels("upload").observe(time.perf_counter() - started)
-    metrics.SNAPSHOT_BYTES.labels("upload").observe(sum(sizes.values()))
+    metrics.SNAPSHOT_BYTES.labels("upload").observe(writer.new_bytes)
     record = report.record()
-    record["files"] = [{"name": name, "size": sizes[name]} for name, _ in report.files]
+    record["files"] = files
     return {
-        "generation": generation,
+        "format": "chunks",
+        "generation": uuid.uuid4().hex,
         "saved_at": utcnow().isoformat(),
-        "bytes": sum(sizes.values()),
+        "bytes": total,
         **record,
     }
-
-
-async def _concatenated(opened: list[tuple[str, hostfs.OpenedFile]]) -> AsyncIterator[bytes]:
-    """The files' bytes one after the other, each exactly the size it had when opened."""
-    for _, file in opened:
-        left = file.size
-        while left:
-            chunk = await asyncio.to_thread(os.read, file.fd, min(CHUNK_BYTES, left))
-            if not chunk:
-                raise SnapshotDamaged("a snapshot file shrank while it was stored")
-            left -= len(chunk)
-            yield chunk
 
 
 async def download(
@@ -112,6 +109,7 @@ async def download(
     marker: Path,
     session_id: uuid.UUID,
     record: dict[str, Any] | None,
+    project_id: uuid.UUID | None = None,
 ) -> None:
     """Bring the session's snapshot into the workspace, unless it is there already.
 
@@ -119,11 +117,13 @@ async def download(
         storage: Where the snapshot is.
         workspace: The session's workspace.
         marker: The file (outside the workspace) naming the generation the workspace holds.
-        session_id: The session.
+        session_id: The session (a one-object record is under its key).
         record: The session row's snapshot record (None: the session has none).
+        project_id: The session's project (a chunked record's chunks are its).
 
     Raises:
-        SnapshotDamaged: The stored object is not as long as its record says.
+        SnapshotDamaged: A chunk is missing or damaged, or the stored object is not as long
+            as its record says (the workspace is left without a snapshot).
     """
     if not record:
         return
@@ -131,6 +131,11 @@ async def download(
     if await asyncio.to_thread(_read, marker) == generation:
         return
     files = list(SnapshotReport.from_record(record).files)
+    chunked = is_chunked(record)
+    if chunked:
+        if project_id is None:
+            raise SnapshotDamaged("a chunked snapshot needs its project")
+        plan = _chunk_plan(record, files)
     started = time.perf_counter()
     await asyncio.to_thread(workspace.mkdir, parents=True, exist_ok=True)
     await asyncio.to_thread(hostfs.remove_tree, workspace, SNAPSHOT_DIR)
@@ -139,17 +144,67 @@ async def download(
     staging = f"{SNAPSHOT_DIR}.incoming"
     await asyncio.to_thread(hostfs.remove_tree, workspace, staging)
     await asyncio.to_thread(hostfs.make_folder, workspace, staging)
-    writer = _Splitter(workspace, staging, files)
     try:
-        async for chunk in storage.iter_bytes(key(session_id, generation)):
-            await asyncio.to_thread(writer.write, chunk)
-        await asyncio.to_thread(writer.finish)
-    finally:
-        await asyncio.to_thread(writer.close)
+        if chunked:
+            assert project_id is not None
+            await _download_chunks(storage, workspace, staging, project_id, plan)
+        else:
+            await _download_object(storage, workspace, staging, key(session_id, generation), files)
+    except (ChunkDamaged, ValueError) as exc:
+        await asyncio.to_thread(hostfs.remove_tree, workspace, staging)
+        raise SnapshotDamaged(str(exc)) from exc
     await asyncio.to_thread(hostfs.rename, workspace, staging, SNAPSHOT_DIR)
     await asyncio.to_thread(_write, marker, generation)
     metrics.SNAPSHOT_SECONDS.labels("download").observe(time.perf_counter() - started)
     metrics.SNAPSHOT_BYTES.labels("download").observe(sum(size for _, size in files))
+
+
+def _chunk_plan(
+    record: dict[str, Any], files: list[tuple[str, int]]
+) -> list[tuple[str, int, list[str]]]:
+    """Each file with its chunks, checked: the record came from the database, but its
+    digests become storage keys."""
+    chunks = {f.get("name"): f.get("chunks") for f in record["files"] if isinstance(f, dict)}
+    plan = []
+    for name, size in files:
+        digests = chunks.get(name)
+        if not isinstance(digests, list) or not all(isinstance(d, str) for d in digests):
+            raise SnapshotDamaged(f"the record lists no chunks for {name}")
+        try:
+            chunk_sizes(size, len(digests))
+        except ChunkDamaged as exc:
+            raise SnapshotDamaged(f"{name}: {exc}") from exc
+        plan.append((name, size, digests))
+    return plan
+
+
+async def _download_chunks(
+    storage: ObjectStorage,
+    workspace: Path,
+    folder: str,
+    project_id: uuid.UUID,
+    plan: list[tuple[str, int, list[str]]],
+) -> None:
+    for name, size, digests in plan:
+        with hostfs.IncomingFile(workspace, name, folder) as incoming:
+            await read_file(storage, project_id, name, size, digests, incoming.write)
+            await asyncio.to_thread(incoming.commit)
+
+
+async def _download_object(
+    storage: ObjectStorage,
+    workspace: Path,
+    folder: str,
+    stored: str,
+    files: list[tuple[str, int]],
+) -> None:
+    writer = _Splitter(workspace, folder, files)
+    try:
+        async for chunk in storage.iter_bytes(stored):
+            await asyncio.to_thread(writer.write, chunk)
+        await asyncio.to_thread(writer.finish)
+    finally:
+        await asyncio.to_thread(writer.close)
 
 
 class _Splitter:

@@ -12,6 +12,8 @@ import shutil
 import uuid
 from typing import Any
 
+from app.models import Session
+from app.runs import state_retention
 from app.runs.workspace import snapshot_marker_path, workspace_dir
 from tests.api.test_query import READ, ask, finished, of
 from tests.api.test_queue import new_session, one_worker  # noqa: F401 (a fixture)
@@ -39,12 +41,18 @@ def sales_session(api: Api, title: str) -> dict[str, Any]:
     return session
 
 
-def snapshot_keys(live: LiveServer, session_id: str) -> list[str]:
-    return list(live.call(live.state.storage.list_keys(f"sessions/{session_id}/snapshots/")))
+def snapshot_keys(live: LiveServer, project_id: str) -> list[str]:
+    """The project's stored snapshot chunks (app.runs.snapshot_chunks)."""
+    return list(live.call(live.state.storage.list_keys(f"snapshot-chunks/{project_id}/")))
 
 
-def generations(keys: list[str]) -> set[str]:
-    return {key.split("/")[3] for key in keys}
+def generation(live: LiveServer, session_id: str) -> str:
+    async def read() -> str:
+        async with live.state.session_factory() as db:
+            session = await db.get(Session, uuid.UUID(session_id))
+            return str(session.snapshot["generation"])
+
+    return live.call(read())
 
 
 def first_question(alice: Api, session: dict[str, Any], llm: ScriptedLLM) -> None:
@@ -64,8 +72,9 @@ def test_variables_survive_an_eviction_and_the_model_is_told(
 ) -> None:
     session = sales_session(alice, "Sales")
     first_question(alice, session, llm)
-    keys = snapshot_keys(one_worker, session["id"])
-    assert len(keys) == 1  # one object a generation
+    keys = snapshot_keys(one_worker, session["project_id"])
+    assert len(keys) == 3  # the manifest, df and totals: a chunk each
+    assert not live_keys(one_worker, f"sessions/{session['id']}/snapshots/")
 
     # Bob's question needs the only worker: Alice's is evicted.
     other = new_session(bob, "Other")
@@ -99,7 +108,7 @@ def test_a_session_continues_where_its_workspace_is_gone(
     object storage."""
     session = sales_session(alice, "Sales")
     first_question(alice, session, llm)
-    before = generations(snapshot_keys(live, session["id"]))
+    before = generation(live, session["id"])
     live.call(live.state.sandboxes.stop_all())
     session_id = uuid.UUID(session["id"])
     shutil.rmtree(workspace_dir(live.settings.DATA_DIR, session_id))
@@ -114,8 +123,7 @@ def test_a_session_continues_where_its_workspace_is_gone(
     assert of(events, "step.output"), said  # what the step said instead, if it failed
     assert of(events, "step.output")[0]["output"].strip() == "0.559"
     assert "df (DataFrame, 4 rows, 3 columns), totals (Series, 2 values)" in system_prompt(llm)
-    after = generations(snapshot_keys(live, session["id"]))
-    assert len(after) == 1 and after != before  # the new generation replaced the old one
+    assert generation(live, session["id"]) != before  # a new snapshot
 
 
 def test_a_warm_worker_keeps_everything_and_says_so(
@@ -125,6 +133,8 @@ def test_a_warm_worker_keeps_everything_and_says_so(
     first_question(alice, session, llm)
     llm.script(code_reply("print(share(totals['North']))"), final_reply("'55.9%'"))
     events = ask(alice, session["id"], "What share is North's?")
+    said = [(e.event, e.data) for e in events if e.event.startswith(("step", "sandbox", "run"))]
+    assert of(events, "step.output"), said
     assert of(events, "step.output")[0]["output"].strip() == "0.559"
     prompt = system_prompt(llm)
     assert "model (LinearRegression), share (a function defined in the code)" in prompt
@@ -136,6 +146,14 @@ def test_deleting_a_session_deletes_its_snapshots(
 ) -> None:
     session = sales_session(alice, "Sales")
     first_question(alice, session, llm)
-    assert snapshot_keys(live, session["id"])
+    assert snapshot_keys(live, session["project_id"])
     assert alice.delete(f"/sessions/{session['id']}").status_code == 204
-    assert snapshot_keys(live, session["id"]) == []
+    # Its chunks go with the project's next sweep (nothing names them any more).
+    project_id = uuid.UUID(session["project_id"])
+    factory, storage = live.state.session_factory, live.state.storage
+    live.call(state_retention.sweep(factory, storage, project_id, grace_seconds=0))
+    assert snapshot_keys(live, session["project_id"]) == []
+
+
+def live_keys(live: LiveServer, prefix: str) -> list[str]:
+    return list(live.call(live.state.storage.list_keys(prefix)))
