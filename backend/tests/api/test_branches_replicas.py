@@ -1,5 +1,6 @@
 """A branch made through one replica answers through another (Postgres, Redis and S3
-shared; each replica with its own disk): from the copied snapshot, and by replay."""
+shared; each replica with its own disk): from the states kept at each run's end, as
+content-addressed chunks in S3."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def test_a_branch_made_on_one_replica_answers_on_another(
         assert ask(a, session["id"], f"Set {value}")[-1].data["status"] == "succeeded"
     runs = a.get(f"/sessions/{session['id']}/runs").json()["items"]
 
-    for run, expected, source in ((runs[1], 2, "snapshot"), (runs[0], 1, "replay")):
+    for run, expected, source in ((runs[1], 2, "snapshot"), (runs[0], 1, "snapshot")):
         made = a.post(f"/sessions/{session['id']}/branch", json={"after_run_id": run["id"]})
         assert made.status_code == 201, made.text
         branch_id = made.json()["id"]

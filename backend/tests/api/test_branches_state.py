@@ -1,6 +1,6 @@
 """A branch's variables are those that existed when the run it continues after ended:
-from that run's snapshot where one is kept (the newest run's), else by replaying its past
-in a fresh worker, which it says; the parent is untouched and keeps working."""
+from the state kept at that run's end (app.runs.run_states), else by replaying its past in
+a fresh worker, which it says; the parent is untouched and keeps working."""
 
 from __future__ import annotations
 
@@ -20,9 +20,33 @@ from tests.support.llm import ScriptedLLM, code_reply, final_reply
 from tests.support.server import LiveServer
 
 
+def test_every_point_of_the_history_is_restored_from_its_kept_state(
+    live: LiveServer, alice: Api, llm: ScriptedLLM
+) -> None:
+    session, runs = three_questions(alice, llm)
+    for number, run in enumerate(runs, start=1):
+        made = branch(alice, session["id"], run["id"])
+        output, events = shown(alice, made["id"], llm)
+        sees(output, number)  # the DataFrame, the dict, and the variable Q3 deleted
+        [said] = of(events, "state.restored")
+        assert (said["source"], said["notes"]) == ("snapshot", []), said
+    # The parent still has Q3's.
+    output, _ = shown(alice, session["id"], llm)
+    sees(output, 3)
+
+
 def test_each_branch_starts_with_the_variables_of_its_point(
     live: LiveServer, alice: Api, llm: ScriptedLLM
 ) -> None:
+    # One state kept per session: the older points are gone and are rebuilt by replay.
+    live.settings.SNAPSHOT_KEEP_PER_SESSION = 1
+    try:
+        _each_branch(live, alice, llm)
+    finally:
+        live.settings.SNAPSHOT_KEEP_PER_SESSION = 50
+
+
+def _each_branch(live: LiveServer, alice: Api, llm: ScriptedLLM) -> None:
     session, runs = three_questions(alice, llm)
     after_q1 = branch(alice, session["id"], runs[0]["id"])
     after_q2 = branch(alice, session["id"], runs[1]["id"])
