@@ -130,7 +130,9 @@ class PreviewColumn(BaseModel):
     reading: str | None = Field(
         None,
         description='For a mixed column: how it was read, in a sentence (e.g. "dates read '
-        'day-first (from 13/02/2025); 3 cells could not be read")',
+        'day-first (from 13/02/2025); 3 cells could not be read"); for a column the whole '
+        'file read otherwise than its first rows, why (e.g. "text: 3,214 cells after row '
+        '10,000 are not numbers")',
     )
     unreadable: int | None = Field(
         None,
@@ -197,6 +199,18 @@ class FilePreview(BaseModel):
         description="The row the column names were read from, counted from 0 (blank lines of "
         "a CSV not counted): the one detected under any title rows, or the one asked for "
         "(null for kinds without one: Parquet, JSON)",
+    )
+    decided_rows: int | None = Field(
+        None,
+        description="The rows each column's type was decided over: the first rows of a big "
+        "CSV or worksheet at first (`kinds_pending`), then all of them",
+    )
+    kinds_pending: bool = Field(
+        False,
+        description="Whether the columns' types were decided over the first rows only and "
+        "the whole file is still being checked; once it is, every page, sort and filter "
+        "reads the whole file's decision (a column may then change type: its `reading` "
+        "says why)",
     )
     offset: int = Field(0, description="The first row shown, counted from 0 after sorting")
     limit: int = Field(50, description="The most rows asked for")

@@ -15,7 +15,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from app.files import previewing
+from app.files import previewing, whole_file_work
 from app.files.preview import PreviewUnsupported, preview_kind
 from app.files.preview.paging import Window
 from app.infra.storage import ObjectStorage
@@ -60,4 +60,4 @@ async def preview(
             storage, stand_in, cache_dir, sheet, window=window, copies=False
         )
     finally:
-        await asyncio.to_thread(previewing.remove_copies, cache_dir, [digest])
+        await asyncio.to_thread(whole_file_work.remove_copies, cache_dir, [digest])
