@@ -102,9 +102,14 @@ def build_preview(
         if name in found.date_formats:
             column["date_format"] = found.date_formats[name]
         if name in found.units:
-            column["unit"] = found.units[name].unit
-            if found.units[name].decimal_comma:
+            written = found.units[name]
+            column["unit"] = written.unit
+            if written.decimal_comma:
                 column["decimal"] = ","
+            if written.unit is not None:
+                column["decimals"] = written.decimals
+            if written.unit not in (None, "%"):
+                column["currency"] = written.unit
         if name in found.yes_no:
             column["true_values"], column["false_values"] = found.yes_no[name]
         if name in found.mixed:
