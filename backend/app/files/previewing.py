@@ -54,6 +54,7 @@ async def preview(
     header_row: int | None = None,
     window: Window | None = None,
     copies: bool = True,
+    whole: bool = True,
 ) -> dict[str, Any]:
     """The file's preview (of one sheet of a workbook): its head computed once per content
     (and header row) and kept on the row, and any other window of the whole table read on
@@ -72,6 +73,8 @@ async def preview(
             None: the head as stored, the first 50 rows.
         copies: Whether a big CSV may be copied into typed Parquet for its pages (not when
             the copy would take its project or uploader past a storage quota).
+        whole: Whether the whole file's decision of its columns' kinds is made after its
+            head's (not for a file read once, such as an artifact's).
 
     Raises:
         PreviewError: Not previewable (415), unreadable or too costly (422), no such sheet
@@ -81,6 +84,8 @@ async def preview(
     shown = await _settled(
         file, await _head(storage, file, cache_dir, sheet, header_row), cache_dir
     )
+    if not whole and shown.get("kinds_pending"):
+        shown = shown | {"kinds_pending": False}  # read once: its head's decision is final
     if window is not None and window.in_head and shown.get("kinds_pending"):
         start_table_copy(storage, file, cache_dir, shown, copy=False)
     row_count = shown["row_count"]

@@ -57,7 +57,7 @@ async def preview(
     try:
         # No typed copy of a big CSV: that is for the project's datasets, read again and again.
         return await previewing.preview(
-            storage, stand_in, cache_dir, sheet, window=window, copies=False
+            storage, stand_in, cache_dir, sheet, window=window, copies=False, whole=False
         )
     finally:
         await asyncio.to_thread(whole_file_work.remove_copies, cache_dir, [digest])
