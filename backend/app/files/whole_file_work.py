@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 COPY_SECONDS_PER_GB = 45.0
 # Deciding each column's kind over a whole file reads and converts all of it (a worksheet
 # read whole takes longer than a CSV of its size).
-KINDS_SECONDS_PER_GB = 60.0
+KINDS_SECONDS_PER_GB = 120.0
 # Typed copies of big CSVs made at once by this process, in the background; a file whose
 # copy cannot start now is copied when its pages are next read.
 MAX_TABLE_COPIES = 1
@@ -144,6 +144,8 @@ def _whole_file_work(
             raise
         except Exception as exc:  # its pages read the text, and say what is wrong with it
             log.info("the whole of %s was not read for its pages: %s", name, exc)
+            if decide and shown is head:  # its head's decision stands, not checked again
+                await asyncio.to_thread(whole_kinds.keep_head, head, work)
         # A file deleted meanwhile had its copies removed (service.forget_copies) before
         # these were made: they go too.
         try:

@@ -12,7 +12,7 @@ from app.agent.prompting import read_hint
 from app.files.preview.delimited import preview_csv_head
 from app.files.preview.filters import Condition, check_filter
 from app.files.preview.paging import Window, build_table_copy, read_page, table_copy_path
-from app.files.preview.whole_kinds import decide_whole, settled
+from app.files.preview.whole_kinds import decide_whole, keep_head, settled, stored_decision
 
 HEAD = 100
 
@@ -141,3 +141,17 @@ def test_a_big_file_reads_one_decision_on_every_page_and_in_its_typed_copy(
     types = {row[0]: row[1] for row in described}
     assert (types["c1"], types["c2"]) == ("DOUBLE", "VARCHAR")
     check(final)  # read from the typed copy, the same
+
+
+def test_a_file_that_cannot_be_checked_whole_keeps_its_head_s_decision(tmp_path: Path) -> None:
+    amount = '"€1,200.50"'
+    rows = [f"{i},{amount if i % 3 else i}" if i != 5 else "5,unknown" for i in range(300)]
+    path = tmp_path / "mixed.csv"
+    path.write_text("id,amount\n" + "\n".join(rows) + "\n")
+    head = head_of(path)
+    keep_head(head, tmp_path / "w")
+    decision = stored_decision(head, tmp_path / "w")
+    assert decision is not None
+    final = settled(head, decision)
+    assert (final["kinds_pending"], final["decided_rows"]) == (False, HEAD)
+    assert final["columns"][1]["reading"].endswith("(over the first 100 rows)")

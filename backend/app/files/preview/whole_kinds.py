@@ -30,7 +30,7 @@ from app.files.mixed_columns import MOST, MixedReading
 from app.files.preview.csv_sql import present, typed_sql
 from app.files.preview.kinds import preview_kind
 from app.files.preview.paging import Window, connect, read_csv_fields, read_page
-from app.files.preview.table import user_type
+from app.files.preview.table import head_note, user_type
 from app.files.preview.workbook import preview_excel
 
 # Changes when what a decision holds changes, so that older ones are not read.
@@ -62,9 +62,24 @@ def settled(shown: dict[str, Any], decision: dict[str, Any]) -> dict[str, Any]:
     return shown | {
         "columns": decision["columns"],
         "rows": decision["rows"],
-        "decided_rows": shown["row_count"],
+        "decided_rows": decision.get("decided_rows", shown["row_count"]),
         "kinds_pending": False,
     }
+
+
+def keep_head(shown: dict[str, Any], work: Path) -> None:
+    """Keeps the head's decision as the file's when the whole file could not be checked
+    (too costly, or unreadable past its head), so that it is not checked again and again;
+    its columns say over how many rows they were decided."""
+    rows = int(shown.get("decided_rows") or 0)
+    columns = [
+        column
+        | {"reading": column["reading"].replace(head_note(rows), f"over the first {rows:,} rows")}
+        if isinstance(column.get("reading"), str)
+        else column
+        for column in shown["columns"]
+    ]
+    _keep(shown, work, {"columns": columns, "rows": shown["rows"], "decided_rows": rows})
 
 
 def decide_whole(path: Path, *, name: str, shown: dict[str, Any], work: Path) -> dict[str, Any]:
@@ -97,6 +112,11 @@ def decide_whole(path: Path, *, name: str, shown: dict[str, Any], work: Path) ->
             path, name=name, shown=shown | {"columns": columns}, window=Window(), work=work
         )
         decision = {"columns": columns, "rows": first["rows"]}
+    _keep(shown, work, decision)
+    return decision
+
+
+def _keep(shown: dict[str, Any], work: Path, decision: dict[str, Any]) -> None:
     target = kinds_path(shown, work)
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f"{target.name}.{uuid.uuid4().hex}.part")
@@ -105,7 +125,6 @@ def decide_whole(path: Path, *, name: str, shown: dict[str, Any], work: Path) ->
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
-    return decision
 
 
 def _decide_csv(readable: Path, source: str, shown: dict[str, Any]) -> list[dict[str, Any]]:
