@@ -133,7 +133,8 @@ async def main(size_mb: int) -> None:
         print("-- read from the CSV's text")
         from_text = [await timed(label, page(window)) for label, window in windows]
         assert from_text[1]["rows"][0][0] == middle % 50_000, from_text[1]["rows"][0]
-        print(f"{'':<44} top price {from_text[2]['rows'][0][3]}")
+        if from_text[2] is not None:
+            print(f"{'':<44} top price {from_text[2]['rows'][0][3]}")
         if from_text[6] is not None:
             print(f"{'':<44} {from_text[6]['row_count']:,} of {rows:,} rows match the filter")
 
