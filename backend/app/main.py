@@ -52,7 +52,7 @@ from app.checks.runner import CheckRunner
 from app.config import Settings
 from app.config.server import Environment
 from app.db import create_engine, migrate, session_factory
-from app.files import previewing
+from app.files import whole_file_work
 from app.infra.events import create_event_log
 from app.infra.feeds import create_session_feed
 from app.infra.locks import create_session_locks
@@ -185,7 +185,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 await asyncio.to_thread(tracing.deactivate, tracer_provider)
             await check_runner.close()
             await runs.close()
-            await previewing.stop_table_copies()
+            await whole_file_work.stop_table_copies()
             await sandboxes.close()
             await events.close()
             await locks.close()

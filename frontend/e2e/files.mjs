@@ -63,7 +63,9 @@ export async function filesTests(t) {
     return table().locator(`tbody tr td:nth-child(${at})`).allInnerTexts();
   };
   const DATE = /^\d{4}-\d{2}-\d{2}$/;
-  const AMOUNT = /^-?\d{1,3}(,\d{3})*(\.\d{1,4})?$/;
+  // Amounts in one currency show with it and the column's usual decimals (issue 42's last gaps).
+  const AMOUNT = /^-?€\d{1,3}(,\d{3})*\.\d{2}$/;
+  const number = (a) => Number(a.replace(/[€,]/g, ''));
 
   await test('files: a workbook that mixes kinds previews numbers and dates, says how it read them, and lists its rows, columns and sheets', async () => {
     const project = (await api('POST', '/api/v1/projects', { name: 'Orders ledger' })).body;
@@ -88,8 +90,9 @@ export async function filesTests(t) {
     const amounts = await cells(3);
     expect(dates[0] === '2025-01-01' && dates[3] === '2025-01-04', `a date text reads as the date it is: ${dates.slice(0, 4)}`);
     expect(dates.filter((d) => d !== 'soon').every((d) => DATE.test(d)), `every date of page 1 is a date: ${dates}`);
-    expect(amounts[0] === '1,000' && amounts[5] === '-1,200', `an amount text reads as its number: ${amounts.slice(0, 6)}`);
-    expect(amounts.filter((a) => a !== 'ask Bob').every((a) => AMOUNT.test(a)), `every amount of page 1 is a number: ${amounts}`);
+    expect(amounts[0] === '€1,000.00' && amounts[5] === '-€1,200.00', `an amount text reads as its number: ${amounts.slice(0, 6)}`);
+    expect(amounts[1] === '€1,037.13' && amounts[2] === '€1,074.26', `a real number shows as an amount too: ${amounts.slice(0, 3)}`);
+    expect(amounts.filter((a) => a !== 'ask Bob').every((a) => AMOUNT.test(a)), `every amount of page 1 is a € amount: ${amounts}`);
     const amountCell = table().locator('tbody tr td:nth-child(3)').first();
     expect((await amountCell.evaluate((el) => getComputedStyle(el).textAlign)) === 'right', 'numbers are right-aligned');
     const soon = table().getByTestId('unreadable-cell').filter({ hasText: 'soon' });
@@ -111,7 +114,7 @@ export async function filesTests(t) {
     const amounts = await cells(3);
     expect(dates.filter((d) => d !== 'tbd').every((d) => DATE.test(d)), `every date of page 8 is a date: ${dates}`);
     expect(dates.includes('tbd') && !dates.some((d) => d.includes('"') || d.includes('T')), `page 8 has no quoted timestamps: ${dates}`);
-    expect(amounts.every((a) => AMOUNT.test(a)), `every amount of page 8 is a number as on page 1: ${amounts}`);
+    expect(amounts.every((a) => AMOUNT.test(a)), `every amount of page 8 is a € amount as on page 1: ${amounts}`);
     await table().getByTestId('unreadable-cell').filter({ hasText: 'tbd' }).waitFor();
     await shots('02-late-page');
   });
@@ -127,11 +130,11 @@ export async function filesTests(t) {
     const count = row().getByTestId('filter-count');
     await count.filter({ hasText: '157 of 400 rows match' }).waitFor();
     expect((await row().getByTestId('filter-chip').innerText()).includes('Amount > 10000'), 'the chip says the condition');
-    const amounts = (await cells(3)).map((a) => Number(a.replace(/,/g, '')));
+    const amounts = (await cells(3)).map(number);
     expect(amounts.every((a) => a > 10000), `only amounts over 10,000 are shown: ${amounts}`);
     await table().getByLabel('Next page').click();
     await table().getByTestId('row-range').filter({ hasText: 'Rows 51–100 of 157 matching' }).waitFor();
-    expect((await cells(3)).every((a) => Number(a.replace(/,/g, '')) > 10000), 'page 2 keeps the filter');
+    expect((await cells(3)).every((a) => number(a) > 10000), 'page 2 keeps the filter');
     await row().getByLabel('Filter by Region').click();
     await row().getByTestId('condition-form').getByLabel('Value for Region').fill('n');
     await row().getByTestId('condition-form').getByRole('button', { name: 'Apply' }).click();
@@ -142,5 +145,26 @@ export async function filesTests(t) {
     await row().getByRole('button', { name: 'Clear all' }).click();
     await row().getByTestId('filter-chips').waitFor({ state: 'detached' });
     await table().getByTestId('row-range').filter({ hasText: 'of 400' }).waitFor();
+  });
+
+  await test('files: an amount filter takes the amount as shown, and the profile counts unreadable cells apart from empty ones', async () => {
+    await row().getByLabel('Filter by Amount').click();
+    const form = row().getByTestId('condition-form');
+    await form.getByLabel('Condition on Amount').selectOption('eq');
+    await form.getByLabel('Value for Amount').fill('€1,037.13');
+    await form.getByRole('button', { name: 'Apply' }).click();
+    await row().getByTestId('filter-count').filter({ hasText: '1 of 400 rows match' }).waitFor();
+    expect((await cells(3))[0] === '€1,037.13', 'the amount typed as shown is found');
+    await row().getByRole('button', { name: 'Clear all' }).click();
+    await row().getByTestId('filter-chips').waitFor({ state: 'detached' });
+    await row().getByRole('tab', { name: 'Columns' }).click();
+    const missing = (name) => row().locator(`[data-testid=profile] tr[data-column="${name}"] [data-testid=profile-missing]`);
+    await missing('Amount').waitFor();
+    const amount = await missing('Amount').innerText();
+    const dates = await missing('Order date').innerText();
+    expect(amount.startsWith('1 unreadable, 0 empty'), `the Amount's profile counts its unreadable cell apart: ${amount}`);
+    expect(dates.startsWith('2 unreadable, 0 empty'), `the Order date's profile counts its unreadable cells apart: ${dates}`);
+    if (process.env.E2E_SHOTS) await shots('05-profile-unreadable');
+    await row().getByRole('tab', { name: 'Rows' }).click();
   });
 }

@@ -184,11 +184,13 @@ def read_hint(preview: dict[str, Any]) -> str:
         )
     for comma, converter in ((False, _TO_NUMBER), (True, _TO_NUMBER_COMMA)):
         written = [c for c in columns if "unit" in c and (c.get("decimal") == ",") == comma]
-        amounts = [_name(c) for c in written if c["unit"] in _AMOUNT_UNITS]
+        amounts = [c for c in written if c["unit"] in _AMOUNT_UNITS]
         percents = [_name(c) for c in written if c["unit"] == "%"]
         how = " (written with a decimal comma)" if comma else ""
-        if amounts:
-            steps.append(f"turn text amounts{how} into numbers with {converter} for {amounts}")
+        for unit in dict.fromkeys(c["unit"] for c in amounts):
+            named = [_name(c) for c in amounts if c["unit"] == unit]
+            what = f"text amounts in {unit}" if unit else "text amounts"
+            steps.append(f"turn {what}{how} into numbers with {converter} for {named}")
         if percents:
             steps.append(
                 f"turn text percents{how} into fractions with {converter} / 100 for {percents}"
@@ -216,7 +218,7 @@ def _mixed_steps(columns: list[dict[str, Any]]) -> list[str]:
         elif column.get("mixed") == "number":
             decimal = "," if column.get("decimal_separator") == "," else "."
             call = f"df[{name!r}] = read_numbers(df[{name!r}], decimal={decimal!r})"
-            said = "numbers mixed with amount texts"
+            said = "numbers mixed with amount texts" + _currencies(column)
         else:
             continue
         count = column.get("unreadable")
@@ -227,6 +229,18 @@ def _mixed_steps(columns: list[dict[str, Any]]) -> list[str]:
     return steps
 
 
+def _currencies(column: dict[str, Any]) -> str:
+    """What a mixed number column's amounts are in, said to the agent (known units only)."""
+    units = column.get("currencies") or [column.get("currency") or column.get("unit")]
+    known = [u for u in units if isinstance(u, str) and u.upper() in _KNOWN_UNITS]
+    if not known:
+        return ""
+    if known == ["%"]:
+        return " (percents, read as fractions)"
+    return f" (amounts in {' and '.join(known)})"
+
+
+_KNOWN_UNITS = {"€", "$", "£", "¥", "₹", "%", "EUR", "USD", "GBP", "CHF", "JPY", "INR"}
 # How a column of amounts ("€1,058.58") or percents ("12.5%", without the division) is read.
 _TO_NUMBER = (
     "pd.to_numeric(df[column].astype(str).str.replace(r'[^0-9.eE+-]', '', regex=True), "

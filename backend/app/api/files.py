@@ -24,7 +24,6 @@ from app.files import service
 from app.files.preview.filters import MAX_CONDITIONS, parse_filter
 from app.files.preview.paging import MAX_PAGE_ROWS, Window
 from app.files.preview_process import PreviewsBusy, preview_owner
-from app.files.previewing import makes_table_copy
 from app.files.schemas import (
     READERS_SHOWN,
     FileOut,
@@ -34,6 +33,7 @@ from app.files.schemas import (
     VersionReader,
 )
 from app.files.upload import MultipartFile
+from app.files.whole_file_work import makes_table_copy
 from app.models import File, User
 from app.quotas import guard
 from app.quotas.guard import UploadQuota

@@ -213,11 +213,13 @@ class UnitNumbers:
             when they only have thousands commas.
         percent: Whether the values are percents (read as fractions: `12.5%` is 0.125).
         decimal_comma: Whether they were written the European way (`1.058,58 €`).
+        decimals: The digits after the decimal separator most of them were written with.
     """
 
     unit: str | None
     percent: bool
     decimal_comma: bool = False
+    decimals: int = 0
 
 
 def convert_unit_numbers(frame: pd.DataFrame, found: dict[str, UnitNumbers]) -> pd.DataFrame:
@@ -274,7 +276,11 @@ def _unit_numbers(
     sign = parts["sign"].fillna(parts["sign2"]).fillna("")
     numbers = pd.to_numeric(sign + digits).astype("float64") / (100 if percent else 1)
     unit = "%" if percent else next(iter(currencies), None)
-    return numbers, UnitNumbers(unit=unit, percent=percent, decimal_comma=european)
+    fractions = parts["number"].str.extract(r"[,.](\d+)$" if european else r"\.(\d+)$")[0]
+    decimals = int(fractions.fillna("").str.len().mode().iloc[0]) if len(fractions) else 0
+    return numbers, UnitNumbers(
+        unit=unit, percent=percent, decimal_comma=european, decimals=decimals
+    )
 
 
 def convert_yes_no(

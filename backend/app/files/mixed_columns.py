@@ -12,6 +12,7 @@ app.files.reading, which every other path (pages, sorts, the agent's code) reads
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,10 @@ class MixedReading:
         day_first: For dates: whether `02/07/2025` was read as the 2nd of July.
         settled_by: For dates: the text that settled the order; None when it was assumed.
         unreadable: The cells that could not be read, by row label: their text.
+        units: For numbers: the currencies (`€`, `USD`, …) its amount texts carry, in the
+            order first seen, or `["%"]` for percents.
+        decimals: For numbers: the digits after the decimal separator most of its amount
+            texts were written with.
     """
 
     kind: str
@@ -49,6 +54,8 @@ class MixedReading:
     day_first: bool = False
     settled_by: str | None = None
     unreadable: dict[Any, str] = field(default_factory=dict)
+    units: list[str] = field(default_factory=list)
+    decimals: int = 0
 
     def describe(self, counted: int | None = None) -> str:
         """The reading in a sentence, as the column's details say it."""
@@ -63,6 +70,10 @@ class MixedReading:
             said = "numbers and amounts read as numbers" + (
                 " (decimal comma)" if self.decimal == "," else ""
             )
+            if len(self.units) > 1:
+                said += f"; amounts in {', '.join(self.units[:-1])} and {self.units[-1]}"
+            elif self.units == ["%"]:
+                said += "; percents read as fractions"
         count = len(self.unreadable) if counted is None else counted
         if count:
             said += f"; {count:,} cell{'s' if count != 1 else ''} could not be read"
@@ -75,6 +86,14 @@ class MixedReading:
             found |= {"day_first": self.day_first, "settled_by": self.settled_by}
         else:
             found["decimal_separator"] = self.decimal
+            if self.units:
+                found["decimals"] = self.decimals
+            if len(self.units) == 1:
+                found["unit"] = self.units[0]
+                if self.units != ["%"]:
+                    found["currency"] = self.units[0]
+            elif self.units:
+                found["currencies"] = self.units
         return found | {"reading": self.describe()}
 
 
@@ -134,18 +153,26 @@ def decide(values: pd.Series, *, day_first: bool) -> MixedReading | None:
         if not _most(values, lambda v: number_of(v, ",") is not None):
             return None
         decimal = ","
-    return MixedReading("number", decimal=decimal) if _one_unit(texts) else None
-
-
-def _one_unit(texts: pd.Series) -> bool:
-    """Whether the texts carry at most one currency, and are all percents or none: `€3`
-    beside `$4` is not one column of numbers, nor `12%` beside `13`."""
     units = [unit_of(text) for text in texts]
     percents = sum(unit == "%" for unit in units)
-    return len({unit for unit in units if unit not in ("", "%")}) <= 1 and percents in (
-        0,
-        len(units),
+    if percents not in (0, len(units)):
+        return None  # `12%` beside `13` is not one column of numbers
+    return MixedReading(
+        "number",
+        decimal=decimal,
+        units=list(dict.fromkeys(unit for unit in units if unit)),
+        decimals=_usual_decimals(texts, decimal),
     )
+
+
+def _usual_decimals(texts: pd.Series, decimal: str) -> int:
+    """The digits after the decimal separator most amount texts are written with."""
+    counts: dict[int, int] = {}
+    for text in texts:
+        found = re.search(rf"{re.escape(decimal)}(\d+)\D*$", str(text))
+        digits = len(found[1]) if found else 0
+        counts[digits] = counts.get(digits, 0) + 1
+    return max(counts, key=lambda digits: counts[digits]) if counts else 0
 
 
 def _most(values: pd.Series, reads: Callable[[Any], bool]) -> bool:

@@ -16,4 +16,5 @@ if sys.platform == "linux":
     ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
 
 import app.files.preview.paging  # DuckDB, for pages of the whole table
+import app.files.preview.whole_kinds  # the whole file's decision of column kinds
 import app.files.profile  # noqa: F401  (and app.files.preview, which it uses)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import asdict, replace
@@ -19,15 +18,12 @@ from typing import Any
 from app.errors import NotFound
 from app.files import preview as previews
 from app.files import profile as profiles
-from app.files.preview import paging
+from app.files.preview import paging, whole_kinds
+from app.files.preview import table as preview_table
 from app.files.preview.filters import check_filter
 from app.files.preview.paging import Window
-from app.files.preview_process import (
-    PREVIEW_TIMEOUT_SECONDS,
-    PreviewsBusy,
-    preview_owner,
-    run_preview,
-)
+from app.files.preview_process import PREVIEW_TIMEOUT_SECONDS, run_preview
+from app.files.whole_file_work import start_table_copy
 from app.infra.storage import ObjectNotFound, ObjectStorage
 from app.models import File
 
@@ -36,7 +32,7 @@ log = logging.getLogger(__name__)
 CSV_HEAD_START = 4 * 1024 * 1024
 CSV_HEAD_MAX = 64 * 1024 * 1024
 # What a stored preview holds: one computed before the current shape is computed again.
-PREVIEW_SHAPE = 3
+PREVIEW_SHAPE = 4
 # Previews of further sheets and profiles kept on the row, per kind.
 MAX_CACHED = 20
 # A page of the whole table (sorted, or deep in it) reads all of the file: the time it may
@@ -49,112 +45,6 @@ def page_time_limit(size: int) -> float:
     return PREVIEW_TIMEOUT_SECONDS + PAGE_SECONDS_PER_GB * size / (1 << 30)
 
 
-# Copying a CSV into typed Parquet reads and converts all of it, and writes the copy.
-COPY_SECONDS_PER_GB = 45.0
-# Typed copies of big CSVs made at once by this process, in the background; a file whose
-# copy cannot start now is copied when its pages are next read.
-MAX_TABLE_COPIES = 1
-# Whose preview slots the copies take: their own, shared fairly with the users' previews.
-_COPIES_OWNER = "table-copies"
-_copies: dict[Path, asyncio.Task[None]] = {}
-
-
-def makes_table_copy(file: File) -> bool:
-    """Whether reading the file's pages copies it into typed Parquet (a big CSV)."""
-    return previews.preview_kind(file.name) == "csv" and file.size >= paging.TABLE_COPY_MIN_BYTES
-
-
-def start_table_copy(
-    storage: ObjectStorage, file: File, cache_dir: Path, shown: dict[str, Any]
-) -> bool:
-    """Starts copying a big CSV into typed Parquet in the background, so that its later pages
-    and sorts read columns instead of parsing all of its text (paging.build_table_copy).
-
-    Nothing happens for a small file, one whose copy exists or is under way, or when as
-    many copies as allowed are under way already.
-
-    Returns:
-        Whether a copy started.
-    """
-    if not makes_table_copy(file):
-        return False
-    head = _without_cache(shown)
-    work = cache_dir / file.sha256
-    target = paging.table_copy_path(head, work)
-    for done in [path for path, task in _copies.items() if _ended(task)]:
-        del _copies[done]
-    if target in _copies or len(_copies) >= MAX_TABLE_COPIES or target.exists():
-        return False
-    copy = _copy_table(storage, file.name, file.storage_key, file.sha256, file.size, head, work)
-    _copies[target] = asyncio.create_task(copy, name=f"table-copy-{file.sha256[:12]}")
-    return True
-
-
-async def stop_table_copies() -> None:
-    """Stops the copies this event loop has under way (their child processes are killed):
-    at shutdown."""
-    loop = asyncio.get_running_loop()
-    stopping = {path: task for path, task in _copies.items() if task.get_loop() is loop}
-    for path, task in stopping.items():
-        del _copies[path]
-        task.cancel()
-    await asyncio.gather(*stopping.values(), return_exceptions=True)
-
-
-def _ended(task: asyncio.Task[None]) -> bool:
-    return task.done() or task.get_loop().is_closed()
-
-
-async def _copy_table(
-    storage: ObjectStorage,
-    name: str,
-    key: str,
-    sha256: str,
-    size: int,
-    head: dict[str, Any],
-    work: Path,
-) -> None:
-    try:
-        with preview_owner(_COPIES_OWNER):
-            path = await storage.local_copy(key, work.parent, sha256)
-            made = await run_preview(
-                name,
-                paging.build_table_copy,
-                path,
-                shown=head,
-                work=work,
-                time_limit=PREVIEW_TIMEOUT_SECONDS + COPY_SECONDS_PER_GB * size / (1 << 30),
-            )
-        if made:
-            log.info("typed copy of %s made for its pages", name)
-    except PreviewsBusy:
-        pass  # made when its pages are next read
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:  # its pages read the text, and say what is wrong with it
-        log.info("no typed copy of %s for its pages: %s", name, exc)
-    # A file deleted meanwhile had its copies removed (service.forget_copies) before these
-    # were made: they go too.
-    try:
-        if not await storage.exists(key):
-            await asyncio.to_thread(remove_copies, work.parent, [sha256])
-    except Exception as exc:  # storage unreachable: the copies stay until the file goes
-        log.warning("could not check that %s is still stored: %s", name, exc)
-
-
-def remove_copies(cache_dir: Path, digests: list[str]) -> None:
-    """Removes what the previews' cache keeps of these contents (a local copy, a page's
-    UTF-8 copy or Parquet table, a typed copy)."""
-    for digest in digests:
-        if len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
-            continue  # a digest names the copies; nothing else is matched
-        for path in cache_dir.glob(f"{digest}*"):
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
-
-
 async def preview(
     storage: ObjectStorage,
     file: File,
@@ -164,6 +54,7 @@ async def preview(
     header_row: int | None = None,
     window: Window | None = None,
     copies: bool = True,
+    whole: bool = True,
 ) -> dict[str, Any]:
     """The file's preview (of one sheet of a workbook): its head computed once per content
     (and header row) and kept on the row, and any other window of the whole table read on
@@ -182,13 +73,21 @@ async def preview(
             None: the head as stored, the first 50 rows.
         copies: Whether a big CSV may be copied into typed Parquet for its pages (not when
             the copy would take its project or uploader past a storage quota).
+        whole: Whether the whole file's decision of its columns' kinds is made after its
+            head's (not for a file read once, such as an artifact's).
 
     Raises:
         PreviewError: Not previewable (415), unreadable or too costly (422), no such sheet
             (404), sheets or a header row asked of a file that has none, a header row past
             the rows, or a sort by no column (422).
     """
-    shown = await _head(storage, file, cache_dir, sheet, header_row)
+    shown = await _settled(
+        file, await _head(storage, file, cache_dir, sheet, header_row), cache_dir
+    )
+    if not whole and shown.get("kinds_pending"):
+        shown = shown | {"kinds_pending": False}  # read once: its head's decision is final
+    if window is not None and window.in_head and shown.get("kinds_pending"):
+        start_table_copy(storage, file, cache_dir, shown, copy=False)
     row_count = shown["row_count"]
     if window is None:
         return shown
@@ -202,8 +101,7 @@ async def preview(
         async with _contents(file):
             path = await storage.local_copy(file.storage_key, cache_dir, file.sha256)
             head = _without_cache(shown)
-            if copies:
-                start_table_copy(storage, file, cache_dir, head)
+            start_table_copy(storage, file, cache_dir, head, copy=copies)
             page = await run_preview(
                 file.name,
                 paging.read_page,
@@ -275,6 +173,31 @@ async def _head(
                 )
         cached = _remember(file, section, entry, shown.to_dict())
     return cached
+
+
+async def _settled(file: File, shown: dict[str, Any], cache_dir: Path) -> dict[str, Any]:
+    """The preview of a head with the whole file's decision of its columns' kinds in place
+    of the head's, once it is made (whole_kinds.py); kept on the row in place of the
+    head's, so that later previews, the file's profile and the agent's description read it."""
+    if not shown.get("kinds_pending"):
+        return shown
+    head = _without_cache(shown)
+    decision = await asyncio.to_thread(whole_kinds.stored_decision, head, cache_dir / file.sha256)
+    if decision is None:
+        return shown
+    final = whole_kinds.settled(head, decision)
+    stored = dict(file.preview or {})
+    if shown is file.preview:
+        file.preview = final | {"_cache": stored.get("_cache", {})}
+        return file.preview
+    cache = dict(stored.get("_cache", {}))
+    for section, entries in cache.items():
+        if isinstance(entries, dict):
+            for key, entry in entries.items():
+                if entry is shown:
+                    cache[section] = dict(entries) | {key: final}
+    file.preview = stored | {"_cache": cache}
+    return final
 
 
 async def profile(
@@ -388,8 +311,7 @@ async def check(storage: ObjectStorage, file: File, cache_dir: Path, copies: boo
     else:
         if result["rows"] or result["row_count"]:
             file.check, file.problem = "ok", None
-            if copies:
-                start_table_copy(storage, file, cache_dir, result)
+            start_table_copy(storage, file, cache_dir, result, copy=copies)
         elif result["columns"]:
             file.check, file.problem = "empty", f"{file.name} has a header but no rows."
         else:
@@ -424,6 +346,8 @@ async def _preview_csv(
                 complete=complete,
                 row_count=file.row_count,
                 header_row=header_row,
+                # Read when called, so that tests can decide over fewer rows.
+                type_rows=preview_table.CSV_TYPE_ROWS,
             )
         except previews.NeedMoreBytes:
             if size >= CSV_HEAD_MAX:

@@ -50,32 +50,44 @@ def sample_rows(columns: int, max_cells: int = PROFILE_MAX_CELLS) -> int:
     return max(100, min(PROFILE_MAX_ROWS, max_cells // max(columns, 1)))
 
 
-def profile_frame(frame: pd.DataFrame, *, complete: bool) -> dict[str, Any]:
+def profile_frame(
+    frame: pd.DataFrame, *, complete: bool, detected: Detected | None = None
+) -> dict[str, Any]:
     """The profile of a table's rows.
 
     Args:
         frame: The rows profiled (text columns already converted where they hold numbers
             or dates).
         complete: Whether these are all the rows of the file or sheet.
+        detected: How its text columns were read: the cells of a column that mixes kinds
+            that could not be read are counted apart from the empty ones.
 
     Returns:
-        `{rows_profiled, complete, columns: [{name, dtype, kind, missing, distinct, min,
-        max, mean, top}]}`; `kind` is number, datetime, boolean or text; min, max and mean
-        are given for numbers and datetimes, `top` (`[{value, count}]`, most frequent
-        first) for booleans and text.
+        `{rows_profiled, complete, columns: [{name, dtype, kind, missing, unreadable,
+        distinct, min, max, mean, top}]}`; `kind` is number, datetime, boolean or text;
+        `missing` counts empty cells, `unreadable` the cells that could not be read as the
+        column's kind; min, max and mean are given for numbers and datetimes, `top`
+        (`[{value, count}]`, most frequent first) for booleans and text.
     """
+    mixed = (detected or Detected()).mixed
     return {
         "rows_profiled": len(frame),
         "complete": complete,
-        "columns": [_column(str(name), column) for name, column in frame.items()],
+        "columns": [
+            _column(
+                str(name), column, len(mixed[str(name)].unreadable) if str(name) in mixed else 0
+            )
+            for name, column in frame.items()
+        ],
     }
 
 
-def _column(name: str, column: pd.Series) -> dict[str, Any]:
+def _column(name: str, column: pd.Series, unread: int) -> dict[str, Any]:
     out: dict[str, Any] = {
         "name": name,
         "dtype": str(column.dtype),
-        "missing": int(column.isna().sum()),
+        "missing": int(column.isna().sum()) - unread,
+        "unreadable": unread,
         "min": None,
         "max": None,
         "mean": None,
@@ -145,26 +157,26 @@ def profile_csv_head(
         UnreadableFile: The bytes are not text or not a consistent table.
     """
     try:
-        frame, whole = _csv_sample(head, name, complete, header_row)
+        frame, whole, detected = _csv_sample(head, name, complete, header_row)
     except (PreviewError, MemoryError):
         raise
     except Exception as exc:
         raise unreadable(name, "csv", exc) from exc
-    return profile_frame(frame, complete=whole)
+    return profile_frame(frame, complete=whole, detected=detected)
 
 
 def _csv_sample(
     head: bytes, name: str, complete: bool, header_row: int | None = None
-) -> tuple[pd.DataFrame, bool]:
+) -> tuple[pd.DataFrame, bool, Detected]:
     text, encoding = decode_text(head, name=name, complete=complete)
     if not complete:
         text = complete_records(text)
     if not text.strip():
-        return pd.DataFrame(), complete
+        return pd.DataFrame(), complete, Detected()
     header = read_delimited(text, name=name, encoding=encoding, nrows=1, header_row=header_row)
     nrows = sample_rows(header.frame.shape[1])
     read = read_delimited(text, name=name, encoding=encoding, nrows=nrows, header_row=header_row)
-    return read.frame, complete and len(read.frame) < nrows
+    return read.frame, complete and len(read.frame) < nrows, read.detected
 
 
 def profile_file(
@@ -188,18 +200,18 @@ def profile_file(
     if sheet is not None and kind != "excel":
         raise no_sheets(name)
     try:
-        frame, complete = _sample(kind, path, name, sheet, header_row)
+        frame, complete, detected = _sample(kind, path, name, sheet, header_row)
     except (PreviewError, MemoryError):
         raise
     except Exception as exc:
         raise unreadable(name, kind, exc) from exc
-    return profile_frame(frame, complete=complete)
+    return profile_frame(frame, complete=complete, detected=detected)
 
 
 def _sample(
     kind: TabularKind, path: Path, name: str, sheet: str | None, header_row: int | None
-) -> tuple[pd.DataFrame, bool]:
-    """The rows to profile and whether they are all the rows."""
+) -> tuple[pd.DataFrame, bool, Detected]:
+    """The rows to profile, whether they are all the rows, and how their text was read."""
     if kind == "csv":
         with path.open("rb") as file:
             head = file.read(PROFILE_MAX_BYTES)
@@ -210,8 +222,8 @@ def _sample(
         row = header_row_of(path, name, chosen, header_row)
         header, _ = read_worksheet(path, name, chosen, 0, row)
         nrows = sample_rows(header.shape[1], EXCEL_PROFILE_MAX_CELLS)
-        frame, _ = read_worksheet(path, name, chosen, nrows, row)
-        return frame, len(frame) < nrows
+        frame, detected = read_worksheet(path, name, chosen, nrows, row)
+        return frame, len(frame) < nrows, detected
     if kind == "parquet":
         with pq.ParquetFile(path) as parquet:
             nrows = sample_rows(len(parquet.schema_arrow.names))
@@ -226,17 +238,20 @@ def _sample(
                 if batches
                 else parquet.schema_arrow.empty_table()
             )
-            return table.to_pandas(), parquet.metadata.num_rows <= len(table)
+            return table.to_pandas(), parquet.metadata.num_rows <= len(table), Detected()
     if kind == "json":
         frame = read_json_table(path, name)
         nrows = sample_rows(frame.shape[1])
-        return _dated(frame.head(nrows)), len(frame) <= nrows
+        dated, detected = _dated(frame.head(nrows))
+        return dated, len(frame) <= nrows, detected
     with path.open("rb") as file:
         records = read_json_lines(file, name, PROFILE_MAX_ROWS + 1)
     frame = pd.json_normalize(records[:PROFILE_MAX_ROWS])
     nrows = sample_rows(frame.shape[1])
-    return _dated(frame.head(nrows)), len(records) <= nrows
+    dated, detected = _dated(frame.head(nrows))
+    return dated, len(records) <= nrows, detected
 
 
-def _dated(frame: pd.DataFrame) -> pd.DataFrame:
-    return convert_text(frame.copy(), Detected(), day_first=False)
+def _dated(frame: pd.DataFrame) -> tuple[pd.DataFrame, Detected]:
+    detected = Detected()
+    return convert_text(frame.copy(), detected, day_first=False), detected

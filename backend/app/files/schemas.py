@@ -113,6 +113,22 @@ class PreviewColumn(BaseModel):
         "`%` its values carried (percents are read as fractions: 12.5% is 0.125); null when "
         "they only had thousands commas or were not text",
     )
+    currency: str | None = Field(
+        None,
+        description="For a number column whose amounts share one currency: that currency as "
+        "written (€, $, £, ¥, ₹, or a code such as EUR), to show every value with",
+    )
+    currencies: list[str] | None = Field(
+        None,
+        description="For a mixed number column whose amounts are in several currencies: "
+        "them, in the order first seen (no currency is shown with its values)",
+    )
+    decimals: int | None = Field(
+        None,
+        description="For a number column read from amount or percent texts: the digits after "
+        "the decimal separator most of them were written with, to show every value with "
+        "(`€1,371.30`; a percent column's as percents: `12.5%`)",
+    )
     decimal: Literal[","] | None = Field(
         None,
         description='For a text column read as numbers written the European way ("1.058,58 '
@@ -130,7 +146,9 @@ class PreviewColumn(BaseModel):
     reading: str | None = Field(
         None,
         description='For a mixed column: how it was read, in a sentence (e.g. "dates read '
-        'day-first (from 13/02/2025); 3 cells could not be read")',
+        'day-first (from 13/02/2025); 3 cells could not be read"); for a column the whole '
+        'file read otherwise than its first rows, why (e.g. "text: 3,214 cells after row '
+        '10,000 are not numbers")',
     )
     unreadable: int | None = Field(
         None,
@@ -198,6 +216,18 @@ class FilePreview(BaseModel):
         "a CSV not counted): the one detected under any title rows, or the one asked for "
         "(null for kinds without one: Parquet, JSON)",
     )
+    decided_rows: int | None = Field(
+        None,
+        description="The rows each column's type was decided over: the first rows of a big "
+        "CSV or worksheet at first (`kinds_pending`), then all of them",
+    )
+    kinds_pending: bool = Field(
+        False,
+        description="Whether the columns' types were decided over the first rows only and "
+        "the whole file is still being checked; once it is, every page, sort and filter "
+        "reads the whole file's decision (a column may then change type: its `reading` "
+        "says why)",
+    )
     offset: int = Field(0, description="The first row shown, counted from 0 after sorting")
     limit: int = Field(50, description="The most rows asked for")
     sort: str | None = Field(None, description="The column all rows were sorted by, if any")
@@ -229,7 +259,15 @@ class ColumnProfile(BaseModel):
         description="The column's type in a person's words: number, date, text or yes/no "
         "(`kind` says the same in pandas' terms, `dtype` is the detail)",
     )
-    missing: int = Field(description="Empty cells among the rows profiled")
+    missing: int = Field(
+        description="Empty cells among the rows profiled (cells that hold a value that "
+        "could not be read as the column's kind are counted in `unreadable`)"
+    )
+    unreadable: int = Field(
+        0,
+        description="Cells of a column that mixes kinds whose text could not be read as its "
+        "kind (shown as their text, marked, in the preview), among the rows profiled",
+    )
     distinct: int = Field(description="Distinct values (not counting empty cells)")
     min: Any = Field(None, description="Numbers and datetimes (ISO 8601)")
     max: Any = Field(None, description="Numbers and datetimes (ISO 8601)")

@@ -28,8 +28,8 @@ from app.files import preview as previews
 from app.files.previewing import check as check  # previews and profiles live there
 from app.files.previewing import preview as preview
 from app.files.previewing import profile as profile
-from app.files.previewing import remove_copies
 from app.files.upload import MultipartFile, clean_file_name
+from app.files.whole_file_work import remove_copies
 from app.infra.storage import ObjectNotFound, ObjectStorage, delete_objects
 from app.models import File, FileVersion, Project, Run, RunFileRead, Session, User
 from app.models.base import utcnow

@@ -3,7 +3,8 @@ page's UTF-8 copy or Parquet table, each named after the content's SHA-256
 (app.files.previewing, app.files.preview.paging).
 
 A plain local copy of an object (named exactly its digest) is not counted: it holds the
-same bytes as the version already counted, and is only a replica's cache of them.
+same bytes as the version already counted, and is only a replica's cache of them; nor is
+the whole file's decision of its columns' kinds (a few kilobytes of JSON, whole_kinds.py).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def copies_bytes(cache_dir: Path | None, digests: Iterable[str]) -> int:
         return 0
     for entry in entries:
         digest, derived = entry.name[:DIGEST_LENGTH], len(entry.name) > DIGEST_LENGTH
-        if derived and digest in wanted:
+        if derived and digest in wanted and not entry.name.startswith(".kinds.", DIGEST_LENGTH):
             total += _size(entry)
     return total
 

@@ -15,7 +15,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from app.files import previewing
+from app.files import previewing, whole_file_work
 from app.files.preview import PreviewUnsupported, preview_kind
 from app.files.preview.paging import Window
 from app.infra.storage import ObjectStorage
@@ -57,7 +57,7 @@ async def preview(
     try:
         # No typed copy of a big CSV: that is for the project's datasets, read again and again.
         return await previewing.preview(
-            storage, stand_in, cache_dir, sheet, window=window, copies=False
+            storage, stand_in, cache_dir, sheet, window=window, copies=False, whole=False
         )
     finally:
-        await asyncio.to_thread(previewing.remove_copies, cache_dir, [digest])
+        await asyncio.to_thread(whole_file_work.remove_copies, cache_dir, [digest])

@@ -208,7 +208,7 @@ def test_a_workbook_under_title_rows_with_amounts_and_yes_no_says_how_to_read_it
     )
     assert read_hint(preview) == (
         "read with pd.read_excel(name, header=2, true_values=['Y', 'Yes'], false_values=['no'])"
-        f"; then turn text amounts into numbers with {to_number} for ['Amount']"
+        f"; then turn text amounts in € into numbers with {to_number} for ['Amount']"
         f"; then turn text percents into fractions with {to_number} / 100 for ['Margin']"
     )
     # What the file chose is checked: no free text reaches the code the agent is told to write.
@@ -241,8 +241,10 @@ def test_amounts_with_a_decimal_comma_are_read_as_the_preview_read_them() -> Non
         "sheets": ["S"],
     }
     hint = read_hint(preview)
-    assert "turn text amounts into numbers with" in hint and "for ['Price']" in hint
-    comma = hint.split("turn text amounts (written with a decimal comma) into numbers with ")[1]
+    assert "turn text amounts in $ into numbers with" in hint and "for ['Price']" in hint
+    comma = hint.split("turn text amounts in € (written with a decimal comma) into numbers with ")[
+        1
+    ]
     converter = comma.split(" for ['Preis']")[0]
     assert "for ['Anteil']" in hint.split("turn text percents (written with a decimal comma)")[1]
     df = pd.DataFrame({"Preis": ["1.058,58 €", "-3,5 €", "1\u00a0200 €"]})

@@ -35,7 +35,7 @@ def test_the_agent_is_told_the_reading_and_its_code_gives_the_preview(
         assert "dates mixed with date texts, read day-first (from 13/01/2025)" in line
         assert "2 cells cannot be read and become NaN" in line
         amounts = next(ln for ln in prompt.splitlines() if "read_numbers(" in ln)
-        assert "numbers mixed with amount texts; 1 cell cannot be read" in amounts
+        assert "numbers mixed with amount texts (amounts in €); 1 cell cannot be read" in amounts
         functions = _CODE.search(prompt)
         assert functions is not None, prompt
         calls = _CALL.findall(prompt)

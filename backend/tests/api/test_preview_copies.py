@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 
-from app.files import previewing
+from app.files import whole_file_work
 from app.files.preview.paging import DEEP_PAGE_ROWS, TABLE_COPY_MIN_BYTES
 from tests.api.test_preview_pages import page, uploaded
 from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Api, stack_settings
@@ -89,7 +89,7 @@ def test_a_file_deleted_while_it_is_copied_leaves_no_copy(alice: Api, live: Live
     assert alice.delete(f"/files/{file['id']}").status_code == 204
 
     async def copied() -> None:
-        await asyncio.gather(*previewing._copies.values(), return_exceptions=True)
+        await asyncio.gather(*whole_file_work._copies.values(), return_exceptions=True)
 
     live.call(copied())
     digest = hashlib.sha256(content).hexdigest()

@@ -229,10 +229,10 @@ def _reads_as_the_preview_did(alice: Api, llm: ScriptedLLM) -> None:
     assert (
         "  read with pd.read_excel(name, header=2, true_values=['Y', 'Yes'],"
         " false_values=['N', 'no'])"
-        f"; then turn text amounts into numbers with {to_number} for ['Amount']"
+        f"; then turn text amounts in € into numbers with {to_number} for ['Amount']"
         f"; then turn text percents into fractions with {to_number} / 100 for ['Margin']"
     ) in prompt
     assert (
         "  read with pd.read_csv(name, header=2, true_values=['Y', 'Yes'], false_values=['no'])"
-        f"; then turn text amounts into numbers with {to_number} for ['amount']"
+        f"; then turn text amounts in $ into numbers with {to_number} for ['amount']"
     ) in prompt

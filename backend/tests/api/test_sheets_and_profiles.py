@@ -84,6 +84,7 @@ def test_decimal_commas_and_dates_are_read_as_numbers_and_dates(alice: Api) -> N
     file = uploaded(alice, project["id"], "ventes.csv", EUROPEAN)
     preview = alice.get(f"/files/{file['id']}/preview").json()
     plain = {"unit": None, "decimal": None, "true_values": None, "false_values": None}
+    plain |= {"currency": None, "currencies": None, "decimals": None}
     mixed = ("mixed", "reading", "unreadable", "day_first", "settled_by", "decimal_separator")
     plain |= dict.fromkeys(mixed)  # none of these columns mixes kinds
     assert preview["columns"] == [
@@ -124,6 +125,7 @@ def test_a_profile_of_each_column(alice: Api) -> None:
                 "kind": "text",
                 "type": "text",
                 "missing": 0,
+                "unreadable": 0,
                 "distinct": 2,
                 "min": None,
                 "max": None,
@@ -136,6 +138,7 @@ def test_a_profile_of_each_column(alice: Api) -> None:
                 "kind": "number",
                 "type": "number",
                 "missing": 0,
+                "unreadable": 0,
                 "distinct": 3,
                 "min": -3.0,
                 "max": 1234.56,
@@ -148,6 +151,7 @@ def test_a_profile_of_each_column(alice: Api) -> None:
                 "kind": "datetime",
                 "type": "date",
                 "missing": 1,
+                "unreadable": 0,
                 "distinct": 2,
                 "min": "2026-01-31",
                 "max": "2026-02-01",

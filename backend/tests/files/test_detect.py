@@ -195,10 +195,18 @@ def test_amounts_and_percents_written_the_european_way_are_numbers(tmp_path: Pat
     }  # fmt: skip
 
 
+def test_amounts_in_two_currencies_are_numbers_without_a_symbol(tmp_path: Path) -> None:
+    data = '"€3.10",1\n"$4.25",1\n"€5.00",1\n'
+    preview = read(tmp_path, "n.csv", ("x,y\n" + data).encode())
+    [x, _] = preview.columns
+    assert x["dtype"] == "float64" and x["mixed"] == "number"
+    assert x["currencies"] == ["€", "$"] and "currency" not in x
+    assert x["reading"] == "numbers and amounts read as numbers; amounts in € and $"
+
+
 @pytest.mark.parametrize(
     "values",
     [
-        ["€3", "$4"],  # two currencies
         ["12%", "13"],  # some percents, some not
         ["€3", "about €4"],
         ["1,5", "2.25"],  # a decimal comma and a decimal point

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from app.files.preview import UnknownColumn, UnreadableFile, paging, preview_file
-from app.files.preview.paging import Window, _connect, read_page
+from app.files.preview.paging import Window, connect, read_page
 
 
 def pages(path: Path, window: Window, *, header_row: int | None = None) -> dict:  # type: ignore[type-arg]
@@ -96,7 +96,7 @@ def test_duckdb_reads_the_file_asked_for_and_nothing_else(tmp_path: Path) -> Non
     path = numbers_csv(tmp_path, "it's.csv")  # a quote in the name is no way out either
     secret = tmp_path / "secret.txt"
     secret.write_text("password")
-    con = _connect(path)
+    con = connect(path)
     quoted = "'" + str(path).replace("'", "''") + "'"
     assert con.execute(f"SELECT count(*) FROM read_csv({quoted})").fetchone() == (300,)
     for sql in (
@@ -219,7 +219,7 @@ def test_the_typed_copy_is_what_pages_read_once_it_is_there(tmp_path: Path) -> N
 def test_the_copy_s_duckdb_writes_its_copy_and_nothing_else(tmp_path: Path) -> None:
     path = numbers_csv(tmp_path)
     partial = tmp_path / "n.table.part"
-    con = _connect(path, partial)
+    con = connect(path, partial)
     quoted = "'" + str(path).replace("'", "''") + "'"
     con.execute(f"COPY (SELECT * FROM read_csv({quoted})) TO '{partial}' (FORMAT parquet)")
     assert partial.stat().st_size > 0

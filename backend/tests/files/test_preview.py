@@ -100,6 +100,8 @@ def test_plain_csv(tmp_path: Path) -> None:
         "sheet": None,
         "format": {"delimiter": ",", "decimal": ".", "thousands": None, "encoding": "utf-8"},
         "header_row": 0,
+        "decided_rows": 2,
+        "kinds_pending": False,
     }
 
 

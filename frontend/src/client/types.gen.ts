@@ -607,9 +607,15 @@ export type ColumnProfile = {
     /**
      * Missing
      *
-     * Empty cells among the rows profiled
+     * Empty cells among the rows profiled (cells that hold a value that could not be read as the column's kind are counted in `unreadable`)
      */
     missing: number;
+    /**
+     * Unreadable
+     *
+     * Cells of a column that mixes kinds whose text could not be read as its kind (shown as their text, marked, in the preview), among the rows profiled
+     */
+    unreadable?: number;
     /**
      * Distinct
      *
@@ -810,6 +816,18 @@ export type FilePreview = {
      * The row the column names were read from, counted from 0 (blank lines of a CSV not counted): the one detected under any title rows, or the one asked for (null for kinds without one: Parquet, JSON)
      */
     header_row?: number | null;
+    /**
+     * Decided Rows
+     *
+     * The rows each column's type was decided over: the first rows of a big CSV or worksheet at first (`kinds_pending`), then all of them
+     */
+    decided_rows?: number | null;
+    /**
+     * Kinds Pending
+     *
+     * Whether the columns' types were decided over the first rows only and the whole file is still being checked; once it is, every page, sort and filter reads the whole file's decision (a column may then change type: its `reading` says why)
+     */
+    kinds_pending?: boolean;
     /**
      * Offset
      *
@@ -1913,6 +1931,24 @@ export type PreviewColumn = {
      */
     unit?: string | null;
     /**
+     * Currency
+     *
+     * For a number column whose amounts share one currency: that currency as written (€, $, £, ¥, ₹, or a code such as EUR), to show every value with
+     */
+    currency?: string | null;
+    /**
+     * Currencies
+     *
+     * For a mixed number column whose amounts are in several currencies: them, in the order first seen (no currency is shown with its values)
+     */
+    currencies?: Array<string> | null;
+    /**
+     * Decimals
+     *
+     * For a number column read from amount or percent texts: the digits after the decimal separator most of them were written with, to show every value with (`€1,371.30`; a percent column's as percents: `12.5%`)
+     */
+    decimals?: number | null;
+    /**
      * Decimal
      *
      * For a text column read as numbers written the European way ("1.058,58 €"): the decimal comma; null otherwise
@@ -1933,7 +1969,7 @@ export type PreviewColumn = {
     /**
      * Reading
      *
-     * For a mixed column: how it was read, in a sentence (e.g. "dates read day-first (from 13/02/2025); 3 cells could not be read")
+     * For a mixed column: how it was read, in a sentence (e.g. "dates read day-first (from 13/02/2025); 3 cells could not be read"); for a column the whole file read otherwise than its first rows, why (e.g. "text: 3,214 cells after row 10,000 are not numbers")
      */
     reading?: string | null;
     /**

@@ -46,7 +46,7 @@ def csv_source(
     skip = lines_before(head, sep, header_row + 1)
     columns = shown["columns"]
     types = ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(columns)))
-    # What pandas reads as missing is told apart in each column's SQL (`_typed`), which
+    # What pandas reads as missing is told apart in each column's SQL (`typed_sql`), which
     # runs only for the sort key and the rows shown, not by the reader for every field.
     options = (
         f"delim={literal(sep)}, quote='\"', escape='\"', header=false, skip={skip},"
@@ -54,7 +54,7 @@ def csv_source(
         + (", null_padding=true, parallel=false" if padded else "")
     )
     read = f"SELECT * FROM read_csv({literal(readable)}, {options})"
-    return readable, read, [_typed(f"c{i}", c, text_format) for i, c in enumerate(columns)]
+    return readable, read, [typed_sql(f"c{i}", c, text_format) for i, c in enumerate(columns)]
 
 
 def present(field: str) -> str:
@@ -63,7 +63,7 @@ def present(field: str) -> str:
     return f"CASE WHEN {field} IN ({missing}) THEN NULL ELSE {field} END"
 
 
-def _typed(field: str, column: dict[str, Any], text_format: dict[str, Any]) -> str:
+def typed_sql(field: str, column: dict[str, Any], text_format: dict[str, Any]) -> str:
     """The SQL that reads a text field as the preview read its column."""
     dtype = str(column.get("dtype", ""))
     field = present(field)

@@ -57,6 +57,7 @@ def preview_csv_head(
     complete: bool,
     row_count: int | None,
     header_row: int | None = None,
+    type_rows: int = CSV_TYPE_ROWS,
 ) -> Preview:
     """Builds the preview of a delimited text file from its first bytes.
 
@@ -67,6 +68,8 @@ def preview_csv_head(
         row_count: The data rows counted by `CsvRowCounter` (every record after the first);
             required unless `complete`.
         header_row: The record that holds the column names (None: the one detected).
+        type_rows: The rows whose cells decide each column's kind at first (the whole
+            file's decide it after: whole_kinds.py).
 
     Returns:
         The preview; its row count is taken from the parse when `complete`.
@@ -88,12 +91,12 @@ def preview_csv_head(
         return Preview(columns=[], rows=[], row_count=0)
     try:
         read = read_delimited(
-            text, name=name, encoding=encoding, nrows=CSV_TYPE_ROWS, header_row=header_row
+            text, name=name, encoding=encoding, nrows=type_rows, header_row=header_row
         )
         frame, sep = read.frame, str(read.text_format["delimiter"])
         if complete:
             row_count = len(frame)
-            if row_count >= CSV_TYPE_ROWS:
+            if row_count >= type_rows:
                 chunks = pd.read_csv(
                     io.StringIO(text),
                     sep=sep,
@@ -121,6 +124,7 @@ def preview_csv_head(
         detected=read.detected,
         text_format=read.text_format,
         header_row=read.header_row,
+        checked_later=True,
     )
 
 

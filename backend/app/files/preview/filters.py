@@ -102,6 +102,7 @@ def check_filter(
             column that is not text, or a range of yes/no.
     """
     kinds = {str(column["name"]): user_type(column.get("dtype", "")) for column in columns}
+    specs = {str(column["name"]): column for column in columns}
     typed = []
     for condition in conditions:
         if condition.column not in kinds:
@@ -116,7 +117,7 @@ def check_filter(
                 f'"contains" applies to text columns; "{condition.column}" holds {kind} values.'
             )
         if kind == "number":
-            value = number_of(value)
+            value = _number(value, specs[condition.column])
             if value is None:
                 raise BadFilter(
                     f'"{condition.column}" holds numbers: {condition.value!r} is not one.'
@@ -138,6 +139,20 @@ def check_filter(
             value = str(value)
         typed.append(Condition(condition.column, condition.op, value))
     return typed
+
+
+def _number(value: Any, column: dict[str, Any]) -> float | None:
+    """A filter's value for a number column, typed as a person reads the column: `1371.3`
+    or `€1,371.30`, `1.371,30 €` in a column written so, `12.5` or `12.5%` in a column of
+    percents (read as fractions)."""
+    if not isinstance(value, str):
+        return number_of(value)
+    comma = "," in (column.get("decimal"), column.get("decimal_separator"))
+    number = number_of(value, ",") if comma else None
+    if number is None:
+        number = number_of(value)
+    percent = column.get("unit") == "%" and "%" not in value
+    return number / 100 if percent and number is not None else number
 
 
 def _date(value: Any) -> dt.datetime | None:

@@ -129,7 +129,7 @@ def read_page(
                     count,
                     numbered=True,
                 )
-            return _read_csv(
+            return read_csv_fields(
                 path,
                 shown,
                 work,
@@ -195,7 +195,7 @@ def build_table_copy(path: Path, *, shown: dict[str, Any], work: Path) -> bool:
     partial = target.with_name(f"{target.name}.{uuid.uuid4().hex}.part")
 
     def copy(readable: Path, source: str, typed: list[str]) -> None:
-        con = _connect(readable, partial)
+        con = connect(readable, partial)
         try:
             fields = ", ".join(f"c{i}" for i in range(len(typed)))
             unread = _unread_sql(typed, shown["columns"])
@@ -211,14 +211,14 @@ def build_table_copy(path: Path, *, shown: dict[str, Any], work: Path) -> bool:
             con.close()
 
     try:
-        _read_csv(path, shown, work, copy)
+        read_csv_fields(path, shown, work, copy)
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
     return True
 
 
-def _read_csv(
+def read_csv_fields(
     path: Path,
     shown: dict[str, Any],
     work: Path,
@@ -256,7 +256,7 @@ def _describe(exc: Exception) -> str:
     return f"line {line[1]}: {first}"[:300] if line else first[:300]
 
 
-def _connect(readable: Path, writable: Path | None = None) -> duckdb.DuckDBPyConnection:
+def connect(readable: Path, writable: Path | None = None) -> duckdb.DuckDBPyConnection:
     """A DuckDB that can read `readable` (and write `writable`) and nothing else, and can
     change none of that."""
     con = duckdb.connect(
@@ -331,7 +331,7 @@ def _query(
         numbered: Whether `source`'s first column is each row's number in the file's
             order, from 1 (a typed copy's: `_numbered_parquet`).
     """
-    con = _connect(readable)
+    con = connect(readable)
     try:
         names = [str(column["name"]) for column in columns]
         stored = 0 if reading.typed is not None else sum(u is not None for u in reading.unread)

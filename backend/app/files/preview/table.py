@@ -18,9 +18,10 @@ from app.files.detect import Detected
 
 PREVIEW_ROWS = 50
 INFER_ROWS = 1000
-# The rows of a CSV's head, and of a worksheet, whose cells decide each column's type (all
-# of them in a smaller file): a column that mixes kinds is read so from all its cells. More
-# costs the head of a big CSV seconds (the readings of detect.py are regular expressions).
+# The rows of a CSV's head, and of a worksheet, whose cells decide each column's type at
+# first (all of them in a smaller file). More costs the head of a big CSV seconds (the
+# readings of detect.py are regular expressions); the whole file is checked after, off the
+# request path (whole_kinds.py), and its decision replaces the head's.
 CSV_TYPE_ROWS = 10_000
 SHEET_TYPE_ROWS = 20_000
 
@@ -41,6 +42,9 @@ class Preview:
             `encoding`); None for other kinds.
         header_row: The row (0-based, blank lines of a text file not counted) that holds
             the column names of a CSV or a worksheet; None for other kinds.
+        decided_rows: The rows each column's kind was decided over.
+        kinds_pending: Whether the kinds were decided over the first rows only and the
+            whole file is still to be checked (whole_kinds.py).
     """
 
     columns: list[dict[str, Any]]
@@ -50,6 +54,8 @@ class Preview:
     sheet: str | None = None
     format: dict[str, str | None] | None = None
     header_row: int | None = None
+    decided_rows: int | None = None
+    kinds_pending: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """Returns the JSON body."""
@@ -61,6 +67,8 @@ class Preview:
             "sheet": self.sheet,
             "format": self.format,
             "header_row": self.header_row,
+            "decided_rows": self.decided_rows,
+            "kinds_pending": self.kinds_pending,
         }
 
 
@@ -71,6 +79,7 @@ def build_preview(
     detected: Detected | None = None,
     text_format: dict[str, str | None] | None = None,
     header_row: int | None = None,
+    checked_later: bool = False,
 ) -> Preview:
     """The preview of a parsed table: its columns and first rows, with the given row count.
 
@@ -80,8 +89,12 @@ def build_preview(
         detected: What the conversions found: each converted column says how it was read.
         text_format: How a delimited text file was read.
         header_row: The row the column names came from (CSV and worksheets).
+        checked_later: Whether the whole file's cells decide the kinds after, when `frame`
+            holds only its first rows (CSV and worksheets: whole_kinds.py).
     """
     found = detected or Detected()
+    partial = len(frame) < row_count
+    pending = checked_later and partial
     columns = []
     for col, dtype in frame.dtypes.items():
         name = str(col)
@@ -89,18 +102,38 @@ def build_preview(
         if name in found.date_formats:
             column["date_format"] = found.date_formats[name]
         if name in found.units:
-            column["unit"] = found.units[name].unit
-            if found.units[name].decimal_comma:
+            written = found.units[name]
+            column["unit"] = written.unit
+            if written.decimal_comma:
                 column["decimal"] = ","
+            if written.unit is not None:
+                column["decimals"] = written.decimals
+            if written.unit not in (None, "%"):
+                column["currency"] = written.unit
         if name in found.yes_no:
             column["true_values"], column["false_values"] = found.yes_no[name]
         if name in found.mixed:
             column |= found.mixed[name].spec()
-            if len(frame) < row_count:
+            if pending:
+                column["reading"] += f" ({head_note(len(frame))})"
+            elif partial:
                 column["reading"] += f" (over the first {len(frame):,} rows)"
         columns.append(column)
     rows = shown_rows(frame.head(PREVIEW_ROWS), found)
-    return Preview(columns, rows, row_count, format=text_format, header_row=header_row)
+    return Preview(
+        columns,
+        rows,
+        row_count,
+        format=text_format,
+        header_row=header_row,
+        decided_rows=len(frame) if checked_later else None,
+        kinds_pending=pending,
+    )
+
+
+def head_note(rows: int) -> str:
+    """What a column read from the head of a file says while the whole file is checked."""
+    return f"decided over the first {rows:,} rows; checking the whole file…"
 
 
 def shown_rows(frame: pd.DataFrame, found: Detected) -> list[list[Any]]:

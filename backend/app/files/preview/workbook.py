@@ -129,7 +129,11 @@ def read_worksheet(
 
 
 def preview_excel(
-    path: Path, name: str, sheet: str | None, header_row: int | None = None
+    path: Path,
+    name: str,
+    sheet: str | None,
+    header_row: int | None = None,
+    type_rows: int | None = SHEET_TYPE_ROWS,
 ) -> Preview:
     """A worksheet's preview (the first when `sheet` is None), with the workbook's sheets.
 
@@ -139,17 +143,21 @@ def preview_excel(
         sheet: The worksheet's name; None for the first.
         header_row: The row of column names (0-based, as the sheet shows its rows from the
             first); None: the one under any title rows.
+        type_rows: The rows whose cells decide each column's kind (None: all; the whole
+            sheet's decide them after: whole_kinds.py).
     """
     sheets, chosen = open_worksheet(path, name, sheet)
     header = header_row_of(path, name, chosen, header_row)
-    frame, detected = read_worksheet(path, name, chosen, SHEET_TYPE_ROWS, header)
+    frame, detected = read_worksheet(path, name, chosen, type_rows, header)
     titles = [s.name for s in sheets]
 
     def done(row_count: int) -> Preview:
-        shown = build_preview(frame, row_count, detected=detected, header_row=header)
+        shown = build_preview(
+            frame, row_count, detected=detected, header_row=header, checked_later=True
+        )
         return replace(shown, sheets=titles, sheet=chosen.name)
 
-    if len(frame) < SHEET_TYPE_ROWS:
+    if type_rows is None or len(frame) < type_rows:
         return done(len(frame))
     stated = None if chosen.stated_rows is None else chosen.stated_rows - header
     if stated is not None and (chosen.part is None or stated >= len(frame)):

@@ -337,7 +337,12 @@ export function ProfileTable({ profile }: { profile: FileProfile }) {
                   {c.type ?? KIND_LABEL[c.kind]} <span className="font-mono text-[11px] text-muted-foreground">{c.dtype}</span>
                 </td>
                 <td className="px-3 py-1.5 text-right font-mono text-xs whitespace-nowrap tabular-nums" data-testid="profile-missing">
-                  {c.missing.toLocaleString()}
+                  {c.unreadable ? (
+                    <span data-testid="profile-unreadable" title="Cells whose text could not be read as the column's type">
+                      {c.unreadable.toLocaleString()} unreadable,{' '}
+                    </span>
+                  ) : null}
+                  {c.unreadable ? `${c.missing.toLocaleString()} empty` : c.missing.toLocaleString()}
                   {c.missing > 0 && <span className="text-muted-foreground"> ({percent(c.missing)})</span>}
                 </td>
                 <td className="px-3 py-1.5 text-right font-mono text-xs tabular-nums" data-testid="profile-distinct">

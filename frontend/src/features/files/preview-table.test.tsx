@@ -1,7 +1,7 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { previewFile, type FileOut, type FilePreview, type PreviewFileData } from '@/client';
+import { previewFile, type FileOut, type FilePreview, type PreviewColumn, type PreviewFileData } from '@/client';
 import { FileDetails } from './file-details';
 import { nextSort, previewCell, typeLabel } from './preview-table';
 
@@ -129,6 +129,18 @@ describe('cells and types in a person\'s words', () => {
     expect(previewCell('2024-03-01T00:00:00', { name: 'd', dtype: 'datetime64[us]' })).toBe('2024-03-01');
     expect(typeLabel({ name: 'm', dtype: 'float64', type: 'number', unit: '%' })).toBe('number · %');
     expect(typeLabel({ name: 'w', dtype: 'bool' })).toBe('yes/no');
+  });
+
+  it('shows a mixed amount column with its currency and usual decimals, and a mix of currencies without one', () => {
+    const mixed = { name: 'Amount', dtype: 'float64', type: 'number', mixed: 'number', unit: '€', currency: '€', decimals: 2 } as const;
+    expect(previewCell(1371.3, mixed)).toBe('€1,371.30');
+    expect(previewCell(2400, mixed)).toBe('€2,400.00');
+    expect(previewCell({ unreadable: 'tbd' }, mixed)).toBe('tbd');
+    expect(previewCell(12, { name: 'a', dtype: 'float64', type: 'number', currency: 'EUR', decimals: 2 })).toBe('EUR 12.00');
+    expect(previewCell(0.125, { name: 'm', dtype: 'float64', type: 'number', unit: '%', decimals: 2 })).toBe('12.50%');
+    const two: PreviewColumn = { name: 'a', dtype: 'float64', type: 'number', mixed: 'number', currencies: ['€', '$'], decimals: 2 };
+    expect(previewCell(3.1, two)).toBe('3.10');
+    expect(typeLabel(two)).toBe('number · € $');
   });
 
   it('cycles a sort: ascending, descending, the file\'s order', () => {

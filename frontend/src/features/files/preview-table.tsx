@@ -21,6 +21,7 @@ export function columnType(column: PreviewColumn): UserType {
 export function typeLabel(column: PreviewColumn): string {
   const type = columnType(column);
   if (column.mixed === 'date') return `${type} · ${column.day_first ? 'day-first' : 'month-first'}`;
+  if (column.currencies?.length) return `${type} · ${column.currencies.join(' ')}`;
   return column.unit ? `${type} · ${column.unit}` : type;
 }
 
@@ -30,20 +31,33 @@ export function unreadableText(value: unknown): string | null {
   return null;
 }
 
-/** An amount with cents when it has any: 310.1 → 310.10, 2400 → 2,400. */
-function amount(value: number): string {
-  if (!Number.isFinite(value) || Number.isInteger(value) || value >= 1e15) return formatCell(value);
+/** An amount with cents when it has any (310.1 → 310.10, 2400 → 2,400), or with the column's usual decimals. */
+function amount(value: number, decimals?: number | null): string {
+  if (!Number.isFinite(value) || value >= 1e15) return formatCell(value);
+  if (typeof decimals === 'number') return new Intl.NumberFormat('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: Math.max(decimals, 2) }).format(value);
+  if (Number.isInteger(value)) return formatCell(value);
   return new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 4 }).format(value);
 }
 
-/** A cell as the file wrote it: amounts with their currency, percents as percents, yes/no in words, dates without a midnight. */
+/** A column's currency as shown before its amounts: a symbol as it is (€1.00), a code apart (EUR 1.00). */
+function currencyMark(unit: string): string {
+  return unit.length > 1 ? `${unit} ` : unit;
+}
+
+/** A cell as the file wrote it: amounts with their currency and the column's usual decimals, percents as percents, yes/no in words, dates without a midnight. */
 export function previewCell(value: unknown, column: PreviewColumn): string {
   if (value === null || value === undefined) return '';
   const unread = unreadableText(value);
   if (unread !== null) return unread;
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
-  if (typeof value === 'number' && column.unit === '%') return `${formatCell(Number((value * 100).toPrecision(12)))}%`;
-  if (typeof value === 'number' && column.unit) return `${value < 0 ? '-' : ''}${column.unit}${amount(Math.abs(value))}`;
+  const decimals = column.decimals;
+  if (typeof value === 'number' && column.unit === '%') {
+    const percent = Number((value * 100).toPrecision(12));
+    return `${typeof decimals === 'number' ? amount(percent, decimals) : formatCell(percent)}%`;
+  }
+  const currency = column.currency ?? column.unit;
+  if (typeof value === 'number' && currency) return `${value < 0 ? '-' : ''}${currencyMark(currency)}${amount(Math.abs(value), decimals)}`;
+  if (typeof value === 'number' && column.currencies?.length && typeof decimals === 'number') return amount(value, decimals);
   if (typeof value === 'string' && columnType(column) === 'date' && value.endsWith('T00:00:00')) return value.slice(0, -9);
   return formatCell(value);
 }
@@ -176,6 +190,11 @@ export function PreviewTable({
           {preview.notice && (
             <span className="block text-amber-700 dark:text-amber-400" data-testid="preview-notice">
               {preview.notice}
+            </span>
+          )}
+          {preview.kinds_pending && typeof preview.decided_rows === 'number' && (
+            <span className="block" data-testid="kinds-pending">
+              Column types decided over the first {preview.decided_rows.toLocaleString()} rows; checking the whole file…
             </span>
           )}
         </span>

@@ -66,6 +66,8 @@ export const previewQuery = (fileId: string, sha: string, sheet: string | null =
     queryKey: fileKeys.preview(fileId, sha, sheet, window),
     queryFn: async () => (await previewFile({ path: { file_id: fileId }, query: previewParams(sheet, window) })).data!,
     staleTime: Infinity,
+    // While the server checks the whole file's column types, ask again until its decision is in.
+    refetchInterval: (query) => (query.state.data?.kinds_pending ? 3000 : false),
     meta: { silent: true },
   });
 
