@@ -69,7 +69,23 @@ run: deps sandbox-runtime spa
 	@$(call step,5,Starting the workbench)
 	@cd $(BACKEND) && $(UV) run --frozen python -m app
 
-test: test-setup test-backend test-frontend test-deploy
+# The deployed test's preparation (a Docker engine, its images, the backend's image: mostly
+# downloads and disk, at nice 10) runs in the background beside the backend's and the
+# browser's tests, its output in DEPLOY_PREPARE_LOG (printed when it fails, which fails
+# `make test`); test-deploy then finds it all made. Without the overlap the parts follow
+# each other as before: make test-setup test-backend test-frontend test-deploy.
+DEPLOY_PREPARE_LOG ?= $(or $(TMPDIR),/tmp)/workbench-test-deploy-prepare.log
+test: test-setup
+	@echo "test-deploy's preparation runs in the background (deploy/test/run.sh --prepare), its log in $(DEPLOY_PREPARE_LOG)"
+	@UV="$(UV)" bash deploy/test/run.sh --prepare >"$(DEPLOY_PREPARE_LOG)" 2>&1 & prepare=$$!; \
+	status=0; $(MAKE) -f $(firstword $(MAKEFILE_LIST)) --no-print-directory test-backend test-frontend || status=$$?; \
+	if ! wait $$prepare; then \
+		cat "$(DEPLOY_PREPARE_LOG)"; echo "test-deploy's preparation FAILED (its log above, also in $(DEPLOY_PREPARE_LOG))"; \
+		exit 1; \
+	fi; \
+	echo "test-deploy's preparation: $$(tail -1 "$(DEPLOY_PREPARE_LOG)")"; \
+	[ $$status = 0 ] || exit $$status; \
+	$(MAKE) -f $(firstword $(MAKEFILE_LIST)) --no-print-directory test-deploy
 
 # What the tests need on this machine, the first part of `make test` (and of CI): the Debian
 # packages they use, and PostgreSQL, Redis and MariaDB on 127.0.0.1 as they log in to them.

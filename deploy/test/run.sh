@@ -18,6 +18,11 @@
 # Everything made for a run (containers, networks, volumes) is removed at the end; images,
 # the base and the plugins are kept, so a second run reuses them. Fails, never skips, when
 # no engine can be had.
+#
+# `run.sh --prepare` does only what needs no stack: the engine, the images, the backend's
+# image and kustomize (1, 2 and the tools of 5), then stops. `make test` runs it in the
+# background beside the backend's and the browser's tests, and the whole run after them
+# finds everything made (a build with every layer cached, no pull, no debootstrap).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -27,6 +32,12 @@ PROJECT=${WORKBENCH_TEST_PROJECT:-workbench-test}
 COMPOSE_MIN=2.24.0
 STARTED=$(date +%s)
 UV=${UV:-$(command -v uv 2>/dev/null || echo "python3 -m uv")}
+MODE=all
+case "${1:-}" in
+    "") ;;
+    --prepare) MODE=prepare ;;
+    *) echo "usage: $0 [--prepare]" >&2; exit 2 ;;
+esac
 
 say() { printf '\n== %s\n' "$*"; }
 die() { printf '\ntest-deploy FAILED: %s\n' "$*" >&2; exit 1; }
@@ -215,6 +226,10 @@ cleanup() {
         [ $status = 0 ] || printf '\ntest-deploy: FAILED (exit %s) before an engine was ready, in %ss\n' "$status" "$(elapsed)" >&2
         exit $status
     fi
+    if [ "$MODE" = prepare ]; then  # nothing was started: no stack to take down
+        printf '\ntest-deploy --prepare: %s in %ss\n' "$([ $status = 0 ] && echo done || echo FAILED)" "$(elapsed)"
+        exit $status
+    fi
     if [ -n "${WORKBENCH_TEST_KEEP:-}" ]; then
         say "WORKBENCH_TEST_KEEP: the stack stays up (docker compose -p $PROJECT ... down -v to remove it)"
     else
@@ -265,6 +280,14 @@ main() {
     say "building the backend's image (backend/Dockerfile, as it is)"
     compose build || die "the backend's image did not build"
     local build_done=$(elapsed)
+
+    if [ "$MODE" = prepare ]; then
+        say "kustomize"
+        ensure_kustomize
+        printf '\ntimes: engine and images %ss, backend image %ss, all %ss\n' \
+            "$images_done" "$((build_done - images_done))" "$(elapsed)"
+        return 0
+    fi
 
     say "the stack and the checks against it"
     (cd "$ROOT/backend" && make -s -C "$ROOT" deps >/dev/null \

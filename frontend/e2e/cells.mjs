@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { pageApi } from './page-api.mjs';
+import { SHOTS_ON, settle } from './shots.mjs';
 
 export const SHOTS = process.env.CELLS_SHOTS ?? '/work/shots/cells';
 
@@ -16,6 +17,7 @@ export async function cellsTests(t) {
   const narrow = { width: 390, height: 844 };
   // Each visual point at 1440 and 390 px, light and dark.
   const shots = async (p, name) => {
+    if (!SHOTS_ON) return;
     for (const theme of ['Light', 'Dark']) {
       await p.setViewportSize(wide);
       await chooseTheme(p, theme);
@@ -151,7 +153,7 @@ export async function cellsTests(t) {
       await banner.getByTestId('replay').click();
       await banner.getByRole('button', { name: 'Stop' }).waitFor();
       await run.and(p.locator('[data-status=running]')).waitFor();
-      await p.waitForTimeout(2500);
+      await settle(p, 2500);
       await shots(p, '06-demo-replaying');
       await banner.getByRole('button', { name: 'Show as stored' }).waitFor({ timeout: 60_000 });
       await run.and(p.locator('[data-status=succeeded]')).waitFor();

@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SHOTS_ON } from './shots.mjs';
 
 const BACKEND = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'backend');
 export const SHOTS = process.env.FILES_SHOTS ?? '/work/shots/files';
@@ -26,6 +27,7 @@ export async function filesTests(t) {
   const narrow = { width: 390, height: 844 };
   // Each visual point at both widths, light and dark.
   const shots = async (name) => {
+    if (!SHOTS_ON) return;
     for (const theme of ['light', 'dark']) {
       await page.setViewportSize(wide);
       await chooseTheme(page, theme === 'dark' ? 'Dark' : 'Light');

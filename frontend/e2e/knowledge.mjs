@@ -4,13 +4,14 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { pageApi } from './page-api.mjs';
+import { snap } from './shots.mjs';
 
 export const SHOTS = process.env.KNOWLEDGE_SHOTS ?? '/work/shots';
 
 export async function knowledgeTests(t) {
   const { page, base, script, test, expect, ask, lastRun } = t;
   mkdirSync(SHOTS, { recursive: true });
-  const shot = (name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false });
+  const shot = (name) => snap(page, path.join(SHOTS, `${name}.png`), { fullPage: false });
   const api = pageApi(page);
   const RULE = { title: 'Revenue excludes refunds', body: 'Leave refunded orders out of every revenue figure.' };
   const PROPOSED = { kind: 'definition', title: 'Active customer', body: 'A customer who ordered in the last 90 days.' };

@@ -6,6 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { pageApi } from './page-api.mjs';
+import { SHOTS_ON, settle, snap } from './shots.mjs';
 
 export const SHOTS = process.env.RESULTS_SHOTS ?? '/work/shots/results';
 
@@ -25,7 +26,7 @@ const CODE = [
 export async function resultsTests(t) {
   const { page, base, script, test, expect, ask, lastRun } = t;
   mkdirSync(SHOTS, { recursive: true });
-  const shot = (name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false });
+  const shot = (name) => snap(page, path.join(SHOTS, `${name}.png`), { fullPage: false });
   const api = pageApi(page);
   // The theme menu at the foot of the sidebar (shown in a wide window): the app redraws its charts too.
   const chooseTheme = async (name) => {
@@ -35,6 +36,7 @@ export async function resultsTests(t) {
   };
   // Four screenshots of what is on screen now: 1440 and 390 px, light and dark.
   const shots = async (name, locate) => {
+    if (!SHOTS_ON) return;
     for (const theme of ['Light', 'Dark']) {
       await page.setViewportSize({ width: 1440, height: 900 });
       await chooseTheme(theme);
@@ -107,7 +109,7 @@ export async function resultsTests(t) {
     expect(scrolls, 'unwrapped, the block scrolls with its scrollbar shown');
     await page.setViewportSize({ width: 390, height: 844 });
     await code.scrollIntoViewIfNeeded();
-    await page.waitForTimeout(300);
+    await settle(page, 300);
     await shot('03-long-code-line-unwrapped-390-light');
     await page.setViewportSize({ width: 1440, height: 900 });
     await step.getByRole('button', { name: 'Wrap long lines' }).click();
@@ -148,13 +150,11 @@ export async function resultsTests(t) {
     const times = body.split(QUESTION).length - 1;
     expect(times === 1, `the question reads once: ${times}`);
     expect((await reader.locator('h1').innerText()) === 'Finished results', 'the project heads the report');
-    for (const [width, height] of [
-      [1440, 900],
-      [390, 844],
-    ]) {
+    const widths = SHOTS_ON ? [[1440, 900], [390, 844]] : [];
+    for (const [width, height] of widths) {
       await reader.setViewportSize({ width, height });
       await reader.waitForTimeout(300);
-      await reader.screenshot({ path: path.join(SHOTS, `05-shared-report-${width}.png`) });
+      await snap(reader, path.join(SHOTS, `05-shared-report-${width}.png`));
     }
     await reader.close();
   });

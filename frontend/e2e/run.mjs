@@ -15,6 +15,7 @@ import { branchesTests } from './branches.mjs';
 import { sourcesTests } from './sources.mjs';
 import { signinTests, startOidcProvider } from './signin.mjs';
 import { resultsTests } from './results.mjs';
+import { SHOTS_ON, settle, snap } from './shots.mjs';
 
 const HERE = import.meta.dirname;
 const FRONTEND = path.resolve(HERE, '..');
@@ -191,7 +192,7 @@ async function main() {
   page.on('pageerror', (e) => consoleErrors.push(`pageerror: ${e.message}`));
   const consoleWarnings = [];
   page.on('console', (m) => m.type() === 'warning' && consoleWarnings.push(m.text()));
-  const shot = (name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+  const shot = (name) => snap(page, path.join(SHOTS, `${name}.png`));
   // The theme menu at the foot of the sidebar (shown in a wide window): System, Light or Dark.
   const chooseTheme = async (p, name) => {
     await p.getByRole('button', { name: /^Theme: / }).click();
@@ -237,7 +238,7 @@ async function main() {
       results.push({ name, ok: false, error: e });
       aborted = true;
       console.log(`not ok - ${name}\n  ${String(e?.stack ?? e).split('\n').slice(0, 6).join('\n  ')}`);
-      await shot(`failure-${name.replace(/\W+/g, '-')}`).catch(() => undefined);
+      await page.screenshot({ path: path.join(SHOTS, `failure-${name.replace(/\W+/g, '-')}.png`) }).catch(() => undefined);
     }
   };
   const expect = (cond, msg) => {
@@ -352,12 +353,12 @@ async function main() {
       await table.getByTestId('page-indicator').filter({ hasText: 'Page 2 of 3' }).waitFor();
       await table.getByRole('button', { name: 'Sort by units' }).click();
       expect((await lastRun().getByTestId('step-card').count()) === 0, 'the steps of a finished run are folded');
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('04-session-answer');
       await openSteps();
       await lastRun().locator('.js-plotly-plot .main-svg').first().waitFor({ timeout: 40_000 });
       await lastRun().getByTestId('code').filter({ hasText: 'read_csv' }).first().waitFor();
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('04b-session-steps-open');
     });
 
@@ -465,7 +466,7 @@ async function main() {
           JSON.stringify(['Export as notebook (.ipynb)', 'Export as report (.html)', 'Export as Markdown (.md)', 'Choose questions to export…', 'Share…']),
         `the menu offers ${JSON.stringify(items)}`,
       );
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('05c-export-menu');
       await page.keyboard.press('Escape');
       await menu.waitFor({ state: 'detached' });
@@ -563,7 +564,7 @@ async function main() {
       const checked = await Promise.all(Array.from({ length: count }, (_, i) => boxes.nth(i).isChecked()));
       expect(count >= 4 && checked.every(Boolean), `every answered question is chosen to start with: ${JSON.stringify(checked)}`);
       expect((await dialog.getByRole('radio', { name: /Report/ }).getAttribute('aria-checked')) === 'true', 'the report is the format to start with');
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('05f-export-dialog');
       // Only the first question goes in the report.
       for (let i = 1; i < count; i++) await boxes.nth(i).uncheck();
@@ -579,7 +580,7 @@ async function main() {
       // On a phone.
       await page.setViewportSize({ width: 390, height: 844 });
       await openDialog();
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('05g-export-dialog-phone');
       await page.keyboard.press('Escape');
       await page.getByRole('dialog').waitFor({ state: 'detached' });
@@ -853,18 +854,18 @@ async function main() {
 
     await test('dark theme and a narrow window', async () => {
       await chooseTheme(page, 'Dark');
-      await page.waitForTimeout(500);
+      await settle(page, 500);
       await shot('07-session-dark');
       await page.setViewportSize({ width: 420, height: 860 });
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('08-narrow-dark');
       await sessionMenu().click();
       await page.getByRole('menuitem', { name: 'Export as Markdown (.md)' }).waitFor();
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('08b-narrow-dark-export-menu');
       await page.getByRole('menuitem', { name: 'Choose questions to export…' }).click();
       await page.getByRole('dialog', { name: 'Export questions' }).getByTestId('export-runs').waitFor();
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('08c-narrow-dark-export-dialog');
       await page.keyboard.press('Escape');
       await page.getByRole('dialog').waitFor({ state: 'detached' });
@@ -872,7 +873,7 @@ async function main() {
       await sessionMenu().click();
       await page.getByRole('menuitem', { name: 'Choose questions to export…' }).click();
       await page.getByRole('dialog', { name: 'Export questions' }).getByTestId('export-runs').waitFor();
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('08d-dark-export-dialog');
       await page.keyboard.press('Escape');
       await page.getByRole('dialog').waitFor({ state: 'detached' });
@@ -913,7 +914,7 @@ async function main() {
       await lastRun().getByTestId('run-footer').getByText('Waiting for your answer').waitFor();
       await page.getByTestId('composer-waiting').filter({ hasText: 'Answer the question above to continue.' }).waitFor();
       expect(await composer().isDisabled(), 'the composer waits while the question does');
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('18-question-waiting');
 
       await page.reload();
@@ -967,7 +968,7 @@ async function main() {
       await lastRun().getByTestId('run-footer').getByText('Waiting for your approval').waitFor();
       await page.getByTestId('composer-waiting').filter({ hasText: 'Approve, edit or reject the code above to continue.' }).waitFor();
       expect((await lastRun().getByTestId('step-output').count()) === 0, 'nothing ran before the approval');
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('19-code-waiting-for-approval');
 
       await editor.fill(wrong.replace('.max()', '.sum()'));
@@ -986,7 +987,7 @@ async function main() {
       await card.getByTestId('approval-decision').filter({ hasText: 'Edited before running' }).waitFor();
       expect((await card.getByTestId('code').innerText()).includes(".sum()"), 'the step shows the edited code, the code that ran');
       expect((await lastRun().getByTestId('step-card').count()) === 2, 'the approved step continued (no second card for it)');
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await card.evaluate((el) => el.scrollIntoView({ block: 'start' }));
       await shot('20-edited-and-approved');
 
@@ -1033,11 +1034,11 @@ async function main() {
       await page.getByTestId('run').first().getByTestId('approval-decision').filter({ hasText: 'Edited before running' }).waitFor();
       expect((await page.locator('[data-testid=autonomy-switch][aria-checked=true]').count()) === 1, 'the session stays in review mode');
       await chooseTheme(page, 'Dark');
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await lastRun().evaluate((el) => el.scrollIntoView({ block: 'start' }));
       await shot('23-review-history-dark');
       await page.setViewportSize({ width: 420, height: 860 });
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('24-review-narrow-dark');
       await page.setViewportSize({ width: 1440, height: 900 });
       await chooseTheme(page, 'Light');
@@ -1121,19 +1122,19 @@ async function main() {
         };
         await run.getByText('Succeeded').waitFor();
         await seen('live');
-        await p.waitForTimeout(300);
+        await settle(p, 300);
         await run.evaluate((el) => el.scrollIntoView({ block: 'start' }));
-        await p.screenshot({ path: path.join(SHOTS, '16-plan-and-check.png') });
+        await snap(p, path.join(SHOTS, '16-plan-and-check.png'));
         await run.getByTestId('answer-check').evaluate((el) => el.scrollIntoView({ block: 'end' }));
-        await p.screenshot({ path: path.join(SHOTS, '16b-revision-and-checked-answer.png') });
+        await snap(p, path.join(SHOTS, '16b-revision-and-checked-answer.png'));
 
         await p.reload();
         await run.getByTestId('answer-check').waitFor();
         await seen('from history');
         await chooseTheme(p, 'Dark');
-        await p.waitForTimeout(300);
+        await settle(p, 300);
         await run.getByTestId('run-plan').last().evaluate((el) => el.scrollIntoView({ block: 'start' }));
-        await p.screenshot({ path: path.join(SHOTS, '17-plan-and-check-history-dark.png') });
+        await snap(p, path.join(SHOTS, '17-plan-and-check-history-dark.png'));
       } finally {
         await ctx.close();
       }
@@ -1221,11 +1222,11 @@ async function main() {
       const toggleBox = (await lastRun().getByTestId('steps-toggle').boundingBox()) ?? { y: -1 };
       expect(box.y < toggleBox.y, 'the answer and its chart come before the steps');
       await lastRun().evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('36-answer-first');
       await openSteps();
       await lastRun().getByTestId('step-card').first().getByTestId('code').waitFor();
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('36b-steps-open');
     });
 
@@ -1248,7 +1249,7 @@ async function main() {
       expect(xlsx.name.endsWith('.xlsx'), `the workbook is saved as ${JSON.stringify(xlsx.name)}`);
       expect(xlsx.bytes.subarray(0, 2).toString('latin1') === 'PK', 'the workbook is a zip (PK)');
       await table.scrollIntoViewIfNeeded();
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('37-table-card');
     });
 
@@ -1258,7 +1259,7 @@ async function main() {
       await page.locator('[data-testid=run][data-status=failed]').last().waitFor({ timeout: 60_000 });
       const failed = lastRun();
       await failed.getByTestId('run-result').getByTestId('run-error').waitFor();
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('38-failed-run');
       const before = await page.getByTestId('run').count();
       await script([{ final: 'Total revenue is 28,597.50.' }], 0.01);
@@ -1297,7 +1298,7 @@ async function main() {
       await page.keyboard.press('?');
       const dialog = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
       await dialog.getByText('Focus the question box').waitFor();
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('40-shortcuts');
       await page.keyboard.press('Escape');
       await dialog.waitFor({ state: 'detached' });
@@ -1372,12 +1373,12 @@ async function main() {
       // (The dialog hides the page from the accessibility tree: the row is found by its test id.)
       const v = await page.locator('[data-testid=file-row][data-file="sales.csv"]').getByTestId('file-version').innerText();
       expect(v === 'v1', `nothing is replaced before the user says so: ${v}`);
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('40b-replace-confirm');
       // The theme menu is behind the dialog: dark as the theme applies it, for the screenshot.
       await page.evaluate(() => document.documentElement.classList.add('dark'));
       await page.setViewportSize({ width: 390, height: 844 });
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('40c-replace-confirm-narrow-dark');
       await page.setViewportSize({ width: 1440, height: 900 });
       await page.evaluate(() => document.documentElement.classList.remove('dark'));
@@ -1394,12 +1395,12 @@ async function main() {
       const v1Uses = await versions.locator('[data-version="1"]').getByTestId('version-uses').innerText();
       expect(v1Uses.startsWith('Read by “'), `v1: ${v1Uses}`);
       await versions.locator('[data-version="2"]').getByTestId('version-uses').filter({ hasText: 'No question has read this version.' }).waitFor();
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('41-file-versions');
       await chooseTheme(page, 'Dark');
       await page.setViewportSize({ width: 390, height: 844 });
       await versions.evaluate((el) => el.scrollIntoView({ block: 'center' }));
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('41b-file-versions-narrow-dark');
       await page.setViewportSize({ width: 1440, height: 900 });
       await chooseTheme(page, 'Light');
@@ -1408,17 +1409,17 @@ async function main() {
       const notice = page.getByTestId('run').first().getByTestId('files-changed');
       await notice.filter({ hasText: 'sales.csv changed since this answer (v1 → v2)' }).waitFor();
       await page.getByTestId('run').first().evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('42-changed-since');
     });
 
     await test('the new run view in dark and at 390 px', async () => {
       await chooseTheme(page, 'Dark');
       await page.getByTestId('run').first().evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await page.waitForTimeout(500);
+      await settle(page, 500);
       await shot('43-answer-first-dark');
       await page.setViewportSize({ width: 390, height: 844 });
-      await page.waitForTimeout(500);
+      await settle(page, 500);
       await page.getByTestId('run').first().evaluate((el) => el.scrollIntoView({ block: 'start' }));
       await shot('44-answer-first-narrow-dark');
       await lastRun().evaluate((el) => el.scrollIntoView({ block: 'start' }));
@@ -1427,7 +1428,7 @@ async function main() {
       await chooseTheme(page, 'Light');
       await page.setViewportSize({ width: 390, height: 844 });
       await page.getByTestId('run').first().evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await page.waitForTimeout(500);
+      await settle(page, 500);
       await shot('44c-answer-first-narrow-light');
       await page.setViewportSize({ width: 1440, height: 900 });
     });
@@ -1465,7 +1466,7 @@ async function main() {
         await banner.waitFor();
         const said = await banner.locator('p').innerText();
         expect(said === noModel, `the banner reads ${JSON.stringify(said)}`);
-        await p.screenshot({ path: path.join(SHOTS, '25-no-model-home.png') });
+        await snap(p, path.join(SHOTS, '25-no-model-home.png'));
 
         await p.getByRole('main').getByRole('button', { name: 'New project' }).click();
         await p.getByRole('textbox', { name: 'Name' }).fill('First start');
@@ -1479,13 +1480,13 @@ async function main() {
         expect(await p.getByRole('textbox', { name: 'Ask a question about your data' }).isDisabled(), 'the composer takes no question');
         expect(await p.getByRole('button', { name: 'Send' }).isDisabled(), 'Send is disabled');
         expect((await banner.count()) === 1, 'the banner stays on the session page');
-        await p.screenshot({ path: path.join(SHOTS, '26-no-model-session.png') });
+        await snap(p, path.join(SHOTS, '26-no-model-session.png'));
         await chooseTheme(p, 'Dark');
-        await p.waitForTimeout(300);
-        await p.screenshot({ path: path.join(SHOTS, '26b-no-model-session-dark.png') });
+        await settle(p, 300);
+        await snap(p, path.join(SHOTS, '26b-no-model-session-dark.png'));
         await p.setViewportSize(narrow);
-        await p.waitForTimeout(300);
-        await p.screenshot({ path: path.join(SHOTS, '26c-no-model-narrow-dark.png') });
+        await settle(p, 300);
+        await snap(p, path.join(SHOTS, '26c-no-model-narrow-dark.png'));
       } finally {
         await ctx.close();
       }
@@ -1528,7 +1529,7 @@ async function main() {
         await p.reload();
         await p.waitForURL('**/login');
         await p.getByTestId('login-notice').filter({ hasText: 'The password was changed since this login; log in again.' }).waitFor();
-        await p.screenshot({ path: path.join(SHOTS, '28-other-login-dropped.png') });
+        await snap(p, path.join(SHOTS, '28-other-login-dropped.png'));
         await signInAs(p, EMAIL, PASSWORD);
         await p.getByRole('alert').filter({ hasText: 'Wrong email or password.' }).waitFor();
         await signInAs(p, EMAIL, NEW_PASSWORD);
@@ -1605,7 +1606,7 @@ async function main() {
         await p.getByTestId('login-notice').filter({ hasText: disabled }).waitFor();
         await signInAs(p, ANA, 'ana-password-1');
         await p.getByRole('alert').filter({ hasText: disabled }).waitFor();
-        await p.screenshot({ path: path.join(SHOTS, '31b-disabled-login.png') });
+        await snap(p, path.join(SHOTS, '31b-disabled-login.png'));
 
         await row(ANA).getByRole('button', { name: 'Enable' }).click();
         await page.getByTestId('users-notice').filter({ hasText: `${ANA} can sign in again.` }).waitFor();
@@ -1629,20 +1630,20 @@ async function main() {
 
         // The screen in light, dark and a phone-sized window, and its dialogs there. The theme menu
         // lives in the sidebar, which a narrow window folds away: the theme is switched while wide.
-        await page.waitForTimeout(300);
+        await settle(page, 300);
         await shot('33-users-light');
         await page.setViewportSize(narrow);
-        await page.waitForTimeout(300);
+        await settle(page, 300);
         await shot('33b-users-narrow-light');
         await page.getByRole('button', { name: 'Open navigation' }).click();
         await accountMenu().click();
         await page.getByRole('menuitem', { name: 'Change password…' }).waitFor();
-        await page.waitForTimeout(300);
+        await settle(page, 300);
         await shot('34-narrow-account-menu');
         await page.getByRole('menuitem', { name: 'Change password…' }).click();
         const change = page.getByRole('dialog', { name: 'Change password' });
         await change.getByLabel('Current password').waitFor();
-        await page.waitForTimeout(300);
+        await settle(page, 300);
         await shot('34b-narrow-change-password');
         await page.keyboard.press('Escape');
         await change.waitFor({ state: 'detached' });
@@ -1651,21 +1652,21 @@ async function main() {
 
         await page.setViewportSize(wide);
         await chooseTheme(page, 'Dark');
-        await page.waitForTimeout(300);
+        await settle(page, 300);
         await shot('33c-users-dark');
         await accountMenu().click();
         await page.getByRole('menuitem', { name: 'Change password…' }).click();
         await change.getByLabel('Current password').waitFor();
-        await page.waitForTimeout(300);
+        await settle(page, 300);
         await shot('34c-change-password-dark');
         await page.keyboard.press('Escape');
         await change.waitFor({ state: 'detached' });
         await page.setViewportSize(narrow);
-        await page.waitForTimeout(300);
+        await settle(page, 300);
         await shot('33d-users-narrow-dark');
         await row(ANA).getByRole('button', { name: 'Reset password' }).click();
         await reset.getByRole('button', { name: 'Generate new password' }).waitFor();
-        await page.waitForTimeout(300);
+        await settle(page, 300);
         await shot('33e-reset-narrow-dark');
         await page.keyboard.press('Escape');
         await reset.waitFor({ state: 'detached' });
@@ -1724,7 +1725,7 @@ async function main() {
       await sheets.getByRole('tab', { name: 'Costs' }).click();
       await bookTable.getByText('ink').waitFor();
       expect((await bookTable.getByText('North').count()) === 0, 'the Costs tab shows its own rows only');
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('50-datasets-sheets');
       await book.getByRole('tab', { name: 'Columns' }).click();
       await book.getByTestId('profile-coverage').filter({ hasText: 'All 3 rows profiled.' }).waitFor();
@@ -1752,23 +1753,23 @@ async function main() {
       expect(montant.replace(/\s+/g, ' ') === 'min -3 · mean 414.6867 · max 1,234.56', `montant's range: ${montant}`);
       const missing = await ventes.locator('[data-column=jour] [data-testid=profile-missing]').innerText();
       expect(missing === '1 (33%)', `jour's missing days: ${missing}`);
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('51-datasets-profile');
       await chooseTheme(page, 'Dark');
-      await page.waitForTimeout(500);
+      await settle(page, 500);
       await shot('52-datasets-profile-dark');
       await page.setViewportSize({ width: 390, height: 844 });
-      await page.waitForTimeout(500);
+      await settle(page, 500);
       await shot('53-datasets-narrow-dark');
       await ventes.getByRole('tab', { name: 'Rows' }).click();
       await fileRow('random.csv').evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('54-datasets-narrow-rows-dark');
       await page.setViewportSize({ width: 1440, height: 900 });
       await chooseTheme(page, 'Light');
       await page.setViewportSize({ width: 390, height: 844 });
       await fileRow('random.csv').evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await page.waitForTimeout(500);
+      await settle(page, 500);
       await shot('55-datasets-narrow-rows-light');
       await page.setViewportSize({ width: 1440, height: 900 });
     });
@@ -1792,7 +1793,7 @@ async function main() {
       await table.getByTestId('row-range').filter({ hasText: 'Rows 101–150 of 240' }).waitFor();
       await table.locator('tbody tr').first().locator('td').first().filter({ hasText: /^100$/ }).waitFor();
       await prices.evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('56-preview-page-3');
       // Sorting asks the server to sort every row: the dearest product of the whole file comes first.
       await table.getByRole('button', { name: 'Sort by price' }).click();
@@ -1804,20 +1805,20 @@ async function main() {
       expect((await firstCell()) === '180', `the dearest is row 180: ${await firstCell()}`);
       const prices50 = await table.locator('tbody tr td:nth-child(3)').allInnerTexts();
       expect(prices50.length === 50 && prices50[1] === '99.5', `then the next dearest: ${prices50.slice(0, 3)}`);
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('57-preview-sorted');
       await chooseTheme(page, 'Dark');
-      await page.waitForTimeout(500);
+      await settle(page, 500);
       await shot('58-preview-sorted-dark');
       await page.setViewportSize({ width: 390, height: 844 });
       await prices.evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await page.waitForTimeout(500);
+      await settle(page, 500);
       await shot('59-preview-sorted-narrow-dark');
       await page.setViewportSize({ width: 1440, height: 900 });
       await chooseTheme(page, 'Light');
       await page.setViewportSize({ width: 390, height: 844 });
       await prices.evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await page.waitForTimeout(500);
+      await settle(page, 500);
       await shot('60-preview-sorted-narrow-light');
       await page.setViewportSize({ width: 1440, height: 900 });
       await prices.getByRole('button', { expanded: true }).first().click();
@@ -1850,7 +1851,7 @@ async function main() {
       await table.getByRole('button', { name: 'Sort by Amount' }).click();
       await table.locator('tbody tr').first().filter({ hasText: '€2,400' }).waitFor();
       await deals.evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('62-real-world-workbook');
       // The first row as the header: the sheet as it is, title and all.
       await deals.getByTestId('header-row').locator('select').selectOption('0');
@@ -1885,7 +1886,7 @@ async function main() {
       await chart.locator('.js-plotly-plot .main-svg').first().waitFor({ timeout: 40_000 });
       expect((await chart.locator('.modebar').count()) === 0, "no Plotly toolbar over the chart's title on a phone");
       await chart.evaluate((el) => el.scrollIntoView({ block: 'center' }));
-      await page.waitForTimeout(500);
+      await settle(page, 500);
       await shot('62-phone-chart-light');
       await page.evaluate(() => window.scrollTo(0, 0));
       await page.locator('main header').first().evaluate((el) => el.scrollIntoView({ block: 'start' }));
@@ -1896,17 +1897,17 @@ async function main() {
       await page.emulateMedia({ colorScheme: 'dark' });
       await page.locator('html.dark').waitFor({ state: 'attached' });
       await chart.evaluate((el) => el.scrollIntoView({ block: 'center' }));
-      await page.waitForTimeout(500);
+      await settle(page, 500);
       await shot('63-phone-chart-dark-system');
       await page.setViewportSize(wide);
       await chart.locator('.modebar').first().waitFor({ state: 'attached' });
       const wideHint = await composer().getAttribute('placeholder');
       expect(wideHint.includes('Enter to send'), `the Enter hint on a computer: ${wideHint}`);
-      await page.waitForTimeout(500);
+      await settle(page, 500);
       await shot('64-wide-chart-dark-system');
       await page.emulateMedia({ colorScheme: 'light' });
       await page.waitForFunction(() => !document.documentElement.classList.contains('dark'));
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('64b-wide-chart-light-system');
     });
 
@@ -1928,18 +1929,18 @@ async function main() {
       await offered.filter({ hasText: 'What is the total units by region in sales.csv?' }).waitFor();
       const count = await offered.count();
       expect(count >= 3 && count <= 4, `3 or 4 questions offered (${count})`);
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('65-empty-session');
       await chooseTheme(page, 'Dark');
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('65b-empty-session-dark');
       await page.setViewportSize({ width: 390, height: 844 });
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('65c-empty-session-narrow-dark');
       await page.setViewportSize({ width: 1440, height: 900 });
       await chooseTheme(page, 'Light');
       await page.setViewportSize({ width: 390, height: 844 });
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('65d-empty-session-narrow-light');
       await page.setViewportSize({ width: 1440, height: 900 });
 
@@ -1957,7 +1958,7 @@ async function main() {
       await datasets.locator('[data-file="dropped visits.csv"]').waitFor();
       const after = JSON.parse(await apiGet(`/api/v1/projects/${page.url().split('/projects/')[1].split('/')[0]}/files?limit=500`));
       expect(after.items.some((f) => f.name === 'dropped visits.csv'), 'the dropped file is in the project');
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('66-empty-session-dropped');
     });
 
@@ -2057,15 +2058,15 @@ async function main() {
       await closeToasts();
       await chooseTheme(page, 'Dark');
       await page.getByTestId('sources-panel').evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('71b-sources-panel-dark');
       await page.setViewportSize(narrow);
       await page.getByTestId('sources-panel').evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('71c-sources-panel-narrow-dark');
       await panel.getByRole('button', { name: 'Add source' }).click();
       await dialog.getByRole('tab', { name: 'Fields' }).click();
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('70b-source-add-fields-narrow-dark');
       await dialog.getByRole('button', { name: 'Cancel' }).click();
       await page.setViewportSize(wide);
@@ -2075,7 +2076,7 @@ async function main() {
       await shop.getByRole('button', { name: 'Show the tables of shop' }).click();
       await orders.getByRole('button', { name: 'Show the columns of main.orders' }).click();
       await orders.evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('72b-schema-browser-narrow');
       await page.setViewportSize(wide);
 
@@ -2116,7 +2117,7 @@ async function main() {
       const card = await querySeen();
       await card.getByTestId('step-output').filter({ hasText: 'north' }).waitFor();
       await card.getByTestId('step-queries').evaluate((el) => el.scrollIntoView({ block: 'center' }));
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('73-step-queries');
       await page.reload();
       await querySeen();
@@ -2140,13 +2141,13 @@ async function main() {
       expect((await query.getByTestId('query-figures').innerText()).startsWith('failed · '), 'said failed');
       expect(shopPython('print(db.execute("SELECT COUNT(*) FROM orders").fetchone()[0])') === '12', 'the orders are all there');
       await refused.evaluate((el) => el.scrollIntoView({ block: 'center' }));
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('73b-step-query-refused');
       await chooseTheme(page, 'Dark');
       await page.setViewportSize(narrow);
       await lastRun().evaluate((el) => el.scrollIntoView({ block: 'start' }));
       await refused.getByTestId('step-queries').evaluate((el) => el.scrollIntoView({ block: 'center' }));
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('73c-step-query-refused-narrow-dark');
       await page.setViewportSize(wide);
       await chooseTheme(page, 'Light');
@@ -2156,7 +2157,7 @@ async function main() {
       await openSteps(first);
       await openStep(first.locator('[data-testid=step-card][data-step="1"]'));
       await first.getByTestId('step-queries').evaluate((el) => el.scrollIntoView({ block: 'center' }));
-      await page.waitForTimeout(300);
+      await settle(page, 300);
       await shot('73d-step-queries-narrow');
       await page.setViewportSize(wide);
     });
@@ -2235,7 +2236,7 @@ async function main() {
         );
         await card.getByTestId('step-queries').evaluate((el) => el.scrollIntoView({ block: 'center' }));
         await closeToasts();
-        await page.waitForTimeout(300);
+        await settle(page, 300);
         await shot('74-postgresql-source-answer');
       } finally {
         dropWarehouse();
@@ -2338,16 +2339,16 @@ async function main() {
         await viewerRun.getByTestId('code').filter({ hasText: 'groupby' }).first().waitFor({ timeout: 30_000 });
         expect((await viewerRun.getAttribute('data-status')) === 'running', 'the viewer sees the run while it goes');
         await viewerRun.getByTestId('run-asked-by').filter({ hasText: EDITOR }).waitFor();
-        await vp.screenshot({ path: path.join(SHOTS, '79-viewer-following-live.png') });
+        await snap(vp, path.join(SHOTS, '79-viewer-following-live.png'));
         await tooltip(viewerRun.getByRole('button', { name: 'Stop' }), VIEWER_STOP, "the viewer's Stop");
         await vp.getByTestId('viewer-note').waitFor();
         expect((await vp.getByRole('textbox', { name: 'Ask a question about your data' }).count()) === 0, 'a viewer has no question box');
         await viewerRun.getByTestId('final-answer').filter({ hasText: 'the team hears' }).waitFor({ timeout: 40_000 });
-        await vp.screenshot({ path: path.join(SHOTS, '80-viewer-session-wide.png') });
+        await snap(vp, path.join(SHOTS, '80-viewer-session-wide.png'));
         await vp.setViewportSize(narrow);
         await viewerRun.getByTestId('final-answer').scrollIntoViewIfNeeded();
         await vp.getByTestId('viewer-note').waitFor();
-        await vp.screenshot({ path: path.join(SHOTS, '81-viewer-session-narrow.png') });
+        await snap(vp, path.join(SHOTS, '81-viewer-session-narrow.png'));
         await vp.setViewportSize(wide);
         // Every action a viewer cannot take is disabled and says why.
         expect(await vp.getByTestId('autonomy-switch').isDisabled(), 'the review switch is disabled for a viewer');
@@ -2412,13 +2413,13 @@ async function main() {
         const share = ep.getByRole('dialog', { name: 'Share a read-only report' });
         await share.getByRole('radio', { name: '7 days' }).click();
         await share.getByTestId('share-runs').waitFor();
-        await ep.screenshot({ path: path.join(SHOTS, '83a-share-dialog-choose.png') });
+        await snap(ep, path.join(SHOTS, '83a-share-dialog-choose.png'));
         await share.getByRole('button', { name: 'Create link' }).click();
         const link = await share.getByTestId('share-url').inputValue();
         expect(link.includes('/api/v1/shared/'), `the link: ${link}`);
         await share.getByText('This link will not be shown again').waitFor();
         await share.locator('[data-testid=share-row][data-state=active]').filter({ hasText: 'By you' }).waitFor();
-        await ep.screenshot({ path: path.join(SHOTS, '83b-share-dialog-link.png') });
+        await snap(ep, path.join(SHOTS, '83b-share-dialog-link.png'));
 
         const anonCtx = await browser.newContext({ viewport: wide });
         contexts.push(anonCtx);
@@ -2430,9 +2431,9 @@ async function main() {
         expect(opened.status() === 200, `the shared link opens (${opened.status()})`);
         await anon.getByText('sold the most units, the team hears').first().waitFor();
         expect((await anon.getByText('Owner asks something slow').count()) === 0, 'the stopped question was not chosen, and is not shown');
-        await anon.screenshot({ path: path.join(SHOTS, '84-shared-report-wide.png'), fullPage: true });
+        await snap(anon, path.join(SHOTS, '84-shared-report-wide.png'), { fullPage: true });
         await anon.setViewportSize(narrow);
-        await anon.screenshot({ path: path.join(SHOTS, '85-shared-report-narrow.png'), fullPage: true });
+        await snap(anon, path.join(SHOTS, '85-shared-report-narrow.png'), { fullPage: true });
         expect(anonErrors.length === 0, `the shared report logs no errors: ${anonErrors.join('\n')}`);
 
         // Revoked, the link opens nothing.
@@ -2443,7 +2444,7 @@ async function main() {
         const gone = await anon.goto(link);
         expect(gone.status() === 404, `a revoked link answers 404 (${gone.status()})`);
         await anon.getByText('This link does not open a report').waitFor();
-        await anon.screenshot({ path: path.join(SHOTS, '86-shared-link-revoked.png') });
+        await snap(anon, path.join(SHOTS, '86-shared-link-revoked.png'));
         await ep.keyboard.press('Escape');
 
         // The owner reads who did what.
@@ -2528,7 +2529,7 @@ async function main() {
         await page.setViewportSize(wide);
         await themeButton.click();
         await page.getByRole('menuitemradio', { name: 'System', checked: true }).waitFor();
-        await page.waitForTimeout(300);
+        await settle(page, 300);
         await shot(`90-theme-menu-${scheme}`);
         await page.keyboard.press('Escape');
         await page.getByRole('menu').waitFor({ state: 'detached' });
@@ -2536,7 +2537,7 @@ async function main() {
         await page.getByRole('button', { name: 'Open navigation' }).click();
         await page.getByRole('dialog').getByRole('button', { name: 'Theme: System' }).click();
         await page.getByRole('menuitemradio', { name: 'System', checked: true }).waitFor();
-        await page.waitForTimeout(300);
+        await settle(page, 300);
         await shot(`90b-theme-menu-narrow-${scheme}`);
         await page.keyboard.press('Escape');
         await page.getByRole('menu').waitFor({ state: 'detached' });
@@ -2569,7 +2570,7 @@ async function main() {
         await drawn(scheme === 'dark');
         await page.setViewportSize(wide);
         await versions.evaluate((el) => el.scrollIntoView({ block: 'center' }));
-        await page.waitForTimeout(300);
+        await settle(page, 300);
         await shot(`91-file-versions-${scheme}`);
         await page.setViewportSize(narrow);
         await versions.evaluate((el) => el.scrollIntoView({ block: 'center' }));
@@ -2705,7 +2706,11 @@ async function main() {
     for (const { name, log } of children) console.log(`--- ${name} log (tail) ---\n${log().split('\n').slice(-25).join('\n')}`);
   }
   if (consoleWarnings.length) console.log(`console warnings (not failures):\n  ${[...new Set(consoleWarnings)].join('\n  ')}`);
-  console.log(`screenshots: ${SHOTS}`);
+  console.log(
+    SHOTS_ON
+      ? `screenshots: ${SHOTS} (the modules': their own folders, e.g. /work/shots/files)`
+      : `screenshots: only of a failure, in ${SHOTS} (E2E_SHOTS=1 takes them all)`,
+  );
   console.log(`${results.length - failed.length} passed, ${failed.length} failed`);
   process.exitCode = failed.length ? 1 : 0;
 }

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { snap } from './shots.mjs';
 
 export const SHOTS = process.env.SIGNIN_SHOTS ?? '/work/shots/signin';
 const HERE = import.meta.dirname;
@@ -55,7 +56,7 @@ const VARIANTS = [
 export async function signinTests(t) {
   const { browser, page, base, ssoBase, test, expect, T } = t;
   mkdirSync(SHOTS, { recursive: true });
-  const shotOf = (p, name) => p.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+  const shotOf = (p, name) => snap(p, path.join(SHOTS, `${name}.png`));
   const api = async (method, url, body, token) => {
     const r = await fetch(`${base}${url}`, {
       method,

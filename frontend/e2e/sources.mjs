@@ -5,13 +5,14 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { pageApi } from './page-api.mjs';
+import { SHOTS_ON, snap } from './shots.mjs';
 
 export const SHOTS = process.env.SOURCES_SHOTS ?? '/work/shots/sources';
 
 export async function sourcesTests(t) {
   const { page, base, test, expect, sourcesDir, backend, chooseTheme } = t;
   mkdirSync(SHOTS, { recursive: true });
-  const shot = (name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false });
+  const shot = (name) => snap(page, path.join(SHOTS, `${name}.png`), { fullPage: false });
   const wide = { width: 1440, height: 900 };
   const narrow = { width: 390, height: 844 };
   // The API as the page's signed-in user.
@@ -61,30 +62,33 @@ export async function sourcesTests(t) {
     expect(JSON.stringify(first) === '["1","north","12.5","2026-03-01"]', `the first row as the database has it: ${JSON.stringify(first)}`);
     expect((await sample.getByRole('row').count()) === 21, 'a header and 20 rows');
 
-    const place = async () => {
-      await orders.evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await page.waitForTimeout(300);
-    };
-    await place();
-    await shot('sample-rows-1440-light');
-    await chooseTheme(page, 'Dark');
-    await place();
-    await shot('sample-rows-1440-dark');
-    await page.setViewportSize(narrow);
-    await place();
-    await shot('sample-rows-390-dark');
-    await page.setViewportSize(wide);
-    await chooseTheme(page, 'Light');
-    await page.setViewportSize(narrow);
-    await place();
-    await shot('sample-rows-390-light');
-    await view.evaluate((el) => el.scrollIntoView({ block: 'center' }));
-    await page.waitForTimeout(200);
-    await shot('rows-unknown-390-light');
-    await page.setViewportSize(wide);
-    await view.evaluate((el) => el.scrollIntoView({ block: 'center' }));
-    await page.waitForTimeout(200);
-    await shot('rows-unknown-1440-light');
+    // Screenshots only (E2E_SHOTS): the sample at both widths, light and dark.
+    if (SHOTS_ON) {
+      const place = async () => {
+        await orders.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+        await page.waitForTimeout(300);
+      };
+      await place();
+      await shot('sample-rows-1440-light');
+      await chooseTheme(page, 'Dark');
+      await place();
+      await shot('sample-rows-1440-dark');
+      await page.setViewportSize(narrow);
+      await place();
+      await shot('sample-rows-390-dark');
+      await page.setViewportSize(wide);
+      await chooseTheme(page, 'Light');
+      await page.setViewportSize(narrow);
+      await place();
+      await shot('sample-rows-390-light');
+      await view.evaluate((el) => el.scrollIntoView({ block: 'center' }));
+      await page.waitForTimeout(200);
+      await shot('rows-unknown-390-light');
+      await page.setViewportSize(wide);
+      await view.evaluate((el) => el.scrollIntoView({ block: 'center' }));
+      await page.waitForTimeout(200);
+      await shot('rows-unknown-1440-light');
+    }
 
     // Back on the columns: the sample is a view of the table, not a place of its own.
     await orders.getByRole('radio', { name: 'Columns' }).click();
@@ -128,24 +132,27 @@ export async function sourcesTests(t) {
         JSON.stringify(['One row per store and day, from the tills DB comment', 'Add a description', 'Add a description', 'Takings in EUR, VAT included DB comment']),
       `the comments show as descriptions, marked: ${JSON.stringify(said)}`,
     );
-    const place = async () => {
-      await sales.evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await page.waitForTimeout(300);
-    };
-    await place();
-    await shot('db-comments-1440-light');
-    await page.setViewportSize(narrow);
-    await place();
-    await shot('db-comments-390-light');
-    await page.setViewportSize(wide);
-    await chooseTheme(page, 'Dark');
-    await place();
-    await shot('db-comments-1440-dark');
-    await page.setViewportSize(narrow);
-    await place();
-    await shot('db-comments-390-dark');
-    await page.setViewportSize(wide);
-    await chooseTheme(page, 'Light');
+    // Screenshots only (E2E_SHOTS): the described columns at both widths, light and dark.
+    if (SHOTS_ON) {
+      const place = async () => {
+        await sales.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+        await page.waitForTimeout(300);
+      };
+      await place();
+      await shot('db-comments-1440-light');
+      await page.setViewportSize(narrow);
+      await place();
+      await shot('db-comments-390-light');
+      await page.setViewportSize(wide);
+      await chooseTheme(page, 'Dark');
+      await place();
+      await shot('db-comments-1440-dark');
+      await page.setViewportSize(narrow);
+      await place();
+      await shot('db-comments-390-dark');
+      await page.setViewportSize(wide);
+      await chooseTheme(page, 'Light');
+    }
 
     // The team's own words win; the mark goes with the comment.
     await sales.getByRole('button', { name: 'Edit the description of main.sales.takings' }).click();

@@ -1,10 +1,10 @@
 """Single sign-on through OpenID Connect (issue 42, point 11), against a real provider
-(npm oidc-provider, started per test): its login and consent pages are driven as a browser
-would; the ID tokens the test signs itself (forged, expired, for another audience or
-another sign-in) are refused with a sentence saying why, by the verification function and,
-through a real HTTP proxy that swaps the provider's ID token for the test's, by the callback
-itself; a replayed state, a used login code, a domain not allowed and an unverified email are
-refused too."""
+(npm oidc-provider, started once per module and stack; each test signs in with a browser of
+its own): its login and consent pages are driven as a browser would; the ID tokens the test
+signs itself (forged, expired, for another audience or another sign-in) are refused with a
+sentence saying why, by the verification function and, through a real HTTP proxy that swaps
+the provider's ID token for the test's, by the callback itself; a replayed state, a used
+login code, a domain not allowed and an unverified email are refused too."""
 
 from __future__ import annotations
 
@@ -24,9 +24,21 @@ from tests.support.oidc_proxy import IdTokenSwapProxy
 from tests.support.server import LiveServer
 
 
+@pytest.fixture(scope="module")
+def running_provider(server: LiveServer) -> Iterator[OidcTestProvider]:
+    """One provider per module and stack: each test signs in with a browser (cookies) of its
+    own, and the provider keeps nothing else between sign-ins."""
+    started = OidcTestProvider(f"{server.url}/api/v1/auth/oidc/callback").start()
+    yield started
+    started.stop()
+
+
 @pytest.fixture
-def provider(live: LiveServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[OidcTestProvider]:
-    started = OidcTestProvider(f"{live.url}/api/v1/auth/oidc/callback").start()
+def provider(
+    live: LiveServer, running_provider: OidcTestProvider, monkeypatch: pytest.MonkeyPatch
+) -> OidcTestProvider:
+    """The workbench set to sign in through the module's provider, for one test."""
+    started = running_provider
     for name, value in {
         "OIDC_ISSUER": started.issuer,
         "OIDC_CLIENT_ID": CLIENT_ID,
@@ -37,8 +49,7 @@ def provider(live: LiveServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[Oidc
         "OIDC_ADMIN_GROUP": "wb-admins",
     }.items():
         monkeypatch.setattr(live.settings, name, value)
-    yield started
-    started.stop()
+    return started
 
 
 def through_provider(live: LiveServer, login: str) -> tuple[str, list[str]]:
