@@ -48,6 +48,9 @@ async def open_demo_project(
         token = await locks.acquire(key, _MAKING_SECONDS)
     try:
         project, session, created = await open_demo(db, storage, settings, user)
+        # Committed before the lock goes: the next call must see the demo just made (the
+        # request's own commit comes only after this returns).
+        await db.commit()
     finally:
         await locks.release(key, token)
     return DemoOut(project_id=project.id, session_id=session.id, created=created)
