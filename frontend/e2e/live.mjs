@@ -206,9 +206,17 @@ export async function liveTests(t) {
     await second.close();
   });
 
+  // Ctrl+K until the search opens: right after a page loads, the shortcut's listener may not be there yet.
+  const openSearch = async () => {
+    for (let i = 0; i < 10 && !(await page.getByTestId('search-input').isVisible()); i++) {
+      await page.keyboard.press('Control+k');
+      await page.getByTestId('search-input').waitFor({ timeout: 1000 }).catch(() => undefined);
+    }
+  };
+
   await test('search: finds a question and an artifact name; its link opens the session at the run', async () => {
     await page.goto(`${base}/`);
-    await page.keyboard.press('Control+k');
+    await openSearch();
     const dialog = page.getByTestId('search-dialog');
     await dialog.getByTestId('search-input').fill('quarterly');
     const question = dialog.locator('[data-testid=search-hit][data-kind=question]');
@@ -220,15 +228,11 @@ export async function liveTests(t) {
     await artifact.first().waitFor();
     expect(/quarterly-forecast\.csv/.test(await artifact.first().innerText()), 'the artifact is found by its name');
     await shots(page, 'search', async () => {
-      // Right after a reload the shortcut's listener may not be there yet: press until it opens.
-      for (let i = 0; i < 10 && !(await page.getByTestId('search-input').isVisible()); i++) {
-        await page.keyboard.press('Control+k');
-        await page.getByTestId('search-input').waitFor({ timeout: 1000 }).catch(() => undefined);
-      }
+      await openSearch();
       await page.getByTestId('search-input').fill('forecast');
       await page.locator('[data-testid=search-hit]').first().waitFor();
     });
-    await page.keyboard.press('Control+k');
+    await openSearch();
     await page.getByTestId('search-input').fill('forecast');
     await page.locator('[data-testid=search-hit][data-kind=artifact]').first().click();
     await page.waitForURL(`**/sessions/${session.id}?run=${runId}`);
