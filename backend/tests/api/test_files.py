@@ -53,7 +53,17 @@ def test_upload_list_get_download_preview(alice: Api, live) -> None:  # type: ig
         "true_values": None,
         "false_values": None,
     } | dict.fromkeys(
-        ("mixed", "reading", "unreadable", "day_first", "settled_by", "decimal_separator")
+        (
+            "mixed",
+            "reading",
+            "unreadable",
+            "day_first",
+            "settled_by",
+            "decimal_separator",
+            "currency",
+            "currencies",
+            "decimals",
+        )
     )
     assert preview["columns"] == [
         {"name": "region", "dtype": preview["columns"][0]["dtype"], "type": "text"} | plain,
@@ -126,6 +136,8 @@ def test_an_empty_file_uploads_and_previews_as_empty(alice: Api) -> None:
         "notice": None,
         "filter": [],
         "unfiltered_row_count": 0,
+        "decided_rows": None,
+        "kinds_pending": False,
     }
 
 
