@@ -36,9 +36,10 @@ HOSTILE = "<script>alert('q')</script> Which region *leads*?"
 
 
 @pytest.fixture
-def recorded(alice: Api, session, llm: ScriptedLLM) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def recorded(alice: Api, session, llm: ScriptedLLM, long_steps) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """A session with two questions: charts and a table (after a failed step), then one
-    where the agent asks the user and uses the answer."""
+    where the agent asks the user and uses the answer. (long_steps: the charts' imports can
+    take longer than the tests' 4 s step limit on a busy machine; no step limit is tested.)"""
     llm.script(
         code_reply("print(df_missing.sum())", "Let me look."),
         CHARTS,
