@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
@@ -11,7 +10,7 @@ from fastapi.responses import StreamingResponse
 
 from app.api.deps import CurrentUser, DbDep, OwnedSession, stream_reader
 from app.api.openapi import live_stream_doc
-from app.api.sse import sse_response
+from app.api.sse import started_sse
 from app.db import release_connection
 from app.live.hub import LiveHub
 
@@ -47,15 +46,4 @@ async def session_live(
     body = live.stream(
         session_id, (user.id, user.email), slot, stream_reader(request, user, session_id)
     )
-    # Started here, so that its slot is given back even if the client leaves before reading.
-    first = await anext(body)
-
-    async def frames() -> AsyncIterator[str]:
-        try:
-            yield first
-            async for chunk in body:
-                yield chunk
-        finally:
-            await body.aclose()
-
-    return sse_response(frames())
+    return await started_sse(body)

@@ -3,7 +3,7 @@ the list, marking read, and the live stream of new ones (GET /notifications/live
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request
@@ -12,7 +12,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 
 from app.api.deps import CurrentUser, DbDep, PageDep, bearer
 from app.api.openapi import INBOX_EVENT_SCHEMA, live_stream_doc
-from app.api.sse import sse_response
+from app.api.sse import started_sse
 from app.auth import service as auth_service
 from app.db import after_commit, release_connection
 from app.errors import Unauthorized
@@ -102,15 +102,4 @@ async def notifications_live(
     await release_connection(db)  # a stream holds no connection while it is open
     slot = inbox.take_slot(user.id)
     body = inbox.stream(user.id, slot, token_holds(request, credentials.credentials), last_event_id)
-    # Started here, so that its slot is given back even if the client leaves before reading.
-    first = await anext(body)
-
-    async def frames() -> AsyncIterator[str]:
-        try:
-            yield first
-            async for chunk in body:
-                yield chunk
-        finally:
-            await body.aclose()
-
-    return sse_response(frames())
+    return await started_sse(body)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
 from fastapi.responses import StreamingResponse
@@ -53,3 +53,20 @@ async def frames(
 
 def sse_response(body: AsyncIterator[str]) -> StreamingResponse:
     return StreamingResponse(body, media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+async def started_sse(body: AsyncGenerator[str]) -> StreamingResponse:
+    """A live stream's response, its first frame already taken: whatever the stream holds
+    (a slot of a bounded pool) is taken now and given back by its `finally`, even when the
+    client leaves before reading a byte."""
+    first = await anext(body)
+
+    async def frames() -> AsyncIterator[str]:
+        try:
+            yield first
+            async for chunk in body:
+                yield chunk
+        finally:
+            await body.aclose()
+
+    return sse_response(frames())
