@@ -84,3 +84,16 @@ export async function readSse(
     reader.releaseLock();
   }
 }
+
+/** The longest wait before a dropped live stream is opened again. */
+export const RECONNECT_MAX_MS = 15_000;
+
+/** Waits `ms`, or less when `signal` aborts first (it resolves either way). */
+export const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });

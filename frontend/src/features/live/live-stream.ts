@@ -1,18 +1,6 @@
 import type { LiveEvent } from '@/client';
 import { authFetch, ApiError } from '@/lib/api';
-import { readSse } from '@/lib/sse';
-
-/** The longest wait before opening the stream again after it dropped. */
-const MAX_DELAY_MS = 15_000;
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(t);
-      resolve();
-    });
-  });
+import { readSse, RECONNECT_MAX_MS, sleep } from '@/lib/sse';
 
 /** A live message as parsed from the wire, or null for one this client does not know. */
 export function toLiveEvent(event: string, data: string): LiveEvent | null {
@@ -56,6 +44,6 @@ export async function followSession(
     if (signal.aborted) return;
     onOpen(false);
     await sleep(delay, signal);
-    delay = Math.min(delay * 2, MAX_DELAY_MS);
+    delay = Math.min(delay * 2, RECONNECT_MAX_MS);
   }
 }

@@ -2,20 +2,8 @@ import { useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import type { InboxEvent, NotificationPage } from '@/client';
 import { authFetch, ApiError } from '@/lib/api';
-import { readSse } from '@/lib/sse';
+import { readSse, RECONNECT_MAX_MS, sleep } from '@/lib/sse';
 import { notificationKeys, setNotificationsLive } from './queries';
-
-/** The longest wait before opening the stream again after it dropped. */
-const MAX_DELAY_MS = 15_000;
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(t);
-      resolve();
-    });
-  });
 
 /** A notification message as parsed from the wire, or null for one this client does not know. */
 export function toInboxEvent(event: string, data: string): InboxEvent | null {
@@ -61,7 +49,7 @@ export async function followNotifications(
     if (signal.aborted) return;
     onOpen(false);
     await sleep(delay, signal);
-    delay = Math.min(delay * 2, MAX_DELAY_MS);
+    delay = Math.min(delay * 2, RECONNECT_MAX_MS);
   }
 }
 

@@ -5,7 +5,7 @@ import { projectKeys } from '@/features/projects/queries';
 import { sessionKeys } from '@/features/sessions/queries';
 import type { CellOut } from '@/client';
 import { authFetch, ApiError } from '@/lib/api';
-import { readSse } from '@/lib/sse';
+import { readSse, sleep } from '@/lib/sse';
 import { toRunEvent } from './events';
 import { runKeys } from './queries';
 import { runErrorOf } from './run-errors';
@@ -33,15 +33,6 @@ export type QueryBody = {
 /** How often a question answered "the server is busy" (503 server_busy) is asked again. */
 export const BUSY_RETRIES = 3;
 const BUSY_WAIT_MAX_MS = 10_000;
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(t);
-      resolve();
-    });
-  });
 
 /**
  * The event streams of one session's runs, at most one per run, applied to the run store. Made
