@@ -11,7 +11,6 @@ the past).
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -82,20 +81,13 @@ async def create(db: AsyncSession, parent: Session, after_run_id: uuid.UUID) -> 
     )
     owner = parent if run.session_id == parent.id else await db.get(Session, run.session_id)
     if owner is not None:
-        branch.snapshot = await _state_of(db, owner, run)
+        # The kept state, by reference: its chunks are marked used in this transaction, so
+        # no sweep takes them before the branch is committed. None: the first run replays.
+        branch.snapshot = await run_states.state_at(db, owner, run)
     db.add(branch)
     await db.flush()
     await db.refresh(branch)
     return branch, run
-
-
-async def _state_of(db: AsyncSession, owner: Session, run: Run) -> dict[str, Any] | None:
-    """The state at `run`'s end, kept as content-addressed chunks (app.runs.run_states), as
-    the branch's own snapshot: the same record, by reference (its chunks are marked used in
-    this transaction, so no sweep takes them before the branch row is committed), or None
-    when none is kept (the branch's first run then replays its past)."""
-    record = await run_states.state_at(db, owner, run)
-    return dict(record) if record else None
 
 
 async def children_count(db: AsyncSession, session_id: uuid.UUID) -> int:
