@@ -4,6 +4,12 @@ from app.models.audit import AuditChain, AuditEvent
 from app.models.base import Base
 from app.models.comments import Comment, Notification
 from app.models.invites import Invite, SignInHandoff
+from app.models.job_schedules import (
+    DeliveryChannel,
+    DeliveryStatus,
+    JobDelivery,
+    JobSchedule,
+)
 from app.models.knowledge import (
     CheckResult,
     CheckRun,
@@ -39,9 +45,13 @@ __all__ = [
     "CheckRunStatus",
     "Comment",
     "DataSource",
+    "DeliveryChannel",
+    "DeliveryStatus",
     "File",
     "FileVersion",
     "Invite",
+    "JobDelivery",
+    "JobSchedule",
     "KnowledgeItem",
     "KnowledgeKind",
     "KnowledgeStatus",
