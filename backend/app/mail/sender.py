@@ -1,6 +1,7 @@
-"""Email through SMTP, off the event loop: smtplib talks to the server in a worker thread,
-a few at a time, so a slow or unreachable server never holds a request or the loop; past
-a bounded backlog an email fails at once (with a sentence) rather than queue without end."""
+"""Email through SMTP (invites, job alerts), off the event loop: smtplib talks to the server
+in a worker thread, a few at a time, so a slow or unreachable server never holds a request or
+the loop; past a bounded backlog an email fails at once (with a sentence) rather than queue
+without end."""
 
 from __future__ import annotations
 
@@ -36,16 +37,25 @@ class MailSender:
             MailFailed: No SMTP server is configured, too many emails wait already, or the
                 server refused or did not answer (the sentence says which, never a secret).
         """
-        if not settings.SMTP_HOST:
-            raise MailFailed("No SMTP server is configured (SMTP_HOST).")
-        if self._waiting >= self._backlog:
-            raise MailFailed("Too many emails are waiting to be sent; try again later.")
         message = EmailMessage()
         message["From"] = settings.SMTP_FROM
         message["To"] = to
         message["Subject"] = subject
         message["Message-ID"] = make_msgid(domain="workbench")
         message.set_content(text)
+        await self.send_message(settings, message)
+
+    async def send_message(self, settings: Settings, message: EmailMessage) -> None:
+        """Send a message made by the caller (its From, To and Subject set), e.g. one with a
+        chart inline.
+
+        Raises:
+            MailFailed: as `send`.
+        """
+        if not settings.SMTP_HOST:
+            raise MailFailed("No SMTP server is configured (SMTP_HOST).")
+        if self._waiting >= self._backlog:
+            raise MailFailed("Too many emails are waiting to be sent; try again later.")
         self._waiting += 1
         try:
             async with self._slots:

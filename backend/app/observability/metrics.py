@@ -216,6 +216,16 @@ PREVIEW_DURATION = Histogram(
     buckets=QUICK,
 )
 
+# Job alerts ---------------------------------------------------------------------------
+JOB_DELIVERIES = Counter(
+    "job_deliveries",
+    "Attempts to deliver a job's alert, by channel (email, webhook, share) and outcome (sent; "
+    "retrying: failed, tried again later; failed: given up).",
+    ["channel", "status"],
+    namespace=PREFIX,
+    registry=REGISTRY,
+)
+
 _starting = 0  # sandbox workers starting in this process (see worker_starting)
 _starting_lock = threading.Lock()
 
