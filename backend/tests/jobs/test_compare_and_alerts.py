@@ -58,7 +58,10 @@ def test_a_big_table_is_compared_by_its_row_count_alone(monkeypatch: pytest.Monk
 @pytest.mark.parametrize(
     ("alerts", "said"),
     [
-        ([{"when": "change_pct", "value": 10, "deliver": [EMAIL]}], "alert 1: a `change_pct` alert needs `result`"),
+        (
+            [{"when": "change_pct", "value": 10, "deliver": [EMAIL]}],
+            "alert 1: a `change_pct` alert needs `result`",
+        ),
         ([{"when": "change_pct", "result": "revenue", "deliver": [EMAIL]}], "needs `value`"),
         ([{"when": "change_pct", "result": "revenue", "value": 0, "deliver": [EMAIL]}], "not 0"),
         ([{"when": "above", "result": "revenue", "value": 5, "deliver": []}], "at least 1 item"),
@@ -186,6 +189,7 @@ def test_checks_failing_and_the_run_failing_alert_with_their_own_sentences() -> 
     ]
     held = evaluate(watched, "failed", {"n": 5}, None, checks, error="a check failed")
     assert [t.sentence for t in held] == [
-        "1 check(s) failed — amount_present: orders.amount has 312 missing values; the job expects none",
+        "1 check(s) failed — amount_present: orders.amount has 312 missing values; "
+        "the job expects none",
         "The run failed: a check failed",
     ]
