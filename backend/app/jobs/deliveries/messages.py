@@ -100,9 +100,9 @@ def _value_lines(payload: Mapping[str, Any]) -> list[str]:
         entry = change.get(name)
         if entry and entry.get("before") is not None:
             was = f"was {number_text(entry['before'])}"
-            if entry.get("pct") is not None:
+            if entry.get("pct"):  # an unchanged value needs no "0.0%"
                 pct = entry["pct"]
-                sign = "+" if pct > 0 else MINUS if pct < 0 else ""
+                sign = "+" if pct > 0 else MINUS
                 was += f", {sign}{abs(pct):.1f}%"
             if entry.get("rows_added") is not None:
                 was += f", {entry['rows_added']} row(s) added, {entry['rows_removed']} removed"
