@@ -58,9 +58,11 @@ from app.infra.feeds import create_session_feed
 from app.infra.locks import create_session_locks
 from app.infra.presence import create_presence
 from app.infra.storage import S3Storage, create_storage
+from app.jobs.background import JobsBackground
 from app.live.hub import LiveHub
 from app.live.inbox import Inbox
 from app.live.slots import LiveStreamSlots
+from app.mail.sender import MailSender
 from app.observability import tracing
 from app.runs.orchestrator import RunOrchestrator
 from app.runs.sandboxes import SandboxPool
@@ -141,6 +143,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         check_runner.start_sweeper()
         runs.start_sweeper()
         sandboxes.start_reaper()
+        # One sender for invites and job alerts (its concurrency bound is the process's).
+        mail_sender = MailSender()
+        jobs_background = JobsBackground(settings, factory, mail_sender)
+        jobs_background.start_deliveries()
         # Probes the isolation and builds the sandbox's runtime cache (slow only the first time).
         sandbox = await sandboxes.prepare()
         if not sandbox.available:
@@ -161,6 +167,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.live = hub
         app.state.inbox = inbox
         app.state.checks = check_runner
+        app.state.mail_sender = mail_sender
+        app.state.jobs_background = jobs_background
         watch_app(app)
         if tracer_provider is not None:
             tracing.activate(tracer_provider, settings, (engine, runs_engine))
@@ -183,6 +191,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             if tracer_provider is not None:
                 await asyncio.to_thread(tracing.deactivate, tracer_provider)
+            await jobs_background.stop()
             await check_runner.close()
             await runs.close()
             await whole_file_work.stop_table_copies()
