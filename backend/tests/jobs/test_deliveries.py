@@ -298,3 +298,22 @@ async def test_a_forbidden_webhook_fails_at_once_with_the_reason_and_others_stil
     assert "127.0.0.1:8000 is the workbench itself" in shown[itself]["last_error"]
     assert shown[receiver.url]["status"] == "sent"
     assert len(receiver.requests) == 1
+
+
+async def test_a_delivery_held_by_a_replica_that_died_is_taken_up_after_its_lease(
+    engine: AsyncEngine, second_engine: AsyncEngine, tmp_path: Path, receiver: WebhookReceiver
+) -> None:
+    settings = settings_for(tmp_path, JOBS_LEASE_SECONDS=60)
+    hook = {"channel": "webhook", "url": receiver.url, "secret": HOOK_SECRET}
+    await queue_run(engine, settings, [hook], None)
+    async with session_factory(engine)() as db, db.begin():
+        [held] = await queue.claim(db, "dead-replica", START, timedelta(seconds=60), 10)
+    assert held.attempt == 1  # ...and then that replica died, mid-send
+    clock = Clock()
+    survivor = worker(second_engine, settings, clock)
+    assert await survivor.deliver_due() == 0
+    clock.now = START + timedelta(seconds=61)
+    assert await survivor.deliver_due() == 1
+    [shown] = await history(engine)
+    assert (shown["status"], shown["attempts"]) == ("sent", 2)
+    assert len(receiver.requests) == 1
