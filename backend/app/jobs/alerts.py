@@ -60,6 +60,9 @@ class EmailDelivery(BaseModel):
     @field_validator("to")
     @classmethod
     def _addresses(cls, value: list[str]) -> list[str]:
+        for address in value:
+            if any(c in address for c in ',;<>"'):
+                raise ValueError(f"{address!r} is not a valid email address (one address each)")
         return list(dict.fromkeys(normalise_email(address) for address in value))
 
 

@@ -72,6 +72,10 @@ def test_a_big_table_is_compared_by_its_row_count_alone(monkeypatch: pytest.Monk
             "not a valid email address",
         ),
         (
+            [{"when": "failed", "deliver": [{"channel": "email", "to": ["a,b@example.com"]}]}],
+            "one address each",
+        ),
+        (
             [{"when": "failed", "deliver": [{"channel": "webhook", "url": "ftp://x.example"}]}],
             "starts with https://",
         ),

@@ -106,7 +106,9 @@ async def test_a_change_alert_mails_the_values_the_change_and_the_chart(
     inbox, port = smtp
     settings = settings_for(tmp_path, port)
     email = {"channel": "email", "to": ["Team@Example.com", "cfo@example.com"]}
+    shared_before = JOB_DELIVERIES.labels("share", "sent")._value.get()
     await queue_run(engine, settings, [email, {"channel": "share"}], PNG)
+    assert JOB_DELIVERIES.labels("share", "sent")._value.get() == shared_before + 1
     assert await worker(engine, settings, Clock()).deliver_due() == 1
 
     [(to, message)] = inbox.messages

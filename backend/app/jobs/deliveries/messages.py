@@ -120,7 +120,8 @@ def email_message(payload: Mapping[str, Any], sender: str, to: Sequence[str]) ->
     message = EmailMessage()
     message["From"] = sender
     message["To"] = ", ".join(to)
-    subject = f"{job}: {sentences[0] if sentences else 'alert'}"
+    # One line whatever the job's name holds (a line break would end the header).
+    subject = " ".join(f"{job}: {sentences[0] if sentences else 'alert'}".split())
     message["Subject"] = subject if len(subject) <= 160 else subject[:159] + "…"
     message["Message-ID"] = make_msgid(domain="workbench")
     text = "\n".join(

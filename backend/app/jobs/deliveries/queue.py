@@ -20,6 +20,7 @@ from app.jobs.alerts import EmailDelivery, Triggered, WebhookDelivery
 from app.jobs.deliveries.messages import RunReport, build_payload
 from app.models.base import utcnow
 from app.models.job_schedules import DeliveryChannel, DeliveryStatus, JobDelivery
+from app.observability.metrics import JOB_DELIVERIES
 
 SHARE_TARGET = "share link"
 
@@ -81,6 +82,9 @@ async def enqueue(
         db.add(row)
         made.append(row)
     await db.flush()
+    for row in made:
+        if row.channel == DeliveryChannel.share:
+            JOB_DELIVERIES.labels(row.channel.value, row.status.value).inc()
     return made
 
 
