@@ -13,7 +13,7 @@ from typing import Any
 
 from app.agent import prompting
 from app.agent.sources_prompt import SourceColumn, SourceInfo, SourceTable
-from app.branches import restore
+from app.branches import restore, versions
 from app.config import Settings
 from app.files import service as files_service
 from app.files.preview import PreviewError, preview_kind
@@ -146,8 +146,11 @@ class ContextBuilder:
         answerer = SourcesAnswerer(connections, catalog, self.settings, spent) if catalog else None
         report = worker.take_restore_report() if fresh else None
         if restore.first_run(session):  # a branch: its variables as they were where it began
+            placer = versions.Files(
+                files, lambda chosen: materialize(self.storage, workspace, manifest, chosen, copies)
+            )
             snapshot, report, fresh = await self._settle_branch(
-                session, run, worker, workspace, snapshot, report, answerer, recorder
+                session, run, worker, workspace, snapshot, report, answerer, recorder, placer
             )
         prompt = prompting.render_system_prompt(
             files=file_infos,
@@ -172,6 +175,7 @@ class ContextBuilder:
         report: RestoreReport | None,
         answerer: SourcesAnswerer | None,
         recorder: EventRecorder,
+        files: versions.Files,
     ) -> tuple[dict[str, Any] | None, RestoreReport | None, bool]:
         """A branch's first run: its snapshot restored, or its past replayed (then saved
         as its snapshot); what the prompt tells of the variables (snapshot, report, fresh)."""
@@ -179,7 +183,7 @@ class ContextBuilder:
         if settled is None:
             why = (report.error if report else "it could not be fetched") if snapshot else None
             settled = await restore.replay(
-                self.repository.factory, session, run, worker, answerer, why
+                self.repository.factory, session, run, worker, answerer, why, files
             )
             saved = await self.save_snapshot(run.id, session.id, worker, workspace, snapshot)
             snapshot, report, fresh = saved or snapshot, None, False
