@@ -62,6 +62,7 @@ from app.live.hub import LiveHub
 from app.live.inbox import Inbox
 from app.live.slots import LiveStreamSlots
 from app.observability import tracing
+from app.runs.chunk_sweep import ChunkSweeper
 from app.runs.orchestrator import RunOrchestrator
 from app.runs.sandboxes import SandboxPool
 from app.web import mount_spa
@@ -140,6 +141,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await check_runner.recover_interrupted()
         check_runner.start_sweeper()
         runs.start_sweeper()
+        chunk_sweeper = ChunkSweeper(factory, storage, settings)
+        chunk_sweeper.start()
         sandboxes.start_reaper()
         # Probes the isolation and builds the sandbox's runtime cache (slow only the first time).
         sandbox = await sandboxes.prepare()
@@ -161,6 +164,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.live = hub
         app.state.inbox = inbox
         app.state.checks = check_runner
+        app.state.chunk_sweeper = chunk_sweeper
         watch_app(app)
         if tracer_provider is not None:
             tracing.activate(tracer_provider, settings, (engine, runs_engine))
@@ -184,6 +188,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if tracer_provider is not None:
                 await asyncio.to_thread(tracing.deactivate, tracer_provider)
             await check_runner.close()
+            chunk_sweeper.stop()
             await runs.close()
             await whole_file_work.stop_table_copies()
             await sandboxes.close()

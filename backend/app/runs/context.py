@@ -27,7 +27,7 @@ from app.models import File, Run, RunKind, Session
 from app.observability import tracing
 from app.runs import budget, run_states, snapshots, state_retention
 from app.runs.data_sources import SourcesAnswerer
-from app.runs.events import SandboxStarting, StateRestored
+from app.runs.events import SandboxStarting, StateNotSaved, StateRestored
 from app.runs.recorder import EventRecorder
 from app.runs.repository import RunRepository, usage
 from app.runs.sandboxes import SandboxPool, SlotTicket
@@ -185,7 +185,9 @@ class ContextBuilder:
             settled = await restore.replay(
                 self.repository.factory, session, run, worker, answerer, why, files
             )
-            saved = await self.save_snapshot(run.id, session.id, worker, workspace, snapshot)
+            saved = await self.save_snapshot(
+                run.id, session.id, worker, workspace, snapshot, recorder
+            )
             snapshot, report, fresh = saved or snapshot, None, False
         else:
             fresh = True
@@ -201,10 +203,12 @@ class ContextBuilder:
         worker: SandboxWorker,
         workspace: Path,
         previous: dict[str, Any] | None,
+        recorder: EventRecorder | None = None,
     ) -> dict[str, Any] | None:
         """Have the worker snapshot the session's variables; keep them as the run's state
-        and the session's snapshot (app.runs.run_states), then the project's bounds (the
-        new record; None when nothing new was stored)."""
+        and the session's snapshot (app.runs.run_states) within the bounds (the new
+        record; None when nothing new was stored, or the project's bound refused it: then
+        `recorder` is told, `state.not_saved`)."""
         limit = self.settings.SANDBOX_SNAPSHOT_MB << 20
         if not limit or not worker.alive:
             return None
@@ -225,7 +229,15 @@ class ContextBuilder:
                 assert previous is not None
                 await self._keep(run_id, session_id, project_id, previous, workspace, None, 0)
             return None
-        record = await self._keep(run_id, session_id, project_id, None, workspace, report, allowed)
+        try:
+            record = await self._keep(
+                run_id, session_id, project_id, None, workspace, report, allowed
+            )
+        except state_retention.OverBound as refused:
+            await state_retention.refused(factory, project_id, str(refused))
+            if recorder is not None:
+                await recorder.emit(StateNotSaved(reason=str(refused)))
+            return None
         if record is None:
             return None
         worker.snapshot_generation = record["generation"]
@@ -245,8 +257,12 @@ class ContextBuilder:
         report: SnapshotReport | None,
         allowed: int,
     ) -> dict[str, Any] | None:
-        """Store the report's files (unless `record` is given) and keep the record; then
-        the project's bounds. None: the session was deleted meanwhile."""
+        """Store the report's files (unless `record` is given) and keep the record within
+        the bounds. None: the session was deleted meanwhile.
+
+        Raises:
+            state_retention.OverBound: The project's bound refused the new record.
+        """
         factory = self.repository.factory
         writer = ChunkWriter(self.storage, factory, project_id)
         await writer.load_known()
@@ -257,6 +273,15 @@ class ContextBuilder:
                     self.storage, workspace, report, allowed, writer, force=gone
                 )
             assert record is not None
+            if writer.new_bytes:  # new chunks: within the project's bound, or refused
+                await state_retention.make_room(
+                    factory,
+                    project_id,
+                    session_id,
+                    record,
+                    self.settings.SNAPSHOT_KEEP_PER_SESSION,
+                    self.settings.SNAPSHOT_PROJECT_MAX_MB << 20,
+                )
             try:
                 kept = await run_states.keep(
                     factory, run_id, session_id, project_id, record, writer.new_bytes
@@ -270,13 +295,12 @@ class ContextBuilder:
             raise RuntimeError("the snapshot's chunks kept disappearing while it was stored")
         if not kept:
             return None
-        await state_retention.enforce(
-            factory,
-            self.storage,
-            project_id,
-            self.settings.SNAPSHOT_KEEP_PER_SESSION,
-            self.settings.SNAPSHOT_PROJECT_MAX_MB << 20,
+        # Only this session's own states: the project's are swept apart (app.runs.chunk_sweep).
+        await state_retention.at_run_end(
+            factory, session_id, self.settings.SNAPSHOT_KEEP_PER_SESSION
         )
+        if writer.new_bytes:
+            await state_retention.refused(factory, project_id, None)
         return record
 
     async def _describe(self, file: File, pinned: bool) -> prompting.FileInfo:
