@@ -64,6 +64,7 @@ from app.live.inbox import Inbox
 from app.live.slots import LiveStreamSlots
 from app.mail.sender import MailSender
 from app.observability import tracing
+from app.runs.chunk_sweep import ChunkSweeper
 from app.runs.orchestrator import RunOrchestrator
 from app.runs.sandboxes import SandboxPool
 from app.web import mount_spa
@@ -142,6 +143,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await check_runner.recover_interrupted()
         check_runner.start_sweeper()
         runs.start_sweeper()
+        chunk_sweeper = ChunkSweeper(factory, storage, settings)
+        chunk_sweeper.start()
         sandboxes.start_reaper()
         # One sender for invites and job alerts (its concurrency bound is the process's).
         mail_sender = MailSender()
@@ -169,6 +172,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.checks = check_runner
         app.state.mail_sender = mail_sender
         app.state.jobs_background = jobs_background
+        app.state.chunk_sweeper = chunk_sweeper
         watch_app(app)
         if tracer_provider is not None:
             tracing.activate(tracer_provider, settings, (engine, runs_engine))
@@ -193,6 +197,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 await asyncio.to_thread(tracing.deactivate, tracer_provider)
             await jobs_background.stop()
             await check_runner.close()
+            chunk_sweeper.stop()
             await runs.close()
             await whole_file_work.stop_table_copies()
             await sandboxes.close()

@@ -5,7 +5,11 @@ A worker holds a DataFrame; ten runs that leave it untouched each keep their sta
 - a run's end when nothing changed: the chunked store (hash, nothing new to write) against
   the plain one-object write of the same files (target: no extra time);
 - restore: a state of --restore-mb brought from its chunks into a new session's workspace
-  and a new worker ready with it (target <= 2 s after the request).
+  and a new worker ready with it (target <= 2 s after the request);
+- replay: a branch with no kept state runs the original runs' code again in a fresh worker
+  (request -> ready), beside the time the original runs' code took; with a new worker, and
+  from one already started (the sandbox pool's spare, which a session without a snapshot
+  takes).
 Chunks go to S3 (SeaweedFS), their rows to a SQLite database. Figures only, no assertions.
 
     cd backend && uv run python -m benchmarks.branch [--size-mb 500] [--restore-mb 200]
@@ -15,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import shutil
-import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -26,14 +28,13 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
 
-from app.config import Settings
 from app.infra.storage import S3Storage
 from app.models import Base, SnapshotChunk
 from app.runs import snapshots
 from app.runs.snapshot_chunks import ChunkWriter
 from app.sandbox import SNAPSHOT_DIR, SandboxLimits, SandboxWorker, prepare_sandbox
 from app.sandbox.spawn import LocalLauncher
-from tests.support import services
+from benchmarks.seaweed import s3_storage
 
 COLUMNS = 8
 
@@ -90,91 +91,97 @@ async def run(size_mb: float, restore_mb: float, runs: int) -> None:
     allowed = limits.disk_mb << 20
     launcher = LocalLauncher()
     await asyncio.to_thread(prepare_sandbox, launcher)
-    with tempfile.TemporaryDirectory(prefix="bench-branch-") as folder:
-        root = Path(folder)
-        weed, s3 = services.start_seaweed(root)
-        try:
-            settings = Settings(
-                S3_ENDPOINT=s3.endpoint,
-                S3_ACCESS_KEY=s3.access_key,
-                S3_SECRET_KEY=s3.secret_key,
-                S3_BUCKET="bench-branch",
-            )
-            storage = S3Storage(settings)
-            await storage.ensure_bucket()
-            factory = await chunk_database(root)
-            project_id = uuid.uuid4()
-            here = root / "session"
-            print(f"(a), (b): a {size_mb:g} MB DataFrame, {runs} runs that leave it untouched")
-            chunked: list[float] = []
-            plain: list[float] = []
-            first = 0
-            with SandboxWorker(here, launcher=launcher, limits=limits) as worker:
-                made = await asyncio.to_thread(worker.run, frame_code(size_mb))
-                assert made.error is None, made.error
-                for number in range(runs):
-                    if number:
-                        await asyncio.to_thread(worker.run, f"n = {number}")
-                    report = await asyncio.to_thread(worker.snapshot, allowed)
-                    writer = ChunkWriter(storage, factory, project_id)
-                    await writer.load_known()
-                    started = time.perf_counter()
-                    record = await snapshots.upload(storage, here, report, allowed, writer)
-                    chunked.append(time.perf_counter() - started)
-                    first = first or int(record["bytes"])
-                    started = time.perf_counter()
-                    await plain_write(storage, here, report, f"plain/{number}")
-                    plain.append(time.perf_counter() - started)
-            total = await stored_bytes(factory, project_id)
-            line("one snapshot", f"{first / 2**20:9.1f} MB")
-            line(f"{runs} states, chunks stored", f"{total / 2**20:9.1f} MB")
-            line("ratio (target <= 1.1)", f"{total / first:9.3f}")
-            line("run's end, first state (chunked: all chunks new)", f"{chunked[0]:9.2f} s")
-            line("run's end, first state (plain one-object write)", f"{plain[0]:9.2f} s")
-            unchanged = chunked[1:] or [0.0]
-            line(
-                "run's end, nothing changed (chunked), mean",
-                f"{sum(unchanged) / len(unchanged):9.2f} s",
-            )
-            before = plain[1:] or [0.0]
-            line(
-                "run's end, nothing changed (plain write), mean",
-                f"{sum(before) / len(before):9.2f} s",
-            )
-
-            print(f"\n(c): a {restore_mb:g} MB state restored from chunks into a new session")
-            source = root / "source"
-            with SandboxWorker(source, launcher=launcher, limits=limits) as worker:
-                made = await asyncio.to_thread(worker.run, frame_code(restore_mb, "state"))
-                assert made.error is None, made.error
-                report = await asyncio.to_thread(worker.snapshot, allowed)
-            writer = ChunkWriter(storage, factory, project_id)
-            await writer.load_known()
-            record = await snapshots.upload(storage, source, report, allowed, writer)
-            empty = root / "empty"
-            with SandboxWorker(empty, launcher=launcher, limits=limits) as blank:
-                started = time.perf_counter()
-                await asyncio.to_thread(blank.start)
-                cold = time.perf_counter() - started
-            branch = root / "branch"
+    async with s3_storage("bench-branch-", "bench-branch") as (root, storage):
+        factory = await chunk_database(root)
+        project_id = uuid.uuid4()
+        here = root / "session"
+        print(f"(a), (b): a {size_mb:g} MB DataFrame, {runs} runs that leave it untouched")
+        chunked: list[float] = []
+        plain: list[float] = []
+        first = 0
+        # The original runs' code, and how long each took (what a replay runs again).
+        steps = [frame_code(size_mb)] + [f"n = {number}" for number in range(1, runs)]
+        original = 0.0
+        with SandboxWorker(here, launcher=launcher, limits=limits) as worker:
+            await asyncio.to_thread(worker.start)  # its start is not the runs' time
             started = time.perf_counter()
-            await snapshots.download(
-                storage, branch, root / "marker", uuid.uuid4(), record, project_id
-            )
-            fetched = time.perf_counter() - started
-            with SandboxWorker(branch, launcher=launcher, limits=limits) as restored:
-                await asyncio.to_thread(restored.start)
-                ready = time.perf_counter() - started
-                note = restored.take_restore_report()
-                assert note is not None and "state" in note.restored, note
-            line("state size", f"{record['bytes'] / 2**20:9.1f} MB")
-            line("chunks -> new workspace", f"{fetched:9.2f} s")
-            line("worker start, no snapshot (for reference)", f"{cold:9.2f} s")
-            line("request -> worker ready with the state (target <= 2 s)", f"{ready:9.2f} s")
-            await storage.close()
-        finally:
-            services.stop_seaweed(weed)
-            shutil.rmtree(root, ignore_errors=True)
+            made = await asyncio.to_thread(worker.run, steps[0])
+            original += time.perf_counter() - started
+            assert made.error is None, made.error
+            for number in range(runs):
+                if number:
+                    started = time.perf_counter()
+                    await asyncio.to_thread(worker.run, steps[number])
+                    original += time.perf_counter() - started
+                report = await asyncio.to_thread(worker.snapshot, allowed)
+                writer = ChunkWriter(storage, factory, project_id)
+                await writer.load_known()
+                started = time.perf_counter()
+                record = await snapshots.upload(storage, here, report, allowed, writer)
+                chunked.append(time.perf_counter() - started)
+                first = first or int(record["bytes"])
+                started = time.perf_counter()
+                await plain_write(storage, here, report, f"plain/{number}")
+                plain.append(time.perf_counter() - started)
+        total = await stored_bytes(factory, project_id)
+        line("one snapshot", f"{first / 2**20:9.1f} MB")
+        line(f"{runs} states, chunks stored", f"{total / 2**20:9.1f} MB")
+        line("ratio (target <= 1.1)", f"{total / first:9.3f}")
+        line("run's end, first state (chunked: all chunks new)", f"{chunked[0]:9.2f} s")
+        line("run's end, first state (plain one-object write)", f"{plain[0]:9.2f} s")
+        unchanged = chunked[1:] or [0.0]
+        line(
+            "run's end, nothing changed (chunked), mean",
+            f"{sum(unchanged) / len(unchanged):9.2f} s",
+        )
+        before = plain[1:] or [0.0]
+        line(
+            "run's end, nothing changed (plain write), mean",
+            f"{sum(before) / len(before):9.2f} s",
+        )
+
+        print(f"\n(c): a {restore_mb:g} MB state restored from chunks into a new session")
+        source = root / "source"
+        with SandboxWorker(source, launcher=launcher, limits=limits) as worker:
+            made = await asyncio.to_thread(worker.run, frame_code(restore_mb, "state"))
+            assert made.error is None, made.error
+            report = await asyncio.to_thread(worker.snapshot, allowed)
+        writer = ChunkWriter(storage, factory, project_id)
+        await writer.load_known()
+        record = await snapshots.upload(storage, source, report, allowed, writer)
+        empty = root / "empty"
+        with SandboxWorker(empty, launcher=launcher, limits=limits) as blank:
+            started = time.perf_counter()
+            await asyncio.to_thread(blank.start)
+            cold = time.perf_counter() - started
+        branch = root / "branch"
+        started = time.perf_counter()
+        await snapshots.download(storage, branch, root / "marker", uuid.uuid4(), record, project_id)
+        fetched = time.perf_counter() - started
+        with SandboxWorker(branch, launcher=launcher, limits=limits) as restored:
+            await asyncio.to_thread(restored.start)
+            ready = time.perf_counter() - started
+            note = restored.take_restore_report()
+            assert note is not None and "state" in note.restored, note
+        line("state size", f"{record['bytes'] / 2**20:9.1f} MB")
+        line("chunks -> new workspace", f"{fetched:9.2f} s")
+        line("worker start, no snapshot (for reference)", f"{cold:9.2f} s")
+        line("request -> worker ready with the state (target <= 2 s)", f"{ready:9.2f} s")
+
+        print(f"\n(d): no kept state: the branch replays the {runs} runs' code in a fresh worker")
+        replayed = root / "replayed"
+        started = time.perf_counter()
+        with SandboxWorker(replayed, launcher=launcher, limits=limits) as fresh:
+            await asyncio.to_thread(fresh.start)
+            spare_at = time.perf_counter()
+            for code in steps:  # as app.branches.restore.replay does
+                result = await asyncio.to_thread(fresh.run, code)
+                assert result.error is None, result.error
+            done = time.perf_counter()
+        line("the original runs' code, as first run", f"{original:9.2f} s")
+        line("replay: request -> ready, new worker started", f"{done - started:9.2f} s")
+        line("replay: request -> ready, from a started spare worker", f"{done - spare_at:9.2f} s")
+        line("replay / original runs (code only)", f"{(done - spare_at) / original:9.2f}x")
 
 
 def main() -> None:

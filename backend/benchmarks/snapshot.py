@@ -15,23 +15,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import shutil
-import tempfile
 import threading
 import time
 import uuid
-from pathlib import Path
 
 import psutil
 
-from app.config import Settings
-from app.infra.storage import S3Storage
 from app.runs import snapshots
 from app.runs.snapshot_chunks import ChunkWriter
 from app.sandbox import SandboxLimits, SandboxWorker, prepare_sandbox
 from app.sandbox.spawn import LocalLauncher
 from benchmarks.branch import chunk_database
-from tests.support import services
+from benchmarks.seaweed import s3_storage
 
 COLUMNS = 8  # float64: 8 bytes a cell
 
@@ -90,75 +85,58 @@ async def run(gb: float) -> None:
     )
     launcher = LocalLauncher()
     await asyncio.to_thread(prepare_sandbox, launcher)
-    with tempfile.TemporaryDirectory(prefix="bench-snapshot-") as folder:
-        root = Path(folder)
-        weed, s3 = services.start_seaweed(root)
-        try:
-            settings = Settings(
-                S3_ENDPOINT=s3.endpoint,
-                S3_ACCESS_KEY=s3.access_key,
-                S3_SECRET_KEY=s3.secret_key,
-                S3_BUCKET="bench-snapshot",
+    async with s3_storage("bench-snapshot-", "bench-snapshot") as (root, storage):
+        session_id = uuid.uuid4()
+        memory = WorkerMemory()
+        here, there = root / "replica-1", root / "replica-2"
+        print(f"a session holding a {gb:g} GB DataFrame ({rows:,} rows x {COLUMNS} columns)")
+        with SandboxWorker(here, launcher=launcher, limits=limits) as worker:
+            result, _ = await asyncio.to_thread(
+                timed,
+                "make the frame (not part of the figures)",
+                worker.run,
+                make_frame_code(rows),
             )
-            storage = S3Storage(settings)
-            await storage.ensure_bucket()
-            session_id = uuid.uuid4()
-            memory = WorkerMemory()
-            here, there = root / "replica-1", root / "replica-2"
-            print(f"a session holding a {gb:g} GB DataFrame ({rows:,} rows x {COLUMNS} columns)")
-            with SandboxWorker(here, launcher=launcher, limits=limits) as worker:
-                result, _ = await asyncio.to_thread(
-                    timed,
-                    "make the frame (not part of the figures)",
-                    worker.run,
-                    make_frame_code(rows),
-                )
-                assert result.error is None, result.error
-                made = memory.take()
-                report, save = await asyncio.to_thread(
-                    timed, "save (worker writes Parquet)", worker.snapshot, limits.disk_mb << 20
-                )
-                saving = memory.take()
-            project_id = uuid.uuid4()
-            writer = ChunkWriter(storage, await chunk_database(root), project_id)
-            started = time.perf_counter()
-            record = await snapshots.upload(storage, here, report, limits.disk_mb << 20, writer)
-            upload = time.perf_counter() - started
-            print(f"{'upload (backend -> S3)':<44} {upload:7.2f} s")
-            print(f"{'snapshot size':<44} {record['bytes'] / 2**30:7.2f} GB")
+            assert result.error is None, result.error
+            made = memory.take()
+            report, save = await asyncio.to_thread(
+                timed, "save (worker writes Parquet)", worker.snapshot, limits.disk_mb << 20
+            )
+            saving = memory.take()
+        project_id = uuid.uuid4()
+        writer = ChunkWriter(storage, await chunk_database(root), project_id)
+        started = time.perf_counter()
+        record = await snapshots.upload(storage, here, report, limits.disk_mb << 20, writer)
+        upload = time.perf_counter() - started
+        print(f"{'upload (backend -> S3)':<44} {upload:7.2f} s")
+        print(f"{'snapshot size':<44} {record['bytes'] / 2**30:7.2f} GB")
 
-            started = time.perf_counter()
-            await snapshots.download(
-                storage, there, root / "marker", session_id, record, project_id
-            )
-            download = time.perf_counter() - started
-            print(f"{'download (S3 -> another workspace)':<44} {download:7.2f} s")
+        started = time.perf_counter()
+        await snapshots.download(storage, there, root / "marker", session_id, record, project_id)
+        download = time.perf_counter() - started
+        print(f"{'download (S3 -> another workspace)':<44} {download:7.2f} s")
 
-            empty = root / "empty"
-            with SandboxWorker(empty, launcher=launcher, limits=limits) as plain:
-                _, cold = await asyncio.to_thread(timed, "worker start, no snapshot", plain.start)
-            memory.take()
-            with SandboxWorker(there, launcher=launcher, limits=limits) as restored:
-                _, warm = await asyncio.to_thread(timed, "worker start + restore", restored.start)
-                note = restored.take_restore_report()
-                assert note is not None and "big" in note.restored, note
-                check = await asyncio.to_thread(restored.run, "print(big.shape)")
-                assert check.error is None, check.error
-            restoring = memory.take()
-            memory.stop()
-            print(f"{'restore (inside the sandbox)':<44} {warm - cold:7.2f} s")
-            print(f"{'worker peak RSS: holding the frame':<44} {made:7.0f} MB")
-            print(f"{'worker peak RSS: saving':<44} {saving:7.0f} MB")
-            print(f"{'worker peak RSS: restoring':<44} {restoring:7.0f} MB")
-            print(
-                f"\nend of a run -> stored: {save + upload:.1f} s;"
-                f" stored -> usable on another machine: {download + warm:.1f} s"
-                f" (of which {cold:.1f} s is a worker's usual start)"
-            )
-            await storage.close()
-        finally:
-            services.stop_seaweed(weed)
-            shutil.rmtree(root, ignore_errors=True)
+        empty = root / "empty"
+        with SandboxWorker(empty, launcher=launcher, limits=limits) as plain:
+            _, cold = await asyncio.to_thread(timed, "worker start, no snapshot", plain.start)
+        memory.take()
+        with SandboxWorker(there, launcher=launcher, limits=limits) as restored:
+            _, warm = await asyncio.to_thread(timed, "worker start + restore", restored.start)
+            note = restored.take_restore_report()
+            assert note is not None and "big" in note.restored, note
+            check = await asyncio.to_thread(restored.run, "print(big.shape)")
+            assert check.error is None, check.error
+        restoring = memory.take()
+        memory.stop()
+        print(f"{'restore (inside the sandbox)':<44} {warm - cold:7.2f} s")
+        print(f"{'worker peak RSS: holding the frame':<44} {made:7.0f} MB")
+        print(f"{'worker peak RSS: saving':<44} {saving:7.0f} MB")
+        print(f"{'worker peak RSS: restoring':<44} {restoring:7.0f} MB")
+        print(
+            f"\nend of a run -> stored: {save + upload:.1f} s;"
+            f" stored -> usable on another machine: {download + warm:.1f} s"
+            f" (of which {cold:.1f} s is a worker's usual start)"
+        )
 
 
 def main() -> None:

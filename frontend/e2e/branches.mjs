@@ -142,6 +142,52 @@ export async function branchesTests(t) {
     await tree.locator(`[data-session-id="${fromHereId}"]`).waitFor();
   });
 
+  await test('branches: the project page lists the branches under their parent, collapsible', async () => {
+    await page.goto(`${base}/projects/${projectId}`);
+    const list = page.getByTestId('project-sessions');
+    const parentRow = list.locator(`[data-session-id="${parentId}"]`);
+    await parentRow.waitFor();
+    expect((await parentRow.getAttribute('data-depth')) === '0', 'the parent is at the top of the list');
+    for (const id of [fromHereId, editedId]) {
+      const row = list.locator(`[data-session-id="${id}"]`);
+      expect((await row.getAttribute('data-depth')) === '1', 'a branch is listed one step in, under its parent');
+      await row.getByTestId('project-branch-after').filter({ hasText: Q1 }).waitFor();
+    }
+    const ids = await list.locator('[data-testid=project-session-row]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-session-id')));
+    expect(ids.indexOf(parentId) < ids.indexOf(fromHereId) && ids.indexOf(parentId) < ids.indexOf(editedId), `the branches follow their parent: ${ids}`);
+    await shots('05-project-list', () => list);
+    await parentRow.getByRole('button', { name: /^Hide the 2 branches/ }).click();
+    expect((await list.locator(`[data-session-id="${fromHereId}"]`).count()) === 0, 'closed, the branches are hidden');
+    await parentRow.getByText('2 branches').waitFor();
+    await parentRow.getByRole('button', { name: /^Show the 2 branches/ }).click();
+    await list.locator(`[data-session-id="${editedId}"]`).waitFor();
+  });
+
+  await test('branches: a branch shows how its variables came back as soon as its first run has them, before it ends', async () => {
+    const parentRuns = (await api('GET', `/api/v1/sessions/${parentId}/runs`)).body.items;
+    const made = (await api('POST', `/api/v1/sessions/${parentId}/branch`, { after_run_id: parentRuns[1].id })).body;
+    await page.goto(`${base}/projects/${projectId}/sessions/${made.id}`);
+    await page.getByTestId('branch-divider').filter({ hasText: Q2 }).waitFor();
+    expect((await page.getByTestId('branch-restored').count()) === 0, 'no note before the first run');
+    // The first run waits for the user's answer: the note can only come from the run's live event.
+    await script([step("go = ask_user('Go on?')"), step("final_answer(f'x is {x}')")]);
+    await ask('Wait for me, then tell x');
+    const own = runs().filter({ hasText: 'Wait for me, then tell x' });
+    await own.getByTestId('question').filter({ hasText: 'Go on?' }).waitFor();
+    const restored = page.getByTestId('branch-restored');
+    await restored.waitFor();
+    expect((await own.getByTestId('question').getAttribute('data-state')) === 'waiting', 'the run still waits while the note shows');
+    expect(/restored from the snapshot|Rebuilt by replaying/.test(await restored.innerText()), `the note says how: ${await restored.innerText()}`);
+    await own.getByRole('textbox', { name: 'Your answer' }).fill('yes');
+    await own.getByRole('textbox', { name: 'Your answer' }).press('Enter');
+    await finished(own);
+    expect((await own.innerText()).includes('x is 20'), `the branch after question 2 sees x = 20: ${await own.innerText()}`);
+    expect((await api('DELETE', `/api/v1/sessions/${made.id}`)).status === 204, 'the extra branch is deleted');
+    // Back where the next test starts: the edited branch.
+    await page.goto(`${base}/projects/${projectId}/sessions/${editedId}`);
+    await page.getByTestId('branch-compare-link').waitFor();
+  });
+
   await test('branches: the compare view shows both sides from where they part, the changed number and rows marked', async () => {
     await page.getByTestId('branch-compare-link').click();
     await page.waitForURL(`**/projects/${projectId}/compare/${parentId}/${editedId}`);

@@ -2,7 +2,7 @@
 
 A kept branch keeps its past. Its inherited runs are rows of the parent, which goes, so the
 parent's runs up to where the branch continues are *copied into the branch* (rows, steps,
-files read, events, and the artifacts' stored bytes) rather than the parent kept hidden:
+files read, events, comments, and the artifacts' stored bytes) rather than the parent kept hidden:
 a copy leaves no session that exists only to be read through others, and each kept branch
 stands alone afterwards (deleting it later frees exactly its own bytes). The copies become
 the branch's own runs; a branch of the branch that continued after one of them is pointed
@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.branches import restore
 from app.branches.lineage import MAX_DEPTH
 from app.infra.storage import ObjectStorage
-from app.models import Artifact, Run, RunEventRow, RunFileRead, RunStep, Session
+from app.models import Artifact, Comment, Run, RunEventRow, RunFileRead, RunStep, Session
 
 
 async def subtree(db: AsyncSession, session: Session) -> list[uuid.UUID]:
@@ -95,6 +95,7 @@ async def _copy_runs(
             )
             db.add(moved)
             artifacts[str(artifact.id)] = str(moved.id)
+        await _copy_comments(db, run.id, new_id)
         events = await db.scalars(select(RunEventRow).where(RunEventRow.run_id == run.id))
         for event in events:
             data = _renamed(event.data, str(run.id), str(new_id), artifacts, child.id)
@@ -109,6 +110,20 @@ async def _copy_runs(
             )
     await db.flush()
     return copies
+
+
+async def _copy_comments(db: AsyncSession, old_run: uuid.UUID, new_run: uuid.UUID) -> None:
+    """The run's comments and replies, on the copy (replies answer the copied comment)."""
+    comments = await db.scalars(
+        select(Comment).where(Comment.run_id == old_run).order_by(Comment.created_at, Comment.id)
+    )
+    ids: dict[uuid.UUID, uuid.UUID] = {}
+    for comment in list(comments):
+        ids[comment.id] = uuid.uuid4()
+        reply_to = ids.get(comment.reply_to) if comment.reply_to is not None else None
+        fields = _columns(comment, {"id", "run_id", "reply_to"})
+        db.add(Comment(id=ids[comment.id], run_id=new_run, reply_to=reply_to, **fields))
+    await db.flush()
 
 
 def _renamed(

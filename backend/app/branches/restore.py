@@ -3,7 +3,8 @@
 Where the branch was given that run's snapshot (app.branches.service), the new worker has
 restored it: what the snapshot could not hold is said. Otherwise, or when the snapshot did
 not load, the branch's past is *replayed* in the fresh worker before the new question: the
-code of each of its steps that ran without an error, in order. Either way the branch's
+code of each of its steps that ran without an error, in order, each run's steps reading the
+file versions that run read (app.branches.versions). Either way the branch's
 `restored` says which it was and what was not brought back, and the run's stream tells it
 (`state.restored`). Nothing here claims a state the worker does not have.
 """
@@ -19,7 +20,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.branches import lineage
+from app.branches import lineage, versions
 from app.models import Run, RunStep, Session
 from app.runs.data_sources import SourcesAnswerer
 from app.sandbox import RestoreReport, SandboxWorker
@@ -89,6 +90,7 @@ async def replay(
     worker: SandboxWorker,
     answerer: SourcesAnswerer | None,
     why: str | None,
+    files: versions.Files | None = None,
 ) -> Restored:
     """Run the branch's past code in its worker (see module); what was and was not done.
 
@@ -99,6 +101,7 @@ async def replay(
         worker: Its fresh worker.
         answerer: The project's data sources, for code that called sql().
         why: Why the snapshot could not be used, when there was one.
+        files: Today's project files and how to place others (None: leave them as they are).
     """
     steps = await _past_code(factory, session, run)
     notes = (
@@ -106,8 +109,16 @@ async def replay(
         if why
         else []
     )
+    past = list(dict.fromkeys(run_id for run_id, _ in steps))
+    read = await versions.of_runs(factory, past, files.current) if files else versions.Versions()
+    notes += read.notes
+    placed: list[Any] | None = None  # None: today's files are in the workspace
     replayed, failed, questions, live = 0, 0, set(), False
     for run_id, code in steps:
+        wanted = read.by_run.get(run_id)
+        if files is not None and wanted is not placed:
+            await files.place(wanted if wanted is not None else files.current)
+            placed = wanted
         result = await asyncio.to_thread(worker.run, code, (), None, answerer)
         if result.error or result.question:
             failed += 1
@@ -117,7 +128,9 @@ async def replay(
         replayed += 1
         questions.add(run_id)
         live = live or bool(SQL_CALL.search(code))
-    runs = len({run_id for run_id, _ in steps})
+    if files is not None and placed is not None:  # the new question reads today's files
+        await files.place(files.current)
+    runs = len(past)
     said = (
         f"Replayed {replayed} step{'' if replayed == 1 else 's'} of {len(questions)} "
         f"question{'' if len(questions) == 1 else 's'}"
@@ -127,6 +140,11 @@ async def replay(
     elif runs > len(questions):
         said += f" ({runs - len(questions)} other question(s) had nothing that ran)"
     notes.insert(0, said + ".")
+    if read.by_run:
+        notes.append(
+            "The replay read the file versions the original questions read; the branch's new "
+            "questions read today's."
+        )
     if failed:
         notes.append(
             f"{failed} step{'' if failed == 1 else 's'} failed: what they made is missing."

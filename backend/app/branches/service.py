@@ -69,7 +69,14 @@ async def create(db: AsyncSession, parent: Session, after_run_id: uuid.UUID) -> 
             code="run_not_finished",
         )
     number = await position(db, parent, run)
-    suffix = f" — branch after Q{number}"
+    earlier = await db.scalar(
+        select(func.count(Session.id)).where(
+            Session.parent_session_id == parent.id, Session.branched_after_run_id == run.id
+        )
+    )
+    # A second branch after the same question is told apart: "… — branch 2 after Q3".
+    nth = f" {int(earlier) + 1}" if earlier else ""
+    suffix = f" — branch{nth} after Q{number}"
     title = parent.title[: TITLE_CHARS - len(suffix)] + suffix
     branch = Session(
         id=uuid.uuid4(),

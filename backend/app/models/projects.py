@@ -38,6 +38,9 @@ class Project(IdMixin, TimestampMixin, Base):
     # The demo project made for its owner on a first start with no model (app.demo): one
     # per user, found again by this mark.
     is_demo: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # Why its last state save was refused (over SNAPSHOT_PROJECT_MAX_MB with only each
+    # session's latest state left), naming what to delete; None once a save is kept again.
+    snapshot_refusal: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class ProjectMember(Base):

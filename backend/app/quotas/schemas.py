@@ -27,3 +27,11 @@ class StorageUsageOut(Schema):
     snapshots: int
     snapshots_bytes: int = Field(description="Sessions' saved variables")
     projects: int = Field(description="Projects holding the files counted here")
+    snapshots_refused: str | None = Field(
+        None,
+        description=(
+            "A project's: why its last save of a question's variables was refused (its "
+            "states over SNAPSHOT_PROJECT_MAX_MB with only each session's latest left), "
+            "naming the largest sessions to delete; null once a save is kept again"
+        ),
+    )

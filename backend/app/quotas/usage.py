@@ -19,7 +19,16 @@ from typing import Any
 from sqlalchemy import BigInteger, ColumnElement, Select, and_, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import Artifact, File, FileVersion, Run, RunState, Session, SnapshotChunk
+from app.models import (
+    Artifact,
+    File,
+    FileVersion,
+    Project,
+    Run,
+    RunState,
+    Session,
+    SnapshotChunk,
+)
 from app.quotas.copies import copies_bytes
 from app.runs.snapshot_chunks import digests_of
 
@@ -38,6 +47,7 @@ class StorageUsage:
     snapshots: int = 0
     snapshots_bytes: int = 0
     projects: int = 0
+    snapshots_refused: str | None = None
 
     @property
     def used_bytes(self) -> int:
@@ -65,8 +75,12 @@ async def of_project(
     artifacts = select(Artifact).join(Session, Session.id == Artifact.session_id).where(in_project)
     usage = await _usage(db, quota_bytes, cache_dir, versions, artifacts, in_project, True)
     count, stored = await _project_states(db, project_id)
+    refusal = await db.scalar(select(Project.snapshot_refusal).where(Project.id == project_id))
     return replace(
-        usage, snapshots=usage.snapshots + count, snapshots_bytes=usage.snapshots_bytes + stored
+        usage,
+        snapshots=usage.snapshots + count,
+        snapshots_bytes=usage.snapshots_bytes + stored,
+        snapshots_refused=refusal,
     )
 
 

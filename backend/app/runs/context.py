@@ -13,7 +13,7 @@ from typing import Any
 
 from app.agent import prompting
 from app.agent.sources_prompt import SourceColumn, SourceInfo, SourceTable
-from app.branches import restore
+from app.branches import restore, versions
 from app.config import Settings
 from app.files import service as files_service
 from app.files.preview import PreviewError, preview_kind
@@ -27,7 +27,7 @@ from app.models import File, Run, RunKind, Session
 from app.observability import tracing
 from app.runs import budget, run_states, snapshots, state_retention
 from app.runs.data_sources import SourcesAnswerer
-from app.runs.events import SandboxStarting, StateRestored
+from app.runs.events import SandboxStarting, StateNotSaved, StateRestored
 from app.runs.recorder import EventRecorder
 from app.runs.repository import RunRepository, usage
 from app.runs.sandboxes import SandboxPool, SlotTicket
@@ -146,8 +146,11 @@ class ContextBuilder:
         answerer = SourcesAnswerer(connections, catalog, self.settings, spent) if catalog else None
         report = worker.take_restore_report() if fresh else None
         if restore.first_run(session):  # a branch: its variables as they were where it began
+            placer = versions.Files(
+                files, lambda chosen: materialize(self.storage, workspace, manifest, chosen, copies)
+            )
             snapshot, report, fresh = await self._settle_branch(
-                session, run, worker, workspace, snapshot, report, answerer, recorder
+                session, run, worker, workspace, snapshot, report, answerer, recorder, placer
             )
         prompt = prompting.render_system_prompt(
             files=file_infos,
@@ -172,6 +175,7 @@ class ContextBuilder:
         report: RestoreReport | None,
         answerer: SourcesAnswerer | None,
         recorder: EventRecorder,
+        files: versions.Files,
     ) -> tuple[dict[str, Any] | None, RestoreReport | None, bool]:
         """A branch's first run: its snapshot restored, or its past replayed (then saved
         as its snapshot); what the prompt tells of the variables (snapshot, report, fresh)."""
@@ -179,9 +183,11 @@ class ContextBuilder:
         if settled is None:
             why = (report.error if report else "it could not be fetched") if snapshot else None
             settled = await restore.replay(
-                self.repository.factory, session, run, worker, answerer, why
+                self.repository.factory, session, run, worker, answerer, why, files
             )
-            saved = await self.save_snapshot(run.id, session.id, worker, workspace, snapshot)
+            saved = await self.save_snapshot(
+                run.id, session.id, worker, workspace, snapshot, recorder
+            )
             snapshot, report, fresh = saved or snapshot, None, False
         else:
             fresh = True
@@ -197,10 +203,12 @@ class ContextBuilder:
         worker: SandboxWorker,
         workspace: Path,
         previous: dict[str, Any] | None,
+        recorder: EventRecorder | None = None,
     ) -> dict[str, Any] | None:
         """Have the worker snapshot the session's variables; keep them as the run's state
-        and the session's snapshot (app.runs.run_states), then the project's bounds (the
-        new record; None when nothing new was stored)."""
+        and the session's snapshot (app.runs.run_states) within the bounds (the new
+        record; None when nothing new was stored, or the project's bound refused it: then
+        `recorder` is told, `state.not_saved`)."""
         limit = self.settings.SANDBOX_SNAPSHOT_MB << 20
         if not limit or not worker.alive:
             return None
@@ -221,7 +229,15 @@ class ContextBuilder:
                 assert previous is not None
                 await self._keep(run_id, session_id, project_id, previous, workspace, None, 0)
             return None
-        record = await self._keep(run_id, session_id, project_id, None, workspace, report, allowed)
+        try:
+            record = await self._keep(
+                run_id, session_id, project_id, None, workspace, report, allowed
+            )
+        except state_retention.OverBound as refused:
+            await state_retention.refused(factory, project_id, str(refused))
+            if recorder is not None:
+                await recorder.emit(StateNotSaved(reason=str(refused)))
+            return None
         if record is None:
             return None
         worker.snapshot_generation = record["generation"]
@@ -241,8 +257,12 @@ class ContextBuilder:
         report: SnapshotReport | None,
         allowed: int,
     ) -> dict[str, Any] | None:
-        """Store the report's files (unless `record` is given) and keep the record; then
-        the project's bounds. None: the session was deleted meanwhile."""
+        """Store the report's files (unless `record` is given) and keep the record within
+        the bounds. None: the session was deleted meanwhile.
+
+        Raises:
+            state_retention.OverBound: The project's bound refused the new record.
+        """
         factory = self.repository.factory
         writer = ChunkWriter(self.storage, factory, project_id)
         await writer.load_known()
@@ -253,6 +273,15 @@ class ContextBuilder:
                     self.storage, workspace, report, allowed, writer, force=gone
                 )
             assert record is not None
+            if writer.new_bytes:  # new chunks: within the project's bound, or refused
+                await state_retention.make_room(
+                    factory,
+                    project_id,
+                    session_id,
+                    record,
+                    self.settings.SNAPSHOT_KEEP_PER_SESSION,
+                    self.settings.SNAPSHOT_PROJECT_MAX_MB << 20,
+                )
             try:
                 kept = await run_states.keep(
                     factory, run_id, session_id, project_id, record, writer.new_bytes
@@ -266,13 +295,12 @@ class ContextBuilder:
             raise RuntimeError("the snapshot's chunks kept disappearing while it was stored")
         if not kept:
             return None
-        await state_retention.enforce(
-            factory,
-            self.storage,
-            project_id,
-            self.settings.SNAPSHOT_KEEP_PER_SESSION,
-            self.settings.SNAPSHOT_PROJECT_MAX_MB << 20,
+        # Only this session's own states: the project's are swept apart (app.runs.chunk_sweep).
+        await state_retention.at_run_end(
+            factory, session_id, self.settings.SNAPSHOT_KEEP_PER_SESSION
         )
+        if writer.new_bytes:
+            await state_retention.refused(factory, project_id, None)
         return record
 
     async def _describe(self, file: File, pinned: bool) -> prompting.FileInfo:

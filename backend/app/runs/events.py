@@ -80,6 +80,14 @@ class StateRestored(EventData):
     notes: list[str] = Field(description="Sentences: what was replayed, failed or is missing")
 
 
+class StateNotSaved(EventData):
+    """The variables at this run's end were not kept: the project's saved states are over
+    SNAPSHOT_PROJECT_MAX_MB with only each session's latest left (before `run.finished`)."""
+
+    event: Literal["state.not_saved"] = "state.not_saved"
+    reason: str = Field(description="A sentence naming the bound and the largest sessions")
+
+
 class StepStarted(EventData):
     event: Literal["step.started"] = "step.started"
     step: int
@@ -261,6 +269,7 @@ RunEventPayload = Annotated[
     | RunQueued
     | SandboxStarting
     | StateRestored
+    | StateNotSaved
     | StepStarted
     | ModelDelta
     | PlanDelta

@@ -195,6 +195,7 @@ class RunExecution:
                             context.worker,
                             context.workspace,
                             context.snapshot,
+                            self.recorder,
                         ),
                         f"save the variables of session {session_id}",
                     )

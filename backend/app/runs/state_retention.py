@@ -1,15 +1,19 @@
 """Retention of run states, and the sweep of the chunks nothing names (issue 43).
 
-After a run keeps its state, its project is brought back within its bounds: each session
-keeps its newest `SNAPSHOT_KEEP_PER_SESSION` states, and the project's states take at most
-`SNAPSHOT_PROJECT_MAX_MB` of unique chunks; beyond, the oldest states go first, never a
-session's newest, and never what a session's `snapshot` names (a branch given an old state
-keeps its chunks). A dropped state is simply gone: `state_at` says None and a branch made
+At a run's end (`at_run_end`), only that run's session is brought back within its bound:
+it keeps its newest `SNAPSHOT_KEEP_PER_SESSION` states. The project's bound
+(`SNAPSHOT_PROJECT_MAX_MB` of unique chunks) is checked before the state is kept
+(`make_room`): one sum of the project's stored chunk bytes when it is under it, and only
+over it the project's states are read: the oldest go first, never a session's newest, and
+never what a session's `snapshot` names (a branch given an old state keeps its chunks). When
+that is not enough, the save is refused (`OverBound`) with a sentence naming the largest
+sessions to delete. A dropped state is simply gone: `state_at` says None and a branch made
 after that run is rebuilt by replay.
 
-Then the chunks no state and no session names are deleted — only those nobody named for
-`grace` seconds, each checked again as its row is deleted (row locked until its object is
-deleted and the deletion committed). Whoever names a chunk marks it used in the same
+The chunks no state and no session names are deleted by the periodic sweep
+(`app.runs.chunk_sweep`, through `enforce`), never at a run's end — only those nobody named
+for `grace` seconds, each checked again as its row is deleted (row locked until its object
+is deleted and the deletion committed). Whoever names a chunk marks it used in the same
 transaction (`snapshot_chunks.touch`): it is then either seen as used here, or, if the
 sweep came first, found gone by the writer, which stores it again. No window loses a
 chunk a record keeps.
@@ -24,10 +28,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select, update
 
+from app.agent.prompting import human_size
 from app.infra.storage import ObjectStorage
-from app.models import RunState, Session, SnapshotChunk
+from app.models import Project, RunState, Session, SnapshotChunk
 from app.models.base import utcnow
 from app.runs.snapshot_chunks import BATCH, Factory, digests_of, key
 
@@ -53,7 +58,8 @@ async def enforce(
     max_bytes: int,
     grace_seconds: float = GRACE_SECONDS,
 ) -> Swept:
-    """Drop the states beyond the bounds, then delete the chunks nothing names.
+    """Drop the states beyond the bounds, then delete the chunks nothing names (a pass of
+    the periodic sweep over one project: it reads every state of the project).
 
     Args:
         keep_per_session: States a session keeps (at least its newest).
@@ -73,10 +79,97 @@ async def enforce(
     return Swept(dropped, deleted, freed)
 
 
+class OverBound(Exception):
+    """The project's states would pass its bound with only each session's newest left."""
+
+
+async def at_run_end(factory: Factory, session_id: uuid.UUID, keep_per_session: int) -> int:
+    """Drop the session's states beyond its newest `keep_per_session`; how many went.
+
+    Reads only the session's own states (at most the bound and the one just kept).
+    """
+    async with factory() as db:
+        runs = list(
+            await db.scalars(
+                select(RunState.run_id)
+                .where(RunState.session_id == session_id)
+                .order_by(RunState.created_at.desc(), RunState.run_id.desc())
+            )
+        )
+        dropped = runs[max(1, keep_per_session) :]
+        for start in range(0, len(dropped), BATCH):
+            batch = dropped[start : start + BATCH]
+            await db.execute(delete(RunState).where(RunState.run_id.in_(batch)))
+        await db.commit()
+    return len(dropped)
+
+
+async def make_room(
+    factory: Factory,
+    project_id: uuid.UUID,
+    session_id: uuid.UUID,
+    record: dict[str, Any],
+    keep_per_session: int,
+    max_bytes: int,
+) -> None:
+    """Before `record` is kept as the session's newest state: keep the project within
+    `max_bytes` (0: no bound), dropping its oldest droppable states.
+
+    Raises:
+        OverBound: Even with only each session's newest (the new record for this session)
+            the project would pass its bound; nothing was dropped. Its sentence names
+            the largest sessions to delete.
+    """
+    if not max_bytes:
+        return
+    async with factory() as db:
+        stored = await db.scalar(
+            select(func.coalesce(func.sum(SnapshotChunk.size), 0)).where(
+                SnapshotChunk.project_id == project_id
+            )
+        )
+    if int(stored or 0) <= max_bytes:  # the chunks stored, named or not, fit: nothing to do
+        return
+    plan = await _plan(factory, project_id, keep_per_session, max_bytes, (session_id, record))
+    if plan.used > max_bytes:
+        raise OverBound(await _refusal(factory, plan, max_bytes))
+    await _drop(factory, plan.dropped)
+
+
+async def refused(factory: Factory, project_id: uuid.UUID, why: str | None) -> None:
+    """Keep (or clear, with None) why the project's last state save was refused."""
+    async with factory() as db:
+        query = update(Project).where(Project.id == project_id)
+        if why is None:  # one statement that changes nothing when there was no refusal
+            query = query.where(Project.snapshot_refusal.is_not(None))
+        await db.execute(query.values(snapshot_refusal=why))
+        await db.commit()
+
+
 async def drop_states(
     factory: Factory, project_id: uuid.UUID, keep_per_session: int, max_bytes: int
 ) -> int:
     """Delete the run states beyond the bounds (oldest first, never a session's newest)."""
+    plan = await _plan(factory, project_id, keep_per_session, max_bytes, None)
+    await _drop(factory, plan.dropped)
+    return len(plan.dropped)
+
+
+@dataclass
+class _Plan:
+    dropped: set[uuid.UUID]
+    used: int  # unique chunk bytes of what is left
+    sizes: dict[uuid.UUID, int]  # each session's newest state's bytes (its snapshot's)
+
+
+async def _plan(
+    factory: Factory,
+    project_id: uuid.UUID,
+    keep_per_session: int,
+    max_bytes: int,
+    incoming: tuple[uuid.UUID, dict[str, Any]] | None,
+) -> _Plan:
+    """Which states to drop (see module); `incoming`: a session's new newest record."""
     async with factory() as db:
         rows = (
             await db.execute(
@@ -88,19 +181,29 @@ async def drop_states(
         pinned = await _session_snapshots(db, project_id)
         sizes = {digest: int(size) for digest, size in await db.execute(_sizes(project_id))}
     by_session: dict[uuid.UUID, list[uuid.UUID]] = {}
-    for run_id, session_id, _ in rows:
+    records: dict[uuid.UUID, dict[str, Any]] = {}
+    for run_id, session_id, record in rows:
         by_session.setdefault(session_id, []).append(run_id)
-    newest = {runs[-1] for runs in by_session.values()}
+        records[run_id] = record
+    if incoming is not None:  # its snapshot is about to be the record coming
+        pinned = [(sid, record) for sid, record in pinned if sid != incoming[0]]
+    coming = incoming[0] if incoming is not None else None
+    newest = {runs[-1] for session_id, runs in by_session.items() if session_id != coming}
     keep = max(1, keep_per_session)
-    dropped = {run_id for runs in by_session.values() for run_id in runs[:-keep]}
-    if max_bytes:
-        references: Counter[str] = Counter()
-        for run_id, _, record in rows:
-            if run_id not in dropped:
-                references.update(digests_of(record))
-        for record in pinned:
+    dropped: set[uuid.UUID] = set()
+    for session_id, runs in by_session.items():
+        kept = keep - 1 if session_id == coming else keep  # the one coming is kept too
+        dropped.update(runs[: max(0, len(runs) - kept)])
+    references: Counter[str] = Counter()
+    for run_id, _, record in rows:
+        if run_id not in dropped:
             references.update(digests_of(record))
-        used = sum(sizes.get(digest, 0) for digest in references)
+    for _, record in pinned:
+        references.update(digests_of(record))
+    if incoming is not None:
+        references.update(digests_of(incoming[1]))
+    used = sum(sizes.get(digest, 0) for digest in references)
+    if max_bytes:
         for run_id, _, record in rows:
             if used <= max_bytes:
                 break
@@ -111,15 +214,47 @@ async def drop_states(
                 references[digest] -= 1
                 if references[digest] == 0:
                     used -= sizes.get(digest, 0)
+    latest = {sid: int(records[runs[-1]].get("bytes") or 0) for sid, runs in by_session.items()}
+    for session_id, record in pinned:
+        latest[session_id] = max(latest.get(session_id, 0), int(record.get("bytes") or 0))
+    if incoming is not None:
+        latest[incoming[0]] = int(incoming[1].get("bytes") or 0)
+    return _Plan(dropped, used, latest)
+
+
+async def _drop(factory: Factory, dropped: set[uuid.UUID]) -> None:
     if not dropped:
-        return 0
+        return
     ordered = sorted(dropped)
     async with factory() as db:
         for start in range(0, len(ordered), BATCH):
             batch = ordered[start : start + BATCH]
             await db.execute(delete(RunState).where(RunState.run_id.in_(batch)))
         await db.commit()
-    return len(dropped)
+
+
+async def _refusal(factory: Factory, plan: _Plan, max_bytes: int) -> str:
+    """The sentence of a refused save: the bound, and the largest sessions to delete."""
+    largest = sorted(plan.sizes.items(), key=lambda item: (-item[1], str(item[0])))[:3]
+    async with factory() as db:
+        titles = dict(
+            (
+                await db.execute(
+                    select(Session.id, Session.title).where(
+                        Session.id.in_([sid for sid, _ in largest])
+                    )
+                )
+            ).all()
+        )
+    named = ", ".join(
+        f"“{titles.get(sid, 'a deleted session')}” ({human_size(size)})" for sid, size in largest
+    )
+    return (
+        f"The variables after this question were not saved: the project's saved states "
+        f"would take {human_size(plan.used)}, over its {human_size(max_bytes)} bound "
+        "(SNAPSHOT_PROJECT_MAX_MB), with only each session's latest state left. "
+        f"Delete sessions you no longer need to make room; the largest: {named}."
+    )
 
 
 async def sweep(
@@ -132,7 +267,7 @@ async def sweep(
         records = await db.scalars(select(RunState.record).where(RunState.project_id == project_id))
         for record in records:
             named |= digests_of(record)
-        for record in await _session_snapshots(db, project_id):
+        for _, record in await _session_snapshots(db, project_id):
             named |= digests_of(record)
         result = await db.execute(
             select(SnapshotChunk.sha256, SnapshotChunk.size).where(
@@ -162,11 +297,13 @@ async def sweep(
     return deleted, freed
 
 
-async def _session_snapshots(db: Any, project_id: uuid.UUID) -> list[dict[str, Any]]:
-    query = select(Session.snapshot).where(
+async def _session_snapshots(
+    db: Any, project_id: uuid.UUID
+) -> list[tuple[uuid.UUID, dict[str, Any]]]:
+    query = select(Session.id, Session.snapshot).where(
         Session.project_id == project_id, Session.snapshot.is_not(None)
     )
-    return [record for record in await db.scalars(query) if isinstance(record, dict)]
+    return [(sid, record) for sid, record in await db.execute(query) if isinstance(record, dict)]
 
 
 def _sizes(project_id: uuid.UUID) -> Any:

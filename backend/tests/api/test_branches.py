@@ -58,6 +58,12 @@ def test_a_branch_lists_its_past_then_its_own_and_appears_in_the_tree(
     said = "branched the session “Sales” after “Question answered by A2”"
     assert any(said in e["summary"] for e in entries)
 
+    # Two more branches after the same question of the same parent are told apart.
+    again = branch(alice, session["id"], runs[1]["id"])
+    assert again["title"] == "Sales — branch 2 after Q2"
+    third = branch(alice, session["id"], runs[1]["id"])
+    assert third["title"] == "Sales — branch 3 after Q2"
+
 
 def test_bad_branch_requests_are_refused_with_a_reason(
     live: LiveServer, alice: Api, bob: Api, llm: ScriptedLLM

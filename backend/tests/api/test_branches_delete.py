@@ -15,6 +15,9 @@ def test_a_parent_with_branches_is_deleted_only_as_asked(
     session, runs = three_questions(alice, llm)
     kept = branch(alice, session["id"], runs[1]["id"])
     deeper = branch(alice, kept["id"], runs[0]["id"])  # after a run the branch inherited
+    asked = alice.post(f"/runs/{runs[0]['id']}/comments", json={"body": "Net or gross?"}).json()
+    alice.post(f"/runs/{runs[0]['id']}/comments", json={"body": "Net.", "reply_to": asked["id"]})
+    alice.post(f"/runs/{runs[2]['id']}/comments", json={"body": "After the branch point"})
     refused = alice.delete(f"/sessions/{session['id']}")
     assert refused.status_code == 409
     assert refused.json()["code"] == "has_branches"
@@ -31,6 +34,14 @@ def test_a_parent_with_branches_is_deleted_only_as_asked(
     assert [r["final_answer"] for r in past] == ["A1", "A2"]  # its past, now its own
     assert all(r["session_id"] == kept["id"] and not r["inherited"] for r in past)
     assert past[0]["steps"][0]["code"].startswith("import pandas")
+    # The comments on the copied runs came with them, replies under their comment.
+    thread = alice.get(f"/runs/{past[0]['id']}/comments").json()
+    assert thread["total"] == 2
+    [first, reply] = thread["items"]
+    assert (first["body"], first["reply_to"]) == ("Net or gross?", None)
+    assert (reply["body"], reply["reply_to"]) == ("Net.", first["id"])
+    assert first["id"] != asked["id"] and first["author"]["email"] == "alice@example.com"
+    assert alice.get(f"/runs/{past[1]['id']}/comments").json()["total"] == 0
     nested = alice.get(f"/sessions/{deeper['id']}/runs").json()["items"]
     assert [r["final_answer"] for r in nested] == ["A1"]
     assert nested[0]["id"] == past[0]["id"]  # the branch of the branch follows the copy

@@ -3085,6 +3085,12 @@ export type StorageUsageOut = {
      * Projects holding the files counted here
      */
     projects: number;
+    /**
+     * Snapshots Refused
+     *
+     * A project's: why its last save of a question's variables was refused (its states over SNAPSHOT_PROJECT_MAX_MB with only each session's latest left), naming the largest sessions to delete; null once a save is kept again
+     */
+    snapshots_refused: string | null;
 };
 
 /**
@@ -3950,6 +3956,35 @@ export type SandboxStartingEvent = {
 };
 
 /**
+ * StateNotSavedEvent
+ *
+ * The variables at this run's end were not kept: the project's saved states are over
+ * SNAPSHOT_PROJECT_MAX_MB with only each session's latest left (before `run.finished`).
+ */
+export type StateNotSavedEvent = {
+    /**
+     * Event
+     */
+    event: 'state.not_saved';
+    /**
+     * Reason
+     *
+     * A sentence naming the bound and the largest sessions
+     */
+    reason: string;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
  * StateRestoredEvent
  *
  * A branch's first run has its variables (before its first step): from the snapshot
@@ -4225,6 +4260,8 @@ export type RunEvent = ({
 } & SandboxStartingEvent) | ({
     event: 'state.restored';
 } & StateRestoredEvent) | ({
+    event: 'state.not_saved';
+} & StateNotSavedEvent) | ({
     event: 'step.started';
 } & StepStartedEvent) | ({
     event: 'model.delta';
@@ -4796,6 +4833,8 @@ export type RunEventWritable = ({
 } & SandboxStartingEvent) | ({
     event: 'state.restored';
 } & StateRestoredEvent) | ({
+    event: 'state.not_saved';
+} & StateNotSavedEvent) | ({
     event: 'step.started';
 } & StepStartedEvent) | ({
     event: 'model.delta';

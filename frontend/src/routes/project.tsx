@@ -1,9 +1,10 @@
 import { useQuery } from '@tanstack/react-query';
-import { BookOpen, History, ListChecks, MessageSquare, Plus, UsersRound } from 'lucide-react';
+import { BookOpen, History, ListChecks, Plus, UsersRound } from 'lucide-react';
 import { useEffect, useState } from 'react';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
 import { GuardedButton } from '@/components/guarded-button';
 import { Button } from '@/components/ui/button';
+import { ProjectSessionList } from '@/features/branches/project-sessions';
 import { DatasetPanel } from '@/features/files/dataset-panel';
 import { proposalsQuery } from '@/features/knowledge/queries';
 import { MembersDialog } from '@/features/members/members-dialog';
@@ -11,11 +12,9 @@ import { projectQuery } from '@/features/projects/queries';
 import { blockedFor, ProjectRoleProvider, RoleBadge, roleSentence } from '@/features/projects/role';
 import { UsagePanel } from '@/features/projects/usage-panel';
 import { ProjectStorage } from '@/features/storage/storage-usage';
-import { ReviewBadge } from '@/features/sessions/autonomy-switch';
 import { useCreateSession } from '@/features/sessions/mutations';
 import { sessionsQuery } from '@/features/sessions/queries';
 import { SourcesPanel } from '@/features/sources/sources-panel';
-import { formatDate } from '@/lib/utils';
 
 export function ProjectRoute() {
   const { projectId = '' } = useParams();
@@ -98,18 +97,7 @@ export function ProjectRoute() {
               </GuardedButton>
             </div>
             {sessions.data?.items.length === 0 && <p className="text-sm text-muted-foreground">No sessions yet. Start one to ask questions.</p>}
-            <ul className="divide-y overflow-hidden rounded-lg border bg-card">
-              {sessions.data?.items.map((s) => (
-                <li key={s.id}>
-                  <Link to={`/projects/${projectId}/sessions/${s.id}`} className="flex items-center gap-3 px-4 py-3 text-sm hover:bg-muted/50">
-                    <MessageSquare className="size-4 text-muted-foreground" />
-                    <span className="flex-1 truncate font-medium">{s.title || 'Untitled session'}</span>
-                    {s.autonomy === 'review' && <ReviewBadge />}
-                    <span className="text-xs text-muted-foreground">{formatDate(s.updated_at)}</span>
-                  </Link>
-                </li>
-              ))}
-            </ul>
+            {!!sessions.data?.items.length && <ProjectSessionList projectId={projectId} sessions={sessions.data.items} />}
           </section>
           <ProjectStorage projectId={projectId} />
           {project.data && <UsagePanel project={project.data} />}

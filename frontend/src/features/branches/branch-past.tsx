@@ -93,11 +93,18 @@ export function ArrivalNote({ text }: { text: string }) {
   );
 }
 
-/** A branch learns how its variables came back when its first run has them: read the session again as each run ends. */
-export function useRestoredRefresh(branch: SessionOut | null, running: boolean) {
+/**
+ * A branch learns how its variables came back when its first run has them: from the run's live
+ * `state.restored` event as it arrives (the note shows at once), and by reading the session again
+ * as each run ends.
+ */
+export function useRestoredRefresh(branch: SessionOut | null, running: boolean, live?: SessionOut['restored']) {
   const qc = useQueryClient();
   const waiting = !!branch && !branch.restored;
   const id = branch?.id;
+  useEffect(() => {
+    if (waiting && id && live) qc.setQueryData<SessionOut>(sessionKeys.detail(id), (s) => (s && !s.restored ? { ...s, restored: live } : s));
+  }, [qc, waiting, id, live]);
   useEffect(() => {
     if (waiting && id) void qc.invalidateQueries({ queryKey: sessionKeys.detail(id) });
   }, [qc, waiting, id, running]);

@@ -517,6 +517,16 @@ describe('sandbox.starting', () => {
   });
 });
 
+describe('state.restored', () => {
+  it("keeps how a branch's variables came back, as the event arrives", () => {
+    const notes = ['Replayed 2 steps of 1 question.'];
+    const v = reduceRunEvents(emptyRun('r'), [runStarted('r', 1), { event: 'state.restored', run_id: 'r', seq: 2, source: 'replay', notes }]);
+    expect(v.restored).toEqual({ from: 'replay', notes });
+    expect(emptyRun('r').restored).toBeNull();
+    expect(reduceRunEvents(v, [{ event: 'step.started', run_id: 'r', seq: 3, step: 1 }]).restored).toEqual({ from: 'replay', notes });
+  });
+});
+
 describe('step.queries', () => {
   const total = { source: 'shop', sql: 'SELECT region, SUM(amount) FROM orders GROUP BY region', rows: 3, duration_ms: 12, error: null };
   const refused = { source: 'shop', sql: 'DELETE FROM orders', rows: 0, duration_ms: 1, error: 'Only queries are allowed: DELETE changes the database.' };

@@ -65,6 +65,8 @@ export type RunView = {
   queuePosition: number | null;
   /** The session's sandbox is starting (from sandbox.starting until the next event). */
   sandboxStarting: { restoring: boolean } | null;
+  /** A branch's first run: how its variables came back (state.restored), as it arrived. */
+  restored: { from: 'snapshot' | 'replay'; notes: string[] } | null;
   /** Highest seq applied; every event up to it has been applied exactly once. */
   lastSeq: number;
   /** Events that arrived ahead of a gap, kept sorted by seq until the gap is filled. */
@@ -97,6 +99,7 @@ export function emptyRun(runId: string, query = '', model: string | null = null)
     status: 'queued',
     queuePosition: null,
     sandboxStarting: null,
+    restored: null,
     lastSeq: 0,
     pending: [],
     steps: [],
@@ -185,6 +188,8 @@ function apply(v: RunView, e: RunEvent): RunView {
   switch (e.event) {
     case 'sandbox.starting':
       return { ...next, sandboxStarting: { restoring: !!e.restoring } };
+    case 'state.restored':
+      return { ...next, restored: { from: e.source, notes: e.notes ?? [] } };
     case 'run.queued':
       return { ...next, status: 'queued', queuePosition: e.position };
     case 'run.started':

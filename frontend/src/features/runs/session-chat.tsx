@@ -101,7 +101,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
   // A branch's history starts with its parent chain's runs up to the branch point: its past, read-only here.
   const past = runs.flatMap((r) => (r.stored && isInherited(r.stored) ? [r.stored] : []));
   const branch = session.data && (session.data.parent_session_id || past.length > 0) ? session.data : null;
-  useRestoredRefresh(branch, !!active);
+  useRestoredRefresh(branch, !!active, active?.restored);
   // Drawn once the history is in: before, the past (and so the question it parts after) is unknown.
   const divider = branch && loaded && <BranchDivider session={branch} past={past} />;
 

@@ -19,6 +19,7 @@ const usage = (over: Partial<StorageUsageOut> = {}): StorageUsageOut => ({
   snapshots: 0,
   snapshots_bytes: 0,
   projects: 0,
+  snapshots_refused: null,
   ...over,
 });
 
@@ -48,6 +49,12 @@ describe('ProjectStorage', () => {
     show(usage({ used_bytes: 2048 * MB, files_bytes: 2048 * MB, files: 1, versions: 1 }));
     expect(screen.getByRole('progressbar').getAttribute('data-state')).toBe('reached');
     expect(within(screen.getByTestId('project-storage')).getByRole('status').textContent).toMatch(/quota is reached/);
+  });
+
+  it('says why the last save of the variables was refused, naming what to delete', () => {
+    const why = 'The variables after this question were not saved: … the largest: “Sales” (700.0 KB).';
+    show(usage({ snapshots_refused: why }));
+    expect(screen.getByRole('alert').textContent).toBe(why);
   });
 
   it('shows the use alone when there is no quota', () => {

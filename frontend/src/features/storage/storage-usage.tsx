@@ -77,6 +77,11 @@ export function ProjectStorage({ projectId }: { projectId: string }) {
             The quota is reached: delete files or old versions, or ask an administrator to raise it.
           </p>
         )}
+        {usage.data.snapshots_refused && (
+          <p role="alert" className="text-xs text-destructive" data-testid="project-snapshots-refused">
+            {usage.data.snapshots_refused}
+          </p>
+        )}
       </div>
     </section>
   );
