@@ -1,4 +1,6 @@
 import type { QueryOut, RunOut } from '@/client';
+import { applyAttemptEvent, finishLanes, fromStoredAttempts, type AttemptLane, type RunOps } from '@/features/attempts/lanes';
+import type { RepairOut, VerdictOut } from '@/features/attempts/types';
 import { isTerminal, type Decision, type RunEvent, type RunStatus, type StreamArtifact, type Verdict } from './events';
 
 export type StepView = {
@@ -87,6 +89,12 @@ export type RunView = {
   tokensEstimated: boolean;
   costUsd: number | null;
   durationMs: number | null;
+  /** Asked with `attempts` > 1: each attempt's lane (its steps from the events carrying its number). */
+  attempts: AttemptLane[];
+  /** How the attempts' answers compared, once they are in. */
+  verdict: VerdictOut | null;
+  /** Parallel repairs of failing steps (`repair` events), in the order they happened. */
+  repairs: RepairOut[];
 };
 
 export function emptyRun(runId: string, query = '', model: string | null = null): RunView {
@@ -112,6 +120,9 @@ export function emptyRun(runId: string, query = '', model: string | null = null)
     tokensEstimated: false,
     costUsd: null,
     durationMs: null,
+    attempts: [],
+    verdict: null,
+    repairs: [],
   };
 }
 
@@ -182,6 +193,9 @@ function apply(v: RunView, e: RunEvent): RunView {
   const status: RunStatus = v.status === 'queued' || isWaiting(v.status) ? 'running' : v.status;
   // The sandbox has started once anything else happens.
   const next = { ...v, lastSeq: e.seq, status, sandboxStarting: null };
+  // A run asked with several attempts: their events go to their lanes (features/attempts).
+  const routed = applyAttemptEvent(next, e, OPS);
+  if (routed) return routed;
   switch (e.event) {
     case 'sandbox.starting':
       return { ...next, sandboxStarting: { restoring: !!e.restoring } };
@@ -259,11 +273,14 @@ function apply(v: RunView, e: RunEvent): RunView {
         durationMs: e.duration_ms,
         steps: next.steps.map((s) => ({ ...s, finished: true })),
         plans: next.plans.map((p) => ({ ...p, streaming: false })),
+        attempts: finishLanes(next.attempts, e.status),
       };
     default:
       return next;
   }
 }
+
+const OPS: RunOps = { apply, empty: (runId) => emptyRun(runId) };
 
 /**
  * Pure reducer over a run's events keyed by seq: duplicates (seq already applied or already
@@ -287,8 +304,10 @@ export const reduceRunEvents = (v: RunView, events: RunEvent[]) => events.reduce
 
 export const isFinished = (v: RunView) => isTerminal(v.status);
 
-/** Builds the same view from a stored run (GET /sessions/{id}/runs). */
-export function fromHistory(run: RunOut): RunView {
+/** Builds the same view from a stored run (GET /sessions/{id}/runs), with its attempts' lanes and verdict if it had several. */
+export const fromHistory = (run: RunOut): RunView => fromStoredAttempts(run, fromOwnHistory);
+
+function fromOwnHistory(run: RunOut): RunView {
   const pending = run.pending;
   const rejected = new Set(run.approvals.filter((a) => a.decision === 'reject').map((a) => a.step));
   const steps: StepView[] = run.steps.map((s) => ({
