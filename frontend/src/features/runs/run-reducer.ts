@@ -187,15 +187,20 @@ function asked(list: QuestionView[], entry: QuestionView): QuestionView[] {
 
 const isWaiting = (s: RunStatus) => s === 'waiting_input' || s === 'waiting_approval';
 
-/** Applies one event known to be the next in sequence. */
-function apply(v: RunView, e: RunEvent): RunView {
-  // Any event after input.requested/approval.requested means the user replied and the run goes on.
+/** What every event does: advances the seq; any event after input.requested/approval.requested means the user replied and the run goes on; the sandbox has started once anything else happens. */
+function advance(v: RunView, e: RunEvent): RunView {
   const status: RunStatus = v.status === 'queued' || isWaiting(v.status) ? 'running' : v.status;
-  // The sandbox has started once anything else happens.
-  const next = { ...v, lastSeq: e.seq, status, sandboxStarting: null };
-  // A run asked with several attempts: their events go to their lanes (features/attempts).
-  const routed = applyAttemptEvent(next, e, OPS);
-  if (routed) return routed;
+  return { ...v, lastSeq: e.seq, status, sandboxStarting: null };
+}
+
+/** Applies one event known to be the next in sequence; a run asked with several attempts sends theirs to their lanes (features/attempts). */
+function apply(v: RunView, e: RunEvent): RunView {
+  return applyAttemptEvent(advance(v, e), e, OPS) ?? applyOwn(v, e);
+}
+
+/** Applies an event to the view it belongs to: the run's, or (from features/attempts) one attempt's lane. */
+function applyOwn(v: RunView, e: RunEvent): RunView {
+  const next = advance(v, e);
   switch (e.event) {
     case 'sandbox.starting':
       return { ...next, sandboxStarting: { restoring: !!e.restoring } };
@@ -280,7 +285,7 @@ function apply(v: RunView, e: RunEvent): RunView {
   }
 }
 
-const OPS: RunOps = { apply, empty: (runId) => emptyRun(runId) };
+const OPS: RunOps = { apply: applyOwn, empty: (runId) => emptyRun(runId) };
 
 /**
  * Pure reducer over a run's events keyed by seq: duplicates (seq already applied or already
