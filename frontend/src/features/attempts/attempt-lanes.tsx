@@ -98,7 +98,8 @@ export function AttemptLanes({ lanes, live }: { lanes: AttemptLane[]; live?: boo
         current={String(current)}
         onSelect={(v) => setCurrent(Number(v))}
       />
-      <div className="gap-3 lg:grid lg:auto-cols-[minmax(15rem,1fr)] lg:grid-flow-col lg:overflow-x-auto">
+      {/* Wide screens give the lanes more than the conversation's column: it has room on both sides. */}
+      <div className="gap-3 lg:grid lg:auto-cols-[minmax(15rem,1fr)] lg:grid-flow-col lg:overflow-x-auto xl:-mx-24 2xl:-mx-40">
         {lanes.map((l) => (
           <section
             key={l.attempt}
