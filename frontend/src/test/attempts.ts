@@ -171,3 +171,16 @@ export function sseResponse(events: RunEvent[]): Response {
     .join('');
   return new Response(text, { headers: { 'Content-Type': 'text/event-stream' } });
 }
+
+/** With review_repairs: attempt 2's step fails twice, and its repair waits for approval. */
+export const repairWaits = stream([
+  ...started,
+  ['step.started', { step: 1, attempt: 2 }],
+  ['step.code', { step: 1, attempt: 2, code: 'df.amount.sum()' }],
+  ['step.error', { step: 1, attempt: 2, error: "KeyError: 'amount'" }],
+  ['step.finished', { step: 1, attempt: 2, duration_ms: 10, tokens_in: 10, tokens_out: 5 }],
+  ['step.started', { step: 1, attempt: 1 }],
+  ['step.started', { step: 2, attempt: 2 }],
+  ['step.code', { step: 2, attempt: 2, code: "print(df['Amount (EUR)'].sum())" }],
+  ['approval.requested', { step: 2, attempt: 2, code: "print(df['Amount (EUR)'].sum())" }],
+]);

@@ -1,5 +1,6 @@
 import { CheckCircle2, ChevronDown, ChevronRight, CircleSlash, Loader2, Star, XCircle } from 'lucide-react';
 import { useId, useState } from 'react';
+import type { ApprovalDecision } from '@/client';
 import { Badge } from '@/components/ui/badge';
 import { Tabs } from '@/components/ui/tabs';
 import { ModelMarkdown } from '@/features/runs/answer';
@@ -83,8 +84,19 @@ const laneWaiting = (l: AttemptLane) => l.status === 'running' && l.view.steps.l
  * The attempts while they run: side by side on a wide screen (each lane streams its own steps),
  * as tabs on a narrow one. One Stop (in the run's footer) stops them all.
  */
-export function AttemptLanes({ lanes, live }: { lanes: AttemptLane[]; live?: boolean }) {
-  const [current, setCurrent] = useState(lanes[0]?.attempt ?? 1);
+export function AttemptLanes({
+  lanes,
+  live,
+  decide,
+}: {
+  lanes: AttemptLane[];
+  live?: boolean;
+  /** Where a decision on an attempt's code goes (POST /runs/{id}/approval): one attempt waits at a time. */
+  decide?: (decision: ApprovalDecision) => Promise<unknown>;
+}) {
+  const [chosenTab, setCurrent] = useState(lanes[0]?.attempt ?? 1);
+  // On a narrow screen the attempt that waits for the user's approval is the tab shown.
+  const current = lanes.find((l) => l.view.status === 'waiting_approval')?.attempt ?? chosenTab;
   const id = useId();
   return (
     <div className="space-y-2" data-testid="attempt-lanes" role="group" aria-label={`${lanes.length} attempts`}>
@@ -116,7 +128,7 @@ export function AttemptLanes({ lanes, live }: { lanes: AttemptLane[]; live?: boo
                 <Loader2 className="size-3.5 animate-spin" /> Thinking…
               </p>
             )}
-            <LaneFlow view={l.view} live={live} />
+            <LaneFlow view={l.view} live={live} decide={decide} />
             <LaneAnswer lane={l} />
           </section>
         ))}

@@ -6,7 +6,7 @@ import { replyActions } from '@/features/runs/mutations';
 import { emptyRun, fromHistory, reduceRunEvents, type RunView as RunViewModel } from '@/features/runs/run-reducer';
 import { RunView } from '@/features/runs/run-view';
 import { authFetch } from '@/lib/api';
-import { agreeing, cancelled, majority, oneFailed, repaired, RUN, sseResponse } from '@/test/attempts';
+import { agreeing, cancelled, majority, oneFailed, repaired, repairWaits, RUN, sseResponse } from '@/test/attempts';
 import { storedRun } from '@/test/runs';
 import type { AttemptOut, VerdictOut } from './types';
 import { VerdictBanner } from './verdict';
@@ -224,6 +224,26 @@ describe('RunView with attempts', () => {
     expect(screen.queryByTestId('attempts')).toBeNull();
     expect(screen.queryByTestId('attempt-lanes')).toBeNull();
     expect(screen.getByTestId('final-answer').textContent).toContain('Revenue in March was 4,650.');
+  });
+});
+
+describe('RunView: an attempt waiting for approval (review_repairs)', () => {
+  it('makes the run wait, shows the attempt’s code for review in its lane, and sends the decision for the run', async () => {
+    const v = reduce(repairWaits);
+    expect(v.status).toBe('waiting_approval');
+    const decide = vi.fn(() => Promise.resolve({} as RunOut));
+    const qc = new QueryClient();
+    render(
+      <QueryClientProvider client={qc}>
+        <RunView replies={{ ...replies, decide }} run={v} live />
+      </QueryClientProvider>,
+    );
+    // On a narrow screen the waiting attempt is the tab shown.
+    expect(screen.getByRole('tab', { selected: true }).textContent).toBe('Attempt 2 · SQL (DuckDB)');
+    const [one, two] = lanes();
+    expect(within(one).queryByRole('button', { name: 'Approve' })).toBeNull();
+    fireEvent.click(within(two).getByRole('button', { name: 'Approve' }));
+    await waitFor(() => expect(decide).toHaveBeenCalledWith(RUN, { decision: 'approve' }));
   });
 });
 

@@ -1,12 +1,25 @@
 import { Fragment } from 'react';
+import type { ApprovalDecision } from '@/client';
 import { ArtifactView } from '@/features/runs/artifact-view';
 import { groupArtifacts } from '@/features/runs/artifacts';
-import type { RunView } from '@/features/runs/run-reducer';
+import { openApproval, type RunView } from '@/features/runs/run-reducer';
 import { StepCard } from '@/features/runs/step-card';
 import { RepairNote } from './repair-note';
 
 /** One attempt's steps (with the code, output and errors of each), its repairs after the step they repaired, and its results. */
-export function LaneFlow({ view, live, open }: { view: RunView; live?: boolean; open?: boolean }) {
+export function LaneFlow({
+  view,
+  live,
+  open,
+  decide,
+}: {
+  view: RunView;
+  live?: boolean;
+  open?: boolean;
+  /** Where the decision on this attempt's code goes when it waits for approval (a repair, with review_repairs). */
+  decide?: (decision: ApprovalDecision) => Promise<unknown>;
+}) {
+  const waiting = openApproval(view);
   const indexes = new Set(view.steps.map((s) => s.index));
   const at = [...new Set([...indexes, ...view.repairs.map((r) => r.step)])].sort((a, b) => a - b);
   const loose = view.artifacts.filter((a) => a.step == null || !indexes.has(a.step));
@@ -22,6 +35,8 @@ export function LaneFlow({ view, live, open }: { view: RunView; live?: boolean; 
                 live={live}
                 nextStep={view.steps.find((x) => x.index > index)?.index}
                 artifacts={view.artifacts.filter((a) => a.step === index)}
+                approval={view.approvals.findLast((a) => a.step === index)}
+                review={decide && waiting?.step === index ? decide : undefined}
                 defaultOpen={open}
               />
             )}

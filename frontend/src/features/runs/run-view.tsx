@@ -349,7 +349,7 @@ export function RunView({
         </button>
       )}
       {showFlow && flow}
-      {!finished && attempts && run.attempts.length > 0 && <AttemptLanes lanes={run.attempts} live={live} />}
+      {!finished && attempts && run.attempts.length > 0 && <AttemptLanes lanes={run.attempts} live={live} decide={(decision) => replies.decide(run.runId, decision)} />}
       {run.status === 'queued' && (
         <p className="flex items-center gap-2 text-sm text-muted-foreground" data-testid="run-queued">
           <Hourglass className="size-4" /> {queueText(run.queuePosition)}
