@@ -12,6 +12,7 @@ import { knowledgeTests } from './knowledge.mjs';
 import { liveTests } from './live.mjs';
 import { cellsTests } from './cells.mjs';
 import { branchesTests } from './branches.mjs';
+import { attemptsTests } from './attempts.mjs';
 import { sourcesTests } from './sources.mjs';
 import { signinTests, startOidcProvider } from './signin.mjs';
 import { resultsTests } from './results.mjs';
@@ -2662,6 +2663,7 @@ async function main() {
     await filesTests({ page, base, test, expect, chooseTheme });
     await resultsTests({ page, base, script, test, expect, ask, lastRun });
     await branchesTests({ page, base, script, test, expect, ask, chooseTheme });
+    await attemptsTests({ page, base, script, test, expect, chooseTheme });
 
     await test('an invalid token sends the user back to login', async () => {
       await page.evaluate(() => {

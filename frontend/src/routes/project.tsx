@@ -4,6 +4,7 @@ import { useEffect, useState } from 'react';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
 import { GuardedButton } from '@/components/guarded-button';
 import { Button } from '@/components/ui/button';
+import { DefaultAttempts } from '@/features/attempts/default-attempts';
 import { ProjectSessionList } from '@/features/branches/project-sessions';
 import { DatasetPanel } from '@/features/files/dataset-panel';
 import { proposalsQuery } from '@/features/knowledge/queries';
@@ -101,6 +102,7 @@ export function ProjectRoute() {
           </section>
           <ProjectStorage projectId={projectId} />
           {project.data && <UsagePanel project={project.data} />}
+          {project.data && <DefaultAttempts project={project.data} />}
         </div>
         {project.data && <MembersDialog project={project.data} open={members} onOpenChange={setMembers} />}
       </div>

@@ -5,6 +5,7 @@ import type { CellOut } from '@/client';
 import { Button } from '@/components/ui/button';
 import { Textarea } from '@/components/ui/input';
 import { Segmented } from '@/components/ui/segmented';
+import { AttemptsSwitch, useAttemptsChoice } from '@/features/attempts/attempts-switch';
 import { filesQuery } from '@/features/files/queries';
 import { sourcesQuery } from '@/features/sources/queries';
 import { noModelConfigured } from '@/features/system/model-banner';
@@ -59,7 +60,7 @@ export function Composer({
   waitingFor?: 'input' | 'approval' | null;
   onShowWaiting?: () => void;
   /** Sends the question; a promise of false (refused: over budget, busy…) gives the text back to the box. */
-  onSend: (q: { query: string; model: string | null; fileIds: string[]; cell?: CellOut }) => void | Promise<boolean>;
+  onSend: (q: { query: string; model: string | null; fileIds: string[]; cell?: CellOut; attempts?: number }) => void | Promise<boolean>;
   onStop?: () => void;
   /**
    * The question being typed and the files pinned to it, when the chat holds them (a suggested
@@ -100,6 +101,7 @@ export function Composer({
   const [pinned, setPinned] = draft ? [draft.pinned, draft.setPinned] : [ownPinned, setOwnPinned];
   const [model, setModel] = useModelChoice(models.data);
   const [showFiles, setShowFiles] = useState(false);
+  const attempts = useAttemptsChoice(projectId);
 
   const waiting = waitingFor ? WAITING[waitingFor] : null;
   const runCell = () => {
@@ -112,7 +114,7 @@ export function Composer({
     if (coding) return runCell();
     const query = text.trim();
     if (!query || busy || disabled || waiting) return;
-    const sent = onSend({ query, model, fileIds: pinned });
+    const sent = onSend({ query, model, fileIds: pinned, ...(attempts.attempts != null && { attempts: attempts.attempts }) });
     setText('');
     // A refused question is not thrown away: it comes back to the box, unless something new was typed.
     void sent?.then((taken) => {
@@ -259,6 +261,7 @@ export function Composer({
               onChange={setModel}
               className="max-w-48 border-0 bg-transparent hover:bg-muted"
             />
+            <AttemptsSwitch choice={attempts} disabled={!!disabled} />
           </>
         )}
         {mode === 'sql' && !!sources.data?.items.length && (

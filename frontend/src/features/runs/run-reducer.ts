@@ -1,4 +1,6 @@
 import type { QueryOut, RunOut } from '@/client';
+import { applyAttemptEvent, finishLanes, fromStoredAttempts, type AttemptLane, type RunOps } from '@/features/attempts/lanes';
+import type { RepairOut, VerdictOut } from '@/features/attempts/types';
 import { isTerminal, type Decision, type RunEvent, type RunStatus, type StreamArtifact, type Verdict } from './events';
 
 export type StepView = {
@@ -89,6 +91,12 @@ export type RunView = {
   tokensEstimated: boolean;
   costUsd: number | null;
   durationMs: number | null;
+  /** Asked with `attempts` > 1: each attempt's lane (its steps from the events carrying its number). */
+  attempts: AttemptLane[];
+  /** How the attempts' answers compared, once they are in. */
+  verdict: VerdictOut | null;
+  /** Parallel repairs of failing steps (`repair` events), in the order they happened. */
+  repairs: RepairOut[];
 };
 
 export function emptyRun(runId: string, query = '', model: string | null = null): RunView {
@@ -115,6 +123,9 @@ export function emptyRun(runId: string, query = '', model: string | null = null)
     tokensEstimated: false,
     costUsd: null,
     durationMs: null,
+    attempts: [],
+    verdict: null,
+    repairs: [],
   };
 }
 
@@ -179,12 +190,20 @@ function asked(list: QuestionView[], entry: QuestionView): QuestionView[] {
 
 const isWaiting = (s: RunStatus) => s === 'waiting_input' || s === 'waiting_approval';
 
-/** Applies one event known to be the next in sequence. */
-function apply(v: RunView, e: RunEvent): RunView {
-  // Any event after input.requested/approval.requested means the user replied and the run goes on.
+/** What every event does: advances the seq; any event after input.requested/approval.requested means the user replied and the run goes on; the sandbox has started once anything else happens. */
+function advance(v: RunView, e: RunEvent): RunView {
   const status: RunStatus = v.status === 'queued' || isWaiting(v.status) ? 'running' : v.status;
-  // The sandbox has started once anything else happens.
-  const next = { ...v, lastSeq: e.seq, status, sandboxStarting: null };
+  return { ...v, lastSeq: e.seq, status, sandboxStarting: null };
+}
+
+/** Applies one event known to be the next in sequence; a run asked with several attempts sends theirs to their lanes (features/attempts). */
+function apply(v: RunView, e: RunEvent): RunView {
+  return applyAttemptEvent(advance(v, e), e, OPS) ?? applyOwn(v, e);
+}
+
+/** Applies an event to the view it belongs to: the run's, or (from features/attempts) one attempt's lane. */
+function applyOwn(v: RunView, e: RunEvent): RunView {
+  const next = advance(v, e);
   switch (e.event) {
     case 'sandbox.starting':
       return { ...next, sandboxStarting: { restoring: !!e.restoring } };
@@ -264,11 +283,14 @@ function apply(v: RunView, e: RunEvent): RunView {
         durationMs: e.duration_ms,
         steps: next.steps.map((s) => ({ ...s, finished: true })),
         plans: next.plans.map((p) => ({ ...p, streaming: false })),
+        attempts: finishLanes(next.attempts, e.status),
       };
     default:
       return next;
   }
 }
+
+const OPS: RunOps = { apply: applyOwn, empty: (runId) => emptyRun(runId) };
 
 /**
  * Pure reducer over a run's events keyed by seq: duplicates (seq already applied or already
@@ -292,8 +314,10 @@ export const reduceRunEvents = (v: RunView, events: RunEvent[]) => events.reduce
 
 export const isFinished = (v: RunView) => isTerminal(v.status);
 
-/** Builds the same view from a stored run (GET /sessions/{id}/runs). */
-export function fromHistory(run: RunOut): RunView {
+/** Builds the same view from a stored run (GET /sessions/{id}/runs), with its attempts' lanes and verdict if it had several. */
+export const fromHistory = (run: RunOut): RunView => fromStoredAttempts(run, fromOwnHistory);
+
+function fromOwnHistory(run: RunOut): RunView {
   const pending = run.pending;
   const rejected = new Set(run.approvals.filter((a) => a.decision === 'reject').map((a) => a.step));
   const steps: StepView[] = run.steps.map((s) => ({

@@ -45,8 +45,8 @@ export const useRunStore = create<RunStreamState>()(
       // Version 1 added plans and checks to a run's view, version 2 the agent's questions and the
       // decisions on its code. Older views are dropped: their runs, if still going (or waiting),
       // are re-attached from history and replayed from the first event. Version 3 added the
-      // starting sandbox and the pinned files.
-      version: 3,
+      // starting sandbox and the pinned files. Version 4 added the attempts' lanes, the verdict and repairs.
+      version: 4,
       migrate: () => ({ runs: {}, pinned: {}, cells: {} }),
       // Only unfinished runs need to survive a reload; finished ones come back from history.
       partialize: (s) => ({

@@ -28,6 +28,8 @@ export type QueryBody = {
   model?: string | null;
   /** Run `query` as the user's own code (POST /sessions/{id}/cells) instead of asking it. */
   cell?: CellOut;
+  /** Independent attempts (1–5, API.md "Attempts and verdicts"); left out: the project's default. */
+  attempts?: number;
 };
 
 /** How often a question answered "the server is busy" (503 server_busy) is asked again. */

@@ -16,6 +16,10 @@ import {
 } from 'lucide-react';
 import { Fragment, useState, type ReactNode } from 'react';
 import { Badge } from '@/components/ui/badge';
+import { AttemptLanes, AttemptsDetails } from '@/features/attempts/attempt-lanes';
+import { hasAttempts } from '@/features/attempts/lanes';
+import { RepairNote } from '@/features/attempts/repair-note';
+import { VerdictBanner } from '@/features/attempts/verdict';
 import { GuardedButton } from '@/components/guarded-button';
 import { Button } from '@/components/ui/button';
 import { Textarea } from '@/components/ui/input';
@@ -227,11 +231,20 @@ export function RunView({
   // check that asked to revise its answer, and the decision on its code in review mode), then
   // the question its code asked; a revision request or question whose step has no card stands alone.
   const at = [
-    ...new Set([...run.plans.map((p) => p.step), ...stepIndexes, ...revisions.map((c) => c.step), ...run.inputs.map((i) => i.step)]),
+    ...new Set([
+      ...run.plans.map((p) => p.step),
+      ...stepIndexes,
+      ...revisions.map((c) => c.step),
+      ...run.inputs.map((i) => i.step),
+      ...run.repairs.map((r) => r.step),
+    ]),
   ].sort((a, b) => a - b);
-  const answer = run.answer && (
+  // Asked with several attempts: lanes while they run, then the verdict above the chosen answer.
+  const attempts = hasAttempts(run);
+  const answer = (run.answer || run.verdict) && (
     <div className="space-y-2">
-      <Answer text={run.answer} />
+      {run.verdict && <VerdictBanner verdict={run.verdict} lanes={run.attempts} />}
+      {run.answer && <Answer text={run.answer} />}
       {check && <AnswerCheck check={check} />}
     </div>
   );
@@ -278,6 +291,11 @@ export function RunView({
                   live={live}
                 />
               ))}
+            {run.repairs
+              .filter((r) => r.step === index)
+              .map((r, n) => (
+                <RepairNote key={`repair-${index}-${n}`} repair={r} />
+              ))}
           </Fragment>
         );
       })}
@@ -312,6 +330,7 @@ export function RunView({
               ))}
             </div>
           )}
+          {attempts && run.attempts.length > 0 && <AttemptsDetails runId={run.runId} lanes={run.attempts} chosen={run.verdict?.chosen ?? null} />}
           {shapedBy}
           <ChangedFilesNote changed={changed} />
         </div>
@@ -330,6 +349,7 @@ export function RunView({
         </button>
       )}
       {showFlow && flow}
+      {!finished && attempts && run.attempts.length > 0 && <AttemptLanes lanes={run.attempts} live={live} decide={(decision) => replies.decide(run.runId, decision)} />}
       {run.status === 'queued' && (
         <p className="flex items-center gap-2 text-sm text-muted-foreground" data-testid="run-queued">
           <Hourglass className="size-4" /> {queueText(run.queuePosition)}
@@ -341,7 +361,7 @@ export function RunView({
           {run.sandboxStarting.restoring ? 'Starting the sandbox and restoring your variables…' : 'Starting the sandbox…'}
         </p>
       )}
-      {run.status === 'running' && !run.sandboxStarting && run.steps.length === 0 && run.plans.length === 0 && (
+      {run.status === 'running' && !run.sandboxStarting && run.steps.length === 0 && run.plans.length === 0 && !attempts && (
         <p className="flex items-center gap-2 text-sm text-muted-foreground">
           <Loader2 className="size-4 animate-spin" /> Thinking…
         </p>

@@ -191,7 +191,12 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
                 replies={replies}
                 onStop={() => stop(r.runId)}
                 stopping={stopping === r.runId}
-                onResend={readOnly || inherited ? undefined : (query) => send({ query, model: stored?.model ?? null, fileIds: fileIds ?? [] })}
+                // A retry asks as the run was asked: with as many attempts.
+                onResend={
+                  readOnly || inherited
+                    ? undefined
+                    : (query) => send({ query, model: stored?.model ?? null, fileIds: fileIds ?? [], ...(r.attempts.length > 1 && { attempts: r.attempts.length }) })
+                }
                 // Editing a question that is not the last asks it in a branch after the one before it.
                 onEdit={
                   readOnly || inherited || i === runs.length - 1

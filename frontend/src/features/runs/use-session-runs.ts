@@ -81,6 +81,8 @@ export type Question = {
   fileIds: string[];
   /** A cell: `query` is the user's own code, run with no model. */
   cell?: CellOut;
+  /** Independent attempts whose answers are compared (1–5); left out: the project's default. */
+  attempts?: number;
 };
 
 /**
@@ -152,14 +154,14 @@ export function useSessionRuns(projectId: string, sessionId: string) {
 
   /** Asks a question as a new run; resolves false when it was refused (the composer gives the text back). */
   const ask = useCallback(
-    ({ query, model, fileIds, cell }: Question): Promise<boolean> => {
+    ({ query, model, fileIds, cell, attempts }: Question): Promise<boolean> => {
       const own = streams.current;
       if (!own) return Promise.resolve(false);
       setRefusal(null);
       setSending(query);
       let runId: string | null = null;
       return own
-        .ask({ query, model, file_ids: fileIds.length ? fileIds : undefined, cell }, (id) => {
+        .ask({ query, model, file_ids: fileIds.length ? fileIds : undefined, cell, attempts }, (id) => {
           runId = id;
           setStarted(id);
           setSending(null);

@@ -5,6 +5,7 @@ import {
   updateSession,
 } from '@/client';
 import type { SessionOut } from '@/client';
+import type { Autonomy } from '@/features/attempts/types';
 import { sessionKeys } from './queries';
 
 export function useCreateSession(projectId: string) {
@@ -39,12 +40,16 @@ export function useDeleteSession(projectId: string) {
   });
 }
 
-/** Auto: code runs as soon as it is written; review: each code block waits for the user's approval. */
+/**
+ * Auto: code runs as soon as it is written; review_repairs: only a repair (after an error) waits for
+ * the user's approval; review: each code block waits for it.
+ */
 export function useSetAutonomy(projectId: string) {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: async ({ id, autonomy }: { id: string; autonomy: SessionOut['autonomy'] }) =>
-      (await updateSession({ path: { session_id: id }, body: { autonomy } })).data!,
+    // `review_repairs` is in API.md; the generated client gets it with `make client` once the backend has it.
+    mutationFn: async ({ id, autonomy }: { id: string; autonomy: Autonomy }) =>
+      (await updateSession({ path: { session_id: id }, body: { autonomy: autonomy as SessionOut['autonomy'] } })).data!,
     onSuccess: (s) => {
       qc.setQueryData(sessionKeys.detail(s.id), s);
       void qc.invalidateQueries({ queryKey: sessionKeys.project(projectId) });
