@@ -134,6 +134,7 @@ class SandboxPool:
         self._spare_retry_at = 0.0
         self._busy: dict[uuid.UUID, uuid.UUID] = {}  # session → its user
         self._stopping = 0  # evicted workers not yet stopped (they still hold memory)
+        self._borrowed = 0  # runs' extra workers (repair strategies: app.runs.repair_workers)
         self._queue: list[SlotTicket] = []
         self._order = itertools.count()
         self._reaper: asyncio.Task[None] | None = None
@@ -205,7 +206,21 @@ class SandboxPool:
 
     @property
     def _room_used(self) -> int:
-        return len(self._workers) + self._stopping + len(self._spares) + self._spares_starting
+        used = len(self._workers) + self._stopping + len(self._spares) + self._spares_starting
+        return used + self._borrowed
+
+    def borrow(self, count: int) -> int:
+        """Take up to `count` free slots for a run's extra workers: only room no worker
+        holds and no queued run waits for (nothing is evicted for them). How many."""
+        free = 0 if self._queue else max(0, self.max_workers - self._room_used)
+        taken = min(count, free)
+        self._borrowed += taken
+        return taken
+
+    def give_back(self, count: int) -> None:
+        """The extra workers of `borrow` stopped: their room is free again."""
+        self._borrowed = max(0, self._borrowed - count)
+        self._dispatch()
 
     def _try_grant(self, ticket: SlotTicket) -> bool:
         session_id = ticket.session_id
