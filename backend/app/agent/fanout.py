@@ -152,7 +152,7 @@ class RepairFanOut:
             return None
         step = agent.step_number
         self._last = step
-        # Each strategy is a step of the run's limit.
+        # Never more strategies than steps left (the winner's step is the next one).
         count = min(self.strategies, agent.max_steps - step + 1)
         try:
             workers = self.workers.fork(count)

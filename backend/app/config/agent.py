@@ -45,8 +45,8 @@ class AgentSettings(BaseModel):
         "strategies at once (re-read the data's real columns and types, a simpler method, a "
         "different library), each in a sandbox worker of its own started from the run's "
         "variables; the first whose code runs and that the answer check accepts continues "
-        "the run. Each takes a step of AGENT_MAX_STEPS' and spends tokens of the budget; "
-        "`0`: no repair fan-out.",
+        "the run as its next step. Never more strategies than the run has steps left "
+        "(AGENT_MAX_STEPS); their tokens count against the budget. `0`: no repair fan-out.",
         json_schema_extra=doc(Section.agent),
     )
     RUN_INPUT_TIMEOUT_SECONDS: float = Field(

@@ -63,14 +63,14 @@ class RepairWorkers:
 
     def fork(self, count: int) -> list[SandboxWorker]:
         """Up to `count` started workers with the run's variables and files. Blocking."""
-        taken = self._on_loop(self.pool.borrow, count)
+        taken = asyncio.run_coroutine_threadsafe(self._borrow(count), self.loop).result()
         if not taken:
             return []
         try:
             self.main.snapshot(self.snapshot_bytes)
             folders = [self._copy(i + 1) for i in range(taken)]
         except BaseException:
-            self._on_loop(self.pool.give_back, taken)
+            self._give_back(taken)
             raise
         workers = [
             SandboxWorker(folder, launcher=self.pool.launcher, limits=self.pool.limits)
@@ -89,14 +89,14 @@ class RepairWorkers:
         failed = [w for w in workers if w not in started]
         self._remove(failed)
         if failed:
-            self._on_loop(self.pool.give_back, len(failed))
+            self._give_back(len(failed))
         return started
 
     def drop(self, workers: Sequence[SandboxWorker]) -> None:
         """Stop the strategies' workers, remove their folders and give their room back."""
         self._remove(workers)
         if workers:
-            self._on_loop(self.pool.give_back, len(workers))
+            self._give_back(len(workers))
 
     def _remove(self, workers: Sequence[SandboxWorker]) -> None:
         for worker in workers:
@@ -127,13 +127,19 @@ class RepairWorkers:
                     os.link(entry.path, view / entry.name)  # read-only in every sandbox
         return target
 
-    def _on_loop(self, call: Callable[[int], int | None], count: int) -> int:
-        """`call(count)` on the event loop, where the pool's bookkeeping lives."""
+    async def _borrow(self, count: int) -> int:
+        """Slots from the pool (on the event loop, where its bookkeeping lives), once the
+        idle workers stopped for them have stopped (they hold memory until then)."""
+        taken, stops = self.pool.borrow(count)
+        if stops:
+            await asyncio.gather(*(asyncio.shield(stop) for stop in stops), return_exceptions=True)
+        return taken
 
-        async def run() -> int:
-            return call(count) or 0
+    def _give_back(self, count: int) -> None:
+        async def give() -> None:
+            self.pool.give_back(count)
 
-        return asyncio.run_coroutine_threadsafe(run(), self.loop).result()
+        asyncio.run_coroutine_threadsafe(give(), self.loop).result()
 
 
 def _start(worker: SandboxWorker) -> BaseException | None:

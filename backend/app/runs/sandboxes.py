@@ -209,13 +209,25 @@ class SandboxPool:
         used = len(self._workers) + self._stopping + len(self._spares) + self._spares_starting
         return used + self._borrowed
 
-    def borrow(self, count: int) -> int:
-        """Take up to `count` free slots for a run's extra workers: only room no worker
-        holds and no queued run waits for (nothing is evicted for them). How many."""
-        free = 0 if self._queue else max(0, self.max_workers - self._room_used)
-        taken = min(count, free)
-        self._borrowed += taken
-        return taken
+    def borrow(self, count: int) -> tuple[int, list[asyncio.Task[None]]]:
+        """Take up to `count` slots for a run's extra workers: free room, then the room of
+        idle workers (stopped for it, least recently used first), never a queued run's.
+
+        Returns:
+            How many were taken, and the stops of idle workers to await before starting.
+        """
+        stops: list[asyncio.Task[None]] = []
+        taken = 0
+        while taken < count and not self._queue:
+            if self._room_used >= self.max_workers:
+                victim = self._least_recently_used_idle()
+                if victim is None:
+                    break
+                log.info("stopping the sandbox of session %s: a repair needs its slot", victim)
+                stops.append(self._evict(victim))
+            self._borrowed += 1
+            taken += 1
+        return taken, stops
 
     def give_back(self, count: int) -> None:
         """The extra workers of `borrow` stopped: their room is free again."""
