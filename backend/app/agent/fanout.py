@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -35,6 +35,9 @@ from app.sandbox import DataAnswerer, SandboxWorker
 log = logging.getLogger(__name__)
 
 REASON_CHARS = 300
+STOPPED = "stopped: another strategy continued the run, or the run ended"
+# How often a fan-out looks whether its run has ended meanwhile.
+POLL_SECONDS = 0.25
 _STOPS = ["Observation:", "Calling tools:", repair.CODE_CLOSE]
 
 
@@ -162,7 +165,7 @@ class RepairFanOut:
         if not workers:
             log.info("step %s: no room in the sandbox pool for repair strategies", step)
             return None
-        chosen, tried = self._race(step, workers, messages, failed)
+        chosen, tried = self._race(agent, workers, messages, failed)
         labels = [s.label for s in STRATEGIES[: len(workers)]]
         for i, result in enumerate(tried):
             if i != chosen and (result.tokens_in or result.tokens_out):
@@ -185,30 +188,40 @@ class RepairFanOut:
 
     def _race(
         self,
-        step: int,
+        agent: Any,
         workers: list[SandboxWorker],
         messages: list[ChatMessage],
         failed: list[ActionStep],
     ) -> tuple[int | None, list[_Tried]]:
+        """The strategies at once; the first that works stops the rest, and so does the
+        run's end (cancelled, or past its budget: `agent.interrupt()`)."""
         stop = threading.Event()
-        tried = [_Tried(reason="stopped: another strategy continued the run") for _ in workers]
+        tried = [_Tried(reason=STOPPED) for _ in workers]
         chosen: int | None = None
+        pool = ThreadPoolExecutor(len(workers), thread_name_prefix=f"repair-{agent.step_number}")
         try:
-            with ThreadPoolExecutor(len(workers), thread_name_prefix=f"repair-{step}") as pool:
-                futures = {
-                    pool.submit(self._try, STRATEGIES[i], w, messages, failed, stop): i
-                    for i, w in enumerate(workers)
-                }
-                for future in as_completed(futures):
+            futures = {
+                pool.submit(self._try, STRATEGIES[i], w, messages, failed, stop): i
+                for i, w in enumerate(workers)
+            }
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, POLL_SECONDS, FIRST_COMPLETED)
+                if agent.interrupt_switch and not stop.is_set():  # the run ends
+                    stop.set()
+                    for worker in workers:
+                        worker.kill()
+                for future in done:
                     i = futures[future]
                     tried[i] = future.result()
-                    if chosen is None and tried[i].reply is not None:
+                    if chosen is None and tried[i].reply is not None and not stop.is_set():
                         chosen = i
                         stop.set()
                         for j, other in enumerate(workers):
                             if j != i:
                                 other.kill()  # its running code stops now
         finally:
+            pool.shutdown(wait=True)
             self.workers.drop(workers)
         return chosen, tried
 
@@ -239,7 +252,7 @@ class RepairFanOut:
             tried.reason = "the model wrote no code"
             return tried
         if stop.is_set():
-            tried.reason = "stopped: another strategy continued the run"
+            tried.reason = STOPPED
             return tried
         code = fix_final_answer_code(reply.code)
         try:
@@ -248,7 +261,7 @@ class RepairFanOut:
             tried.reason = _short(f"its worker failed: {exc}")
             return tried
         if stop.is_set():
-            tried.reason = "stopped: another strategy continued the run"
+            tried.reason = STOPPED
             return tried
         if result.error is not None:
             tried.reason = _short(f"its code failed: {_last_line(result.error)}")
