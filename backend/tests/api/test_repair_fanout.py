@@ -14,7 +14,7 @@ import pytest
 
 from tests.api.test_asking import follow
 from tests.api.test_plans_and_checks import agent_settings, verdict
-from tests.api.test_query import READ, ask, finished, names, of
+from tests.api.test_query import READ, _start_in_background, _wait_for, ask, finished, names, of
 from tests.api.test_review import ask_until_approval, next_approval
 from tests.conftest import Api
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
@@ -233,3 +233,30 @@ def test_a_rejected_repair_does_not_run_and_the_run_goes_on(
     run = alice.get(f"/runs/{run_id}").json()
     assert run["steps"][2]["error"] == "Rejected by the user: No."
     assert [a["decision"] for a in run["approvals"]] == ["approve", "reject"]
+
+
+HOLD = (
+    "import time\nimport pandas as pd\n"
+    "pd.DataFrame({'v': [1]}).to_csv('started.csv', index=False)\n"
+    "time.sleep(3600)\n"
+)
+
+
+def test_cancel_mid_repair_stops_every_strategy(
+    alice: Api, session, answer_with, long_steps: LiveServer
+) -> None:  # type: ignore[no-untyped-def]
+    held = {label: HOLD for label in LABELS}
+    answer_with(Model([code_reply(FAILING), code_reply(FAILING), FINAL], held))
+    folder = Path(long_steps.settings.DATA_DIR, "workspaces")
+    with agent_settings(long_steps, AGENT_MAX_STEPS=6):
+        thread, seen = _start_in_background(alice, session["id"], "Total revenue?")
+        # Every strategy's code is running (each wrote its marker in its own folder).
+        _wait_for(lambda: len(list(folder.glob("*-repair-*/started.csv"))) == 3, 120)
+        run_id = seen[0].data["run_id"]
+        cancelled = alice.post(f"/runs/{run_id}/cancel")
+        assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+        thread.join(60)
+    # The strategies' code was killed and their folders removed (no hour-long sleep left).
+    _wait_for(lambda: not list(folder.glob("*-repair-*")), 60)
+    assert not (folder / session["id"] / "started.csv").exists()
+    assert alice.get(f"/runs/{run_id}").json()["status"] == "cancelled"
