@@ -303,7 +303,11 @@ def _check_run_finished(who: str, d: dict[str, Any]) -> str:
     return f"The checks run with {d['model']} finished: {counts}"
 
 
-_AUTONOMY = {"auto": "run code at once", "review": "review code before it runs"}
+_AUTONOMY = {
+    "auto": "run code at once",
+    "review_repairs": "review repairs before they run",
+    "review": "review code before it runs",
+}
 
 _DECIDED = {"approve": "approved", "edit": "edited and ran", "reject": "rejected"}
 

@@ -47,6 +47,7 @@ class SandboxExecutor(PythonExecutor):
         review: bool = False,
         on_output: Callable[[str], None] | None = None,
         answerer: DataAnswerer | None = None,
+        review_if: Callable[[], bool] | None = None,
     ) -> None:
         """Wrap a worker.
 
@@ -58,12 +59,15 @@ class SandboxExecutor(PythonExecutor):
                 with CodeForApproval (except code that only gives a literal final answer).
             on_output: Called with what a step prints while it runs (see SandboxWorker.run).
             answerer: Answers the code's queries of the project's data sources (`sql()`).
+            review_if: Without `review`: whether this step's code waits for approval as in
+                review (autonomy review_repairs: a step after a failed one).
         """
         self.worker = worker
         self.answerer = answerer
         self.on_result = on_result
         self.on_output = on_output
         self.review = review
+        self.review_if = review_if
         # The next step is the rest of one that asked the user, who answered: it runs
         # this instead of the code the step was written with (see app.agent.asking).
         self.resume_next: Continuation | None = None
@@ -109,7 +113,8 @@ class SandboxExecutor(PythonExecutor):
             SandboxLost: No worker can be had any more; the agent's run ends.
         """
         going_on, self.resume_next = self.resume_next, None
-        waits = going_on is None and self.review and not self.approved_next
+        review = self.review or (self.review_if is not None and self.review_if())
+        waits = going_on is None and review and not self.approved_next
         if waits and not _only_states(code_action):
             return CodeOutput(output=CodeForApproval(code_action), logs="", is_final_answer=True)
         self.approved_next = False

@@ -394,3 +394,35 @@ def render_check(question: str, steps: list[CheckedStep], answer: str) -> str:
         )
         .strip()
     )
+
+
+def render_repair_strategy(label: str, instruction: str) -> str:
+    """What a repair strategy asks of the model after its failing steps (app.agent.fanout)."""
+    template = _env.get_template("repair_strategy.j2")
+    return template.render(label=label, instruction=instruction).strip()
+
+
+def render_repair_check(
+    question: str, failed: list[CheckedStep], strategy: str, repaired: CheckedStep
+) -> str:
+    """The prompt of the critic's look at a repair: the failing steps, the repair's code and
+    output (cut to size as in the answer check)."""
+
+    def cut(s: CheckedStep) -> CheckedStep:
+        return CheckedStep(
+            s.number,
+            _block_text(s.code, CHECK_CODE_CHARS),
+            _block_text(s.output, CHECK_OUTPUT_CHARS, keep_end=True),
+            _block_text(s.error, CHECK_OUTPUT_CHARS, keep_end=True) if s.error else None,
+        )
+
+    return (
+        _env.get_template("repair_check.j2")
+        .render(
+            question=_block_text(question, CHECK_ANSWER_CHARS),
+            failed=[cut(s) for s in failed],
+            strategy=strategy,
+            repair=cut(repaired),
+        )
+        .strip()
+    )

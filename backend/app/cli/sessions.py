@@ -21,6 +21,19 @@ InProject = Annotated[
 SessionRef = Annotated[str, typer.Argument(help="Session id or title.")]
 
 
+class Autonomy(StrEnum):
+    auto = "auto"
+    review_repairs = "review_repairs"
+    review = "review"
+
+
+_LEVELS = {
+    Autonomy.auto: "runs code without asking",
+    Autonomy.review_repairs: "asks before a repair (a retry after an error), runs the rest",
+    Autonomy.review: "reviews each code block",
+}
+
+
 class Switch(StrEnum):
     on = "on"
     off = "off"
@@ -85,12 +98,17 @@ def create(
     review: Annotated[
         bool, typer.Option("--review", help="Review each code block before it runs.")
     ] = False,
+    level: Annotated[
+        Autonomy | None,
+        typer.Option("--autonomy", help="auto, review_repairs or review (see `autonomy`)."),
+    ] = None,
     as_json: AsJson = False,
 ) -> None:
     """Create a session."""
+    chosen_level = level.value if level else "review" if review else None
     with connect() as client:
         chosen = lookup.project_or_default(client, project)
-        created = client.create_session(chosen["id"], title, autonomy="review" if review else None)
+        created = client.create_session(chosen["id"], title, autonomy=chosen_level)
     if as_json:
         print_json(created)
     else:
@@ -106,6 +124,25 @@ def rename(
         chosen = lookup.session(client, session)
         client.update_session(chosen["id"], title=title)
     out.print(f"Renamed session {chosen['title']} to {title}.")
+
+
+@app.command()
+def autonomy(
+    session: SessionRef,
+    level: Annotated[
+        Autonomy,
+        typer.Argument(
+            help="auto: run code at once; review_repairs: only a repair (a retry after an "
+            "error, a parallel repair's winner) waits for your approval; review: each code "
+            "block waits for it."
+        ),
+    ],
+) -> None:
+    """Set how much the agent does without asking."""
+    with connect() as client:
+        chosen = lookup.session(client, session)
+        client.update_session(chosen["id"], autonomy=level.value)
+    out.print(f"Session {chosen['title']} now {_LEVELS[level]}.")
 
 
 @app.command()

@@ -151,6 +151,17 @@ def verification_line(data: dict[str, Any]) -> Text:
     return Text(f"↻ The check asks for more: {reason}", style="yellow")
 
 
+def repair_line(data: dict[str, Any]) -> Text:
+    """What a repair fan-out did (`repair`: strategies, chosen 1-based or null)."""
+    strategies = list(data.get("strategies") or [])
+    counted = f"{len(strategies)} strateg{'y' if len(strategies) == 1 else 'ies'}"
+    chosen = data.get("chosen")
+    if chosen:
+        label = strategies[int(chosen) - 1] if 0 < int(chosen) <= len(strategies) else ""
+        return Text(f"⚕ Repair: {counted}, #{chosen} continued ({label})", style="cyan")
+    return Text(f"⚕ Repair: {counted}, none worked", style="yellow")
+
+
 def unique_path(folder: Path, name: str) -> Path:
     """`folder/name`, or `name-1`, `name-2`… when that exists (nothing is overwritten)."""
     target = folder / Path(name).name
@@ -351,6 +362,9 @@ class RunView:
 
     def on_verification(self, data: dict[str, Any]) -> None:
         out.print(verification_line(data))
+
+    def on_repair(self, data: dict[str, Any]) -> None:
+        out.print(repair_line(data))
 
     def on_input_requested(self, data: dict[str, Any]) -> None:
         self._head(int(data["step"]))

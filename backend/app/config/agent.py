@@ -37,6 +37,18 @@ class AgentSettings(BaseModel):
         "check.",
         json_schema_extra=doc(Section.agent),
     )
+    REPAIR_STRATEGIES: int = Field(
+        3,
+        ge=0,
+        le=3,
+        description="When a step fails twice in a row, the agent tries this many repair "
+        "strategies at once (re-read the data's real columns and types, a simpler method, a "
+        "different library), each in a sandbox worker of its own started from the run's "
+        "variables; the first whose code runs and that the answer check accepts continues "
+        "the run as its next step. Never more strategies than the run has steps left "
+        "(AGENT_MAX_STEPS); their tokens count against the budget. `0`: no repair fan-out.",
+        json_schema_extra=doc(Section.agent),
+    )
     RUN_INPUT_TIMEOUT_SECONDS: float = Field(
         24 * 3600,
         gt=0,

@@ -120,8 +120,9 @@ class Session(IdMixin, TimestampMixin, Base):
     )
     title: Mapped[str] = mapped_column(String(200))
     # "auto": code runs as soon as the agent writes it; "review": each code block waits for
-    # the user's approval (approve, edit or reject) before it runs.
-    autonomy: Mapped[str] = mapped_column(String(10), default="auto", server_default="auto")
+    # the user's approval (approve, edit or reject) before it runs; "review_repairs": only
+    # a repair (a retry after an error, a repair fan-out's winner) waits for it.
+    autonomy: Mapped[str] = mapped_column(String(20), default="auto", server_default="auto")
     # The last snapshot of its variables (app.runs.snapshots): where the files are in
     # object storage, and what was and was not saved.
     snapshot: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)

@@ -16,6 +16,7 @@ from typing import Any
 from smolagents.models import ChatMessageStreamDelta
 
 from app.agent.checking import Verdict
+from app.agent.fanout import RepairDone
 from app.observability import tracing
 from app.sandbox import SandboxWorker, StepResult
 
@@ -75,6 +76,10 @@ class AgentThread:
     def on_verdict(self, verdict: Verdict) -> None:
         """For the answer check: its verdict."""
         self._put("item", verdict)
+
+    def on_repair(self, done: RepairDone) -> None:
+        """For a repair fan-out (app.agent.fanout): what it did."""
+        self._put("item", done)
 
     def start(self, stream: Callable[[], Iterator[Any]]) -> None:
         """Start the thread, which makes the agent's stream with `stream()` and reads it."""

@@ -61,6 +61,8 @@ class AgentContext:
     snapshot: dict[str, Any] | None  # the session's variables the worker started from
     answerer: SourcesAnswerer | None = None  # the project's data sources (sql()), if any
     knowledge: list[Given] = field(default_factory=list)  # the team's items it was given
+    # Only repairs wait for approval: a retry after an error, a repair fan-out's winner.
+    review_repairs: bool = False
 
 
 @dataclass
@@ -162,7 +164,15 @@ class ContextBuilder:
         )
         review = session.autonomy == "review"
         return AgentContext(
-            worker, workspace, prompt, left, review, snapshot, answerer, knowledge=given
+            worker,
+            workspace,
+            prompt,
+            left,
+            review,
+            snapshot,
+            answerer,
+            knowledge=given,
+            review_repairs=session.autonomy == "review_repairs",
         )
 
     async def _settle_branch(

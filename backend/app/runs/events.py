@@ -205,6 +205,20 @@ class ApprovalReceived(EventData):
     feedback: str | None = Field(None, description="With a reject, when the user gave some")
 
 
+class Repair(EventData):
+    """A step failed twice in a row: repair strategies ran at once, each in a worker of its
+    own started from the run's variables; `chosen` (1-based, as `attempt`) is the one whose
+    step `step` is (it ran again in the run's worker), null when none worked."""
+
+    event: Literal["repair"] = "repair"
+    step: int
+    strategies: list[str] = Field(description="The strategies' labels, in their numbering")
+    chosen: int | None = Field(description="The strategy that continued the run (1-based)")
+    reasons: list[str] = Field(
+        [], description="Per strategy: why it did not continue the run (empty for the chosen)"
+    )
+
+
 class Final(EventData):
     event: Literal["final"] = "final"
     answer: str
@@ -285,6 +299,7 @@ RunEventPayload = Annotated[
     | InputReceived
     | ApprovalRequested
     | ApprovalReceived
+    | Repair
     | KnowledgeProposed
     | Final
     | RunFinished,

@@ -22,6 +22,7 @@ from app.agent.build import create_agent
 from app.agent.calls import CallLimits
 from app.agent.checking import AnswerCheck
 from app.agent.executor import SandboxExecutor, SandboxLost
+from app.agent.fanout import after_error
 from app.agent.model import call_limits, create_model
 from app.config import Settings
 from app.infra.events import RunEvent, RunEventLog
@@ -38,6 +39,7 @@ from app.runs.context import AgentContext, ContextBuilder
 from app.runs.errors import BudgetExceeded
 from app.runs.failures import EXPECTED, STOPPED, SUSPEND_FAILED, ended_by
 from app.runs.recorder import EventRecorder
+from app.runs.repair_workers import repairing
 from app.runs.repository import RunRepository
 from app.runs.sandboxes import SandboxPool, SlotTicket
 from app.runs.state import LiveRun, LiveRuns, Outcome, Resume, RunCancelled
@@ -230,22 +232,22 @@ class RunExecution:
         model = create_model(settings, run.model)
         limits = call_limits(settings, run.model)
         rounds = settings.AGENT_VERIFY_ROUNDS
-        check = AnswerCheck(
-            model,
-            run.query,
-            rounds,
-            bridge.on_verdict,
-            on_tokens=lambda tokens_in, tokens_out: spending.count(tokens_in, tokens_out, agent),
-        )
+
+        def spent(tokens_in: int, tokens_out: int) -> None:  # a model call that is no step
+            spending.count(tokens_in, tokens_out, agent)
+
+        check = AnswerCheck(model, run.query, rounds, bridge.on_verdict, on_tokens=spent)
         executor = SandboxExecutor(
             worker,
             on_result=bridge.on_result,
             review=context.review,
             on_output=bridge.on_output,
             answerer=context.answerer,
+            review_if=(lambda: after_error(agent)) if context.review_repairs else None,
         )
+        stepping = repairing(model, settings, self.rt.sandboxes, context, run, bridge, spent)
         agent = create_agent(
-            model=model,
+            model=stepping,
             limits=limits,
             executor=executor,
             system_prompt=context.prompt,
@@ -254,6 +256,7 @@ class RunExecution:
             planning_interval=settings.AGENT_PLANNING_INTERVAL,
             final_answer_checks=[check] if rounds else None,
         )
+        stepping.agent = agent  # the fan-out reads its steps (see app.agent.fanout)
         translator = StepTranslator(
             self.rt.repository,
             self.rt.storage,

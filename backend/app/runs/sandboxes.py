@@ -134,6 +134,7 @@ class SandboxPool:
         self._spare_retry_at = 0.0
         self._busy: dict[uuid.UUID, uuid.UUID] = {}  # session → its user
         self._stopping = 0  # evicted workers not yet stopped (they still hold memory)
+        self._borrowed = 0  # runs' extra workers (repair strategies: app.runs.repair_workers)
         self._queue: list[SlotTicket] = []
         self._order = itertools.count()
         self._reaper: asyncio.Task[None] | None = None
@@ -205,7 +206,33 @@ class SandboxPool:
 
     @property
     def _room_used(self) -> int:
-        return len(self._workers) + self._stopping + len(self._spares) + self._spares_starting
+        used = len(self._workers) + self._stopping + len(self._spares) + self._spares_starting
+        return used + self._borrowed
+
+    def borrow(self, count: int) -> tuple[int, list[asyncio.Task[None]]]:
+        """Take up to `count` slots for a run's extra workers: free room, then the room of
+        idle workers (stopped for it, least recently used first), never a queued run's.
+
+        Returns:
+            How many were taken, and the stops of idle workers to await before starting.
+        """
+        stops: list[asyncio.Task[None]] = []
+        taken = 0
+        while taken < count and not self._queue:
+            if self._room_used >= self.max_workers:
+                victim = self._least_recently_used_idle()
+                if victim is None:
+                    break
+                log.info("stopping the sandbox of session %s: a repair needs its slot", victim)
+                stops.append(self._evict(victim))
+            self._borrowed += 1
+            taken += 1
+        return taken, stops
+
+    def give_back(self, count: int) -> None:
+        """The extra workers of `borrow` stopped: their room is free again."""
+        self._borrowed = max(0, self._borrowed - count)
+        self._dispatch()
 
     def _try_grant(self, ticket: SlotTicket) -> bool:
         session_id = ticket.session_id

@@ -19,6 +19,7 @@ from app.agent.asking import AskedUser
 from app.agent.build import PlanDelta
 from app.agent.calls import CallLimits
 from app.agent.checking import Verdict
+from app.agent.fanout import RepairDone
 from app.infra.storage import ObjectStorage
 from app.models import Artifact, Run, RunStep
 from app.observability import tracing
@@ -126,6 +127,15 @@ class StepTranslator:
             await self._plan(item)
         elif isinstance(item, Verdict):
             await self._verdict(item)
+        elif isinstance(item, RepairDone):
+            await self.recorder.emit(
+                events.Repair(
+                    step=item.step,
+                    strategies=item.strategies,
+                    chosen=item.chosen,
+                    reasons=item.reasons,
+                )
+            )
         elif isinstance(item, ChatMessageStreamDelta):
             if item.content and self.step != self._replayed:
                 await self._ensure_started()

@@ -10,7 +10,7 @@ from app.models import Session
 from app.runs.budget import Usage
 from app.schemas import Schema, UsageTotals
 
-Autonomy = Literal["auto", "review"]
+Autonomy = Literal["auto", "review_repairs", "review"]
 
 
 class SessionCreate(BaseModel):
@@ -22,8 +22,9 @@ class SessionUpdate(BaseModel):
     title: str | None = Field(None, min_length=1, max_length=200)
     autonomy: Autonomy | None = Field(
         None,
-        description="auto: code runs as soon as it is written; review: each code block waits "
-        "for POST /runs/{id}/approval",
+        description="auto: code runs as soon as it is written; review_repairs: only a repair "
+        "(a retry after an error, a repair fan-out's winner) waits for POST "
+        "/runs/{id}/approval; review: each code block waits for it",
     )
 
 

@@ -2639,7 +2639,7 @@ export type SessionCreate = {
     /**
      * Autonomy
      */
-    autonomy?: 'auto' | 'review';
+    autonomy?: 'auto' | 'review_repairs' | 'review';
 };
 
 /**
@@ -2673,7 +2673,7 @@ export type SessionOut = {
     /**
      * Autonomy
      */
-    autonomy: 'auto' | 'review';
+    autonomy: 'auto' | 'review_repairs' | 'review';
     /**
      * Recorded
      *
@@ -2750,9 +2750,9 @@ export type SessionUpdate = {
     /**
      * Autonomy
      *
-     * auto: code runs as soon as it is written; review: each code block waits for POST /runs/{id}/approval
+     * auto: code runs as soon as it is written; review_repairs: only a repair (a retry after an error, a repair fan-out's winner) waits for POST /runs/{id}/approval; review: each code block waits for it
      */
-    autonomy?: 'auto' | 'review' | null;
+    autonomy?: 'auto' | 'review_repairs' | 'review' | null;
 };
 
 /**
@@ -3816,6 +3816,52 @@ export type PlanDeltaEvent = {
 };
 
 /**
+ * RepairEvent
+ *
+ * A step failed twice in a row: repair strategies ran at once, each in a worker of its
+ * own started from the run's variables; `chosen` (1-based, as `attempt`) is the one whose
+ * step `step` is (it ran again in the run's worker), null when none worked.
+ */
+export type RepairEvent = {
+    /**
+     * Event
+     */
+    event: 'repair';
+    /**
+     * Step
+     */
+    step: number;
+    /**
+     * Strategies
+     *
+     * The strategies' labels, in their numbering
+     */
+    strategies: Array<string>;
+    /**
+     * Chosen
+     *
+     * The strategy that continued the run (1-based)
+     */
+    chosen: number | null;
+    /**
+     * Reasons
+     *
+     * Per strategy: why it did not continue the run (empty for the chosen)
+     */
+    reasons?: Array<string>;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
  * RunFinishedEvent
  *
  * Always the run's last event.
@@ -4292,6 +4338,8 @@ export type RunEvent = ({
 } & ApprovalRequestedEvent) | ({
     event: 'approval.received';
 } & ApprovalReceivedEvent) | ({
+    event: 'repair';
+} & RepairEvent) | ({
     event: 'knowledge.proposed';
 } & KnowledgeProposedEvent) | ({
     event: 'final';
@@ -4865,6 +4913,8 @@ export type RunEventWritable = ({
 } & ApprovalRequestedEvent) | ({
     event: 'approval.received';
 } & ApprovalReceivedEvent) | ({
+    event: 'repair';
+} & RepairEvent) | ({
     event: 'knowledge.proposed';
 } & KnowledgeProposedEvent) | ({
     event: 'final';
