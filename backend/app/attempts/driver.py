@@ -79,14 +79,16 @@ class AttemptDriver(RunExecution):
         admitted: Admitted,
         planned: Planned,
         totals: Callable[[], dict[str, Any]],
+        emitting: asyncio.Lock,
     ):
         """Args:
         admitted: The question's run (its recorder and lock).
         planned: This attempt's number, strategy and model.
         totals: The run's totals, every attempt's (written with each step).
+        emitting: The attempts' one lock on the run's events (rows.AttemptRecorder).
         """
         rows = AttemptRows(rt.repository, planned.attempt, totals)
-        recorder = AttemptRecorder(admitted.recorder, planned.attempt)
+        recorder = AttemptRecorder(admitted.recorder, planned.attempt, emitting)
         own = dataclasses.replace(rt, repository=rows)
         super().__init__(own, live, dataclasses.replace(admitted, recorder=recorder))
         self.model_id = planned.model

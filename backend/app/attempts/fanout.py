@@ -37,7 +37,10 @@ class AttemptsExecution(RunExecution):
     def __init__(self, rt: Runtime, live: LiveRun, admitted: Admitted):
         super().__init__(rt, live, admitted)
         planned = strategies.plan(admitted.attempts, self.run.model, rt.settings.llm_models)
-        self.drivers = [AttemptDriver(rt, live, admitted, p, self._run_totals) for p in planned]
+        emitting = asyncio.Lock()
+        self.drivers = [
+            AttemptDriver(rt, live, admitted, p, self._run_totals, emitting) for p in planned
+        ]
         self.judged = (0, 0, 0.0)  # the judge's tokens in, out and cost
 
     def _run_totals(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ numbered 1, 2, 3… (app.attempts.choose), and the run's totals are every attemp
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -30,13 +31,19 @@ def stored_step(attempt: int, step: int) -> int:
 class AttemptRecorder(EventRecorder):
     """The run's recorder, each event marked with the attempt that sent it."""
 
-    def __init__(self, shared: EventRecorder, attempt: int):
+    def __init__(self, shared: EventRecorder, attempt: int, emitting: asyncio.Lock):
+        """Args:
+        emitting: Held while an event is numbered and sent: the attempts' events reach
+            the live log in the order of their numbers (a Redis stream takes no older id).
+        """
         self.shared = shared
         self.attempt = attempt
         self.run_id = shared.run_id
+        self.emitting = emitting
 
     async def emit(self, payload: EventData) -> RunEvent:
-        return await self.shared.emit(self._marked(payload))
+        async with self.emitting:
+            return await self.shared.emit(self._marked(payload))
 
     def prepare(self, payload: EventData) -> RunEvent:
         return self.shared.prepare(self._marked(payload))

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, Field, computed_field, model_validator
 
@@ -154,6 +154,7 @@ class AttemptOut(BaseModel):
     model: str
     status: str = Field(description="succeeded | failed | cancelled")
     answer: str | None
+    error: str | None = Field(None, description="Why it did not answer, if it did not")
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float | None = None
@@ -170,6 +171,11 @@ class VerdictOut(BaseModel):
     chosen: int | None = Field(description="The attempt whose answer and state were kept")
     groups: list[VerdictGroup]
     reason: str
+    judgements: list[dict[str, Any]] | None = Field(
+        None,
+        description="When no group held a majority: each comparison the judge made "
+        "({pair: [a, b], pick: attempt | null, reason})",
+    )
 
 
 class RunOut(Schema):
