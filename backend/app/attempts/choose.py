@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 
 from app.attempts import spaces
 from app.attempts.driver import AttemptResult
-from app.attempts.rows import STEP_BASE
+from app.attempts.numbering import STEP_BASE
 from app.models import Artifact, File, Run, RunStep, Session
 from app.runs.execution import Runtime
 from app.runs.workspace import snapshot_marker_path, workspace_dir

@@ -14,18 +14,12 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from app.attempts.numbering import stored_step
 from app.infra.events import RunEvent
 from app.models import Artifact, RunStep
 from app.runs.events import EventData
 from app.runs.recorder import EventRecorder
 from app.runs.repository import RunRepository
-
-STEP_BASE = 1000
-
-
-def stored_step(attempt: int, step: int) -> int:
-    """The number an attempt's step is stored under until the verdict."""
-    return STEP_BASE * attempt + step
 
 
 class AttemptRecorder(EventRecorder):

@@ -127,6 +127,16 @@ def test_a_dissent_loses_to_the_majority_and_the_verdict_names_it(
     assert "4,812.00 including refunds" in verdict["reason"]
     assert of(events, "final")[-1]["answer"] == "Total revenue is 4490.75."
 
+    # The exports hold the chosen attempt's steps and the verdict, in words.
+    path = f"/sessions/{session['id']}/export"
+    report = alice.get(path, params={"format": "html"})
+    assert report.status_code == 200, report.text
+    assert "Attempts: 2 of 3 agree — attempt 3 (cross-check) found" in report.text
+    notebook = alice.get(path, params={"format": "ipynb"}).text
+    assert "2 of 3 agree" in notebook
+    assert "321.25" not in notebook and "321.25" not in report.text
+    assert notebook.count("total = df['revenue'].sum()") == 1
+
 
 def test_attempts_that_all_differ_are_judged_and_the_reasons_kept(
     alice: Api, session: dict[str, Any], llm: ScriptedLLM
