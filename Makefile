@@ -185,6 +185,11 @@ bench-sources: deps
 bench-big-upload: deps
 	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.big_upload $(ARGS)
 
+# Attempts (issue 44): 3 attempts against 1 with the scripted model, a 200 MB state forked
+# into three workers (snapshot restore), attempts:1 against today's path; ARGS="--state-mb 50".
+bench-attempts: deps
+	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.attempts $(ARGS)
+
 # Choosing a question's knowledge items in a project with 10,000 of them (p50/p95, target
 # p95 <= 10 ms) and in one with none (one cheap query), on SQLite; ARGS="--postgres" also
 # on PostgreSQL (127.0.0.1:5432).

@@ -52,6 +52,18 @@ def ask(
     model: Annotated[
         str | None, typer.Option("--model", "-m", help="A model of `workbench models`.")
     ] = None,
+    attempts: Annotated[
+        int | None,
+        typer.Option(
+            "--attempts",
+            "-n",
+            min=1,
+            max=5,
+            help="Independent attempts that answer at once and vote (1-5); the verdict "
+            "says whether they agree.",
+            show_default="the project's default",
+        ),
+    ] = None,
     review: Annotated[
         bool | None,
         typer.Option(
@@ -98,7 +110,13 @@ def ask(
         watcher = RunWatcher(client, view, Replies(echo=as_json))
         try:
             end = watcher.watch(
-                client.ask(chosen["id"], text, file_ids=[f["id"] for f in uploaded], model=model)
+                client.ask(
+                    chosen["id"],
+                    text,
+                    file_ids=[f["id"] for f in uploaded],
+                    model=model,
+                    attempts=attempts,
+                )
             )
         except KeyboardInterrupt:
             view.close()

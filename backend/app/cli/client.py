@@ -322,11 +322,14 @@ class WorkbenchClient:
         *,
         file_ids: list[str] | None = None,
         model: str | None = None,
+        attempts: int | None = None,
     ) -> Iterator[Event]:
         """Start a run and yield its events as they happen, up to run.finished."""
         body: dict[str, Any] = {"query": query, "file_ids": file_ids or []}
         if model:
             body["model"] = model
+        if attempts is not None:
+            body["attempts"] = attempts
         yield from self._stream("POST", f"/sessions/{session_id}/query", json=body)
 
     def cell(

@@ -25,7 +25,7 @@ from rich.text import Text
 
 from app.cli.charts import write_chart_page
 from app.cli.client import ApiError, Event, WorkbenchClient
-from app.cli.output import cost, err, out, print_json_line, seconds, size, tokens
+from app.cli.output import cost, err, out, print_json_line, seconds, shorten, size, tokens
 
 TABLE_PREVIEW_ROWS = 10
 CODE_THEME = "monokai"
@@ -231,6 +231,7 @@ class RunView:
         self.shown_code: dict[int, str] = {}
         self.headed: set[int] = set()
         self.finished_steps: set[int] = set()
+        self.verdict_seen = False  # a question asked with attempts: the run's answer is next
         self.spinner = Spinner("dots", text="Starting…", style="cyan")
         console = out if out.is_terminal else err if err.is_terminal else None
         self.live: Live | None = None
@@ -396,7 +397,25 @@ class RunView:
         out.print(Text(text, style="dim"))
         self.status("Thinking…")
 
+    def on_attempt_started(self, data: dict[str, Any]) -> None:
+        line = f"Attempt {data['attempt']}: {data.get('strategy')} · {data.get('model')}"
+        out.print(Text(line, style="dim"))
+
+    def on_attempt_finished(self, data: dict[str, Any]) -> None:
+        answer = data.get("answer")
+        said = f" — {shorten(str(answer), 120)}" if answer is not None else ""
+        out.print(Text(f"Attempt {data['attempt']} {data.get('status')}{said}", style="dim"))
+
+    def on_verdict(self, data: dict[str, Any]) -> None:
+        self.verdict_seen = True
+        marks = {"agree": "green", "majority": "yellow", "judged": "yellow"}
+        line = Text(f"Verdict ({data.get('agreement')}, {data.get('outcome')}): ", style="bold")
+        line.append(str(data.get("reason", "")), style=marks.get(str(data.get("outcome")), "red"))
+        out.print(line)
+
     def on_final(self, data: dict[str, Any]) -> None:
+        if "attempt" in data and not self.verdict_seen:
+            return  # one attempt's answer (attempt.finished says it); the run's comes last
         answer_block(out, str(data.get("answer", "")))
         self.status("Finishing…")
 

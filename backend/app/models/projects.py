@@ -35,6 +35,8 @@ class Project(IdMixin, TimestampMixin, Base):
     # Spending bounds set by the owner (None: no bound): queries stop once they are reached.
     budget_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
     budget_tokens: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    # How many attempts a question asks for when it does not say (1-5; API.md, attempts).
+    default_attempts: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     # The demo project made for its owner on a first start with no model (app.demo): one
     # per user, found again by this mark.
     is_demo: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())

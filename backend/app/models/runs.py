@@ -91,6 +91,11 @@ class Run(IdMixin, Base):
     # The project's knowledge items it was given ({item_id, title, used}: `used` once its
     # code or answer relied on the item), in the order the prompt had them.
     knowledge: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default="[]")
+    # A question asked with several attempts (app.attempts): each attempt ({attempt,
+    # strategy, model, status, answer, tokens_in, tokens_out, cost_usd}) and the verdict
+    # ({agreement, outcome, chosen, groups, reason}); None for a single attempt.
+    attempts: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
+    verdict: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
@@ -132,6 +137,10 @@ class RunStep(IdMixin, Base):
     # The queries its code ran on the project's data sources: [{source, sql, rows,
     # duration_ms, error}] (`sql()`, see app/sandbox/asks.py).
     queries: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default="[]")
+    # Which attempt of a question asked with several took the step (None: a single one).
+    # The chosen attempt's steps are numbered 1, 2, 3…; the others' from
+    # app.attempts.rows.STEP_BASE * attempt on (the run's step numbers stay unique).
+    attempt: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class RunFileRead(Base):

@@ -23,6 +23,9 @@ class ProjectUpdate(BaseModel):
     # null removes the budget; leaving the field out keeps it.
     budget_usd: float | None = Field(None, ge=0, le=1_000_000_000)
     budget_tokens: int | None = Field(None, ge=0, le=10**15)
+    default_attempts: int | None = Field(
+        None, ge=1, le=5, description="Attempts a question gets when it does not say (1-5)"
+    )
 
 
 class ProjectOut(Schema, UsageTotals):
@@ -31,6 +34,7 @@ class ProjectOut(Schema, UsageTotals):
     description: str
     budget_usd: float | None = None
     budget_tokens: int | None = None
+    default_attempts: int = Field(1, description="Attempts a question gets when it does not say")
     created_at: datetime
     updated_at: datetime
     role: RoleName = Field(description="The caller's role in the project")

@@ -172,6 +172,9 @@ async def update(db: AsyncSession, project: Project, data: ProjectUpdate, by: Us
     if data.description is not None and data.description != project.description:
         changed["description"] = True
         project.description = data.description
+    if data.default_attempts is not None and data.default_attempts != project.default_attempts:
+        changed["default_attempts"] = [project.default_attempts, data.default_attempts]
+        project.default_attempts = data.default_attempts
     # Budgets: a field that is sent (null included) is set; one left out is kept.
     for field in ("budget_usd", "budget_tokens"):
         if field in data.model_fields_set and getattr(data, field) != getattr(project, field):

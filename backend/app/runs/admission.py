@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 from app.agent.model import resolve_model
+from app.attempts.estimate import per_attempt, refuse_over
 from app.errors import AppError
 from app.models import Run, RunStatus, Session
 from app.models.base import utcnow
@@ -76,7 +77,11 @@ class Admission:
                     + ": answer it, or stop that run, before asking another."
                 )
             project, used = await self.requests.project_budget(session.project_id)
-            budget.remaining(project, used)  # a project past its budget takes no questions
+            left = budget.remaining(project, used)  # a project past its budget takes none
+            attempts = body.attempts or project.default_attempts or 1
+            if attempts > 1:  # refused up front if they would likely cross the budget
+                estimate = await per_attempt(self.requests.factory, project.id)
+                refuse_over(left, estimate, attempts)
             asker_id, _ = asker
             ticket = claim(asker_id)
             granted = ticket.granted.is_set()
@@ -89,7 +94,9 @@ class Admission:
                 file_ids=[str(f) for f in body.file_ids],
                 started_at=utcnow() if granted else None,
             )
-            return await self._record(run, session.project_id, asker, token, ticket)
+            admitted = await self._record(run, session.project_id, asker, token, ticket)
+            admitted.attempts = attempts
+            return admitted
 
         return await self._holding_lock(session.id, busy, admit)
 

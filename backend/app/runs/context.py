@@ -72,9 +72,20 @@ class ContextBuilder:
     repository: RunRepository
     sandboxes: SandboxPool
 
-    async def prepare(self, run: Run, recorder: EventRecorder, ticket: SlotTicket) -> AgentContext:
+    async def prepare(
+        self,
+        run: Run,
+        recorder: EventRecorder,
+        ticket: SlotTicket,
+        space: uuid.UUID | None = None,
+    ) -> AgentContext:
         """The workspace with the project's files and the session's variables, a worker on
         it, and the prompt.
+
+        Args:
+            space: The folder (and worker) to work in instead of the session's: one
+                attempt's of a question asked with several (app.attempts), started from the
+                session's state (its snapshot restored there; no code asks the user).
 
         Raises:
             BudgetExceeded: The project's budget was spent meanwhile (say, while it queued).
@@ -84,16 +95,17 @@ class ContextBuilder:
         await self.repository.pin_files(run, files)
         # No connection is held while files download and previews are computed.
         data_dir = self.settings.DATA_DIR
-        workspace = workspace_dir(data_dir, session.id)
+        folder = space or session.id
+        workspace = workspace_dir(data_dir, folder)
         # In a bubblewrap sandbox the files are bound read-only, never copied and never
         # charged to the workspace's quota; without one they are copied, and given.
         shared = (await self.sandboxes.status()).mechanism == "bubblewrap"
         copies = self.settings.previews_cache if shared else None
-        manifest = manifest_path(data_dir, session.id)
+        manifest = manifest_path(data_dir, folder)
         await materialize(self.storage, workspace, manifest, files, shared=copies)
         snapshot = session.snapshot
         try:
-            marker = snapshot_marker_path(data_dir, session.id)
+            marker = snapshot_marker_path(data_dir, folder)
             await snapshots.download(
                 self.storage, workspace, marker, session.id, snapshot, session.project_id
             )
@@ -147,7 +159,8 @@ class ContextBuilder:
         worker.project_files = tuple(f.name for f in files)
         answerer = SourcesAnswerer(connections, catalog, self.settings, spent) if catalog else None
         report = worker.take_restore_report() if fresh else None
-        if restore.first_run(session):  # a branch: its variables as they were where it began
+        # A branch: its variables as they were where it began (not for an attempt's space).
+        if space is None and restore.first_run(session):
             placer = versions.Files(
                 files, lambda chosen: materialize(self.storage, workspace, manifest, chosen, copies)
             )
@@ -162,7 +175,7 @@ class ContextBuilder:
             sources=[_source_info(source) for source in usable],
             knowledge=knowledge_prompt.section(selection, {f.id: f.name for f in files}),
         )
-        review = session.autonomy == "review"
+        review = session.autonomy == "review" and space is None
         return AgentContext(
             worker,
             workspace,
@@ -219,12 +232,27 @@ class ContextBuilder:
         and the session's snapshot (app.runs.run_states) within the bounds (the new
         record; None when nothing new was stored, or the project's bound refused it: then
         `recorder` is told, `state.not_saved`)."""
+        taken = await self.snapshot_in_place(worker, workspace, previous)
+        if taken is None:
+            return None
+        report, allowed = taken
+        record = await self.keep_state(
+            run_id, session_id, workspace, previous, report, allowed, recorder
+        )
+        if record is not None:
+            worker.snapshot_generation = record["generation"]
+            marker = snapshot_marker_path(self.settings.DATA_DIR, session_id)
+            await asyncio.to_thread(snapshots.remember, marker, record["generation"])
+        return record
+
+    async def snapshot_in_place(
+        self, worker: SandboxWorker, workspace: Path, previous: dict[str, Any] | None
+    ) -> tuple[SnapshotReport, int] | None:
+        """Have the worker write its variables' snapshot into its workspace (nothing is
+        stored yet): the report and the bytes it was allowed; None when snapshots are off
+        or the worker is gone."""
         limit = self.settings.SANDBOX_SNAPSHOT_MB << 20
         if not limit or not worker.alive:
-            return None
-        factory = self.repository.factory
-        project_id = await run_states.project_of(factory, session_id)
-        if project_id is None:  # deleted meanwhile
             return None
         # The snapshot counts against the workspace's quota (the project's files copied in
         # are given, not charged: a file bigger than the quota leaves it whole); the one it
@@ -233,7 +261,26 @@ class ContextBuilder:
         used = (await asyncio.to_thread(hostfs.usage, workspace)).bytes
         room = quota - used + (int(previous["bytes"]) if previous else 0)
         allowed = max(0, min(limit, room))
-        report = await asyncio.to_thread(worker.snapshot, allowed)
+        return await asyncio.to_thread(worker.snapshot, allowed), allowed
+
+    async def keep_state(
+        self,
+        run_id: uuid.UUID,
+        session_id: uuid.UUID,
+        workspace: Path,
+        previous: dict[str, Any] | None,
+        report: SnapshotReport,
+        allowed: int,
+        recorder: EventRecorder | None = None,
+    ) -> dict[str, Any] | None:
+        """Store a snapshot the worker wrote into `workspace` as the run's state and the
+        session's snapshot (app.runs.run_states) within the bounds: the new record (None
+        when nothing new was stored, or the project's bound refused it: then `recorder`
+        is told, `state.not_saved`)."""
+        factory = self.repository.factory
+        project_id = await run_states.project_of(factory, session_id)
+        if project_id is None:  # deleted meanwhile
+            return None
         if not report.changed:  # nothing ran: this run's state is the one the session has
             if is_chunked(previous):
                 assert previous is not None
@@ -250,9 +297,6 @@ class ContextBuilder:
             return None
         if record is None:
             return None
-        worker.snapshot_generation = record["generation"]
-        marker = snapshot_marker_path(self.settings.DATA_DIR, session_id)
-        await asyncio.to_thread(snapshots.remember, marker, record["generation"])
         if previous and not is_chunked(previous):  # a one-object snapshot from before chunks
             await snapshots.delete(self.storage, session_id, str(previous["generation"]))
         return record

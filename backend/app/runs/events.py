@@ -44,6 +44,11 @@ class EventData(BaseModel):
         extra="forbid", frozen=True, json_schema_extra=lambda schema, _: _add_envelope(schema)
     )
     event: str
+    attempt: int | None = Field(
+        None,
+        description="Which attempt sent it (a question asked with several attempts; left "
+        "out otherwise)",
+    )
 
     def data(self) -> dict[str, Any]:
         """The fields sent in the message's `data:` (beyond run_id and seq)."""
@@ -250,6 +255,36 @@ class KnowledgeProposed(EventData):
     items: list[KnowledgeOut]
 
 
+class AttemptStarted(EventData):
+    """One of a question's attempts began (its own agent, in its own sandbox worker)."""
+
+    event: Literal["attempt.started"] = "attempt.started"
+    strategy: str = Field(description="A short label of how it was told to answer")
+    model: str
+
+
+class AttemptFinished(EventData):
+    event: Literal["attempt.finished"] = "attempt.finished"
+    status: str = Field(description="succeeded | failed | cancelled")
+    answer: str | None
+
+
+class VerdictGroupData(BaseModel):
+    answer: str
+    attempts: list[int]
+
+
+class VerdictEvent(EventData):
+    """What the attempts' vote found; sent before `final` (the chosen attempt's answer)."""
+
+    event: Literal["verdict"] = "verdict"
+    agreement: str = Field(description='"3/3": the largest group of agreeing attempts')
+    outcome: Literal["agree", "majority", "judged", "undecided"]
+    chosen: int | None
+    groups: list[VerdictGroupData]
+    reason: str
+
+
 def run_finished(
     status: RunStatus,
     error: str | None,
@@ -301,6 +336,9 @@ RunEventPayload = Annotated[
     | ApprovalReceived
     | Repair
     | KnowledgeProposed
+    | AttemptStarted
+    | AttemptFinished
+    | VerdictEvent
     | Final
     | RunFinished,
     Field(discriminator="event"),

@@ -16,6 +16,8 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from smolagents import LiteLLMModel
+
 from app.agent import memory as agent_memory
 from app.agent.asking import Continuation
 from app.agent.build import create_agent
@@ -95,6 +97,7 @@ class Admitted:
     token: str  # the session lock's, held until the run ends or waits
     ticket: SlotTicket  # its sandbox slot (granted, or a place in line)
     resume: Resume | None = None  # what it goes on from, for a run that waited for the user
+    attempts: int = 1  # independent attempts at the question (app.attempts when more)
 
 
 class RunExecution:
@@ -105,6 +108,7 @@ class RunExecution:
         self.token, self.ticket, self.resume = admitted.token, admitted.ticket, admitted.resume
         self.outcome = Outcome()
         self.knowledge: list[Given] = []  # the team's items the agent was given
+        self.model_id = self.run.model  # the model its agent calls (an attempt may differ)
 
     async def execute(self) -> None:
         """Run it, in a span under the request that let it in (linked to the run's first
@@ -160,7 +164,11 @@ class RunExecution:
             live.done.set()
 
     def _limits(self) -> CallLimits:
-        return call_limits(self.rt.settings, self.run.model)
+        return call_limits(self.rt.settings, self.model_id)
+
+    def _model(self) -> LiteLLMModel:
+        """The model the agent calls (an attempt samples its own way: app.attempts)."""
+        return create_model(self.rt.settings, self.model_id)
 
     async def _wait_for_slot(self, announce: bool) -> None:
         """Wait, queued, for a sandbox slot; then the run is running (and says so)."""
@@ -215,7 +223,7 @@ class RunExecution:
         run, settings, outcome, resume = self.run, self.rt.settings, self.outcome, self.resume
         worker = context.worker
         start = (outcome.tokens_in, outcome.tokens_out, outcome.cost_usd)
-        spending = budget.Spending(run.model, context.left, settings.LLM_PRICES, start)
+        spending = budget.Spending(self.model_id, context.left, settings.LLM_PRICES, start)
 
         def failure(exc: BaseException) -> BaseException:
             # An interrupt past the budget ends the agent with its own error.
@@ -229,8 +237,8 @@ class RunExecution:
             failure,
             observe=lambda item: spending.count_step(item, agent),
         )
-        model = create_model(settings, run.model)
-        limits = call_limits(settings, run.model)
+        model = self._model()
+        limits = self._limits()
         rounds = settings.AGENT_VERIFY_ROUNDS
 
         def spent(tokens_in: int, tokens_out: int) -> None:  # a model call that is no step

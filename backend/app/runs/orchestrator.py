@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.attempts.fanout import AttemptsExecution
 from app.config import Settings
 from app.infra.events import RunEvent, RunEventLog
 from app.infra.locks import SessionLocks
@@ -90,7 +91,7 @@ class RunOrchestrator:
         with tracing.span("admit"):
             admitted = await self.admission.question(session, body, asker)
         metrics.RUNS_STARTED.inc()
-        self._execute(admitted)
+        self._execute(admitted, AttemptsExecution if admitted.attempts > 1 else RunExecution)
         return admitted.run
 
     async def run_cell(self, session: Session, run: Run, asker: tuple[uuid.UUID, str]) -> Run:

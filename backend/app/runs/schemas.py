@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, Field, computed_field, model_validator
 
@@ -54,6 +54,9 @@ class StepOut(Schema):
     tokens_out: int
     queries: list[QueryOut] = Field(
         default_factory=list, description="The queries its code ran on data sources"
+    )
+    attempt: int | None = Field(
+        None, description="The attempt that took it (a question asked with several)"
     )
 
 
@@ -145,6 +148,36 @@ class CellOut(BaseModel):
     )
 
 
+class AttemptOut(BaseModel):
+    attempt: int = Field(description="1…N")
+    strategy: str = Field(description="A short label of how it was told to answer")
+    model: str
+    status: str = Field(description="succeeded | failed | cancelled")
+    answer: str | None
+    error: str | None = Field(None, description="Why it did not answer, if it did not")
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float | None = None
+
+
+class VerdictGroup(BaseModel):
+    answer: str
+    attempts: list[int]
+
+
+class VerdictOut(BaseModel):
+    agreement: str = Field(description='"3/3": the largest group of agreeing attempts')
+    outcome: Literal["agree", "majority", "judged", "undecided"]
+    chosen: int | None = Field(description="The attempt whose answer and state were kept")
+    groups: list[VerdictGroup]
+    reason: str
+    judgements: list[dict[str, Any]] | None = Field(
+        None,
+        description="When no group held a majority: each comparison the judge made "
+        "({pair: [a, b], pick: attempt | null, reason})",
+    )
+
+
 class RunOut(Schema):
     id: uuid.UUID
     session_id: uuid.UUID
@@ -181,6 +214,12 @@ class RunOut(Schema):
         default_factory=list,
         description="The project's knowledge items the agent was given, in prompt order",
     )
+    attempts: list[AttemptOut] | None = Field(
+        None, description="A question asked with several attempts: each of them"
+    )
+    verdict: VerdictOut | None = Field(
+        None, description="A question asked with several attempts: what their vote found"
+    )
     tokens_in: int
     tokens_out: int
     tokens_estimated: bool = Field(
@@ -207,6 +246,13 @@ class QueryRequest(BaseModel):
         default_factory=list, description="Files to point the agent at"
     )
     model: str | None = Field(None, description="One of GET /models; the default when omitted")
+    attempts: int | None = Field(
+        None,
+        ge=1,
+        le=5,
+        description="Independent attempts that answer at once and vote on their results "
+        "(1-5); the project's default_attempts when omitted",
+    )
 
 
 class CellRequest(BaseModel):

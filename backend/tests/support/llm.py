@@ -74,7 +74,13 @@ class Empty:
 
 
 Misbehaviour = Endless | Disconnect | NoUsage | Empty
-Reply = str | HttpError | Silence | Misbehaviour | Callable[[list[dict[str, Any]]], str]
+Reply = (
+    str
+    | HttpError
+    | Silence
+    | Misbehaviour
+    | Callable[[list[dict[str, Any]]], "str | HttpError | Silence | Misbehaviour"]
+)
 
 
 # What the review pass is answered when no review reply is scripted: nothing to propose.
@@ -188,6 +194,8 @@ class ScriptedLLM:
                         if llm.replies
                         else llm.responder or "The script has no more replies."
                     )
+                if callable(reply):  # what it answers may be a failure too
+                    reply = reply(body["messages"])
                 if isinstance(reply, Silence):
                     time.sleep(reply.seconds)
                     return
@@ -206,7 +214,7 @@ class ScriptedLLM:
                         },
                     )
                     return
-                text = reply(body["messages"]) if callable(reply) else reply
+                text = reply
                 for stop in body.get("stop") or []:
                     if stop in text:
                         text = text[: text.index(stop)]

@@ -179,6 +179,56 @@ export type ArtifactOut = {
 };
 
 /**
+ * AttemptOut
+ */
+export type AttemptOut = {
+    /**
+     * Attempt
+     *
+     * 1…N
+     */
+    attempt: number;
+    /**
+     * Strategy
+     *
+     * A short label of how it was told to answer
+     */
+    strategy: string;
+    /**
+     * Model
+     */
+    model: string;
+    /**
+     * Status
+     *
+     * succeeded | failed | cancelled
+     */
+    status: string;
+    /**
+     * Answer
+     */
+    answer: string | null;
+    /**
+     * Error
+     *
+     * Why it did not answer, if it did not
+     */
+    error?: string | null;
+    /**
+     * Tokens In
+     */
+    tokens_in?: number;
+    /**
+     * Tokens Out
+     */
+    tokens_out?: number;
+    /**
+     * Cost Usd
+     */
+    cost_usd?: number | null;
+};
+
+/**
  * AuditEventOut
  */
 export type AuditEventOut = {
@@ -2151,6 +2201,12 @@ export type ProjectOut = {
      */
     budget_tokens: number | null;
     /**
+     * Default Attempts
+     *
+     * Attempts a question gets when it does not say
+     */
+    default_attempts: number;
+    /**
      * Created At
      */
     created_at: string;
@@ -2186,6 +2242,12 @@ export type ProjectUpdate = {
      * Budget Tokens
      */
     budget_tokens?: number | null;
+    /**
+     * Default Attempts
+     *
+     * Attempts a question gets when it does not say (1-5)
+     */
+    default_attempts?: number | null;
 };
 
 /**
@@ -2246,6 +2308,12 @@ export type QueryRequest = {
      * One of GET /models; the default when omitted
      */
     model?: string | null;
+    /**
+     * Attempts
+     *
+     * Independent attempts that answer at once and vote on their results (1-5); the project's default_attempts when omitted
+     */
+    attempts?: number | null;
 };
 
 /**
@@ -2412,6 +2480,16 @@ export type RunOut = {
      * The project's knowledge items the agent was given, in prompt order
      */
     knowledge?: Array<RunKnowledgeOut>;
+    /**
+     * Attempts
+     *
+     * A question asked with several attempts: each of them
+     */
+    attempts?: Array<AttemptOut> | null;
+    /**
+     * A question asked with several attempts: what their vote found
+     */
+    verdict?: VerdictOut | null;
     /**
      * Tokens In
      */
@@ -3015,6 +3093,12 @@ export type StepOut = {
      * The queries its code ran on data sources
      */
     queries?: Array<QueryOut>;
+    /**
+     * Attempt
+     *
+     * The attempt that took it (a question asked with several)
+     */
+    attempt?: number | null;
 };
 
 /**
@@ -3445,6 +3529,58 @@ export type ValidationError = {
 };
 
 /**
+ * VerdictGroup
+ */
+export type VerdictGroup = {
+    /**
+     * Answer
+     */
+    answer: string;
+    /**
+     * Attempts
+     */
+    attempts: Array<number>;
+};
+
+/**
+ * VerdictOut
+ */
+export type VerdictOut = {
+    /**
+     * Agreement
+     *
+     * "3/3": the largest group of agreeing attempts
+     */
+    agreement: string;
+    /**
+     * Outcome
+     */
+    outcome: 'agree' | 'majority' | 'judged' | 'undecided';
+    /**
+     * Chosen
+     *
+     * The attempt whose answer and state were kept
+     */
+    chosen: number | null;
+    /**
+     * Groups
+     */
+    groups: Array<VerdictGroup>;
+    /**
+     * Reason
+     */
+    reason: string;
+    /**
+     * Judgements
+     *
+     * When no group held a majority: each comparison the judge made ({pair: [a, b], pick: attempt | null, reason})
+     */
+    judgements?: Array<{
+        [key: string]: unknown;
+    }> | null;
+};
+
+/**
  * VerificationOut
  */
 export type VerificationOut = {
@@ -3515,6 +3651,12 @@ export type ApprovalReceivedEvent = {
      */
     event: 'approval.received';
     /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
+    /**
      * Step
      */
     step: number;
@@ -3557,6 +3699,12 @@ export type ApprovalRequestedEvent = {
      */
     event: 'approval.requested';
     /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
+    /**
      * Step
      */
     step: number;
@@ -3585,10 +3733,90 @@ export type ArtifactEvent = {
      */
     event: 'artifact';
     /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
+    /**
      * Step
      */
     step: number;
     artifact: ArtifactOut;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * AttemptFinishedEvent
+ */
+export type AttemptFinishedEvent = {
+    /**
+     * Event
+     */
+    event: 'attempt.finished';
+    /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
+    /**
+     * Status
+     *
+     * succeeded | failed | cancelled
+     */
+    status: string;
+    /**
+     * Answer
+     */
+    answer: string | null;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * AttemptStartedEvent
+ *
+ * One of a question's attempts began (its own agent, in its own sandbox worker).
+ */
+export type AttemptStartedEvent = {
+    /**
+     * Event
+     */
+    event: 'attempt.started';
+    /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
+    /**
+     * Strategy
+     *
+     * A short label of how it was told to answer
+     */
+    strategy: string;
+    /**
+     * Model
+     */
+    model: string;
     /**
      * Run Id
      */
@@ -3609,6 +3837,12 @@ export type FinalEvent = {
      * Event
      */
     event: 'final';
+    /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
     /**
      * Answer
      */
@@ -3633,6 +3867,12 @@ export type InputReceivedEvent = {
      * Event
      */
     event: 'input.received';
+    /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
     /**
      * Step
      */
@@ -3668,6 +3908,12 @@ export type InputRequestedEvent = {
      */
     event: 'input.requested';
     /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
+    /**
      * Step
      */
     step: number;
@@ -3702,6 +3948,12 @@ export type KnowledgeProposedEvent = {
      */
     event: 'knowledge.proposed';
     /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
+    /**
      * Items
      */
     items: Array<KnowledgeOut>;
@@ -3727,6 +3979,12 @@ export type ModelDeltaEvent = {
      * Event
      */
     event: 'model.delta';
+    /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
     /**
      * Step
      */
@@ -3757,6 +4015,12 @@ export type PlanEvent = {
      * Event
      */
     event: 'plan';
+    /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
     /**
      * Step
      */
@@ -3795,6 +4059,12 @@ export type PlanDeltaEvent = {
      * Event
      */
     event: 'plan.delta';
+    /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
     /**
      * Step
      */
@@ -3871,6 +4141,12 @@ export type RunFinishedEvent = {
      * Event
      */
     event: 'run.finished';
+    /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
     status: RunStatus;
     /**
      * Error
@@ -3921,6 +4197,12 @@ export type RunQueuedEvent = {
      */
     event: 'run.queued';
     /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
+    /**
      * Position
      */
     position: number;
@@ -3944,6 +4226,12 @@ export type RunStartedEvent = {
      * Event
      */
     event: 'run.started';
+    /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
     /**
      * Session Id
      */
@@ -3983,6 +4271,12 @@ export type SandboxStartingEvent = {
      * Event
      */
     event: 'sandbox.starting';
+    /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
     /**
      * Restoring
      *
@@ -4042,6 +4336,12 @@ export type StateRestoredEvent = {
      */
     event: 'state.restored';
     /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
+    /**
      * Source
      *
      * How they came back
@@ -4074,6 +4374,12 @@ export type StepCodeEvent = {
      */
     event: 'step.code';
     /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
+    /**
      * Step
      */
     step: number;
@@ -4104,6 +4410,12 @@ export type StepErrorEvent = {
      */
     event: 'step.error';
     /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
+    /**
      * Step
      */
     step: number;
@@ -4131,6 +4443,12 @@ export type StepFinishedEvent = {
      * Event
      */
     event: 'step.finished';
+    /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
     /**
      * Step
      */
@@ -4168,6 +4486,12 @@ export type StepOutputEvent = {
      */
     event: 'step.output';
     /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
+    /**
      * Step
      */
     step: number;
@@ -4201,6 +4525,12 @@ export type StepQueriesEvent = {
      */
     event: 'step.queries';
     /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
+    /**
      * Step
      */
     step: number;
@@ -4229,6 +4559,12 @@ export type StepStartedEvent = {
      */
     event: 'step.started';
     /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
+    /**
      * Step
      */
     step: number;
@@ -4245,6 +4581,70 @@ export type StepStartedEvent = {
 };
 
 /**
+ * VerdictEvent
+ *
+ * What the attempts' vote found; sent before `final` (the chosen attempt's answer).
+ */
+export type VerdictEvent = {
+    /**
+     * Event
+     */
+    event: 'verdict';
+    /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
+    /**
+     * Agreement
+     *
+     * "3/3": the largest group of agreeing attempts
+     */
+    agreement: string;
+    /**
+     * Outcome
+     */
+    outcome: 'agree' | 'majority' | 'judged' | 'undecided';
+    /**
+     * Chosen
+     */
+    chosen: number | null;
+    /**
+     * Groups
+     */
+    groups: Array<VerdictGroupData>;
+    /**
+     * Reason
+     */
+    reason: string;
+    /**
+     * Run Id
+     */
+    run_id: string;
+    /**
+     * Seq
+     *
+     * 1, 2, 3… per run; the message's `id:`
+     */
+    seq: number;
+};
+
+/**
+ * VerdictGroupData
+ */
+export type VerdictGroupData = {
+    /**
+     * Answer
+     */
+    answer: string;
+    /**
+     * Attempts
+     */
+    attempts: Array<number>;
+};
+
+/**
  * VerificationEvent
  *
  * What the check of a final answer said.
@@ -4254,6 +4654,12 @@ export type VerificationEvent = {
      * Event
      */
     event: 'verification';
+    /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
     /**
      * Step
      */
@@ -4342,6 +4748,12 @@ export type RunEvent = ({
 } & RepairEvent) | ({
     event: 'knowledge.proposed';
 } & KnowledgeProposedEvent) | ({
+    event: 'attempt.started';
+} & AttemptStartedEvent) | ({
+    event: 'attempt.finished';
+} & AttemptFinishedEvent) | ({
+    event: 'verdict';
+} & VerdictEvent) | ({
     event: 'final';
 } & FinalEvent) | ({
     event: 'run.finished';
@@ -4805,6 +5217,16 @@ export type RunOutWritable = {
      */
     knowledge?: Array<RunKnowledgeOut>;
     /**
+     * Attempts
+     *
+     * A question asked with several attempts: each of them
+     */
+    attempts?: Array<AttemptOut> | null;
+    /**
+     * A question asked with several attempts: what their vote found
+     */
+    verdict?: VerdictOut | null;
+    /**
      * Tokens In
      */
     tokens_in: number;
@@ -4850,6 +5272,12 @@ export type ArtifactEventWritable = {
      * Event
      */
     event: 'artifact';
+    /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
     /**
      * Step
      */
@@ -4917,6 +5345,12 @@ export type RunEventWritable = ({
 } & RepairEvent) | ({
     event: 'knowledge.proposed';
 } & KnowledgeProposedEvent) | ({
+    event: 'attempt.started';
+} & AttemptStartedEvent) | ({
+    event: 'attempt.finished';
+} & AttemptFinishedEvent) | ({
+    event: 'verdict';
+} & VerdictEvent) | ({
     event: 'final';
 } & FinalEvent) | ({
     event: 'run.finished';

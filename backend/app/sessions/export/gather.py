@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.attempts.numbering import STEP_BASE
 from app.branches import lineage
 from app.db import release_connection
 from app.errors import BadRequest
@@ -132,6 +133,9 @@ class ExportRun:
     knowledge: list[dict[str, Any]] = field(default_factory=list)
     # A cell of the user's own: it has output, never an answer (so none is missed).
     is_cell: bool = False
+    # A question asked with several attempts: the verdict in words ("3 of 3 attempts
+    # agree."); its steps are the chosen attempt's.
+    verdict: str | None = None
 
     @property
     def stopped(self) -> bool:
@@ -232,10 +236,13 @@ async def gather(
     for number, run in enumerate(runs, start=1):
         by_step: dict[int, list[Artifact]] = {}
         for artifact in run.artifacts:
-            by_step.setdefault(artifact.step, []).append(artifact)
+            if artifact.step < STEP_BASE:  # (the other attempts' are numbered past it)
+                by_step.setdefault(artifact.step, []).append(artifact)
+        chosen = (run.verdict or {}).get("chosen")
         steps = [
             _export_step(s.index, s.thought, s.code, s.output, s.error, s.queries)
             for s in run.steps
+            if s.attempt is None or s.attempt == chosen
         ] or [ExportStep(1, None, None, None, None)]
         written: list[tuple[ExportArtifact, str]] = []  # files the code wrote, read last
         for index, artifacts in sorted(by_step.items()):
@@ -274,7 +281,7 @@ async def gather(
         for decision in run.approvals or []:
             if (decided := _step(steps, decision.get("step"))) is not None:
                 decided.decision = dict(decision)
-        checks = list(run.verifications or [])
+        checks = [c for c in run.verifications or [] if c.get("attempt") in (None, chosen)]
         final_check = checks[-1] if checks and run.status == RunStatus.succeeded else None
         for check in checks:
             revised = _step(steps, check.get("step"))
@@ -295,12 +302,13 @@ async def gather(
                 tokens_out=run.tokens_out,
                 cost_usd=run.cost_usd,
                 steps=[s for s in steps if s.code or s.output or s.error or s.artifacts],
-                plans=list(run.plans or []),
+                plans=[p for p in run.plans or [] if p.get("attempt") in (None, chosen)],
                 verifications=checks,
                 answers=[str(i.get("answer", "")) for i in run.inputs or []],
-                step_count=len(run.steps),
+                step_count=len([s for s in run.steps if s.attempt in (None, chosen)]),
                 knowledge=list(run.knowledge or []),
                 is_cell=run.cell is not None,
+                verdict=str(run.verdict["reason"]) if run.verdict else None,
             )
         )
     return SessionExport(

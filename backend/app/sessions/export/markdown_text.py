@@ -71,6 +71,8 @@ def outcome_md(run: ExportRun) -> str:
         text = f"**The run failed:** {md_line(run.error or 'no answer')}"
     else:
         text = f"*Not finished when exported ({run.status.replace('_', ' ')}).*"
+    if run.verdict:
+        text += f"\n\n*Attempts: {md_line(run.verdict)}*"
     if (check := check_sentence(run)) is not None:
         text += f"\n\n*{md_line(check)}*"
     if shaped := shaped_by_md(run):

@@ -12,6 +12,7 @@ const project = (over: Partial<ProjectOut>): ProjectOut => ({
   cost_usd: null,
   budget_usd: null,
   budget_tokens: null,
+  default_attempts: 1,
   created_at: '',
   updated_at: '',
   ...over,

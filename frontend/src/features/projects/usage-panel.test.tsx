@@ -22,6 +22,7 @@ const project = (over: Partial<ProjectOut> = {}): ProjectOut => ({
   cost_usd: 0.0031,
   budget_usd: null,
   budget_tokens: null,
+  default_attempts: 1,
   created_at: '',
   updated_at: '',
   ...over,

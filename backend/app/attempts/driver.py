@@ -1,0 +1,143 @@
+"""One attempt of a question: its own agent, in its own worker, on its own space.
+
+A RunExecution of its own on the question's run: the same context (the session's files,
+its variables restored from its snapshot, the prompt) with the attempt's strategy added,
+the same translator recording through rows.AttemptRows/AttemptRecorder, and the run's stop
+(a cancel stops every attempt). What ends it — a failure, a timeout, a budget crossed —
+ends this attempt only. Its variables are snapshotted into its space at its end (nothing
+is stored), and its slot goes back: siblings waiting for a slot are never starved by it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from smolagents import LiteLLMModel
+
+from app.attempts.rows import AttemptRecorder, AttemptRows
+from app.attempts.spaces import space_id
+from app.attempts.strategies import Planned, prompt_with
+from app.models import RunStatus
+from app.runs import events
+from app.runs.execution import Admitted, RunExecution, Runtime
+from app.runs.failures import EXPECTED, ended_by
+from app.runs.state import LiveRun, Outcome, RunCancelled
+from app.sandbox import SnapshotReport
+
+log = logging.getLogger(__name__)
+SLOT_POLL_SECONDS = 0.25
+
+
+@dataclass
+class AttemptResult:
+    """How an attempt went, for the vote and the run's record."""
+
+    planned: Planned
+    space: uuid.UUID
+    outcome: Outcome
+    status: str = RunStatus.failed.value
+    error: str | None = None
+    workspace: Path | None = None
+    snapshot: dict[str, Any] | None = None  # the session's, it started from
+    taken: tuple[SnapshotReport, int] | None = None  # its own, written into its space
+
+    @property
+    def number(self) -> int:
+        return self.planned.attempt
+
+    @property
+    def answer(self) -> str | None:
+        return self.outcome.final_answer if self.status == RunStatus.succeeded else None
+
+    def record(self) -> dict[str, Any]:
+        """As the run keeps it (API.md: run.attempts)."""
+        return {
+            "attempt": self.number,
+            "strategy": self.planned.strategy.label,
+            "model": self.planned.model,
+            "status": self.status,
+            "answer": self.answer,
+            "error": self.error,
+            "tokens_in": self.outcome.tokens_in,
+            "tokens_out": self.outcome.tokens_out,
+            "cost_usd": self.outcome.cost_usd,
+        }
+
+
+class AttemptDriver(RunExecution):
+    def __init__(
+        self,
+        rt: Runtime,
+        live: LiveRun,
+        admitted: Admitted,
+        planned: Planned,
+        totals: Callable[[], dict[str, Any]],
+        emitting: asyncio.Lock,
+    ):
+        """Args:
+        admitted: The question's run (its recorder and lock).
+        planned: This attempt's number, strategy and model.
+        totals: The run's totals, every attempt's (written with each step).
+        emitting: The attempts' one lock on the run's events (rows.AttemptRecorder).
+        """
+        rows = AttemptRows(rt.repository, planned.attempt, totals)
+        recorder = AttemptRecorder(admitted.recorder, planned.attempt, emitting)
+        own = dataclasses.replace(rt, repository=rows)
+        super().__init__(own, live, dataclasses.replace(admitted, recorder=recorder))
+        self.model_id = planned.model
+        self.result = AttemptResult(
+            planned, space_id(admitted.run.id, planned.attempt), self.outcome
+        )
+
+    def _model(self) -> LiteLLMModel:
+        model = super()._model()
+        model.kwargs["temperature"] = self.result.planned.strategy.temperature
+        return model
+
+    async def attempt(self) -> AttemptResult:
+        """Run the attempt to its end; never raises (but for the run's own cancel, which
+        is kept as the attempt's status)."""
+        result, run = self.result, self.run
+        pool = self.rt.sandboxes
+        ticket = pool.claim(result.space, run.user_id or run.session_id)
+        try:
+            while not await ticket.wait(SLOT_POLL_SECONDS):
+                self._check()
+            context = await self.rt.context.prepare(run, self.recorder, ticket, space=result.space)
+            result.workspace, result.snapshot = context.workspace, context.snapshot
+            self.knowledge = context.knowledge
+            context.prompt = prompt_with(context.prompt, result.planned.strategy)
+            await self._drive(context)
+            if self.outcome.pause is not None:
+                raise AttemptAsked
+            if not self.live.stop.is_set():
+                result.taken = await self.rt.context.snapshot_in_place(
+                    context.worker, context.workspace, context.snapshot
+                )
+            result.status = RunStatus.succeeded.value
+        except AttemptAsked:
+            result.status = RunStatus.failed.value
+            result.error = "It asked the user a question; attempts answer on their own."
+        except (RunCancelled, asyncio.CancelledError):
+            result.status, result.error = RunStatus.cancelled.value, "Stopped."
+        except Exception as exc:
+            status, result.error = ended_by(exc, self._limits)
+            result.status = status.value
+            if not isinstance(exc, EXPECTED):
+                log.exception("attempt %s of run %s failed", result.number, run.id)
+        finally:
+            pool.withdraw(ticket)
+            pool.release(result.space)
+        await self.recorder.emit(events.AttemptFinished(status=result.status, answer=result.answer))
+        return result
+
+
+class AttemptAsked(Exception):
+    """The attempt's agent asked the user: an attempt cannot wait for an answer."""

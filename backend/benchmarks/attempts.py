@@ -1,0 +1,102 @@
+"""Attempts benchmark (issue 44), through the product: an embedded workbench, the real
+sandbox, the scripted model over HTTP. Figures only, no assertions.
+
+- wall time of a question asked with 3 attempts against 1 (target <= 1.3x);
+- forking the session's state into three workers: the session holds a --state-mb
+  DataFrame, and each attempt's new worker restores its snapshot into its own folder (the
+  method: a snapshot restore, three at once); it is inside the 3-attempt figure, against
+  the 1-attempt question whose worker is warm (target: the difference <= 1 s);
+- the per-question overhead of attempts: 1 against a question that leaves it out (the same
+  code path: the figures should agree within noise).
+
+    cd backend && uv run python -m benchmarks.attempts [--state-mb 200] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.api.attempts_script import FIRST, SECOND, THIRD, responder
+from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Api, stack_settings
+from tests.support.llm import ScriptedLLM, code_reply, final_reply
+from tests.support.server import LiveServer
+from tests.support.sse import collect
+
+STEP = code_reply("print(len(big))")
+
+
+def ask(api: Api, session_id: str, body: dict[str, Any]) -> tuple[float, list[Any]]:
+    started = time.perf_counter()
+    with api.stream("POST", f"/sessions/{session_id}/query", json=body) as response:
+        events = collect(response)
+    return time.perf_counter() - started, events
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--state-mb", type=float, default=200)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    llm = ScriptedLLM().start()
+    root = Path(tempfile.mkdtemp(prefix="bench-attempts-"))
+    settings = stack_settings(
+        "embedded",
+        root,
+        LLM_API_BASE=llm.api_base,
+        LLM_MODELS=["openai/scripted"],
+        SANDBOX_STEP_TIMEOUT_SECONDS=120,
+        SANDBOX_SNAPSHOT_MB=4096,
+        SANDBOX_DISK_MB=8192,
+        SANDBOX_MEMORY_MB=2048,
+    )
+    live = LiveServer(settings).start()
+    try:
+        with Api(live) as anon, anon.as_user(ADMIN_EMAIL, ADMIN_PASSWORD) as api:
+            project = api.project("Bench")
+            session = api.post(f"/projects/{project['id']}/sessions", json={"title": "B"})
+            session_id = session.json()["id"]
+            rows = int(args.state_mb * 2**20 / 64)
+            llm.script(
+                code_reply(
+                    "import numpy as np\nimport pandas as pd\n"
+                    f"big = pd.DataFrame({{f'c{{i}}': np.random.default_rng(7).random({rows}) "
+                    "for i in range(8)})\nprint(len(big))"
+                ),
+                final_reply("len(big)"),
+            )
+            ask(api, session_id, {"query": "make the state"})
+            script = [STEP, final_reply("len(big)")]
+            times: dict[str, list[float]] = {"omitted": [], "1": [], "3": []}
+            for _ in range(args.repeat):
+                for label in ("omitted", "1", "3"):
+                    body: dict[str, Any] = {"query": "How many rows?"}
+                    if label != "omitted":
+                        body["attempts"] = int(label)
+                    if label == "3":
+                        llm.responder = responder({FIRST: script, SECOND: script, THIRD: script})
+                    else:
+                        llm.responder = None
+                        llm.script(*script)
+                    seconds, events = ask(api, session_id, body)
+                    assert events[-1].data["status"] == "succeeded", events[-1].data
+                    times[label].append(seconds)
+    finally:
+        live.stop()
+        llm.stop()
+    median = {k: statistics.median(v) for k, v in times.items()}
+    print(f"state: {args.state_mb:.0f} MB DataFrame; fork method: snapshot restore per attempt")
+    print(f"question, attempts left out:  {median['omitted']:.2f} s (median of {args.repeat})")
+    print(f"question, attempts: 1:        {median['1']:.2f} s")
+    print(f"question, attempts: 3:        {median['3']:.2f} s")
+    print(f"3 attempts / 1:               {median['3'] / median['1']:.2f}x (target <= 1.3x)")
+    print(f"fork of the state (3 - 1):    {median['3'] - median['1']:+.2f} s (target <= 1 s)")
+    print(f"attempts:1 overhead:          {median['1'] - median['omitted']:+.2f} s")
+
+
+if __name__ == "__main__":
+    main()
