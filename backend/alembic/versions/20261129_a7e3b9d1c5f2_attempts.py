@@ -4,7 +4,7 @@ attempts and verdict, and which attempt took a step.
 Only ADD COLUMNs (no table is rebuilt: runs and run_steps carry search triggers).
 
 Revision ID: a7e3b9d1c5f2
-Revises: c4d8e2f6a1b3
+Revises: d7e3a1b5c9f2
 Create Date: 2026-11-29 15:00:00.000000
 """
 
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "a7e3b9d1c5f2"
-down_revision: str | None = "c4d8e2f6a1b3"
+down_revision: str | None = "d7e3a1b5c9f2"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

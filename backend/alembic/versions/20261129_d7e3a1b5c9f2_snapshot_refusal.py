@@ -3,7 +3,7 @@
 to delete; null once a save is kept again. A plain nullable ADD COLUMN.
 
 Revision ID: d7e3a1b5c9f2
-Revises: c4d8e2f6a1b3
+Revises: e3b5c7d9f1a2
 Create Date: 2026-11-29 15:00:00.000000
 """
 
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "d7e3a1b5c9f2"
-down_revision: str | None = "c4d8e2f6a1b3"
+down_revision: str | None = "e3b5c7d9f1a2"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -4098,6 +4098,12 @@ export type RepairEvent = {
      */
     event: 'repair';
     /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
+    /**
      * Step
      */
     step: number;
@@ -4306,6 +4312,12 @@ export type StateNotSavedEvent = {
      * Event
      */
     event: 'state.not_saved';
+    /**
+     * Attempt
+     *
+     * Which attempt sent it (a question asked with several attempts; left out otherwise)
+     */
+    attempt?: number | null;
     /**
      * Reason
      *

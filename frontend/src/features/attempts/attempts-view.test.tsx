@@ -198,7 +198,7 @@ describe('RunView with attempts', () => {
     const attempts: AttemptOut[] = reduce(agreeing).attempts.map((l) => ({
       attempt: l.attempt,
       strategy: l.strategy,
-      model: l.model,
+      model: l.model ?? '',
       status: l.status,
       answer: l.answer,
       tokens_in: 300,

@@ -63,8 +63,10 @@ export function applyAttemptEvent(v: RunView, e: RunEvent, ops: RunOps): RunView
   const a = e as unknown as AttemptEvent | (RunEvent & { attempt?: unknown });
   switch (a.event) {
     case 'attempt.started':
+      if (a.attempt == null) return v;
       return withLane(v, a.attempt, ops, (l) => ({ ...l, strategy: a.strategy, model: a.model ?? null, status: 'running' }));
     case 'attempt.finished':
+      if (a.attempt == null) return v;
       return withLane(v, a.attempt, ops, (l) => ({ ...l, status: a.status, answer: a.answer ?? l.view.answer, view: finishSteps(l.view) }));
     case 'verdict': {
       const { agreement, outcome, chosen, groups, reason } = a;

@@ -26,7 +26,7 @@ export type VerdictOut = {
 export type AttemptOut = {
   attempt: number;
   strategy: string;
-  model: string | null;
+  model: string;
   status: string;
   answer: string | null;
   tokens_in: number;

@@ -5,8 +5,8 @@ Postgres only: a varchar widening there is a change of the catalogue (no table r
 search triggers stay). SQLite does not enforce a VARCHAR's length, so nothing changes there
 (no batch rebuild of sessions, which carries FTS triggers).
 
-Revision ID: d7e1a9c3b5f2
-Revises: c4d8e2f6a1b3
+Revision ID: e3b5c7d9f1a2
+Revises: d7e1a9c3b5f2
 Create Date: 2026-11-29 15:00:00.000000
 """
 
@@ -16,8 +16,8 @@ import sqlalchemy as sa
 
 from alembic import op
 
-revision: str = "d7e1a9c3b5f2"
-down_revision: str | None = "c4d8e2f6a1b3"
+revision: str = "e3b5c7d9f1a2"
+down_revision: str | None = "d7e1a9c3b5f2"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
