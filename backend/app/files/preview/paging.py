@@ -430,7 +430,8 @@ def _unread_sql(typed: list[str], columns: list[dict[str, Any]]) -> list[str | N
     """Per column of a CSV, the SQL of a cell's text where it could not be read as its
     column's kind, for the columns that keep such cells (mixed ones)."""
     return [
-        f"CASE WHEN ({expr}) IS NULL AND trim({present(f'c{at}')}) <> '' THEN trim(c{at}) END"
+        f"CASE WHEN ({expr}) IS NULL AND trim({present(f'c{at}', column)}) <> ''"
+        f" THEN trim(c{at}) END"
         if _marks(column)
         else None
         for at, (expr, column) in enumerate(zip(typed, columns, strict=True))
