@@ -91,6 +91,13 @@ _USER_TYPE_OF_KIND: dict[str, UserType] = {
 }  # fmt: skip
 
 
+class MissingValue(BaseModel):
+    """A text a column reads as missing, and how many of its cells hold it."""
+
+    value: str
+    count: int
+
+
 class PreviewColumn(BaseModel):
     name: str
     dtype: str = Field(
@@ -120,8 +127,9 @@ class PreviewColumn(BaseModel):
     )
     currencies: list[str] | None = Field(
         None,
-        description="For a mixed number column whose amounts are in several currencies: "
-        "them, in the order first seen (no currency is shown with its values)",
+        description="For a number column whose amounts are in several currencies: them, in "
+        "the order first seen in its first rows, or the commonest first once decided over "
+        "the whole file (no currency is shown with its values)",
     )
     decimals: int | None = Field(
         None,
@@ -168,6 +176,14 @@ class PreviewColumn(BaseModel):
     )
     false_values: list[str] | None = Field(
         None, description="For a text column read as yes/no: its spellings of no"
+    )
+    missing_values: list[MissingValue] | None = Field(
+        None,
+        description="For a number or date column decided over the whole file: the texts read "
+        'as missing in it ("n/a", and the few texts of a column that is text in its first '
+        'rows but numbers or dates in nearly all of them, such as "TBD"), the most frequent '
+        "first, with their counts (up to 20 of the latter; the sentence in `reading` counts "
+        "the rest)",
     )
 
     @model_validator(mode="before")

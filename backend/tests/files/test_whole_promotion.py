@@ -5,14 +5,17 @@ a column of amounts takes its currencies and decimals from all its cells."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
 from app.agent.prompting import read_hint
+from app.files.preview import preview_file
 from app.files.preview.filters import Condition
 from app.files.preview.paging import build_table_copy, table_copy_path
+from app.files.preview.whole_kinds import decide_whole, settled
 from tests.files.test_whole_kinds import HEAD, head_of, page, whole
 
 ROWS = 3000
@@ -63,9 +66,7 @@ def test_a_column_of_words_then_numbers_is_promoted_and_its_words_listed(tmp_pat
     assert page(path, final, tmp_path, offset=60, limit=2) == [[60, 180.0], [61, 183.0]]
     found = page(path, final, tmp_path, conditions=[Condition("amount", "le", 190)])
     assert [row[0] for row in found] == [60, 61, 62, 63]
-    empty = page(
-        path, final, tmp_path, limit=100, conditions=[Condition("amount", "empty", None)]
-    )
+    empty = page(path, final, tmp_path, limit=100, conditions=[Condition("amount", "empty", None)])
     assert empty == [[i, None] for i in range(60)]  # missing, none of them marked
     # The typed copy reads the same decision: a DOUBLE column, the words missing.
     assert build_table_copy(path, shown=final, work=tmp_path / "w")
@@ -74,6 +75,8 @@ def test_a_column_of_words_then_numbers_is_promoted_and_its_words_listed(tmp_pat
     assert described[1][1] == "DOUBLE"
     assert page(path, final, tmp_path, offset=0, limit=1) == [[0, None]]
     assert page(path, final, tmp_path, offset=61, limit=1) == [[61, 183.0]]
+    # The agent is told to read the words as missing.
+    assert "pd.to_numeric(df[column], errors='coerce') for ['amount']" in read_hint(final)
 
 
 def test_a_column_of_n_a_then_dates_is_dates(tmp_path: Path) -> None:
@@ -140,8 +143,43 @@ def test_amounts_take_currencies_and_decimals_from_the_whole_column(tmp_path: Pa
 
 
 def test_one_currency_past_the_head_and_its_decimals(tmp_path: Path) -> None:
-    rows = [f"{i},\"€{i:,}{'' if i < HEAD else '.5'}\"" for i in range(ROWS)]
+    rows = [f'{i},"€{i:,}{"" if i < HEAD else ".5"}"' for i in range(ROWS)]
     path = written(tmp_path, "euro.csv", "id,price", rows)
     final = whole(path, tmp_path)
     column: dict[str, Any] = final["columns"][1]
     assert (column["currency"], column["unit"], column["decimals"]) == ("€", "€", 1)
+
+
+def test_json_lines_are_decided_over_all_their_records(tmp_path: Path) -> None:
+    """The head reads its first 1,000 records; the whole file reads a late type change."""
+
+    def record(i: int) -> dict[str, Any]:
+        return {
+            "id": i,
+            "code": i if i < 1500 else f"A-{i}",
+            "amount": "TBD" if i < 20 else i * 1.5,
+            "price": f"${i:,}" if i < 1100 else f"€{i:,}.25",
+        }
+
+    path = tmp_path / "late.jsonl"
+    path.write_text("".join(json.dumps(record(i)) + "\n" for i in range(ROWS)))
+    head = preview_file(path, name=path.name).to_dict()
+    assert (head["kinds_pending"], head["decided_rows"]) == (True, 1000)
+    assert [column["dtype"] for column in head["columns"][1:3]] == ["int64", "float64"]
+
+    final = settled(head, decide_whole(path, name=path.name, shown=head, work=tmp_path / "w"))
+    code, amount, price = final["columns"][1:]
+    assert (code["dtype"], code["reading"]) == ("str", "text: 1,500 cells are not numbers")
+    assert (amount["mixed"], amount["missing_values"]) == (
+        "number",
+        [{"value": "TBD", "count": 20}],
+    )
+    assert amount["reading"] == 'numbers and amounts read as numbers; read as missing: "TBD" (20)'
+    assert (price["currencies"], price["decimals"]) == (["€", "$"], 2)
+    # Every page shows one format per column, the first rows too.
+    assert final["rows"][0] == [0, "0", None, 0.0]
+    assert page(path, final, tmp_path, offset=1999, limit=1) == [[1999, "A-1999", 2998.5, 1999.25]]
+    assert page(path, final, tmp_path, offset=19, limit=2) == [
+        [19, "19", None, 19.0],
+        [20, "20", 30.0, 20.0],
+    ]

@@ -454,7 +454,9 @@ def _page(
     width = len(columns)
     shown = []
     for row in rows:
-        values = [_shown(value, dtype) for value, dtype in zip(row[:width], dtypes, strict=True)]
+        values = [
+            shown_cell(value, dtype) for value, dtype in zip(row[:width], dtypes, strict=True)
+        ]
         for (at, _), text in zip(marks, row[width:], strict=True):
             if text is not None:
                 values[at] = unreadable(str(text))
@@ -467,7 +469,9 @@ def _type_of(con: duckdb.DuckDBPyConnection, field: str) -> str:
     return next(str(row[1]) for row in described if row[0] == field)
 
 
-def _shown(value: Any, dtype: str) -> Any:
+def shown_cell(value: Any, dtype: str) -> Any:
+    """A cell of a page as shown: a whole number of an integer column as an integer,
+    otherwise as `table.cell` shows it."""
     if (
         isinstance(value, float)
         and dtype.lower().startswith(("int", "uint"))

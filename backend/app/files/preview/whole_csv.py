@@ -17,7 +17,7 @@ the file never held.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +112,7 @@ def decide_csv(readable: Path, source: str, shown: dict[str, Any]) -> list[dict[
     return final
 
 
-def _checked_parts(checked: dict[int, tuple[str, str | None]]) -> list[str]:
+def _checked_parts(checked: Mapping[int, tuple[str, str | None]]) -> list[str]:
     return [
         part
         for at, (expr, other) in checked.items()

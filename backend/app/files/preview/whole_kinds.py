@@ -28,6 +28,7 @@ from app.files.preview.kinds import preview_kind
 from app.files.preview.paging import Window, read_csv_fields, read_page
 from app.files.preview.table import head_note
 from app.files.preview.whole_csv import decide_csv
+from app.files.preview.whole_jsonl import decide_jsonl, first_rows
 from app.files.preview.workbook import preview_excel
 
 # Changes when what a decision holds changes, so that older ones are not read.
@@ -81,7 +82,7 @@ def decide_whole(path: Path, *, name: str, shown: dict[str, Any], work: Path) ->
     `kinds_path` (made once). Runs in the preview child process.
 
     Args:
-        path: The local file (a CSV or a workbook).
+        path: The local file (a CSV, a JSON lines file or a workbook).
         name: Its user-facing name (its extension gives the kind).
         shown: The preview of its head (of the sheet and header row meant).
         work: The path prefix of what pages keep beside the file.
@@ -98,6 +99,9 @@ def decide_whole(path: Path, *, name: str, shown: dict[str, Any], work: Path) ->
             path, name, shown.get("sheet"), shown.get("header_row"), type_rows=None
         )
         decision = {"columns": whole.columns, "rows": whole.rows}
+    elif preview_kind(name) == "jsonl":
+        columns = decide_jsonl(path, name, shown)
+        decision = {"columns": columns, "rows": first_rows(path, name, columns)}
     else:
         columns = read_csv_fields(
             path, shown, work, lambda readable, source, _: decide_csv(readable, source, shown)
