@@ -291,6 +291,22 @@ class ColumnProfile(BaseModel):
     top: list[TopValue] | None = Field(
         None, description="Text and booleans: the most frequent values (up to 5), most first"
     )
+    unit: str | None = Field(
+        None, description="For a number column: its preview column's `unit` (a currency or %)"
+    )
+    currency: str | None = Field(
+        None,
+        description="For a number column of amounts in one currency: it, to show min, "
+        "mean and max with (as the preview shows its cells)",
+    )
+    currencies: list[str] | None = Field(
+        None, description="For a number column of amounts in several currencies: them"
+    )
+    decimals: int | None = Field(
+        None,
+        description="For a number column of amounts or percents: the decimals its values are "
+        "shown with; `mean` is given at them",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -308,4 +324,11 @@ class FileProfile(BaseModel):
     row_count: int = Field(description="The data rows of the whole file (or sheet)")
     rows_profiled: int = Field(description="The first rows that were profiled")
     complete: bool = Field(description="Whether the rows profiled are all the rows")
+    sampled: str | None = Field(
+        None,
+        description='When only a sample was profiled, how much of the file: "100,000 of '
+        '2,000,000 rows" (a CSV is profiled over all its rows as its preview reads them, '
+        "from its typed copy when it has one; other kinds, or a CSV too costly to read "
+        "whole in time, from their first rows); null when every row was profiled",
+    )
     columns: list[ColumnProfile]
