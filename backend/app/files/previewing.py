@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 CSV_HEAD_START = 4 * 1024 * 1024
 CSV_HEAD_MAX = 64 * 1024 * 1024
 # What a stored preview holds: one computed before the current shape is computed again.
-PREVIEW_SHAPE = 4
+PREVIEW_SHAPE = 5
 # Previews of further sheets and profiles kept on the row, per kind.
 MAX_CACHED = 20
 # A page of the whole table (sorted, or deep in it) reads all of the file: the time it may
