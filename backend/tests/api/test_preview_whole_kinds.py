@@ -110,7 +110,8 @@ def test_a_column_text_in_its_first_rows_is_read_from_the_whole_file(
     assert amount["reading"] == 'numbers over the whole file; read as missing: "TBD" (30), "—" (30)'
     assert (price["currencies"], price["decimals"], price["currency"]) == (["€", "$"], 2, None)
     assert (fee["currency"], fee["decimals"]) == ("$", 2)
-    assert shown["rows"][0][1] is None and shown["rows"][60][1] == 120
+    assert shown["rows"][0][1] is None
+    assert page(alice, file, offset=60, limit=1)["rows"] == [[60, 120, 60, 180.25]]
     found = page(alice, file, filter='[{"column": "amount", "op": "empty"}]', limit=100)
     assert found["row_count"] == 60 and found["rows"][0] == [0, None, 0, 0.25]
 

@@ -20,7 +20,6 @@ import pandas as pd
 
 from app.files.detect import Detected, convert_text
 from app.files.mixed_columns import apply_reading
-from app.files.preview.csv_sql import listed_missing
 from app.files.preview.json_tables import read_json_lines, read_json_table
 from app.files.preview.kinds import preview_kind
 from app.files.preview.table import jsonable, user_type
@@ -77,7 +76,11 @@ def read_as(raw: pd.DataFrame, columns: list[dict[str, Any]]) -> pd.DataFrame:
         ):
             reading = spec if spec.get("mixed") else _implied(wanted, spec)
             values, unread = apply_reading(raw[column], reading)
-            listed = set(listed_missing(spec))
+            listed = {
+                entry.get("value")
+                for entry in spec.get("missing_values") or []
+                if isinstance(entry, dict)
+            }
             unread = {row: text for row, text in unread.items() if text not in listed}
             marks[f"u{at}"] = pd.Series(unread, dtype=object).reindex(values.index)
         elif wanted == "text" and (
