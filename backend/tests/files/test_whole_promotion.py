@@ -183,3 +183,18 @@ def test_json_lines_are_decided_over_all_their_records(tmp_path: Path) -> None:
         [19, "19", None, 19.0],
         [20, "20", 30.0, 20.0],
     ]
+
+
+def test_a_text_read_as_missing_is_data_in_the_sql_that_reads_it(tmp_path: Path) -> None:
+    """The texts listed as missing come from the file: quoted in every reading's SQL."""
+    hostile = "x'); SELECT 1; --"
+    rows = [f'{i},"{hostile if i < 30 else i}"' for i in range(10_000)]
+    path = written(tmp_path, "hostile.csv", "id,amount", rows)
+    final = whole(path, tmp_path)
+    column = final["columns"][1]
+    assert (column["dtype"], column["missing_values"]) == (
+        "float64",
+        [{"value": hostile, "count": 30}],
+    )
+    assert page(path, final, tmp_path, offset=29, limit=2) == [[29, None], [30, 30.0]]
+    assert "SELECT" not in read_hint(final)
