@@ -58,13 +58,19 @@ def decide_csv(readable: Path, source: str, shown: dict[str, Any]) -> list[dict[
     texts = [at for at in range(width) if at not in checked]
     row = run(
         _checked_parts(checked)
-        + [part for at in texts for part in whole_sql.text_parts(at)]
-        + [whole_sql.marker_part(at) for at in range(width)]
+        + [part for at in texts for part in whole_sql.gate_parts(at)]
+        + [whole_sql.marker_part(at) for at in checked]
     )
     counts = {at: whole_sql.checked_counts(row[5 * n : 5 * n + 5]) for n, at in enumerate(checked)}
     rest = row[5 * len(checked) :]
-    looks = {at: rest[5 * n : 5 * n + 5] for n, at in enumerate(texts)}
-    markers = rest[5 * len(texts) :]
+    # A text column is looked at further only when nearly all its cells may be numbers or
+    # dates by their first character.
+    hopeful = [
+        at
+        for n, at in enumerate(texts)
+        if rest[2 * n] and rest[2 * n + 1] >= WHOLE_SHARE * rest[2 * n]
+    ]
+    markers: dict[int, Any] = dict(zip(checked, rest[2 * len(texts) :], strict=True))
 
     final = [dict(column) for column in columns]
     # A strict column with cells it cannot read is counted again read as a mixed one,
@@ -92,9 +98,15 @@ def decide_csv(readable: Path, source: str, shown: dict[str, Any]) -> list[dict[
     # A column the head read as numbers or dates that the whole file does not (its first
     # rows all missing, say) is looked at as a text column.
     demoted = [at for at in checked if user_type(final[at].get("dtype", "")) == "text"]
-    if demoted:
-        row = run([part for at in demoted for part in whole_sql.text_parts(at)])
-        looks |= {at: row[5 * n : 5 * n + 5] for n, at in enumerate(demoted)}
+    looks: dict[int, tuple[Any, ...]] = {}
+    if hopeful or demoted:
+        row = run(
+            [part for at in hopeful + demoted for part in whole_sql.text_parts(at)]
+            + [whole_sql.marker_part(at) for at in hopeful]
+        )
+        looks = {at: row[5 * n : 5 * n + 5] for n, at in enumerate(hopeful + demoted)}
+        hopeful_markers = row[5 * len(looks) :]
+        markers |= dict(zip(hopeful, hopeful_markers, strict=True))
     promoted = _promoted(final, looks, text_format, run)
     missing: dict[int, tuple[list[dict[str, Any]], int]] = {}
     for at in promoted:
@@ -102,7 +114,7 @@ def decide_csv(readable: Path, source: str, shown: dict[str, Any]) -> list[dict[
         listed, total = whole_sql.unread_texts(readable, source, width, at, expr)
         missing[at] = (listed, total - sum(entry["count"] for entry in listed))
     for at, column in enumerate(final):
-        if markers[at] and user_type(column.get("dtype", "")) in ("number", "date"):
+        if markers.get(at) and user_type(column.get("dtype", "")) in ("number", "date"):
             entries = [{"value": str(k), "count": int(v)} for k, v in markers[at].items()]
             listed, others = missing.get(at, ([], 0))
             missing[at] = (listed + entries, others)

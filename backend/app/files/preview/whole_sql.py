@@ -84,6 +84,22 @@ def checked_counts(values: tuple[Any, ...]) -> dict[str, Any]:
     }
 
 
+# The first characters a number, an amount or a date can start with: a column of text whose
+# cells mostly start otherwise is not looked at further (the only cheap test).
+_STARTS = "0123456789+-.,(€$£¥₹UuEeGgCcJjIi"
+
+
+def gate_parts(at: int) -> list[str]:
+    """Two cheap aggregates of a text column: its filled cells, and those whose first
+    character a number, an amount or a date can start with."""
+    has, text = filled(at), f"trim(c{at})"
+    starts = ", ".join(map(literal, _STARTS))
+    return [
+        f"count(*) FILTER (WHERE {has})",
+        f"count(*) FILTER (WHERE {has} AND left({text}, 1) IN ({starts}))",
+    ]
+
+
 def text_parts(at: int) -> list[str]:
     """Five aggregates of a text column: its filled cells, and those that read as plain
     numbers, that look like amounts, that read as ISO dates, and that look like dates."""
@@ -99,8 +115,14 @@ def text_parts(at: int) -> list[str]:
 
 def marker_part(at: int) -> str:
     """The texts pandas reads as missing in field `c<at>`, each with its count."""
-    markers = ", ".join(map(literal, missing_markers()))
-    return f"histogram(c{at}) FILTER (WHERE c{at} IN ({markers}))"
+    markers = missing_markers()
+    # Their first characters first: a cheap test that most fields fail.
+    firsts = ", ".join(map(literal, sorted({marker[0] for marker in markers})))
+    listed = ", ".join(map(literal, markers))
+    return (
+        f"histogram(c{at}) FILTER (WHERE CASE WHEN left(c{at}, 1) IN ({firsts})"
+        f" THEN c{at} IN ({listed}) ELSE false END)"
+    )
 
 
 def amount_parts(at: int, typed: str, decimal: str) -> list[str]:
