@@ -1,6 +1,6 @@
 """Each column of a CSV decided over all its cells (whole_kinds.py runs it in the preview
-child process): the counts of whole_sql.py, at most four passes of DuckDB over the file,
-the file never held.
+child process): the counts of whole_sql.py, a few passes of DuckDB over the file (most
+only when needed), the file never held.
 
 - A number, date or yes/no column of the head some of whose later cells do not read so
   becomes a mixed column (those cells kept as text, marked) while WHOLE_SHARE of its cells
