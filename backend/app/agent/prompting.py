@@ -20,6 +20,7 @@ from app.agent.knowledge_prompt import KnowledgeSection
 from app.agent.sources_prompt import fit
 from app.agent.untrusted import DATA_TAG, HISTORY_TAG, KNOWLEDGE_TAG, untrusted
 from app.files import reading
+from app.files.preview.csv_sql import listed_missing
 
 _env = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "prompts"),
@@ -196,6 +197,7 @@ def read_hint(preview: dict[str, Any]) -> str:
                 f"turn text percents{how} into fractions with {converter} / 100 for {percents}"
             )
     steps += _mixed_steps(columns)
+    steps += _missing_steps(columns)
     reader = "pd.read_csv" if text_format else "pd.read_excel" if preview.get("sheets") else None
     if parts and reader:
         steps.insert(0, f"read with {reader}(name, {', '.join(parts)})")
@@ -226,6 +228,31 @@ def _mixed_steps(columns: list[dict[str, Any]]) -> list[str]:
             cells = "1 cell" if count == 1 else f"{count:,} cells"
             said += f"; {cells} cannot be read and become NaN"
         steps.append(f"{said}: {call}")
+    return steps
+
+
+def _missing_steps(columns: list[dict[str, Any]]) -> list[str]:
+    """How to read the number and date columns that hold a few texts read as missing
+    ("TBD", "—": `missing_values` beyond pandas' own), which pandas would leave as text;
+    the texts themselves are file content and stay out of the prompt."""
+    numbers, dates = [], []
+    for column in columns:
+        if column.get("mixed") or not listed_missing(column):
+            continue
+        dtype = str(column.get("dtype", ""))
+        if dtype.startswith("float"):
+            numbers.append(_name(column))
+        elif dtype.startswith("datetime64"):
+            dates.append(_name(column))
+    steps = []
+    if numbers:
+        steps.append(
+            f"a few texts read as missing: pd.to_numeric(df[column], errors='coerce') for {numbers}"
+        )
+    if dates:
+        steps.append(
+            f"a few texts read as missing: pd.to_datetime(df[column], errors='coerce') for {dates}"
+        )
     return steps
 
 

@@ -18,11 +18,11 @@ from typing import Any
 from app.errors import NotFound
 from app.files import preview as previews
 from app.files import profile as profiles
-from app.files.preview import paging, whole_kinds
+from app.files.preview import paging, whole_kinds, whole_profile
 from app.files.preview import table as preview_table
 from app.files.preview.filters import check_filter
 from app.files.preview.paging import Window
-from app.files.preview_process import PREVIEW_TIMEOUT_SECONDS, run_preview
+from app.files.preview_process import PREVIEW_TIMEOUT_SECONDS, PreviewsBusy, run_preview
 from app.files.whole_file_work import start_table_copy
 from app.infra.storage import ObjectNotFound, ObjectStorage
 from app.models import File
@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 CSV_HEAD_START = 4 * 1024 * 1024
 CSV_HEAD_MAX = 64 * 1024 * 1024
 # What a stored preview holds: one computed before the current shape is computed again.
-PREVIEW_SHAPE = 4
+PREVIEW_SHAPE = 5
 # Previews of further sheets and profiles kept on the row, per kind.
 MAX_CACHED = 20
 # A page of the whole table (sorted, or deep in it) reads all of the file: the time it may
@@ -208,8 +208,10 @@ async def profile(
     header_row: int | None = None,
 ) -> dict[str, Any]:
     """The profile of the file's columns (of one sheet of a workbook, under a header row),
-    over its first rows (app.files.profile bounds them), computed once per content and
-    kept on the row.
+    computed once per content and kept on the row: a CSV's over all its rows as the whole
+    file's decision reads them (whole_profile.py), another file's over its first rows
+    (app.files.profile bounds them; `sampled` says how many), each number column's values
+    with its currency and decimals.
 
     Raises:
         PreviewError: As `preview`, whose checks come first.
@@ -222,35 +224,77 @@ async def profile(
     if cached is not None:
         return cached
     async with _contents(file):
-        if previews.preview_kind(file.name) == "csv":
-            length = min(profiles.PROFILE_MAX_BYTES, file.size)
-            head = await storage.read_range(file.storage_key, 0, length) if length else b""
-            result = await run_preview(
-                file.name,
-                profiles.profile_csv_head,
-                head,
-                name=file.name,
-                complete=length >= file.size,
-                header_row=shown["header_row"],
-            )
-        else:
-            path = await storage.local_copy(file.storage_key, cache_dir, file.sha256)
-            result = await run_preview(
-                file.name,
-                profiles.profile_file,
-                path,
-                name=file.name,
-                sheet=shown["sheet"],
-                header_row=shown.get("header_row"),
-            )
+        result = await _whole_profile(storage, file, cache_dir, shown)
+        if result is None:
+            result = await _sample_profile(storage, file, cache_dir, shown)
     # The sample may end exactly where the file does.
     complete = result["complete"] or result["rows_profiled"] >= shown["row_count"]
     body = {
         "sheet": shown["sheet"],
         "header_row": shown.get("header_row"),
         "row_count": shown["row_count"],
-    } | result
-    return _remember(file, "profiles", key, body | {"complete": complete})
+        "sampled": None
+        if complete
+        else f"{result['rows_profiled']:,} of {shown['row_count']:,} rows",
+    } | profiles.with_formats(result, shown["columns"])
+    body["complete"] = complete
+    if shown.get("kinds_pending"):
+        return body  # profiled as the head reads it: again once the whole file decided
+    return _remember(file, "profiles", key, body)
+
+
+async def _whole_profile(
+    storage: ObjectStorage, file: File, cache_dir: Path, shown: dict[str, Any]
+) -> dict[str, Any] | None:
+    """A CSV's profile over all its rows as the whole file's decision reads them (from its
+    typed copy when it has one); None when that cannot be had (not a CSV, its kinds still
+    being decided, or too costly to read whole in time): the sample profile stands in."""
+    if previews.preview_kind(file.name) != "csv" or shown.get("kinds_pending"):
+        return None
+    path = await storage.local_copy(file.storage_key, cache_dir, file.sha256)
+    try:
+        found: dict[str, Any] = await run_preview(
+            file.name,
+            whole_profile.profile_whole_csv,
+            path,
+            shown=_without_cache(shown),
+            work=cache_dir / file.sha256,
+            time_limit=page_time_limit(file.size),
+        )
+    except PreviewsBusy:
+        raise
+    except Exception as exc:  # too costly, or unreadable past its pages: a sample stands in
+        log.info("%s was profiled from a sample: %s", file.name, exc)
+        return None
+    return found
+
+
+async def _sample_profile(
+    storage: ObjectStorage, file: File, cache_dir: Path, shown: dict[str, Any]
+) -> dict[str, Any]:
+    """The profile of the file's first rows (app.files.profile bounds them)."""
+    if previews.preview_kind(file.name) == "csv":
+        length = min(profiles.PROFILE_MAX_BYTES, file.size)
+        head = await storage.read_range(file.storage_key, 0, length) if length else b""
+        found: dict[str, Any] = await run_preview(
+            file.name,
+            profiles.profile_csv_head,
+            head,
+            name=file.name,
+            complete=length >= file.size,
+            header_row=shown["header_row"],
+        )
+        return found
+    path = await storage.local_copy(file.storage_key, cache_dir, file.sha256)
+    found = await run_preview(
+        file.name,
+        profiles.profile_file,
+        path,
+        name=file.name,
+        sheet=shown["sheet"],
+        header_row=shown.get("header_row"),
+    )
+    return found
 
 
 @asynccontextmanager

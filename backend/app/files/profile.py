@@ -82,6 +82,31 @@ def profile_frame(
     }
 
 
+# What a profile's number column takes from its preview's column, to show its values with.
+_FORMATS = ("unit", "currency", "currencies", "decimals")
+
+
+def with_formats(profile: dict[str, Any], columns: list[dict[str, Any]]) -> dict[str, Any]:
+    """A profile whose number columns carry their preview column's currency (or
+    currencies), unit and decimals, the mean given at those decimals (a percent column's
+    as a fraction: two more)."""
+    specs = {str(column.get("name")): column for column in columns}
+    out = []
+    for profiled in profile["columns"]:
+        spec = specs.get(str(profiled["name"]), {})
+        if profiled.get("kind") != "number":
+            out.append(profiled)
+            continue
+        formats = {key: spec[key] for key in _FORMATS if spec.get(key) is not None}
+        decimals = formats.get("decimals")
+        mean = profiled.get("mean")
+        if isinstance(decimals, int) and isinstance(mean, float):
+            places = decimals + 2 if formats.get("unit") == "%" else decimals
+            profiled = profiled | {"mean": round(mean, places)}
+        out.append(profiled | formats)
+    return profile | {"columns": out}
+
+
 def _column(name: str, column: pd.Series, unread: int) -> dict[str, Any]:
     out: dict[str, Any] = {
         "name": name,

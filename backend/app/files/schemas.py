@@ -91,6 +91,13 @@ _USER_TYPE_OF_KIND: dict[str, UserType] = {
 }  # fmt: skip
 
 
+class MissingValue(BaseModel):
+    """A text a column reads as missing, and how many of its cells hold it."""
+
+    value: str
+    count: int
+
+
 class PreviewColumn(BaseModel):
     name: str
     dtype: str = Field(
@@ -120,8 +127,9 @@ class PreviewColumn(BaseModel):
     )
     currencies: list[str] | None = Field(
         None,
-        description="For a mixed number column whose amounts are in several currencies: "
-        "them, in the order first seen (no currency is shown with its values)",
+        description="For a number column whose amounts are in several currencies: them, in "
+        "the order first seen in its first rows, or the commonest first once decided over "
+        "the whole file (no currency is shown with its values)",
     )
     decimals: int | None = Field(
         None,
@@ -168,6 +176,14 @@ class PreviewColumn(BaseModel):
     )
     false_values: list[str] | None = Field(
         None, description="For a text column read as yes/no: its spellings of no"
+    )
+    missing_values: list[MissingValue] | None = Field(
+        None,
+        description="For a number or date column decided over the whole file: the texts read "
+        'as missing in it ("n/a", and the few texts of a column that is text in its first '
+        'rows but numbers or dates in nearly all of them, such as "TBD"), the most frequent '
+        "first, with their counts (up to 20 of the latter; the sentence in `reading` counts "
+        "the rest)",
     )
 
     @model_validator(mode="before")
@@ -275,6 +291,22 @@ class ColumnProfile(BaseModel):
     top: list[TopValue] | None = Field(
         None, description="Text and booleans: the most frequent values (up to 5), most first"
     )
+    unit: str | None = Field(
+        None, description="For a number column: its preview column's `unit` (a currency or %)"
+    )
+    currency: str | None = Field(
+        None,
+        description="For a number column of amounts in one currency: it, to show min, "
+        "mean and max with (as the preview shows its cells)",
+    )
+    currencies: list[str] | None = Field(
+        None, description="For a number column of amounts in several currencies: them"
+    )
+    decimals: int | None = Field(
+        None,
+        description="For a number column of amounts or percents: the decimals its values are "
+        "shown with; `mean` is given at them",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -292,4 +324,11 @@ class FileProfile(BaseModel):
     row_count: int = Field(description="The data rows of the whole file (or sheet)")
     rows_profiled: int = Field(description="The first rows that were profiled")
     complete: bool = Field(description="Whether the rows profiled are all the rows")
+    sampled: str | None = Field(
+        None,
+        description='When only a sample was profiled, how much of the file: "100,000 of '
+        '2,000,000 rows" (a CSV is profiled over all its rows as its preview reads them, '
+        "from its typed copy when it has one; other kinds, or a CSV too costly to read "
+        "whole in time, from their first rows); null when every row was profiled",
+    )
     columns: list[ColumnProfile]

@@ -63,6 +63,7 @@ def test_upload_list_get_download_preview(alice: Api, live) -> None:  # type: ig
             "currency",
             "currencies",
             "decimals",
+            "missing_values",
         )
     )
     assert preview["columns"] == [

@@ -5,6 +5,7 @@ filter and the typed copy read it."""
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -84,3 +85,62 @@ def test_a_csv_s_kinds_are_decided_over_the_whole_file(
     again = page(alice, file)
     assert again["kinds_pending"] is False
     assert again["columns"] == shown["columns"]
+
+
+def test_a_column_text_in_its_first_rows_is_read_from_the_whole_file(
+    alice: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Words in its first rows, numbers after: numbers, the words read as missing; amounts
+    take their currencies and decimals from every row; the profile reads every row so."""
+    monkeypatch.setattr(table, "CSV_TYPE_ROWS", 200)
+    rows = 10_000
+    lines = ["id,amount,price,fee"]
+    for i in range(rows):
+        amount = ("—", "TBD")[i % 2] if i < 60 else str(i * 2)
+        price = f'"${i:,}"' if i < 300 else f'"€{i:,}.50"'
+        lines.append(f'{i},{amount},{price},"${i * 3:,}.25"')
+    file = uploaded(alice, "words.csv", ("\n".join(lines) + "\n").encode())
+
+    shown = settled(alice, file)
+    amount, price, fee = shown["columns"][1:]
+    assert (amount["type"], amount["missing_values"]) == (
+        "number",
+        [{"value": "TBD", "count": 30}, {"value": "—", "count": 30}],
+    )
+    assert amount["reading"] == 'numbers over the whole file; read as missing: "TBD" (30), "—" (30)'
+    assert (price["currencies"], price["decimals"], price["currency"]) == (["€", "$"], 2, None)
+    assert (fee["currency"], fee["decimals"]) == ("$", 2)
+    assert shown["rows"][0][1] is None
+    assert page(alice, file, offset=60, limit=1)["rows"] == [[60, 120, 60, 180.25]]
+    found = page(alice, file, filter='[{"column": "amount", "op": "empty"}]', limit=100)
+    assert found["row_count"] == 60 and found["rows"][0] == [0, None, 0, 0.25]
+
+    profile = alice.get(f"/files/{file['id']}/profile")
+    assert profile.status_code == 200, profile.text
+    body = profile.json()
+    assert (body["rows_profiled"], body["complete"], body["sampled"]) == (rows, True, None)
+    by_name = {column["name"]: column for column in body["columns"]}
+    assert (by_name["amount"]["type"], by_name["amount"]["missing"]) == ("number", 60)
+    assert by_name["amount"]["min"] == 120
+    assert (by_name["fee"]["currency"], by_name["fee"]["decimals"]) == ("$", 2)
+    assert by_name["fee"]["mean"] == round(sum(i * 3 + 0.25 for i in range(rows)) / rows, 2)
+    assert by_name["price"]["currencies"] == ["€", "$"]
+
+
+def test_json_lines_kinds_are_decided_over_the_whole_file(alice: Api) -> None:
+    records = [
+        {"id": i, "code": i if i < 1200 else f"A-{i}", "amount": "n/a" if i < 5 else i / 2}
+        for i in range(1500)
+    ]
+    content = "".join(json.dumps(record) + "\n" for record in records).encode()
+    file = uploaded(alice, "late.jsonl", content)
+
+    shown = settled(alice, file)
+    code, amount = shown["columns"][1:]
+    assert (code["type"], code["reading"]) == ("text", "text: 300 cells are not numbers")
+    assert (amount["type"], amount["missing_values"]) == (
+        "number",
+        [{"value": "n/a", "count": 5}],
+    )
+    assert shown["rows"][0] == [0, "0", None]
+    assert page(alice, file, offset=1499, limit=1)["rows"] == [[1499, "A-1499", 749.5]]

@@ -696,6 +696,30 @@ export type ColumnProfile = {
      * Text and booleans: the most frequent values (up to 5), most first
      */
     top?: Array<TopValue> | null;
+    /**
+     * Unit
+     *
+     * For a number column: its preview column's `unit` (a currency or %)
+     */
+    unit?: string | null;
+    /**
+     * Currency
+     *
+     * For a number column of amounts in one currency: it, to show min, mean and max with (as the preview shows its cells)
+     */
+    currency?: string | null;
+    /**
+     * Currencies
+     *
+     * For a number column of amounts in several currencies: them
+     */
+    currencies?: Array<string> | null;
+    /**
+     * Decimals
+     *
+     * For a number column of amounts or percents: the decimals its values are shown with; `mean` is given at them
+     */
+    decimals?: number | null;
 };
 
 /**
@@ -956,6 +980,12 @@ export type FileProfile = {
      * Whether the rows profiled are all the rows
      */
     complete: boolean;
+    /**
+     * Sampled
+     *
+     * When only a sample was profiled, how much of the file: "100,000 of 2,000,000 rows" (a CSV is profiled over all its rows as its preview reads them, from its typed copy when it has one; other kinds, or a CSV too costly to read whole in time, from their first rows); null when every row was profiled
+     */
+    sampled?: string | null;
     /**
      * Columns
      */
@@ -1549,6 +1579,22 @@ export type MemberUpdate = {
 };
 
 /**
+ * MissingValue
+ *
+ * A text a column reads as missing, and how many of its cells hold it.
+ */
+export type MissingValue = {
+    /**
+     * Value
+     */
+    value: string;
+    /**
+     * Count
+     */
+    count: number;
+};
+
+/**
  * ModelList
  */
 export type ModelList = {
@@ -1989,7 +2035,7 @@ export type PreviewColumn = {
     /**
      * Currencies
      *
-     * For a mixed number column whose amounts are in several currencies: them, in the order first seen (no currency is shown with its values)
+     * For a number column whose amounts are in several currencies: them, in the order first seen in its first rows, or the commonest first once decided over the whole file (no currency is shown with its values)
      */
     currencies?: Array<string> | null;
     /**
@@ -2052,6 +2098,12 @@ export type PreviewColumn = {
      * For a text column read as yes/no: its spellings of no
      */
     false_values?: Array<string> | null;
+    /**
+     * Missing Values
+     *
+     * For a number or date column decided over the whole file: the texts read as missing in it ("n/a", and the few texts of a column that is text in its first rows but numbers or dates in nearly all of them, such as "TBD"), the most frequent first, with their counts (up to 20 of the latter; the sentence in `reading` counts the rest)
+     */
+    missing_values?: Array<MissingValue> | null;
 };
 
 /**

@@ -57,16 +57,34 @@ def csv_source(
     return readable, read, [typed_sql(f"c{i}", c, text_format) for i, c in enumerate(columns)]
 
 
-def present(field: str) -> str:
-    """The SQL of a text field, NULL where pandas reads it as missing."""
+def present(field: str, column: dict[str, Any] | None = None) -> str:
+    """The SQL of a text field, NULL where pandas reads it as missing, or where it is one
+    of the texts the whole file's decision reads as missing in this column
+    (`missing_values`: whole_kinds.py)."""
     missing = ", ".join(literal(value) for value in _MISSING)
-    return f"CASE WHEN {field} IN ({missing}) THEN NULL ELSE {field} END"
+    listed = listed_missing(column)
+    also = f" OR trim({field}) IN ({', '.join(map(literal, listed))})" if listed else ""
+    return f"CASE WHEN {field} IN ({missing}){also} THEN NULL ELSE {field} END"
+
+
+def listed_missing(column: dict[str, Any] | None) -> list[str]:
+    """The texts a column's decision reads as missing beyond pandas' own (trimmed)."""
+    found = (column or {}).get("missing_values")
+    if not isinstance(found, list):
+        return []
+    texts = (entry.get("value") for entry in found if isinstance(entry, dict))
+    return [text for text in texts if isinstance(text, str) and text not in _MISSING]
+
+
+def missing_markers() -> list[str]:
+    """The texts pandas reads as missing (but the empty one)."""
+    return [value for value in _MISSING if value]
 
 
 def typed_sql(field: str, column: dict[str, Any], text_format: dict[str, Any]) -> str:
     """The SQL that reads a text field as the preview read its column."""
     dtype = str(column.get("dtype", ""))
-    field = present(field)
+    field = present(field, column)
     if column.get("mixed") == "number":  # read by reading.py, as the head was
         return f"wb_number({field}, {literal(column.get('decimal_separator') or '.')})"
     if column.get("mixed") == "date":

@@ -50,7 +50,8 @@ def read_json_table(path: Path, name: str) -> pd.DataFrame:
 
 
 def preview_jsonl(path: Path, name: str) -> Preview:
-    """A JSON lines file's preview from its first records, every line counted."""
+    """A JSON lines file's preview from its first records, every line counted; the kinds
+    its first records decide are checked over all of them after (whole_jsonl.py)."""
     counter = CsvRowCounter(header=False, quoting=False)
     with path.open("rb") as file:
         records = read_json_lines(file, name, INFER_ROWS, counter)
@@ -59,7 +60,7 @@ def preview_jsonl(path: Path, name: str) -> Preview:
     frame = pd.json_normalize(records)
     detected = Detected()
     frame = convert_text(frame, detected, day_first=False)
-    return build_preview(frame, counter.finish(), detected=detected)
+    return build_preview(frame, counter.finish(), detected=detected, checked_later=True)
 
 
 def read_json_lines(

@@ -136,7 +136,7 @@ def read_page(
                 lambda readable, source, typed: _query(
                     readable,
                     source,
-                    Reading(typed, _unread_sql(typed, columns)),
+                    Reading(typed, unread_sql(typed, columns)),
                     columns,
                     window,
                     count,
@@ -198,7 +198,7 @@ def build_table_copy(path: Path, *, shown: dict[str, Any], work: Path) -> bool:
         con = connect(readable, partial)
         try:
             fields = ", ".join(f"c{i}" for i in range(len(typed)))
-            unread = _unread_sql(typed, shown["columns"])
+            unread = unread_sql(typed, shown["columns"])
             select = ", ".join(
                 [f"{expr} AS c{i}" for i, expr in enumerate(typed)]
                 + [f"{sql} AS u{i}" for i, sql in enumerate(unread) if sql is not None]
@@ -426,11 +426,13 @@ def _marks(column: dict[str, Any]) -> bool:
     return column.get("mixed") in ("number", "date")
 
 
-def _unread_sql(typed: list[str], columns: list[dict[str, Any]]) -> list[str | None]:
+def unread_sql(typed: list[str], columns: list[dict[str, Any]]) -> list[str | None]:
     """Per column of a CSV, the SQL of a cell's text where it could not be read as its
-    column's kind, for the columns that keep such cells (mixed ones)."""
+    column's kind, for the columns that keep such cells (mixed ones); `typed`: each
+    column's SQL (csv_sql.typed_sql)."""
     return [
-        f"CASE WHEN ({expr}) IS NULL AND trim({present(f'c{at}')}) <> '' THEN trim(c{at}) END"
+        f"CASE WHEN ({expr}) IS NULL AND trim({present(f'c{at}', column)}) <> ''"
+        f" THEN trim(c{at}) END"
         if _marks(column)
         else None
         for at, (expr, column) in enumerate(zip(typed, columns, strict=True))
@@ -453,7 +455,9 @@ def _page(
     width = len(columns)
     shown = []
     for row in rows:
-        values = [_shown(value, dtype) for value, dtype in zip(row[:width], dtypes, strict=True)]
+        values = [
+            shown_cell(value, dtype) for value, dtype in zip(row[:width], dtypes, strict=True)
+        ]
         for (at, _), text in zip(marks, row[width:], strict=True):
             if text is not None:
                 values[at] = unreadable(str(text))
@@ -466,7 +470,9 @@ def _type_of(con: duckdb.DuckDBPyConnection, field: str) -> str:
     return next(str(row[1]) for row in described if row[0] == field)
 
 
-def _shown(value: Any, dtype: str) -> Any:
+def shown_cell(value: Any, dtype: str) -> Any:
+    """A cell of a page as shown: a whole number of an integer column as an integer,
+    otherwise as `table.cell` shows it."""
     if (
         isinstance(value, float)
         and dtype.lower().startswith(("int", "uint"))

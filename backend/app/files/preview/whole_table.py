@@ -26,7 +26,7 @@ from app.files.preview.table import jsonable, user_type
 from app.files.preview.workbook import open_worksheet
 
 # Changes when what a kept table holds changes, so that older ones are not read.
-_SHAPE = 2
+_SHAPE = 3
 
 
 def whole_table(path: Path, name: str, shown: dict[str, Any], work: Path) -> Path:
@@ -48,6 +48,22 @@ def whole_table(path: Path, name: str, shown: dict[str, Any], work: Path) -> Pat
     else:
         with path.open("rb") as file:
             raw = pd.json_normalize(read_json_lines(file, name, 1 << 62))
+    result = read_as(raw, columns)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.name}.{uuid.uuid4().hex}.part")
+    try:
+        result.to_parquet(partial, index=False)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
+def read_as(raw: pd.DataFrame, columns: list[dict[str, Any]]) -> pd.DataFrame:
+    """A table's cells read as a preview's `columns` say: columns `c<i>`, and `u<i>` the
+    text of each cell of column i that could not be read as its kind (its mixed reading;
+    a text the column lists as read as missing is missing, not marked). A column read as
+    text holds text, its numbers as JSON writes them."""
     raw.columns = [str(column) for column in raw.columns]
     frame = convert_text(raw.copy(), Detected(), day_first=False)
     table: dict[str, Any] = {}
@@ -60,10 +76,19 @@ def whole_table(path: Path, name: str, shown: dict[str, Any], work: Path) -> Pat
         ):
             reading = spec if spec.get("mixed") else _implied(wanted, spec)
             values, unread = apply_reading(raw[column], reading)
+            listed = {
+                entry.get("value")
+                for entry in spec.get("missing_values") or []
+                if isinstance(entry, dict)
+            }
+            unread = {row: text for row, text in unread.items() if text not in listed}
             marks[f"u{at}"] = pd.Series(unread, dtype=object).reindex(values.index)
-        elif values.dtype == object and not values.dropna().map(lambda v: isinstance(v, str)).all():
-            # Lists, objects and mixed cells are kept as their JSON text.
-            values = values.map(_as_text)
+        elif wanted == "text" and (
+            values.dtype != object or not values.dropna().map(lambda v: isinstance(v, str)).all()
+        ):
+            # Lists, objects, numbers and mixed cells of a text column are kept as their
+            # JSON text.
+            values = raw[column].map(_as_text)
         table[f"c{at}"] = values
     # The extra columns of a wider table than its head's keep their places: paging.py
     # counts them and says so.
@@ -72,14 +97,7 @@ def whole_table(path: Path, name: str, shown: dict[str, Any], work: Path) -> Pat
     result = pd.DataFrame(table) if table else pd.DataFrame(index=frame.index)
     for key, values in marks.items():
         result[key] = values.map(lambda v: v if isinstance(v, str) else None)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f"{target.name}.{uuid.uuid4().hex}.part")
-    try:
-        result.to_parquet(partial, index=False)
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
-    return target
+    return result
 
 
 def _implied(kind: str, spec: dict[str, Any]) -> dict[str, Any]:

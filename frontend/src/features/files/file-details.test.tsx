@@ -148,6 +148,22 @@ describe('ProfileTable', () => {
     expect(values).toEqual(['min -3 · mean 414.52 · max 1,234.56', 'min 2026-01-31 · mean 2026-01-31T12:00:00 · max 2026-02-01T10:30:00', 'no values']);
     expect(screen.getAllByTestId('profile-missing').map((m) => m.textContent)).toEqual(['0', '2 (0%)', '100,000 (100%)']);
   });
+
+  it('shows amounts with their currency and at the column decimals', () => {
+    const amounts: FileProfile = {
+      sheet: null,
+      row_count: 3,
+      rows_profiled: 3,
+      complete: true,
+      columns: [
+        { name: 'price', dtype: 'float64', kind: 'number', missing: 0, distinct: 3, min: 0, max: 3298.9, mean: 1204.5, top: null, unit: '$', currency: '$', decimals: 2 },
+        { name: 'paid', dtype: 'float64', kind: 'number', missing: 0, distinct: 3, min: -3, max: 12, mean: 4.333, top: null, currencies: ['€', '$'], decimals: 2 },
+      ],
+    };
+    render(<ProfileTable profile={amounts} />);
+    const values = screen.getAllByTestId('profile-values').map((v) => v.textContent);
+    expect(values).toEqual(['min $0.00 · mean $1,204.50 · max $3,298.90', 'min -3.00 · mean 4.33 · max 12.00']);
+  });
 });
 
 describe('describeFormat', () => {

@@ -7,7 +7,7 @@ import { Badge } from '@/components/ui/badge';
 import { Tabs } from '@/components/ui/tabs';
 import { cn } from '@/lib/utils';
 import { ConditionForm, FilterChips } from './preview-filters';
-import { PreviewTable, type Sort } from './preview-table';
+import { PreviewTable, previewCell, type Sort } from './preview-table';
 import { PREVIEW_PAGE_ROWS, previewQuery, profileQuery } from './queries';
 
 type Check = FileOut['check'];
@@ -301,8 +301,13 @@ function Columns({ query }: { query: UseQueryResult<FileProfile> }) {
 
 const KIND_LABEL: Record<ColumnProfile['kind'], NonNullable<ColumnProfile['type']>> = { number: 'number', datetime: 'date', boolean: 'yes/no', text: 'text' };
 
-function shown(value: unknown, kind: ColumnProfile['kind']): string {
-  return formatCell(kind === 'datetime' ? withoutMidnight(typeof value === 'string' ? value.replace(/\.\d+$/, '') : value) : value);
+/** A profile's value as the preview shows the column's cells: a number column's with its currency and decimals ($1,204.50). */
+function shown(value: unknown, column: ColumnProfile): string {
+  if (column.kind === 'number' && typeof value === 'number') {
+    const { name, dtype, unit, currency, currencies, decimals } = column;
+    return previewCell(value, { name, dtype, type: 'number', unit, currency, currencies, decimals });
+  }
+  return formatCell(column.kind === 'datetime' ? withoutMidnight(typeof value === 'string' ? value.replace(/\.\d+$/, '') : value) : value);
 }
 
 /** Each column's type, missing and distinct counts, and range or most frequent values. */
@@ -374,8 +379,8 @@ function Values({ column: c }: { column: ColumnProfile }) {
   if (c.min === null && c.max === null) return <span className="text-muted-foreground">no values</span>;
   return (
     <span className="font-mono whitespace-nowrap tabular-nums">
-      <span className="text-muted-foreground">min</span> {shown(c.min, c.kind)} <span className="text-muted-foreground">· mean</span>{' '}
-      {shown(c.mean, c.kind)} <span className="text-muted-foreground">· max</span> {shown(c.max, c.kind)}
+      <span className="text-muted-foreground">min</span> {shown(c.min, c)} <span className="text-muted-foreground">· mean</span>{' '}
+      {shown(c.mean, c)} <span className="text-muted-foreground">· max</span> {shown(c.max, c)}
     </span>
   );
 }
