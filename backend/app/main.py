@@ -25,6 +25,7 @@ from app.api import (
     files,
     health,
     invites,
+    jobs,
     knowledge,
     live,
     notifications,
@@ -58,6 +59,7 @@ from app.infra.feeds import create_session_feed
 from app.infra.locks import create_session_locks
 from app.infra.presence import create_presence
 from app.infra.storage import S3Storage, create_storage
+from app.jobs.runner import JobRunner
 from app.live.hub import LiveHub
 from app.live.inbox import Inbox
 from app.live.slots import LiveStreamSlots
@@ -139,6 +141,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         check_runner = CheckRunner(settings=settings, factory=factory, locks=locks, runs=runs)
         await check_runner.recover_interrupted()
         check_runner.start_sweeper()
+        job_runner = JobRunner(settings=settings, factory=factory, runs=runs)
+        await job_runner.recover_interrupted()
+        job_runner.start_sweeper()
         runs.start_sweeper()
         sandboxes.start_reaper()
         # Probes the isolation and builds the sandbox's runtime cache (slow only the first time).
@@ -161,6 +166,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.live = hub
         app.state.inbox = inbox
         app.state.checks = check_runner
+        app.state.jobs = job_runner
         watch_app(app)
         if tracer_provider is not None:
             tracing.activate(tracer_provider, settings, (engine, runs_engine))
@@ -184,6 +190,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if tracer_provider is not None:
                 await asyncio.to_thread(tracing.deactivate, tracer_provider)
             await check_runner.close()
+            await job_runner.close()
             await runs.close()
             await whole_file_work.stop_table_copies()
             await sandboxes.close()
@@ -243,6 +250,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         sources,
         knowledge,
         checks,
+        jobs,
         storage,
         system,
     ):

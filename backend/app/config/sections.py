@@ -26,6 +26,7 @@ class Section(StrEnum):
     uploads = "Uploads"
     sources = "Data sources"
     knowledge = "Project knowledge"
+    jobs = "Jobs"
     observability = "Observability"
 
 

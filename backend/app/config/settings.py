@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from app.config.agent import AgentSettings
 from app.config.auth import AuthSettings
 from app.config.database import DatabaseSettings
+from app.config.jobs import JobsSettings
 from app.config.knowledge import KnowledgeSettings
 from app.config.knowledge_review import KnowledgeReviewSettings
 from app.config.llm import LlmSettings
@@ -42,6 +43,7 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 # fields (and the generated docs) keep the order of Section.
 class Settings(
     ObservabilitySettings,
+    JobsSettings,
     KnowledgeReviewSettings,
     KnowledgeSettings,
     SourcesSettings,

@@ -4,6 +4,7 @@ from app.models.audit import AuditChain, AuditEvent
 from app.models.base import Base
 from app.models.comments import Comment, Notification
 from app.models.invites import Invite, SignInHandoff
+from app.models.jobs import Job, JobRun, JobRunStatus
 from app.models.knowledge import (
     CheckResult,
     CheckRun,
@@ -42,6 +43,9 @@ __all__ = [
     "File",
     "FileVersion",
     "Invite",
+    "Job",
+    "JobRun",
+    "JobRunStatus",
     "KnowledgeItem",
     "KnowledgeKind",
     "KnowledgeStatus",
