@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -29,12 +29,37 @@ class JobResult(BaseModel):
     kind: str
 
 
-class Delivery(BaseModel):
+class EmailDelivery(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    channel: Literal["email", "webhook", "share"]
-    to: list[str] | None = None
-    url: str | None = None
+    channel: Literal["email"]
+    to: list[str] = Field(min_length=1, max_length=50)
+
+    @field_validator("to")
+    @classmethod
+    def _addresses(cls, to: list[str]) -> list[str]:
+        for address in to:
+            if "@" not in address or any(c.isspace() for c in address) or len(address) > 254:
+                raise ValueError(f"{address!r} is not an email address")
+        return to
+
+
+class WebhookDelivery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    channel: Literal["webhook"]
+    url: str = Field(min_length=1, max_length=2000, pattern=r"^https?://")
+
+
+class ShareDelivery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    channel: Literal["share"]
+
+
+Delivery = Annotated[
+    EmailDelivery | WebhookDelivery | ShareDelivery, Field(discriminator="channel")
+]
 
 
 class Alert(BaseModel):

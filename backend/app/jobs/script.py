@@ -100,6 +100,10 @@ class _Rewrite(ast.NodeTransformer):
             for arg in node.args:
                 if isinstance(arg, ast.Name):
                     self.shown.setdefault(arg.id, "table")
+            # Inside run() the sandbox cannot name a table after its variable: the call does.
+            titled = any(k.arg == "title" for k in node.keywords)
+            if len(node.args) == 1 and isinstance(node.args[0], ast.Name) and not titled:
+                node.keywords.append(ast.keyword("title", ast.Constant(node.args[0].id)))
         if (
             isinstance(func, ast.Attribute)
             and func.attr == "show"
@@ -228,3 +232,27 @@ class _Mark(ast.NodeTransformer):
 
 def step_of(index: int, code: str | None, error: str | None, output: str | None) -> ExportStep:
     return ExportStep(index=index, thought=None, code=code, output=output, error=error)
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, renames: dict[str, str]):
+        self.renames = renames
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        self.generic_visit(node)
+        key = node.slice
+        if (
+            isinstance(node.value, ast.Name)
+            and node.value.id == "params"
+            and isinstance(key, ast.Constant)
+            and key.value in self.renames
+        ):
+            node.slice = ast.Constant(self.renames[key.value])
+        return node
+
+
+def renamed(code: str, renames: dict[str, str]) -> str:
+    """The code with each `params[<old name>]` reading `params[<new name>]`."""
+    if not renames or not code.strip():
+        return code
+    return ast.unparse(_Rename(renames).visit(ast.parse(code))) + "\n"

@@ -175,14 +175,14 @@ def update(job: Job, body: JobUpdate) -> list[str]:
         job.alerts = [a.model_dump(exclude_none=True) for a in body.alerts]
         changed.append("alerts")
     if body.params is not None:
-        job.code, job.params = _new_params(job, [p.model_dump() for p in body.params])
+        job.code, job.tests, job.params = _new_params(job, [p.model_dump() for p in body.params])
         changed.append("params")
     return changed
 
 
-def _new_params(job: Job, given: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
-    """The script and parameters after a PATCH of `params`: kept ones matched by position
-    (a rename keeps the position), new ones must be of kind `value`."""
+def _new_params(job: Job, given: list[dict[str, Any]]) -> tuple[str, str, list[dict[str, Any]]]:
+    """The script, its tests and the parameters after a PATCH of `params`: kept ones matched
+    by position (a rename keeps the position), new ones must be of kind `value`."""
     old = job.params
     if len(given) < len(old):
         raise Unprocessable(
@@ -209,11 +209,9 @@ def _new_params(job: Job, given: list[dict[str, Any]]) -> tuple[str, list[dict[s
                 "the code it stands for.",
                 code="param_invalid",
             )
-    code = job.code
-    for old_name, new_name in renames.items():
-        code = code.replace(f"params[{old_name!r}]", f"params[{new_name!r}]")
+    code = script.renamed(job.code, renames)
     cleaned = [{k: v for k, v in p.items() if k != "source" or p["kind"] == "query"} for p in given]
-    return script.with_params(code, cleaned, marked), cleaned
+    return script.with_params(code, cleaned, marked), script.renamed(job.tests, renames), cleaned
 
 
 def check_overrides(job: Job, params: dict[str, Any]) -> None:
