@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import nbformat
 
-from app.jobs.driver import test_names
+from app.jobs.driver import PINNED_TEST, test_names
 from app.models.jobs import Job
 
 ExportFormat = Literal["py", "ipynb"]
@@ -140,7 +140,7 @@ def render(job: Job, format: ExportFormat) -> bytes:
 
 def notebook(job: Job) -> str:
     """The job as a notebook: its parameters cell (tagged `parameters`), the script, a run,
-    and its checks run as plain calls."""
+    and its checks run as plain calls (all but the pinned one)."""
     nb = nbformat.v4.new_notebook()
     defaults = "\n".join(f"{p['name']} = {p['default']!r}" for p in job.params)
     call = ", ".join(f"{p['name']!r}: {p['name']}" for p in job.params)
@@ -170,5 +170,7 @@ def _check_calls(tests: str) -> str:
     if not tests.strip():
         return ""
     inputs, outputs = test_names(tests)
+    # The pinned test holds on the data the job was made from only (test_job.py has it).
+    outputs = [name for name in outputs if name != PINNED_TEST]
     calls: list[Any] = [f"{n}(params)" for n in inputs] + [f"{n}(params, results)" for n in outputs]
     return "\n".join(calls) + '\nprint("All checks passed.")'
