@@ -24,7 +24,7 @@ def test_sales_has_the_columns_the_job_reads(params):
 def test_revenue_has_no_missing_values(params):
     sales = pd.read_csv(params["sales_data_csv"])
     missing = int(sales["revenue"].isna().sum())
-    assert missing == 0, f"sales data.csv's revenue has {missing} missing values; the job expects none"
+    assert missing == 0, f"sales.revenue has {missing} missing values; the job expects none"
 
 
 def test_each_region_once(params, results):

@@ -5,7 +5,10 @@ sentence, and fail with a sentence when a file they read is gone. On both stacks
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
+
+import httpx
 
 from tests.api.jobs_support import CHECKS, make_job, run_job, two_questions, when
 from tests.conftest import Api
@@ -222,3 +225,51 @@ def test_the_project_caps_its_job_runs_an_hour(
     finally:
         runner.settings = settings
     when(alice, f"/jobs/{job['id']}/runs", lambda p: p["total"] == 1)
+
+
+def test_a_job_run_of_a_replica_that_died_is_ended_not_stuck(
+    alice: Api, session: dict[str, Any], llm: ScriptedLLM, live: Any
+) -> None:
+    """A run whose lease ran out (nobody renews it: its replica died) is ended as failed with
+    a sentence by the sweeper, and the job runs again."""
+    from datetime import timedelta
+
+    from app.jobs.runner import INTERRUPTED
+    from app.models.base import utcnow
+    from app.models.jobs import JobRun
+
+    two_questions(alice, session["id"], llm, CHECKS)
+    job = make_job(alice, session["project_id"], session["id"])
+    stale = uuid.uuid4()
+
+    async def orphan() -> None:
+        async with live.state.session_factory() as db:
+            db.add(
+                JobRun(
+                    id=stale,
+                    job_id=uuid.UUID(job["id"]),
+                    project_id=uuid.UUID(session["project_id"]),
+                    trigger="schedule",
+                    status="running",
+                    params={},
+                    results={},
+                    change={},
+                    checks=[],
+                    inputs={},
+                    lease_until=utcnow() - timedelta(seconds=1),
+                )
+            )
+            await db.commit()
+
+    live.call(orphan())
+    busy = alice.post(f"/jobs/{job['id']}/runs", json={})
+    assert busy.status_code == 409 and busy.json()["code"] == "job_run_in_progress"
+    live.call(live.state.jobs.recover_interrupted())  # (or its own sweeper, first)
+    ended = alice.get(f"/job-runs/{stale}").json()
+    assert ended["status"] == "failed" and ended["error"] == INTERRUPTED
+    assert ended["finished_at"] is not None
+    assert run_job(alice, job["id"])["status"] == "succeeded"
+    metrics = httpx.get(f"{live.url}/metrics", timeout=30).text
+    assert 'workbench_job_runs_total{status="failed"}' in metrics
+    assert 'workbench_job_runs_total{status="succeeded"}' in metrics
+    assert "workbench_job_run_duration_seconds_bucket" in metrics
