@@ -130,9 +130,7 @@ async def start_job_run(
 ) -> JobRunOut:
     """Run the job now, in the background, with no model: its checks, then its code, in the
     sandbox; follow it with GET /job-runs/{id}."""
-    job_run_id = await runner.start_job_run(job.id, "manual", body.params, user)
-    job_run = await db.get(JobRun, job_run_id)
-    assert job_run is not None
+    job_run = await runner.start_in(db, job, "manual", body.params, user)
     return await service.job_run_out(db, job_run)
 
 

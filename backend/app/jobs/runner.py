@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app import audit
 from app.audit import Action
 from app.config import Settings
+from app.db import after_commit
 from app.errors import NotFound, TooManyRequests
 from app.jobs import checks_writer, driver, service
 from app.jobs.execution import NotRun, execute
@@ -95,36 +96,67 @@ class JobRunner:
             job = await db.get(Job, job_id)
             if job is None:
                 raise NotFound("No such job.", code="job_not_found")
-            if job.checks.get("status") == "writing":
-                raise service.ChecksPending()
-            service.check_overrides(job, params or {})
-            await self._admit(db, job)
-            now = utcnow()
-            job_run = JobRun(
-                job_id=job.id,
-                project_id=job.project_id,
-                trigger=trigger,
-                status=JobRunStatus.queued,
-                params=params or {},
-                created_by=by.id if by is not None else None,
-                lease_until=now + self.lease,
-                created_at=now,
-            )
-            db.add(job_run)
-            await db.flush()
-            about = {
-                "job_id": str(job.id),
-                "name": job.name,
-                "job_run_id": str(job_run.id),
-                "trigger": trigger,
-            }
-            await audit.record(
-                db, job.project_id, by, Action.job_run_started, ("job_run", job_run.id), about
-            )
+            job_run = await self._record(db, job, trigger, params, by)
             await db.commit()
             job_run_id = job_run.id
         self.spawn(self._drive(job_run_id), f"job-run-{job_run_id}")
         return job_run_id
+
+    async def start_in(
+        self,
+        db: AsyncSession,
+        job: Job,
+        trigger: str,
+        params: dict[str, Any] | None,
+        by: User | None,
+    ) -> JobRun:
+        """As start_job_run, in the request's transaction (`db`): the run starts once it
+        has committed (a request that wrote already, e.g. an API token's last use, holds
+        SQLite's one writer)."""
+        job_run = await self._record(db, job, trigger, params, by)
+        job_run_id = job_run.id
+
+        async def launch() -> None:
+            self.spawn(self._drive(job_run_id), f"job-run-{job_run_id}")
+
+        after_commit(db, launch)
+        return job_run
+
+    async def _record(
+        self,
+        db: AsyncSession,
+        job: Job,
+        trigger: str,
+        params: dict[str, Any] | None,
+        by: User | None,
+    ) -> JobRun:
+        if job.checks.get("status") == "writing":
+            raise service.ChecksPending()
+        service.check_overrides(job, params or {})
+        await self._admit(db, job)
+        now = utcnow()
+        job_run = JobRun(
+            job_id=job.id,
+            project_id=job.project_id,
+            trigger=trigger,
+            status=JobRunStatus.queued,
+            params=params or {},
+            created_by=by.id if by is not None else None,
+            lease_until=now + self.lease,
+            created_at=now,
+        )
+        db.add(job_run)
+        await db.flush()
+        about = {
+            "job_id": str(job.id),
+            "name": job.name,
+            "job_run_id": str(job_run.id),
+            "trigger": trigger,
+        }
+        subject = ("job_run", job_run.id)
+        await audit.record(db, job.project_id, by, Action.job_run_started, subject, about)
+        await db.refresh(job_run)
+        return job_run
 
     async def _admit(self, db: AsyncSession, job: Job) -> None:
         active = await db.scalar(
