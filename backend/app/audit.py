@@ -80,6 +80,11 @@ class Action(StrEnum):
     invite_created = "invite.created"
     invite_revoked = "invite.revoked"
     invite_accepted = "invite.accepted"
+    job_created = "job.create"
+    job_updated = "job.update"
+    job_deleted = "job.delete"
+    job_run_started = "job_run.started"
+    job_run_finished = "job_run.finished"
 
 
 # Who acted: a user, a user's id (their email is looked up), a user's id and email already
@@ -393,7 +398,7 @@ SENTENCES: dict[Action, Callable[[str, dict[str, Any]], str]] = {
         + f" ({_size(d)})"
     ),
     Action.export_downloaded: lambda who, d: (
-        f"{who} downloaded the session {_quoted(d.get('title'))} as {d['format']}"
+        f"{who} downloaded the {d.get('of', 'session')} {_quoted(d.get('title'))} as {d['format']}"
     ),
     Action.check_created: lambda who, d: f"{who} added the check {_quoted(d['question'], 80)}",
     Action.check_updated: lambda who, d: (
@@ -423,6 +428,20 @@ SENTENCES: dict[Action, Callable[[str, dict[str, Any]], str]] = {
     ),
     Action.invite_revoked: lambda who, d: f"{who} revoked the invite of {d['email']}",
     Action.invite_accepted: lambda who, d: f"{who} accepted their invite and joined as {d['role']}",
+    Action.job_created: lambda who, d: (
+        f"{who} made the job {_quoted(d['name'], 80)} from {d['runs']} run"
+        f"{'' if d['runs'] == 1 else 's'} of a session"
+    ),
+    Action.job_updated: lambda who, d: (
+        f"{who} changed the {' and '.join(d.get('fields') or ['nothing'])} of the job "
+        f"{_quoted(d['name'], 80)}"
+    ),
+    Action.job_deleted: lambda who, d: f"{who} deleted the job {_quoted(d['name'], 80)}",
+    Action.job_run_started: lambda who, d: f"{who} ran the job {_quoted(d['name'], 80)}",
+    Action.job_run_finished: lambda who, d: (
+        f"The job {_quoted(d['name'], 80)} ended {d['status']}"
+        + (f": {d['error']}" if d.get("error") else "")
+    ),
 }
 
 

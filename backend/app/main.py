@@ -25,6 +25,7 @@ from app.api import (
     files,
     health,
     invites,
+    jobs,
     knowledge,
     live,
     notifications,
@@ -59,6 +60,7 @@ from app.infra.locks import create_session_locks
 from app.infra.presence import create_presence
 from app.infra.storage import S3Storage, create_storage
 from app.jobs.background import JobsBackground
+from app.jobs.runner import JobRunner
 from app.live.hub import LiveHub
 from app.live.inbox import Inbox
 from app.live.slots import LiveStreamSlots
@@ -142,6 +144,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         check_runner = CheckRunner(settings=settings, factory=factory, locks=locks, runs=runs)
         await check_runner.recover_interrupted()
         check_runner.start_sweeper()
+        job_runner = JobRunner(settings=settings, factory=factory, runs=runs)
+        await job_runner.recover_interrupted()
+        job_runner.start_sweeper()
         runs.start_sweeper()
         chunk_sweeper = ChunkSweeper(factory, storage, settings)
         chunk_sweeper.start()
@@ -173,6 +178,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.mail_sender = mail_sender
         app.state.jobs_background = jobs_background
         app.state.chunk_sweeper = chunk_sweeper
+        app.state.jobs = job_runner
         watch_app(app)
         if tracer_provider is not None:
             tracing.activate(tracer_provider, settings, (engine, runs_engine))
@@ -198,6 +204,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await jobs_background.stop()
             await check_runner.close()
             chunk_sweeper.stop()
+            await job_runner.close()
             await runs.close()
             await whole_file_work.stop_table_copies()
             await sandboxes.close()
@@ -257,6 +264,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         sources,
         knowledge,
         checks,
+        jobs,
         storage,
         system,
     ):

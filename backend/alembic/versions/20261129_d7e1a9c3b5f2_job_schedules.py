@@ -5,7 +5,7 @@ New tables only. job_id / job_run_id are plain strings: the foreign keys to the 
 tables are added where those tables' migration meets this one.
 
 Revision ID: d7e1a9c3b5f2
-Revises: c4d8e2f6a1b3
+Revises: b1c3e5a7d9f0
 Create Date: 2026-11-29 15:00:00.000000
 """
 
@@ -17,7 +17,7 @@ from alembic import op
 from app.models.base import UTCDateTime
 
 revision: str = "d7e1a9c3b5f2"
-down_revision: str | None = "c4d8e2f6a1b3"
+down_revision: str | None = "b1c3e5a7d9f0"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

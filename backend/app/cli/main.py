@@ -19,6 +19,7 @@ from app.cli import (
     auth,
     checks,
     files,
+    jobs,
     knowledge,
     members,
     projects,
@@ -92,6 +93,7 @@ app.add_typer(knowledge.app, name="knowledge")
 app.add_typer(members.app, name="members")
 app.add_typer(shares.app, name="share")
 app.add_typer(checks.app, name="checks")
+app.add_typer(jobs.app, name="jobs")
 app.command()(audit)
 app.command("eval")(eval_command)
 app.add_typer(admin, name="admin")

@@ -17,6 +17,7 @@ from app.config.agent import AgentSettings
 from app.config.auth import AuthSettings
 from app.config.database import DatabaseSettings
 from app.config.job_schedules import JobScheduleSettings
+from app.config.jobs import JobsSettings
 from app.config.knowledge import KnowledgeSettings
 from app.config.knowledge_review import KnowledgeReviewSettings
 from app.config.llm import LlmSettings
@@ -44,6 +45,7 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 class Settings(
     ObservabilitySettings,
     JobScheduleSettings,
+    JobsSettings,
     KnowledgeReviewSettings,
     KnowledgeSettings,
     SourcesSettings,

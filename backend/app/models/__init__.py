@@ -10,6 +10,7 @@ from app.models.job_schedules import (
     JobDelivery,
     JobSchedule,
 )
+from app.models.jobs import Job, JobRun, JobRunStatus
 from app.models.knowledge import (
     CheckResult,
     CheckRun,
@@ -52,6 +53,9 @@ __all__ = [
     "Invite",
     "JobDelivery",
     "JobSchedule",
+    "Job",
+    "JobRun",
+    "JobRunStatus",
     "KnowledgeItem",
     "KnowledgeKind",
     "KnowledgeStatus",

@@ -107,6 +107,21 @@ RUN_DURATION = Histogram(
     registry=REGISTRY,
     buckets=LONG,
 )
+JOB_RUNS = Counter(
+    "job_runs",
+    "Job runs that ended, by status (succeeded, failed, skipped).",
+    ["status"],
+    namespace=PREFIX,
+    registry=REGISTRY,
+)
+JOB_RUN_DURATION = Histogram(
+    "job_run_duration_seconds",
+    "A job run's time from its start to its end, by status.",
+    ["status"],
+    namespace=PREFIX,
+    registry=REGISTRY,
+    buckets=LONG,
+)
 QUEUE_WAIT = Histogram(
     "queue_wait_seconds",
     "Time a run waited for a sandbox slot (0 when one was free at once).",

@@ -47,10 +47,10 @@ ANY_MEMBER = {"POST /runs/{run_id}/comments"}
 # Ids that belong to a project: a route that names one is a project's route.
 PROJECT_IDS = re.compile(
     r"\{(project_id|file_id|session_id|run_id|artifact_id|source_id|share_id|item_id|check_id"
-    r"|check_run_id|comment_id)\}"
+    r"|check_run_id|comment_id|job_id|job_run_id)\}"
 )
 # The routes this test knows; the document must list exactly these (a new one is added here).
-KNOWN = 69
+KNOWN = 79
 
 
 def needed(route: str) -> str:
@@ -148,6 +148,28 @@ def world(owner: Api, team: Team, mysql: ServerSource, run: bool) -> dict[str, s
         assert check_run.status_code == 202, check_run.text
         ids["check_run_id"] = check_run.json()["id"]
         until_finished(owner, ids["check_run_id"])
+    else:  # a run to make a job of, with no model: a cell
+        with owner.stream(
+            "POST", f"/sessions/{session['id']}/cells", json={"language": "python", "code": "x = 1"}
+        ) as response:
+            assert response.status_code == 200
+            response.read()
+    job = owner.post(
+        f"/projects/{project['id']}/jobs", json={"session_id": session["id"], "name": "J"}
+    )
+    assert job.status_code == 201, job.text
+    ids["job_id"] = job.json()["id"]
+    if run:  # a job run that has ended (the model wrote no checks: the script is used up)
+        deadline = time.monotonic() + 120
+        while owner.get(f"/jobs/{ids['job_id']}").json()["checks"]["status"] == "writing":
+            assert time.monotonic() < deadline, "the job's checks were not written"
+            time.sleep(0.1)
+        job_run = owner.post(f"/jobs/{ids['job_id']}/runs", json={})
+        assert job_run.status_code == 202, job_run.text
+        ids["job_run_id"] = job_run.json()["id"]
+        while owner.get(f"/job-runs/{ids['job_run_id']}").json()["status"] in ("queued", "running"):
+            assert time.monotonic() < deadline, "the job run did not end"
+            time.sleep(0.1)
     return ids
 
 

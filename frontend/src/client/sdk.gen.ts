@@ -2,7 +2,7 @@
 
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape } from './client';
 import { client } from './client.gen';
-import type { AcceptInviteData, AcceptInviteErrors, AcceptInviteResponses, AddCommentData, AddCommentErrors, AddCommentResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AnswerRunData, AnswerRunErrors, AnswerRunResponses, ApproveRunData, ApproveRunErrors, ApproveRunResponses, ArtifactContentData, ArtifactContentErrors, ArtifactContentResponses, AskData, AskErrors, AskResponse, AskResponses, AuthConfigData, AuthConfigResponses, BranchSessionData, BranchSessionErrors, BranchSessionResponses, CancelRunData, CancelRunErrors, CancelRunResponses, ChangePasswordData, ChangePasswordErrors, ChangePasswordResponses, CheckSourceData, CheckSourceErrors, CheckSourceResponses, CreateCheckData, CreateCheckErrors, CreateCheckResponses, CreateInviteData, CreateInviteErrors, CreateInviteResponses, CreateItemData, CreateItemErrors, CreateItemResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateShareData, CreateShareErrors, CreateShareResponses, CreateSourceData, CreateSourceErrors, CreateSourceResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteCheckData, DeleteCheckErrors, DeleteCheckResponses, DeleteCommentData, DeleteCommentErrors, DeleteCommentResponses, DeleteFileData, DeleteFileErrors, DeleteFileResponses, DeleteItemData, DeleteItemErrors, DeleteItemResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DeleteSourceData, DeleteSourceErrors, DeleteSourceResponses, DescribeSchemaData, DescribeSchemaErrors, DescribeSchemaResponses, DownloadFileData, DownloadFileErrors, DownloadFileResponses, DownloadVersionData, DownloadVersionErrors, DownloadVersionResponses, ExportSessionData, ExportSessionErrors, ExportSessionResponses, GetArtifactData, GetArtifactErrors, GetArtifactResponses, GetCheckRunData, GetCheckRunErrors, GetCheckRunResponses, GetFileData, GetFileErrors, GetFileResponses, GetItemData, GetItemErrors, GetItemResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaData, GetSchemaErrors, GetSchemaResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetSourceData, GetSourceErrors, GetSourceResponses, HealthzData, HealthzResponses, ListArtifactsData, ListArtifactsErrors, ListArtifactsResponses, ListAuditEventsData, ListAuditEventsErrors, ListAuditEventsResponses, ListCheckRunsData, ListCheckRunsErrors, ListCheckRunsResponses, ListChecksData, ListChecksErrors, ListChecksResponses, ListCommentsData, ListCommentsErrors, ListCommentsResponses, ListFilesData, ListFilesErrors, ListFilesResponses, ListInvitesData, ListInvitesErrors, ListInvitesResponses, ListItemsData, ListItemsErrors, ListItemsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListModelsData, ListModelsResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRunsData, ListRunsErrors, ListRunsResponses, ListSessionsData, ListSessionsErrors, ListSessionsResponses, ListSharesData, ListSharesErrors, ListSharesResponses, ListSourcesData, ListSourcesErrors, ListSourcesResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListUsersData, ListUsersErrors, ListUsersResponses, ListUserTokensData, ListUserTokensErrors, ListUserTokensResponses, ListVersionsData, ListVersionsErrors, ListVersionsResponses, LoginData, LoginErrors, LoginResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MeData, MeResponses, MyUsageData, MyUsageResponses, NotificationsLiveData, NotificationsLiveErrors, NotificationsLiveResponse, NotificationsLiveResponses, OidcCallbackData, OidcCallbackErrors, OidcExchangeData, OidcExchangeErrors, OidcExchangeResponses, OidcLoginData, OpenDemoProjectData, OpenDemoProjectResponses, OpenSharedLinkData, OpenSharedLinkErrors, OpenSharedLinkResponses, PreviewArtifactData, PreviewArtifactErrors, PreviewArtifactResponses, PreviewFileData, PreviewFileErrors, PreviewFileResponses, ProfileFileData, ProfileFileErrors, ProfileFileResponses, ProjectUsageData, ProjectUsageErrors, ProjectUsageResponses, ReadyzData, ReadyzErrors, ReadyzResponses, ReissueShareData, ReissueShareErrors, ReissueShareResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeInviteData, RevokeInviteErrors, RevokeInviteResponses, RevokeShareData, RevokeShareErrors, RevokeShareResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, RevokeUserTokenData, RevokeUserTokenErrors, RevokeUserTokenResponses, RevokeUserTokensData, RevokeUserTokensErrors, RevokeUserTokensResponses, RunCellData, RunCellErrors, RunCellResponse, RunCellResponses, RunEventsData, RunEventsErrors, RunEventsResponse, RunEventsResponses, SampleTableData, SampleTableErrors, SampleTableResponses, SandboxStatusData, SandboxStatusResponses, SearchData, SearchErrors, SearchResponses, SessionLiveData, SessionLiveErrors, SessionLiveResponse, SessionLiveResponses, SessionTreeData, SessionTreeErrors, SessionTreeResponses, StartCheckRunData, StartCheckRunErrors, StartCheckRunResponses, UpdateCheckData, UpdateCheckErrors, UpdateCheckResponses, UpdateItemData, UpdateItemErrors, UpdateItemResponses, UpdateMemberData, UpdateMemberErrors, UpdateMemberResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UpdateSessionData, UpdateSessionErrors, UpdateSessionResponses, UpdateSourceData, UpdateSourceErrors, UpdateSourceResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, UploadFileData, UploadFileErrors, UploadFileResponses, UserUsageData, UserUsageErrors, UserUsageResponses, VerifyAuditLogData, VerifyAuditLogErrors, VerifyAuditLogResponses, VerifyRunData, VerifyRunErrors, VerifyRunResponses } from './types.gen';
+import type { AcceptInviteData, AcceptInviteErrors, AcceptInviteResponses, AddCommentData, AddCommentErrors, AddCommentResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AnswerRunData, AnswerRunErrors, AnswerRunResponses, ApproveRunData, ApproveRunErrors, ApproveRunResponses, ArtifactContentData, ArtifactContentErrors, ArtifactContentResponses, AskData, AskErrors, AskResponse, AskResponses, AuthConfigData, AuthConfigResponses, BranchSessionData, BranchSessionErrors, BranchSessionResponses, CancelRunData, CancelRunErrors, CancelRunResponses, ChangePasswordData, ChangePasswordErrors, ChangePasswordResponses, CheckSourceData, CheckSourceErrors, CheckSourceResponses, CreateCheckData, CreateCheckErrors, CreateCheckResponses, CreateInviteData, CreateInviteErrors, CreateInviteResponses, CreateItemData, CreateItemErrors, CreateItemResponses, CreateJobData, CreateJobErrors, CreateJobResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateShareData, CreateShareErrors, CreateShareResponses, CreateSourceData, CreateSourceErrors, CreateSourceResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteCheckData, DeleteCheckErrors, DeleteCheckResponses, DeleteCommentData, DeleteCommentErrors, DeleteCommentResponses, DeleteFileData, DeleteFileErrors, DeleteFileResponses, DeleteItemData, DeleteItemErrors, DeleteItemResponses, DeleteJobData, DeleteJobErrors, DeleteJobResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DeleteSourceData, DeleteSourceErrors, DeleteSourceResponses, DescribeSchemaData, DescribeSchemaErrors, DescribeSchemaResponses, DownloadFileData, DownloadFileErrors, DownloadFileResponses, DownloadVersionData, DownloadVersionErrors, DownloadVersionResponses, ExportJobData, ExportJobErrors, ExportJobResponses, ExportSessionData, ExportSessionErrors, ExportSessionResponses, GetArtifactData, GetArtifactErrors, GetArtifactResponses, GetCheckRunData, GetCheckRunErrors, GetCheckRunResponses, GetFileData, GetFileErrors, GetFileResponses, GetItemData, GetItemErrors, GetItemResponses, GetJobCodeData, GetJobCodeErrors, GetJobCodeResponses, GetJobData, GetJobErrors, GetJobResponses, GetJobRunData, GetJobRunErrors, GetJobRunResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaData, GetSchemaErrors, GetSchemaResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetSourceData, GetSourceErrors, GetSourceResponses, HealthzData, HealthzResponses, ListArtifactsData, ListArtifactsErrors, ListArtifactsResponses, ListAuditEventsData, ListAuditEventsErrors, ListAuditEventsResponses, ListCheckRunsData, ListCheckRunsErrors, ListCheckRunsResponses, ListChecksData, ListChecksErrors, ListChecksResponses, ListCommentsData, ListCommentsErrors, ListCommentsResponses, ListFilesData, ListFilesErrors, ListFilesResponses, ListInvitesData, ListInvitesErrors, ListInvitesResponses, ListItemsData, ListItemsErrors, ListItemsResponses, ListJobRunsData, ListJobRunsErrors, ListJobRunsResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListModelsData, ListModelsResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRunsData, ListRunsErrors, ListRunsResponses, ListSessionsData, ListSessionsErrors, ListSessionsResponses, ListSharesData, ListSharesErrors, ListSharesResponses, ListSourcesData, ListSourcesErrors, ListSourcesResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListUsersData, ListUsersErrors, ListUsersResponses, ListUserTokensData, ListUserTokensErrors, ListUserTokensResponses, ListVersionsData, ListVersionsErrors, ListVersionsResponses, LoginData, LoginErrors, LoginResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MeData, MeResponses, MyUsageData, MyUsageResponses, NotificationsLiveData, NotificationsLiveErrors, NotificationsLiveResponse, NotificationsLiveResponses, OidcCallbackData, OidcCallbackErrors, OidcExchangeData, OidcExchangeErrors, OidcExchangeResponses, OidcLoginData, OpenDemoProjectData, OpenDemoProjectResponses, OpenSharedLinkData, OpenSharedLinkErrors, OpenSharedLinkResponses, PreviewArtifactData, PreviewArtifactErrors, PreviewArtifactResponses, PreviewFileData, PreviewFileErrors, PreviewFileResponses, ProfileFileData, ProfileFileErrors, ProfileFileResponses, ProjectUsageData, ProjectUsageErrors, ProjectUsageResponses, ReadyzData, ReadyzErrors, ReadyzResponses, ReissueShareData, ReissueShareErrors, ReissueShareResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeInviteData, RevokeInviteErrors, RevokeInviteResponses, RevokeShareData, RevokeShareErrors, RevokeShareResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, RevokeUserTokenData, RevokeUserTokenErrors, RevokeUserTokenResponses, RevokeUserTokensData, RevokeUserTokensErrors, RevokeUserTokensResponses, RunCellData, RunCellErrors, RunCellResponse, RunCellResponses, RunEventsData, RunEventsErrors, RunEventsResponse, RunEventsResponses, SampleTableData, SampleTableErrors, SampleTableResponses, SandboxStatusData, SandboxStatusResponses, SearchData, SearchErrors, SearchResponses, SessionLiveData, SessionLiveErrors, SessionLiveResponse, SessionLiveResponses, SessionTreeData, SessionTreeErrors, SessionTreeResponses, StartCheckRunData, StartCheckRunErrors, StartCheckRunResponses, StartJobRunData, StartJobRunErrors, StartJobRunResponses, UpdateCheckData, UpdateCheckErrors, UpdateCheckResponses, UpdateItemData, UpdateItemErrors, UpdateItemResponses, UpdateJobData, UpdateJobErrors, UpdateJobResponses, UpdateMemberData, UpdateMemberErrors, UpdateMemberResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UpdateSessionData, UpdateSessionErrors, UpdateSessionResponses, UpdateSourceData, UpdateSourceErrors, UpdateSourceResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, UploadFileData, UploadFileErrors, UploadFileResponses, UserUsageData, UserUsageErrors, UserUsageResponses, VerifyAuditLogData, VerifyAuditLogErrors, VerifyAuditLogResponses, VerifyRunData, VerifyRunErrors, VerifyRunResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -1147,6 +1147,128 @@ export const startCheckRun = <ThrowOnError extends boolean = false>(options: Opt
 export const getCheckRun = <ThrowOnError extends boolean = false>(options: Options<GetCheckRunData, ThrowOnError>) => (options.client ?? client).get<GetCheckRunResponses, GetCheckRunErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/check-runs/{check_run_id}',
+    ...options
+});
+
+/**
+ * List Jobs
+ */
+export const listJobs = <ThrowOnError extends boolean = false>(options: Options<ListJobsData, ThrowOnError>) => (options.client ?? client).get<ListJobsResponses, ListJobsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/projects/{project_id}/jobs',
+    ...options
+});
+
+/**
+ * Create Job
+ *
+ * Make a job of a session's runs (all that succeeded, or `run_ids`): their code that ran,
+ * as a script with parameters (the files it read, its sources' queries) and named results.
+ * Its checks are then written by the model and run in the sandbox (`checks.status`:
+ * `writing` until then).
+ */
+export const createJob = <ThrowOnError extends boolean = false>(options: Options<CreateJobData, ThrowOnError>) => (options.client ?? client).post<CreateJobResponses, CreateJobErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/projects/{project_id}/jobs',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete Job
+ *
+ * Remove the job and its history (its session and runs stay in the project).
+ */
+export const deleteJob = <ThrowOnError extends boolean = false>(options: Options<DeleteJobData, ThrowOnError>) => (options.client ?? client).delete<DeleteJobResponses, DeleteJobErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/jobs/{job_id}',
+    ...options
+});
+
+/**
+ * Get Job
+ */
+export const getJob = <ThrowOnError extends boolean = false>(options: Options<GetJobData, ThrowOnError>) => (options.client ?? client).get<GetJobResponses, GetJobErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/jobs/{job_id}',
+    ...options
+});
+
+/**
+ * Update Job
+ *
+ * Rename it, give its parameters new defaults or names, mark a value of its code as a
+ * parameter (a new `value` parameter), set its autonomy or its alerts.
+ */
+export const updateJob = <ThrowOnError extends boolean = false>(options: Options<UpdateJobData, ThrowOnError>) => (options.client ?? client).patch<UpdateJobResponses, UpdateJobErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/jobs/{job_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List Job Runs
+ *
+ * The job's runs, newest first.
+ */
+export const listJobRuns = <ThrowOnError extends boolean = false>(options: Options<ListJobRunsData, ThrowOnError>) => (options.client ?? client).get<ListJobRunsResponses, ListJobRunsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/jobs/{job_id}/runs',
+    ...options
+});
+
+/**
+ * Start Job Run
+ *
+ * Run the job now, in the background, with no model: its checks, then its code, in the
+ * sandbox; follow it with GET /job-runs/{id}.
+ */
+export const startJobRun = <ThrowOnError extends boolean = false>(options: Options<StartJobRunData, ThrowOnError>) => (options.client ?? client).post<StartJobRunResponses, StartJobRunErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/jobs/{job_id}/runs',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Get Job Run
+ */
+export const getJobRun = <ThrowOnError extends boolean = false>(options: Options<GetJobRunData, ThrowOnError>) => (options.client ?? client).get<GetJobRunResponses, GetJobRunErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/job-runs/{job_run_id}',
+    ...options
+});
+
+/**
+ * Get Job Code
+ *
+ * The job's script (`PARAMS`, `run(params) -> results`) and its tests.
+ */
+export const getJobCode = <ThrowOnError extends boolean = false>(options: Options<GetJobCodeData, ThrowOnError>) => (options.client ?? client).get<GetJobCodeResponses, GetJobCodeErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/jobs/{job_id}/code',
+    ...options
+});
+
+/**
+ * Export Job
+ *
+ * The job to run outside the workbench: `python job.py --param value` and `pytest`, or
+ * a notebook whose `parameters` cell papermill fills.
+ */
+export const exportJob = <ThrowOnError extends boolean = false>(options: Options<ExportJobData, ThrowOnError>) => (options.client ?? client).get<ExportJobResponses, ExportJobErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/jobs/{job_id}/export',
     ...options
 });
 

@@ -5,6 +5,34 @@ export type ClientOptions = {
 };
 
 /**
+ * Alert
+ */
+export type Alert = {
+    /**
+     * When
+     */
+    when: 'above' | 'below' | 'change_pct' | 'changed' | 'check_failed' | 'failed';
+    /**
+     * Result
+     */
+    result?: string | null;
+    /**
+     * Value
+     */
+    value?: number | null;
+    /**
+     * Deliver
+     */
+    deliver?: Array<({
+        channel: 'email';
+    } & EmailDelivery) | ({
+        channel: 'webhook';
+    } & WebhookDelivery) | ({
+        channel: 'share';
+    } & ShareDelivery)>;
+};
+
+/**
  * ApiTokenCreate
  */
 export type ApiTokenCreate = {
@@ -247,7 +275,7 @@ export type AuditEventOut = {
     /**
      * Action
      *
-     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, knowledge.created, knowledge.updated, knowledge.approved, knowledge.rejected, knowledge.deleted, session.created, session.renamed, session.autonomy_changed, session.deleted, session.branch, run.asked, run.ended, run.stopped, review.decided, input.answered, share.created, share.revoked, share.opened, export.downloaded, file.downloaded, check.created, check.updated, check.deleted, check_run.started, check_run.finished, knowledge.proposed, comment.added, comment.deleted, invite.created, invite.revoked, invite.accepted
+     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, knowledge.created, knowledge.updated, knowledge.approved, knowledge.rejected, knowledge.deleted, session.created, session.renamed, session.autonomy_changed, session.deleted, session.branch, run.asked, run.ended, run.stopped, review.decided, input.answered, share.created, share.revoked, share.opened, export.downloaded, file.downloaded, check.created, check.updated, check.deleted, check_run.started, check_run.finished, knowledge.proposed, comment.added, comment.deleted, invite.created, invite.revoked, invite.accepted, job.create, job.update, job.delete, job_run.started, job_run.finished
      */
     action: string;
     /**
@@ -793,6 +821,20 @@ export type DemoOut = {
 };
 
 /**
+ * EmailDelivery
+ */
+export type EmailDelivery = {
+    /**
+     * Channel
+     */
+    channel: 'email';
+    /**
+     * To
+     */
+    to: Array<string>;
+};
+
+/**
  * FileOut
  */
 export type FileOut = {
@@ -1263,6 +1305,319 @@ export type InviteOut = {
      * Why the email failed, when it did
      */
     email_error: string | null;
+};
+
+/**
+ * JobCheckOut
+ */
+export type JobCheckOut = {
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Passed
+     */
+    passed: boolean;
+    /**
+     * Message
+     */
+    message: string;
+};
+
+/**
+ * JobChecks
+ */
+export type JobChecks = {
+    /**
+     * Status
+     *
+     * writing | ready | partial | failed
+     */
+    status: string;
+    /**
+     * Note
+     */
+    note?: string | null;
+};
+
+/**
+ * JobCode
+ */
+export type JobCode = {
+    /**
+     * Script
+     */
+    script: string;
+    /**
+     * Tests
+     */
+    tests: string;
+};
+
+/**
+ * JobCreate
+ */
+export type JobCreate = {
+    /**
+     * Session Id
+     */
+    session_id: string;
+    /**
+     * Run Ids
+     *
+     * The runs of the session to take (default: all that answered).
+     */
+    run_ids?: Array<string> | null;
+    /**
+     * Name
+     */
+    name: string;
+};
+
+/**
+ * JobDeliveryOut
+ */
+export type JobDeliveryOut = {
+    /**
+     * Channel
+     */
+    channel: string;
+    /**
+     * Status
+     */
+    status: string;
+    /**
+     * Attempts
+     */
+    attempts: number;
+};
+
+/**
+ * JobOut
+ */
+export type JobOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Project Id
+     */
+    project_id: string;
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Params
+     */
+    params: Array<JobParam>;
+    /**
+     * Results
+     */
+    results: Array<JobResult>;
+    schedule?: Schedule | null;
+    /**
+     * Paused
+     */
+    paused?: boolean;
+    /**
+     * Autonomy
+     */
+    autonomy: string;
+    /**
+     * Alerts
+     */
+    alerts: Array<Alert>;
+    /**
+     * Next Run At
+     */
+    next_run_at?: string | null;
+    last_run?: JobRunBrief | null;
+    checks: JobChecks;
+    /**
+     * Source Session Id
+     */
+    source_session_id: string | null;
+    /**
+     * Created By
+     */
+    created_by: string | null;
+    /**
+     * Created At
+     */
+    created_at: string;
+};
+
+/**
+ * JobParam
+ */
+export type JobParam = {
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Kind
+     */
+    kind: 'file' | 'query' | 'value';
+    /**
+     * Default
+     */
+    default?: string | number | number | boolean | null;
+    /**
+     * Source
+     *
+     * A query's source (kind `query`).
+     */
+    source?: string | null;
+};
+
+/**
+ * JobResult
+ */
+export type JobResult = {
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Kind
+     */
+    kind: string;
+};
+
+/**
+ * JobRunBrief
+ */
+export type JobRunBrief = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Status
+     */
+    status: string;
+    /**
+     * Finished At
+     */
+    finished_at: string | null;
+};
+
+/**
+ * JobRunCreate
+ */
+export type JobRunCreate = {
+    /**
+     * Params
+     */
+    params?: {
+        [key: string]: unknown;
+    } | null;
+};
+
+/**
+ * JobRunOut
+ */
+export type JobRunOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Job Id
+     */
+    job_id: string;
+    /**
+     * Run Id
+     */
+    run_id: string | null;
+    /**
+     * Trigger
+     */
+    trigger: string;
+    /**
+     * Status
+     */
+    status: string;
+    /**
+     * Skipped Reason
+     */
+    skipped_reason: string | null;
+    /**
+     * Error
+     */
+    error: string | null;
+    /**
+     * Params
+     */
+    params: {
+        [key: string]: unknown;
+    };
+    /**
+     * Results
+     */
+    results: {
+        [key: string]: unknown;
+    };
+    /**
+     * Change
+     */
+    change: {
+        [key: string]: unknown;
+    };
+    /**
+     * Checks
+     */
+    checks: Array<JobCheckOut>;
+    /**
+     * Artifacts
+     */
+    artifacts?: Array<{
+        [key: string]: unknown;
+    }>;
+    /**
+     * Deliveries
+     */
+    deliveries?: Array<JobDeliveryOut>;
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Started At
+     */
+    started_at: string | null;
+    /**
+     * Finished At
+     */
+    finished_at: string | null;
+};
+
+/**
+ * JobUpdate
+ */
+export type JobUpdate = {
+    /**
+     * Name
+     */
+    name?: string | null;
+    /**
+     * Params
+     *
+     * The parameters: new defaults, renames, and new `value` parameters (each literal of the code equal to the default becomes the parameter).
+     */
+    params?: Array<JobParam> | null;
+    /**
+     * Autonomy
+     */
+    autonomy?: 'auto' | 'review' | null;
+    /**
+     * Alerts
+     */
+    alerts?: Array<Alert> | null;
 };
 
 /**
@@ -1798,6 +2153,34 @@ export type PageInviteOut = {
      * Items
      */
     items: Array<InviteOut>;
+    /**
+     * Total
+     */
+    total: number;
+};
+
+/**
+ * Page[JobOut]
+ */
+export type PageJobOut = {
+    /**
+     * Items
+     */
+    items: Array<JobOut>;
+    /**
+     * Total
+     */
+    total: number;
+};
+
+/**
+ * Page[JobRunOut]
+ */
+export type PageJobRunOut = {
+    /**
+     * Items
+     */
+    items: Array<JobRunOut>;
     /**
      * Total
      */
@@ -2677,6 +3060,24 @@ export type SandboxStatusOut = {
 };
 
 /**
+ * Schedule
+ */
+export type Schedule = {
+    /**
+     * Cron
+     */
+    cron?: string | null;
+    /**
+     * Every Minutes
+     */
+    every_minutes?: number | null;
+    /**
+     * Timezone
+     */
+    timezone?: string;
+};
+
+/**
  * SchemaOut
  */
 export type SchemaOut = {
@@ -2927,6 +3328,16 @@ export type ShareCreated = {
      * Expires At
      */
     expires_at: string;
+};
+
+/**
+ * ShareDelivery
+ */
+export type ShareDelivery = {
+    /**
+     * Channel
+     */
+    channel: 'share';
 };
 
 /**
@@ -3692,6 +4103,20 @@ export type VersionReader = {
      * When the question was asked
      */
     asked_at: string;
+};
+
+/**
+ * WebhookDelivery
+ */
+export type WebhookDelivery = {
+    /**
+     * Channel
+     */
+    channel: 'webhook';
+    /**
+     * Url
+     */
+    url: string;
 };
 
 /**
@@ -8595,6 +9020,345 @@ export type GetCheckRunResponses = {
 };
 
 export type GetCheckRunResponse = GetCheckRunResponses[keyof GetCheckRunResponses];
+
+export type ListJobsData = {
+    body?: never;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: {
+        /**
+         * Limit
+         *
+         * How many items at most
+         */
+        limit?: number;
+        /**
+         * Offset
+         *
+         * How many items to skip
+         */
+        offset?: number;
+    };
+    url: '/api/v1/projects/{project_id}/jobs';
+};
+
+export type ListJobsErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ListJobsError = ListJobsErrors[keyof ListJobsErrors];
+
+export type ListJobsResponses = {
+    /**
+     * Successful Response
+     */
+    200: PageJobOut;
+};
+
+export type ListJobsResponse = ListJobsResponses[keyof ListJobsResponses];
+
+export type CreateJobData = {
+    body: JobCreate;
+    path: {
+        /**
+         * Project Id
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/api/v1/projects/{project_id}/jobs';
+};
+
+export type CreateJobErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type CreateJobError = CreateJobErrors[keyof CreateJobErrors];
+
+export type CreateJobResponses = {
+    /**
+     * Successful Response
+     */
+    201: JobOut;
+};
+
+export type CreateJobResponse = CreateJobResponses[keyof CreateJobResponses];
+
+export type DeleteJobData = {
+    body?: never;
+    path: {
+        /**
+         * Job Id
+         */
+        job_id: string;
+    };
+    query?: never;
+    url: '/api/v1/jobs/{job_id}';
+};
+
+export type DeleteJobErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type DeleteJobError = DeleteJobErrors[keyof DeleteJobErrors];
+
+export type DeleteJobResponses = {
+    /**
+     * Successful Response
+     */
+    204: void;
+};
+
+export type DeleteJobResponse = DeleteJobResponses[keyof DeleteJobResponses];
+
+export type GetJobData = {
+    body?: never;
+    path: {
+        /**
+         * Job Id
+         */
+        job_id: string;
+    };
+    query?: never;
+    url: '/api/v1/jobs/{job_id}';
+};
+
+export type GetJobErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type GetJobError = GetJobErrors[keyof GetJobErrors];
+
+export type GetJobResponses = {
+    /**
+     * Successful Response
+     */
+    200: JobOut;
+};
+
+export type GetJobResponse = GetJobResponses[keyof GetJobResponses];
+
+export type UpdateJobData = {
+    body: JobUpdate;
+    path: {
+        /**
+         * Job Id
+         */
+        job_id: string;
+    };
+    query?: never;
+    url: '/api/v1/jobs/{job_id}';
+};
+
+export type UpdateJobErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type UpdateJobError = UpdateJobErrors[keyof UpdateJobErrors];
+
+export type UpdateJobResponses = {
+    /**
+     * Successful Response
+     */
+    200: JobOut;
+};
+
+export type UpdateJobResponse = UpdateJobResponses[keyof UpdateJobResponses];
+
+export type ListJobRunsData = {
+    body?: never;
+    path: {
+        /**
+         * Job Id
+         */
+        job_id: string;
+    };
+    query?: {
+        /**
+         * Limit
+         *
+         * How many items at most
+         */
+        limit?: number;
+        /**
+         * Offset
+         *
+         * How many items to skip
+         */
+        offset?: number;
+    };
+    url: '/api/v1/jobs/{job_id}/runs';
+};
+
+export type ListJobRunsErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ListJobRunsError = ListJobRunsErrors[keyof ListJobRunsErrors];
+
+export type ListJobRunsResponses = {
+    /**
+     * Successful Response
+     */
+    200: PageJobRunOut;
+};
+
+export type ListJobRunsResponse = ListJobRunsResponses[keyof ListJobRunsResponses];
+
+export type StartJobRunData = {
+    body: JobRunCreate;
+    path: {
+        /**
+         * Job Id
+         */
+        job_id: string;
+    };
+    query?: never;
+    url: '/api/v1/jobs/{job_id}/runs';
+};
+
+export type StartJobRunErrors = {
+    /**
+     * A run of the job is going (job_run_in_progress), or its checks are still written (job_checks_pending)
+     */
+    409: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+    /**
+     * The project's job runs in the last hour reached JOB_RUNS_PER_HOUR (job_runs_per_hour), with Retry-After
+     */
+    429: unknown;
+};
+
+export type StartJobRunError = StartJobRunErrors[keyof StartJobRunErrors];
+
+export type StartJobRunResponses = {
+    /**
+     * Successful Response
+     */
+    202: JobRunOut;
+};
+
+export type StartJobRunResponse = StartJobRunResponses[keyof StartJobRunResponses];
+
+export type GetJobRunData = {
+    body?: never;
+    path: {
+        /**
+         * Job Run Id
+         */
+        job_run_id: string;
+    };
+    query?: never;
+    url: '/api/v1/job-runs/{job_run_id}';
+};
+
+export type GetJobRunErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type GetJobRunError = GetJobRunErrors[keyof GetJobRunErrors];
+
+export type GetJobRunResponses = {
+    /**
+     * Successful Response
+     */
+    200: JobRunOut;
+};
+
+export type GetJobRunResponse = GetJobRunResponses[keyof GetJobRunResponses];
+
+export type GetJobCodeData = {
+    body?: never;
+    path: {
+        /**
+         * Job Id
+         */
+        job_id: string;
+    };
+    query?: never;
+    url: '/api/v1/jobs/{job_id}/code';
+};
+
+export type GetJobCodeErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type GetJobCodeError = GetJobCodeErrors[keyof GetJobCodeErrors];
+
+export type GetJobCodeResponses = {
+    /**
+     * Successful Response
+     */
+    200: JobCode;
+};
+
+export type GetJobCodeResponse = GetJobCodeResponses[keyof GetJobCodeResponses];
+
+export type ExportJobData = {
+    body?: never;
+    path: {
+        /**
+         * Job Id
+         */
+        job_id: string;
+    };
+    query?: {
+        /**
+         * Format
+         *
+         * py: a zip of job.py and test_job.py; ipynb: a notebook (papermill)
+         */
+        format?: 'py' | 'ipynb';
+    };
+    url: '/api/v1/jobs/{job_id}/export';
+};
+
+export type ExportJobErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ExportJobError = ExportJobErrors[keyof ExportJobErrors];
+
+export type ExportJobResponses = {
+    /**
+     * The job as a file (an attachment)
+     */
+    200: unknown;
+};
 
 export type ProjectUsageData = {
     body?: never;

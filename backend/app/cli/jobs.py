@@ -1,0 +1,169 @@
+"""`workbench jobs`: a session made into a job (a script that runs with no model, with its
+checks), run on the server, its history, and its export."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from app.cli import lookup
+from app.cli.config import connect
+from app.cli.output import Failure, err, out, print_json, print_table, shorten
+
+app = typer.Typer(help="Jobs: a session's code run again without the model, with its checks.")
+
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+JobId = Annotated[str, typer.Argument(help="The job's id.")]
+POLL_SECONDS = 1.0
+ENDED = ("succeeded", "failed", "skipped")
+
+
+@app.command()
+def create(
+    session: Annotated[str, typer.Option("--session", help="The session (id or title).")],
+    name: Annotated[str, typer.Option("--name", help="The job's name.")],
+    runs: Annotated[
+        list[str] | None, typer.Option("--runs", help="Only these runs of the session (ids).")
+    ] = None,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Wait until its checks are written.")
+    ] = False,
+    as_json: AsJson = False,
+) -> None:
+    """Make a job of a session's runs (all that succeeded, or --runs)."""
+    with connect() as client:
+        chosen = lookup.session(client, session)
+        body: dict[str, Any] = {"session_id": chosen["id"], "name": name}
+        if runs:
+            body["run_ids"] = lookup.runs(client, chosen["id"], runs, "--runs")
+        job = client.json("POST", f"/projects/{chosen['project_id']}/jobs", json=body)
+        while wait and job["checks"]["status"] == "writing":
+            time.sleep(POLL_SECONDS)
+            job = client.json("GET", f"/jobs/{job['id']}")
+    if as_json:
+        print_json(job)
+        return
+    params = ", ".join(f"{p['name']}={p['default']!r}" for p in job["params"]) or "none"
+    out.print(f"Made the job {job['name']} ({job['id']}); parameters: {params}.")
+    out.print(
+        f"Checks: {job['checks']['status']}"
+        + (f" ({job['checks']['note']})" if job["checks"].get("note") else "")
+    )
+
+
+@app.command("list")
+def list_jobs(
+    project: Annotated[str, typer.Argument(help="Project id or name.")], as_json: AsJson = False
+) -> None:
+    """List the project's jobs with their last run."""
+    with connect() as client:
+        chosen = lookup.project(client, project)
+        items = client.all_items(f"/projects/{chosen['id']}/jobs")
+    if as_json:
+        print_json(items)
+        return
+    if not items:
+        out.print(f"No jobs in {chosen['name']} yet: `workbench jobs create` makes one.")
+        return
+    rows = [
+        (j["id"], j["name"], j["checks"]["status"], (j["last_run"] or {}).get("status") or "-")
+        for j in items
+    ]
+    print_table(("ID", "NAME", "CHECKS", "LAST RUN"), rows)
+
+
+def _params(given: list[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for item in given:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise Failure(f"--param {item!r}: write it as name=value.", 2)
+        try:
+            params[name.strip()] = json.loads(value)
+        except ValueError:
+            params[name.strip()] = value
+    return params
+
+
+@app.command()
+def run(
+    job: JobId,
+    param: Annotated[
+        list[str] | None, typer.Option("--param", "-p", help="name=value for this run.")
+    ] = None,
+    wait: Annotated[bool, typer.Option("--wait", help="Wait for the run to end.")] = False,
+    as_json: AsJson = False,
+) -> None:
+    """Run the job now (on the server, with no model)."""
+    body = {"params": _params(param or [])} if param else {}
+    with connect() as client:
+        job_run = client.json("POST", f"/jobs/{job}/runs", json=body)
+        while wait and job_run["status"] not in ENDED:
+            time.sleep(POLL_SECONDS)
+            job_run = client.json("GET", f"/job-runs/{job_run['id']}")
+    if as_json:
+        print_json(job_run)
+        return
+    _show(job_run)
+    if job_run["status"] == "failed":
+        raise typer.Exit(1)
+
+
+def _show(job_run: dict[str, Any]) -> None:
+    status = job_run["status"]
+    why = job_run.get("error") or job_run.get("skipped_reason")
+    out.print(f"Job run {job_run['id']}: {status}" + (f": {why}" if why else ""))
+    for check in job_run["checks"]:
+        if not check["passed"]:
+            err.print(f"  check {check['name']} failed: {check['message']}")
+    for name, value in job_run["results"].items():
+        if isinstance(value, dict) and "rows" in value:
+            value = f"a table of {value.get('row_count')} rows"
+        out.print(f"  {name}: {shorten(str(value))}")
+
+
+@app.command()
+def history(job: JobId, as_json: AsJson = False) -> None:
+    """The job's runs, newest first."""
+    with connect() as client:
+        items = client.all_items(f"/jobs/{job}/runs")
+    if as_json:
+        print_json(items)
+        return
+    rows = [
+        (
+            r["id"],
+            r["status"],
+            r["trigger"],
+            str(r["created_at"])[:19],
+            shorten(r.get("error") or r.get("skipped_reason") or ""),
+        )
+        for r in items
+    ]
+    print_table(("ID", "STATUS", "TRIGGER", "STARTED", "WHY"), rows, wrap=("WHY",))
+
+
+@app.command()
+def export(
+    job: JobId,
+    format: Annotated[str, typer.Option("--format", help="py (a zip) or ipynb.")] = "py",
+    to: Annotated[Path | None, typer.Option("--out", help="Where to write it.")] = None,
+) -> None:
+    """Download the job: job.py and test_job.py (a zip), or a notebook."""
+    if format not in ("py", "ipynb"):
+        raise Failure("--format is py or ipynb.", 2)
+    with connect() as client:
+        response = client.request("GET", f"/jobs/{job}/export", params={"format": format})
+    disposition = response.headers.get("content-disposition", "")
+    name = (
+        disposition.split('filename="', 1)[-1].rstrip('"')
+        if 'filename="' in disposition
+        else (f"job.{'zip' if format == 'py' else 'ipynb'}")
+    )
+    target = to or Path(name)
+    target.write_bytes(response.content)
+    out.print(f"Wrote {target}.")

@@ -1,0 +1,166 @@
+"""The jobs' request and response bodies (API.md, "Jobs, schedules and alerts")."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class JobCreate(BaseModel):
+    session_id: uuid.UUID
+    run_ids: list[uuid.UUID] | None = Field(
+        None, description="The runs of the session to take (default: all that answered)."
+    )
+    name: str = Field(min_length=1, max_length=200)
+
+
+class JobParam(BaseModel):
+    name: str = Field(min_length=1, max_length=80, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    kind: Literal["file", "query", "value"]
+    default: str | int | float | bool | None = None
+    source: str | None = Field(None, description="A query's source (kind `query`).")
+
+
+class JobResult(BaseModel):
+    name: str
+    kind: str
+
+
+class EmailDelivery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    channel: Literal["email"]
+    to: list[str] = Field(min_length=1, max_length=50)
+
+    @field_validator("to")
+    @classmethod
+    def _addresses(cls, to: list[str]) -> list[str]:
+        for address in to:
+            if "@" not in address or any(c.isspace() for c in address) or len(address) > 254:
+                raise ValueError(f"{address!r} is not an email address")
+        return to
+
+
+class WebhookDelivery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    channel: Literal["webhook"]
+    url: str = Field(min_length=1, max_length=2000, pattern=r"^https?://")
+
+
+class ShareDelivery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    channel: Literal["share"]
+
+
+Delivery = Annotated[
+    EmailDelivery | WebhookDelivery | ShareDelivery, Field(discriminator="channel")
+]
+
+
+class Alert(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    when: Literal["above", "below", "change_pct", "changed", "check_failed", "failed"]
+    result: str | None = None
+    value: float | None = None
+    deliver: list[Delivery] = Field(default_factory=list)
+
+
+class Schedule(BaseModel):
+    cron: str | None = None
+    every_minutes: int | None = None
+    timezone: str = "UTC"
+
+
+class JobUpdate(BaseModel):
+    name: str | None = Field(None, min_length=1, max_length=200)
+    params: list[JobParam] | None = Field(
+        None,
+        description="The parameters: new defaults, renames, and new `value` parameters "
+        "(each literal of the code equal to the default becomes the parameter).",
+    )
+    autonomy: Literal["auto", "review"] | None = None
+    alerts: list[Alert] | None = None
+
+    @field_validator("params")
+    @classmethod
+    def _unique(cls, params: list[JobParam] | None) -> list[JobParam] | None:
+        if params is not None and len({p.name for p in params}) != len(params):
+            raise ValueError("parameter names must be unique")
+        return params
+
+
+class JobChecks(BaseModel):
+    status: str = Field(description="writing | ready | partial | failed")
+    note: str | None = None
+
+
+class JobRunBrief(BaseModel):
+    id: uuid.UUID
+    status: str
+    finished_at: datetime | None
+
+
+class JobOut(BaseModel):
+    id: uuid.UUID
+    project_id: uuid.UUID
+    name: str
+    params: list[JobParam]
+    results: list[JobResult]
+    schedule: Schedule | None = None
+    paused: bool = False
+    autonomy: str
+    alerts: list[Alert]
+    next_run_at: datetime | None = None
+    last_run: JobRunBrief | None = None
+    checks: JobChecks
+    source_session_id: uuid.UUID | None
+    created_by: uuid.UUID | None
+    created_at: datetime
+
+
+class JobRunCreate(BaseModel):
+    params: dict[str, Any] | None = None
+
+
+class JobCheckOut(BaseModel):
+    name: str
+    passed: bool
+    message: str
+
+
+class JobDeliveryOut(BaseModel):
+    channel: str
+    status: str
+    attempts: int
+
+
+class JobRunOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: uuid.UUID
+    job_id: uuid.UUID
+    run_id: uuid.UUID | None
+    trigger: str
+    status: str
+    skipped_reason: str | None
+    error: str | None
+    params: dict[str, Any]
+    results: dict[str, Any]
+    change: dict[str, Any]
+    checks: list[JobCheckOut]
+    artifacts: list[dict[str, Any]] = Field(default_factory=list)
+    deliveries: list[JobDeliveryOut] = Field(default_factory=list)
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+class JobCode(BaseModel):
+    script: str
+    tests: str

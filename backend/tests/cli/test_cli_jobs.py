@@ -1,0 +1,51 @@
+"""`workbench jobs` as a team uses it: make a job of a session, run it (with a parameter),
+read its history, export it."""
+
+from __future__ import annotations
+
+import zipfile
+
+import pytest
+
+from tests.api.conftest import SALES
+from tests.api.jobs_support import CHECKS, two_questions
+from tests.cli.test_cli import Cli, cli  # noqa: F401  (the fixture)
+from tests.conftest import Api
+from tests.support.llm import ScriptedLLM
+
+pytestmark = pytest.mark.parametrize("server", ["embedded"], indirect=True)
+
+
+def test_jobs_create_run_history_and_export(
+    cli: Cli,  # noqa: F811
+    alice: Api,
+    llm: ScriptedLLM,
+) -> None:
+    project = alice.project("Shop")
+    assert alice.upload(project["id"], "sales data.csv", SALES).status_code == 201
+    session = alice.post(f"/projects/{project['id']}/sessions", json={"title": "Revenue"}).json()
+    two_questions(alice, session["id"], llm, CHECKS)
+
+    made = cli.run("jobs", "create", "--session", session["id"], "--name", "Weekly", "--wait")
+    assert made.code == 0, made.stderr
+    assert "parameters: sales_data_csv='sales data.csv'" in made.stdout
+    assert "Checks: ready" in made.stdout
+    job_id = alice.get(f"/projects/{project['id']}/jobs").json()["items"][0]["id"]
+    listed = cli.run("jobs", "list", "Shop")
+    assert "Weekly" in listed.stdout and "ready" in listed.stdout
+
+    ran = cli.run("jobs", "run", job_id, "--wait")
+    assert ran.code == 0, ran.stderr
+    assert "succeeded" in ran.stdout and "answer_1: 4490.75" in ran.stdout
+    skipped = cli.run("jobs", "run", job_id, "--wait")
+    assert "skipped: Its inputs are byte for byte" in skipped.stdout
+    bad = cli.run("jobs", "run", job_id, "-p", "nope=1", "--wait")
+    assert bad.code != 0 and "no parameter nope" in bad.stderr
+
+    history = cli.run("jobs", "history", job_id)
+    assert history.code == 0 and history.stdout.count("manual") == 2
+
+    exported = cli.run("jobs", "export", job_id, "--format", "py")
+    assert exported.code == 0 and "Wrote Weekly.zip" in exported.stdout
+    with zipfile.ZipFile(cli.home / "Weekly.zip") as archive:
+        assert sorted(archive.namelist()) == ["job.py", "test_job.py"]
