@@ -59,6 +59,7 @@ from app.infra.feeds import create_session_feed
 from app.infra.locks import create_session_locks
 from app.infra.presence import create_presence
 from app.infra.storage import S3Storage, create_storage
+from app.jobs import wiring as jobs_wiring
 from app.jobs.background import JobsBackground
 from app.jobs.runner import JobRunner
 from app.live.hub import LiveHub
@@ -155,6 +156,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         mail_sender = MailSender()
         jobs_background = JobsBackground(settings, factory, mail_sender)
         jobs_background.start_deliveries()
+        job_runner.on_job_run_finished.append(jobs_wiring.alerts_hook(factory, settings))
+        jobs_background.start_schedules(jobs_wiring.schedule_fire(job_runner))
         # Probes the isolation and builds the sandbox's runtime cache (slow only the first time).
         sandbox = await sandboxes.prepare()
         if not sandbox.available:

@@ -9,10 +9,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request, Response, status
 
 from app import audit
-from app.api.deps import CurrentUser, DbDep, NeededRole, OwnedProject, PageDep
+from app.api.deps import CurrentUser, DbDep, NeededRole, OwnedProject, PageDep, SettingsDep
 from app.audit import Action
 from app.db import after_commit
-from app.jobs import export, service
+from app.jobs import export, service, wiring
 from app.jobs.runner import JobRunner
 from app.jobs.schemas import JobCode, JobCreate, JobOut, JobRunCreate, JobRunOut, JobUpdate
 from app.models.base import utcnow
@@ -46,7 +46,7 @@ OwnedJobRun = Annotated[JobRun, Depends(owned_job_run)]
 
 async def _out(db: DbDep, job: Job) -> JobOut:
     last = await service.last_runs(db, [job.id])
-    return service.job_out(job, last.get(job.id))
+    return await wiring.job_out(db, job, last.get(job.id))
 
 
 @router.post(
@@ -80,7 +80,7 @@ async def create_job(
 async def list_jobs(project: OwnedProject, db: DbDep, page: PageDep) -> Page[JobOut]:
     items, total = await service.list_jobs(db, project, page.limit, page.offset)
     last = await service.last_runs(db, [j.id for j in items])
-    return Page(items=[service.job_out(j, last.get(j.id)) for j in items], total=total)
+    return Page(items=[await wiring.job_out(db, j, last.get(j.id)) for j in items], total=total)
 
 
 @router.get("/jobs/{job_id}", response_model=JobOut)
@@ -89,10 +89,14 @@ async def get_job(job: OwnedJob, db: DbDep) -> JobOut:
 
 
 @router.patch("/jobs/{job_id}", response_model=JobOut)
-async def update_job(body: JobUpdate, job: OwnedJob, db: DbDep, user: CurrentUser) -> JobOut:
+async def update_job(
+    body: JobUpdate, job: OwnedJob, db: DbDep, user: CurrentUser, settings: SettingsDep
+) -> JobOut:
     """Rename it, give its parameters new defaults or names, mark a value of its code as a
-    parameter (a new `value` parameter), set its autonomy or its alerts."""
+    parameter (a new `value` parameter), set its autonomy, its alerts (422 `invalid_alert`),
+    its schedule (422 `invalid_schedule`; null: on demand only) or pause it."""
     changed = service.update(job, body)
+    changed += await wiring.apply_update(db, settings, job, body)
     await db.flush()
     if changed:
         about = {"job_id": str(job.id), "name": job.name, "fields": changed}
@@ -104,6 +108,7 @@ async def update_job(body: JobUpdate, job: OwnedJob, db: DbDep, user: CurrentUse
 async def delete_job(job: OwnedJob, db: DbDep, user: CurrentUser) -> Response:
     """Remove the job and its history (its session and runs stay in the project)."""
     about = {"job_id": str(job.id), "name": job.name}
+    await wiring.forget(db, job)
     await db.delete(job)
     await db.flush()
     await audit.record(db, job.project_id, user, Action.job_deleted, ("job", job.id), about)
@@ -131,19 +136,19 @@ async def start_job_run(
     """Run the job now, in the background, with no model: its checks, then its code, in the
     sandbox; follow it with GET /job-runs/{id}."""
     job_run = await runner.start_in(db, job, "manual", body.params, user)
-    return await service.job_run_out(db, job_run)
+    return await wiring.job_run_out(db, job_run)
 
 
 @router.get("/jobs/{job_id}/runs", response_model=Page[JobRunOut])
 async def list_job_runs(job: OwnedJob, db: DbDep, page: PageDep) -> Page[JobRunOut]:
     """The job's runs, newest first."""
     items, total = await service.list_job_runs(db, job, page.limit, page.offset)
-    return Page(items=[await service.job_run_out(db, r) for r in items], total=total)
+    return Page(items=[await wiring.job_run_out(db, r) for r in items], total=total)
 
 
 @router.get("/job-runs/{job_run_id}", response_model=JobRunOut)
 async def get_job_run(job_run: OwnedJobRun, db: DbDep) -> JobRunOut:
-    return await service.job_run_out(db, job_run)
+    return await wiring.job_run_out(db, job_run)
 
 
 @router.get("/jobs/{job_id}/code", response_model=JobCode)

@@ -28,6 +28,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 from app.auth.schemas import normalise_email
 from app.errors import Unprocessable
@@ -76,7 +77,7 @@ class WebhookDelivery(BaseModel):
     url: str = Field(min_length=1, max_length=2000)
     secret: str | None = Field(None, max_length=500)
     # The secret as stored (app.jobs.deliveries.secrets); never taken from a client.
-    secret_sealed: str | None = None
+    secret_sealed: SkipJsonSchema[str | None] = Field(None, exclude=True)
 
     @field_validator("url")
     @classmethod

@@ -13,7 +13,7 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select, update
@@ -79,6 +79,7 @@ class JobRunner:
         trigger: str,
         params: dict[str, Any] | None = None,
         by: User | None = None,
+        scheduled_for: datetime | None = None,
     ) -> uuid.UUID:
         """Record a queued run of the job and run it in the background.
 
@@ -87,6 +88,8 @@ class JobRunner:
             trigger: What started it ("manual", "schedule", ...).
             params: Parameters for this run (the rest: the job's defaults).
             by: Who started it (None: the workbench, e.g. its schedule).
+            scheduled_for: The schedule's tick it runs for: one run a tick (a second
+                raises IntegrityError).
 
         Raises:
             NotFound (job_not_found), Unprocessable (unknown parameters), JobRunInProgress,
@@ -96,7 +99,7 @@ class JobRunner:
             job = await db.get(Job, job_id)
             if job is None:
                 raise NotFound("No such job.", code="job_not_found")
-            job_run = await self._record(db, job, trigger, params, by)
+            job_run = await self._record(db, job, trigger, params, by, scheduled_for)
             await db.commit()
             job_run_id = job_run.id
         self.spawn(self._drive(job_run_id), f"job-run-{job_run_id}")
@@ -129,6 +132,7 @@ class JobRunner:
         trigger: str,
         params: dict[str, Any] | None,
         by: User | None,
+        scheduled_for: datetime | None = None,
     ) -> JobRun:
         if job.checks.get("status") == "writing":
             raise service.ChecksPending()
@@ -139,6 +143,7 @@ class JobRunner:
             job_id=job.id,
             project_id=job.project_id,
             trigger=trigger,
+            scheduled_for=scheduled_for,
             status=JobRunStatus.queued,
             params=params or {},
             created_by=by.id if by is not None else None,
@@ -332,6 +337,7 @@ class JobRunner:
                     setattr(job_run, key, value)
                 job_run.finished_at = utcnow()
                 job_run.lease_until = None
+                await service.fill_change(db, job_run)
                 await self._audit_finished(db, job_run)
                 await db.commit()
             metrics.JOB_RUNS.labels(outcome["status"]).inc()

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from app.jobs.alerts import Alert
+from app.jobs.schedule import ScheduleIn
 
 
 class JobCreate(BaseModel):
@@ -29,54 +32,6 @@ class JobResult(BaseModel):
     kind: str
 
 
-class EmailDelivery(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    channel: Literal["email"]
-    to: list[str] = Field(min_length=1, max_length=50)
-
-    @field_validator("to")
-    @classmethod
-    def _addresses(cls, to: list[str]) -> list[str]:
-        for address in to:
-            if "@" not in address or any(c.isspace() for c in address) or len(address) > 254:
-                raise ValueError(f"{address!r} is not an email address")
-        return to
-
-
-class WebhookDelivery(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    channel: Literal["webhook"]
-    url: str = Field(min_length=1, max_length=2000, pattern=r"^https?://")
-
-
-class ShareDelivery(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    channel: Literal["share"]
-
-
-Delivery = Annotated[
-    EmailDelivery | WebhookDelivery | ShareDelivery, Field(discriminator="channel")
-]
-
-
-class Alert(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    when: Literal["above", "below", "change_pct", "changed", "check_failed", "failed"]
-    result: str | None = None
-    value: float | None = None
-    deliver: list[Delivery] = Field(default_factory=list)
-
-
-class Schedule(BaseModel):
-    cron: str | None = None
-    every_minutes: int | None = None
-    timezone: str = "UTC"
-
-
 class JobUpdate(BaseModel):
     name: str | None = Field(None, min_length=1, max_length=200)
     params: list[JobParam] | None = Field(
@@ -85,7 +40,15 @@ class JobUpdate(BaseModel):
         "(each literal of the code equal to the default becomes the parameter).",
     )
     autonomy: Literal["auto", "review"] | None = None
-    alerts: list[Alert] | None = None
+    alerts: list[Alert] | None = Field(
+        None,
+        description="The alerts (all of them): a webhook's `secret` is written, never read "
+        "back (`***`; give `***` or nothing to keep it).",
+    )
+    schedule: ScheduleIn | None = Field(
+        None, description="When it runs by itself; null: on demand only (send null to remove)."
+    )
+    paused: bool | None = Field(None, description="Stop (true) or resume its schedule.")
 
     @field_validator("params")
     @classmethod
@@ -112,7 +75,7 @@ class JobOut(BaseModel):
     name: str
     params: list[JobParam]
     results: list[JobResult]
-    schedule: Schedule | None = None
+    schedule: ScheduleIn | None = None
     paused: bool = False
     autonomy: str
     alerts: list[Alert]
@@ -138,6 +101,9 @@ class JobDeliveryOut(BaseModel):
     channel: str
     status: str
     attempts: int
+    target: str | None = Field(None, description="The addresses, the webhook's URL, or none.")
+    last_error: str | None = None
+    sent_at: datetime | None = None
 
 
 class JobRunOut(BaseModel):
@@ -147,6 +113,9 @@ class JobRunOut(BaseModel):
     job_id: uuid.UUID
     run_id: uuid.UUID | None
     trigger: str
+    scheduled_for: datetime | None = Field(
+        None, description="The schedule's tick it ran for (trigger `schedule`)."
+    )
     status: str
     skipped_reason: str | None
     error: str | None

@@ -13,6 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db import paginate
 from app.errors import Conflict, NotFound, Unprocessable
 from app.jobs import script
+from app.jobs.compare import compare
+from app.jobs.deliveries.secrets import public_alerts
 from app.jobs.schemas import JobCreate, JobOut, JobRunBrief, JobRunOut, JobUpdate
 from app.models import File, Project, Run, RunKind, RunStatus, Session, User
 from app.models.jobs import Job, JobRun, JobRunStatus
@@ -171,9 +173,6 @@ def update(job: Job, body: JobUpdate) -> list[str]:
     if body.autonomy is not None and body.autonomy != job.autonomy:
         job.autonomy = body.autonomy
         changed.append("autonomy")
-    if body.alerts is not None:
-        job.alerts = [a.model_dump(exclude_none=True) for a in body.alerts]
-        changed.append("alerts")
     if body.params is not None:
         job.code, job.tests, job.params = _new_params(job, [p.model_dump() for p in body.params])
         changed.append("params")
@@ -251,7 +250,7 @@ def job_out(job: Job, last: JobRun | None) -> JobOut:
             "params": job.params,
             "results": job.results,
             "autonomy": job.autonomy,
-            "alerts": job.alerts,
+            "alerts": public_alerts(job.alerts),
             "last_run": brief,
             "checks": {"status": job.checks.get("status", "ready"), "note": job.checks.get("note")},
             "source_session_id": job.source_session_id,
@@ -259,6 +258,31 @@ def job_out(job: Job, last: JobRun | None) -> JobOut:
             "created_at": job.created_at,
         }
     )
+
+
+async def previous_succeeded(db: AsyncSession, job_run: JobRun) -> JobRun | None:
+    """The job's last run that succeeded before `job_run` (what its change is measured from)."""
+    found: JobRun | None = await db.scalar(
+        select(JobRun)
+        .where(
+            JobRun.job_id == job_run.job_id,
+            JobRun.id != job_run.id,
+            JobRun.status == JobRunStatus.succeeded,
+            JobRun.created_at <= job_run.created_at,
+        )
+        .order_by(JobRun.created_at.desc())
+        .limit(1)
+    )
+    return found
+
+
+async def fill_change(db: AsyncSession, job_run: JobRun) -> None:
+    """A run that succeeded: each result's change since the last run that succeeded
+    (`{name: {before, after, pct, ...}}`; on the first run every `before` is null)."""
+    if job_run.status != JobRunStatus.succeeded:
+        return
+    before = await previous_succeeded(db, job_run)
+    job_run.change = compare(before.results if before is not None else None, job_run.results)
 
 
 async def list_job_runs(

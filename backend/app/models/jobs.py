@@ -9,7 +9,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, String, Text
+from sqlalchemy import JSON, ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, IdMixin, UTCDateTime, utcnow
@@ -71,6 +71,8 @@ class JobRun(IdMixin, Base):
         ForeignKey("runs.id", ondelete="SET NULL"), nullable=True
     )
     trigger: Mapped[str] = mapped_column(String(20))  # manual | schedule | ...
+    # The schedule's tick it ran for: one run a tick, however many replicas fired it.
+    scheduled_for: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     status: Mapped[str] = mapped_column(String(20), default=JobRunStatus.queued)
     skipped_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
@@ -89,3 +91,5 @@ class JobRun(IdMixin, Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+    __table_args__ = (Index("uq_job_runs_tick", "job_id", "scheduled_for", unique=True),)

@@ -180,7 +180,7 @@ def test_patch_renames_marks_a_value_and_keeps_alerts(
             "when": "change_pct",
             "result": "answer_1",
             "value": 10,
-            "deliver": [{"channel": "webhook", "url": "https://example.com/hook"}],
+            "deliver": [{"channel": "email", "to": ["team@example.com"]}],
         }
     ]
     params = [
