@@ -125,7 +125,10 @@ def _alerted(
     assert to == ["team@example.com"]
     text = message.get_body(preferencelist=("plain",))
     assert text is not None
-    assert "answer_1 fell 12.0% since the last run (4,490.75 → 3,951.86)" in text.get_content()
+    sentence = (
+        "answer_1 fell 12% since the last run (4,490.75 → 3,951.86), below the \u221210% alert."
+    )
+    assert sentence in text.get_content()
     history = alice.get(f"/jobs/{job['id']}/runs").json()["items"]
     assert [len(r["deliveries"]) for r in history] == [2, 0]
 
