@@ -1,5 +1,6 @@
 """`workbench jobs`: a session made into a job (a script that runs with no model, with its
-checks), run on the server, its history, and its export."""
+checks), run on the server, its schedule, its history (with each run's change and alerts),
+and its export."""
 
 from __future__ import annotations
 
@@ -140,11 +141,76 @@ def history(job: JobId, as_json: AsJson = False) -> None:
             r["status"],
             r["trigger"],
             str(r["created_at"])[:19],
+            _change(r.get("change") or {}),
+            _deliveries(r.get("deliveries") or []),
             shorten(r.get("error") or r.get("skipped_reason") or ""),
         )
         for r in items
     ]
-    print_table(("ID", "STATUS", "TRIGGER", "STARTED", "WHY"), rows, wrap=("WHY",))
+    header = ("ID", "STATUS", "TRIGGER", "STARTED", "CHANGE", "ALERTS", "WHY")
+    print_table(header, rows, wrap=("CHANGE", "WHY"))
+
+
+def _change(change: dict[str, Any]) -> str:
+    """Each result that moved, as `name +3.2%` (or `name changed`)."""
+    parts = []
+    for name, moved in change.items():
+        pct = moved.get("pct")
+        if isinstance(pct, int | float) and pct:
+            parts.append(f"{name} {pct:+.1f}%")
+        elif moved.get("changed") and moved.get("before") is not None:
+            parts.append(f"{name} changed")
+    return ", ".join(parts)
+
+
+def _deliveries(deliveries: list[dict[str, Any]]) -> str:
+    return ", ".join(f"{d['channel']} {d['status']}" for d in deliveries)
+
+
+def _show_schedule(job: dict[str, Any]) -> None:
+    schedule = job.get("schedule")
+    if schedule is None:
+        out.print(f"Job {job['id']}: runs on demand only")
+        return
+    when = schedule.get("cron") or f"every {schedule.get('every_minutes')} min"
+    state = "paused" if job.get("paused") else f"next run {job.get('next_run_at')}"
+    out.print(f"Job {job['id']}: {when} ({schedule['timezone']}), {state}")
+
+
+@app.command()
+def schedule(
+    job: JobId,
+    cron: Annotated[
+        str | None, typer.Option("--cron", help="A cron line, e.g. '0 8 * * 1'.")
+    ] = None,
+    every: Annotated[int | None, typer.Option("--every", help="Every N minutes.")] = None,
+    tz: Annotated[str, typer.Option("--tz", help="The time zone of the cron line.")] = "UTC",
+    off: Annotated[bool, typer.Option("--off", help="Remove the schedule.")] = False,
+) -> None:
+    """Run the job by itself, on a cron line or every N minutes (--off: on demand only)."""
+    if off:
+        body: dict[str, Any] = {"schedule": None}
+    elif (cron is None) == (every is None):
+        raise Failure("Give --cron or --every (or --off).")
+    else:
+        given = {"cron": cron} if cron is not None else {"every_minutes": every}
+        body = {"schedule": {**given, "timezone": tz}}
+    with connect() as client:
+        _show_schedule(client.json("PATCH", f"/jobs/{job}", json=body))
+
+
+@app.command()
+def pause(job: JobId) -> None:
+    """Stop the job's schedule from firing (until `resume`)."""
+    with connect() as client:
+        _show_schedule(client.json("PATCH", f"/jobs/{job}", json={"paused": True}))
+
+
+@app.command()
+def resume(job: JobId) -> None:
+    """Let the job's schedule fire again, from its next tick."""
+    with connect() as client:
+        _show_schedule(client.json("PATCH", f"/jobs/{job}", json={"paused": False}))
 
 
 @app.command()

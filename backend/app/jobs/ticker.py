@@ -110,9 +110,10 @@ class ScheduleTicker:
 
     Args:
         factory: sessions on the database the schedules live in.
-        fire: called once per claimed tick with (job_id, scheduled_for); at merge, the jobs'
-            start_job_run. An exception is logged and the schedule moves on all the same
-            (a tick is not retried because the run could not start).
+        fire: called once per claimed tick with (job_id, scheduled_for): in the app,
+            app.jobs.wiring.schedule_fire (the jobs' start_job_run). An exception is logged
+            and the schedule moves on all the same (a tick is not retried because the run
+            could not start).
         interval: seconds between looks.
         lease_seconds: how long a claim holds before another replica may take the tick.
         clock: the current time (tests move it).

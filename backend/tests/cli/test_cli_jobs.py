@@ -44,6 +44,25 @@ def test_jobs_create_run_history_and_export(
 
     history = cli.run("jobs", "history", job_id)
     assert history.code == 0 and history.stdout.count("manual") == 2
+    assert "answer_1 +" not in history.stdout  # (the first run: nothing to compare with)
+
+    lower = SALES.replace(b"South,2026-02,1000", b"South,2026-02,461.11")
+    assert alice.upload(project["id"], "sales data.csv", lower).status_code == 201
+    assert cli.run("jobs", "run", job_id, "--wait").code == 0
+    history = cli.run("jobs", "history", job_id)
+    assert "answer_1 -12.0%" in history.stdout, history.stdout
+
+    scheduled = cli.run("jobs", "schedule", job_id, "--cron", "0 8 * * 1", "--tz", "Europe/Berlin")
+    assert scheduled.code == 0, scheduled.stderr
+    assert "0 8 * * 1 (Europe/Berlin), next run 20" in scheduled.stdout
+    paused = cli.run("jobs", "pause", job_id)
+    assert paused.code == 0 and "paused" in paused.stdout
+    resumed = cli.run("jobs", "resume", job_id)
+    assert resumed.code == 0 and "next run" in resumed.stdout
+    bad = cli.run("jobs", "schedule", job_id, "--every", "60", "--tz", "Mars/Olympus")
+    assert bad.code != 0 and "Mars/Olympus" in bad.stderr, bad.stderr
+    every = cli.run("jobs", "schedule", job_id, "--every", "60")
+    assert "every 60 min (UTC)" in every.stdout
 
     exported = cli.run("jobs", "export", job_id, "--format", "py")
     assert exported.code == 0 and "Wrote Weekly.zip" in exported.stdout

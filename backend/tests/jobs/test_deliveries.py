@@ -79,7 +79,7 @@ def settings_for(tmp_path: Path, smtp_port: int = 1, **more: Any) -> Settings:
 async def queue_run(
     engine: AsyncEngine, settings: Settings, deliver: list[dict[str, Any]], chart: bytes | None
 ) -> None:
-    """What the jobs' on_job_run_finished does at merge: alerts evaluated, deliveries queued."""
+    """What app.jobs.wiring's hook on a run's end does: alerts evaluated, deliveries queued."""
     raw = [{"when": "change_pct", "result": "revenue", "value": -10, "deliver": deliver}]
     stored = seal_alerts(validate_alerts(raw, ["revenue", "regions"]), keyring_of(settings), JOB_ID)
     change = compare(PREVIOUS, CURRENT)

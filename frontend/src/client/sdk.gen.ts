@@ -1201,7 +1201,8 @@ export const getJob = <ThrowOnError extends boolean = false>(options: Options<Ge
  * Update Job
  *
  * Rename it, give its parameters new defaults or names, mark a value of its code as a
- * parameter (a new `value` parameter), set its autonomy or its alerts.
+ * parameter (a new `value` parameter), set its autonomy, its alerts (422 `invalid_alert`),
+ * its schedule (422 `invalid_schedule`; null: on demand only) or pause it.
  */
 export const updateJob = <ThrowOnError extends boolean = false>(options: Options<UpdateJobData, ThrowOnError>) => (options.client ?? client).patch<UpdateJobResponses, UpdateJobErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

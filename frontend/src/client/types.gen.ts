@@ -6,6 +6,8 @@ export type ClientOptions = {
 
 /**
  * Alert
+ *
+ * One alert: a condition and where to deliver it.
  */
 export type Alert = {
     /**
@@ -23,7 +25,7 @@ export type Alert = {
     /**
      * Deliver
      */
-    deliver?: Array<({
+    deliver: Array<({
         channel: 'email';
     } & EmailDelivery) | ({
         channel: 'webhook';
@@ -1391,6 +1393,20 @@ export type JobDeliveryOut = {
      * Attempts
      */
     attempts: number;
+    /**
+     * Target
+     *
+     * The addresses, the webhook's URL, or none.
+     */
+    target?: string | null;
+    /**
+     * Last Error
+     */
+    last_error?: string | null;
+    /**
+     * Sent At
+     */
+    sent_at?: string | null;
 };
 
 /**
@@ -1417,7 +1433,7 @@ export type JobOut = {
      * Results
      */
     results: Array<JobResult>;
-    schedule?: Schedule | null;
+    schedule?: ScheduleIn | null;
     /**
      * Paused
      */
@@ -1539,6 +1555,12 @@ export type JobRunOut = {
      */
     trigger: string;
     /**
+     * Scheduled For
+     *
+     * The schedule's tick it ran for (trigger `schedule`).
+     */
+    scheduled_for?: string | null;
+    /**
      * Status
      */
     status: string;
@@ -1616,8 +1638,20 @@ export type JobUpdate = {
     autonomy?: 'auto' | 'review' | null;
     /**
      * Alerts
+     *
+     * The alerts (all of them): a webhook's `secret` is written, never read back (`***`; give `***` or nothing to keep it).
      */
     alerts?: Array<Alert> | null;
+    /**
+     * When it runs by itself; null: on demand only (send null to remove).
+     */
+    schedule?: ScheduleIn | null;
+    /**
+     * Paused
+     *
+     * Stop (true) or resume its schedule.
+     */
+    paused?: boolean | null;
 };
 
 /**
@@ -3060,9 +3094,11 @@ export type SandboxStatusOut = {
 };
 
 /**
- * Schedule
+ * ScheduleIn
+ *
+ * A schedule as a client sends it (API.md: `{cron?, every_minutes?, timezone}`).
  */
-export type Schedule = {
+export type ScheduleIn = {
     /**
      * Cron
      */
@@ -4107,6 +4143,9 @@ export type VersionReader = {
 
 /**
  * WebhookDelivery
+ *
+ * A webhook. `secret` signs its messages (HMAC-SHA256); it is written, never read back:
+ * stored sealed, shown as `***`.
  */
 export type WebhookDelivery = {
     /**
@@ -4117,6 +4156,10 @@ export type WebhookDelivery = {
      * Url
      */
     url: string;
+    /**
+     * Secret
+     */
+    secret?: string | null;
 };
 
 /**
