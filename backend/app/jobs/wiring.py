@@ -14,7 +14,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.config import Settings
-from app.errors import Conflict, NotFound, TooManyRequests
+from app.errors import Conflict, NotFound, TooManyRequests, Unprocessable
 from app.jobs import alerting, service, ticker
 from app.jobs.alerts import validate_alerts
 from app.jobs.deliveries import queue
@@ -87,7 +87,8 @@ async def apply_update(
     of the fields given.
 
     Raises:
-        InvalidAlert (invalid_alert), InvalidSchedule (invalid_schedule).
+        InvalidAlert (invalid_alert), InvalidSchedule (invalid_schedule), Unprocessable
+        (no_schedule: `paused` given to a job with no schedule).
     """
     changed = []
     given = body.model_fields_set
@@ -103,9 +104,14 @@ async def apply_update(
         changed.append("schedule")
     if body.paused is not None:
         if body.paused:
-            await ticker.pause(db, str(job.id))
+            had = await ticker.pause(db, str(job.id))
         else:
-            await ticker.resume(db, str(job.id))
+            had = await ticker.resume(db, str(job.id)) is not None
+        if not had:
+            raise Unprocessable(
+                "This job has no schedule to pause or resume: give it one (`schedule`) first.",
+                code="no_schedule",
+            )
         changed.append("paused")
     return changed
 

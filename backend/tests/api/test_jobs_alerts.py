@@ -191,11 +191,13 @@ def test_schedules_are_set_refused_paused_and_fire_once_a_tick(
     assert removed["schedule"] is None and removed["next_run_at"] is None
 
 
-def test_deleting_a_job_deletes_its_schedule(
+def test_pausing_needs_a_schedule_and_deleting_a_job_deletes_it(
     alice: Api, session: dict[str, Any], llm: ScriptedLLM, live: Any
 ) -> None:
     two_questions(alice, session["id"], llm, CHECKS)
     job = make_job(alice, session["project_id"], session["id"])
+    unscheduled = alice.patch(f"/jobs/{job['id']}", json={"paused": True})
+    assert unscheduled.status_code == 422 and unscheduled.json()["code"] == "no_schedule"
     scheduled = alice.patch(f"/jobs/{job['id']}", json={"schedule": {"cron": "0 8 * * 1"}})
     assert scheduled.status_code == 200, scheduled.text
     assert alice.delete(f"/jobs/{job['id']}").status_code == 204
