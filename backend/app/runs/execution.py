@@ -40,6 +40,7 @@ from app.runs.agent_thread import AgentThread
 from app.runs.context import AgentContext, ContextBuilder
 from app.runs.errors import BudgetExceeded
 from app.runs.failures import EXPECTED, STOPPED, SUSPEND_FAILED, ended_by
+from app.runs.queue_place import QUEUE_POLL_SECONDS, tell_position
 from app.runs.recorder import EventRecorder
 from app.runs.repair_workers import repairing
 from app.runs.repository import RunRepository
@@ -50,12 +51,6 @@ from app.sandbox import DEFAULT_AUTHORIZED_IMPORTS
 
 log = logging.getLogger(__name__)
 
-QUEUE_POLL_SECONDS = 0.5
-# A queued run tells every change of its place while it is among the next few; further
-# back, at most one a few seconds (every grant moves every queued run: told each time, 200
-# queued runs would send some 20,000 events).
-QUEUE_NEAR_POSITION = 10
-QUEUE_ANNOUNCE_SECONDS = 5.0
 # A run's end that the database could not take is retried this often, this long.
 RECORD_RETRY_INTERVAL_SECONDS = 2.0
 RECORD_RETRY_SECONDS = 600.0
@@ -487,16 +482,3 @@ async def best_effort(action: Coroutine[Any, Any, object], what: str) -> bool:
         log.exception("could not %s", what)
         return False
     return True
-
-
-def tell_position(position: int, announced: int, seconds_since: float) -> bool:
-    """Whether a queued run sends its new place in line (see QUEUE_NEAR_POSITION).
-
-    Args:
-        position: Its place now (0: granted).
-        announced: The place it last sent.
-        seconds_since: Seconds since it sent that.
-    """
-    if position == announced or position <= 0:
-        return False
-    return position <= QUEUE_NEAR_POSITION or seconds_since >= QUEUE_ANNOUNCE_SECONDS

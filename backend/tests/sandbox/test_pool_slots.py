@@ -11,7 +11,7 @@ import asyncio
 import uuid
 from pathlib import Path
 
-from app.runs.execution import tell_position
+from app.runs.queue_place import tell_position
 from app.runs.sandboxes import SandboxPool, available_memory_mb, default_max_workers
 from tests.conftest import stack_settings
 
