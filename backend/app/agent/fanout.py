@@ -132,12 +132,14 @@ class RepairFanOut:
 
     def wanted(self, agent: Any) -> list[ActionStep] | None:
         """The two failed steps that call for a fan-out before the agent's next step, if
-        the last two failed, neither before the last fan-out, and a step is left."""
+        the last two ran code that failed, neither before the last fan-out, and a step is
+        left. A reply with no code is no failing approach to repair: the model is told it
+        wrote none, as before (strategies would only ask it again)."""
         if not self.strategies or agent.step_number > agent.max_steps:
             return None
         actions = [s for s in agent.memory.steps if isinstance(s, ActionStep)]
         failed = actions[-2:]
-        if len(failed) < 2 or any(s.error is None for s in failed):
+        if len(failed) < 2 or any(s.error is None or not s.code_action for s in failed):
             return None
         if any(s.step_number <= self._last for s in failed):
             return None
