@@ -6,6 +6,7 @@ as code run again in the run's own worker), never as state."""
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,10 @@ def test_a_strategy_cannot_touch_the_runs_state_unless_chosen(
     llm.script()
     llm.responder = answer
     try:
-        with agent_settings(target.live, AGENT_MAX_STEPS=6):  # type: ignore[arg-type]
+        # In process, six steps are plenty; a deployed backend keeps its own (12 in compose).
+        in_process = hasattr(target.live, "settings")
+        steps = agent_settings(target.live, AGENT_MAX_STEPS=6) if in_process else nullcontext()  # type: ignore[arg-type]
+        with steps:
             events = ask(target.api, session_id, "red team: hijack from a repair")
     finally:
         llm.responder = None
@@ -75,8 +79,9 @@ def test_a_strategy_cannot_touch_the_runs_state_unless_chosen(
     # The run's files and variables are as its own steps left them.
     assert "notes [1] marker main" in printed and "no planted file" in printed, printed
     assert target.surroundings.workspace_files(session_id, "planted*") == []
-    folders = Path(target.live.settings.DATA_DIR, "workspaces").iterdir()  # type: ignore[union-attr]
-    assert not [p.name for p in folders if "-repair-" in p.name]
+    if in_process:  # the strategies' folders are gone (a deployed backend's are not at hand)
+        folders = Path(target.live.settings.DATA_DIR, "workspaces").iterdir()  # type: ignore[union-attr]
+        assert not [p.name for p in folders if "-repair-" in p.name]
     assert target.surroundings.changes() == []
     assert target.surroundings.connections() == 0
 
