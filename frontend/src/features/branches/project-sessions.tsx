@@ -1,24 +1,14 @@
 import { ChevronRight, GitBranch, MessageSquare } from 'lucide-react';
-import { useState } from 'react';
 import { Link } from 'react-router';
 import type { SessionOut } from '@/client';
 import { ReviewBadge } from '@/features/sessions/autonomy-switch';
 import { cn, formatDate } from '@/lib/utils';
-import { flattenTree, titleUnder, useBranchQuestions } from './session-tree';
+import { titleUnder, useSessionTree } from './session-tree';
 
 /** The project page's list of sessions: branches under their parent (folding away), each with the
  * question it diverges after. */
 export function ProjectSessionList({ projectId, sessions }: { projectId: string; sessions: SessionOut[] }) {
-  const [closed, setClosed] = useState<ReadonlySet<string>>(new Set());
-  const rows = flattenTree(sessions, closed);
-  const questions = useBranchQuestions(rows);
-  const byId = new Map(sessions.map((s) => [s.id, s]));
-  const toggle = (id: string) =>
-    setClosed((c) => {
-      const next = new Set(c);
-      if (!next.delete(id)) next.add(id);
-      return next;
-    });
+  const { rows, questions, byId, toggle } = useSessionTree(sessions);
   return (
     <ul className="divide-y overflow-hidden rounded-lg border bg-card" data-testid="project-sessions">
       {rows.map(({ session: s, depth, children, descendants, open }) => {

@@ -1,4 +1,5 @@
 import { useQueries } from '@tanstack/react-query';
+import { useState } from 'react';
 import type { SessionOut } from '@/client';
 import type { BranchNode } from './api';
 import { treeQuery } from './queries';
@@ -69,4 +70,20 @@ export function useBranchQuestions(rows: TreeRow[]): Map<string, string> {
   const roots = rows.filter((r) => r.depth === 0 && r.children > 0).map((r) => r.session.id);
   const trees = useQueries({ queries: roots.map((id) => ({ ...treeQuery(id), meta: { silent: true } })) });
   return questionsOf(trees.map((t) => t.data));
+}
+
+/** The sessions as a foldable tree (the sidebar's and the project page's): the rows shown, the
+ * question each branch diverges after, the sessions by id (for a branch's parent) and the fold. */
+export function useSessionTree(sessions: SessionOut[]) {
+  const [closed, setClosed] = useState<ReadonlySet<string>>(new Set());
+  const rows = flattenTree(sessions, closed);
+  const questions = useBranchQuestions(rows);
+  const byId = new Map(sessions.map((s) => [s.id, s]));
+  const toggle = (id: string) =>
+    setClosed((c) => {
+      const next = new Set(c);
+      if (!next.delete(id)) next.add(id);
+      return next;
+    });
+  return { rows, questions, byId, toggle };
 }

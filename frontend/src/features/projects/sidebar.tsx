@@ -33,7 +33,7 @@ import { SearchButton } from '@/features/search/search-dialog';
 import { MembersDialog } from '@/features/members/members-dialog';
 import { ReviewBadge } from '@/features/sessions/autonomy-switch';
 import { DeleteSessionDialog } from '@/features/branches/delete-dialog';
-import { flattenTree, titleUnder, useBranchQuestions } from '@/features/branches/session-tree';
+import { titleUnder, useSessionTree } from '@/features/branches/session-tree';
 import { useCreateSession, useRenameSession } from '@/features/sessions/mutations';
 import { sessionsQuery } from '@/features/sessions/queries';
 import { cn } from '@/lib/utils';
@@ -104,16 +104,7 @@ function SessionLinks({
   const sessions = useQuery(sessionsQuery(projectId));
   const navigate = useNavigate();
   const create = useCreateSession(projectId);
-  const [closed, setClosed] = useState<ReadonlySet<string>>(new Set());
-  const rows = flattenTree(sessions.data?.items ?? [], closed);
-  const questions = useBranchQuestions(rows);
-  const byId = new Map((sessions.data?.items ?? []).map((s) => [s.id, s]));
-  const toggle = (id: string) =>
-    setClosed((c) => {
-      const next = new Set(c);
-      if (!next.delete(id)) next.add(id);
-      return next;
-    });
+  const { rows, questions, byId, toggle } = useSessionTree(sessions.data?.items ?? []);
   return (
     <div className="ml-4 border-l pl-2" data-testid="session-tree">
       {rows.map(({ session: s, depth, children, descendants, open }) => {
