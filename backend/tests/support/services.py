@@ -99,10 +99,53 @@ def weed_binary() -> str:
     return found
 
 
+def _bindable(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def seaweed_ports(names: tuple[str, ...]) -> dict[str, int]:
+    """Free ports for `weed mini`'s services. Each service also takes its port + 10000 for
+    gRPC, and weed refuses a port that is another one's gRPC port (a random free port hit
+    this in CI: "port 56441 for Admin ... is reserved for gRPC calculation"). So every port
+    and its + 10000 must be free and distinct from all the others'."""
+    taken: set[int] = set()
+    ports: dict[str, int] = {}
+    for name in names:
+        while True:
+            port = free_port()
+            if port + 10000 > 65535 or {port, port + 10000} & taken:
+                continue
+            if not _bindable(port + 10000):
+                continue
+            break
+        taken |= {port, port + 10000}
+        ports[name] = port
+    return ports
+
+
 def start_seaweed(data_dir: Path) -> tuple[subprocess.Popen[bytes], S3Server]:
+    """Start `weed mini`; a port another process took between our pick and weed's bind
+    (the tests run in parallel) is a reason to try again with new ports, twice."""
+    for _ in range(2):
+        started = _start_seaweed_once(data_dir)
+        if started is not None:
+            return started
+    started = _start_seaweed_once(data_dir)
+    if started is None:
+        tail = (data_dir / "weed.log").read_text(errors="replace")[-2000:]
+        pytest.fail(f"SeaweedFS (S3 for the tests) did not start:\n{tail}", pytrace=False)
+    return started
+
+
+def _start_seaweed_once(data_dir: Path) -> tuple[subprocess.Popen[bytes], S3Server] | None:
     access_key, secret_key = "workbench-test", uuid.uuid4().hex
-    s3_port = free_port()
-    ports = {name: free_port() for name in ("master", "volume", "filer", "admin", "webdav")}
+    ports = seaweed_ports(("s3", "master", "volume", "filer", "admin"))
+    s3_port = ports["s3"]
     env = {**os.environ, "AWS_ACCESS_KEY_ID": access_key, "AWS_SECRET_ACCESS_KEY": secret_key}
     log = (data_dir / "weed.log").open("wb")
     process = subprocess.Popen(
@@ -136,8 +179,12 @@ def start_seaweed(data_dir: Path) -> tuple[subprocess.Popen[bytes], S3Server]:
         except OSError:
             time.sleep(0.2)
     process.kill()
-    tail = (data_dir / "weed.log").read_text(errors="replace")[-2000:]
-    pytest.fail(f"SeaweedFS (S3 for the tests) did not start:\n{tail}", pytrace=False)
+    process.wait(10)
+    log.close()
+    tail = (data_dir / "weed.log").read_text(errors="replace")
+    if "Port allocation failed" in tail or "address already in use" in tail:
+        return None
+    pytest.fail(f"SeaweedFS (S3 for the tests) did not start:\n{tail[-2000:]}", pytrace=False)
 
 
 def stop_seaweed(process: subprocess.Popen[bytes]) -> None:
