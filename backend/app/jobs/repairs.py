@@ -46,6 +46,21 @@ async def waiting(db: AsyncSession, job_id: uuid.UUID) -> JobRepair | None:
     return found
 
 
+async def mention(db: AsyncSession, job: Job, job_run: JobRun, error: str | None) -> str | None:
+    """A failed run's error as its alerts say it: with the repair made for it, if any."""
+    if error is None:
+        return None
+    made = await db.scalar(select(JobRepair.id).where(JobRepair.job_run_id == job_run.id))
+    if made is None:
+        return error
+    then = (
+        "it is applied at once if its checks pass"
+        if job.autonomy == "auto"
+        else "it will wait for an editor's approval in the job's history"
+    )
+    return f"{error} A repair of the job's code is being proposed; {then}."
+
+
 async def _name(db: AsyncSession, user_id: uuid.UUID | None) -> str | None:
     if user_id is None:
         return None

@@ -56,6 +56,7 @@ def alerts_hook(
             )
             stored, checks = list(job.alerts), list(job_run.checks or [])
             error = job_run.error if job_run.status == JobRunStatus.failed else None
+            error = await repairs.mention(db, job, job_run, error)
         await alerting.alert_after_run(factory, settings, stored, report, checks, error)
 
     return after_run

@@ -6,14 +6,26 @@ code); with autonomy `auto` the repair is applied at once; a proposal that still
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from typing import Any
+
+import pytest
 
 from tests.api.jobs_support import CHECKS, make_job, run_job, two_questions, when
 from tests.conftest import Api
+from tests.jobs.receivers import WebhookReceiver
 from tests.support.llm import ScriptedLLM
 
 RENAMED = b"region,month,amount\nNorth,2026-01,1200.5\nSouth,2026-01,980\n"
 SENTENCE = "sales data.csv lacks the columns ['revenue']; the job reads them"
+
+
+@pytest.fixture
+def hooks() -> Iterator[WebhookReceiver]:
+    made = WebhookReceiver()
+    yield made
+    made.close()
 
 
 def renamed(text: str) -> str:
@@ -55,10 +67,11 @@ def repaired(api: Api, job_run_id: str) -> dict[str, Any]:
 
 
 def test_a_renamed_column_is_repaired_once_an_editor_approves(
-    alice: Api, bob: Api, admin: Api, session: dict[str, Any], llm: ScriptedLLM
+    alice: Api, bob: Api, session: dict[str, Any], llm: ScriptedLLM, hooks: WebhookReceiver
 ) -> None:
     project_id = session["project_id"]
-    job_id = broken_job(alice, session, llm)
+    deliver = [{"channel": "webhook", "url": hooks.url, "secret": "whsec-0123456789-abcdef"}]
+    job_id = broken_job(alice, session, llm, alerts=[{"when": "failed", "deliver": deliver}])
     fix = proposal(alice, job_id)
     llm.repair_replies.extend([fix])
     asked = len(llm.requests)
@@ -83,6 +96,14 @@ def test_a_renamed_column_is_repaired_once_an_editor_approves(
     assert len(llm.requests) == asked
     assert alice.get(f"/jobs/{job_id}").json()["pending_repair"]["id"] == repair["id"]
     assert "'revenue'" in alice.get(f"/jobs/{job_id}/code").json()["script"]
+    # The failure's alert says a repair is proposed.
+    when(
+        alice,
+        f"/job-runs/{broken['id']}",
+        lambda r: bool(r["deliveries"]) and r["deliveries"][0]["status"] == "sent",
+    )
+    said = json.loads(hooks.requests[0][1])["text"]
+    assert SENTENCE in said and "A repair of the job's code is being proposed" in said, said
 
     approval = f"/jobs/{job_id}/repairs/{repair['id']}/approval"
     assert bob.post(approval, json={"decision": "approve"}).status_code == 404
