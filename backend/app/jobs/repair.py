@@ -114,12 +114,12 @@ class JobRepairer:
         async def run(text: str) -> Any:
             return await execute(runner.runs, runner.factory, session_id, text, *asker)
 
-        seen = await run(repair_prompt.probe(code, params, overrides))
-        columns = repair_prompt.probed(seen.output)
         try:
             model = resolve_model(settings, None)
         except Exception as exc:
             return {"status": JobRepairStatus.failed, "note": f"No model to repair it: {exc}"}
+        seen = await run(repair_prompt.probe(code, params, overrides))
+        columns = repair_prompt.probed(seen.output)
         base = repair_prompt.without_pinned(tests)
         failures: list[str] = []
         last: dict[str, Any] = {}
