@@ -15,7 +15,7 @@ import pytest
 from tests.api.jobs_support import CHECKS, make_job, run_job, two_questions, when
 from tests.conftest import Api
 from tests.jobs.receivers import WebhookReceiver
-from tests.support.llm import ScriptedLLM
+from tests.support.llm import ScriptedLLM, count_tokens
 
 RENAMED = b"region,month,amount\nNorth,2026-01,1200.5\nSouth,2026-01,980\n"
 SENTENCE = "sales data.csv lacks the columns ['revenue']; the job reads them"
@@ -168,7 +168,9 @@ def test_a_renamed_column_is_repaired_once_an_editor_approves(
 def test_auto_autonomy_applies_a_repair_and_a_failing_one_changes_nothing(
     alice: Api, session: dict[str, Any], llm: ScriptedLLM
 ) -> None:
+    project_id = session["project_id"]
     job_id = broken_job(alice, session, llm, autonomy="auto")
+    spent = alice.get(f"/projects/{project_id}").json()["tokens_in"]
     still_wrong = proposal(alice, job_id, fix=lambda code: code.replace("sum()", "sum() * 1"))
     llm.repair_replies.extend([still_wrong] * 3)
     broken = run_job(alice, job_id)
@@ -179,6 +181,10 @@ def test_auto_autonomy_applies_a_repair_and_a_failing_one_changes_nothing(
     assert "revenue" in failed["note"], failed["note"]
     assert "'revenue'" in alice.get(f"/jobs/{job_id}/code").json()["script"]
     assert len(llm.repair_requests) == 3
+    # The model's tokens count in the project's spending (and so its budget).
+    prompts = ["\n".join(str(m["content"]) for m in r["messages"]) for r in llm.repair_requests]
+    grown = alice.get(f"/projects/{project_id}").json()["tokens_in"] - spent
+    assert grown >= sum(count_tokens(p) for p in prompts), (grown, spent)
 
     llm.repair_replies.extend([proposal(alice, job_id)])
     again = run_job(alice, job_id)
@@ -191,3 +197,12 @@ def test_auto_autonomy_applies_a_repair_and_a_failing_one_changes_nothing(
     passed = run_job(alice, job_id)
     assert passed["status"] == "succeeded", passed
     assert passed["results"]["answer_1"] == 2180.5
+
+    # A project whose budget is spent gets no repair (and the model is not asked).
+    assert alice.patch(f"/projects/{project_id}", json={"budget_tokens": 1}).status_code == 200
+    gone = RENAMED.replace(b"amount", b"total")
+    assert alice.upload(project_id, "sales data.csv", gone).status_code == 201
+    asked = len(llm.repair_requests)
+    refused = repaired(alice, run_job(alice, job_id)["id"])
+    assert refused["status"] == "failed" and "budget" in refused["note"], refused
+    assert len(llm.repair_requests) == asked
