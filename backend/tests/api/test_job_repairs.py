@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.api.jobs_support import CHECKS, make_job, run_job, two_questions, when
@@ -67,7 +68,12 @@ def repaired(api: Api, job_run_id: str) -> dict[str, Any]:
 
 
 def test_a_renamed_column_is_repaired_once_an_editor_approves(
-    alice: Api, bob: Api, session: dict[str, Any], llm: ScriptedLLM, hooks: WebhookReceiver
+    alice: Api,
+    bob: Api,
+    session: dict[str, Any],
+    llm: ScriptedLLM,
+    hooks: WebhookReceiver,
+    live: Any,
 ) -> None:
     project_id = session["project_id"]
     deliver = [{"channel": "webhook", "url": hooks.url, "secret": "whsec-0123456789-abcdef"}]
@@ -163,6 +169,9 @@ def test_a_renamed_column_is_repaired_once_an_editor_approves(
         "job.repair_applied",
     ):
         assert action in actions, actions
+    metrics = httpx.get(f"{live.url}/metrics", timeout=30).text
+    for status in ("proposed", "rejected", "approved", "applied"):
+        assert f'workbench_job_repairs_total{{status="{status}"}}' in metrics
 
 
 def test_auto_autonomy_applies_a_repair_and_a_failing_one_changes_nothing(
