@@ -215,3 +215,50 @@ def test_auto_autonomy_applies_a_repair_and_a_failing_one_changes_nothing(
     refused = repaired(alice, run_job(alice, job_id)["id"])
     assert refused["status"] == "failed" and "budget" in refused["note"], refused
     assert len(llm.repair_requests) == asked
+
+
+def test_a_repair_of_a_replica_that_died_is_ended_not_stuck(
+    alice: Api, session: dict[str, Any], llm: ScriptedLLM, live: Any
+) -> None:
+    """A repair whose lease ran out (its replica died) is ended `failed` by the sweeper with
+    a sentence; the job keeps its code and may be repaired again."""
+    import uuid
+    from datetime import timedelta
+
+    from app.jobs.repair import INTERRUPTED
+    from app.models.base import utcnow
+    from app.models.job_repairs import JobRepair
+    from app.models.jobs import JobRun
+
+    two_questions(alice, session["id"], llm, CHECKS)
+    job = make_job(alice, session["project_id"], session["id"])
+    code = alice.get(f"/jobs/{job['id']}/code").json()
+    job_run_id, repair_id = uuid.uuid4(), uuid.uuid4()
+
+    async def orphan() -> None:
+        async with live.state.session_factory() as db:
+            ids = {"job_id": uuid.UUID(job["id"]), "project_id": uuid.UUID(session["project_id"])}
+            db.add(JobRun(id=job_run_id, trigger="manual", status="failed", **ids))
+            await db.flush()
+            db.add(
+                JobRepair(
+                    id=repair_id,
+                    job_run_id=job_run_id,
+                    status="repairing",
+                    reason="x",
+                    old_code=code["script"],
+                    old_tests=code["tests"],
+                    diff="",
+                    checks=[],
+                    checked_on={},
+                    lease_until=utcnow() - timedelta(seconds=1),
+                    **ids,
+                )
+            )
+            await db.commit()
+
+    live.call(orphan())
+    live.call(live.state.jobs.recover_interrupted())
+    [repair] = alice.get(f"/jobs/{job['id']}/repairs").json()["items"]
+    assert repair["status"] == "failed" and repair["note"] == INTERRUPTED, repair
+    assert alice.get(f"/jobs/{job['id']}/code").json() == code
