@@ -85,6 +85,10 @@ class Action(StrEnum):
     job_deleted = "job.delete"
     job_run_started = "job_run.started"
     job_run_finished = "job_run.finished"
+    job_repair_proposed = "job.repair_proposed"
+    job_repair_approved = "job.repair_approved"
+    job_repair_rejected = "job.repair_rejected"
+    job_repair_applied = "job.repair_applied"
 
 
 # Who acted: a user, a user's id (their email is looked up), a user's id and email already
@@ -441,6 +445,20 @@ SENTENCES: dict[Action, Callable[[str, dict[str, Any]], str]] = {
     Action.job_run_finished: lambda who, d: (
         f"The job {_quoted(d['name'], 80)} ended {d['status']}"
         + (f": {d['error']}" if d.get("error") else "")
+    ),
+    Action.job_repair_proposed: lambda who, d: (
+        f"The workbench proposed a repair of the job {_quoted(d['name'], 80)} after it failed"
+        + (f": {d['reason']}" if d.get("reason") else "")
+    ),
+    Action.job_repair_approved: lambda who, d: (
+        f"{who} approved the repair of the job {_quoted(d['name'], 80)}"
+    ),
+    Action.job_repair_rejected: lambda who, d: (
+        f"{who} rejected the repair of the job {_quoted(d['name'], 80)}"
+    ),
+    Action.job_repair_applied: lambda who, d: (
+        f"The job {_quoted(d['name'], 80)} runs its repaired code from now on"
+        + (" (its autonomy is auto)" if d.get("auto") else "")
     ),
 }
 

@@ -25,6 +25,7 @@ from app.api import (
     files,
     health,
     invites,
+    job_repairs,
     jobs,
     knowledge,
     live,
@@ -268,6 +269,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         knowledge,
         checks,
         jobs,
+        job_repairs,
         storage,
         system,
     ):

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from app.cli import lookup
+from app.cli import job_repairs, lookup
 from app.cli.config import connect
 from app.cli.output import Failure, err, out, print_json, print_table, shorten
 
@@ -21,6 +21,8 @@ AsJson = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 JobId = Annotated[str, typer.Argument(help="The job's id.")]
 POLL_SECONDS = 1.0
 ENDED = ("succeeded", "failed", "skipped")
+app.command()(job_repairs.repairs)
+app.command()(job_repairs.approve)
 
 
 @app.command()

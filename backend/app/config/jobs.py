@@ -33,6 +33,22 @@ class JobsSettings(BaseModel):
         "they pass; after that the job keeps the checks that pass, and says so.",
         json_schema_extra=doc(Section.jobs),
     )
+    JOB_REPAIR_ATTEMPTS: int = Field(
+        3,
+        ge=0,
+        le=10,
+        description="Times the model may propose new code for a job whose run failed (a "
+        "check or its code) until its checks pass in the sandbox; `0`: jobs are never "
+        "repaired.",
+        json_schema_extra=doc(Section.jobs),
+    )
+    JOB_REPAIRS_CONCURRENCY: int = Field(
+        2,
+        ge=1,
+        le=64,
+        description="Job repairs one replica works on at once; more wait.",
+        json_schema_extra=doc(Section.jobs),
+    )
     JOB_RUN_LEASE_SECONDS: float = Field(
         60,
         ge=5,

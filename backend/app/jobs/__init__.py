@@ -10,6 +10,10 @@ Who does what:
     runner          JobRunner: admits, bounds, leases, skips, records job runs
     service         reading and writing jobs and job runs
     export          job.py + test_job.py (zip), or a notebook with a `parameters` cell
+    repair          after a run failed because of its code: new code proposed by the model
+                    and checked in the sandbox (JobRepairer, the runner's `repairs`)
+    repair_prompt   what the model is asked for a repair, and what is kept of its reply
+    repairs         a job's repairs shown, approved (applied) or rejected
 
 For the scheduler (app.jobs.ticker, elsewhere) and alerts: the app's JobRunner is
 `app.state.jobs`;

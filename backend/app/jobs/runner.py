@@ -24,7 +24,7 @@ from app.audit import Action
 from app.config import Settings
 from app.db import after_commit
 from app.errors import NotFound, TooManyRequests
-from app.jobs import checks_writer, driver, service
+from app.jobs import checks_writer, driver, repair, service
 from app.jobs.execution import NotRun, execute
 from app.models import DataSource, User
 from app.models.base import utcnow
@@ -60,6 +60,9 @@ class JobRunner:
         self._tasks: set[asyncio.Task[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
         self.checks = checks_writer.ChecksWriter(self)
+        # A run that failed because of its code: a repair proposed (app.jobs.repair).
+        self.repairs = repair.JobRepairer(self)
+        self.on_job_run_finished.append(self.repairs.after_run)
 
     @property
     def lease(self) -> timedelta:
@@ -400,6 +403,7 @@ class JobRunner:
             metrics.JOB_RUNS.labels(JobRunStatus.failed).inc()
             await self._finished(job_run.id)
         await self.checks.recover_interrupted()
+        await self.repairs.recover_interrupted()
         if stale:
             log.warning("ended %d interrupted job run(s) as failed", len(stale))
         return len(stale)

@@ -63,6 +63,30 @@ class JobChecks(BaseModel):
     note: str | None = None
 
 
+class JobRepairOut(BaseModel):
+    """A repair the model proposed after a run of the job failed (API.md additions: job-repair)."""
+
+    id: uuid.UUID
+    status: str = Field(description="repairing | proposed | approved | rejected | applied | failed")
+    reason: str = Field(description="The failure it answers (the check's sentence, the error).")
+    diff: str = Field(description="Unified diff of the script (job.py) and tests (test_job.py).")
+    checks: list[JobCheckOut] = Field(description="The proposed code's checks in the sandbox.")
+    note: str | None = Field(None, description="The model's short explanation, or why it failed.")
+    proposed_at: datetime | None = None
+    decided_by_name: str | None = Field(None, description="Who approved or rejected it.")
+    decided_at: datetime | None = None
+
+
+class JobRepairItem(JobRepairOut):
+    job_run_id: uuid.UUID = Field(description="The run that failed.")
+    created_at: datetime
+    applied_at: datetime | None = None
+
+
+class JobRepairDecision(BaseModel):
+    decision: Literal["approve", "reject"]
+
+
 class JobRunBrief(BaseModel):
     id: uuid.UUID
     status: str
@@ -81,6 +105,9 @@ class JobOut(BaseModel):
     alerts: list[Alert]
     next_run_at: datetime | None = None
     last_run: JobRunBrief | None = None
+    pending_repair: JobRepairOut | None = Field(
+        None, description="A repair waiting for an editor's approval (status `proposed`)."
+    )
     checks: JobChecks
     source_session_id: uuid.UUID | None
     created_by: uuid.UUID | None
@@ -125,6 +152,7 @@ class JobRunOut(BaseModel):
     checks: list[JobCheckOut]
     artifacts: list[dict[str, Any]] = Field(default_factory=list)
     deliveries: list[JobDeliveryOut] = Field(default_factory=list)
+    repair: JobRepairOut | None = Field(None, description="The repair made after this run.")
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
@@ -133,3 +161,7 @@ class JobRunOut(BaseModel):
 class JobCode(BaseModel):
     script: str
     tests: str
+
+
+JobRepairOut.model_rebuild()
+JobRepairItem.model_rebuild()

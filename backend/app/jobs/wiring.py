@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.config import Settings
 from app.errors import Conflict, NotFound, TooManyRequests, Unprocessable
-from app.jobs import alerting, service, ticker
+from app.jobs import alerting, repairs, service, ticker
 from app.jobs.alerts import validate_alerts
 from app.jobs.deliveries import queue
 from app.jobs.deliveries.messages import RunReport
@@ -56,6 +56,7 @@ def alerts_hook(
             )
             stored, checks = list(job.alerts), list(job_run.checks or [])
             error = job_run.error if job_run.status == JobRunStatus.failed else None
+            error = await repairs.mention(db, job, job_run, error)
         await alerting.alert_after_run(factory, settings, stored, report, checks, error)
 
     return after_run
@@ -119,6 +120,7 @@ async def apply_update(
 async def job_out(db: AsyncSession, job: Job, last: JobRun | None) -> JobOut:
     """The job as shown: its alerts' secrets as `***`, its schedule and next tick."""
     out = service.job_out(job, last)
+    out.pending_repair = await repairs.pending(db, job.id)
     row = await ticker.schedule_of(db, str(job.id))
     if row is not None:
         out.schedule = schedule_in(row)
@@ -136,6 +138,7 @@ async def job_run_out(db: AsyncSession, job_run: JobRun) -> JobRunOut:
     out = await service.job_run_out(db, job_run)
     shown = await queue.of_run(db, str(job_run.id))
     out.deliveries = [JobDeliveryOut.model_validate(d) for d in shown]
+    out.repair = await repairs.of_run(db, job_run.id)
     return out
 
 

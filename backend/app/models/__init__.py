@@ -4,6 +4,7 @@ from app.models.audit import AuditChain, AuditEvent
 from app.models.base import Base
 from app.models.comments import Comment, Notification
 from app.models.invites import Invite, SignInHandoff
+from app.models.job_repairs import JobRepair, JobRepairStatus
 from app.models.job_schedules import (
     DeliveryChannel,
     DeliveryStatus,
@@ -53,6 +54,8 @@ __all__ = [
     "Invite",
     "Job",
     "JobDelivery",
+    "JobRepair",
+    "JobRepairStatus",
     "JobRun",
     "JobRunStatus",
     "JobSchedule",

@@ -114,6 +114,13 @@ JOB_RUNS = Counter(
     namespace=PREFIX,
     registry=REGISTRY,
 )
+JOB_REPAIRS = Counter(
+    "job_repairs",
+    "Job repairs by what became of them (proposed, failed, applied, rejected).",
+    ["status"],
+    namespace=PREFIX,
+    registry=REGISTRY,
+)
 JOB_RUN_DURATION = Histogram(
     "job_run_duration_seconds",
     "A job run's time from its start to its end, by status.",

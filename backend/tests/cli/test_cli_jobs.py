@@ -8,7 +8,8 @@ import zipfile
 import pytest
 
 from tests.api.conftest import SALES
-from tests.api.jobs_support import CHECKS, two_questions
+from tests.api.jobs_support import CHECKS, two_questions, when
+from tests.api.test_job_repairs import RENAMED, proposal
 from tests.cli.test_cli import Cli, cli  # noqa: F401  (the fixture)
 from tests.conftest import Api
 from tests.support.llm import ScriptedLLM
@@ -68,3 +69,32 @@ def test_jobs_create_run_history_and_export(
     assert exported.code == 0 and "Wrote Weekly.zip" in exported.stdout
     with zipfile.ZipFile(cli.home / "Weekly.zip") as archive:
         assert sorted(archive.namelist()) == ["job.py", "test_job.py"]
+
+
+def test_jobs_repairs_and_approve(
+    cli: Cli,  # noqa: F811
+    alice: Api,
+    llm: ScriptedLLM,
+) -> None:
+    project = alice.project("Shop")
+    assert alice.upload(project["id"], "sales data.csv", SALES).status_code == 201
+    session = alice.post(f"/projects/{project['id']}/sessions", json={"title": "Revenue"}).json()
+    two_questions(alice, session["id"], llm, CHECKS)
+    assert cli.run("jobs", "create", "--session", session["id"], "--name", "W", "--wait").code == 0
+    job_id = alice.get(f"/projects/{project['id']}/jobs").json()["items"][0]["id"]
+    assert cli.run("jobs", "run", job_id, "--wait").code == 0
+    assert alice.upload(project["id"], "sales data.csv", RENAMED).status_code == 201
+    llm.repair_replies.extend([proposal(alice, job_id)])
+    assert "failed" in cli.run("jobs", "run", job_id, "--wait").stdout
+    job = when(alice, f"/jobs/{job_id}", lambda j: j["pending_repair"] is not None, 300)
+    repair_id = job["pending_repair"]["id"]
+
+    listed = cli.run("jobs", "repairs", job_id)
+    assert listed.code == 0, listed.stderr
+    assert "proposed" in listed.stdout and "+++ b/job.py" in listed.stdout
+    assert f"workbench jobs approve {job_id} {repair_id}" in listed.stdout
+    approved = cli.run("jobs", "approve", job_id, repair_id)
+    assert approved.code == 0 and "runs the repaired code" in approved.stdout, approved.stderr
+    again = cli.run("jobs", "approve", job_id, repair_id, "--reject")
+    assert again.code != 0 and "not waiting for a decision" in again.stderr
+    assert "succeeded" in cli.run("jobs", "run", job_id, "--wait").stdout

@@ -8,7 +8,9 @@ assert what the model was shown (e.g. the error text of the previous step).
 The knowledge review pass (app/knowledge/review.py) runs after a run ends; its requests
 (told apart by REVIEW_MARKER in their system prompt) never take a reply scripted for the
 agent: they are answered from `review_replies` (when that is empty: no proposals) and
-recorded in `review_requests`, apart from `requests` and `prompts()`.
+recorded in `review_requests`, apart from `requests` and `prompts()`. So are a job
+repair's requests (REPAIR_MARKER): answered from `repair_replies` (when that is empty: a
+reply with no code, so the repair fails) and recorded in `repair_requests`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from app.jobs.repair_prompt import REPAIR_MARKER
 from app.knowledge.review_prompt import REVIEW_MARKER
 from tests.support.services import free_port
 
@@ -95,6 +98,18 @@ def is_review(body: dict[str, Any]) -> bool:
     )
 
 
+# What a job repair is answered when no repair reply is scripted: no code (it fails).
+NO_REPAIR = "NOTE: I cannot repair this job."
+
+
+def is_repair(body: dict[str, Any]) -> bool:
+    """Whether a request is a job repair's (its system prompt has the marker)."""
+    return any(
+        m.get("role") == "system" and REPAIR_MARKER in _text(m.get("content"))
+        for m in body.get("messages") or []
+    )
+
+
 def code_reply(code: str, thought: str = "I will run some code.") -> str:
     """What a model following smolagents' format answers: a thought, then a code block."""
     return f"Thought: {thought}\n<code>\n{code.strip()}\n</code>"
@@ -127,15 +142,26 @@ class ScriptedLLM:
     # The review pass's replies and requests (see the module's docstring).
     review_replies: deque[Reply] = field(default_factory=deque)
     review_requests: list[dict[str, Any]] = field(default_factory=list)
+    # A job repair's replies and requests (see the module's docstring).
+    repair_replies: deque[Reply] = field(default_factory=deque)
+    repair_requests: list[dict[str, Any]] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
 
     @property
     def api_base(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
-    def script(self, *replies: Reply, review: tuple[Reply, ...] | list[Reply] = ()) -> None:
+    def script(
+        self,
+        *replies: Reply,
+        review: tuple[Reply, ...] | list[Reply] = (),
+        repair: tuple[Reply, ...] | list[Reply] = (),
+    ) -> None:
         """The agent's replies, in order; `review`: the review pass's (none: it proposes
-        nothing)."""
+        nothing); `repair`: a job repair's (none: it proposes no code)."""
+        self.repair_replies.clear()
+        self.repair_replies.extend(repair)
+        self.repair_requests.clear()
         self.replies.clear()
         self.replies.extend(replies)
         self.review_replies.clear()
@@ -176,6 +202,7 @@ class ScriptedLLM:
                     llm.script(
                         *(_reply_from_json(r) for r in body["replies"]),
                         review=[_reply_from_json(r) for r in body.get("review", [])],
+                        repair=[_reply_from_json(r) for r in body.get("repair", [])],
                     )
                     llm.chunk_delay = float(body.get("chunk_delay", 0))
                     self._json(200, {"scripted": len(llm.replies)})
@@ -185,6 +212,10 @@ class ScriptedLLM:
                     if llm.record:
                         llm.review_requests.append(body)
                     reply = llm.review_replies.popleft() if llm.review_replies else NO_PROPOSALS
+                elif is_repair(body):
+                    if llm.record:
+                        llm.repair_requests.append(body)
+                    reply = llm.repair_replies.popleft() if llm.repair_replies else NO_REPAIR
                 else:
                     if llm.record:
                         llm.requests.append(body)

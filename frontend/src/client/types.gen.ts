@@ -277,7 +277,7 @@ export type AuditEventOut = {
     /**
      * Action
      *
-     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, knowledge.created, knowledge.updated, knowledge.approved, knowledge.rejected, knowledge.deleted, session.created, session.renamed, session.autonomy_changed, session.deleted, session.branch, run.asked, run.ended, run.stopped, review.decided, input.answered, share.created, share.revoked, share.opened, export.downloaded, file.downloaded, check.created, check.updated, check.deleted, check_run.started, check_run.finished, knowledge.proposed, comment.added, comment.deleted, invite.created, invite.revoked, invite.accepted, job.create, job.update, job.delete, job_run.started, job_run.finished
+     * What was done: project.created, project.updated, project.budget_changed, project.deleted, member.added, member.changed, member.removed, file.uploaded, file.replaced, file.deleted, source.added, source.changed, source.deleted, knowledge.created, knowledge.updated, knowledge.approved, knowledge.rejected, knowledge.deleted, session.created, session.renamed, session.autonomy_changed, session.deleted, session.branch, run.asked, run.ended, run.stopped, review.decided, input.answered, share.created, share.revoked, share.opened, export.downloaded, file.downloaded, check.created, check.updated, check.deleted, check_run.started, check_run.finished, knowledge.proposed, comment.added, comment.deleted, invite.created, invite.revoked, invite.accepted, job.create, job.update, job.delete, job_run.started, job_run.finished, job.repair_proposed, job.repair_approved, job.repair_rejected, job.repair_applied
      */
     action: string;
     /**
@@ -1451,6 +1451,10 @@ export type JobOut = {
      */
     next_run_at?: string | null;
     last_run?: JobRunBrief | null;
+    /**
+     * A repair waiting for an editor's approval (status `proposed`).
+     */
+    pending_repair?: JobRepairOut | null;
     checks: JobChecks;
     /**
      * Source Session Id
@@ -1488,6 +1492,140 @@ export type JobParam = {
      * A query's source (kind `query`).
      */
     source?: string | null;
+};
+
+/**
+ * JobRepairDecision
+ */
+export type JobRepairDecision = {
+    /**
+     * Decision
+     */
+    decision: 'approve' | 'reject';
+};
+
+/**
+ * JobRepairItem
+ */
+export type JobRepairItem = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Status
+     *
+     * repairing | proposed | approved | rejected | applied | failed
+     */
+    status: string;
+    /**
+     * Reason
+     *
+     * The failure it answers (the check's sentence, the error).
+     */
+    reason: string;
+    /**
+     * Diff
+     *
+     * Unified diff of the script (job.py) and tests (test_job.py).
+     */
+    diff: string;
+    /**
+     * Checks
+     *
+     * The proposed code's checks in the sandbox.
+     */
+    checks: Array<JobCheckOut>;
+    /**
+     * Note
+     *
+     * The model's short explanation, or why it failed.
+     */
+    note?: string | null;
+    /**
+     * Proposed At
+     */
+    proposed_at?: string | null;
+    /**
+     * Decided By Name
+     *
+     * Who approved or rejected it.
+     */
+    decided_by_name?: string | null;
+    /**
+     * Decided At
+     */
+    decided_at?: string | null;
+    /**
+     * Job Run Id
+     *
+     * The run that failed.
+     */
+    job_run_id: string;
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Applied At
+     */
+    applied_at?: string | null;
+};
+
+/**
+ * JobRepairOut
+ *
+ * A repair the model proposed after a run of the job failed (API.md additions: job-repair).
+ */
+export type JobRepairOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Status
+     *
+     * repairing | proposed | approved | rejected | applied | failed
+     */
+    status: string;
+    /**
+     * Reason
+     *
+     * The failure it answers (the check's sentence, the error).
+     */
+    reason: string;
+    /**
+     * Diff
+     *
+     * Unified diff of the script (job.py) and tests (test_job.py).
+     */
+    diff: string;
+    /**
+     * Checks
+     *
+     * The proposed code's checks in the sandbox.
+     */
+    checks: Array<JobCheckOut>;
+    /**
+     * Note
+     *
+     * The model's short explanation, or why it failed.
+     */
+    note?: string | null;
+    /**
+     * Proposed At
+     */
+    proposed_at?: string | null;
+    /**
+     * Decided By Name
+     *
+     * Who approved or rejected it.
+     */
+    decided_by_name?: string | null;
+    /**
+     * Decided At
+     */
+    decided_at?: string | null;
 };
 
 /**
@@ -1604,6 +1742,10 @@ export type JobRunOut = {
      * Deliveries
      */
     deliveries?: Array<JobDeliveryOut>;
+    /**
+     * The repair made after this run.
+     */
+    repair?: JobRepairOut | null;
     /**
      * Created At
      */
@@ -2201,6 +2343,20 @@ export type PageJobOut = {
      * Items
      */
     items: Array<JobOut>;
+    /**
+     * Total
+     */
+    total: number;
+};
+
+/**
+ * Page[JobRepairItem]
+ */
+export type PageJobRepairItem = {
+    /**
+     * Items
+     */
+    items: Array<JobRepairItem>;
     /**
      * Total
      */
@@ -9402,6 +9558,87 @@ export type ExportJobResponses = {
      */
     200: unknown;
 };
+
+export type ListJobRepairsData = {
+    body?: never;
+    path: {
+        /**
+         * Job Id
+         */
+        job_id: string;
+    };
+    query?: {
+        /**
+         * Limit
+         *
+         * How many items at most
+         */
+        limit?: number;
+        /**
+         * Offset
+         *
+         * How many items to skip
+         */
+        offset?: number;
+    };
+    url: '/api/v1/jobs/{job_id}/repairs';
+};
+
+export type ListJobRepairsErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ListJobRepairsError = ListJobRepairsErrors[keyof ListJobRepairsErrors];
+
+export type ListJobRepairsResponses = {
+    /**
+     * Successful Response
+     */
+    200: PageJobRepairItem;
+};
+
+export type ListJobRepairsResponse = ListJobRepairsResponses[keyof ListJobRepairsResponses];
+
+export type DecideJobRepairData = {
+    body: JobRepairDecision;
+    path: {
+        /**
+         * Repair Id
+         */
+        repair_id: string;
+        /**
+         * Job Id
+         */
+        job_id: string;
+    };
+    query?: never;
+    url: '/api/v1/jobs/{job_id}/repairs/{repair_id}/approval';
+};
+
+export type DecideJobRepairErrors = {
+    /**
+     * The repair is not waiting for a decision (repair_not_pending), or the job's code changed since it was proposed (repair_stale)
+     */
+    409: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type DecideJobRepairError = DecideJobRepairErrors[keyof DecideJobRepairErrors];
+
+export type DecideJobRepairResponses = {
+    /**
+     * Successful Response
+     */
+    200: JobRepairItem;
+};
+
+export type DecideJobRepairResponse = DecideJobRepairResponses[keyof DecideJobRepairResponses];
 
 export type ProjectUsageData = {
     body?: never;
