@@ -2,7 +2,8 @@
 
 `session_file_pins`: the version of a project file a branch reads (app.branches.pins).
 `snapshot_orphan_suspects`: chunk objects seen in storage with no row, and when, shared by
-every replica (app.runs.chunk_sweep). Only new tables.
+every replica (app.runs.chunk_sweep). `projects.snapshot_floor`: a refused state save's
+findings (app.runs.bound_floor). New tables and one ADD COLUMN.
 
 Revision ID: f9d5b1c7e3a8
 Revises: b8d4f0a2c6e1
@@ -23,6 +24,7 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
+    op.add_column("projects", sa.Column("snapshot_floor", sa.JSON(), nullable=True))
     op.create_table(
         "session_file_pins",
         sa.Column(
@@ -56,3 +58,4 @@ def downgrade() -> None:
     op.drop_table("snapshot_orphan_suspects")
     op.drop_index("ix_session_file_pins_file_id", table_name="session_file_pins")
     op.drop_table("session_file_pins")
+    op.drop_column("projects", "snapshot_floor")
