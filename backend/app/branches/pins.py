@@ -67,9 +67,8 @@ async def apply(db: AsyncSession, session_id: uuid.UUID, files: list[File]) -> l
             )
         ).all()
     )
-    behind = {
-        fid: v for fid, v in pins.items() if any(f.id == fid and f.version != v for f in files)
-    }
+    versions = {f.id: f.version for f in files}
+    behind = {fid: v for fid, v in pins.items() if fid in versions and versions[fid] != v}
     if not behind:
         return files
     stored = {
