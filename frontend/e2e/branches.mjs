@@ -251,4 +251,39 @@ export async function branchesTests(t) {
     await finished(runs().nth(1));
     expect((await runs().nth(0).innerText()).includes(Q1), 'the kept branch still shows its past');
   });
+
+  await test('branches: a branch reads the file versions its past read, says so, and moves to the latest on request', async () => {
+    const upload = (text) =>
+      page.evaluate(
+        async ({ projectId, text }) => {
+          const token = JSON.parse(localStorage.getItem('wb.auth')).token;
+          const form = new FormData();
+          form.append('file', new Blob([text], { type: 'text/csv' }), 'orders.csv');
+          const r = await fetch(`/api/v1/projects/${projectId}/files`, { method: 'POST', headers: { Authorization: `Bearer ${token}` }, body: form });
+          return r.status;
+        },
+        { projectId: pinnedProject, text },
+      );
+    const pinnedProject = (await api('POST', '/api/v1/projects', { name: 'Orders by version' })).body.id;
+    const session = (await api('POST', `/api/v1/projects/${pinnedProject}/sessions`, { title: 'Orders' })).body;
+    expect((await upload('x\n1\n2\n')) === 201, 'version 1 uploaded');
+    await page.goto(`${base}/projects/${pinnedProject}/sessions/${session.id}`);
+    await script([step("import pandas as pd\ntotal = int(pd.read_csv('orders.csv')['x'].sum())\nfinal_answer(f'The total is {total}')")]);
+    await ask('What is the total of the orders?');
+    await finished(runs().nth(0));
+    expect((await upload('x\n10\n20\n')) === 201, 'version 2 uploaded');
+    const [run] = (await api('GET', `/api/v1/sessions/${session.id}/runs`)).body.items;
+    const made = await api('POST', `/api/v1/sessions/${session.id}/branch`, { after_run_id: run.id });
+    expect(made.status === 201, `branched: ${made.status}`);
+    await page.goto(`${base}/projects/${pinnedProject}/sessions/${made.body.id}`);
+    const note = page.getByTestId('branch-file-pins');
+    await note.waitFor();
+    const said = await note.innerText();
+    expect(said.includes('Reads orders.csv as version 1 (latest is 2).') && said.includes('Use latest files'), `the branch says which version it reads: ${said}`);
+    await shots('08-file-pins', () => page.getByTestId('branch-divider'));
+    await note.getByTestId('branch-use-latest-files').click();
+    await note.waitFor({ state: 'detached' });
+    const after = (await api('GET', `/api/v1/sessions/${made.body.id}`)).body;
+    expect(after.file_pins.length === 0, `the branch reads the latest versions now: ${JSON.stringify(after.file_pins)}`);
+  });
 }

@@ -8,8 +8,9 @@ from fastapi import APIRouter, status
 from app import audit
 from app.api.deps import CurrentUser, DbDep, OwnedSession
 from app.audit import Action
-from app.branches import service, tree
+from app.branches import pins, service, tree
 from app.branches.schemas import BranchCreate, SessionTree
+from app.runs.repository import usage
 from app.sessions.schemas import SessionOut
 
 router = APIRouter(tags=["branches"])
@@ -41,7 +42,18 @@ async def branch_session(
     }
     subject = ("session", branch.id)
     await audit.record(db, session.project_id, user, Action.session_branched, subject, about)
-    return SessionOut.of(branch, None)
+    shown = SessionOut.of(branch, None)
+    shown.file_pins = await pins.of_session(db, branch.id)
+    return shown
+
+
+@router.post("/sessions/{session_id}/files/unpin", response_model=SessionOut)
+async def unpin_files(session: OwnedSession, db: DbDep) -> SessionOut:
+    """Move a branch to the latest version of every project file: its next questions read
+    today's files (its past stays as it was). Editor; a session with no pins is unchanged."""
+    await pins.unpin(db, session.id)
+    await db.commit()
+    return SessionOut.of(session, await usage.of_session(db, session.id))
 
 
 @router.get("/sessions/{session_id}/tree", response_model=SessionTree)

@@ -24,7 +24,7 @@ from app.api.headers import filename_parameters
 from app.api.live import LiveDep
 from app.api.runs import OrchestratorDep
 from app.audit import Action
-from app.branches import detach
+from app.branches import detach, pins
 from app.branches import service as branches_service
 from app.db import after_commit
 from app.errors import Conflict, ServerFault
@@ -64,7 +64,9 @@ async def list_sessions(project: OwnedProject, db: DbDep, page: PageDep) -> Page
 
 @router.get("/sessions/{session_id}", response_model=SessionOut)
 async def get_session(session: OwnedSession, db: DbDep) -> SessionOut:
-    return SessionOut.of(session, await usage.of_session(db, session.id))
+    shown = SessionOut.of(session, await usage.of_session(db, session.id))
+    shown.file_pins = await pins.of_session(db, session.id)
+    return shown
 
 
 @router.patch("/sessions/{session_id}", response_model=SessionOut)

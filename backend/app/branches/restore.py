@@ -112,7 +112,7 @@ async def replay(
     past = list(dict.fromkeys(run_id for run_id, _ in steps))
     read = await versions.of_runs(factory, past, files.current) if files else versions.Versions()
     notes += read.notes
-    placed: list[Any] | None = None  # None: today's files are in the workspace
+    placed: list[Any] | None = None  # None: the branch's files are in the workspace
     replayed, failed, questions, live = 0, 0, set(), False
     for run_id, code in steps:
         wanted = read.by_run.get(run_id)
@@ -128,7 +128,7 @@ async def replay(
         replayed += 1
         questions.add(run_id)
         live = live or bool(SQL_CALL.search(code))
-    if files is not None and placed is not None:  # the new question reads today's files
+    if files is not None and placed is not None:  # the new question reads the branch's
         await files.place(files.current)
     runs = len(past)
     said = (
@@ -143,7 +143,8 @@ async def replay(
     if read.by_run:
         notes.append(
             "The replay read the file versions the original questions read; the branch's new "
-            "questions read today's."
+            "questions read the versions its last question read, until it is moved to the "
+            "latest."
         )
     if failed:
         notes.append(

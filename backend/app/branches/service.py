@@ -15,7 +15,7 @@ import uuid
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.branches import lineage
+from app.branches import lineage, pins
 from app.errors import Conflict, NotFound
 from app.models import Run, Session
 from app.runs import run_states
@@ -93,6 +93,8 @@ async def create(db: AsyncSession, parent: Session, after_run_id: uuid.UUID) -> 
         branch.snapshot = await run_states.state_at(db, owner, run)
     db.add(branch)
     await db.flush()
+    # Its files are the versions its past read (app.branches.pins).
+    await pins.pin_past(db, branch, owner)
     await db.refresh(branch)
     return branch, run
 

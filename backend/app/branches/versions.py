@@ -2,9 +2,10 @@
 
 Each run records the file versions its code read (`run_file_reads`, app.runs.repository).
 Before the steps of a past run are replayed, the workspace is given those versions (the
-others stay as today); after the replay, today's files are put back for the branch's new
-question. A version no longer kept (pruned past FILE_VERSIONS_KEPT) or a file deleted since
-is said in the notes: "sales.csv version 3 was deleted; the replay read version 5".
+others stay as the branch has them); after the replay, the branch's files are put back for
+its new question (the versions its past read last: app.branches.pins). A version no longer
+kept (pruned past FILE_VERSIONS_KEPT) or a file deleted since is said in the notes:
+"sales.csv version 3 was deleted; the replay read version 5".
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.branches.pins import as_of
 from app.models import File, FileVersion, Run, RunFileRead
 
 # Puts the given files into the branch's workspace (app.runs.workspace.materialize).
@@ -84,7 +86,7 @@ async def of_runs(
                 f"{now.name} version {version} was deleted; the replay read version {now.version}.",
             )
             continue
-        overrides.setdefault(run_id, {})[file_id] = _as_file(now, stored)
+        overrides.setdefault(run_id, {})[file_id] = as_of(now, stored)
     for run_id, files in overrides.items():
         found.by_run[run_id] = [files.get(f.id, f) for f in current]
     return found
@@ -94,21 +96,6 @@ def _say(found: Versions, said: set[str], note: str) -> None:
     if note not in said:
         said.add(note)
         found.notes.append(note)
-
-
-def _as_file(now: File, stored: FileVersion) -> File:
-    """The file as it was at `stored` (not added to any database session)."""
-    return File(
-        id=now.id,
-        project_id=now.project_id,
-        name=now.name,
-        size=stored.size,
-        content_type=now.content_type,
-        sha256=stored.sha256,
-        storage_key=stored.storage_key,
-        row_count=stored.row_count,
-        version=stored.version,
-    )
 
 
 async def _names(

@@ -3,6 +3,7 @@
 from app.models.audit import AuditChain, AuditEvent
 from app.models.base import Base
 from app.models.comments import Comment, Notification
+from app.models.file_pins import SessionFilePin
 from app.models.invites import Invite, SignInHandoff
 from app.models.job_repairs import JobRepair, JobRepairStatus
 from app.models.job_schedules import (
@@ -22,7 +23,7 @@ from app.models.knowledge import (
     ProjectCheck,
 )
 from app.models.projects import File, FileVersion, Project, ProjectMember, Session
-from app.models.run_states import RunState, SnapshotChunk
+from app.models.run_states import RunState, SnapshotChunk, SnapshotOrphanSuspect
 from app.models.runs import (
     Artifact,
     Run,
@@ -74,9 +75,11 @@ __all__ = [
     "RunStatus",
     "RunStep",
     "Session",
+    "SessionFilePin",
     "Share",
     "SignInHandoff",
     "SnapshotChunk",
+    "SnapshotOrphanSuspect",
     "SourceTable",
     "User",
 ]

@@ -43,6 +43,8 @@ class Project(IdMixin, TimestampMixin, Base):
     # Why its last state save was refused (over SNAPSHOT_PROJECT_MAX_MB with only each
     # session's latest state left), naming what to delete; None once a save is kept again.
     snapshot_refusal: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # What that refusal found, while nothing that could change it did (app.runs.bound_floor).
+    snapshot_floor: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
 
 class ProjectMember(Base):

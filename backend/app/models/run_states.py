@@ -58,3 +58,19 @@ class SnapshotChunk(Base):
     size: Mapped[int] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     used_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class SnapshotOrphanSuspect(Base):
+    """A chunk object seen in storage with no `SnapshotChunk` row (app.runs.chunk_sweep),
+    shared by every replica: deleted once seen so for the grace period. `deleted_at`: the
+    sweep deleted it then (kept for a grace period so that a writer whose row came just
+    after knows to store the bytes again)."""
+
+    __tablename__ = "snapshot_orphan_suspects"
+
+    project_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    )
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    seen_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    deleted_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)

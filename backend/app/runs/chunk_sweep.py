@@ -5,8 +5,10 @@ wrapping around) and, for each: drops the states beyond the bounds and deletes t
 nothing names (`state_retention.enforce`: those of deleted sessions too), then deletes the
 *orphan* chunk objects — stored, with no row (a crash between a chunk's upload and its
 row). A writer stores the object first and its row right after, so an object without a
-row is deleted only when it was seen without one by an earlier pass at least `grace`
-seconds before: a chunk being stored has its row long before then.
+row is deleted only when it was seen without one by an earlier pass — of any replica: the
+database keeps what was seen when (`orphans`) — at least `grace` seconds before: a chunk
+being stored has its row long before then, and a writer that raced the deletion anyway
+finds its tombstone and stores the bytes again.
 
 A pass does at most PROJECTS_PER_PASS projects' work, whatever the project count; the
 replicas' passes may overlap, as the deletions are each checked again (see
@@ -17,17 +19,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from datetime import timedelta
 
-from sqlalchemy import select
+from sqlalchemy import delete, select, update
+from sqlalchemy.exc import IntegrityError
 
 from app.config import Settings
 from app.infra.storage import ObjectStorage
-from app.models import Project, SnapshotChunk
+from app.models import Project, SnapshotChunk, SnapshotOrphanSuspect
+from app.models.base import utcnow
 from app.runs import state_retention
-from app.runs.snapshot_chunks import DIGEST, Factory, prefix
+from app.runs.snapshot_chunks import BATCH, DIGEST, Factory, prefix
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +45,6 @@ class ChunkSweeper:
     storage: ObjectStorage
     settings: Settings
     _cursor: uuid.UUID | None = None
-    # Orphan objects seen by a pass, when first seen (time.monotonic()).
-    _suspects: dict[str, float] = field(default_factory=dict)
     _task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -83,37 +85,96 @@ class ChunkSweeper:
         return projects
 
     async def orphans(self, project_id: uuid.UUID, grace_seconds: float) -> int:
-        """Delete the project's chunk objects that have had no row since an earlier pass
-        at least `grace_seconds` ago; how many."""
-        keys = await self.storage.list_keys(prefix(project_id))
-        async with self.factory() as db:
-            rows = set(
-                await db.scalars(
-                    select(SnapshotChunk.sha256).where(SnapshotChunk.project_id == project_id)
-                )
+        """Delete the project's chunk objects that have had no row since a pass (of any
+        replica) at least `grace_seconds` ago; how many (see `orphans`)."""
+        return await orphans(self.factory, self.storage, project_id, grace_seconds)
+
+
+async def orphans(
+    factory: Factory, storage: ObjectStorage, project_id: uuid.UUID, grace_seconds: float
+) -> int:
+    """Delete the project's orphan chunk objects (stored, no row), as the database decides.
+
+    Each object seen without a row is recorded (`snapshot_orphan_suspects`, shared by the
+    replicas) when first seen. One seen so at least `grace_seconds` ago is claimed by a
+    single UPDATE (one replica wins; the row stays locked until its commit), checked once
+    more for a row in that transaction, deleted, and left as a tombstone: a writer that
+    stored those bytes just before and adds its row after sees the tombstone as it clears
+    it and stores them again (`snapshot_chunks.ChunkWriter`). Tombstones and suspects whose
+    object is gone or has its row go after the grace period.
+    """
+    keys = await storage.list_keys(prefix(project_id))
+    async with factory() as db:
+        rows = set(
+            await db.scalars(
+                select(SnapshotChunk.sha256).where(SnapshotChunk.project_id == project_id)
             )
-        now, deleted = time.monotonic(), 0
-        for key in keys:
-            digest = key.rsplit("/", 1)[-1]
-            if digest in rows and DIGEST.fullmatch(digest):
-                self._suspects.pop(key, None)
-                continue
-            seen = self._suspects.get(key)
-            if seen is None:
-                self._suspects[key] = now
-                continue
-            if now - seen < grace_seconds:
-                continue
-            async with self.factory() as db:  # its row may have come meanwhile
-                stored = await db.scalar(
-                    select(SnapshotChunk.sha256).where(
-                        SnapshotChunk.project_id == project_id, SnapshotChunk.sha256 == digest
+        )
+    found = {key.rsplit("/", 1)[-1]: key for key in keys}
+    bare = {d for d in found if d not in rows or not DIGEST.fullmatch(d)}
+    now = utcnow()
+    cutoff = now - timedelta(seconds=grace_seconds)
+    mine = SnapshotOrphanSuspect.project_id == project_id
+    async with factory() as db:
+        known = dict(
+            (
+                await db.execute(
+                    select(SnapshotOrphanSuspect.sha256, SnapshotOrphanSuspect.deleted_at).where(
+                        mine
                     )
                 )
-            self._suspects.pop(key, None)
-            if stored is None:
-                await self.storage.delete(key)
-                deleted += 1
-        if deleted:
-            log.info("project %s: deleted %d orphan snapshot chunk(s)", project_id, deleted)
-        return deleted
+            ).all()
+        )
+        new = sorted(d for d in bare if d not in known or known[d] is not None)
+        for start in range(0, len(new), BATCH):
+            for digest in new[start : start + BATCH]:
+                await db.execute(
+                    delete(SnapshotOrphanSuspect).where(
+                        mine, SnapshotOrphanSuspect.sha256 == digest
+                    )
+                )
+                db.add(SnapshotOrphanSuspect(project_id=project_id, sha256=digest, seen_at=now))
+        # No longer suspects: a row came, or the object went; tombstones past the grace.
+        stale = sorted(
+            d for d, gone in known.items() if d not in bare and (gone is None or gone < cutoff)
+        )
+        for start in range(0, len(stale), BATCH):
+            await db.execute(
+                delete(SnapshotOrphanSuspect).where(
+                    mine, SnapshotOrphanSuspect.sha256.in_(stale[start : start + BATCH])
+                )
+            )
+        try:
+            await db.commit()
+        except IntegrityError:  # another replica's pass recorded them meanwhile
+            await db.rollback()
+    deleted = 0
+    for digest in sorted(d for d in bare if d in known and known[d] is None):
+        async with factory() as db:
+            claimed = await db.execute(
+                update(SnapshotOrphanSuspect)
+                .where(
+                    mine,
+                    SnapshotOrphanSuspect.sha256 == digest,
+                    SnapshotOrphanSuspect.seen_at <= cutoff,
+                    SnapshotOrphanSuspect.deleted_at.is_(None),
+                )
+                .values(deleted_at=utcnow())
+            )
+            if not getattr(claimed, "rowcount", 0):  # not due, cleared, or another's
+                await db.rollback()
+                continue
+            stored = await db.scalar(
+                select(SnapshotChunk.sha256).where(
+                    SnapshotChunk.project_id == project_id, SnapshotChunk.sha256 == digest
+                )
+            )
+            if stored is not None:  # its row came meanwhile
+                await db.rollback()
+                continue
+            await storage.delete(found[digest])
+            await db.commit()
+        deleted += 1
+    if deleted:
+        log.info("project %s: deleted %d orphan snapshot chunk(s)", project_id, deleted)
+    return deleted

@@ -335,6 +335,7 @@ class ContextBuilder:
                     record,
                     self.settings.SNAPSHOT_KEEP_PER_SESSION,
                     self.settings.SNAPSHOT_PROJECT_MAX_MB << 20,
+                    writer.new_bytes,
                 )
             try:
                 kept = await run_states.keep(

@@ -23,12 +23,12 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.infra.storage import ObjectNotFound, ObjectStorage
-from app.models import SnapshotChunk
+from app.models import SnapshotChunk, SnapshotOrphanSuspect
 from app.models.base import utcnow
 
 CHUNK_BYTES = 4 << 20
@@ -119,14 +119,27 @@ class ChunkWriter:
             if digest in self.known and digest not in again:
                 continue
             await self.storage.put(key(self.project_id, digest), _one(data), CONTENT_TYPE)
-            await self._add_row(digest, length)
+            if await self._add_row(digest, length):  # swept as an orphan before its row
+                await self.storage.put(key(self.project_id, digest), _one(data), CONTENT_TYPE)
             self.known.add(digest)
             again.discard(digest)
             self.new_bytes += length
         return digests
 
-    async def _add_row(self, digest: str, size: int) -> None:
+    async def _add_row(self, digest: str, size: int) -> bool:
+        """Add the chunk's row; whether the sweep deleted its object as an orphan between
+        its upload and now (app.runs.chunk_sweep: then it is stored again)."""
         async with self.factory() as db:
+            # In the row's transaction: waits for a sweep deleting the object, and sees it.
+            cleared = await db.execute(
+                delete(SnapshotOrphanSuspect)
+                .where(
+                    SnapshotOrphanSuspect.project_id == self.project_id,
+                    SnapshotOrphanSuspect.sha256 == digest,
+                )
+                .returning(SnapshotOrphanSuspect.deleted_at)
+            )
+            swept = any(deleted_at is not None for deleted_at in cleared.scalars())
             now = utcnow()
             db.add(
                 SnapshotChunk(
@@ -143,6 +156,7 @@ class ChunkWriter:
                 await db.rollback()
                 await touch(db, self.project_id, {digest})
                 await db.commit()
+            return swept
 
 
 def _read_and_hash(fd: int, offset: int, length: int) -> tuple[bytes, str]:

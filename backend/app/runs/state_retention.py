@@ -7,7 +7,9 @@ it keeps its newest `SNAPSHOT_KEEP_PER_SESSION` states. The project's bound
 over it the project's states are read: the oldest go first, never a session's newest, and
 never what a session's `snapshot` names (a branch given an old state keeps its chunks). When
 that is not enough, the save is refused (`OverBound`) with a sentence naming the largest
-sessions to delete. A dropped state is simply gone: `state_at` says None and a branch made
+sessions to delete; that finding is kept (app.runs.bound_floor), so while nothing that could
+lower it changed, the next saves are refused without reading the project's states again.
+A dropped state is simply gone: `state_at` says None and a branch made
 after that run is rebuilt by replay.
 
 The chunks no state and no session names are deleted by the periodic sweep
@@ -34,6 +36,7 @@ from app.agent.prompting import human_size
 from app.infra.storage import ObjectStorage
 from app.models import Project, RunState, Session, SnapshotChunk
 from app.models.base import utcnow
+from app.runs import bound_floor
 from app.runs.snapshot_chunks import BATCH, Factory, digests_of, key
 
 log = logging.getLogger(__name__)
@@ -111,9 +114,14 @@ async def make_room(
     record: dict[str, Any],
     keep_per_session: int,
     max_bytes: int,
+    new_bytes: int = 0,
 ) -> None:
     """Before `record` is kept as the session's newest state: keep the project within
-    `max_bytes` (0: no bound), dropping its oldest droppable states.
+    `max_bytes` (0: no bound), dropping its oldest droppable states. `new_bytes`: what
+    storing the record added (chunks the project did not have).
+
+    While an earlier refusal still holds (app.runs.bound_floor), the save is refused again
+    without reading the project's states.
 
     Raises:
         OverBound: Even with only each session's newest (the new record for this session)
@@ -130,9 +138,17 @@ async def make_room(
         )
     if int(stored or 0) <= max_bytes:  # the chunks stored, named or not, fit: nothing to do
         return
+    known = await bound_floor.still_over(factory, project_id, session_id, new_bytes, max_bytes)
+    if known is not None:
+        least, largest = known
+        largest[session_id] = max(largest.get(session_id, 0), int(record.get("bytes") or 0))
+        raise OverBound(await _refusal(factory, least, largest, max_bytes, at_least=True))
+    async with factory() as db:
+        seen = await bound_floor.mark(db, project_id)  # before the states are read
     plan = await _plan(factory, project_id, keep_per_session, max_bytes, (session_id, record))
     if plan.used > max_bytes:
-        raise OverBound(await _refusal(factory, plan, max_bytes))
+        await bound_floor.keep(factory, project_id, seen, plan.floor, plan.sizes)
+        raise OverBound(await _refusal(factory, plan.used, plan.sizes, max_bytes))
     await _drop(factory, plan.dropped)
 
 
@@ -160,6 +176,7 @@ class _Plan:
     dropped: set[uuid.UUID]
     used: int  # unique chunk bytes of what is left
     sizes: dict[uuid.UUID, int]  # each session's newest state's bytes (its snapshot's)
+    floor: int = 0  # unique chunk bytes of every session's newest and snapshot (as they are)
 
 
 async def _plan(
@@ -185,6 +202,9 @@ async def _plan(
     for run_id, session_id, record in rows:
         by_session.setdefault(session_id, []).append(run_id)
         records[run_id] = record
+    floor = bound_floor.floor_of(
+        [records[runs[-1]] for runs in by_session.values()], [r for _, r in pinned], sizes
+    )
     if incoming is not None:  # its snapshot is about to be the record coming
         pinned = [(sid, record) for sid, record in pinned if sid != incoming[0]]
     coming = incoming[0] if incoming is not None else None
@@ -219,7 +239,7 @@ async def _plan(
         latest[session_id] = max(latest.get(session_id, 0), int(record.get("bytes") or 0))
     if incoming is not None:
         latest[incoming[0]] = int(incoming[1].get("bytes") or 0)
-    return _Plan(dropped, used, latest)
+    return _Plan(dropped, used, latest, floor)
 
 
 async def _drop(factory: Factory, dropped: set[uuid.UUID]) -> None:
@@ -233,9 +253,15 @@ async def _drop(factory: Factory, dropped: set[uuid.UUID]) -> None:
         await db.commit()
 
 
-async def _refusal(factory: Factory, plan: _Plan, max_bytes: int) -> str:
+async def _refusal(
+    factory: Factory,
+    used: int,
+    sizes: dict[uuid.UUID, int],
+    max_bytes: int,
+    at_least: bool = False,
+) -> str:
     """The sentence of a refused save: the bound, and the largest sessions to delete."""
-    largest = sorted(plan.sizes.items(), key=lambda item: (-item[1], str(item[0])))[:3]
+    largest = sorted(sizes.items(), key=lambda item: (-item[1], str(item[0])))[:3]
     async with factory() as db:
         titles = dict(
             (
@@ -251,7 +277,8 @@ async def _refusal(factory: Factory, plan: _Plan, max_bytes: int) -> str:
     )
     return (
         f"The variables after this question were not saved: the project's saved states "
-        f"would take {human_size(plan.used)}, over its {human_size(max_bytes)} bound "
+        f"would take {'at least ' if at_least else ''}{human_size(used)}, over its "
+        f"{human_size(max_bytes)} bound "
         "(SNAPSHOT_PROJECT_MAX_MB), with only each session's latest state left. "
         f"Delete sessions you no longer need to make room; the largest: {named}."
     )

@@ -38,6 +38,36 @@ class Restored(BaseModel):
     model_config = {"populate_by_name": True, "serialize_by_alias": True}
 
 
+class FilePin(BaseModel):
+    """A project file a branch reads at the version its past read, not the latest."""
+
+    file_id: uuid.UUID
+    name: str
+    version: int = Field(description="The version the branch's runs read")
+    latest_version: int = Field(description="The file's latest version")
+    kept: bool = Field(
+        True,
+        description="false: that version is no longer kept (FILE_VERSIONS_KEPT); the branch "
+        "reads the latest",
+    )
+    note: str = Field("", description="The same in a sentence, as the branch shows it")
+
+    def model_post_init(self, _: Any) -> None:
+        if not self.note:
+            self.note = pin_note(self.name, self.version, self.latest_version, self.kept)
+
+
+def pin_note(name: str, version: int, latest: int, kept: bool) -> str:
+    if not kept:
+        return (
+            f"{name} version {version}, which this branch's past read, is no longer kept: "
+            f"the branch reads version {latest}."
+        )
+    if version == latest:
+        return f"Reads {name} as version {version} (the latest)."
+    return f"Reads {name} as version {version} (latest is {latest})."
+
+
 class SessionOut(Schema, UsageTotals):
     id: uuid.UUID
     project_id: uuid.UUID
@@ -54,6 +84,12 @@ class SessionOut(Schema, UsageTotals):
     )
     restored: Restored | None = Field(
         None, description="How a branch's state was brought back, once its first run has it"
+    )
+    file_pins: list[FilePin] = Field(
+        default_factory=list,
+        description="A branch's files pinned to the versions its past read (given by GET "
+        "/sessions/{id}, the branch's creation and POST /sessions/{id}/files/unpin; empty in "
+        "lists)",
     )
     created_at: datetime
     updated_at: datetime

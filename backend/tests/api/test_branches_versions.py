@@ -1,6 +1,6 @@
 """A branch rebuilt by replay reads the project files as its past read them: the versions
 those runs read, not today's; a version no longer kept is said, and the branch's new
-question reads today's files."""
+question reads them too (until moved to the latest)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ READ = "import pandas as pd\ntotal = int(pd.read_csv('sales.csv')['x'].sum())"
 SHOW = "print('total', total, 'today', int(pd.read_csv('sales.csv')['x'].sum()))"
 SAME = (
     "The replay read the file versions the original questions read; the branch's new "
-    "questions read today's."
+    "questions read the versions its last question read, until it is moved to the latest."
 )
 
 
@@ -46,14 +46,28 @@ def _replays_read_old_versions(live: LiveServer, alice: Api, llm: ScriptedLLM) -
     q1 = alice.get(f"/sessions/{session['id']}/runs").json()["items"][0]
 
     after = branch(alice, session["id"], q1["id"])
+    assert [(p["version"], p["latest_version"]) for p in after["file_pins"]] == [(1, 2)]
     events = answered(alice, after["id"], llm, SHOW, "shown")
     printed = "".join(o["output"] for o in of(events, "step.output"))
-    assert "total 3 today 30" in printed, printed  # Q1's version replayed; today's after
+    # Q1's version replayed, and read by the branch's question too (pinned: app.branches.pins).
+    assert "total 3 today 3" in printed, printed
     [said] = of(events, "state.restored")
     assert said["source"] == "replay"
     assert said["notes"][0] == "Replayed 2 steps of 1 question."
-    assert SAME in said["notes"]
+    assert SAME not in said["notes"]  # every past question read what the branch reads
     assert not any("was deleted" in note for note in said["notes"])
+
+    # Q3 reads version 2, Q4 drops its state: a branch after Q3 replays Q1 on version 1 and
+    # Q3 on version 2, and reads version 2 (the last its past read).
+    answered(alice, session["id"], llm, "late = int(pd.read_csv('sales.csv')['x'].sum())", "A3")
+    answered(alice, session["id"], llm, "other = 2", "A4")
+    q3 = alice.get(f"/sessions/{session['id']}/runs").json()["items"][2]
+    later = branch(alice, session["id"], q3["id"])
+    events = answered(alice, later["id"], llm, SHOW + "\nprint('late', late)", "shown")
+    printed = "".join(o["output"] for o in of(events, "step.output"))
+    assert "total 3 today 30" in printed and "late 30" in printed, printed
+    [said] = of(events, "state.restored")
+    assert said["source"] == "replay" and SAME in said["notes"]
 
     # Version 1 is pruned (one version kept): the replay reads today's and says so.
     live.settings.FILE_VERSIONS_KEPT = 1

@@ -6,7 +6,10 @@ project's bound cannot make room for is refused with a sentence naming what to d
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import event
 
 from app.runs import snapshot_chunks
 from app.runs.chunk_sweep import ChunkSweeper
@@ -77,6 +80,23 @@ def test_a_run_end_drops_only_its_sessions_states_and_the_sweep_does_the_rest(
 
 BIGGER = "import numpy as np\nbigger = np.random.default_rng(1).random(90_000)"
 SMALLER = "import numpy as np\nsmaller = np.random.default_rng(2).random(60_000)"
+ANOTHER = "another = np.random.default_rng(3).random(60_000)"
+
+
+@contextmanager
+def statements(live: LiveServer) -> Iterator[list[str]]:
+    """The SQL statements the app runs meanwhile."""
+    seen: list[str] = []
+
+    def listener(*args: object) -> None:
+        seen.append(str(args[2]))
+
+    engine = live.state.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", listener)
+    try:
+        yield seen
+    finally:
+        event.remove(engine, "before_cursor_execute", listener)
 
 
 def test_over_the_project_bound_the_save_is_refused_naming_what_to_delete(
@@ -104,6 +124,19 @@ def test_over_the_project_bound_the_save_is_refused_naming_what_to_delete(
         usage = alice.get(f"/projects/{project_id}/usage").json()
         assert usage["snapshots_refused"] == reason
         assert alice.get("/auth/me/usage").json()["snapshots_refused"] is None
+
+        # Still over the bound, nothing changed that could make room: the next save is
+        # refused again without reading the project's saved states (a run end stays cheap).
+        with statements(live) as seen:
+            llm.script(code_reply(ANOTHER), final_reply("'done'"))
+            events = ask(alice, smaller["id"], "Make another one")
+        assert finished(events)["status"] == "succeeded"
+        [again] = of(events, "state.not_saved")
+        assert "would take at least" in again["reason"] and "1.0 MB bound" in again["reason"]
+        # Smaller would now hold both arrays: the largest, named first.
+        assert again["reason"].index("“Smaller” (") < again["reason"].index("“Bigger” (")
+        assert not [q for q in seen if "run_states.record" in q], seen
+        assert states(live, smaller["id"]) == {}
 
         # The user deletes the largest session: the next save is kept, the refusal cleared.
         assert alice.delete(f"/sessions/{bigger['id']}").status_code == 204

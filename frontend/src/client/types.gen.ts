@@ -897,6 +897,46 @@ export type FileOut = {
 };
 
 /**
+ * FilePin
+ *
+ * A project file a branch reads at the version its past read, not the latest.
+ */
+export type FilePin = {
+    /**
+     * File Id
+     */
+    file_id: string;
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Version
+     *
+     * The version the branch's runs read
+     */
+    version: number;
+    /**
+     * Latest Version
+     *
+     * The file's latest version
+     */
+    latest_version: number;
+    /**
+     * Kept
+     *
+     * false: that version is no longer kept (FILE_VERSIONS_KEPT); the branch reads the latest
+     */
+    kept?: boolean;
+    /**
+     * Note
+     *
+     * The same in a sentence, as the branch shows it
+     */
+    note?: string;
+};
+
+/**
  * FilePreview
  */
 export type FilePreview = {
@@ -3419,6 +3459,12 @@ export type SessionOut = {
      * How a branch's state was brought back, once its first run has it
      */
     restored: Restored | null;
+    /**
+     * File Pins
+     *
+     * A branch's files pinned to the versions its past read (given by GET /sessions/{id}, the branch's creation and POST /sessions/{id}/files/unpin; empty in lists)
+     */
+    file_pins: Array<FilePin>;
     /**
      * Created At
      */
@@ -7457,6 +7503,36 @@ export type BranchSessionResponses = {
 };
 
 export type BranchSessionResponse = BranchSessionResponses[keyof BranchSessionResponses];
+
+export type UnpinFilesData = {
+    body?: never;
+    path: {
+        /**
+         * Session Id
+         */
+        session_id: string;
+    };
+    query?: never;
+    url: '/api/v1/sessions/{session_id}/files/unpin';
+};
+
+export type UnpinFilesErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type UnpinFilesError = UnpinFilesErrors[keyof UnpinFilesErrors];
+
+export type UnpinFilesResponses = {
+    /**
+     * Successful Response
+     */
+    200: SessionOut;
+};
+
+export type UnpinFilesResponse = UnpinFilesResponses[keyof UnpinFilesResponses];
 
 export type SessionTreeData = {
     body?: never;

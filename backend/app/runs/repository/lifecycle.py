@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app import audit
 from app.audit import Action
-from app.branches import lineage
+from app.branches import lineage, pins
 from app.infra.events import RunEvent
 from app.models import (
     Artifact,
@@ -195,6 +195,8 @@ class RunRepository(RunEndings):
                     select(File).where(File.project_id == session.project_id).order_by(File.name)
                 )
             )
+            # A branch reads the versions its past read (app.branches.pins).
+            files = await pins.apply(db, session.id, files)
             # A branch's past counts as if its questions had been asked in it.
             chain = await lineage.segments(db, session)
             turns = (
@@ -256,7 +258,8 @@ class RunRepository(RunEndings):
             for file in files:
                 await db.execute(
                     update(File)
-                    .where(File.id == file.id)
+                    # Not over a newer version's (a branch reads an older one).
+                    .where(File.id == file.id, File.sha256 == file.sha256)
                     .values(preview=file.preview, row_count=file.row_count)
                 )
             await db.commit()

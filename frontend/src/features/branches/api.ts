@@ -2,6 +2,7 @@ import {
   branchSession as branch,
   deleteSession as remove,
   sessionTree as tree,
+  unpinFiles as unpin,
   type RunOut,
   type SessionOut,
   type TreeNode,
@@ -27,4 +28,9 @@ export async function sessionTree(sessionId: string): Promise<BranchNode> {
 
 export async function deleteSessionAndBranches(sessionId: string, branches: BranchesOnDelete | null): Promise<void> {
   await remove({ path: { session_id: sessionId }, query: branches ? { branches } : undefined });
+}
+
+/** Moves a branch to the latest version of every project file (its files were those its past read). */
+export async function moveToLatestFiles(sessionId: string): Promise<SessionOut> {
+  return (await unpin({ path: { session_id: sessionId } })).data!;
 }

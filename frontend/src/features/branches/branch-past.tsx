@@ -4,6 +4,7 @@ import { useEffect } from 'react';
 import { Link } from 'react-router';
 import type { RunOut, SessionOut } from '@/client';
 import { sessionKeys, sessionQuery } from '@/features/sessions/queries';
+import { FilePinsNote } from './file-pins';
 
 /** How many steps a replay ran: the past's steps whose code ran without an error (what the server replays). */
 export function replayedSteps(past: RunOut[]): number {
@@ -47,7 +48,7 @@ export function PastHeader({ count }: { count: number }) {
  * Where a branch parts from its parent: "Branched from <parent> after: <question>", a link to the
  * parent, Compare, and how its variables came back once its first run has them.
  */
-export function BranchDivider({ session, past }: { session: SessionOut; past: RunOut[] }) {
+export function BranchDivider({ session, past, canEdit = true }: { session: SessionOut; past: RunOut[]; canEdit?: boolean }) {
   const parentId = session.parent_session_id;
   const parent = useQuery({ ...sessionQuery(parentId ?? ''), enabled: !!parentId, meta: { silent: true } });
   const at = past.find((r) => r.id === session.branched_after_run_id) ?? past[past.length - 1] ?? null;
@@ -80,6 +81,7 @@ export function BranchDivider({ session, past }: { session: SessionOut; past: Ru
         )}
       </p>
       <RestoredNote restored={session.restored} at={at?.query ?? null} past={past} />
+      <FilePinsNote session={session} canEdit={canEdit} />
     </div>
   );
 }

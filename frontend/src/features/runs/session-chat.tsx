@@ -103,7 +103,7 @@ export function SessionChat({ projectId, sessionId }: { projectId: string; sessi
   const branch = session.data && (session.data.parent_session_id || past.length > 0) ? session.data : null;
   useRestoredRefresh(branch, !!active, active?.restored);
   // Drawn once the history is in: before, the past (and so the question it parts after) is unknown.
-  const divider = branch && loaded && <BranchDivider session={branch} past={past} />;
+  const divider = branch && loaded && <BranchDivider session={branch} past={past} canEdit={!readOnly} />;
 
   const suggest = (question: string) => {
     setText(question);
