@@ -84,7 +84,7 @@ def line(label: str, value: str) -> None:
 
 async def run(size_mb: float, restore_mb: float, runs: int) -> None:
     limits = SandboxLimits(
-        memory_mb=int(max(size_mb, restore_mb) * 4 + 1024),
+        memory_mb=int(max(size_mb, restore_mb) * 4 + 2048),
         step_timeout_seconds=900,
         disk_mb=int(max(size_mb, restore_mb) * 4 + 1024),
     )
