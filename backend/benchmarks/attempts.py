@@ -7,7 +7,9 @@ sandbox, the scripted model over HTTP. Figures only, no assertions.
   method: a snapshot restore, three at once); it is inside the 3-attempt figure, against
   the 1-attempt question whose worker is warm (target: the difference <= 1 s);
 - the per-question overhead of attempts: 1 against a question that leaves it out (the same
-  code path: the figures should agree within noise).
+  code path: the figures should agree within noise);
+- where the time went, from the app's own metrics (worker starts, the snapshot's copy into
+  the spaces or download, restores, saves, uploads), summed over the workers.
 
     cd backend && uv run python -m benchmarks.attempts [--state-mb 200] [--repeat 3]
 """

@@ -5,7 +5,9 @@ A worker holds a DataFrame; ten runs that leave it untouched each keep their sta
 - a run's end when nothing changed: the chunked store (hash, nothing new to write) against
   the plain one-object write of the same files (target: no extra time);
 - restore: a state of --restore-mb brought from its chunks into a new session's workspace
-  and a new worker ready with it (target <= 2 s after the request);
+  and a worker ready with it (target <= 2 s after the request): a new one (forked by the
+  fork server, as the product starts them), and a spare started ahead (as the pool's
+  SANDBOX_SPARE_WORKERS), each with its parts (chunks -> files, start + restore);
 - replay: a branch with no kept state runs the original runs' code again in a fresh worker
   (request -> ready), beside the time the original runs' code took; with a new worker, and
   from one already started (the sandbox pool's spare, which a session without a snapshot
