@@ -160,7 +160,7 @@ async def run(size_mb: float, restore_mb: float, runs: int) -> None:
             await asyncio.to_thread(blank.start)
             cold = time.perf_counter() - started
         figures: dict[str, tuple[float, float, float]] = {}
-        for way in ("new worker", "spare worker"):
+        for way in ("spare worker", "new worker"):
             branch = root / "workspaces" / f"branch-{way.split()[0]}"
             spare = SandboxWorker(
                 root / "workspaces" / f"spare-{way.split()[0]}", launcher=pooled, limits=limits
