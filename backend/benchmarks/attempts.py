@@ -7,7 +7,9 @@ sandbox, the scripted model over HTTP. Figures only, no assertions.
   method: a snapshot restore, three at once); it is inside the 3-attempt figure, against
   the 1-attempt question whose worker is warm (target: the difference <= 1 s);
 - the per-question overhead of attempts: 1 against a question that leaves it out (the same
-  code path: the figures should agree within noise).
+  code path: the figures should agree within noise);
+- where the time went, from the app's own metrics (worker starts, the snapshot's copy into
+  the spaces or download, restores, saves, uploads), summed over the workers.
 
     cd backend && uv run python -m benchmarks.attempts [--state-mb 200] [--repeat 3]
 """
@@ -21,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from app.observability import metrics
 from tests.api.attempts_script import FIRST, SECOND, THIRD, responder
 from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Api, stack_settings
 from tests.support.llm import ScriptedLLM, code_reply, final_reply
@@ -28,6 +31,33 @@ from tests.support.server import LiveServer
 from tests.support.sse import collect
 
 STEP = code_reply("print(len(big))")
+# Where a question's time goes (summed over its workers: attempts run at once).
+PHASES = {
+    "worker start (fork)": (metrics.WORKER_START, ("mode", "fork")),
+    "worker start (cold)": (metrics.WORKER_START, ("mode", "cold")),
+    "snapshot copy": (metrics.SNAPSHOT_SECONDS, ("operation", "copy")),
+    "snapshot download": (metrics.SNAPSHOT_SECONDS, ("operation", "download")),
+    "snapshot restore": (metrics.SNAPSHOT_SECONDS, ("operation", "restore")),
+    "snapshot save": (metrics.SNAPSHOT_SECONDS, ("operation", "save")),
+    "snapshot upload": (metrics.SNAPSHOT_SECONDS, ("operation", "upload")),
+}
+
+
+def phase_totals() -> dict[str, tuple[float, float]]:
+    """Each phase's seconds and count so far, from the app's own metrics (in-process)."""
+    totals: dict[str, tuple[float, float]] = {}
+    for label, (histogram, (key, value)) in PHASES.items():
+        seconds = count = 0.0
+        for family in histogram.collect():
+            for sample in family.samples:
+                if sample.labels.get(key) != value:
+                    continue
+                if sample.name.endswith("_sum"):
+                    seconds += sample.value
+                elif sample.name.endswith("_count"):
+                    count += sample.value
+        totals[label] = (seconds, count)
+    return totals
 
 
 def ask(api: Api, session_id: str, body: dict[str, Any]) -> tuple[float, list[Any]]:
@@ -72,6 +102,7 @@ def main() -> None:
             ask(api, session_id, {"query": "make the state"})
             script = [STEP, final_reply("len(big)")]
             times: dict[str, list[float]] = {"omitted": [], "1": [], "3": []}
+            phases: dict[str, dict[str, tuple[float, float]]] = {}
             for _ in range(args.repeat):
                 for label in ("omitted", "1", "3"):
                     body: dict[str, Any] = {"query": "How many rows?"}
@@ -82,20 +113,32 @@ def main() -> None:
                     else:
                         llm.responder = None
                         llm.script(*script)
+                    before = phase_totals()
                     seconds, events = ask(api, session_id, body)
                     assert events[-1].data["status"] == "succeeded", events[-1].data
                     times[label].append(seconds)
+                    after = phase_totals()
+                    phases[label] = {  # the last repeat's
+                        k: (after[k][0] - before[k][0], after[k][1] - before[k][1]) for k in after
+                    }
     finally:
         live.stop()
         llm.stop()
     median = {k: statistics.median(v) for k, v in times.items()}
-    print(f"state: {args.state_mb:.0f} MB DataFrame; fork method: snapshot restore per attempt")
+    print(
+        f"state: {args.state_mb:.0f} MB DataFrame; fork method: snapshot restore per attempt "
+        "(the session's snapshot copied into each space, restored by a new worker)"
+    )
     print(f"question, attempts left out:  {median['omitted']:.2f} s (median of {args.repeat})")
     print(f"question, attempts: 1:        {median['1']:.2f} s")
     print(f"question, attempts: 3:        {median['3']:.2f} s")
     print(f"3 attempts / 1:               {median['3'] / median['1']:.2f}x (target <= 1.3x)")
     print(f"fork of the state (3 - 1):    {median['3'] - median['1']:+.2f} s (target <= 1 s)")
     print(f"attempts:1 overhead:          {median['1'] - median['omitted']:+.2f} s")
+    print("where the time went (last repeat; seconds summed over workers, and how many):")
+    for label in ("1", "3"):
+        parts = ", ".join(f"{k} {s:.2f} s ({n:.0f})" for k, (s, n) in phases[label].items())
+        print(f"  attempts: {label}: {parts}")
 
 
 if __name__ == "__main__":

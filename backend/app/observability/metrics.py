@@ -164,7 +164,7 @@ KILLS = Counter(
 SNAPSHOT_SECONDS = Histogram(
     "snapshot_duration_seconds",
     "Time to save or restore a session's variables (save, restore: in the worker; upload, "
-    "download: to and from object storage).",
+    "download: to and from object storage; copy: into an attempt's space on this replica).",
     ["operation"],
     namespace=PREFIX,
     registry=REGISTRY,

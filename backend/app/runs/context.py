@@ -25,7 +25,7 @@ from app.knowledge.prompt import Given
 from app.knowledge.selection import Selection, selector
 from app.models import File, Run, RunKind, Session
 from app.observability import tracing
-from app.runs import budget, run_states, snapshots, state_retention
+from app.runs import budget, run_states, snapshots, state_fork, state_retention
 from app.runs.data_sources import SourcesAnswerer
 from app.runs.events import SandboxStarting, StateNotSaved, StateRestored
 from app.runs.recorder import EventRecorder
@@ -106,9 +106,12 @@ class ContextBuilder:
         snapshot = session.snapshot
         try:
             marker = snapshot_marker_path(data_dir, folder)
-            await snapshots.download(
-                self.storage, workspace, marker, session.id, snapshot, session.project_id
-            )
+            if not space or not await asyncio.to_thread(
+                state_fork.seed_space, data_dir, session.id, space, snapshot
+            ):
+                await snapshots.download(
+                    self.storage, workspace, marker, session.id, snapshot, session.project_id
+                )
         except Exception:  # the run goes on; the worker restores what the workspace has
             log.exception("could not fetch the snapshot of session %s", session.id)
         async with self.repository.factory() as db:

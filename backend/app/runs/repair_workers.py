@@ -1,12 +1,14 @@
 """Workers for a run's repair strategies (app.agent.fanout), started from its variables.
 
-How a strategy's worker gets the run's state: a snapshot restore, not a fork of the running
-process. The run's worker saves its variables into its workspace's snapshot folder (as at
-the end of every run); the workspace is copied (regular files copied, never hard-linked, so
-a strategy's writes cannot reach the run's files; links kept as links; anything else, such
-as a FIFO the code made, left out) into a folder of its own beside it, the project's files
-are given to it as to any workspace (hard links into its read-only view), and a new worker
-there restores the snapshot as it starts. The workers start at once, in parallel.
+How a strategy's worker gets the run's state (app.runs.state_fork, as an attempt's space):
+a snapshot restore, not a fork of the running process. The run's worker saves its
+variables into its workspace's snapshot folder (as at the end of every run); the files the
+code wrote and that snapshot are copied (regular files copied, never hard-linked, so a
+strategy's writes cannot reach the run's files; links kept as links, never followed;
+FIFOs, hard links to other files and the like left out) into a
+folder of its own beside it, the project's files are given to it as to any workspace (hard
+links into its read-only view), and a new worker there restores the snapshot as it starts.
+The workers start at once, in parallel.
 
 They take free room in the sandbox pool (`SandboxPool.borrow`): never more than the bound,
 never a queued run's slot; with no room, fewer strategies (or none) run.
@@ -17,10 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import shutil
-import stat
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +27,12 @@ from app.agent.fanout import RepairFanOut, RepairingModel
 from app.agent.model import create_model
 from app.config import Settings
 from app.models import Run
+from app.runs import state_fork
 from app.runs.agent_thread import AgentThread
 from app.runs.context import AgentContext
 from app.runs.sandboxes import SandboxPool
 from app.sandbox import SandboxWorker, hostfs
-from app.sandbox.layout import SPILL_DIR, files_view
+from app.sandbox.layout import files_view
 
 log = logging.getLogger(__name__)
 
@@ -80,12 +80,11 @@ class RepairWorkers:
             worker.project_files = self.main.project_files
             worker.given_bytes = self.main.given_bytes
         started: list[SandboxWorker] = []
-        with ThreadPoolExecutor(len(workers)) as starting:
-            for worker, error in zip(workers, starting.map(_start, workers), strict=True):
-                if error is None:
-                    started.append(worker)
-                else:
-                    log.warning("a repair strategy's worker did not start: %s", error)
+        for worker, error in zip(workers, state_fork.start_all(workers), strict=True):
+            if error is None:
+                started.append(worker)
+            else:
+                log.warning("a repair strategy's worker did not start: %s", error)
         failed = [w for w in workers if w not in started]
         self._remove(failed)
         if failed:
@@ -119,6 +118,7 @@ class RepairWorkers:
             if folder.exists():  # left by a run that died mid-repair
                 hostfs.remove_tree(folder)
         copy_tree(source, target)
+        state_fork.copy_snapshot(source, target)
         view, given = files_view(target), files_view(source)
         view.mkdir(parents=True)
         if given.is_dir():
@@ -142,39 +142,10 @@ class RepairWorkers:
         asyncio.run_coroutine_threadsafe(give(), self.loop).result()
 
 
-def _start(worker: SandboxWorker) -> BaseException | None:
-    try:
-        worker.start()
-    except Exception as exc:
-        return exc
-    return None
-
-
 def copy_tree(source: Path, target: Path) -> None:
-    """Copy a workspace the code wrote: folders, regular files (copied, never linked) and
-    symbolic links (as links, never followed); nothing else (FIFOs, sockets, devices), and
-    not the DuckDB spill folder."""
+    """Copy the files a run's code wrote into a new folder (`state_fork.copy_files`)."""
     target.mkdir(parents=True)
-    spill = source / SPILL_DIR
-    for folder, dirs, files in os.walk(source, followlinks=False):
-        here = Path(folder)
-        if here == spill or spill in here.parents:
-            dirs.clear()
-            continue
-        into = target / here.relative_to(source)
-        for name in [*dirs, *files]:
-            path, copy = here / name, into / name
-            try:
-                info = path.lstat()
-                if stat.S_ISLNK(info.st_mode):
-                    os.symlink(os.readlink(path), copy)
-                elif stat.S_ISDIR(info.st_mode):
-                    copy.mkdir()
-                elif stat.S_ISREG(info.st_mode):
-                    shutil.copyfile(path, copy, follow_symlinks=False)
-            except OSError as exc:  # unreadable: the strategy does without it
-                log.info("repair copy: left out %s (%s)", path.relative_to(source), exc)
-        dirs[:] = [d for d in dirs if not (here / d).is_symlink()]
+    state_fork.copy_files(source, target, links=True)
 
 
 def repairing(

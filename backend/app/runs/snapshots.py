@@ -267,6 +267,11 @@ def remember(marker: Path, generation: str) -> None:
     _write(marker, generation)
 
 
+def held(marker: Path) -> str | None:
+    """The generation the workspace holds, as noted (None: none noted)."""
+    return _read(marker)
+
+
 def _read(marker: Path) -> str | None:
     try:
         return marker.read_text().strip()

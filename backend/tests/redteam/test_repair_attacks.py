@@ -88,9 +88,9 @@ def test_a_strategy_cannot_touch_the_runs_state_unless_chosen(
 
 def test_the_workspace_copy_follows_no_link_and_opens_no_fifo(tmp_path: Path) -> None:
     # What a run's code left in its workspace is copied for the strategies by the host:
-    # a link to a host file stays a link (its bytes are not read), a FIFO is left out
-    # (opening it would block the backend), a file is copied (not linked: a strategy's
-    # write in place cannot reach the run's file).
+    # a link (to a host file or folder) stays a link, its bytes never read; a hard link to
+    # a host file is left out; a FIFO is left out (opening it would block the backend); a
+    # file is copied (not linked: a strategy's write in place cannot reach the run's file).
     secret = tmp_path / "secret.txt"
     secret.write_text("host secret")
     source = tmp_path / "ws"
@@ -98,12 +98,16 @@ def test_the_workspace_copy_follows_no_link_and_opens_no_fifo(tmp_path: Path) ->
     (source / "data.csv").write_text("v\n1\n")
     os.symlink(secret, source / "link.txt")
     os.symlink(tmp_path, source / "sub" / "up")
+    os.link(secret, source / "hard.txt")
     os.mkfifo(source / "pipe")
     target = tmp_path / "ws-repair-1"
     copy_tree(source, target)
     assert (target / "link.txt").is_symlink()
     assert os.readlink(target / "link.txt") == str(secret)
     assert (target / "sub" / "up").is_symlink()
+    assert not os.path.lexists(target / "hard.txt")
     assert not (target / "pipe").exists()
     assert (target / "data.csv").read_text() == "v\n1\n"
     assert (target / "data.csv").stat().st_ino != (source / "data.csv").stat().st_ino
+    copied = [p for p in target.rglob("*") if p.is_file() and not p.is_symlink()]
+    assert not any("host secret" in p.read_text() for p in copied)

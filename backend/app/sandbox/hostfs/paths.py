@@ -201,6 +201,18 @@ class IncomingFile:
         while view:
             view = view[os.write(self._fd, view) :]
 
+    def fill_from(self, source: int) -> None:
+        """Append everything left in an open file, copied by the kernel where it can."""
+        while True:
+            try:
+                copied = os.copy_file_range(source, self._fd, 1 << 30)
+            except OSError:  # across file systems on older kernels, or not supported
+                while chunk := os.read(source, 1 << 20):
+                    self.write(chunk)
+                return
+            if not copied:
+                return
+
     def commit(self) -> os.stat_result:
         """Put the file in place; returns its stat."""
         info = os.fstat(self._fd)
