@@ -11,7 +11,7 @@ import { RunChecks, RunResults } from './run-results';
 import { RunStatusBadge, When } from './status';
 import type { Job, JobRun } from './types';
 
-const TRIGGERS: Record<string, string> = { manual: 'Run now', schedule: 'Schedule', api: 'API', cli: 'CLI' };
+const TRIGGERS: Record<string, string> = { manual: 'Manual', schedule: 'Schedule', api: 'API', cli: 'CLI' };
 
 /** The job's runs, newest first, asked again while one is queued or running. */
 export function JobHistory({ job }: { job: Job }) {

@@ -87,7 +87,7 @@ export function JobSchedule({ job, editor }: { job: Job; editor: boolean }) {
           ) : (
             <div className="space-y-2">
               <Label htmlFor={`${id}-every`}>Every (minutes, at least 5)</Label>
-              <Input id={`${id}-every`} type="number" min={5} value={every} onChange={(e) => setEvery(e.target.value)} className="sm:max-w-32" />
+              <Input id={`${id}-every`} type="number" value={every} onChange={(e) => setEvery(e.target.value)} className="sm:max-w-32" />
             </div>
           )}
           <div className="space-y-2">
