@@ -60,12 +60,13 @@ export async function jobsTests(t) {
   const api = pageApi(page);
   const runs = () => page.locator('[data-testid=run]');
   const finished = async (run) => run.and(page.locator('[data-status=succeeded], [data-status=failed]')).waitFor({ timeout: 180_000 });
-  const shots = async (name, locate) => {
+  // `themes` null: the page's own theme only (a dialog hides the theme menu behind it).
+  const shots = async (name, locate, themes = ['Light', 'Dark']) => {
     if (!SHOTS_ON) return;
     mkdirSync(SHOTS, { recursive: true });
-    for (const theme of ['Light', 'Dark']) {
+    for (const theme of themes ?? ['System']) {
       await page.setViewportSize({ width: 1440, height: 900 });
-      await chooseTheme(page, theme);
+      if (themes) await chooseTheme(page, theme);
       for (const [width, height] of [
         [1440, 900],
         [390, 844],
@@ -77,7 +78,7 @@ export async function jobsTests(t) {
       }
     }
     await page.setViewportSize({ width: 1440, height: 900 });
-    await chooseTheme(page, 'System');
+    if (themes) await chooseTheme(page, 'System');
   };
   const upload = async (content) => {
     await page.getByTestId('file-input').setInputFiles({ name: 'sales data.csv', mimeType: 'text/csv', buffer: Buffer.from(content) });
@@ -111,7 +112,7 @@ export async function jobsTests(t) {
     const boxes = dialog.getByRole('checkbox');
     expect((await boxes.count()) === 2, 'both questions are listed');
     for (let i = 0; i < 2; i++) expect(await boxes.nth(i).isChecked(), `question ${i + 1} is chosen`);
-    await shots('make-job-dialog', () => dialog);
+    await shots('make-job-dialog', () => dialog, null);
     // Click 2: Create. The checks the model writes are scripted first.
     await script([CHECKS]);
     await dialog.getByRole('button', { name: 'Create job' }).click();
@@ -158,6 +159,7 @@ export async function jobsTests(t) {
 
     // A new week's file, then another run: the total fell from 280 to 240.
     await page.goto(`${base}/projects/${projectId}`);
+    await page.locator('[data-testid=file-row][data-file="sales data.csv"]').waitFor();
     await upload(WEEK_2);
     await page.getByTestId('replace-confirm').getByRole('button', { name: 'Upload as v2' }).click();
     for (let i = 0; ; i++) {

@@ -74,7 +74,6 @@ export function draftToAlert(draft: AlertDraft, results: string[]): { alert: Job
   return { alert };
 }
 
-const MINUS = '\u2212';
 const num = (v: number) => new Intl.NumberFormat('en-US', { maximumFractionDigits: 4 }).format(v);
 
 /** An alert's condition in words: "revenue changes by 10% or more (up)", "a check fails". */
@@ -87,7 +86,7 @@ export function alertCondition(alert: JobAlert): string {
     case 'below':
       return `${result} is below ${num(value)}`;
     case 'change_pct':
-      return value > 0 ? `${result} rises by ${num(value)}% or more` : `${result} falls by ${num(Math.abs(value))}% or more (${MINUS}${num(Math.abs(value))}%)`;
+      return value > 0 ? `${result} rises by ${num(value)}% or more` : `${result} falls by ${num(Math.abs(value))}% or more`;
     case 'changed':
       return `${result} changes`;
     case 'check_failed':

@@ -103,7 +103,7 @@ describe('the alert form', () => {
   });
 
   it('says an alert in words', () => {
-    expect(alertCondition({ when: 'change_pct', result: 'revenue', value: -10, deliver: [] })).toBe('revenue falls by 10% or more (\u221210%)');
+    expect(alertCondition({ when: 'change_pct', result: 'revenue', value: -10, deliver: [] })).toBe('revenue falls by 10% or more');
     expect(alertCondition({ when: 'change_pct', result: 'revenue', value: 5, deliver: [] })).toBe('revenue rises by 5% or more');
     expect(alertCondition({ when: 'above', result: 'revenue', value: 1000, deliver: [] })).toBe('revenue is above 1,000');
     expect(alertCondition({ when: 'check_failed', deliver: [] })).toBe('a check fails');

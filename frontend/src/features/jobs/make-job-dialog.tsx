@@ -23,9 +23,16 @@ export function MakeJobButton({ session, className }: { session: SessionOut; cla
   if (!role || !can(role, 'editor')) return null;
   return (
     <>
-      <Button variant="outline" size="sm" className={cn('shrink-0', className)} onClick={() => setOpen(true)} title="Make this session's answers a job that runs again without the model" data-testid="make-job">
+      <Button
+        variant="outline"
+        size="sm"
+        className={cn('shrink-0 max-sm:size-8 max-sm:px-0', className)}
+        onClick={() => setOpen(true)}
+        title="Make this session's answers a job that runs again without the model"
+        aria-label="Make this a job"
+        data-testid="make-job"
+      >
         <Repeat /> <span className="hidden sm:inline">Make this a job</span>
-        <span className="sm:hidden">Job</span>
       </Button>
       <Dialog open={open} onOpenChange={setOpen}>
         {open && <MakeJob session={session} onDone={() => setOpen(false)} />}
@@ -61,7 +68,7 @@ function MakeJob({ session, onDone }: { session: SessionOut; onDone: () => void 
         </DialogDescription>
       </div>
       <form
-        className="space-y-4"
+        className="min-w-0 space-y-4"
         onSubmit={(e) => {
           e.preventDefault();
           submit();
