@@ -6,11 +6,12 @@ import { Button } from '@/components/ui/button';
 import { Input, Label } from '@/components/ui/input';
 import { Segmented } from '@/components/ui/segmented';
 import { useUpdateJob } from './mutations';
-import { cronInWords, everyInWords, scheduleInWords, timeZones } from './schedule-words';
+import { cronInWords, everyInWords, inZone, scheduleInWords, timeZones } from './schedule-words';
 import { When } from './status';
 import type { Job, Schedule } from './types';
 
 type Mode = 'cron' | 'every';
+
 
 const PRESETS: { label: string; cron: string }[] = [
   { label: 'Every Monday 08:00', cron: '0 8 * * 1' },
@@ -50,7 +51,7 @@ export function JobSchedule({ job, editor }: { job: Job; editor: boolean }) {
         {current && job.next_run_at && !job.paused && (
           <p data-testid="schedule-next">
             <span className="text-muted-foreground">Next run: </span>
-            <When iso={job.next_run_at} /> <span className="text-xs text-muted-foreground">({new Date(job.next_run_at).toLocaleString()})</span>
+            <When iso={job.next_run_at} /> <span className="text-xs text-muted-foreground">({inZone(job.next_run_at, current.timezone)})</span>
           </p>
         )}
       </div>
@@ -81,17 +82,17 @@ export function JobSchedule({ job, editor }: { job: Job; editor: boolean }) {
                   </Button>
                 ))}
               </div>
-              <Label htmlFor={`${id}-cron`}>Cron expression</Label>
+              <Label htmlFor={`${id}-cron`} className="block">Cron expression</Label>
               <Input id={`${id}-cron`} value={cron} onChange={(e) => setCron(e.target.value)} className="font-mono sm:max-w-xs" placeholder="0 8 * * 1" />
             </div>
           ) : (
             <div className="space-y-2">
-              <Label htmlFor={`${id}-every`}>Every (minutes, at least 5)</Label>
+              <Label htmlFor={`${id}-every`} className="block">Every (minutes, at least 5)</Label>
               <Input id={`${id}-every`} type="number" value={every} onChange={(e) => setEvery(e.target.value)} className="sm:max-w-32" />
             </div>
           )}
           <div className="space-y-2">
-            <Label htmlFor={`${id}-zone`}>Time zone</Label>
+            <Label htmlFor={`${id}-zone`} className="block">Time zone</Label>
             <Input id={`${id}-zone`} list={`${id}-zones`} value={zone} onChange={(e) => setZone(e.target.value)} className="sm:max-w-xs" />
             <datalist id={`${id}-zones`}>
               {timeZones().map((z) => (

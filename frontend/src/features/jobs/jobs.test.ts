@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { alertCondition, deliveryText, draftToAlert, emptyDraft } from './alert-form';
 import { changeText, formatPct, tableOf, valueText } from './change';
-import { cronInWords, relativeTime, scheduleInWords } from './schedule-words';
+import { cronInWords, inZone, relativeTime, scheduleInWords } from './schedule-words';
 
 describe('a schedule in words', () => {
   it('says the common crons as a person would, with the time zone', () => {
@@ -32,12 +32,16 @@ describe('a schedule in words', () => {
     expect(cronInWords('not a cron')).toBeNull();
   });
 
+  it('says a next run as the schedule\'s zone reads it', () => {
+    expect(inZone('2026-11-30T07:00:00Z', 'Europe/Paris')).toBe('Monday 30 Nov, 08:00 Europe/Paris');
+  });
+
   it('says when relative to now, both ways', () => {
     const now = Date.parse('2026-11-30T08:00:00Z');
     expect(relativeTime('2026-12-03T08:00:00Z', now)).toBe('in 3 days');
     expect(relativeTime('2026-11-30T10:00:00Z', now)).toBe('in 2 hours');
     expect(relativeTime('2026-11-30T07:55:00Z', now)).toBe('5 minutes ago');
-    expect(relativeTime('2026-11-30T08:00:10Z', now)).toBe('now');
+    expect(relativeTime('2026-11-30T08:00:10Z', now)).toBe('just now');
   });
 });
 

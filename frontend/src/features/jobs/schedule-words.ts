@@ -75,13 +75,23 @@ const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
   ['minute', 60_000],
 ];
 
-/** "in 3 days", "in 2 hours", "5 minutes ago", "now": a time relative to `now`. */
+/** "in 3 days", "in 2 hours", "5 minutes ago", "just now": a time relative to `now`. */
 export function relativeTime(iso: string, now: number = Date.now()): string {
   const diff = new Date(iso).getTime() - now;
   for (const [unit, ms] of UNITS) {
     if (Math.abs(diff) >= ms) return relative.format(Math.round(diff / ms), unit);
   }
-  return Math.abs(diff) < 30_000 ? 'now' : relative.format(Math.round(diff / 1000), 'second');
+  return Math.abs(diff) < 30_000 ? 'just now' : relative.format(Math.round(diff / 1000), 'second');
+}
+
+/** "Monday 30 Nov, 08:00 Europe/Paris": a time as the schedule's zone reads it (the browser's own zone when it is unknown). */
+export function inZone(iso: string, zone: string | undefined): string {
+  const options: Intl.DateTimeFormatOptions = { weekday: 'long', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' };
+  try {
+    return `${new Intl.DateTimeFormat('en-GB', { ...options, timeZone: zone || 'UTC' }).format(new Date(iso))} ${zone || 'UTC'}`;
+  } catch {
+    return new Date(iso).toLocaleString();
+  }
 }
 
 /** The time zones the browser knows (for the schedule's zone field), the browser's own first. */
