@@ -233,4 +233,41 @@ export async function jobsTests(t) {
     await page.getByTestId('job-row').first().getByTestId('job-paused').waitFor();
     expect((await page.getByTestId('job-next-run').first().innerText()) === '—', 'a paused job has no next run shown');
   });
+
+  await test('jobs: a repair waiting for approval shows its reason, its diff coloured and the checks it passed (the repair fields as the backend will add them)', async () => {
+    // The repair flow lands in the backend separately: its fields are added to the job as the
+    // contract gives them, so the banner is seen in a real browser before and after it lands.
+    const repair = {
+      id: '00000000-0000-4000-8000-000000000001',
+      status: 'proposed',
+      reason: "The checks failed: sales data.csv lacks the columns ['revenue']; the file now calls it 'amount'.",
+      diff: "--- a/job.py\n+++ b/job.py\n@@ -8,3 +8,3 @@\n     sales = pd.read_csv(params['sales_data_csv'])\n-    total = float(sales['revenue'].sum())\n+    total = float(sales['amount'].sum())\n     print(total)",
+      checks: [
+        { name: 'test_sales_has_the_columns_the_job_reads', passed: true, message: '' },
+        { name: 'test_revenue_has_no_missing_values', passed: true, message: '' },
+      ],
+      proposed_at: new Date().toISOString(),
+      decided_by_name: null,
+      decided_at: null,
+    };
+    const jobPath = new URL(jobUrl).pathname.replace(/.*\/jobs\//, '/api/v1/jobs/');
+    await page.route(`**${jobPath}`, async (route) => {
+      if (route.request().method() !== 'GET') return route.continue();
+      const response = await route.fetch();
+      route.fulfill({ response, json: { ...(await response.json()), pending_repair: repair } });
+    });
+    try {
+      await page.goto(jobUrl);
+      const banner = page.getByTestId('repair-banner');
+      await banner.waitFor();
+      expect((await banner.getByTestId('repair-reason').innerText()).includes("now calls it 'amount'"), 'the reason is shown');
+      const added = banner.getByTestId('repair-diff').getByText("+    total = float(sales['amount'].sum())");
+      expect((await added.getAttribute('class')).includes('emerald'), 'an added line is green');
+      expect((await banner.getByTestId('repair-checks').innerText()).includes('test_revenue_has_no_missing_values'), 'the checks it passed are listed');
+      await banner.getByRole('button', { name: 'Approve' }).waitFor();
+      await shots('repair-banner', () => banner);
+    } finally {
+      await page.unroute(`**${jobPath}`);
+    }
+  });
 }
