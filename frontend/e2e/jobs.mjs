@@ -108,7 +108,10 @@ export async function jobsTests(t) {
     await page.getByTestId('make-job').click();
     const dialog = page.getByTestId('make-job-dialog');
     await dialog.getByTestId('job-runs').waitFor();
-    expect((await dialog.getByRole('textbox', { name: 'Name' }).inputValue()) === 'Revenue', 'the job is named after the session');
+    const title = await page.getByTestId('session-title').innerText();
+    const named = await dialog.getByRole('textbox', { name: 'Name' }).inputValue();
+    expect(named === title, `the job is named after the session: ${named} / ${title}`);
+    await dialog.getByRole('textbox', { name: 'Name' }).fill('Revenue');
     const boxes = dialog.getByRole('checkbox');
     expect((await boxes.count()) === 2, 'both questions are listed');
     for (let i = 0; i < 2; i++) expect(await boxes.nth(i).isChecked(), `question ${i + 1} is chosen`);
