@@ -198,6 +198,14 @@ export async function jobsTests(t) {
     const script0 = await code.getByTestId('code').first().innerText();
     expect(script0.includes('def run(params)') && script0.includes("read_csv(params['sales_data_csv'])"), `the script reads its parameter: ${script0.slice(0, 300)}`);
     expect((await code.getByTestId('code').nth(1).innerText()).includes('def test_revenue_has_no_missing_values'), 'the tests are shown');
+    // The exports download under the server's names: a zip of the script and its tests, a notebook.
+    for (const [button, ending] of [
+      ['Script and tests (.zip)', '.zip'],
+      ['Notebook (.ipynb)', '.ipynb'],
+    ]) {
+      const [download] = await Promise.all([page.waitForEvent('download'), code.getByRole('button', { name: button }).click()]);
+      expect(download.suggestedFilename().endsWith(ending), `the ${ending} export downloads: ${download.suggestedFilename()}`);
+    }
     await shots('code', () => code);
 
     await page.getByRole('tab', { name: 'Schedule' }).click();

@@ -198,4 +198,20 @@ describe('a job page', () => {
     await waitFor(() => expect(within(list).getAllByTestId('alert')).toHaveLength(2));
     expect((list).textContent).toContain('When answer_1 falls by 10% or more');
   });
+
+  it('clears a schedule, removes an alert and switches repairs to automatic, each as one PATCH', async () => {
+    const alert = { when: 'failed' as const, deliver: [{ channel: 'share' as const }] };
+    vi.mocked(updateJob).mockImplementation(async (_id, body) => job({ ...body, alerts: body.alerts ?? [alert], schedule: body.schedule === undefined ? job().schedule : body.schedule } as Partial<Job>));
+    show('editor', job({ alerts: [alert] }));
+    fireEvent.click(await screen.findByRole('tab', { name: 'Schedule' }));
+    fireEvent.click(screen.getByRole('button', { name: /Clear: on demand only/ }));
+    await waitFor(() => expect(updateJob).toHaveBeenCalledWith('j1', { schedule: null }));
+    await waitFor(() => expect(screen.getByTestId('schedule-now').textContent).toBe('On demand'));
+    fireEvent.click(screen.getByRole('tab', { name: 'Alerts' }));
+    fireEvent.click(screen.getByRole('button', { name: 'Remove the alert: the run fails' }));
+    await waitFor(() => expect(updateJob).toHaveBeenCalledWith('j1', { alerts: [] }));
+    fireEvent.click(screen.getByRole('tab', { name: 'Repairs' }));
+    fireEvent.click(screen.getByRole('switch'));
+    await waitFor(() => expect(updateJob).toHaveBeenCalledWith('j1', { autonomy: 'auto' }));
+  });
 });
