@@ -13,6 +13,7 @@ import { liveTests } from './live.mjs';
 import { cellsTests } from './cells.mjs';
 import { branchesTests } from './branches.mjs';
 import { attemptsTests } from './attempts.mjs';
+import { jobsTests } from './jobs.mjs';
 import { sourcesTests } from './sources.mjs';
 import { signinTests, startOidcProvider } from './signin.mjs';
 import { resultsTests } from './results.mjs';
@@ -2664,6 +2665,7 @@ async function main() {
     await resultsTests({ page, base, script, test, expect, ask, lastRun });
     await branchesTests({ page, base, script, test, expect, ask, chooseTheme });
     await attemptsTests({ page, base, script, test, expect, chooseTheme });
+    await jobsTests({ page, base, script, test, expect, ask, chooseTheme });
 
     await test('an invalid token sends the user back to login', async () => {
       await page.evaluate(() => {
@@ -2686,11 +2688,11 @@ async function main() {
 
     await test('no console errors', async () => {
       // The browser logs the expected 400 (wrong current password), 401 (invalid token, a replaced or disabled
-      // login), 403 (budget spent), 409 (busy, an email taken), 413/415 (bad uploads) and 503 (analysis disabled)
-      // responses; they are not app errors. A Content-Security-Policy violation is. So is none of Chromium's
+      // login), 403 (budget spent), 409 (busy, an email taken), 413/415 (bad uploads), 422 (a refused job schedule)
+      // and 503 (analysis disabled) responses; they are not app errors. A Content-Security-Policy violation is. So is none of Chromium's
       // net::ERR_NETWORK_CHANGED: the host's network changed under a request (Docker making a bridge beside it).
       const real = consoleErrors.filter(
-        (e) => !/status of (400|401|403|409|413|415|503)/.test(e) && !/net::ERR_NETWORK_CHANGED/.test(e),
+        (e) => !/status of (400|401|403|409|413|415|422|503)/.test(e) && !/net::ERR_NETWORK_CHANGED/.test(e),
       );
       expect(real.length === 0, `console errors:\n${real.join('\n')}`);
     });

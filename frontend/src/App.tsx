@@ -13,6 +13,7 @@ import { ChecksRoute } from '@/routes/checks';
 import { CompareRoute } from '@/routes/compare';
 import { HomeRoute } from '@/routes/home';
 import { InviteRoute } from '@/routes/invite';
+import { JobRoute, JobsRoute } from '@/routes/jobs';
 import { KnowledgeRoute } from '@/routes/knowledge';
 import { LoginRoute } from '@/routes/login';
 import { ProjectRoute } from '@/routes/project';
@@ -31,6 +32,8 @@ const router = createBrowserRouter([
       { path: '/projects/:projectId/activity', element: <ActivityRoute /> },
       { path: '/projects/:projectId/knowledge', element: <KnowledgeRoute /> },
       { path: '/projects/:projectId/checks', element: <ChecksRoute /> },
+      { path: '/projects/:projectId/jobs', element: <JobsRoute /> },
+      { path: '/projects/:projectId/jobs/:jobId', element: <JobRoute /> },
       { path: '/projects/:projectId/sessions/:sessionId', element: <SessionRoute /> },
       { path: '/projects/:projectId/compare/:leftId/:rightId', element: <CompareRoute /> },
       { path: '/admin/users', element: <AdminUsersRoute /> },

@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { BookOpen, History, ListChecks, Plus, UsersRound } from 'lucide-react';
+import { BookOpen, History, ListChecks, Plus, Repeat, UsersRound } from 'lucide-react';
 import { useEffect, useState } from 'react';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
 import { GuardedButton } from '@/components/guarded-button';
@@ -66,6 +66,11 @@ export function ProjectRoute() {
                 <Button variant="outline" size="sm" asChild>
                   <Link to={`/projects/${projectId}/checks`} data-testid="checks-link">
                     <ListChecks /> Checks
+                  </Link>
+                </Button>
+                <Button variant="outline" size="sm" asChild>
+                  <Link to={`/projects/${projectId}/jobs`} data-testid="jobs-link">
+                    <Repeat /> Jobs
                   </Link>
                 </Button>
                 <Button variant="outline" size="sm" onClick={() => setMembers(true)}>

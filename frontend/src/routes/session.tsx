@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
+import { MakeJobButton } from '@/features/jobs/make-job-dialog';
 import { Presence } from '@/features/live/presence';
 import { projectQuery } from '@/features/projects/queries';
 import { ProjectRoleProvider, RoleBadge } from '@/features/projects/role';
@@ -44,6 +45,7 @@ export function SessionRoute() {
             </span>
           )}
           {session.data && <AutonomySwitch session={session.data} className="ml-1 sm:ml-3 sm:border-l sm:pl-3" />}
+          {session.data && <MakeJobButton session={session.data} className="ml-1 sm:ml-3" />}
           {session.data && <SessionMenu key={session.data.id} session={session.data} className="-my-1 -mr-2" />}
         </header>
         <div className="min-h-0 flex-1">

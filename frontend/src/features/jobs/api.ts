@@ -1,0 +1,74 @@
+import {
+  createJob as create,
+  deleteJob as remove,
+  getJob as get,
+  getJobCode as code,
+  getJobRun as getRun,
+  listJobRuns as listRuns,
+  listJobs as list,
+  startJobRun as start,
+  updateJob as update,
+  type JobUpdate,
+} from '@/client';
+import { client, downloadAttachment } from '@/lib/api';
+import type { Job, JobRun, Repair } from './types';
+
+// The calls of the jobs API (API.md, "Jobs, schedules and alerts"), in one place.
+
+export async function listJobs(projectId: string) {
+  return (await list({ path: { project_id: projectId }, query: { limit: 200 } })).data!.items as Job[];
+}
+
+export async function createJob(projectId: string, body: { session_id: string; name: string; run_ids?: string[] }) {
+  return (await create({ path: { project_id: projectId }, body })).data! as Job;
+}
+
+export async function getJob(jobId: string) {
+  return (await get({ path: { job_id: jobId } })).data! as Job;
+}
+
+export async function updateJob(jobId: string, body: JobUpdate) {
+  return (await update({ path: { job_id: jobId }, body })).data! as Job;
+}
+
+export async function deleteJob(jobId: string): Promise<void> {
+  await remove({ path: { job_id: jobId } });
+}
+
+export async function startJobRun(jobId: string, params?: Record<string, unknown>) {
+  return (await start({ path: { job_id: jobId }, body: params ? { params } : {} })).data! as JobRun;
+}
+
+/** The history: the newest runs first. */
+export async function listJobRuns(jobId: string) {
+  return (await listRuns({ path: { job_id: jobId }, query: { limit: 50 } })).data!.items as JobRun[];
+}
+
+export async function getJobRun(id: string) {
+  return (await getRun({ path: { job_run_id: id } })).data! as JobRun;
+}
+
+export async function getJobCode(jobId: string) {
+  return (await code({ path: { job_id: jobId } })).data!;
+}
+
+/** Downloads the job as a standalone script with its tests (a zip) or a notebook. */
+export function exportJob(job: Job, format: 'py' | 'ipynb') {
+  return downloadAttachment(`/api/v1/jobs/${job.id}/export?format=${format}`, `${job.name}.${format === 'py' ? 'zip' : 'ipynb'}`);
+}
+
+/**
+ * Approve or reject a repair the agent proposed (POST /jobs/{id}/repairs/{repair_id}/approval):
+ * the generated client has no such call yet, so it goes through the same client by URL.
+ * 409 `repair_not_pending` when someone decided first.
+ */
+export async function decideRepair(jobId: string, repairId: string, decision: 'approve' | 'reject') {
+  const res = await client.post<{ 200: Repair }, unknown, true>({
+    url: '/api/v1/jobs/{job_id}/repairs/{repair_id}/approval',
+    path: { job_id: jobId, repair_id: repairId },
+    body: { decision },
+    headers: { 'Content-Type': 'application/json' },
+    security: [{ scheme: 'bearer', type: 'http' }],
+  });
+  return res.data;
+}
