@@ -20,7 +20,7 @@ from app.agent.model import create_model, step_cost
 from app.attempts import choose, dissent, strategies
 from app.attempts.driver import AttemptDriver, AttemptResult
 from app.attempts.judge import Shown, judge
-from app.attempts.vote import Tally, tally
+from app.attempts.vote import Group, Tally, apart_by, tally
 from app.models import RunStep
 from app.runs import events
 from app.runs.execution import Admitted, RunExecution, Runtime, best_effort
@@ -88,7 +88,7 @@ class AttemptsExecution(RunExecution):
 
     async def _decide(self, results: list[AttemptResult]) -> None:
         answered = [(r.number, r.answer) for r in results if r.answer is not None]
-        found = tally(answered, len(results))
+        found = tally(answered, len(results), {r.number: r.tables for r in results})
         verdict = await self._verdict(found, results)
         await choose.keep(self.rt, self.run.id, results, verdict)
         chosen_number = verdict["chosen"]
@@ -225,19 +225,30 @@ def _agreed(
     agreeing = len(largest.attempts)
     if agreeing == found.total:
         return f"{agreeing} of {found.total} attempts agree."
-    dissents = [
-        f"{_names(g.attempts)} ({by_number[g.attempts[0]].planned.strategy.label}) found "
-        + (
-            f"{_short(g.answer).rstrip('.;: ')} because {why[g.attempts[0]]}"
-            if g.attempts[0] in why
-            else _short(g.answer)
-        )
-        for g in found.groups[1:]
-    ]
+    dissents = [_dissent(largest, g, by_number, why) for g in found.groups[1:]]
     said = f"{agreeing} of {found.total} agree — " + "; ".join(dissents)
     if failed:
         said += ("; " if dissents else "") + _failures(failed)
     return said.rstrip(".; ") + "."
+
+
+def _dissent(
+    largest: Group, group: Group, by_number: dict[int, AttemptResult], why: dict[int, str]
+) -> str:
+    """ "attempt 3 (sql) found 4,812 because it kept refunded orders"; for an answer that
+    agrees, the table that kept it apart: "found the same answer from a different
+    `by_region`"."""
+    first = by_number[group.attempts[0]]
+    said = f"{_names(group.attempts)} ({first.planned.strategy.label}) found "
+    chosen = by_number[largest.attempts[0]]
+    table = apart_by((largest.answer, chosen.tables), (group.answer, first.tables))
+    if table is not None:
+        said += f"the same answer from a different `{table}`"
+    else:
+        said += _short(group.answer)
+    if group.attempts[0] in why:
+        said = f"{said.rstrip('.;: ')} because {why[group.attempts[0]]}"
+    return said
 
 
 def _short(answer: str, limit: int = 160) -> str:

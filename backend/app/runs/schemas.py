@@ -148,6 +148,12 @@ class CellOut(BaseModel):
     )
 
 
+class AttemptTable(BaseModel):
+    rows: int
+    width: int = Field(description="Its number of columns")
+    columns: list[str] = Field(description="Its column names (the first 40)")
+
+
 class AttemptOut(BaseModel):
     attempt: int = Field(description="1…N")
     strategy: str = Field(description="A short label of how it was told to answer")
@@ -158,6 +164,12 @@ class AttemptOut(BaseModel):
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float | None = None
+    tables: dict[str, AttemptTable] = Field(
+        {},
+        description="The DataFrames its code assigned, by variable name, as its worker "
+        "fingerprinted them for the vote (a table of the same name that differs keeps "
+        "agreeing answers apart)",
+    )
 
 
 class VerdictGroup(BaseModel):
