@@ -172,6 +172,16 @@ class AttemptOut(BaseModel):
     )
 
 
+class RepairOut(BaseModel):
+    """A parallel repair of a failing step, as its `repair` event told it."""
+
+    step: int
+    strategies: list[str]
+    chosen: int | None = Field(description="The strategy that continued the run (1-based)")
+    reasons: list[str] = Field([], description="Per strategy: why it did not continue the run")
+    attempt: int | None = Field(None, description="The attempt it repaired, in one")
+
+
 class VerdictGroup(BaseModel):
     answer: str
     attempts: list[int]
@@ -231,6 +241,10 @@ class RunOut(Schema):
     )
     verdict: VerdictOut | None = Field(
         None, description="A question asked with several attempts: what their vote found"
+    )
+    repairs: list[RepairOut] = Field(
+        default_factory=list,
+        description="Its parallel repairs of failing steps (its `repair` events), in order",
     )
     tokens_in: int
     tokens_out: int

@@ -90,14 +90,14 @@ describe('VerdictBanner', () => {
       groups: [
         { answer: '4650', attempts: [1] },
         { answer: '4700', attempts: [2] },
-        { answer: null, attempts: [3] },
+        { answer: '12', attempts: [3] },
       ],
       reason: 'The attempts read different months and the question does not say which.',
     });
     expect(el.getAttribute('data-outcome')).toBe('undecided');
     expect(within(el).getByTestId('verdict-headline').textContent).toBe('Could not tell which answer is right');
     expect(el.textContent).toContain('read different months');
-    expect(within(el).getByTestId('verdict-dissent').textContent).toBe('attempt 1 (pandas): 4650attempt 2 (SQL (DuckDB)): 4700attempt 3 (a second way, compared): no answer');
+    expect(within(el).getByTestId('verdict-dissent').textContent).toBe('attempt 1 (pandas): 4650attempt 2 (SQL (DuckDB)): 4700attempt 3 (a second way, compared): 12');
     expect(el.className).toContain('destructive');
   });
 });
