@@ -164,8 +164,7 @@ def test_a_failing_explainer_still_gives_the_majoritys_verdict(
     [verdict] = of(events, "verdict")
     assert (verdict["agreement"], verdict["outcome"], verdict["chosen"]) == ("2/3", "majority", 1)
     assert verdict["reason"] == (
-        "2 of 3 agree — attempt 3 (cross-check) found Total revenue is 4,812.00 including "
-        "refunds."
+        "2 of 3 agree — attempt 3 (cross-check) found Total revenue is 4,812.00 including refunds."
     )
     assert of(events, "final")[-1]["answer"] == "Total revenue is 4490.75."
 
