@@ -20,16 +20,18 @@ from pathlib import Path
 from typing import Any
 
 from smolagents import LiteLLMModel
+from sqlalchemy import select
 
+from app.attempts import tables as key_tables
 from app.attempts.rows import AttemptRecorder, AttemptRows
 from app.attempts.spaces import space_id
 from app.attempts.strategies import Planned, prompt_with
-from app.models import RunStatus
+from app.models import RunStatus, RunStep
 from app.runs import events
 from app.runs.execution import Admitted, RunExecution, Runtime
 from app.runs.failures import EXPECTED, ended_by
 from app.runs.state import LiveRun, Outcome, RunCancelled
-from app.sandbox import SnapshotReport
+from app.sandbox import SandboxWorker, SnapshotReport
 
 log = logging.getLogger(__name__)
 SLOT_POLL_SECONDS = 0.25
@@ -47,6 +49,7 @@ class AttemptResult:
     workspace: Path | None = None
     snapshot: dict[str, Any] | None = None  # the session's, it started from
     taken: tuple[SnapshotReport, int] | None = None  # its own, written into its space
+    tables: dict[str, key_tables.Table] = dataclasses.field(default_factory=dict)  # its key tables
 
     @property
     def number(self) -> int:
@@ -68,6 +71,7 @@ class AttemptResult:
             "tokens_in": self.outcome.tokens_in,
             "tokens_out": self.outcome.tokens_out,
             "cost_usd": self.outcome.cost_usd,
+            "tables": {name: table.record() for name, table in self.tables.items()},
         }
 
 
@@ -121,6 +125,7 @@ class AttemptDriver(RunExecution):
                 result.taken = await self.rt.context.snapshot_in_place(
                     context.worker, context.workspace, context.snapshot
                 )
+                result.tables = await self._tables(context.worker)
             result.status = RunStatus.succeeded.value
         except AttemptAsked:
             result.status = RunStatus.failed.value
@@ -137,6 +142,26 @@ class AttemptDriver(RunExecution):
             pool.release(result.space)
         await self.recorder.emit(events.AttemptFinished(status=result.status, answer=result.answer))
         return result
+
+    async def _tables(self, worker: SandboxWorker) -> dict[str, key_tables.Table]:
+        """The DataFrames its code assigned, fingerprinted in its own worker (after its
+        snapshot: the step's own names never reach the session); what the worker says is
+        checked (key_tables.parse). Nothing when the worker is gone or the step fails."""
+        try:
+            async with self.rt.repository.factory() as db:
+                codes = await db.scalars(
+                    select(RunStep.code)
+                    .where(RunStep.run_id == self.run.id, RunStep.attempt == self.result.number)
+                    .order_by(RunStep.index)
+                )
+                names = key_tables.assigned_names(code for code in codes if code)
+            if not names or not worker.alive:
+                return {}
+            step = await asyncio.to_thread(worker.run, key_tables.fingerprint_code(names))
+            return key_tables.parse(step.output if step.error is None else None, names)
+        except Exception:
+            log.warning("the tables of attempt %s could not be read", self.result.number)
+            return {}
 
 
 class AttemptAsked(Exception):

@@ -16,11 +16,11 @@ from typing import Any
 
 from sqlalchemy import select
 
-from app.agent.model import create_model
-from app.attempts import choose, strategies
+from app.agent.model import create_model, step_cost
+from app.attempts import choose, dissent, strategies
 from app.attempts.driver import AttemptDriver, AttemptResult
 from app.attempts.judge import Shown, judge
-from app.attempts.vote import Tally, tally
+from app.attempts.vote import Group, Tally, apart_by, tally
 from app.models import RunStep
 from app.runs import events
 from app.runs.execution import Admitted, RunExecution, Runtime, best_effort
@@ -88,7 +88,7 @@ class AttemptsExecution(RunExecution):
 
     async def _decide(self, results: list[AttemptResult]) -> None:
         answered = [(r.number, r.answer) for r in results if r.answer is not None]
-        found = tally(answered, len(results))
+        found = tally(answered, len(results), {r.number: r.tables for r in results})
         verdict = await self._verdict(found, results)
         await choose.keep(self.rt, self.run.id, results, verdict)
         chosen_number = verdict["chosen"]
@@ -112,7 +112,8 @@ class AttemptsExecution(RunExecution):
             return {**verdict, "outcome": "undecided", "chosen": None, "reason": _none(failed)}
         outcome = found.outcome
         if outcome is not None:
-            reason = _agreed(found, by_number, failed)
+            why = await self._explain(found, by_number) if outcome == "majority" else {}
+            reason = _agreed(found, by_number, failed, why)
             return {**verdict, "outcome": outcome, "chosen": largest.attempts[0], "reason": reason}
         if len(found.groups) == 1:  # one answer, but the others failed: no majority
             reason = (
@@ -153,19 +154,31 @@ class AttemptsExecution(RunExecution):
     ) -> tuple[int | None, list[Any]]:
         shown = [await self._shown(by_number[g.attempts[0]]) for g in found.groups]
         model = create_model(self.rt.settings, self.run.model)
-
-        def spent(tokens_in: int, tokens_out: int) -> None:
-            from app.agent.model import step_cost
-
-            cost = step_cost(self.run.model, tokens_in, tokens_out, self.rt.settings.LLM_PRICES)
-            done_in, done_out, done_cost = self.judged
-            self.judged = (done_in + tokens_in, done_out + tokens_out, done_cost + (cost or 0.0))
-
         try:
-            return await judge(model, self.run.query, shown, spent)
+            return await judge(model, self.run.query, shown, self._spent)
         except Exception as exc:  # the provider failed: the vote stands undecided
             log.warning("the judge of run %s failed: %r", self.run.id, exc)
             return None, []
+
+    async def _explain(self, found: Tally, by_number: dict[int, AttemptResult]) -> dict[int, str]:
+        """Why each dissenting group differs from the majority, in a clause (by the group's
+        first attempt); empty when the model fails (the reason is then the vote's text)."""
+        largest = found.largest
+        assert largest is not None
+        majority = await self._shown(by_number[largest.attempts[0]])
+        dissents = [await self._shown(by_number[g.attempts[0]]) for g in found.groups[1:]]
+        model = create_model(self.rt.settings, self.run.model)
+        try:
+            return await dissent.explain(model, self.run.query, majority, dissents, self._spent)
+        except Exception as exc:
+            log.warning("explaining the dissent of run %s failed: %r", self.run.id, exc)
+            return {}
+
+    def _spent(self, tokens_in: int, tokens_out: int) -> None:
+        """The judge's or the explainer's tokens, counted in the run's totals."""
+        cost = step_cost(self.run.model, tokens_in, tokens_out, self.rt.settings.LLM_PRICES)
+        done_in, done_out, done_cost = self.judged
+        self.judged = (done_in + tokens_in, done_out + tokens_out, done_cost + (cost or 0.0))
 
     async def _shown(self, result: AttemptResult) -> Shown:
         async with self.rt.repository.factory() as db:
@@ -201,21 +214,41 @@ def _none(failed: list[AttemptResult]) -> str:
     return f"No attempt answered. {_failures(failed)}".strip()
 
 
-def _agreed(found: Tally, by_number: dict[int, AttemptResult], failed: list[AttemptResult]) -> str:
+def _agreed(
+    found: Tally,
+    by_number: dict[int, AttemptResult],
+    failed: list[AttemptResult],
+    why: dict[int, str],
+) -> str:
     largest = found.largest
     assert largest is not None
     agreeing = len(largest.attempts)
     if agreeing == found.total:
         return f"{agreeing} of {found.total} attempts agree."
-    dissent = [
-        f"{_names(g.attempts)} ({by_number[g.attempts[0]].planned.strategy.label}) found "
-        f"{_short(g.answer)}"
-        for g in found.groups[1:]
-    ]
-    said = f"{agreeing} of {found.total} agree — " + "; ".join(dissent)
+    dissents = [_dissent(largest, g, by_number, why) for g in found.groups[1:]]
+    said = f"{agreeing} of {found.total} agree — " + "; ".join(dissents)
     if failed:
-        said += ("; " if dissent else "") + _failures(failed)
+        said += ("; " if dissents else "") + _failures(failed)
     return said.rstrip(".; ") + "."
+
+
+def _dissent(
+    largest: Group, group: Group, by_number: dict[int, AttemptResult], why: dict[int, str]
+) -> str:
+    """ "attempt 3 (sql) found 4,812 because it kept refunded orders"; for an answer that
+    agrees, the table that kept it apart: "found the same answer from a different
+    `by_region`"."""
+    first = by_number[group.attempts[0]]
+    said = f"{_names(group.attempts)} ({first.planned.strategy.label}) found "
+    chosen = by_number[largest.attempts[0]]
+    table = apart_by((largest.answer, chosen.tables), (group.answer, first.tables))
+    if table is not None:
+        said += f"the same answer from a different `{table}`"
+    else:
+        said += _short(group.answer)
+    if group.attempts[0] in why:
+        said = f"{said.rstrip('.;: ')} because {why[group.attempts[0]]}"
+    return said
 
 
 def _short(answer: str, limit: int = 160) -> str:

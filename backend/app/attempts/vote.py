@@ -8,6 +8,11 @@ decimals) and, without numbers, to its text folded for case, spacing and punctua
 to the set of its items when it is a list. Two answers agree when their numbers agree in
 order, or as sets (the same values listed another way); or, without numbers, when their
 folded texts or item sets are equal.
+
+The key tables the attempts' code produced count too (app.attempts.tables): answers that
+agree are still apart when a table of the same name in both attempts holds different
+values at the precision the answers state (the fewer decimals of the two; 4 when neither
+states a number). Tables never join answers that disagree.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from app.attempts.tables import Table
 
 _NUMBER = re.compile(r"(?<![\w.])[-\u2212]?\d[\d,]*(?:\.\d+)?(?![\w])")
 _GROUPED = re.compile(r"^[-\u2212]?\d{1,3}(,\d{3})+(\.\d+)?$")
@@ -107,26 +114,62 @@ def _distinct(numbers: list[Number]) -> list[Number]:
     return kept
 
 
+DEFAULT_PLACES = 4
+
+
+def places(a: Reduced, b: Reduced) -> int:
+    """The decimals two answers' tables are compared at: the fewer the answers state."""
+    stated = [max(n.decimals for n in r.numbers) for r in (a, b) if r.numbers]
+    return min(stated) if stated else DEFAULT_PLACES
+
+
+def table_differs(a: dict[str, Table], b: dict[str, Table], at: int) -> str | None:
+    """The first table of the same name whose values differ (None: none does)."""
+    for name, table in a.items():
+        other = b.get(name)
+        if other is not None and not table.same_as(other, at):
+            return name
+    return None
+
+
+def apart_by(a: tuple[str, dict[str, Table]], b: tuple[str, dict[str, Table]]) -> str | None:
+    """The table that keeps two attempts ((answer, tables)) apart although their answers
+    agree; None when their answers differ, or nothing does."""
+    first, second = reduce(a[0]), reduce(b[0])
+    if not agree(first, second):
+        return None
+    return table_differs(a[1], b[1], places(first, second))
+
+
 @dataclass
 class Group:
     answer: str  # its first attempt's answer
     attempts: list[int]
 
 
-def group(answers: Sequence[tuple[int, str]]) -> list[Group]:
+def group(
+    answers: Sequence[tuple[int, str]], tables: dict[int, dict[str, Table]] | None = None
+) -> list[Group]:
     """The attempts' answers ((attempt, answer), in attempt order) grouped by agreement,
     largest group first (ties: the group of the lowest attempt first). An answer joins the
-    first group whose first answer it agrees with."""
-    groups: list[tuple[Reduced, Group]] = []
+    first group whose first answer it agrees with and whose first attempt's tables of the
+    same names hold the same values."""
+    tables = tables or {}
+    groups: list[tuple[Reduced, int, Group]] = []
     for attempt, answer in answers:
         reduced = reduce(answer)
-        for first, found in groups:
-            if agree(first, reduced):
+        for first, first_attempt, found in groups:
+            if not agree(first, reduced):
+                continue
+            differs = table_differs(
+                tables.get(first_attempt, {}), tables.get(attempt, {}), places(first, reduced)
+            )
+            if differs is None:
                 found.attempts.append(attempt)
                 break
         else:
-            groups.append((reduced, Group(answer, [attempt])))
-    ordered = [g for _, g in groups]
+            groups.append((reduced, attempt, Group(answer, [attempt])))
+    ordered = [g for _, _, g in groups]
     ordered.sort(key=lambda g: (-len(g.attempts), g.attempts[0]))
     return ordered
 
@@ -159,6 +202,11 @@ class Tally:
         return None
 
 
-def tally(answers: Sequence[tuple[int, str]], total: int) -> Tally:
-    """Group the answers of the attempts that answered, of `total` asked for."""
-    return Tally(group(answers), total)
+def tally(
+    answers: Sequence[tuple[int, str]],
+    total: int,
+    tables: dict[int, dict[str, Table]] | None = None,
+) -> Tally:
+    """Group the answers of the attempts that answered, of `total` asked for (and their
+    key tables, by attempt)."""
+    return Tally(group(answers, tables), total)

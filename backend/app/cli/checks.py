@@ -9,11 +9,12 @@ from typing import Annotated, Any
 
 import typer
 
-from app.cli import lookup
+from app.cli import eval_attempts, lookup
 from app.cli.checks_report import report_of
 from app.cli.client import WorkbenchClient
 from app.cli.config import connect
-from app.cli.eval_report import percent, summary_table, tasks_table, write_report
+from app.cli.eval_format import percent
+from app.cli.eval_report import summary_table, tasks_table, write_report
 from app.cli.output import Failure, cost, err, out, print_json, print_table, shorten, tokens, when
 
 app = typer.Typer(help="A project's checks: questions with expected answers, run to measure.")
@@ -193,6 +194,9 @@ def _report(
         return
     out.print(tasks_table(report))
     out.print(summary_table(report))
+    attempts_table = eval_attempts.table(report)
+    if attempts_table is not None:
+        out.print(attempts_table)
     status = check_run["status"]
     summary = (
         f"Check run {check_run['id']} {status}: {check_run['passed']} of {check_run['total']} "

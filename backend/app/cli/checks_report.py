@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from app.cli import eval_attempts
 from app.cli.eval_dabench import Match, Task
 from app.cli.eval_report import RunRecord, build_report
 
@@ -61,6 +62,7 @@ def record_of(
         run_id=result.get("run_id"),
         session_id=check_run.get("session_id"),
         finished_at=run.get("finished_at"),
+        **eval_attempts.recorded(run),
     )
 
 

@@ -16,7 +16,9 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from app.cli import eval_attempts
 from app.cli.eval_dabench import Match, Task, score
+from app.cli.eval_format import duration, money, percent
 
 RESULTS = "results.jsonl"
 
@@ -40,6 +42,10 @@ class RunRecord:
     run_id: str | None = None
     session_id: str | None = None
     finished_at: str | None = None
+    # Asked with several attempts: each one's {attempt, status, answer}, and the verdict's
+    # {outcome, agreement, chosen} (app.cli.eval_attempts).
+    attempts: list[dict[str, Any]] | None = None
+    verdict: dict[str, Any] | None = None
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -113,6 +119,7 @@ def _run_entry(task: Task, record: RunRecord, match: Match) -> dict[str, Any]:
         "cost_usd": record.cost_usd,
         "wall_seconds": record.wall_seconds,
         "run_id": record.run_id,
+        **eval_attempts.run_fields(task, record.attempts, record.verdict, match),
     }
 
 
@@ -142,6 +149,8 @@ def _summary(model: str, entries: list[dict[str, Any]], expected_runs: int) -> d
         "cost_usd": round(sum(costs), 6) if costs else None,
         "wall_seconds": round(wall, 2),
         "mean_wall_seconds": round(wall / runs, 2) if runs else None,
+        # With --attempts: first attempt against the vote, agreement as a signal.
+        "attempts": eval_attempts.summary(entries),
     }
 
 
@@ -191,26 +200,6 @@ def build_report(
 
 
 # -- presenting it ---------------------------------------------------------------------------
-
-
-def percent(value: float | None) -> str:
-    return "—" if value is None else f"{value:.1%}"
-
-
-def money(value: float | None) -> str:
-    if value is None:
-        return "—"
-    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
-
-
-def duration(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes, rest = divmod(round(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m {rest:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m"
 
 
 def _steps(value: float | None) -> str:
@@ -315,6 +304,7 @@ def markdown(report: dict[str, Any]) -> str:
         cells = [str(task["id"]), f"`{answers_text(task['expected'])}`"]
         cells += [task_cell(task["results"][m]) for m in models]
         lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
+    lines += eval_attempts.markdown(report)
     failures = [
         (task["id"], model, r)
         for task in report["tasks"]

@@ -16,6 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+from app.cli import eval_attempts
 from app.cli.client import ApiError, WorkbenchClient
 from app.cli.eval_dabench import Task, prompt
 from app.cli.eval_report import RunRecord, append_record
@@ -69,6 +70,8 @@ class Evaluation:
     keep: bool
     # Says why a task waits (a busy or unavailable server), where the user sees it.
     notice: Callable[[str], None] = print
+    # Attempts a question (None: the project's default, one).
+    attempts: int | None = None
     stop: threading.Event = field(default_factory=threading.Event)
     file_ids: dict[str, str] = field(default_factory=dict)
     project_id: str | None = None
@@ -157,7 +160,9 @@ class Evaluation:
         while True:
             try:
                 if run_id is None:
-                    events = self.client.ask(session_id, query, file_ids=files, model=job.model)
+                    events = self.client.ask(
+                        session_id, query, file_ids=files, model=job.model, attempts=self.attempts
+                    )
                 else:
                     events = self.client.follow(run_id, after=seq)
                 for event in events:
@@ -201,6 +206,7 @@ class Evaluation:
             run_id=run_id,
             session_id=session_id,
             finished_at=run.get("finished_at"),
+            **eval_attempts.recorded(run),
         )
 
     def _started(self, run_id: str, job: Job) -> str:

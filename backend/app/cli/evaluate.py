@@ -35,7 +35,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from app.cli import config
+from app.cli import config, eval_attempts
 from app.cli.client import ApiError, WorkbenchClient
 from app.cli.eval_dabench import Match, Task, TaskFileError, load_tasks, score
 from app.cli.eval_report import (
@@ -190,6 +190,16 @@ def eval_command(
         ),
     ] = None,
     concurrency: Annotated[int, typer.Option(min=1, max=64, help="Tasks run at once.")] = 1,
+    attempts: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=5,
+            help="Ask each task with N attempts that vote (default: the project's, one); "
+            "the report adds the first attempt's accuracy, the voted accuracy, how often "
+            "the attempts agreed and the accuracy when they agreed and when they split.",
+        ),
+    ] = None,
     repeat: Annotated[int, typer.Option(min=1, max=100, help="Runs of each task per model.")] = 1,
     limit: Annotated[
         int | None, typer.Option(min=1, help="Only the first N tasks (a quick try).")
@@ -217,7 +227,8 @@ def eval_command(
     ] = False,
 ) -> None:
     """Run TASKS through the workbench, each in a fresh session, and report per model:
-    accuracy, first-try accuracy, mean steps, tokens, cost and wall time."""
+    accuracy, first-try accuracy, mean steps, tokens, cost and wall time (with --attempts,
+    also the attempts' agreement and the voted against the first attempt's accuracy)."""
     err = TextConsole(stderr=True, markup=True)  # its own messages use markup
     try:
         _evaluate(
@@ -228,6 +239,7 @@ def eval_command(
             labels=labels,
             sources=source or [],
             concurrency=concurrency,
+            attempts=attempts,
             repeat=repeat,
             limit=limit,
             report=report,
@@ -249,6 +261,7 @@ def _evaluate(
     labels: Path | None,
     sources: list[str],
     concurrency: int,
+    attempts: int | None,
     repeat: int,
     limit: int | None,
     report: Path | None,
@@ -288,7 +301,13 @@ def _evaluate(
                 f"Resuming from {results}: "
                 f"{len(task_list) * len(models) * repeat - len(jobs)} runs done, {len(jobs)} to go."
             )
-        evaluation = Evaluation(client, results, keep, notice=lambda text: err.print(escape(text)))
+        evaluation = Evaluation(
+            client,
+            results,
+            keep,
+            notice=lambda text: err.print(escape(text)),
+            attempts=attempts,
+        )
         if jobs:
             needed = {name: files[name] for job in jobs for name in job.task.files}
             _run_jobs(evaluation, jobs, needed, logins, tasks, concurrency, match, err)
@@ -310,6 +329,9 @@ def _evaluate(
             out = TextConsole()
             out.print(tasks_table(built))
             out.print(summary_table(built))
+            attempts_table = eval_attempts.table(built)
+            if attempts_table is not None:
+                out.print(attempts_table)
     finally:
         if evaluation is not None:
             evaluation.tidy()

@@ -111,6 +111,18 @@ class Run(IdMixin, Base):
         order_by="Artifact.created_at", lazy="selectin", viewonly=True
     )
     reads: Mapped[list[RunFileRead]] = relationship(lazy="selectin", viewonly=True)
+    # Its `repair` events (parallel repairs of a failing step), kept with the run's events.
+    repair_events: Mapped[list[RunEventRow]] = relationship(
+        primaryjoin="and_(Run.id == RunEventRow.run_id, RunEventRow.event == 'repair')",
+        order_by="RunEventRow.seq",
+        lazy="selectin",
+        viewonly=True,
+    )
+
+    @property
+    def repairs(self) -> list[dict[str, Any]]:
+        """The run's parallel repairs as its `repair` events told them (RunOut)."""
+        return [e.data for e in self.repair_events]
 
     @property
     def files_read(self) -> list[dict[str, Any]]:

@@ -148,6 +148,12 @@ class CellOut(BaseModel):
     )
 
 
+class AttemptTable(BaseModel):
+    rows: int
+    width: int = Field(description="Its number of columns")
+    columns: list[str] = Field(description="Its column names (the first 40)")
+
+
 class AttemptOut(BaseModel):
     attempt: int = Field(description="1…N")
     strategy: str = Field(description="A short label of how it was told to answer")
@@ -158,6 +164,22 @@ class AttemptOut(BaseModel):
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float | None = None
+    tables: dict[str, AttemptTable] = Field(
+        {},
+        description="The DataFrames its code assigned, by variable name, as its worker "
+        "fingerprinted them for the vote (a table of the same name that differs keeps "
+        "agreeing answers apart)",
+    )
+
+
+class RepairOut(BaseModel):
+    """A parallel repair of a failing step, as its `repair` event told it."""
+
+    step: int
+    strategies: list[str]
+    chosen: int | None = Field(description="The strategy that continued the run (1-based)")
+    reasons: list[str] = Field([], description="Per strategy: why it did not continue the run")
+    attempt: int | None = Field(None, description="The attempt it repaired, in one")
 
 
 class VerdictGroup(BaseModel):
@@ -219,6 +241,10 @@ class RunOut(Schema):
     )
     verdict: VerdictOut | None = Field(
         None, description="A question asked with several attempts: what their vote found"
+    )
+    repairs: list[RepairOut] = Field(
+        default_factory=list,
+        description="Its parallel repairs of failing steps (its `repair` events), in order",
     )
     tokens_in: int
     tokens_out: int

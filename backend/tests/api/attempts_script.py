@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from app.attempts.dissent import DISSENT_MARKER
 from app.attempts.judge import JUDGE_MARKER
 from app.attempts.strategies import MARKER
 from tests.support.llm import HttpError, Reply, Silence
@@ -26,12 +27,20 @@ def _text(content: Any) -> str:
 
 class ByAttempt:
     """The reply to each request: the next of its attempt's script (by how many replies
-    that attempt's agent has had), or the judge's."""
+    that attempt's agent has had), the judge's, or the dissent explainer's (by default an
+    empty reply: the verdict keeps the vote's own text)."""
 
-    def __init__(self, scripts: dict[str, Sequence[Scripted]], judge: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        scripts: dict[str, Sequence[Scripted]],
+        judge: Sequence[str] = (),
+        dissent: Sequence[str | HttpError] = (),
+    ) -> None:
         self.scripts = scripts
         self.judge = list(judge)
         self.judge_prompts: list[str] = []
+        self.dissent = list(dissent)
+        self.dissent_prompts: list[str] = []
         self.lock = threading.Lock()
 
     def __call__(self, messages: list[dict[str, Any]]) -> str | HttpError | Silence:
@@ -40,6 +49,10 @@ class ByAttempt:
             with self.lock:
                 self.judge_prompts.append(text)
                 return self.judge.pop(0) if self.judge else '{"better": "unsure"}'
+        if DISSENT_MARKER in text:
+            with self.lock:
+                self.dissent_prompts.append(text)
+                return self.dissent.pop(0) if self.dissent else ""
         found = re.search(re.escape(MARKER) + r" ([\w-]+)\.", text)
         assert found, "a request of no attempt"
         script = self.scripts[found.group(1)]
@@ -48,8 +61,12 @@ class ByAttempt:
         return reply() if callable(reply) else reply
 
 
-def responder(scripts: dict[str, Sequence[Scripted]], judge: Sequence[str] = ()) -> ByAttempt:
-    return ByAttempt(scripts, judge)
+def responder(
+    scripts: dict[str, Sequence[Scripted]],
+    judge: Sequence[str] = (),
+    dissent: Sequence[str | HttpError] = (),
+) -> ByAttempt:
+    return ByAttempt(scripts, judge, dissent)
 
 
 __all__ = ["FIRST", "SECOND", "THIRD", "ByAttempt", "Reply", "responder"]

@@ -102,29 +102,44 @@ def test_three_attempts_that_agree_give_one_answer_with_a_3_of_3_verdict(
     assert {s["attempt"] for s in run["steps"]} == {1, 2, 3}
 
 
+DISSENT_SCRIPTS = {
+    FIRST: [PANDAS, final_reply("f'Total revenue is {total}.'")],
+    SECOND: [SQL, final_reply("f'{total:.2f}'")],
+    THIRD: [
+        code_reply(f"{READ}\ntotal = df['revenue'].sum() + 321.25\nprint(total)"),
+        final_reply("f'Total revenue is {total:,.2f} including refunds.'"),
+    ],
+}
+
+
 def test_a_dissent_loses_to_the_majority_and_the_verdict_names_it(
     alice: Api, session: dict[str, Any], llm: ScriptedLLM
 ) -> None:
     project_id = alice.get(f"/sessions/{session['id']}").json()["project_id"]
     patched = alice.patch(f"/projects/{project_id}", json={"default_attempts": 3})
     assert patched.status_code == 200 and patched.json()["default_attempts"] == 3
-    llm.responder = responder(
-        {
-            FIRST: [PANDAS, final_reply("f'Total revenue is {total}.'")],
-            SECOND: [SQL, final_reply("f'{total:.2f}'")],
-            THIRD: [
-                code_reply(f"{READ}\ntotal = df['revenue'].sum() + 321.25\nprint(total)"),
-                final_reply("f'Total revenue is {total:,.2f} including refunds.'"),
-            ],
-        }
+    script = responder(
+        DISSENT_SCRIPTS,
+        dissent=['{"3": "because it kept refunded orders in the sum."}'],
     )
+    llm.responder = script
     events = ask_attempts(alice, session["id"], None)  # the project's default: 3
     assert finished(events)["status"] == "succeeded"
     [verdict] = of(events, "verdict")
     assert (verdict["agreement"], verdict["outcome"], verdict["chosen"]) == ("2/3", "majority", 1)
     assert [g["attempts"] for g in verdict["groups"]] == [[1, 2], [3]]
-    assert verdict["reason"].startswith("2 of 3 agree — attempt 3 (cross-check) found ")
-    assert "4,812.00 including refunds" in verdict["reason"]
+    # The critic read the majority's code and the dissent's once, and said why they differ.
+    assert verdict["reason"] == (
+        "2 of 3 agree — attempt 3 (cross-check) found Total revenue is 4,812.00 including "
+        "refunds because it kept refunded orders in the sum."
+    )
+    [asked] = script.dissent_prompts
+    assert "df['revenue'].sum() + 321.25" in asked and "SUM(revenue)" not in asked
+    assert "Answer: Total revenue is 4490.75." in asked
+    run = alice.get(f"/runs/{events[0].data['run_id']}").json()
+    assert run["verdict"]["reason"] == verdict["reason"]
+    # Its tokens count in the run's (and so against the budgets).
+    assert run["tokens_in"] > sum(a["tokens_in"] for a in run["attempts"])
     assert of(events, "final")[-1]["answer"] == "Total revenue is 4490.75."
 
     # The exports hold the chosen attempt's steps and the verdict, in words.
@@ -136,6 +151,22 @@ def test_a_dissent_loses_to_the_majority_and_the_verdict_names_it(
     assert "2 of 3 agree" in notebook
     assert "321.25" not in notebook and "321.25" not in report.text
     assert notebook.count("total = df['revenue'].sum()") == 1
+
+
+def test_a_failing_explainer_still_gives_the_majoritys_verdict(
+    alice: Api, session: dict[str, Any], llm: ScriptedLLM
+) -> None:
+    script = responder(DISSENT_SCRIPTS, dissent=[HttpError(500, "the critic is down")] * 5)
+    llm.responder = script
+    events = ask_attempts(alice, session["id"], 3)
+    assert finished(events)["status"] == "succeeded"
+    assert script.dissent_prompts  # it was asked
+    [verdict] = of(events, "verdict")
+    assert (verdict["agreement"], verdict["outcome"], verdict["chosen"]) == ("2/3", "majority", 1)
+    assert verdict["reason"] == (
+        "2 of 3 agree — attempt 3 (cross-check) found Total revenue is 4,812.00 including refunds."
+    )
+    assert of(events, "final")[-1]["answer"] == "Total revenue is 4490.75."
 
 
 def test_attempts_that_all_differ_are_judged_and_the_reasons_kept(

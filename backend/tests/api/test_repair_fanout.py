@@ -114,6 +114,13 @@ def test_strategy_two_wins_and_continues_the_run(
     with alice.stream("GET", f"/runs/{end['run_id']}/events", params={"after": 0}) as response:
         stored = of(collect(response), "repair")
     assert stored == [repaired]
+    # The run as the history gives it (a reload) carries the repair too.
+    assert run["repairs"] == [
+        {k: repaired[k] for k in ("step", "strategies", "chosen", "reasons")} | {"attempt": None}
+    ]
+    history = alice.get(f"/sessions/{session['id']}/runs").json()
+    listed = history["items"] if isinstance(history, dict) else history
+    assert [r["repairs"] for r in listed if r["id"] == end["run_id"]] == [run["repairs"]]
     # The strategies' workers and folders are gone.
     assert not [name for name in workspaces(long_steps) if "-repair-" in name]
 
@@ -133,6 +140,7 @@ def test_when_no_strategy_works_the_run_goes_on_as_before(
     end = finished(events)
     run = alice.get(f"/runs/{end['run_id']}").json()
     assert run["steps"][2]["code"] == "final_answer(f'Total revenue is {total}.')"
+    assert [(r["step"], r["chosen"]) for r in run["repairs"]] == [(3, None)]
     assert [s["index"] for s in run["steps"]] == [1, 2, 3, 4, 5]
     assert end["status"] == "failed"
 

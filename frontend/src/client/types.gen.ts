@@ -256,6 +256,36 @@ export type AttemptOut = {
      * Cost Usd
      */
     cost_usd?: number | null;
+    /**
+     * Tables
+     *
+     * The DataFrames its code assigned, by variable name, as its worker fingerprinted them for the vote (a table of the same name that differs keeps agreeing answers apart)
+     */
+    tables?: {
+        [key: string]: AttemptTable;
+    };
+};
+
+/**
+ * AttemptTable
+ */
+export type AttemptTable = {
+    /**
+     * Rows
+     */
+    rows: number;
+    /**
+     * Width
+     *
+     * Its number of columns
+     */
+    width: number;
+    /**
+     * Columns
+     *
+     * Its column names (the first 40)
+     */
+    columns: Array<string>;
 };
 
 /**
@@ -2982,6 +3012,40 @@ export type QueryRequest = {
 };
 
 /**
+ * RepairOut
+ *
+ * A parallel repair of a failing step, as its `repair` event told it.
+ */
+export type RepairOut = {
+    /**
+     * Step
+     */
+    step: number;
+    /**
+     * Strategies
+     */
+    strategies: Array<string>;
+    /**
+     * Chosen
+     *
+     * The strategy that continued the run (1-based)
+     */
+    chosen: number | null;
+    /**
+     * Reasons
+     *
+     * Per strategy: why it did not continue the run
+     */
+    reasons?: Array<string>;
+    /**
+     * Attempt
+     *
+     * The attempt it repaired, in one
+     */
+    attempt?: number | null;
+};
+
+/**
  * Restored
  *
  * How a branch's variables were brought back: from the run's snapshot, or by replaying
@@ -3155,6 +3219,12 @@ export type RunOut = {
      * A question asked with several attempts: what their vote found
      */
     verdict?: VerdictOut | null;
+    /**
+     * Repairs
+     *
+     * Its parallel repairs of failing steps (its `repair` events), in order
+     */
+    repairs?: Array<RepairOut>;
     /**
      * Tokens In
      */
@@ -5960,6 +6030,12 @@ export type RunOutWritable = {
      * A question asked with several attempts: what their vote found
      */
     verdict?: VerdictOut | null;
+    /**
+     * Repairs
+     *
+     * Its parallel repairs of failing steps (its `repair` events), in order
+     */
+    repairs?: Array<RepairOut>;
     /**
      * Tokens In
      */

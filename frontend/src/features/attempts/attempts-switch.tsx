@@ -3,7 +3,7 @@ import { useId, useState } from 'react';
 import { Switch } from '@/components/ui/switch';
 import { projectQuery } from '@/features/projects/queries';
 import { cn } from '@/lib/utils';
-import { MAX_ATTEMPTS, type ProjectAttemptsFields } from './types';
+import { MAX_ATTEMPTS } from './types';
 
 /** The number the switch offers when the project has no default above 1. */
 export const CHECK_ATTEMPTS = 3;
@@ -24,7 +24,7 @@ export type AttemptsChoice = {
  * is above 1, then on with that number; what the user sets holds for this session's questions.
  */
 export function useAttemptsChoice(projectId: string): AttemptsChoice {
-  const project = useQuery({ ...projectQuery(projectId), select: (p) => (p as typeof p & ProjectAttemptsFields).default_attempts ?? 1 });
+  const project = useQuery({ ...projectQuery(projectId), select: (p) => p.default_attempts ?? 1 });
   const fallback = project.data ?? 1;
   const [own, setOwn] = useState<{ on: boolean | null; count: number | null }>({ on: null, count: null });
   const on = own.on ?? fallback > 1;

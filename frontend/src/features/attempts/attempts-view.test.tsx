@@ -90,14 +90,14 @@ describe('VerdictBanner', () => {
       groups: [
         { answer: '4650', attempts: [1] },
         { answer: '4700', attempts: [2] },
-        { answer: null, attempts: [3] },
+        { answer: '12', attempts: [3] },
       ],
       reason: 'The attempts read different months and the question does not say which.',
     });
     expect(el.getAttribute('data-outcome')).toBe('undecided');
     expect(within(el).getByTestId('verdict-headline').textContent).toBe('Could not tell which answer is right');
     expect(el.textContent).toContain('read different months');
-    expect(within(el).getByTestId('verdict-dissent').textContent).toBe('attempt 1 (pandas): 4650attempt 2 (SQL (DuckDB)): 4700attempt 3 (a second way, compared): no answer');
+    expect(within(el).getByTestId('verdict-dissent').textContent).toBe('attempt 1 (pandas): 4650attempt 2 (SQL (DuckDB)): 4700attempt 3 (a second way, compared): 12');
     expect(el.className).toContain('destructive');
   });
 });
@@ -262,5 +262,33 @@ describe('RunView with a parallel repair', () => {
     fireEvent.click(within(repair).getByRole('button'));
     const items = within(repair).getAllByRole('listitem').map((li) => li.textContent);
     expect(items).toEqual(['re-read the real columns and types', 'a simpler method — continued the run', 'a different library']);
+  });
+
+  it('shows the same repair note after a reload, from the stored run', () => {
+    const step = (index: number, error: string | null) =>
+      ({ index, thought: null, code: `x = ${index}`, output: null, error, duration_ms: 5, tokens_in: 1, tokens_out: 1, queries: [] }) as RunOut['steps'][number];
+    const strategies = ['re-read the real columns and types', 'a simpler method', 'a different library'];
+    const run = fromHistory(
+      storedRun({
+        final_answer: '42',
+        steps: [step(1, 'KeyError'), step(2, 'KeyError'), step(3, null)],
+        repairs: [{ step: 2, strategies, chosen: 2, reasons: ['its code failed', '', 'the check rejected it'], attempt: null }],
+      }),
+    );
+    show(run);
+    fireEvent.click(screen.getByTestId('steps-toggle'));
+    const steps = screen.getByTestId('run-steps');
+    const order = [...steps.querySelectorAll('[data-testid=step-card], [data-testid=repair]')].map((el) =>
+      el.getAttribute('data-testid') === 'repair' ? 'repair' : `step ${el.getAttribute('data-step')}`,
+    );
+    expect(order).toEqual(['step 1', 'step 2', 'repair', 'step 3']);
+    const repair = screen.getByTestId('repair');
+    expect(repair.textContent).toContain('Repair: 3 strategies, #2 continued');
+    fireEvent.click(within(repair).getByRole('button'));
+    expect(within(repair).getAllByRole('listitem').map((li) => li.textContent)).toEqual([
+      're-read the real columns and types',
+      'a simpler method — continued the run',
+      'a different library',
+    ]);
   });
 });

@@ -1,18 +1,18 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { updateProject, type ProjectOut, type ProjectUpdate } from '@/client';
+import { updateProject, type ProjectOut } from '@/client';
 import { Segmented } from '@/components/ui/segmented';
 import { useBlocked } from '@/features/projects/role';
 import { projectKeys } from '@/features/projects/queries';
-import { MAX_ATTEMPTS, MIN_ATTEMPTS, type ProjectAttemptsFields } from './types';
+import { MAX_ATTEMPTS, MIN_ATTEMPTS } from './types';
 
 const CHOICES = Array.from({ length: MAX_ATTEMPTS - MIN_ATTEMPTS + 1 }, (_, i) => MIN_ATTEMPTS + i);
 
-/** PATCH /projects/{id} `{default_attempts}` (API.md; the generated client gets the field with `make client`). */
+/** PATCH /projects/{id} `{default_attempts}`. */
 function useSetDefaultAttempts(projectId: string) {
   const qc = useQueryClient();
   return useMutation({
     mutationFn: async (n: number) =>
-      (await updateProject({ path: { project_id: projectId }, body: { default_attempts: n } as ProjectUpdate })).data!,
+      (await updateProject({ path: { project_id: projectId }, body: { default_attempts: n } })).data!,
     meta: { silent: true },
     onSuccess: (project) => {
       qc.setQueryData(projectKeys.detail(projectId), project);
@@ -25,7 +25,7 @@ function useSetDefaultAttempts(projectId: string) {
 export function DefaultAttempts({ project }: { project: ProjectOut }) {
   const set = useSetDefaultAttempts(project.id);
   const blocked = useBlocked('editor', 'change the default attempts');
-  const saved = (project as ProjectOut & ProjectAttemptsFields).default_attempts ?? 1;
+  const saved = project.default_attempts ?? 1;
   const value = set.isPending ? set.variables : saved;
   return (
     <section aria-labelledby="attempts-heading" className="space-y-3" data-testid="default-attempts">

@@ -4,7 +4,7 @@ import { emptyRun, fromHistory, reduceRunEvents } from '@/features/runs/run-redu
 import { agreeing, cancelled, majority, oneFailed, repaired, RUN } from '@/test/attempts';
 import { storedRun, streamedArtifact } from '@/test/runs';
 import { hasAttempts } from './lanes';
-import type { AttemptOut, RunAttemptsFields } from './types';
+import type { AttemptOut } from './types';
 
 const reduce = (events: typeof agreeing) => reduceRunEvents(emptyRun(RUN), events);
 
@@ -72,7 +72,7 @@ describe('attempts: events into lanes', () => {
     expect(two.status).toBe('failed');
     expect(two.answer).toBeNull();
     expect(two.view.steps.map((s) => s.error)).toEqual(['CatalogException: Table orders.csv does not exist', 'CatalogException: Table orders.csv does not exist']);
-    expect(two.view.repairs).toEqual([{ step: 2, strategies: ['re-read the real columns', 'a simpler method', 'pandas instead'], chosen: null }]);
+    expect(two.view.repairs).toEqual([{ step: 2, strategies: ['re-read the real columns', 'a simpler method', 'pandas instead'], chosen: null, reasons: [] }]);
     expect(v.repairs).toEqual([]);
     expect([one.status, three.status]).toEqual(['succeeded', 'succeeded']);
     expect(one.view.steps[0].error).toBeNull();
@@ -91,7 +91,7 @@ describe('attempts: events into lanes', () => {
   it('keeps a single attempt’s repair in the run’s own step list', () => {
     const v = reduce(repaired);
     expect(hasAttempts(v)).toBe(false);
-    expect(v.repairs).toEqual([{ step: 2, strategies: ['re-read the real columns and types', 'a simpler method', 'a different library'], chosen: 2 }]);
+    expect(v.repairs).toEqual([{ step: 2, strategies: ['re-read the real columns and types', 'a simpler method', 'a different library'], chosen: 2, reasons: [] }]);
     expect(v.steps.map((s) => s.index)).toEqual([1, 2, 3]);
     expect(v.answer).toBe('Revenue in March was 4,650.');
   });
@@ -115,7 +115,7 @@ describe('attempts: a stored run', () => {
   };
   const step = (index: number, attempt: number, code: string) =>
     ({ index, attempt, thought: null, code, output: null, error: null, duration_ms: 5, tokens_in: 1, tokens_out: 1, queries: [] }) as StepOut;
-  const stored = (over: Partial<RunOut> & RunAttemptsFields) =>
+  const stored = (over: Partial<RunOut>) =>
     storedRun({ final_answer: 'Revenue in March was 4,650.', ...over } as Partial<RunOut>);
 
   it('shows the verdict and the attempts from GET run’s attempts and verdict', () => {
@@ -144,6 +144,20 @@ describe('attempts: a stored run', () => {
     expect(v.attempts.map((l) => l.view.steps.map((s) => s.code))).toEqual([['a = 1'], ['b = 2', 'b = 3'], ['c = 4']]);
     expect(v.attempts.map((l) => l.view.artifacts.map((a) => a.id))).toEqual([['x1'], ['x2'], ['x3']]);
     expect(v.artifacts.map((a) => a.id)).toEqual(['x1']);
+  });
+
+  it('shows a run’s repairs after a reload as the stream showed them', () => {
+    const live = reduce(repaired).repairs;
+    const reloaded = fromHistory(storedRun({ final_answer: '42', repairs: live.map((r) => ({ ...r, attempt: null })) }));
+    expect(reloaded.repairs).toEqual(live);
+    expect(reloaded.repairs[0]).toMatchObject({ step: 2, chosen: 2 });
+  });
+
+  it('puts an attempt’s stored repair into its lane after a reload', () => {
+    const repair = { step: 2, attempt: 2, strategies: ['re-read the real columns', 'a simpler method'], chosen: null, reasons: ['no luck', 'no luck'] };
+    const v = fromHistory(stored({ attempts, verdict, repairs: [repair] }));
+    expect(v.repairs).toEqual([]);
+    expect(v.attempts.map((l) => l.view.repairs.map((r) => [r.step, r.chosen, r.reasons]))).toEqual([[], [[2, null, ['no luck', 'no luck']]], []]);
   });
 
   it('builds a single-attempt run as before', () => {

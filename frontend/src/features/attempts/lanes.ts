@@ -1,7 +1,7 @@
 import type { RunOut } from '@/client';
 import type { RunEvent, RunStatus } from '@/features/runs/events';
 import type { RunView } from '@/features/runs/run-reducer';
-import type { AttemptEvent, AttemptOut, RepairOut, RunAttemptsFields, VerdictOut } from './types';
+import type { AttemptEvent, AttemptOut, RepairOut, VerdictOut } from './types';
 
 /** One attempt of a question asked with `attempts` > 1, as its lane shows it. */
 export type AttemptLane = {
@@ -74,7 +74,7 @@ export function applyAttemptEvent(v: RunView, e: RunEvent, ops: RunOps): RunView
       return chosenResult({ ...v, verdict }, verdict);
     }
     case 'repair': {
-      const repair: RepairOut = { step: a.step, strategies: a.strategies ?? [], chosen: a.chosen ?? null };
+      const repair: RepairOut = { step: a.step, strategies: a.strategies ?? [], chosen: a.chosen ?? null, reasons: a.reasons ?? [] };
       if (typeof a.attempt === 'number') return withLane(v, a.attempt, ops, (l) => ({ ...l, view: { ...l.view, repairs: [...l.view.repairs, repair] } }));
       return { ...v, repairs: [...v.repairs, repair] };
     }
@@ -99,21 +99,22 @@ export function finishLanes(lanes: AttemptLane[], status: RunStatus): AttemptLan
  * events when the history has none of them (useStoredLanes).
  */
 export function fromStoredAttempts(run: RunOut, build: (run: RunOut) => RunView): RunView {
-  const stored = run as RunOut & RunAttemptsFields;
-  const attempts = stored.attempts ?? [];
-  if (!attempts.length && !stored.verdict) return build(run);
+  const attempts = run.attempts ?? [];
+  if (!attempts.length && !run.verdict) return build(run);
   const attemptOf = (x: object) => (x as { attempt?: unknown }).attempt;
   const own = <T extends object>(xs: T[]) => xs.filter((x) => typeof attemptOf(x) !== 'number');
   const of = <T extends object>(xs: T[], n: number) => xs.filter((x) => attemptOf(x) === n);
-  const verdict = stored.verdict ?? null;
+  const verdict = run.verdict ?? null;
+  const repairs = run.repairs ?? [];
   // The run's results are the chosen attempt's, and any the run made itself.
   const artifacts = run.artifacts.filter((x) => typeof attemptOf(x) !== 'number' || attemptOf(x) === verdict?.chosen);
-  const v = build({ ...run, steps: own(run.steps), artifacts });
+  const v = build({ ...run, steps: own(run.steps), artifacts, repairs: own(repairs) });
   const lanes = attempts.map((a: AttemptOut): AttemptLane => {
     const view = build({
       ...run,
       steps: of(run.steps, a.attempt),
       artifacts: of(run.artifacts, a.attempt),
+      repairs: of(repairs, a.attempt),
       final_answer: a.answer ?? null,
       error: null,
       plans: [],

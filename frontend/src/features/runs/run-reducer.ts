@@ -358,6 +358,8 @@ function fromOwnHistory(run: RunOut): RunView {
       tokensOut: c.tokens_out,
     })),
     artifacts: run.artifacts.map((a) => ({ id: a.id, kind: a.kind, name: a.name, mime: a.mime, size: a.size, url: a.url, step: a.step })),
+    // The parallel repairs, as the run's stored `repair` events told them: shown after a reload as live.
+    repairs: (run.repairs ?? []).map((r) => ({ step: r.step, strategies: r.strategies, chosen: r.chosen ?? null, reasons: r.reasons ?? [] })),
     answer: run.final_answer ?? null,
     error: run.error ?? null,
     tokensIn: run.tokens_in,

@@ -4,7 +4,6 @@ import {
   deleteSession,
   updateSession,
 } from '@/client';
-import type { SessionOut } from '@/client';
 import type { Autonomy } from '@/features/attempts/types';
 import { sessionKeys } from './queries';
 
@@ -47,9 +46,8 @@ export function useDeleteSession(projectId: string) {
 export function useSetAutonomy(projectId: string) {
   const qc = useQueryClient();
   return useMutation({
-    // `review_repairs` is in API.md; the generated client gets it with `make client` once the backend has it.
     mutationFn: async ({ id, autonomy }: { id: string; autonomy: Autonomy }) =>
-      (await updateSession({ path: { session_id: id }, body: { autonomy: autonomy as SessionOut['autonomy'] } })).data!,
+      (await updateSession({ path: { session_id: id }, body: { autonomy } })).data!,
     onSuccess: (s) => {
       qc.setQueryData(sessionKeys.detail(s.id), s);
       void qc.invalidateQueries({ queryKey: sessionKeys.project(projectId) });
