@@ -11,6 +11,7 @@ at most DRAW_TIMEOUT_SECONDS for it (then: no image, and the sentence says so).
 from __future__ import annotations
 
 import asyncio
+import base64
 import io
 import json
 from collections.abc import Mapping, Sequence
@@ -40,11 +41,25 @@ def _values(trace: Mapping[str, Any], key: str) -> list[Any]:
     value = trace.get(key)
     if value is None:
         return []
-    if isinstance(value, Mapping):  # plotly's typed arrays ({"dtype", "bdata"}) and the like
-        raise NotDrawn("its data is in a binary form alert emails do not read")
+    if isinstance(value, Mapping):  # a typed array, as Plotly writes numpy's: {dtype, bdata}
+        return _typed_array(value)
     if not isinstance(value, Sequence) or isinstance(value, str):
         return [value]
     return list(value)
+
+
+def _typed_array(value: Mapping[str, Any]) -> list[Any]:
+    """The values of a Plotly typed array (`{"dtype": "f8", "bdata": <base64>}`)."""
+    import numpy as np  # (with matplotlib: only when an alert draws)
+
+    dtype, data = value.get("dtype"), value.get("bdata")
+    if not isinstance(dtype, str) or not isinstance(data, str) or len(data) > MAX_FIGURE_BYTES:
+        raise NotDrawn("its data is in a form alert emails do not read")
+    try:
+        array = np.frombuffer(base64.b64decode(data, validate=True), dtype=np.dtype(dtype))
+    except (ValueError, TypeError):
+        raise NotDrawn("its data is in a form alert emails do not read") from None
+    return array.ravel().tolist()
 
 
 def _numbers(values: Sequence[Any]) -> list[float]:

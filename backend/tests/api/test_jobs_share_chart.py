@@ -34,11 +34,11 @@ def test_sales_has_revenue(params):
 def chart_question(chart: str) -> tuple[str, ...]:
     return (
         code_reply(
-            "import pandas as pd\nimport plotly.graph_objects as go\n"
+            "import pandas as pd\nimport plotly.express as px\nimport plotly.graph_objects as go\n"
             "sales = pd.read_csv('sales data.csv')\n"
             "total = float(sales['revenue'].sum())\n"
             "by_region = sales.groupby('region', as_index=False)['revenue'].sum()\n"
-            f"fig = go.Figure({chart})\n"
+            f"fig = {chart}\n"
             "fig.update_layout(title='Revenue by region')\nfig.show()\nprint(total)",
             "Sum and chart the revenue.",
         ),
@@ -46,8 +46,9 @@ def chart_question(chart: str) -> tuple[str, ...]:
     )
 
 
-BAR = "go.Bar(x=list(by_region['region']), y=list(by_region['revenue']), name='revenue')"
-HEATMAP = "go.Heatmap(z=[[1, 2], [3, 4]])"
+# Plotly writes a DataFrame's columns as typed arrays ({dtype, bdata}): drawn too.
+BAR = "px.bar(by_region, x='region', y='revenue')"
+HEATMAP = "go.Figure(go.Heatmap(z=[[1, 2], [3, 4]]))"
 
 
 @pytest.fixture
@@ -77,8 +78,9 @@ def _sent(alice: Api, job_run: dict[str, Any], count: int) -> dict[str, Any]:
     return when(
         alice,
         f"/job-runs/{job_run['id']}",
-        lambda r: len(r["deliveries"]) == count
-        and all(d["status"] != "queued" for d in r["deliveries"]),
+        lambda r: (
+            len(r["deliveries"]) == count and all(d["status"] != "queued" for d in r["deliveries"])
+        ),
     )
 
 
