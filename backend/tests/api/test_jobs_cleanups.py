@@ -1,7 +1,7 @@
 """What goes with a job (issue 45), on both stacks: deleting a project (or a job) leaves none
 of its schedules, deliveries or share links; a job's own session is not one of the project's
 sessions; the model call that writes a job's checks counts against the project's budget,
-and is not made once the budget is spent."""
+and none is made once the budget is spent."""
 
 from __future__ import annotations
 
@@ -88,9 +88,9 @@ def test_the_checks_model_call_counts_against_the_budget(
 
     used = after["tokens_in"] + after["tokens_out"]
     assert alice.patch(project_path, json={"budget_tokens": used}).status_code == 200
-    asked = len(llm.requests)
-    llm.script(CHECKS)
+    llm.script(CHECKS)  # (and no request recorded yet)
     job = make_job(alice, session["project_id"], session["id"])
-    assert len(llm.requests) == asked  # no model call past the budget
-    assert job["checks"]["status"] == "partial", job["checks"]
+    assert llm.requests == []  # no model call past the budget
+    # (Its code's run in the sandbox is refused first, as every run of a spent project is.)
+    assert job["checks"]["status"] == "failed", job["checks"]
     assert f"used {used:,} of its {used:,} token budget" in job["checks"]["note"]
