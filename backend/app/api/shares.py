@@ -24,14 +24,14 @@ from app.api.headers import dead_link_headers, shared_report_headers
 from app.config import Settings
 from app.errors import NotFound, TooManyRequests
 from app.infra.ratelimit import wait_sentence
+from app.jobs import service as jobs_service
 from app.models import Session, Share, User
 from app.ownership import Role
 from app.schemas import Page, PersonOut
 from app.sessions import export
-from app.jobs import service as jobs_service
 from app.shares import job_links, job_page, service
-from app.sources.service import keyring_of
 from app.shares.schemas import JobShareOut, ShareCreate, ShareCreated, ShareOut
+from app.sources.service import keyring_of
 
 router = APIRouter(tags=["shares"])
 
@@ -94,25 +94,18 @@ def _created(share: Share, token: str, settings: Settings, request: Request) -> 
     return ShareCreated(id=share.id, url=url, token=token, expires_at=share.expires_at)
 
 
-@router.get(
-    "/jobs/{job_id}/share",
-    response_model=JobShareOut,
-    responses={404: {"description": "The job has no link that opens (job_share_not_found)"}},
-)
+@router.get("/jobs/{job_id}/share", response_model=JobShareOut | None)
 async def get_job_share(
     job_id: uuid.UUID, db: DbDep, user: CurrentUser, settings: SettingsDep
-) -> JobShareOut:
+) -> JobShareOut | None:
     """The job's share link (editors and owners), made when its alerts are saved with a
     `{channel: "share"}` delivery: it always shows the job's latest run. Revoke it with
-    DELETE /shares/{id}; saving the alerts again makes a new one."""
+    DELETE /shares/{id}; saving the alerts again makes a new one. null: the job has no link
+    that opens."""
     job = await jobs_service.get_job(db, user, job_id, Role.editor)
     share = await job_links.active(db, job.id, job.project_id)
     if share is None:
-        raise NotFound(
-            "This job has no share link that opens: give one of its alerts a "
-            '`{"channel": "share"}` delivery and save them.',
-            code="job_share_not_found",
-        )
+        return None
     url = job_links.url_of(share, keyring_of(settings), settings.public_url)
     return JobShareOut(id=share.id, url=url, expires_at=share.expires_at)
 

@@ -44,7 +44,11 @@ async def reseal_all(db: AsyncSession, keyring: Keyring) -> tuple[int, list[str]
                     if again is None:
                         lost.append(f"{job.project_id}/{job.name} (webhook {target.get('url')})")
                     else:
-                        target, changed, resealed = {**target, "secret_sealed": again}, True, resealed + 1
+                        target, changed, resealed = (
+                            {**target, "secret_sealed": again},
+                            True,
+                            resealed + 1,
+                        )
                 targets.append(target)
             alerts.append({**alert, "deliver": targets})
         if changed:
