@@ -155,7 +155,8 @@ async def as_html(view: JobView) -> str:
         parts.append(f"<p class=note>Its latest run: {html.escape(run.status)}, {when}.</p>")
         if view.checked_at:
             parts.append(
-                f"<p class=note>Checked again at {html.escape(view.checked_at[:16])}: "
+                f"<p class=note>Checked again at "
+                f"{html.escape(view.checked_at[:16].replace('T', ' '))} UTC: "
                 "its inputs had not changed.</p>"
             )
         if run.error:
