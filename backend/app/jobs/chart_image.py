@@ -4,7 +4,7 @@ markers), pie. Any other trace (a heatmap, a map, 3-D, ...) gives no image and a
 saying so.
 
 Bounded: figures over MAX_FIGURE_BYTES or MAX_POINTS points are not drawn; drawing runs in
-a thread (never on the event loop), one at a time per process (DRAWING), and an alert waits
+a thread (never on the event loop), one at a time per process (_drawing), and an alert waits
 at most DRAW_TIMEOUT_SECONDS for it (then: no image, and the sentence says so).
 """
 
@@ -14,6 +14,7 @@ import asyncio
 import base64
 import io
 import json
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +23,18 @@ MAX_FIGURE_BYTES = 5_000_000
 MAX_POINTS = 200_000
 DRAW_TIMEOUT_SECONDS = 20.0
 DRAWN = ("bar", "scatter", "scattergl", "pie")
-DRAWING = asyncio.Semaphore(1)
+# One drawing at a time per process: a semaphore per event loop (a test runs several).
+_DRAWING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _drawing() -> asyncio.Semaphore:
+    loop = asyncio.get_running_loop()
+    found = _DRAWING.get(loop)
+    if found is None:
+        found = _DRAWING[loop] = asyncio.Semaphore(1)
+    return found
 
 
 @dataclass(frozen=True)
@@ -181,7 +193,7 @@ async def chart_png(data: bytes, name: str) -> ChartImage:
     if len(data) > MAX_FIGURE_BYTES:
         return ChartImage(None, f"The chart {name} is too large to draw in an email.")
     try:
-        async with DRAWING:
+        async with _drawing():
             png = await asyncio.wait_for(asyncio.to_thread(_draw_bytes, data), DRAW_TIMEOUT_SECONDS)
     except NotDrawn as exc:
         return ChartImage(None, f"The chart {name} has no image here: {exc}.")
