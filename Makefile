@@ -7,7 +7,7 @@ COMPOSE := docker compose
 
 .PHONY: help run test test-setup test-backend test-frontend lint format migrate up down start stop deps \
 	frontend-deps spa sandbox-runtime client bench-upload bench-agent bench-sandbox bench-load bench-snapshot bench-branch \
-	bench-local-model bench-preview bench-sources bench-big-upload bench-knowledge bench-jobs-schedule test-deploy settings-docs
+	bench-local-model bench-preview bench-sources bench-big-upload bench-knowledge bench-jobs-schedule bench-jobs test-deploy settings-docs
 
 help:
 	@echo "make run      start the workbench on embedded defaults (http://127.0.0.1:8000)"
@@ -18,6 +18,7 @@ help:
 	@echo "make bench-preview  decide the column kinds of a ~1 GB CSV over the whole file, then page, sort and filter its preview (DuckDB), from its text and from its typed copy, and print the times"
 	@echo "make bench-sources  sql() against psql on 10M PostgreSQL rows (DB_ARGS=\"--rows 2000000\" for less); a group-by over a 5 GB CSV and its Parquet in a 2 GB sandbox, pandas there, previews (ARGS=\"--size-gb 1\" for a quick run)"
 	@echo "make bench-knowledge  choose a question's knowledge items among 10,000 (p50/p95, target p95 <= 10 ms) and in a project with none (ARGS=\"--postgres\" on PostgreSQL too)"
+	@echo "make bench-jobs  a two-question analysis asked with the scripted model (1.5 s a call) made into a job, then its runs timed against the questions (median, target <= 0.3x); then bench-jobs-schedule (ARGS: bench-jobs' own, e.g. \"--repeat 5 --latency 1.5\")"
 	@echo "make bench-jobs-schedule  1,000 job schedules fired by two tickers on one database, spread over 30 s and all due at once: each tick once, lateness p50/p95/p99/max (target max <= 5 s) (ARGS=\"--postgres\" on PostgreSQL too)"
 	@echo "make bench-big-upload  a 5 GB CSV through the product on its defaults: upload, preview, a question answered with DuckDB in a 2 GB sandbox, pandas refused (ARGS=\"--size-gb 1\" for a quick run)"
 	@echo "make bench-branch  per-run snapshot states as chunks: storage for ten runs leaving a 500 MB DataFrame untouched (target <= 1.1x one), a run's end with nothing changed, a 200 MB state restored into a new session's worker (target <= 2 s) (ARGS=\"--size-mb 50\" for a quick run)"
@@ -198,6 +199,11 @@ bench-knowledge: deps
 
 bench-jobs-schedule: deps
 	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.jobs_schedule $(ARGS)
+
+# A job run against the questions it was made from, then the schedule benchmark above.
+bench-jobs: deps
+	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.jobs $(ARGS)
+	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.jobs_schedule
 
 # The project's own task set (backend/evals) against a running workbench, with the token of
 # `workbench login` (or WORKBENCH_URL/WORKBENCH_TOKEN); e.g. ARGS="--model openai/gpt-4o --concurrency 4".

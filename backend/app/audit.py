@@ -297,6 +297,10 @@ def _run_ended(who: str, d: dict[str, Any]) -> str:
 
 
 def _shared(who: str, d: dict[str, Any]) -> str:
+    if d.get("job_id"):
+        until = str(d.get("expires_at", ""))[:10]
+        name = _quoted(d.get("job"))
+        return f"{who} made the link to the job {name}'s latest run, until {until}"
     count = len(d.get("runs") or [])
     questions = f"{count} question{'' if count == 1 else 's'}"
     until = str(d.get("expires_at", ""))[:10]

@@ -157,7 +157,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         mail_sender = MailSender()
         jobs_background = JobsBackground(settings, factory, mail_sender)
         jobs_background.start_deliveries()
-        job_runner.on_job_run_finished.append(jobs_wiring.alerts_hook(factory, settings))
+        job_runner.on_job_run_finished.append(jobs_wiring.alerts_hook(factory, settings, storage))
         jobs_background.start_schedules(jobs_wiring.schedule_fire(job_runner))
         # Probes the isolation and builds the sandbox's runtime cache (slow only the first time).
         sandbox = await sandboxes.prepare()

@@ -96,7 +96,7 @@ async def update_job(
     parameter (a new `value` parameter), set its autonomy, its alerts (422 `invalid_alert`),
     its schedule (422 `invalid_schedule`; null: on demand only) or pause it."""
     changed = service.update(job, body)
-    changed += await wiring.apply_update(db, settings, job, body)
+    changed += await wiring.apply_update(db, settings, job, body, user)
     await db.flush()
     if changed:
         about = {"job_id": str(job.id), "name": job.name, "fields": changed}

@@ -8,7 +8,7 @@ import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response, status
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 
 from app.api.deps import (
     CurrentUser,
@@ -24,12 +24,14 @@ from app.api.headers import dead_link_headers, shared_report_headers
 from app.config import Settings
 from app.errors import NotFound, TooManyRequests
 from app.infra.ratelimit import wait_sentence
-from app.models import Share, User
+from app.jobs import service as jobs_service
+from app.models import Session, Share, User
 from app.ownership import Role
 from app.schemas import Page, PersonOut
 from app.sessions import export
-from app.shares import service
-from app.shares.schemas import ShareCreate, ShareCreated, ShareOut
+from app.shares import job_links, job_page, service
+from app.shares.schemas import JobShareOut, ShareCreate, ShareCreated, ShareOut
+from app.sources.service import keyring_of
 
 router = APIRouter(tags=["shares"])
 
@@ -90,6 +92,22 @@ def _created(share: Share, token: str, settings: Settings, request: Request) -> 
     base = settings.PUBLIC_URL or str(request.base_url).rstrip("/")
     url = base + request.app.url_path_for("open_shared_link", token=token)
     return ShareCreated(id=share.id, url=url, token=token, expires_at=share.expires_at)
+
+
+@router.get("/jobs/{job_id}/share", response_model=JobShareOut | None)
+async def get_job_share(
+    job_id: uuid.UUID, db: DbDep, user: CurrentUser, settings: SettingsDep
+) -> JobShareOut | None:
+    """The job's share link (editors and owners), made when its alerts are saved with a
+    `{channel: "share"}` delivery: it always shows the job's latest run. Revoke it with
+    DELETE /shares/{id}; saving the alerts again makes a new one. null: the job has no link
+    that opens."""
+    job = await jobs_service.get_job(db, user, job_id, Role.editor)
+    share = await job_links.active(db, job.id, job.project_id)
+    if share is None:
+        return None
+    url = job_links.url_of(share, keyring_of(settings), settings.public_url)
+    return JobShareOut(id=share.id, url=url, expires_at=share.expires_at)
 
 
 @router.get("/sessions/{session_id}/shares", response_model=Page[ShareOut])
@@ -156,6 +174,8 @@ async def open_shared_link(
         return _gone(request)
     await limit.succeeded(address)
     share, session = found
+    if share.job_id is not None:
+        return await _job_link(request, db, storage, share, session)
     try:
         with export.slot():
             runs = [uuid.UUID(r) for r in share.runs]
@@ -165,6 +185,22 @@ async def open_shared_link(
         return _gone(request)
     await service.record_opened(db, share, session)
     return HTMLResponse(body, headers=shared_report_headers(policy))
+
+
+async def _job_link(
+    request: Request, db: DbDep, storage: StorageDep, share: Share, session: Session
+) -> Response:
+    """A job's link (app.shares.job_links): its latest run, as a page or (`?format=json`)
+    JSON."""
+    assert share.job_id is not None
+    view = await job_page.gather(db, storage, share.job_id)
+    if view is None:
+        return _gone(request)
+    await service.record_opened(db, share, session)
+    if request.query_params.get("format") == "json":
+        return JSONResponse(job_page.as_json(view), headers=dead_link_headers())
+    body = await job_page.as_html(view)
+    return HTMLResponse(body, headers=shared_report_headers(job_page.PAGE_POLICY))
 
 
 def _gone(request: Request) -> Response:

@@ -118,32 +118,40 @@ def storage_quota(
 
 @admin.command("reencrypt-sources")
 def reencrypt_sources() -> None:
-    """Encrypt every data source's password again with the current SECRET_KEY (after
-    changing it, with the old one listed in SOURCES_PREVIOUS_SECRET_KEYS)."""
-    resealed, lost = asyncio.run(_reseal(_settings()))
+    """Encrypt every data source's password, and the jobs' webhook secrets and share links,
+    again with the current SECRET_KEY (after changing it, with the old one listed in
+    SOURCES_PREVIOUS_SECRET_KEYS)."""
+    (resealed, jobs), lost = asyncio.run(_reseal(_settings()))
     echo(
         f"Encrypted {resealed} source password{'' if resealed == 1 else 's'} again "
         "with the current key."
     )
+    echo(
+        f"Encrypted {jobs} job secret{'' if jobs == 1 else 's'} (webhook secrets, share "
+        "links) again with the current key."
+    )
     if lost:
         echo(
             f"{len(lost)} cannot be decrypted with any key given (their owners must enter the "
-            f"password again): {', '.join(lost)}",
+            f"password or the webhook's secret again): {', '.join(lost)}",
             error=True,
         )
         raise typer.Exit(1)
 
 
-async def _reseal(settings: Settings) -> tuple[int, list[str]]:
+async def _reseal(settings: Settings) -> tuple[tuple[int, int], list[str]]:
     from app.db import create_engine, session_factory
+    from app.jobs import reseal
     from app.sources import service
 
     engine = create_engine(settings.database_url, pool_size=1, max_overflow=0)
     try:
         async with session_factory(engine)() as db:
-            outcome = await service.reseal_all(db, service.keyring_of(settings))
+            keyring = service.keyring_of(settings)
+            sources, lost = await service.reseal_all(db, keyring)
+            jobs, jobs_lost = await reseal.reseal_all(db, keyring)
             await db.commit()
-            return outcome
+            return (sources, jobs), lost + jobs_lost
     finally:
         await engine.dispose()
 

@@ -4,19 +4,60 @@ job's alerts and queueing their deliveries — which never fails the run."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.config import Settings
-from app.jobs.alerts import Alert, InvalidAlert, WebhookDelivery, evaluate, load_alerts
+from app.jobs.alerts import (
+    Alert,
+    EmailDelivery,
+    InvalidAlert,
+    ShareDelivery,
+    Triggered,
+    WebhookDelivery,
+    evaluate,
+    load_alerts,
+)
+from app.jobs.chart_image import ChartImage
 from app.jobs.deliveries import queue
 from app.jobs.deliveries.messages import RunReport
 from app.jobs.deliveries.targets import DeliveryFailed, webhook_address
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Extras:
+    """What a message may carry besides the values, looked up only when an alert holds that
+    needs it: the run's first chart (name, image) for emails, the job's share link."""
+
+    chart: Callable[[], Awaitable[tuple[str, ChartImage] | None]] | None = None
+    share_url: Callable[[], Awaitable[str | None]] | None = None
+
+
+def _delivers(triggered: Sequence[Triggered], kind: type) -> bool:
+    return any(isinstance(d, kind) for t in triggered for d in t.alert.deliver)
+
+
+async def _with_extras(
+    report: RunReport, triggered: Sequence[Triggered], extras: Extras
+) -> tuple[RunReport, str | None]:
+    share_url = None
+    if extras.share_url is not None and _delivers(triggered, ShareDelivery):
+        share_url = await extras.share_url()
+    if extras.chart is not None and _delivers(triggered, EmailDelivery):
+        chart = await extras.chart()
+        if chart is not None:
+            name, image = chart
+            report = dataclasses.replace(
+                report, chart_png=image.png, chart_name=name, chart_note=image.note
+            )
+    return report, share_url
 
 
 async def check_alert_targets(settings: Settings, alerts: Sequence[Alert]) -> None:
@@ -42,6 +83,7 @@ async def alert_after_run(
     report: RunReport,
     checks: Sequence[dict[str, Any]] = (),
     error: str | None = None,
+    extras: Extras | None = None,
 ) -> int:
     """Evaluate the job's alerts on a run that ended and queue the deliveries of those that
     hold, in a transaction of its own; how many deliveries were queued.
@@ -55,6 +97,7 @@ async def alert_after_run(
         report: the run: its status, results, change (None on the job's first run), chart.
         checks: the run's checks, `[{name, passed, message}]`.
         error: the run's error sentence, when it failed.
+        extras: the chart and share link, looked up when an alert holds that needs them.
     """
     try:
         alerts = load_alerts(stored_alerts)
@@ -63,9 +106,14 @@ async def alert_after_run(
         )
         if not triggered:
             return 0
+        report, share_url = await _with_extras(report, triggered, extras or Extras())
         async with factory() as db, db.begin():
             made = await queue.enqueue(
-                db, report, triggered, chart_max_bytes=settings.JOBS_ALERT_CHART_MAX_BYTES
+                db,
+                report,
+                triggered,
+                chart_max_bytes=settings.JOBS_ALERT_CHART_MAX_BYTES,
+                share_url=share_url,
             )
         return len(made)
     except Exception:

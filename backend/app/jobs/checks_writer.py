@@ -18,11 +18,12 @@ from sqlalchemy import select
 
 from app.agent.calls import redact
 from app.agent.model import resolve_model
-from app.jobs import checks_prompt, driver
+from app.jobs import checks_prompt, driver, spend
 from app.jobs.execution import NotRun, execute
 from app.models import User
 from app.models.base import utcnow
 from app.models.jobs import Job
+from app.runs.errors import BudgetExceeded
 
 if TYPE_CHECKING:
     from app.jobs.runner import JobRunner
@@ -66,6 +67,8 @@ class ChecksWriter:
             code, params, session_id = job.code, list(job.params), job.session_id
             await db.commit()
 
+        last_run: list[uuid.UUID] = []  # the latest sandbox run: it carries the model's tokens
+
         async def run(tests: str) -> tuple[driver.Report | None, str]:
             await self._renew(job_id)
             done = await execute(
@@ -77,6 +80,7 @@ class ChecksWriter:
                 ),
                 *asker,
             )
+            last_run[:] = [done.run_id]
             return driver.report_of(done.output), done.failure
 
         first, failure = await run("")
@@ -93,8 +97,14 @@ class ChecksWriter:
         attempts = settings.JOB_CHECK_ATTEMPTS
         for _ in range(attempts):
             try:
+                await spend.check_budget(factory, session_id)
+            except BudgetExceeded as exc:
+                return await self._keep(job_id, pinned, tests, passed, exc.detail.rstrip("."))
+            try:
                 reply = await self._ask(
-                    model, checks_prompt.messages(code, params, first.results, tests, failures)
+                    model,
+                    checks_prompt.messages(code, params, first.results, tests, failures),
+                    last_run[0],
                 )
             except Exception as exc:
                 note = redact(str(exc), [settings.LLM_API_KEY])[:300]
@@ -136,7 +146,9 @@ class ChecksWriter:
             f"{why}." + (" The test pinning its results is kept." if pinned else ""),
         }
 
-    async def _ask(self, model_id: str, request: list[dict[str, str]]) -> str:
+    async def _ask(self, model_id: str, request: list[dict[str, str]], charged: uuid.UUID) -> str:
+        """The model's reply; its tokens are charged to the run `charged` of the job's session
+        (the project's budget counts them)."""
         settings = self.runner.settings
         response: Any = await litellm.acompletion(
             model=model_id,
@@ -146,6 +158,10 @@ class ChecksWriter:
             timeout=settings.LLM_TIMEOUT_SECONDS,
             max_tokens=settings.LLM_MAX_OUTPUT_TOKENS,
             max_retries=settings.LLM_MAX_RETRIES,
+        )
+        tokens_in, tokens_out = spend.tokens_of(response)
+        await spend.charge(
+            self.runner.factory, charged, model_id, tokens_in, tokens_out, settings.LLM_PRICES
         )
         return str(response.choices[0].message.content or "")
 

@@ -278,11 +278,15 @@ async def previous_succeeded(db: AsyncSession, job_run: JobRun) -> JobRun | None
 
 async def fill_change(db: AsyncSession, job_run: JobRun) -> None:
     """A run that succeeded: each result's change since the last run that succeeded
-    (`{name: {before, after, pct, ...}}`; on the first run every `before` is null)."""
+    (`{name: {before, after, pct, ...}}`; on the first run every `before` is null). The
+    run it was compared with is kept in its inputs (`compared_with`), so that its alerts do
+    not look it up again."""
     if job_run.status != JobRunStatus.succeeded:
         return
     before = await previous_succeeded(db, job_run)
     job_run.change = compare(before.results if before is not None else None, job_run.results)
+    compared_with = str(before.id) if before is not None else None
+    job_run.inputs = {**(job_run.inputs or {}), "compared_with": compared_with}
 
 
 async def list_job_runs(

@@ -9,33 +9,37 @@ import uuid
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 
-from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.config import Settings
 from app.errors import Conflict, NotFound, TooManyRequests, Unprocessable
-from app.jobs import alerting, repairs, service, ticker
-from app.jobs.alerts import validate_alerts
+from app.infra.storage import ObjectStorage
+from app.jobs import alert_extras, alerting, cleanup, repairs, service, ticker
+from app.jobs.alerts import ShareDelivery, validate_alerts
 from app.jobs.deliveries import queue
 from app.jobs.deliveries.messages import RunReport
 from app.jobs.deliveries.secrets import seal_alerts
 from app.jobs.runner import JobRunner
 from app.jobs.schedule import ScheduleIn, parse_schedule
 from app.jobs.schemas import JobDeliveryOut, JobOut, JobRunOut, JobUpdate
-from app.models.job_schedules import JobDelivery, JobSchedule
+from app.models import User
+from app.models.job_schedules import JobSchedule
 from app.models.jobs import Job, JobRun, JobRunStatus
+from app.shares import job_links
 from app.sources.service import keyring_of
 
 log = logging.getLogger(__name__)
 
 
 def alerts_hook(
-    factory: async_sessionmaker[AsyncSession], settings: Settings
+    factory: async_sessionmaker[AsyncSession], settings: Settings, storage: ObjectStorage
 ) -> Callable[[uuid.UUID], Awaitable[None]]:
     """The hook on a job run's end (JobRunner.on_job_run_finished): the job's alerts
     evaluated on the run (its results, its change since the last run that succeeded, its
-    checks, its error) and their deliveries queued. A skipped run alerts nothing."""
+    checks, its error) and their deliveries queued, with the run's first chart as a PNG for
+    emails and the job's share link when an alert delivers to it. A skipped run alerts
+    nothing."""
 
     async def after_run(job_run_id: uuid.UUID) -> None:
         async with factory() as db:
@@ -45,19 +49,26 @@ def alerts_hook(
                 return
             if not job.alerts:
                 return
-            before = await service.previous_succeeded(db, job_run)
+            # Whether a run came before: fill_change looked it up when the run ended.
+            compared = (job_run.inputs or {}).get("compared_with") is not None
             report = RunReport(
                 job_id=str(job.id),
                 job_name=job.name,
                 job_run_id=str(job_run.id),
                 run_status=job_run.status,
                 results=dict(job_run.results or {}),
-                change=dict(job_run.change) if before is not None else None,
+                change=dict(job_run.change) if compared else None,
             )
             stored, checks = list(job.alerts), list(job_run.checks or [])
             error = job_run.error if job_run.status == JobRunStatus.failed else None
             error = await repairs.mention(db, job, job_run, error)
-        await alerting.alert_after_run(factory, settings, stored, report, checks, error)
+            run_id = job_run.run_id if job_run.status == JobRunStatus.succeeded else None
+            job_id, project_id = job.id, job.project_id
+        extras = alerting.Extras(
+            chart=lambda: alert_extras.first_chart(factory, storage, run_id),
+            share_url=lambda: alert_extras.share_url(factory, settings, job_id, project_id),
+        )
+        await alerting.alert_after_run(factory, settings, stored, report, checks, error, extras)
 
     return after_run
 
@@ -82,10 +93,11 @@ def schedule_fire(runner: JobRunner) -> Callable[[str, datetime], Awaitable[obje
 
 
 async def apply_update(
-    db: AsyncSession, settings: Settings, job: Job, body: JobUpdate
+    db: AsyncSession, settings: Settings, job: Job, body: JobUpdate, by: User | None = None
 ) -> list[str]:
     """The alerts, schedule and pause of a PATCH (the rest is service.update's); the names
-    of the fields given.
+    of the fields given. Alerts that deliver to the share link make the job's link (as `by`)
+    when it has none that opens.
 
     Raises:
         InvalidAlert (invalid_alert), InvalidSchedule (invalid_schedule), Unprocessable
@@ -98,6 +110,9 @@ async def apply_update(
         alerts = validate_alerts(raw, [r["name"] for r in job.results])
         await alerting.check_alert_targets(settings, alerts)
         job.alerts = seal_alerts(alerts, keyring_of(settings), str(job.id), job.alerts)
+        shared = any(isinstance(d, ShareDelivery) for a in alerts for d in a.deliver)
+        if shared and by is not None:
+            await job_links.ensure(db, job, by, keyring_of(settings))
         changed.append("alerts")
     if "schedule" in given:
         schedule = None if body.schedule is None else parse_schedule(body.schedule)
@@ -143,6 +158,5 @@ async def job_run_out(db: AsyncSession, job_run: JobRun) -> JobRunOut:
 
 
 async def forget(db: AsyncSession, job: Job) -> None:
-    """A deleted job's schedule and deliveries (in the caller's transaction)."""
-    await db.execute(delete(JobSchedule).where(JobSchedule.job_id == str(job.id)))
-    await db.execute(delete(JobDelivery).where(JobDelivery.job_id == str(job.id)))
+    """A deleted job's schedule, deliveries and share link (in the caller's transaction)."""
+    await cleanup.forget_jobs(db, [job.id])

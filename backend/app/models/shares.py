@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import JSON, ForeignKey, String
+from sqlalchemy import JSON, ForeignKey, String, Text, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, IdMixin, UTCDateTime, utcnow
@@ -31,3 +31,7 @@ class Share(IdMixin, Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # A job's link (issue 45): it shows the job's latest run, whatever `runs` says; its
+    # token is kept sealed (app.sources.credentials) so that alert messages carry the link.
+    job_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, nullable=True, index=True)
+    token_sealed: Mapped[str | None] = mapped_column(Text, nullable=True)

@@ -14,6 +14,7 @@ from app import audit
 from app.audit import Action
 from app.errors import Conflict, NotFound
 from app.files import service as files_service
+from app.jobs import cleanup as jobs_cleanup
 from app.models import File, Project, ProjectMember, Session, SnapshotChunk, User
 from app.ownership import Role, one_visible
 from app.projects.schemas import MemberAdd, ProjectCreate, ProjectUpdate
@@ -213,6 +214,7 @@ async def delete(
     keys += await runs_history.artifact_keys(db, project_id=project.id)
     chunks = select(SnapshotChunk.sha256).where(SnapshotChunk.project_id == project.id)
     keys += [snapshot_chunks.key(project.id, digest) for digest in await db.scalars(chunks)]
+    await jobs_cleanup.forget_project_jobs(db, project.id)
     await db.delete(project)
     await db.flush()
     await audit.record(

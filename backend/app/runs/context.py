@@ -141,7 +141,10 @@ class ContextBuilder:
                 await db.commit()
         usable = [source for source in catalog if source.name in connections]
         unpreviewed = {f.id for f in files if f.preview is None}
-        file_infos = [await self._describe(f, pinned=str(f.id) in run.file_ids) for f in files]
+        # A cell's code (a job's run too) is run as written: no model reads the files'
+        # descriptions, so no preview of a new file (a child process each) is made for it.
+        described = [] if run.kind == RunKind.cell else files
+        file_infos = [await self._describe(f, pinned=str(f.id) in run.file_ids) for f in described]
         previewed = [f for f in files if f.id in unpreviewed and f.preview]
         if previewed:  # kept for the next run and the browser
             await self.repository.keep_previews(previewed)

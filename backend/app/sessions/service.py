@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db import paginate
 from app.errors import NotFound
 from app.models import Project, Session, User
+from app.models.jobs import Job
 from app.ownership import Role, one_visible
 from app.runs.repository import history as runs_history
 from app.sessions.schemas import SessionCreate, SessionUpdate
@@ -41,9 +42,12 @@ async def create(db: AsyncSession, project: Project, data: SessionCreate) -> Ses
 async def list_for_project(
     db: AsyncSession, project: Project, limit: int, offset: int
 ) -> tuple[list[Session], int]:
+    """The project's sessions, newest first; not the jobs' own sessions (where their code
+    runs: they are seen on the Jobs page, as the job's history)."""
+    of_a_job = select(Job.id).where(Job.session_id == Session.id).exists()
     query = (
         select(Session)
-        .where(Session.project_id == project.id)
+        .where(Session.project_id == project.id, ~of_a_job)
         .order_by(Session.updated_at.desc(), Session.id)
     )
     return await paginate(db, query, limit, offset)

@@ -48,3 +48,12 @@ class ShareOut(BaseModel):
         "removed from the project, made a viewer or disabled (it opens nothing; an owner can "
         "re-issue it)"
     )
+
+
+class JobShareOut(BaseModel):
+    id: uuid.UUID
+    url: str | None = Field(
+        description="The link: it shows the job's latest run to anyone who has it (null: its "
+        "token can no longer be opened, e.g. SECRET_KEY changed; save the alerts again)"
+    )
+    expires_at: datetime

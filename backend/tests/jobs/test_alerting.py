@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.api.errors import status_of
 from app.db import session_factory
-from app.jobs.alerting import alert_after_run, check_alert_targets
+from app.jobs.alerting import Extras, alert_after_run, check_alert_targets
 from app.jobs.alerts import InvalidAlert, validate_alerts
 from app.jobs.compare import compare
 from app.jobs.deliveries import queue
@@ -52,6 +52,13 @@ async def test_a_webhook_the_rules_refuse_is_a_422_when_the_alerts_are_saved(
     assert status_of(refused.value) == 422
 
 
+LINK = "https://wb.example.com/api/v1/shared/" + "t" * 43
+
+
+async def _link() -> str:
+    return LINK
+
+
 async def test_a_run_s_alerts_are_queued_and_a_broken_alert_never_fails_the_run(
     engine: AsyncEngine, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -67,10 +74,13 @@ async def test_a_run_s_alerts_are_queued_and_a_broken_alert_never_fails_the_run(
     factory = session_factory(engine)
     change = compare({"n": 2}, {"n": 4})
     report = RunReport(JOB_ID, "Counts", RUN_ID, "succeeded", {"n": 4}, change)
-    assert await alert_after_run(factory, settings, stored, report) == 1
+    assert (
+        await alert_after_run(factory, settings, stored, report, extras=Extras(share_url=_link))
+        == 1
+    )
     async with factory() as db:
         shown = await queue.of_run(db, RUN_ID)
-    assert [(d["channel"], d["status"]) for d in shown] == [("share", "sent")]
+    assert [(d["channel"], d["status"], d["target"]) for d in shown] == [("share", "sent", LINK)]
 
     caplog.set_level(logging.ERROR)
     broken = [{"when": "sometimes", "deliver": []}]

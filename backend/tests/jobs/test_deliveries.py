@@ -76,6 +76,10 @@ def settings_for(tmp_path: Path, smtp_port: int = 1, **more: Any) -> Settings:
     return stack_settings("embedded", tmp_path, **{**given, **more})
 
 
+# The job's share link (app.shares.job_links), as the alerts hook finds it.
+LINK = "https://wb.example.com/api/v1/shared/" + "t" * 43
+
+
 async def queue_run(
     engine: AsyncEngine, settings: Settings, deliver: list[dict[str, Any]], chart: bytes | None
 ) -> None:
@@ -86,7 +90,7 @@ async def queue_run(
     triggered = evaluate(load_alerts(stored), "succeeded", CURRENT, change, [])
     report = RunReport(JOB_ID, "Weekly revenue", RUN_ID, "succeeded", CURRENT, change, chart)
     async with session_factory(engine)() as db, db.begin():
-        await queue.enqueue(db, report, triggered, now=START)
+        await queue.enqueue(db, report, triggered, now=START, share_url=LINK)
 
 
 def worker(engine: AsyncEngine, settings: Settings, clock: Clock) -> DeliveryWorker:
@@ -122,6 +126,7 @@ async def test_a_change_alert_mails_the_values_the_change_and_the_chart(
     assert sentence in body
     assert "revenue: 42,233 (was 48,210, \u221212.4%)" in body
     assert "regions: a table of 2 rows (was 2, 1 row(s) added, 1 removed)" in body
+    assert f"Its latest run: {LINK}" in body  # (the alert delivers to the share link too)
     html = message.get_body(preferencelist=("html",))
     assert html is not None
     [image] = [part for part in message.walk() if part.get_content_type() == "image/png"]
@@ -138,7 +143,7 @@ async def test_a_change_alert_mails_the_values_the_change_and_the_chart(
         },
         {
             "channel": "share",
-            "target": "share link",
+            "target": LINK,
             "status": "sent",
             "attempts": 1,
             "last_error": None,

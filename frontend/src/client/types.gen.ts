@@ -1831,6 +1831,26 @@ export type JobRunOut = {
 };
 
 /**
+ * JobShareOut
+ */
+export type JobShareOut = {
+    /**
+     * Id
+     */
+    id: string;
+    /**
+     * Url
+     *
+     * The link: it shows the job's latest run to anyone who has it (null: its token can no longer be opened, e.g. SECRET_KEY changed; save the alerts again)
+     */
+    url: string | null;
+    /**
+     * Expires At
+     */
+    expires_at: string;
+};
+
+/**
  * JobUpdate
  */
 export type JobUpdate = {
@@ -7738,6 +7758,38 @@ export type ReissueShareResponses = {
 };
 
 export type ReissueShareResponse = ReissueShareResponses[keyof ReissueShareResponses];
+
+export type GetJobShareData = {
+    body?: never;
+    path: {
+        /**
+         * Job Id
+         */
+        job_id: string;
+    };
+    query?: never;
+    url: '/api/v1/jobs/{job_id}/share';
+};
+
+export type GetJobShareErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type GetJobShareError = GetJobShareErrors[keyof GetJobShareErrors];
+
+export type GetJobShareResponses = {
+    /**
+     * Response Get Job Share
+     *
+     * Successful Response
+     */
+    200: JobShareOut | null;
+};
+
+export type GetJobShareResponse = GetJobShareResponses[keyof GetJobShareResponses];
 
 export type RevokeShareData = {
     body?: never;

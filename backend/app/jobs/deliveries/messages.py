@@ -46,12 +46,18 @@ class RunReport:
     change: Mapping[str, Mapping[str, Any]] | None
     chart_png: bytes | None = None
     chart_name: str | None = None
+    # Why the run's chart has no image (a kind of chart not drawn, too large, ...).
+    chart_note: str | None = None
 
 
 def build_payload(
-    report: RunReport, triggered: Sequence[Triggered], chart_max_bytes: int = 2_000_000
+    report: RunReport,
+    triggered: Sequence[Triggered],
+    chart_max_bytes: int = 2_000_000,
+    share_url: str | None = None,
 ) -> dict[str, Any]:
-    """The payload a delivery keeps (JSON): everything its message says, no secret."""
+    """The payload a delivery keeps (JSON): everything its message says, no secret; with
+    `share_url`, the job's link (its latest run), in `share_url` and at the end of `text`."""
     sentences = [t.sentence for t in triggered]
     payload: dict[str, Any] = {
         "job": {"id": report.job_id, "name": report.job_name},
@@ -69,7 +75,12 @@ def build_payload(
         "results": {name: _shown(value) for name, value in report.results.items()},
         "change": {name: dict(entry) for name, entry in (report.change or {}).items()},
     }
+    if share_url is not None:
+        payload["share_url"] = share_url
+        payload["text"] += f" Latest run: {share_url}"
     chart = report.chart_png
+    if chart is None and report.chart_note:
+        payload["chart_left_out"] = report.chart_note.rstrip(".")
     if chart is not None:
         if len(chart) <= chart_max_bytes:
             payload["chart"] = {
@@ -124,9 +135,12 @@ def email_message(payload: Mapping[str, Any], sender: str, to: Sequence[str]) ->
     subject = " ".join(f"{job}: {sentences[0] if sentences else 'alert'}".split())
     message["Subject"] = subject if len(subject) <= 160 else subject[:159] + "…"
     message["Message-ID"] = make_msgid(domain="workbench")
+    link = payload.get("share_url")
     text = "\n".join(
         [*sentences, "", "Values:", *(f"  {line}" for line in values), "", f"Job: {job}"]
     )
+    if link:
+        text += f"\nIts latest run: {link}"
     if "chart_left_out" in payload:
         text += f"\n({payload['chart_left_out']}.)"
     message.set_content(text)
@@ -141,6 +155,7 @@ def email_message(payload: Mapping[str, Any], sender: str, to: Sequence[str]) ->
                 "</ul>",
                 f'<img src="cid:{cid[1:-1]}" alt="{html.escape(chart["name"])}">',
                 f"<p>Job: {html.escape(job)}</p>",
+                f'<p><a href="{html.escape(link)}">Its latest run</a></p>' if link else "",
             ]
         )
         message.add_alternative(f"<html><body>{page}</body></html>", subtype="html")

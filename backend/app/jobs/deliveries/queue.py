@@ -16,13 +16,17 @@ from typing import Any
 from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.jobs.alerts import EmailDelivery, Triggered, WebhookDelivery
+from app.jobs.alerts import EmailDelivery, ShareDelivery, Triggered, WebhookDelivery
 from app.jobs.deliveries.messages import RunReport, build_payload
 from app.models.base import utcnow
 from app.models.job_schedules import DeliveryChannel, DeliveryStatus, JobDelivery
 from app.observability.metrics import JOB_DELIVERIES
 
 SHARE_TARGET = "share link"
+NO_LINK = (
+    "The job has no share link that opens (revoked, expired, or whoever made it lost access "
+    "to the project): save its alerts again to make a new one."
+)
 
 
 def _target(deliver: object) -> tuple[DeliveryChannel, str, str | None]:
@@ -41,10 +45,13 @@ async def enqueue(
     *,
     chart_max_bytes: int = 2_000_000,
     now: datetime | None = None,
+    share_url: str | None = None,
 ) -> list[JobDelivery]:
     """Queue the deliveries of the alerts that held after a run (their alerts loaded with
     load_alerts, so webhook secrets are sealed). A share delivery is recorded as sent at
-    once: the link shows the latest run whenever it is opened.
+    once, its target the job's link (`share_url`: it shows the latest run whenever it is
+    opened), or as failed when the job has no link that opens; the messages of alerts that
+    deliver to the link carry it too.
 
     The caller's transaction commits them; whatever happens to them later never changes
     the run.
@@ -59,7 +66,11 @@ async def enqueue(
                 items.append(item)
     made = []
     for (channel, target), (sealed, items) in groups.items():
-        payload = build_payload(report, items, chart_max_bytes)
+        shared = any(isinstance(d, ShareDelivery) for t in items for d in t.alert.deliver)
+        link = share_url if shared else None
+        payload = build_payload(report, items, chart_max_bytes, share_url=link)
+        if channel == DeliveryChannel.share and share_url is not None:
+            target = share_url
         row = JobDelivery(
             job_id=report.job_id,
             job_run_id=report.job_run_id,
@@ -73,12 +84,11 @@ async def enqueue(
             next_attempt_at=now,
         )
         if channel == DeliveryChannel.share:
-            row.status, row.attempts, row.sent_at, row.next_attempt_at = (
-                DeliveryStatus.sent,
-                1,
-                now,
-                None,
-            )
+            row.attempts, row.next_attempt_at = 1, None
+            if share_url is not None:
+                row.status, row.sent_at = DeliveryStatus.sent, now
+            else:
+                row.status, row.last_error = DeliveryStatus.failed, NO_LINK
         db.add(row)
         made.append(row)
     await db.flush()
