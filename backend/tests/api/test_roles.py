@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import time
+import uuid
 from collections import Counter
 from dataclasses import dataclass
 
@@ -52,7 +53,10 @@ PROJECT_IDS = re.compile(
     r"|check_run_id|comment_id|job_id|job_run_id)\}"
 )
 # The routes this test knows; the document must list exactly these (a new one is added here).
-KNOWN = 80
+KNOWN = 83
+# Routes whose last id is made up here (no such thing exists in the world below): past the
+# role's gate, they answer 404 with this code, which counts as allowed.
+MADE_UP = {"POST /jobs/{job_id}/repairs/{repair_id}/approval": "repair_not_found"}
 
 
 def needed(route: str) -> str:
@@ -163,6 +167,7 @@ def world(owner: Api, team: Team, mysql: ServerSource, run: bool) -> dict[str, s
     )
     assert job.status_code == 201, job.text
     ids["job_id"] = job.json()["id"]
+    ids["repair_id"] = str(uuid.uuid4())  # MADE_UP: no repair of this job exists
     if run:  # a job run that has ended (the model wrote no checks: the script is used up)
         deadline = time.monotonic() + 120
         while owner.get(f"/jobs/{ids['job_id']}").json()["checks"]["status"] == "writing":
@@ -227,7 +232,10 @@ def test_every_route_of_a_project_answers_each_role_as_it_should(
             ids = shared
             if route.startswith("DELETE ") and expected(route, role) == "allowed":
                 ids = {**shared, **world(owner, team, mysql_source, run=False)}
-            got = outcome(call(team.members[role], route, ids))
+            response = call(team.members[role], route, ids)
+            got = outcome(response)
+            if route in MADE_UP and response.status_code == 404:
+                got = "allowed" if response.json()["code"] == MADE_UP[route] else got
             table[(role, got)] += 1
             if got != expected(route, role):
                 wrong.append(f"{route} as {role}: {got}, expected {expected(route, role)}")
