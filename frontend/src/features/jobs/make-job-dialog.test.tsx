@@ -19,6 +19,7 @@ const session: SessionOut = {
   parent_session_id: null,
   branched_after_run_id: null,
   restored: null,
+  file_pins: [],
   tokens_in: 0,
   tokens_out: 0,
   cost_usd: null,

@@ -1,6 +1,6 @@
 import { queryOptions } from '@tanstack/react-query';
 import { getJob, getJobCode, getJobRun, listJobRuns, listJobs } from './api';
-import { isGoing } from './types';
+import { isGoing, isRepairing } from './types';
 
 export const jobKeys = {
   jobs: (projectId: string) => ['jobs', projectId] as const,
@@ -23,12 +23,12 @@ export const jobQuery = (id: string) =>
     refetchInterval: (q) => (q.state.data?.checks.status === 'writing' ? JOB_POLL_MS : false),
   });
 
-/** A job's runs, newest first; asked again while one is queued or running. */
+/** A job's runs, newest first; asked again while one is queued or running, or its repair is being made. */
 export const jobRunsQuery = (id: string) =>
   queryOptions({
     queryKey: jobKeys.runs(id),
     queryFn: () => listJobRuns(id),
-    refetchInterval: (q) => (q.state.data?.some((r) => isGoing(r.status)) ? JOB_POLL_MS : false),
+    refetchInterval: (q) => (q.state.data?.some((r) => isGoing(r.status) || isRepairing(r)) ? JOB_POLL_MS : false),
   });
 
 export const jobRunQuery = (id: string) =>
