@@ -52,7 +52,7 @@ export function RepairBanner({ job, editor }: { job: Job; editor: boolean }) {
   const decide = useDecideRepair(job);
   const making = useRepairUnderWay(job);
   const repair = job.pending_repair;
-  if (!repair || repair.status !== 'proposed') return making ? <RepairUnderWay repair={making} /> : null;
+  if (!repair || repair.status !== 'proposed') return making ? <RepairUnderWay repair={making} auto={job.autonomy === 'auto'} /> : null;
   const go = (decision: 'approve' | 'reject') =>
     decide.mutate(
       { repairId: repair.id, decision },
@@ -120,7 +120,7 @@ function useRepairUnderWay(job: Job) {
   return newest?.status === 'repairing' ? newest : null;
 }
 
-function RepairUnderWay({ repair }: { repair: Repair }) {
+function RepairUnderWay({ repair, auto }: { repair: Repair; auto: boolean }) {
   return (
     <section className="flex items-start gap-2 rounded-lg border border-sky-500/40 bg-sky-500/5 p-4" data-testid="repair-repairing" aria-label="Repair under way" aria-live="polite">
       <Loader2 className="mt-0.5 size-4 shrink-0 animate-spin text-sky-600" />
@@ -129,7 +129,10 @@ function RepairUnderWay({ repair }: { repair: Repair }) {
         <p className="text-sm break-words text-muted-foreground">
           The last run failed: <span data-testid="repair-reason">{repair.reason}</span>
         </p>
-        <p className="text-xs text-muted-foreground">It tries new code against today's data until the job's checks pass; the repair then shows here for approval.</p>
+        <p className="text-xs text-muted-foreground">
+          It tries new code against today's data until the job's checks pass;{' '}
+          {auto ? 'the repair is then used at once (the history shows it).' : 'the repair then shows here for an editor to approve.'}
+        </p>
       </div>
     </section>
   );
