@@ -54,6 +54,10 @@ const WEEK_2 = csv([
   ['East', 50],
   ['West', 40],
 ]); // total 240: down 14.3%
+// The third week's file calls `revenue` `amount`: total 300, North earns most (130).
+const RENAMED = ['region,amount', 'North,130', 'South,70', 'East,60', 'West,40'].join('\n') + '\n';
+const SENTENCE = "sales data.csv lacks the columns ['revenue']; the job reads them";
+const renamedColumn = (text) => text.replaceAll("'revenue'", "'amount'").replaceAll('"revenue"', '"amount"');
 
 export async function jobsTests(t) {
   const { page, base, script, test, expect, ask, chooseTheme } = t;
@@ -245,40 +249,85 @@ export async function jobsTests(t) {
     expect((await page.getByTestId('job-next-run').first().innerText()) === '—', 'a paused job has no next run shown');
   });
 
-  await test('jobs: a repair waiting for approval shows its reason, its diff coloured and the checks it passed (the repair fields as the backend will add them)', async () => {
-    // The repair flow lands in the backend separately: its fields are added to the job as the
-    // contract gives them, so the banner is seen in a real browser before and after it lands.
-    const repair = {
-      id: '00000000-0000-4000-8000-000000000001',
-      status: 'proposed',
-      reason: "The checks failed: sales data.csv lacks the columns ['revenue']; the file now calls it 'amount'.",
-      diff: "--- a/job.py\n+++ b/job.py\n@@ -8,3 +8,3 @@\n     sales = pd.read_csv(params['sales_data_csv'])\n-    total = float(sales['revenue'].sum())\n+    total = float(sales['amount'].sum())\n     print(total)",
-      checks: [
-        { name: 'test_sales_has_the_columns_the_job_reads', passed: true, message: '' },
-        { name: 'test_revenue_has_no_missing_values', passed: true, message: '' },
-      ],
-      proposed_at: new Date().toISOString(),
-      decided_by_name: null,
-      decided_at: null,
-    };
+  await test('jobs: a renamed column fails the run with the check\'s sentence; the model\'s repair is made, proposed with its diff, approved; the next run passes and the history says who approved it', async () => {
     const jobPath = new URL(jobUrl).pathname.replace(/.*\/jobs\//, '/api/v1/jobs/');
-    await page.route(`**${jobPath}`, async (route) => {
-      if (route.request().method() !== 'GET') return route.continue();
-      const response = await route.fetch();
-      route.fulfill({ response, json: { ...(await response.json()), pending_repair: repair } });
-    });
-    try {
-      await page.goto(jobUrl);
-      const banner = page.getByTestId('repair-banner');
-      await banner.waitFor();
-      expect((await banner.getByTestId('repair-reason').innerText()).includes("now calls it 'amount'"), 'the reason is shown');
-      const added = banner.getByTestId('repair-diff').getByText("+    total = float(sales['amount'].sum())");
-      expect((await added.getAttribute('class')).includes('emerald'), 'an added line is green');
-      expect((await banner.getByTestId('repair-checks').innerText()).includes('test_revenue_has_no_missing_values'), 'the checks it passed are listed');
-      await banner.getByRole('button', { name: 'Approve' }).waitFor();
-      await shots('repair-banner', () => banner);
-    } finally {
-      await page.unroute(`**${jobPath}`);
+    // This week's file calls the column `amount`: the job's check on its columns fails.
+    await page.goto(`${base}/projects/${projectId}`);
+    await page.locator('[data-testid=file-row][data-file="sales data.csv"]').waitFor();
+    await upload(RENAMED);
+    await page.getByTestId('replace-confirm').getByRole('button', { name: 'Upload as v3' }).click();
+    for (let i = 0; ; i++) {
+      const files = (await api('GET', `/api/v1/projects/${projectId}/files`)).body.items;
+      if (files.some((f) => f.name === 'sales data.csv' && f.version === 3)) break;
+      expect(i < 100, 'the renamed version was uploaded');
+      await page.waitForTimeout(200);
     }
+    // The model's repair, as the backend's own repair test scripts it: first code that still reads
+    // `revenue` (it fails in the sandbox and the failure goes back to the model), then the script
+    // and the tests naming the column read `amount`. The first proposal also waits a few seconds
+    // before it fails, so the repair is under way long enough for the page to be seen saying so
+    // however fast the machine is (nothing here asserts how long anything takes).
+    const code = (await api('GET', `${jobPath}/code`)).body;
+    const slowAndWrong = code.script.replace(/(def run\(params[^\n]*\n)/, '$1    import time\n    time.sleep(8)\n').replaceAll('sum()', 'sum() * 1');
+    expect(slowAndWrong.includes('time.sleep(8)'), `the first proposal waits: ${slowAndWrong.slice(0, 300)}`);
+    const tests = code.tests.split('def test_results_pinned')[0];
+    const proposal = (script) =>
+      "NOTE: The column revenue is now called amount; the script and the check that names it read amount.\n" +
+      `\`\`\`python job\n${script}\`\`\`\n\`\`\`python tests\n${renamedColumn(tests)}\`\`\`\n`;
+    await script([], 0, [], [proposal(slowAndWrong), proposal(renamedColumn(code.script))]);
+
+    await page.goto(jobUrl);
+    const before = await history().count();
+    await page.getByTestId('run-now').click();
+    await page.getByTestId('run-params').getByRole('button', { name: 'Run' }).click();
+    await history().nth(before).waitFor();
+    await page.locator('[data-testid=job-run]').first().and(page.locator('[data-status=failed]')).waitFor({ timeout: 180_000 });
+    const failed = history().first();
+    const said = await failed.getByTestId('run-error').innerText();
+    expect(said === SENTENCE, `the run failed with the check's sentence: ${said}`);
+    // The repair is being made: the page says so, then shows it for approval.
+    const making = page.getByTestId('repair-repairing');
+    await making.waitFor({ timeout: 60_000 });
+    expect((await making.innerText()).includes(SENTENCE), `the repair under way says what failed: ${await making.innerText()}`);
+    expect((await failed.getByTestId('repair-outcome').getAttribute('data-status')) === 'repairing', 'the failed run shows its repair being made');
+    await shots('repair-repairing', () => making, ['Light']);
+    const banner = page.getByTestId('repair-banner');
+    await banner.waitFor({ timeout: 240_000 });
+    expect((await making.count()) === 0, 'the repair under way gives way to the proposal');
+    expect((await banner.getByTestId('repair-reason').innerText()) === SENTENCE, 'the banner says what failed');
+    expect((await banner.getByTestId('repair-note').innerText()).startsWith('The column revenue is now called amount'), "the model's note is shown");
+    const diff = banner.getByTestId('repair-diff');
+    const added = diff.locator('div', { hasText: /^\+.*'amount'/ }).first();
+    const removed = diff.locator('div', { hasText: /^-.*'revenue'/ }).first();
+    expect((await added.getAttribute('class')).includes('emerald'), `a line reading amount is added, green: ${await diff.innerText()}`);
+    expect((await removed.getAttribute('class')).includes('destructive'), 'a line reading revenue is removed, red');
+    const checks = await banner.getByTestId('repair-checks').innerText();
+    expect(checks.includes('test_sales_has_the_columns_the_job_reads') && (await banner.getByTestId('repair-checks').locator('.text-destructive').count()) === 0, `the checks it passed are listed: ${checks}`);
+    await shots('repair-banner', () => banner);
+
+    // Approve: the job runs the new code; the next run passes with this week's values.
+    await banner.getByRole('button', { name: 'Approve' }).click();
+    await page.getByText('Repair approved').first().waitFor();
+    await banner.waitFor({ state: 'detached' });
+    const outcome = history().first().getByTestId('repair-outcome');
+    await outcome.and(page.locator('[data-status=applied]')).waitFor();
+    const me = (await api('GET', '/api/v1/auth/me')).body;
+    const by = await outcome.getByTestId('repair-decided-by').innerText();
+    expect(by.startsWith(`by ${me.email}`), `the history says who approved it: ${by}`);
+    expect((await outcome.innerText()).includes('Repair applied'), 'and that it is applied');
+    await page.getByTestId('run-now').click();
+    await page.getByTestId('run-params').getByRole('button', { name: 'Run' }).click();
+    await history().nth(before + 1).waitFor();
+    await page.locator('[data-testid=job-run]').first().and(page.locator('[data-status=succeeded]')).waitFor({ timeout: 180_000 });
+    const passed = history().first();
+    expect((await result(passed, 'answer_1').getByTestId('result-value').innerText()) === '300', `the repaired run's total is 300: ${await passed.innerText()}`);
+    expect((await result(passed, 'answer_2').getByTestId('result-value').innerText()) === '130', 'the top region earns 130');
+    const checked = await passed.getByTestId('run-checks').innerText();
+    expect(/Checks: (\d+) of \1 passed/.test(checked), `every check passed: ${checked}`);
+    await shots('repair-history', () => page.getByTestId('job-history'));
+
+    // Deciding again: the server's 409 said in words.
+    const again = await api('POST', `${jobPath}/repairs/${(await api('GET', `${jobPath}/repairs`)).body.items[0].id}/approval`, { decision: 'approve' });
+    expect(again.status === 409 && again.body.code === 'repair_not_pending', `a decided repair is not decided again: ${JSON.stringify(again)}`);
   });
 }

@@ -173,11 +173,12 @@ async function main() {
   await waitFor(`${planBase}/readyz`, 300_000);
   await waitFor(`http://127.0.0.1:${llmPort}/`, 30_000, true);
 
-  // `review`: the knowledge review pass's replies (none: it proposes nothing).
-  const script = async (replies, chunkDelay = 0, review = []) => {
+  // `review`: the knowledge review pass's replies (none: it proposes nothing); `repair`: a job
+  // repair's (none: it proposes no code).
+  const script = async (replies, chunkDelay = 0, review = [], repair = []) => {
     const r = await fetch(`http://127.0.0.1:${llmPort}/control/script`, {
       method: 'POST',
-      body: JSON.stringify({ replies, chunk_delay: chunkDelay, review }),
+      body: JSON.stringify({ replies, chunk_delay: chunkDelay, review, repair }),
     });
     if (!r.ok) throw new Error(`scripting the LLM failed: ${r.status}`);
   };

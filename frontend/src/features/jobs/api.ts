@@ -1,5 +1,6 @@
 import {
   createJob as create,
+  decideJobRepair as decide,
   deleteJob as remove,
   getJob as get,
   getJobCode as code,
@@ -10,8 +11,8 @@ import {
   updateJob as update,
   type JobUpdate,
 } from '@/client';
-import { client, downloadAttachment } from '@/lib/api';
-import type { Job, JobRun, Repair } from './types';
+import { downloadAttachment } from '@/lib/api';
+import type { Job, JobRun } from './types';
 
 // The calls of the jobs API (API.md, "Jobs, schedules and alerts"), in one place.
 
@@ -57,18 +58,7 @@ export function exportJob(job: Job, format: 'py' | 'ipynb') {
   return downloadAttachment(`/api/v1/jobs/${job.id}/export?format=${format}`, `${job.name}.${format === 'py' ? 'zip' : 'ipynb'}`);
 }
 
-/**
- * Approve or reject a repair the agent proposed (POST /jobs/{id}/repairs/{repair_id}/approval):
- * the generated client has no such call yet, so it goes through the same client by URL.
- * 409 `repair_not_pending` when someone decided first.
- */
+/** Approve or reject a repair the agent proposed. 409 `repair_not_pending` (decided already), `repair_stale` (the code changed since). */
 export async function decideRepair(jobId: string, repairId: string, decision: 'approve' | 'reject') {
-  const res = await client.post<{ 200: Repair }, unknown, true>({
-    url: '/api/v1/jobs/{job_id}/repairs/{repair_id}/approval',
-    path: { job_id: jobId, repair_id: repairId },
-    body: { decision },
-    headers: { 'Content-Type': 'application/json' },
-    security: [{ scheme: 'bearer', type: 'http' }],
-  });
-  return res.data;
+  return (await decide({ path: { job_id: jobId, repair_id: repairId }, body: { decision } })).data!;
 }

@@ -145,7 +145,7 @@ describe('a job page', () => {
   });
 
   it('shows a repair waiting with its diff coloured, and Approve sends the decision', async () => {
-    vi.mocked(decideRepair).mockResolvedValue({ ...repair, status: 'approved' });
+    vi.mocked(decideRepair).mockResolvedValue({ ...repair, status: 'applied', job_run_id: 'r1', created_at: '2026-11-02T08:00:30Z' });
     show('editor', job({ pending_repair: repair }));
     const banner = await screen.findByTestId('repair-banner');
     const diff = within(banner).getByTestId('repair-diff');
@@ -155,6 +155,35 @@ describe('a job page', () => {
     expect(removed.className).toContain('destructive');
     fireEvent.click(within(banner).getByRole('button', { name: /Approve/ }));
     await waitFor(() => expect(decideRepair).toHaveBeenCalledWith('j1', 'rp1', 'approve'));
+  });
+
+  it('says a repair is being made while its run\'s repair is `repairing`, and asks for the job again once it is proposed', async () => {
+    const failed = run({ id: 'r3', status: 'failed', error: "sales data.csv lacks the columns ['revenue']", repair: { ...repair, status: 'repairing', diff: '', checks: [] } });
+    show('editor', job(), [failed]);
+    const making = await screen.findByTestId('repair-repairing');
+    expect(making.textContent).toContain("The agent is repairing this job's code");
+    expect(making.textContent).toContain("The column 'revenue' is now 'amount'.");
+    expect(screen.queryByRole('button', { name: /Approve/ })).toBeNull();
+    expect(screen.getByTestId('repair-outcome').textContent).toContain('Repairing…');
+    // The repair is proposed: the job (now with its pending repair) is asked again.
+    const asked = vi.mocked(getJob).mock.calls.length;
+    vi.mocked(getJob).mockResolvedValue(job({ pending_repair: repair }));
+    vi.mocked(listJobRuns).mockResolvedValue([{ ...failed, repair }]);
+    const banner = await screen.findByTestId('repair-banner', {}, { timeout: 5000 });
+    expect(vi.mocked(getJob).mock.calls.length).toBeGreaterThan(asked);
+    expect(within(banner).getByRole('button', { name: /Approve/ })).toBeTruthy();
+    expect(screen.queryByTestId('repair-repairing')).toBeNull();
+  });
+
+  it('says why an approval was refused: the code changed since (repair_stale), or decided already (repair_not_pending)', async () => {
+    vi.mocked(decideRepair).mockRejectedValueOnce(new ApiError(409, "The job's code or tests changed since this repair was proposed; run the job again for a new one.", 'repair_stale'));
+    show('editor', job({ pending_repair: repair }));
+    const banner = await screen.findByTestId('repair-banner');
+    fireEvent.click(within(banner).getByRole('button', { name: /Approve/ }));
+    expect((await within(banner).findByRole('alert')).textContent).toContain("The job's code changed since this repair was proposed, so it cannot be applied any more.");
+    vi.mocked(decideRepair).mockRejectedValueOnce(new ApiError(409, 'This repair is applied, not waiting for a decision.', 'repair_not_pending'));
+    fireEvent.click(within(banner).getByRole('button', { name: /Reject/ }));
+    expect((await within(banner).findByRole('alert')).textContent).toContain('This repair is no longer waiting for a decision: someone decided first');
   });
 
   it('renders nothing about repairs when the fields are absent, and a run\'s repair outcome with who approved it', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { alertCondition, deliveryText, draftToAlert, emptyDraft } from './alert-form';
 import { changeText, formatPct, tableOf, valueText } from './change';
+import { awaitingRepair, REPAIR_WAIT_MS } from './queries';
 import { cronInWords, inZone, relativeTime, scheduleInWords } from './schedule-words';
 
 describe('a schedule in words', () => {
@@ -113,5 +114,20 @@ describe('the alert form', () => {
     expect(alertCondition({ when: 'check_failed', deliver: [] })).toBe('a check fails');
     expect(deliveryText({ channel: 'webhook', url: 'https://hooks.example.com/a/b' })).toBe('webhook hooks.example.com');
     expect(deliveryText({ channel: 'email', to: ['a@b.co', 'c@d.co'] })).toBe('email a@b.co, c@d.co');
+  });
+});
+
+describe('a run that just failed', () => {
+  const failed = (over: Record<string, unknown> = {}) =>
+    [{ id: 'f1', status: 'failed', repair: null, finished_at: new Date(1_000_000).toISOString(), ...over }] as unknown as Parameters<typeof awaitingRepair>[0];
+  it('is watched for its repair for a while after this page first saw it, then no more', () => {
+    expect(awaitingRepair(failed(), 1_000_000)).toBe(true);
+    expect(awaitingRepair(failed(), 1_000_000 + REPAIR_WAIT_MS - 1)).toBe(true);
+    expect(awaitingRepair(failed(), 1_000_000 + REPAIR_WAIT_MS)).toBe(false);
+  });
+  it('is not watched once its repair shows, when it succeeded, or when it failed long ago', () => {
+    expect(awaitingRepair(failed({ id: 'f2', repair: { status: 'repairing' } }), 1_000_000)).toBe(false);
+    expect(awaitingRepair(failed({ id: 'f3', status: 'succeeded' }), 1_000_000)).toBe(false);
+    expect(awaitingRepair(failed({ id: 'f4' }), 1_000_000 + 3_600_000)).toBe(false);
   });
 });

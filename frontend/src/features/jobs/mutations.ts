@@ -62,6 +62,7 @@ export function useDecideRepair(job: Job) {
     onSettled: () => {
       void qc.invalidateQueries({ queryKey: jobKeys.job(job.id) });
       void qc.invalidateQueries({ queryKey: jobKeys.runs(job.id) });
+      void qc.invalidateQueries({ queryKey: jobKeys.code(job.id) });
     },
   });
 }
