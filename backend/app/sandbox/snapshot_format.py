@@ -2,16 +2,16 @@
 
 At the end of every run the worker writes what it can of the code's variables into the
 workspace's snapshot folder: DataFrames and Series as Arrow IPC files (Parquet in snapshots
-written before; both still read), numpy arrays as .npy, plotly
-figures as their JSON, plain Python values as tagged JSON, and imported modules (and
-functions or classes imported from them) as the import to repeat. Anything else (a
-function the code defined, a fitted model, an open figure) is listed as not saved. A worker
-started for the session later (after an eviction, a crash, a restart or on another
-replica) loads the folder back, inside its sandbox, before the next step.
+written before; both still read), numpy arrays as .npy, plotly figures as their JSON, plain
+Python values as tagged JSON, and imported modules (and functions or classes imported from
+them) as the import to repeat. Anything else (a function the code defined, a fitted model,
+an open figure) is listed as not saved. A worker started for the session later (after an
+eviction, a crash, a restart or on another replica) loads the folder back, inside its
+sandbox, before the next step.
 
-Nothing here unpickles: Arrow IPC, Parquet, .npy with allow_pickle=False and JSON only, so a snapshot
-is data, whoever wrote it. The folder sits in the workspace, which the session's code
-controls; a tampered snapshot can only spoil that same session's variables.
+Nothing here unpickles: Arrow IPC, Parquet, .npy with allow_pickle=False and JSON only, so
+a snapshot is data, whoever wrote it. The folder sits in the workspace, which the session's
+code controls; a tampered snapshot can only spoil that same session's variables.
 
 This module is the format both sides share: the names, the limits, and the validation of
 what a worker reports (`SnapshotReport`, `RestoreReport`), which the backend reads as

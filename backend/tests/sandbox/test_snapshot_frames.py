@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -155,7 +154,8 @@ def test_a_snapshot_saved_as_parquet_by_the_previous_version_still_loads(
         assert set(restored.restored) == {"sales", "plain"}
         logs = ok(
             worker,
-            "print(sales.index.name, sales.loc['a', 'region'], sales.loc['a', 'amount'] + 1, sales['amount'].dtype)\n"
+            "print(sales.index.name, sales.loc['a', 'region'], sales.loc['a', 'amount'] + 1,"
+            " sales['amount'].dtype)\n"
             "print(list(plain.index), plain.index.name, list(plain.columns), plain[2024].sum())",
         ).logs
         # The next save writes Arrow IPC in their place.
