@@ -3,7 +3,7 @@
 A frame is written as an Arrow IPC file (`vN.arrow`): its columns' memory as it is, so
 restoring it is little more than a copy (Parquet had to be decoded, about 20x slower for
 a numeric frame). A frame with text (or bytes, or categories) is Zstandard-compressed,
-which keeps its file near Parquet's size (LZ4 made it twice that); a frame of numbers only
+which keeps its file near Parquet's size (LZ4 made it nearly twice that); a frame of numbers only
 is not compressed (random floats do not compress, and decompressing would cost what the
 format saves). Snapshots
 written before (`vN.parquet`) are still read. The same frame gives the same bytes (no
