@@ -1,17 +1,16 @@
 """Session snapshots: the variables of a session, saved by its worker and restored by the next.
 
 At the end of every run the worker writes what it can of the code's variables into the
-workspace's snapshot folder: DataFrames and Series as Arrow IPC files (Parquet in snapshots
-written before; both still read), numpy arrays as .npy, plotly figures as their JSON, plain
-Python values as tagged JSON, and imported modules (and functions or classes imported from
-them) as the import to repeat. Anything else (a function the code defined, a fitted model,
-an open figure) is listed as not saved. A worker started for the session later (after an
-eviction, a crash, a restart or on another replica) loads the folder back, inside its
-sandbox, before the next step.
+workspace's snapshot folder: DataFrames and Series as Parquet, numpy arrays as .npy, plotly
+figures as their JSON, plain Python values as tagged JSON, and imported modules (and
+functions or classes imported from them) as the import to repeat. Anything else (a
+function the code defined, a fitted model, an open figure) is listed as not saved. A worker
+started for the session later (after an eviction, a crash, a restart or on another
+replica) loads the folder back, inside its sandbox, before the next step.
 
-Nothing here unpickles: Arrow IPC, Parquet, .npy with allow_pickle=False and JSON only, so
-a snapshot is data, whoever wrote it. The folder sits in the workspace, which the session's
-code controls; a tampered snapshot can only spoil that same session's variables.
+Nothing here unpickles: Parquet, .npy with allow_pickle=False and JSON only, so a snapshot
+is data, whoever wrote it. The folder sits in the workspace, which the session's code
+controls; a tampered snapshot can only spoil that same session's variables.
 
 This module is the format both sides share: the names, the limits, and the validation of
 what a worker reports (`SnapshotReport`, `RestoreReport`), which the backend reads as
@@ -31,14 +30,14 @@ MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
 # Names smolagents keeps in the code's namespace for itself.
 INTERNAL_NAMES = frozenset({"_print_outputs", "_operations_count"})
-# A frame's file is written this many bytes of the frame at a time (bounded extra memory).
+# A Parquet file is written this many bytes of the frame at a time (bounded extra memory).
 CHUNK_BYTES = 64 << 20
 MAX_VALUE_DEPTH = 64
 MAX_NAME_CHARS = 100
 MAX_TYPE_CHARS = 60
 MAX_VARIABLES = 1000
 KINDS = ("frame", "series", "array", "plotly", "value", "import")
-FILE_NAME = re.compile(r"v[0-9]{1,4}\.(arrow|parquet|npy|json)")
+FILE_NAME = re.compile(r"v[0-9]{1,4}\.(parquet|npy|json)")
 TYPE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 
 

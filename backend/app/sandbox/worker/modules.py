@@ -11,12 +11,10 @@ STARTUP_MODULES = (
     "plotly.express",
 )
 # What pandas and pyarrow import on first use, not with pandas: Arrow-backed strings (every
-# CSV with text columns) and every snapshot's trip to and from Arrow IPC (Parquet for older
-# snapshots and sql(into=)). Pre-imported too (a
+# CSV with text columns) and every snapshot's trip to and from Parquet. Pre-imported too (a
 # worker would otherwise load them in its first run); imported only, never used: pyarrow's
 # first use reserves over a gigabyte of address space, which RLIMIT_AS counts.
 FIRST_USE_MODULES = (
-    "pyarrow.ipc",
     "pyarrow.parquet",
     "pyarrow.pandas_compat",
     "pyarrow.vendored.version",

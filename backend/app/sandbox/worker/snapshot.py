@@ -1,6 +1,6 @@
 """Saving and loading a session's variables, in the worker (the format, and what the backend
 checks of a worker's report: `app/sandbox/snapshot_format.py`). Nothing here unpickles:
-Arrow IPC (or Parquet, read from older snapshots), .npy with allow_pickle=False and JSON only.
+Parquet, .npy with allow_pickle=False and JSON only.
 DataFrames: `frames.py`; plain values as tagged JSON: `values.py`.
 """
 
