@@ -31,7 +31,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
 
 from app.infra.storage import S3Storage
-from app.models import Base, SnapshotChunk
+from app.models import Base, SnapshotChunk, SnapshotOrphanSuspect
 from app.runs import snapshots
 from app.runs.snapshot_chunks import ChunkWriter
 from app.sandbox import SNAPSHOT_DIR, SandboxLimits, SandboxWorker, prepare_sandbox
@@ -55,7 +55,10 @@ async def chunk_database(root: Path) -> Any:
     """A SQLite database with the chunk table (a session factory)."""
     engine = create_async_engine(f"sqlite+aiosqlite:///{root / 'chunks.db'}")
     async with engine.begin() as conn:
-        await conn.run_sync(Base.metadata.create_all, tables=[SnapshotChunk.__table__])
+        await conn.run_sync(
+            Base.metadata.create_all,
+            tables=[SnapshotChunk.__table__, SnapshotOrphanSuspect.__table__],
+        )
     return async_sessionmaker(engine, expire_on_commit=False)
 
 

@@ -1,16 +1,14 @@
 """Saving and loading a session's variables, in the worker (the format, and what the backend
 checks of a worker's report: `app/sandbox/snapshot_format.py`). Nothing here unpickles:
 Parquet, .npy with allow_pickle=False and JSON only.
+DataFrames: `frames.py`; plain values as tagged JSON: `values.py`.
 """
 
 from __future__ import annotations
 
 import base64
-import datetime
-import decimal
 import importlib
 import json
-import math
 import os
 import re
 import shutil
@@ -21,18 +19,18 @@ from pathlib import Path
 from typing import Any
 
 from app.sandbox.snapshot_format import (
-    CHUNK_BYTES,
     FORMAT_VERSION,
     INTERNAL_NAMES,
     MANIFEST,
-    MAX_VALUE_DEPTH,
     MAX_VARIABLES,
     SNAPSHOT_DIR,
     Unsaveable,
     valid_file_name,
     valid_type_name,
 )
+from app.sandbox.worker.frames import SUFFIX, read_frame, write_frame
 from app.sandbox.worker.querying import Helper
+from app.sandbox.worker.values import decode, encode
 
 
 # Saving (in the worker) ---------------------------------------------------------------------
@@ -158,19 +156,19 @@ def _save_one(
     pandas = sys.modules.get("pandas")
     numpy = sys.modules.get("numpy")
     if pandas is not None and isinstance(value, pandas.DataFrame):
-        extra = _write_frame(value, folder / f"{file}.parquet", budget)
+        extra = write_frame(value, folder / f"{file}{SUFFIX}", budget)
         shape = list(value.shape)
-        return entry | extra | {"kind": "frame", "file": f"{file}.parquet", "shape": shape}
+        return entry | extra | {"kind": "frame", "file": f"{file}{SUFFIX}", "shape": shape}
     if pandas is not None and isinstance(value, pandas.Series):
-        extra = _write_frame(value.to_frame(name="value"), folder / f"{file}.parquet", budget)
+        extra = write_frame(value.to_frame(name="value"), folder / f"{file}{SUFFIX}", budget)
         return (
             entry
             | extra
             | {
                 "kind": "series",
-                "file": f"{file}.parquet",
+                "file": f"{file}{SUFFIX}",
                 "shape": [len(value)],
-                "series_name": _encode(value.name),
+                "series_name": encode(value.name),
             }
         )
     if numpy is not None and isinstance(value, numpy.ndarray):
@@ -184,7 +182,7 @@ def _save_one(
     if type(value).__module__.startswith("plotly.") and hasattr(value, "to_json"):
         text = value.to_json()
         return entry | _write_json(folder / f"{file}.json", text, budget) | {"kind": "plotly"}
-    text = json.dumps(_encode(value), allow_nan=False)
+    text = json.dumps(encode(value), allow_nan=False)
     shape = [len(value)] if isinstance(value, list | tuple | dict | set | frozenset | str) else []
     return (
         entry
@@ -227,148 +225,6 @@ def _defined_in_code(value: Any) -> bool:
 
 def _dotted(module: str) -> bool:
     return bool(module) and all(part.isidentifier() for part in module.split("."))
-
-
-def _write_frame(frame: Any, path: Path, budget: int) -> dict[str, Any]:
-    """Write a DataFrame as Parquet, a slice at a time; the labels pyarrow cannot keep go
-    into the returned manifest entry."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    pandas = sys.modules["pandas"]
-    extra: dict[str, Any] = {}
-    columns = frame.columns
-    if (
-        not all(isinstance(c, str) for c in columns)
-        or columns.has_duplicates
-        or isinstance(columns, pandas.MultiIndex)
-    ):
-        extra["columns"] = _encode(list(columns))
-        extra["column_levels"] = _encode(list(columns.names))
-        extra["multi"] = isinstance(columns, pandas.MultiIndex)
-        frame = frame.set_axis([f"c{i}" for i in range(len(columns))], axis=1)
-    index = frame.index
-    keep_index = True
-    if isinstance(index, pandas.RangeIndex):
-        extra["range_index"] = [index.start, index.stop, index.step, _encode(index.name)]
-        frame = frame.reset_index(drop=True)
-        keep_index = False
-    rows = len(frame)
-    row_bytes = max(1, int(frame.memory_usage(index=True, deep=False).sum()) // max(1, rows))
-    step = max(1, CHUNK_BYTES // row_bytes)
-    schema = None
-    writer = None
-    try:
-        for start in range(0, max(rows, 1), step):
-            table = pa.Table.from_pandas(
-                frame.iloc[start : start + step], schema=schema, preserve_index=keep_index
-            )
-            if writer is None:  # no dictionary for floats: rarely repeated, 3x slower both ways
-                schema = table.schema
-                coded = [f.name for f in schema if not pa.types.is_floating(f.type)]
-                writer = pq.ParquetWriter(path, schema, use_dictionary=coded)
-            writer.write_table(table)
-            del table
-            if path.stat().st_size > budget:
-                raise Unsaveable("too_large")
-    finally:
-        if writer is not None:
-            writer.close()
-    if path.stat().st_size > budget:
-        raise Unsaveable("too_large")
-    return extra
-
-
-# Plain values as tagged JSON ----------------------------------------------------------------
-def _encode(value: Any, depth: int = 0) -> Any:
-    """A JSON form of a plain value that `_decode` turns back into the same value."""
-    if depth > MAX_VALUE_DEPTH:
-        raise Unsaveable()
-    if value is None or isinstance(value, bool | str):
-        return value
-    if type(value) is int:
-        return value
-    if type(value) is float:
-        return value if math.isfinite(value) else {"$float": repr(value)}
-    numpy = sys.modules.get("numpy")
-    if numpy is not None and isinstance(value, numpy.generic):
-        if value.dtype.hasobject or value.dtype.kind in "MmVSU":
-            raise Unsaveable()
-        return {"$numpy": value.dtype.str, "value": _encode(value.item(), depth + 1)}
-    pandas = sys.modules.get("pandas")
-    if pandas is not None and isinstance(value, pandas.Timestamp):
-        return {"$timestamp": value.isoformat()}
-    if pandas is not None and isinstance(value, pandas.Timedelta):
-        return {"$pdtimedelta": int(value.value)}
-    nested = depth + 1
-    if type(value) is list:
-        return [_encode(v, nested) for v in value]
-    if type(value) is tuple:
-        return {"$tuple": [_encode(v, nested) for v in value]}
-    if type(value) in (set, frozenset):
-        return {f"${type(value).__name__}": [_encode(v, nested) for v in value]}
-    if type(value) is dict:
-        if all(isinstance(k, str) and not k.startswith("$") for k in value):
-            return {k: _encode(v, nested) for k, v in value.items()}
-        return {"$dict": [[_encode(k, nested), _encode(v, nested)] for k, v in value.items()]}
-    if type(value) is complex:
-        return {"$complex": [_encode(value.real), _encode(value.imag)]}
-    if type(value) is bytes:
-        return {"$bytes": base64.b64encode(value).decode("ascii")}
-    if type(value) is decimal.Decimal:
-        return {"$decimal": str(value)}
-    if type(value) is datetime.datetime:
-        return {"$datetime": value.isoformat()}
-    if type(value) is datetime.date:
-        return {"$date": value.isoformat()}
-    if type(value) is datetime.time:
-        return {"$time": value.isoformat()}
-    if type(value) is datetime.timedelta:
-        return {"$timedelta": [value.days, value.seconds, value.microseconds]}
-    raise Unsaveable()
-
-
-def _decode(data: Any) -> Any:
-    if isinstance(data, list):
-        return [_decode(v) for v in data]
-    if not isinstance(data, dict):
-        return data
-    tags = [k for k in data if k.startswith("$")]
-    if not tags:
-        return {k: _decode(v) for k, v in data.items()}
-    tag, payload = tags[0], data[tags[0]]
-    if tag == "$float":
-        return float(payload)
-    if tag == "$numpy":
-        numpy = importlib.import_module("numpy")
-        return numpy.dtype(payload).type(_decode(data["value"]))
-    if tag == "$timestamp":
-        return importlib.import_module("pandas").Timestamp(payload)
-    if tag == "$pdtimedelta":
-        return importlib.import_module("pandas").Timedelta(int(payload), unit="ns")
-    if tag == "$tuple":
-        return tuple(_decode(v) for v in payload)
-    if tag == "$set":
-        return {_decode(v) for v in payload}
-    if tag == "$frozenset":
-        return frozenset(_decode(v) for v in payload)
-    if tag == "$dict":
-        return {_decode(k): _decode(v) for k, v in payload}
-    if tag == "$complex":
-        return complex(_decode(payload[0]), _decode(payload[1]))
-    if tag == "$bytes":
-        return base64.b64decode(payload)
-    if tag == "$decimal":
-        return decimal.Decimal(payload)
-    if tag == "$datetime":
-        return datetime.datetime.fromisoformat(payload)
-    if tag == "$date":
-        return datetime.date.fromisoformat(payload)
-    if tag == "$time":
-        return datetime.time.fromisoformat(payload)
-    if tag == "$timedelta":
-        return datetime.timedelta(days=payload[0], seconds=payload[1], microseconds=payload[2])
-    raise ValueError(f"unknown tag {tag}")
 
 
 # Loading (in the worker) --------------------------------------------------------------------
@@ -431,11 +287,11 @@ def _load_one(folder: Path, entry: dict[str, Any]) -> Any:
         raise ValueError("a link, not a snapshot file")
     kind = entry["kind"]
     if kind in ("frame", "series"):
-        frame = _read_frame(path, entry)
+        frame = read_frame(path, entry)
         if kind == "frame":
             return frame
         series = frame.iloc[:, 0]
-        series.name = _decode(entry.get("series_name"))
+        series.name = decode(entry.get("series_name"))
         return series
     if kind == "array":
         numpy = importlib.import_module("numpy")
@@ -444,7 +300,7 @@ def _load_one(folder: Path, entry: dict[str, Any]) -> Any:
         figure = _typed_arrays(json.loads(path.read_text()))
         return importlib.import_module("plotly.graph_objects").Figure(figure)
     if kind == "value":
-        return _decode(json.loads(path.read_text()))
+        return decode(json.loads(path.read_text()))
     raise ValueError(f"unknown kind {kind!r}")
 
 
@@ -461,40 +317,3 @@ def _typed_arrays(data: Any) -> Any:
             array = array.reshape([int(n) for n in str(data["shape"]).split(",")])
         return array
     return {k: _typed_arrays(v) for k, v in data.items()}
-
-
-def _read_frame(path: Path, entry: dict[str, Any]) -> Any:
-    import pyarrow.parquet as pq
-
-    pandas = sys.modules["pandas"]
-    # A column at a time, each freed from Arrow's memory once converted: reading the whole
-    # table first would need the frame's size twice over (a 1 GB frame could not come back
-    # into a worker with 3 GB). The pandas metadata still gives each column its dtype.
-    parquet = pq.ParquetFile(path)
-    metadata = parquet.schema_arrow.pandas_metadata or {}
-    stored_index = [c for c in metadata.get("index_columns", []) if isinstance(c, str)]
-    parts: list[Any] = []
-    for name in parquet.schema_arrow.names:
-        if name in stored_index:
-            continue
-        table = parquet.read(columns=[name], use_threads=False, use_pandas_metadata=True)
-        part = table.to_pandas(self_destruct=True, split_blocks=True)
-        del table
-        if parts:
-            part.index = parts[0].index  # one index object: nothing to align or copy
-        parts.append(part)
-    if not parts:  # a frame with an index and no columns
-        frame = parquet.read(use_pandas_metadata=True).to_pandas()
-    else:
-        frame = pandas.concat(parts, axis=1) if len(parts) > 1 else parts[0]
-    if "range_index" in entry:
-        start, stop, step, name = entry["range_index"]
-        frame.index = pandas.RangeIndex(int(start), int(stop), int(step), name=_decode(name))
-    if "columns" in entry:
-        labels = _decode(entry["columns"])
-        names = _decode(entry.get("column_levels"))
-        if entry.get("multi"):
-            frame.columns = pandas.MultiIndex.from_tuples(labels, names=names)
-        else:
-            frame.columns = pandas.Index(labels, name=names[0] if names else None)
-    return frame

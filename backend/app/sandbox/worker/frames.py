@@ -1,0 +1,103 @@
+"""DataFrames in a session's snapshot (`snapshot.py`), in the worker: written as Parquet
+(`vN.parquet`), floating-point columns without a dictionary. The same frame gives the same
+bytes (pyarrow's Parquet writer puts no timestamps in its metadata), which the chunked
+storage of states relies on (app/runs/snapshot_chunks.py). Nothing here unpickles.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.sandbox.snapshot_format import CHUNK_BYTES, Unsaveable
+from app.sandbox.worker.values import decode, encode
+
+SUFFIX = ".parquet"
+
+
+def write_frame(frame: Any, path: Path, budget: int) -> dict[str, Any]:
+    """Write a DataFrame as Parquet, a slice at a time; the labels pyarrow cannot keep go
+    into the returned manifest entry."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pandas = sys.modules["pandas"]
+    extra: dict[str, Any] = {}
+    columns = frame.columns
+    if (
+        not all(isinstance(c, str) for c in columns)
+        or columns.has_duplicates
+        or isinstance(columns, pandas.MultiIndex)
+    ):
+        extra["columns"] = encode(list(columns))
+        extra["column_levels"] = encode(list(columns.names))
+        extra["multi"] = isinstance(columns, pandas.MultiIndex)
+        frame = frame.set_axis([f"c{i}" for i in range(len(columns))], axis=1)
+    index = frame.index
+    keep_index = True
+    if isinstance(index, pandas.RangeIndex):
+        extra["range_index"] = [index.start, index.stop, index.step, encode(index.name)]
+        frame = frame.reset_index(drop=True)
+        keep_index = False
+    rows = len(frame)
+    row_bytes = max(1, int(frame.memory_usage(index=True, deep=False).sum()) // max(1, rows))
+    step = max(1, CHUNK_BYTES // row_bytes)
+    schema = None
+    writer = None
+    try:
+        for start in range(0, max(rows, 1), step):
+            table = pa.Table.from_pandas(
+                frame.iloc[start : start + step], schema=schema, preserve_index=keep_index
+            )
+            if writer is None:  # no dictionary for floats: rarely repeated, 3x slower both ways
+                schema = table.schema
+                coded = [f.name for f in schema if not pa.types.is_floating(f.type)]
+                writer = pq.ParquetWriter(path, schema, use_dictionary=coded)
+            writer.write_table(table)
+            del table
+            if path.stat().st_size > budget:
+                raise Unsaveable("too_large")
+    finally:
+        if writer is not None:
+            writer.close()
+    if path.stat().st_size > budget:
+        raise Unsaveable("too_large")
+    return extra
+
+
+def read_frame(path: Path, entry: dict[str, Any]) -> Any:
+    import pyarrow.parquet as pq
+
+    pandas = sys.modules["pandas"]
+    # A column at a time, each freed from Arrow's memory once converted: reading the whole
+    # table first would need the frame's size twice over (a 1 GB frame could not come back
+    # into a worker with 3 GB). The pandas metadata still gives each column its dtype.
+    parquet = pq.ParquetFile(path)
+    metadata = parquet.schema_arrow.pandas_metadata or {}
+    stored_index = [c for c in metadata.get("index_columns", []) if isinstance(c, str)]
+    parts: list[Any] = []
+    for name in parquet.schema_arrow.names:
+        if name in stored_index:
+            continue
+        table = parquet.read(columns=[name], use_threads=False, use_pandas_metadata=True)
+        part = table.to_pandas(self_destruct=True, split_blocks=True)
+        del table
+        if parts:
+            part.index = parts[0].index  # one index object: nothing to align or copy
+        parts.append(part)
+    if not parts:  # a frame with an index and no columns
+        frame = parquet.read(use_pandas_metadata=True).to_pandas()
+    else:
+        frame = pandas.concat(parts, axis=1) if len(parts) > 1 else parts[0]
+    if "range_index" in entry:
+        start, stop, step, name = entry["range_index"]
+        frame.index = pandas.RangeIndex(int(start), int(stop), int(step), name=decode(name))
+    if "columns" in entry:
+        labels = decode(entry["columns"])
+        names = decode(entry.get("column_levels"))
+        if entry.get("multi"):
+            frame.columns = pandas.MultiIndex.from_tuples(labels, names=names)
+        else:
+            frame.columns = pandas.Index(labels, name=names[0] if names else None)
+    return frame
