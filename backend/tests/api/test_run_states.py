@@ -28,7 +28,7 @@ from tests.support.server import LiveServer
 
 BIG = (
     "import numpy as np\nimport pandas as pd\n"
-    "big = pd.DataFrame({'v': np.arange(1_500_000, dtype='int64'), 'w': np.arange(1_500_000) / 7})"
+    "big = pd.DataFrame({'v': np.arange(2_000_000, dtype='int64'), 'w': np.arange(2_000_000) / 7})"
     "\nn = 1"
 )
 
