@@ -48,3 +48,24 @@ def test_questions_over_a_previewed_file_compute_no_preview(alice: Api, llm: Scr
     assert len(prompts) == 4
     for text in prompts:
         assert "sales data.csv" in text and "region" in text and "revenue" in text
+
+
+def test_a_file_its_upload_could_not_preview_is_not_previewed_again_per_question(
+    alice: Api, llm: ScriptedLLM
+) -> None:
+    project = alice.project()
+    uploaded = alice.upload(project["id"], "broken.xlsx", b"not a workbook at all")
+    assert uploaded.status_code == 201, uploaded.text
+    assert uploaded.json()["check"] == "unreadable"
+    problem = uploaded.json()["problem"]
+    session: dict[str, Any] = alice.post(
+        f"/projects/{project['id']}/sessions", json={"title": "Broken"}
+    ).json()
+    llm.script(code_reply("print(1)", "Look."), final_reply("'Nothing.'"))
+    before = preview_jobs()
+    assert finished(ask(alice, session["id"], "What is in it?"))["status"] == "succeeded"
+    assert preview_jobs() == before, "a question tried the failed preview again"
+    # The model is told why the file has no description, as the upload said it.
+    prompts = llm.prompts()
+    assert len(prompts) == 2
+    assert all(f"(could not be previewed: {problem})" in prompt for prompt in prompts)
