@@ -6,7 +6,11 @@ process with a wall-clock limit (past it the child is killed and the preview ans
 a memory limit and a CPU-time limit (which ends the child even if this process dies first).
 
 Children fork from a server process that has already imported pandas and the readers, so
-one starts in milliseconds rather than the seconds a fresh interpreter takes.
+one starts in milliseconds rather than the seconds a fresh interpreter takes. A child does
+not import the parent's main module (multiprocessing would, for a program started as a
+script or `python -m` other than `python -m app`: a benchmark, a console script, uvicorn's
+command; importing the whole app took 10-20 s a preview under load, so that a 24-row CSV
+hit the time limit and was "too large to preview"): `_preparation_data`.
 
 The few slots are shared fairly between users: when a slot frees, it goes to the waiting
 user who holds the fewest (the longest-waiting first among equals), and the last free slot
@@ -29,6 +33,7 @@ from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from multiprocessing import spawn
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
@@ -53,6 +58,22 @@ _CPU_SECONDS_PER_WALL_SECOND = 4
 
 _context = multiprocessing.get_context("forkserver")
 _context.set_forkserver_preload(["app.files.preview_server"])
+# The name of a preview child (multiprocessing gives it to the preparation below).
+_CHILD_NAME = "workbench-preview"
+_parent_preparation = spawn.get_preparation_data
+
+
+def _preparation_data(name: str) -> dict[str, Any]:
+    """What a new child is prepared with: a preview child's without the parent's main module
+    (what it runs is imported by module name; the main module may import the whole app)."""
+    data: dict[str, Any] = _parent_preparation(name)
+    if name == _CHILD_NAME:
+        data.pop("init_main_from_name", None)
+        data.pop("init_main_from_path", None)
+    return data
+
+
+spawn.get_preparation_data = _preparation_data  # read by popen_forkserver at each start
 # Whose preview this is (set by the API around a request's work); None: nobody's in particular.
 _owner: ContextVar[str | None] = ContextVar("preview_owner", default=None)
 
@@ -238,7 +259,7 @@ async def run_preview(
             child = _context.Process(
                 target=_child_main,
                 args=(sender, fn, args, kwargs, memory_bytes, time_limit),
-                name="workbench-preview",
+                name=_CHILD_NAME,
                 daemon=True,
             )
             started = False

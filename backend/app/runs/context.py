@@ -49,6 +49,8 @@ from app.sources import service as sources_service
 from app.sources.catalog import SourceCatalog
 
 log = logging.getLogger(__name__)
+# What the upload's check of a file says when its preview failed (app.files.previewing.check).
+_NOT_PREVIEWABLE = ("too_large", "unreadable")
 
 
 @dataclass
@@ -368,6 +370,12 @@ class ContextBuilder:
         size = prompting.human_size(file.size)
         if preview_kind(file.name) is None:
             return prompting.FileInfo(file.name, size, pinned=pinned)
+        if file.preview is None and file.check in _NOT_PREVIEWABLE and file.problem:
+            # Its upload's check read it and failed (a child process up to its time limit):
+            # not tried again on every question; the file's page may still try.
+            return prompting.FileInfo(
+                file.name, size, pinned=pinned, note=f"(could not be previewed: {file.problem})"
+            )
         try:
             preview = await files_service.preview(self.storage, file, self.settings.previews_cache)
         except PreviewError as exc:
