@@ -13,7 +13,6 @@ import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import litellm
 from sqlalchemy import select
 
 from app.agent.calls import redact
@@ -101,7 +100,9 @@ class ChecksWriter:
             except BudgetExceeded as exc:
                 return await self._keep(job_id, pinned, tests, passed, exc.detail.rstrip("."))
             try:
-                reply = await self._ask(
+                reply = await spend.ask(
+                    factory,
+                    settings,
                     model,
                     checks_prompt.messages(code, params, first.results, tests, failures),
                     last_run[0],
@@ -145,25 +146,6 @@ class ChecksWriter:
             "note": f"{len(passed & names)} of {len(names)} checks the model wrote were kept: "
             f"{why}." + (" The test pinning its results is kept." if pinned else ""),
         }
-
-    async def _ask(self, model_id: str, request: list[dict[str, str]], charged: uuid.UUID) -> str:
-        """The model's reply; its tokens are charged to the run `charged` of the job's session
-        (the project's budget counts them)."""
-        settings = self.runner.settings
-        response: Any = await litellm.acompletion(
-            model=model_id,
-            messages=request,
-            api_base=settings.LLM_API_BASE,
-            api_key=settings.LLM_API_KEY,
-            timeout=settings.LLM_TIMEOUT_SECONDS,
-            max_tokens=settings.LLM_MAX_OUTPUT_TOKENS,
-            max_retries=settings.LLM_MAX_RETRIES,
-        )
-        tokens_in, tokens_out = spend.tokens_of(response)
-        await spend.charge(
-            self.runner.factory, charged, model_id, tokens_in, tokens_out, settings.LLM_PRICES
-        )
-        return str(response.choices[0].message.content or "")
 
     async def _asker(self, db: Any, job: Job) -> tuple[tuple[uuid.UUID, str], uuid.UUID | None]:
         user = await db.get(User, job.created_by) if job.created_by else None

@@ -5,7 +5,8 @@ tests, only when a test's premise changed); the proposal runs in the job's sandb
 with the question's limits, until its checks pass (JOB_REPAIR_ATTEMPTS tries). Bounded
 (JOB_REPAIRS_CONCURRENCY at once on a replica), leased (renewed while it lives; one whose
 replica died is ended by the job runs' sweeper), never holding a request. The model's
-tokens are added to the repair's sandbox run, so they count against the project's budget.
+tokens (and cost) are added to the repair's sandbox run (app.jobs.spend), so they count
+against the project's budget.
 """
 
 from __future__ import annotations
@@ -16,21 +17,17 @@ import logging
 import uuid
 from typing import TYPE_CHECKING, Any
 
-import litellm
 from sqlalchemy import select, update
 
 from app.agent.calls import redact
 from app.agent.model import resolve_model
-from app.jobs import driver, repair_prompt, repairs
+from app.jobs import driver, repair_prompt, repairs, spend
 from app.jobs.execution import NotRun, execute
-from app.models import Project, Run
 from app.models.base import utcnow
 from app.models.job_repairs import JobRepair, JobRepairStatus
 from app.models.jobs import Job, JobRun
 from app.observability import metrics
-from app.runs.budget import Usage, remaining
 from app.runs.errors import BudgetExceeded
-from app.runs.repository import usage
 
 if TYPE_CHECKING:
     from app.jobs.runner import JobRunner
@@ -104,7 +101,7 @@ class JobRepairer:
                 raise NotRun("The job was deleted before it was repaired.")
             asker = await runner._asker(db, job, job_run)
             code, tests, params = repair.old_code, repair.old_tests, list(job.params)
-            session_id, project_id = job.session_id, job.project_id
+            session_id = job.session_id
             overrides = dict(job_run.params)
             files = dict((job_run.inputs or {}).get("files") or {})
             failing = [c["message"] for c in job_run.checks or [] if not c.get("passed", True)]
@@ -125,10 +122,10 @@ class JobRepairer:
         last: dict[str, Any] = {}
         attempts = settings.JOB_REPAIR_ATTEMPTS
         for _ in range(attempts):
-            await self._budget(project_id)
+            await self._budget(session_id)
             request = repair_prompt.messages(code, base, reason, columns, failures)
             try:
-                reply, used = await self._ask(model, request)
+                reply = await spend.ask(runner.factory, settings, model, request, seen.run_id)
             except Exception as exc:
                 note = redact(str(exc), [settings.LLM_API_KEY])[:300]
                 return {
@@ -136,7 +133,6 @@ class JobRepairer:
                     "status": JobRepairStatus.failed,
                     "note": f"The model failed: {note}",
                 }
-            await self._spend(seen.run_id, used)
             try:
                 proposal = repair_prompt.proposal_of(reply)
             except repair_prompt.Unusable as exc:
@@ -177,47 +173,12 @@ class JobRepairer:
         note = f"After {attempts} tries the proposed code still failed: {why}"
         return {**last, "status": JobRepairStatus.failed, "note": note}
 
-    async def _ask(
-        self, model_id: str, request: list[dict[str, str]]
-    ) -> tuple[str, tuple[int, int]]:
-        settings = self.runner.settings
-        response: Any = await litellm.acompletion(
-            model=model_id,
-            messages=request,
-            api_base=settings.LLM_API_BASE,
-            api_key=settings.LLM_API_KEY,
-            timeout=settings.LLM_TIMEOUT_SECONDS,
-            max_tokens=settings.LLM_MAX_OUTPUT_TOKENS,
-            max_retries=settings.LLM_MAX_RETRIES,
-        )
-        spent = getattr(response, "usage", None)
-        used = (
-            int(getattr(spent, "prompt_tokens", 0) or 0),
-            int(getattr(spent, "completion_tokens", 0) or 0),
-        )
-        return str(response.choices[0].message.content or ""), used
-
-    async def _budget(self, project_id: uuid.UUID) -> None:
+    async def _budget(self, session_id: uuid.UUID) -> None:
         """Raises NotRun when the project's budget is spent."""
-        async with self.runner.factory() as db:
-            project = await db.get(Project, project_id)
-            if project is None:
-                raise NotRun("The job's project was deleted.")
-            used = (await usage.by_project(db, [project_id])).get(project_id, Usage())
-            try:
-                remaining(project, used)
-            except BudgetExceeded as exc:
-                raise NotRun(f"The job was not repaired: {exc.detail}") from None
-
-    async def _spend(self, run_id: uuid.UUID, used: tuple[int, int]) -> None:
-        """The model's tokens, on the repair's sandbox run (the project's budget sums runs)."""
-        async with self.runner.factory() as db:
-            await db.execute(
-                update(Run)
-                .where(Run.id == run_id)
-                .values(tokens_in=Run.tokens_in + used[0], tokens_out=Run.tokens_out + used[1])
-            )
-            await db.commit()
+        try:
+            await spend.check_budget(self.runner.factory, session_id)
+        except BudgetExceeded as exc:
+            raise NotRun(f"The job was not repaired: {exc.detail}") from None
 
     async def _save(self, repair_id: uuid.UUID, outcome: dict[str, Any]) -> None:
         with contextlib.suppress(Exception):  # shutting down: the sweeper ends it instead

@@ -4,7 +4,7 @@ call's tokens and cost are added to a run of the job's session (the sandbox run 
 what the model wrote), and a call is not made once the budget is spent.
 
     await spend.check_budget(factory, session_id)        # BudgetExceeded when spent
-    await spend.charge(factory, run_id, model_id, tokens_in, tokens_out, prices)
+    reply = await spend.ask(factory, settings, model_id, messages, run_id)  # charged to run_id
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import litellm
 from sqlalchemy import func, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.agent.model import step_cost
-from app.config import ModelPrice
+from app.config import ModelPrice, Settings
 from app.models import Project, Run, Session
 from app.runs import budget
 from app.runs.repository import usage
@@ -66,3 +67,26 @@ async def charge(
     async with factory() as db:
         await db.execute(update(Run).where(Run.id == run_id).values(**values))
         await db.commit()
+
+
+async def ask(
+    factory: async_sessionmaker[AsyncSession],
+    settings: Settings,
+    model_id: str,
+    request: list[dict[str, str]],
+    charged: uuid.UUID,
+) -> str:
+    """The model's reply to `request`; its tokens (and cost) are charged to the run `charged`
+    of the job's session, so the project's budget counts them."""
+    response: Any = await litellm.acompletion(
+        model=model_id,
+        messages=request,
+        api_base=settings.LLM_API_BASE,
+        api_key=settings.LLM_API_KEY,
+        timeout=settings.LLM_TIMEOUT_SECONDS,
+        max_tokens=settings.LLM_MAX_OUTPUT_TOKENS,
+        max_retries=settings.LLM_MAX_RETRIES,
+    )
+    tokens_in, tokens_out = tokens_of(response)
+    await charge(factory, charged, model_id, tokens_in, tokens_out, settings.LLM_PRICES)
+    return str(response.choices[0].message.content or "")
