@@ -4,8 +4,10 @@ A RunExecution of its own on the question's run: the same context (the session's
 its variables restored from its snapshot, the prompt) with the attempt's strategy added,
 the same translator recording through rows.AttemptRows/AttemptRecorder, and the run's stop
 (a cancel stops every attempt). What ends it — a failure, a timeout, a budget crossed —
-ends this attempt only. Its variables are snapshotted into its space at its end (nothing
-is stored), and its slot goes back: siblings waiting for a slot are never starved by it.
+ends this attempt only. An attempt that answered keeps its worker and slot until the vote:
+only the chosen one's variables are then written (a 200 MB state is written once, not N
+times). It gives them up sooner, its variables written first, when any run waits for a
+slot (the fan-out watches): siblings and other users are never starved by it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -99,6 +102,11 @@ class AttemptDriver(RunExecution):
         self.result = AttemptResult(
             planned, space_id(admitted.run.id, planned.attempt), self.outcome
         )
+        # An attempt that answered keeps its worker and slot until the vote, so that only
+        # the chosen one's variables are written (see give_up and the fan-out's yielding).
+        self._worker: SandboxWorker | None = None
+        self._taking = asyncio.Lock()
+        self.ready_at: float | None = None  # when its worker held the session's variables
 
     def _model(self) -> LiteLLMModel:
         model = super()._model()
@@ -115,6 +123,7 @@ class AttemptDriver(RunExecution):
             while not await ticket.wait(SLOT_POLL_SECONDS):
                 self._check()
             context = await self.rt.context.prepare(run, self.recorder, ticket, space=result.space)
+            self.ready_at = time.perf_counter()
             result.workspace, result.snapshot = context.workspace, context.snapshot
             self.knowledge = context.knowledge
             context.prompt = prompt_with(context.prompt, result.planned.strategy)
@@ -122,10 +131,8 @@ class AttemptDriver(RunExecution):
             if self.outcome.pause is not None:
                 raise AttemptAsked
             if not self.live.stop.is_set():
-                result.taken = await self.rt.context.snapshot_in_place(
-                    context.worker, context.workspace, context.snapshot
-                )
                 result.tables = await self._tables(context.worker)
+                self._worker = context.worker
             result.status = RunStatus.succeeded.value
         except AttemptAsked:
             result.status = RunStatus.failed.value
@@ -139,9 +146,41 @@ class AttemptDriver(RunExecution):
                 log.exception("attempt %s of run %s failed", result.number, run.id)
         finally:
             pool.withdraw(ticket)
-            pool.release(result.space)
+            if self._worker is None or result.status != RunStatus.succeeded.value:
+                self._worker = None
+                pool.release(result.space)
         await self.recorder.emit(events.AttemptFinished(status=result.status, answer=result.answer))
         return result
+
+    @property
+    def holding(self) -> bool:
+        """It answered and still holds its worker (and slot), its state not yet taken."""
+        return self._worker is not None
+
+    async def take_state(self) -> None:
+        """Have its worker write its variables' snapshot into its space (result.taken),
+        once: for the chosen attempt, or before its slot goes to a run that waits."""
+        async with self._taking:
+            worker, result = self._worker, self.result
+            if worker is None or result.taken is not None or result.workspace is None:
+                return
+            try:
+                result.taken = await self.rt.context.snapshot_in_place(
+                    worker, result.workspace, result.snapshot
+                )
+            except Exception:
+                log.exception("the state of attempt %s could not be taken", result.number)
+
+    async def give_up(self, keep_state: bool = True) -> None:
+        """Its slot goes back, its state taken first unless told not to (its worker stays
+        until its space is removed)."""
+        if self._worker is None:
+            return
+        if keep_state:
+            await self.take_state()
+        if self._worker is not None:
+            self._worker = None
+            self.rt.sandboxes.release(self.result.space)
 
     async def _tables(self, worker: SandboxWorker) -> dict[str, key_tables.Table]:
         """The DataFrames its code assigned, fingerprinted in its own worker (after its

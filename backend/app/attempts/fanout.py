@@ -11,7 +11,9 @@ ends that attempt only; a cancel ends them all; the run fails only when none ans
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import time
 from typing import Any
 
 from sqlalchemy import select
@@ -22,11 +24,14 @@ from app.attempts.driver import AttemptDriver, AttemptResult
 from app.attempts.judge import Shown, judge
 from app.attempts.vote import Group, Tally, apart_by, tally
 from app.models import RunStep
+from app.observability import metrics
 from app.runs import events
 from app.runs.execution import Admitted, RunExecution, Runtime, best_effort
 from app.runs.state import LiveRun, RunCancelled
 
 log = logging.getLogger(__name__)
+# How often answered attempts look whether a run waits for their slots.
+YIELD_POLL_SECONDS = 0.25
 
 
 class NoAttemptAnswered(Exception):
@@ -68,16 +73,39 @@ class AttemptsExecution(RunExecution):
                 )
             )
         results: list[AttemptResult] = []
+        started = time.perf_counter()
+        decided = asyncio.Event()
+        yielding = asyncio.create_task(self._yield_slots(decided))
         try:
             results = list(await asyncio.gather(*(d.attempt() for d in self.drivers)))
             self.knowledge = next((d.knowledge for d in self.drivers if d.knowledge), [])
+            ready = [d.ready_at for d in self.drivers]
+            if all(at is not None for at in ready):  # every one started from the state
+                forked = max(at for at in ready if at is not None) - started
+                metrics.SNAPSHOT_SECONDS.labels("fork").observe(forked)
             self._count()
             if self.live.stop.is_set():
                 raise RunCancelled
             await self._decide(results)
         finally:
+            decided.set()
+            await yielding
             self._count()
+            for driver in self.drivers:
+                await driver.give_up(keep_state=False)
             await choose.discard(self.rt, [d.result for d in self.drivers])
+
+    async def _yield_slots(self, decided: asyncio.Event) -> None:
+        """Until the vote is done: when any run waits for a worker slot (a sibling attempt
+        or another user's question), the attempts that answered give theirs up, their
+        variables written first (they may be chosen)."""
+        while not decided.is_set():
+            if self.rt.sandboxes.queued:
+                for driver in self.drivers:
+                    if driver.holding:
+                        await best_effort(driver.give_up(), f"yield attempt {driver.result.number}")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(decided.wait(), YIELD_POLL_SECONDS)
 
     def _count(self) -> None:
         totals = self._run_totals()
@@ -98,6 +126,7 @@ class AttemptsExecution(RunExecution):
             errors = "; ".join(f"attempt {r.number}: {r.error}" for r in results if r.error)
             raise NoAttemptAnswered(f"No attempt answered ({errors}).")
         chosen = next(r for r in results if r.number == chosen_number)
+        await self.drivers[results.index(chosen)].take_state()
         await choose.adopt(self.rt, self.run, chosen)
         self.outcome.final_answer = chosen.answer
         await self.recorder.emit(events.Final(answer=chosen.answer or "", attempt=chosen.number))

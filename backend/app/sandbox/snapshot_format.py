@@ -30,6 +30,9 @@ MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
 # Names smolagents keeps in the code's namespace for itself.
 INTERNAL_NAMES = frozenset({"_print_outputs", "_operations_count"})
+# Names the workbench's own steps bind in the namespace (an attempt's tables fingerprinted,
+# app.attempts.tables): never saved.
+WORKBENCH_PREFIX = "_wb_"
 # A Parquet file is written this many bytes of the frame at a time (bounded extra memory).
 CHUNK_BYTES = 64 << 20
 MAX_VALUE_DEPTH = 64

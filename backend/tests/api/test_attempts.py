@@ -300,14 +300,59 @@ def test_a_follow_up_sees_the_chosen_attempts_variables_and_files_only(
         code_reply(
             "print(way, before)\n"
             "try:\n    print(only_in_three)\nexcept Exception:\n    print('absent')\n"
-            "print(pd.read_csv('chosen.csv')['t'][0])"
+            "print(pd.read_csv('chosen.csv')['t'][0])\n"
+            "try:\n    print(_wb_found)\nexcept Exception:\n    print('no fingerprints')"
         ),
         final_reply("way"),
     )
     follow_up = ask(alice, session["id"], "Which way?")
     assert finished(follow_up)["status"] == "succeeded"
     printed = of(follow_up, "step.output")[0]["output"].split("\n")
-    assert printed[:3] == ["pandas from the first question", "absent", "4490.75"]
+    # The chosen attempt's own variables, not the names its tables were fingerprinted with.
+    assert printed[:4] == [
+        "pandas from the first question",
+        "absent",
+        "4490.75",
+        "no fingerprints",
+    ]
+
+
+def test_attempts_beyond_the_pools_bound_wait_and_the_chosen_keeps_its_state(
+    alice: Api, session: dict[str, Any], llm: ScriptedLLM, live: LiveServer
+) -> None:
+    """Two slots for three attempts: the third waits for one, so an attempt that answered
+    gives its slot up (its variables written first) rather than hold it until the vote;
+    the one chosen is such an attempt, and its variables are the session's after it."""
+    pool = live.state.sandboxes
+    bound = pool.max_workers
+    pool.max_workers = 2
+    way = "{READ}\nway = '{name}'\ntotal = df['revenue'].sum(){extra}\nprint(total)"
+    llm.responder = responder(
+        {
+            FIRST: [
+                code_reply(way.format(READ=READ, name="pandas", extra=" + 1")),
+                final_reply("total"),
+            ],
+            SECOND: [code_reply(way.format(READ=READ, name="sql", extra="")), final_reply("total")],
+            THIRD: [
+                code_reply(way.format(READ=READ, name="cross", extra="")),
+                final_reply("total"),
+            ],
+        },
+        dissent=['{"1": "because it added one."}'],
+    )
+    try:
+        events = ask_attempts(alice, session["id"], 3)
+    finally:
+        pool.max_workers = bound
+    assert finished(events)["status"] == "succeeded", events[-1].data
+    [verdict] = of(events, "verdict")
+    assert (verdict["agreement"], verdict["chosen"]) == ("2/3", 2), verdict
+    llm.responder = None
+    llm.script(code_reply("print(way, total)"), final_reply("way"))
+    follow_up = ask(alice, session["id"], "Which way?")
+    assert finished(follow_up)["status"] == "succeeded"
+    assert of(follow_up, "step.output")[0]["output"].strip() == "sql 4490.75"
 
 
 def test_one_attempt_is_a_question_as_before(

@@ -24,6 +24,7 @@ from app.sandbox.snapshot_format import (
     MANIFEST,
     MAX_VARIABLES,
     SNAPSHOT_DIR,
+    WORKBENCH_PREFIX,
     Unsaveable,
     valid_file_name,
     valid_type_name,
@@ -68,7 +69,7 @@ def save(
         (name, value)
         for name, value in state.items()
         if name not in INTERNAL_NAMES
-        and not name.startswith("__")
+        and not name.startswith(("__", WORKBENCH_PREFIX))
         and name.isidentifier()
         and not isinstance(value, Helper)  # sql() & co. come back by themselves
     ]
@@ -94,7 +95,7 @@ def save(
     for name, value in candidates[MAX_VARIABLES:]:
         unsaved.append({"name": name, "type": _type_of(value), "reason": "too_large"})
     for name in (functions or [])[:MAX_VARIABLES]:
-        if name.isidentifier() and name not in state:
+        if name.isidentifier() and name not in state and not name.startswith(WORKBENCH_PREFIX):
             unsaved.append({"name": name, "type": "function", "reason": "defined_in_code"})
     order = {name: position for position, name in enumerate(state)}
     variables.sort(key=lambda entry: order[entry["name"]])  # as the code defined them
