@@ -19,6 +19,7 @@ help:
 	@echo "make bench-sources  sql() against psql on 10M PostgreSQL rows (DB_ARGS=\"--rows 2000000\" for less); a group-by over a 5 GB CSV and its Parquet in a 2 GB sandbox, pandas there, previews (ARGS=\"--size-gb 1\" for a quick run)"
 	@echo "make bench-knowledge  choose a question's knowledge items among 10,000 (p50/p95, target p95 <= 10 ms) and in a project with none (ARGS=\"--postgres\" on PostgreSQL too)"
 	@echo "make bench-jobs  a two-question analysis asked with the scripted model (1.5 s a call) made into a job, then its runs timed against the questions (median, target <= 0.3x); then bench-jobs-schedule (ARGS: bench-jobs' own, e.g. \"--repeat 5 --latency 1.5\")"
+	@echo "make bench-attempts  a question asked with 3 attempts against 1 on a 200 MB state, with the scripted model answering at once and at 1.5 s a call (target <= 1.3x); the fork of the state into three workers (target <= 1 s) (ARGS=\"--state-mb 200 --repeat 3 --latency 1.5\")"
 	@echo "make bench-jobs-schedule  1,000 job schedules fired by two tickers on one database, spread over 30 s and all due at once: each tick once, lateness p50/p95/p99/max (target max <= 5 s) (ARGS=\"--postgres\" on PostgreSQL too)"
 	@echo "make bench-big-upload  a 5 GB CSV through the product on its defaults: upload, preview, a question answered with DuckDB in a 2 GB sandbox, pandas refused (ARGS=\"--size-gb 1\" for a quick run)"
 	@echo "make bench-branch  per-run snapshot states as chunks: storage for ten runs leaving a 500 MB DataFrame untouched (target <= 1.1x one), a run's end with nothing changed, a 200 MB state restored into a new session's worker (target <= 2 s) (ARGS=\"--size-mb 50\" for a quick run)"
@@ -186,8 +187,9 @@ bench-sources: deps
 bench-big-upload: deps
 	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.big_upload $(ARGS)
 
-# Attempts (issue 44): 3 attempts against 1 with the scripted model, a 200 MB state forked
-# into three workers (snapshot restore), attempts:1 against today's path; ARGS="--state-mb 50".
+# Attempts (issue 44): 3 attempts against 1 with the scripted model answering at once and at
+# 1.5 s a call, a 200 MB state forked into three workers (snapshot restore), attempts:1
+# against today's path; ARGS="--state-mb 50 --latency 1.5".
 bench-attempts: deps
 	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.attempts $(ARGS)
 
@@ -204,6 +206,7 @@ bench-jobs-schedule: deps
 bench-jobs: deps
 	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.jobs $(ARGS)
 	cd $(BACKEND) && $(UV) run --frozen python -m benchmarks.jobs_schedule
+
 
 # The project's own task set (backend/evals) against a running workbench, with the token of
 # `workbench login` (or WORKBENCH_URL/WORKBENCH_TOKEN); e.g. ARGS="--model openai/gpt-4o --concurrency 4".

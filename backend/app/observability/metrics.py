@@ -164,7 +164,8 @@ KILLS = Counter(
 SNAPSHOT_SECONDS = Histogram(
     "snapshot_duration_seconds",
     "Time to save or restore a session's variables (save, restore: in the worker; upload, "
-    "download: to and from object storage; copy: into an attempt's space on this replica).",
+    "download: to and from object storage; copy: into an attempt's space on this replica; "
+    "fork: a question's attempts, from their start until every one's worker holds them).",
     ["operation"],
     namespace=PREFIX,
     registry=REGISTRY,

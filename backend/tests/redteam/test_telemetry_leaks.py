@@ -27,7 +27,7 @@ KNOWN = {
     },
     "outcome": {"ok", "error", "timeout", "rate_limited", "too_costly", "failed", "busy"},
     "mode": {"fork", "cold", "service"},
-    "operation": {"save", "restore", "upload", "download", "copy"},
+    "operation": {"save", "restore", "upload", "download", "copy", "fork"},
     "type": {"input", "output"},
     "state": {"busy", "idle", "spare", "starting", "in_use"},
 }
