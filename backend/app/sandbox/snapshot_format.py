@@ -40,7 +40,7 @@ MAX_NAME_CHARS = 100
 MAX_TYPE_CHARS = 60
 MAX_VARIABLES = 1000
 KINDS = ("frame", "series", "array", "plotly", "value", "import")
-FILE_NAME = re.compile(r"v[0-9]{1,4}\.(parquet|npy|json)")
+FILE_NAME = re.compile(r"v[0-9]{1,4}\.(parquet|raw|npy|json)")
 TYPE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 
 

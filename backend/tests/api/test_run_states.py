@@ -84,8 +84,11 @@ def give_state(live: LiveServer, source: str, run_id: str, target: str) -> dict[
 
 
 def file_of(record: dict[str, Any], variable: str) -> dict[str, Any]:
+    """The variable's largest file (a frame's float columns are raw beside its Parquet)."""
     name = next(v["file"] for v in record["variables"] if v["name"] == variable)
-    return next(f for f in record["files"] if f["name"] == name)
+    stem = name.rsplit(".", 1)[0]
+    files = [f for f in record["files"] if f["name"].rsplit(".", 1)[0] == stem]
+    return max(files, key=lambda f: f["size"])
 
 
 def test_each_run_keeps_its_state_and_unchanged_data_is_stored_once(

@@ -73,7 +73,8 @@ def test_variables_survive_an_eviction_and_the_model_is_told(
     session = sales_session(alice, "Sales")
     first_question(alice, session, llm)
     keys = snapshot_keys(one_worker, session["project_id"])
-    assert len(keys) == 3  # the manifest, df and totals: a chunk each
+    # The manifest, and df and totals: each a Parquet file and its float columns raw.
+    assert len(keys) == 5
     assert not live_keys(one_worker, f"sessions/{session['id']}/snapshots/")
 
     # Bob's question needs the only worker: Alice's is evicted.

@@ -1,8 +1,9 @@
 """DataFrames in a session's snapshot (`snapshot.py`), in the worker: written as Parquet
-(`vN.parquet`), floating-point columns without a dictionary or compression. The same frame
-gives the same bytes (pyarrow's Parquet writer puts no timestamps in its metadata), which
-the chunked storage of states relies on (app/runs/snapshot_chunks.py). Nothing here
-unpickles.
+(`vN.parquet`), but for plain floating-point columns, which go beside it as raw bytes that
+a new worker maps instead of reading (`raw_columns.py`; floats left in Parquet, such as
+nullable ones, without a dictionary or compression). The same frame gives the same bytes
+(pyarrow's Parquet writer puts no timestamps in its metadata), which the chunked storage of
+states relies on (app/runs/snapshot_chunks.py). Nothing here unpickles.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from app.sandbox.snapshot_format import CHUNK_BYTES, Unsaveable
+from app.sandbox.worker import raw_columns
 from app.sandbox.worker.values import decode, encode
 
 SUFFIX = ".parquet"
@@ -41,6 +43,13 @@ def write_frame(frame: Any, path: Path, budget: int) -> dict[str, Any]:
         extra["range_index"] = [index.start, index.stop, index.step, encode(index.name)]
         frame = frame.reset_index(drop=True)
         keep_index = False
+    raw = raw_columns.positions(frame)
+    if raw:  # floats beside the Parquet file, as raw bytes (raw_columns.py)
+        raw_path = path.with_suffix(raw_columns.SUFFIX)
+        extra["raw"] = raw_columns.write(frame, raw, raw_path, budget)
+        budget -= raw_path.stat().st_size
+        taken = set(raw)
+        frame = frame.iloc[:, [i for i in range(frame.shape[1]) if i not in taken]]
     rows = len(frame)
     row_bytes = max(1, int(frame.memory_usage(index=True, deep=False).sum()) // max(1, rows))
     step = max(1, CHUNK_BYTES // row_bytes)
@@ -82,17 +91,22 @@ def read_frame(path: Path, entry: dict[str, Any]) -> Any:
     parquet = pq.ParquetFile(path)
     metadata = parquet.schema_arrow.pandas_metadata or {}
     stored_index = [c for c in metadata.get("index_columns", []) if isinstance(c, str)]
+    stored = [name for name in parquet.schema_arrow.names if name not in stored_index]
+    raw = entry.get("raw")
+    width = len(stored) + (len(raw.get("columns") or []) if isinstance(raw, dict) else 0)
+    mapped = raw_columns.read(path.parent, raw, width) if raw is not None else {}
     parts: list[Any] = []
-    for name in parquet.schema_arrow.names:
-        if name in stored_index:
-            continue
+    for name in stored:
         table = parquet.read(columns=[name], use_threads=False, use_pandas_metadata=True)
         part = table.to_pandas(self_destruct=True, split_blocks=True)
         del table
         if parts:
             part.index = parts[0].index  # one index object: nothing to align or copy
         parts.append(part)
-    if not parts:  # a frame with an index and no columns
+    if mapped:
+        rows = int(raw["rows"]) if isinstance(raw, dict) else 0
+        frame = _with_raw(parquet, parts, mapped, width, stored_index, rows)
+    elif not parts:  # a frame with an index and no columns
         frame = parquet.read(use_pandas_metadata=True).to_pandas()
     else:
         frame = pandas.concat(parts, axis=1) if len(parts) > 1 else parts[0]
@@ -107,3 +121,31 @@ def read_frame(path: Path, entry: dict[str, Any]) -> Any:
         else:
             frame.columns = pandas.Index(labels, name=names[0] if names else None)
     return frame
+
+
+def _with_raw(
+    parquet: Any,
+    parts: list[Any],
+    mapped: dict[int, tuple[str, Any]],
+    width: int,
+    stored_index: list[str],
+    rows: int,
+) -> Any:
+    """The frame from its Parquet columns and its mapped raw ones, each in its place, on
+    one index (none of the arrays copied)."""
+    pandas = sys.modules["pandas"]
+    if parts:
+        index = parts[0].index
+    elif stored_index:  # every column raw: the Parquet file holds the index only
+        index = parquet.read(use_pandas_metadata=True).to_pandas().index
+    else:
+        index = pandas.RangeIndex(rows)
+    pending = iter(parts)
+    ordered: list[Any] = []
+    for position in range(width):
+        if position in mapped:
+            name, values = mapped[position]
+            ordered.append(pandas.DataFrame({name: values}, index=index, copy=False))
+        else:
+            ordered.append(next(pending))
+    return pandas.concat(ordered, axis=1) if len(ordered) > 1 else ordered[0]

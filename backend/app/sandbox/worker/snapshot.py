@@ -89,8 +89,9 @@ def save(
                 leftover.unlink()
             unsaved.append({"name": name, "type": _type_of(value), "reason": reason})
             continue
-        if entry.get("file"):
-            used += (staging / entry["file"]).stat().st_size
+        for written in (entry.get("file"), (entry.get("raw") or {}).get("file")):
+            if written:
+                used += (staging / written).stat().st_size
         variables.append(entry)
     for name, value in candidates[MAX_VARIABLES:]:
         unsaved.append({"name": name, "type": _type_of(value), "reason": "too_large"})
