@@ -56,7 +56,8 @@ class Table:
 
 def assigned_names(codes: Iterable[str]) -> list[str]:
     """The names the code binds (assignments, augmented ones, `x[…] =`, loops, `with … as`,
-    walrus), last bound last; code that does not parse gives none."""
+    walrus) or changes in place (`df.drop(…, inplace=True)`, `df.insert(…)`), last bound
+    last; code that does not parse gives none."""
     order: dict[str, None] = {}
     for code in codes:
         try:
@@ -71,12 +72,28 @@ def assigned_names(codes: Iterable[str]) -> list[str]:
                 targets = [node.target]
             elif isinstance(node, ast.withitem) and node.optional_vars is not None:
                 targets = [node.optional_vars]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                targets = [node.func.value] if _changes_in_place(node.func, node) else []
             for target in targets:
                 for name in _bound(target):
                     order.pop(name, None)
                     order[name] = None
     names = [n for n in order if _IDENTIFIER.fullmatch(n) and not n.startswith("_")]
     return names[-MAX_TABLES:]
+
+
+# DataFrame methods that change their frame in place (besides any call with inplace=True).
+IN_PLACE = frozenset({"insert", "update", "pop"})
+
+
+def _changes_in_place(method: ast.Attribute, call: ast.Call) -> bool:
+    """`df.drop(columns="x", inplace=True)`, `df.insert(0, "k", 1)`, `df.update(other)`."""
+    if method.attr in IN_PLACE:
+        return True
+    return any(
+        k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True
+        for k in call.keywords
+    )
 
 
 def _bound(target: ast.expr) -> list[str]:

@@ -75,3 +75,28 @@ def test_the_same_tables_with_answers_worded_differently_agree(
     assert verdict["reason"] == "3 of 3 attempts agree."
     run = alice.get(f"/runs/{events[0].data['run_id']}").json()
     assert all("by_region" in a["tables"] for a in run["attempts"])
+
+
+def test_a_table_changed_in_place_counts_as_the_attempts_own(
+    alice: Api, session: dict[str, Any], llm: ScriptedLLM
+) -> None:
+    """`df` comes from the question before: no attempt assigns it, but each changes it in
+    place; the one that dropped a row computed from another table."""
+    llm.script(code_reply(f"{READ}\nprint(len(df))"), final_reply("len(df)"))
+    assert finished(ask(alice, session["id"], "Load it"))["status"] == "succeeded"
+    reordered = code_reply("df.sort_values('revenue', inplace=True)\nprint(len(df))")
+    dropped = code_reply("df.drop(index=[0], inplace=True)\nprint(len(df))")
+    llm.responder = responder(
+        {
+            FIRST: [reordered, final_reply("'North'")],
+            SECOND: [reordered, final_reply("'North'")],
+            THIRD: [dropped, final_reply("'North'")],
+        }
+    )
+    events = ask(alice, session["id"], QUESTION, attempts=3)
+    assert finished(events)["status"] == "succeeded"
+    [verdict] = of(events, "verdict")
+    assert [g["attempts"] for g in verdict["groups"]] == [[1, 2], [3]]
+    assert verdict["reason"] == (
+        "2 of 3 agree — attempt 3 (cross-check) found the same answer from a different `df`."
+    )

@@ -15,6 +15,7 @@ def test_the_names_the_code_binds_last_bound_last() -> None:
         "df['total'] = df.a + df.b\nfor row in rows: pass\nwith open('f') as handle: pass",
         "by_region = df.groupby('r').sum()\n_private = 1\nresult: int = 3",
         "this is not python(",
+        "clean.dropna(inplace=True)\nwide.insert(0, 'k', 1)\nother.sort_values('a', inplace=False)",
     ]
     assert assigned_names(codes) == [
         "top",
@@ -24,6 +25,8 @@ def test_the_names_the_code_binds_last_bound_last() -> None:
         "handle",
         "by_region",
         "result",
+        "clean",
+        "wide",
     ]
     assert len(assigned_names([f"v{i} = {i}" for i in range(50)])) == MAX_TABLES
 
