@@ -18,6 +18,7 @@ from app.attempts import spaces
 from app.attempts.driver import AttemptResult
 from app.attempts.numbering import STEP_BASE
 from app.models import Artifact, File, Run, RunStep, Session
+from app.runs import snapshots, state_fork
 from app.runs.execution import Runtime
 from app.runs.workspace import snapshot_marker_path, workspace_dir
 
@@ -27,18 +28,23 @@ log = logging.getLogger(__name__)
 async def adopt(rt: Runtime, run: Run, chosen: AttemptResult) -> None:
     """Make the chosen attempt's variables and files the session's."""
     session_id = run.session_id
+    target = workspace_dir(rt.settings.DATA_DIR, session_id)
     if chosen.taken is not None and chosen.workspace is not None:
         report, allowed = chosen.taken
-        await rt.context.keep_state(
+        kept = await rt.context.keep_state(
             run.id, session_id, chosen.workspace, chosen.snapshot, report, allowed
         )
-        # The session's folder does not hold this snapshot: its next run fetches it (and
-        # its worker, whose variables are older, restarts from it).
+        # The session's worker holds older variables: its next run restarts it from this
+        # snapshot, moved into the session's folder now (no download then, no copy now);
+        # where it cannot be moved, the next run fetches it from storage.
         marker = snapshot_marker_path(rt.settings.DATA_DIR, session_id)
         await asyncio.to_thread(marker.unlink, True)
+        if kept is not None and await asyncio.to_thread(
+            state_fork.move_snapshot, chosen.workspace, target, kept
+        ):
+            await asyncio.to_thread(snapshots.remember, marker, str(kept["generation"]))
     if chosen.workspace is not None:
         skip = frozenset(await _project_file_names(rt, run))
-        target = workspace_dir(rt.settings.DATA_DIR, session_id)
         await asyncio.to_thread(spaces.copy_files, chosen.workspace, target, skip)
     await _renumber(rt, run.id, chosen.number)
 

@@ -98,6 +98,50 @@ def copy_snapshot(source: Path, target: Path, record: dict[str, Any] | None = No
     return True
 
 
+def move_snapshot(source: Path, target: Path, record: dict[str, Any]) -> bool:
+    """Move a workspace's snapshot into another workspace (replacing any there), as the
+    record says it is; whether it was moved whole (else the target has none of it).
+
+    Moved first (out of the source's reach: a rename between the two folders' descriptors,
+    no link followed), then checked where it landed: exactly the record's files, each a
+    regular file with no other hard link and the size the record says. Blocking.
+    """
+    staging = f"{SNAPSHOT_DIR}.incoming"
+    try:
+        expected = dict(SnapshotReport.from_record(record).files)
+    except (ValueError, KeyError, TypeError):
+        return False
+    target.mkdir(parents=True, exist_ok=True)
+    hostfs.make_folder(target, BOOKKEEPING_DIR)
+    hostfs.remove_tree(target, staging)
+    parent, name = os.path.split(SNAPSHOT_DIR)
+    try:
+        with (
+            hostfs.open_folder(source, parent) as source_fd,
+            hostfs.open_folder(target, parent) as target_fd,
+        ):
+            if not stat.S_ISDIR(os.stat(name, dir_fd=source_fd, follow_symlinks=False).st_mode):
+                return False
+            os.rename(name, os.path.basename(staging), src_dir_fd=source_fd, dst_dir_fd=target_fd)
+    except (hostfs.UnsafePath, OSError):
+        return False
+    try:
+        with hostfs.open_folder(target, staging) as folder:
+            found = {e.name: e.stat(follow_symlinks=False) for e in os.scandir(folder)}
+    except (hostfs.UnsafePath, OSError):
+        found = {}
+    whole = found.keys() == expected.keys() and all(
+        stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and info.st_size == expected[name]
+        for name, info in found.items()
+    )
+    if not whole:
+        hostfs.remove_tree(target, staging)
+        return False
+    hostfs.remove_tree(target, SNAPSHOT_DIR)
+    hostfs.rename(target, staging, SNAPSHOT_DIR)
+    return True
+
+
 def seed_space(
     data_dir: Path, session_id: uuid.UUID, space: uuid.UUID, snapshot: dict[str, Any] | None
 ) -> bool:

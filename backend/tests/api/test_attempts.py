@@ -9,10 +9,14 @@ import uuid
 from typing import Any
 
 from app.attempts.spaces import space_id
-from app.runs.workspace import workspace_dir
+from app.observability import metrics
+from app.runs import snapshots
+from app.runs.workspace import snapshot_marker_path, workspace_dir
+from app.sandbox.snapshot_format import MANIFEST, SNAPSHOT_DIR
 from tests.api.attempts_script import FIRST, SECOND, THIRD, responder
 from tests.api.test_members import add
 from tests.api.test_query import READ, _wait_for, ask, finished, names, of
+from tests.api.test_snapshots import generation
 from tests.conftest import WAIT_FOR_GO, Api
 from tests.support.llm import HttpError, ScriptedLLM, Silence, code_reply, final_reply
 from tests.support.server import LiveServer
@@ -294,6 +298,12 @@ def test_a_follow_up_sees_the_chosen_attempts_variables_and_files_only(
     assert of(events, "verdict")[0]["chosen"] == 1
     folder = workspace_dir(live.settings.DATA_DIR, uuid.UUID(session["id"]))
     assert (folder / "chosen.csv").exists() and not (folder / "dissent.csv").exists()
+    # The chosen attempt's snapshot was moved into the session's folder: the follow-up
+    # restarts the session's worker from it, with nothing to fetch from storage.
+    marker = snapshot_marker_path(live.settings.DATA_DIR, uuid.UUID(session["id"]))
+    assert snapshots.held(marker) == generation(live, session["id"])
+    assert (folder / SNAPSHOT_DIR / MANIFEST).is_file()
+    downloads = _count(metrics.SNAPSHOT_SECONDS, "download")
 
     llm.responder = None
     llm.script(
@@ -308,6 +318,7 @@ def test_a_follow_up_sees_the_chosen_attempts_variables_and_files_only(
     follow_up = ask(alice, session["id"], "Which way?")
     assert finished(follow_up)["status"] == "succeeded"
     printed = of(follow_up, "step.output")[0]["output"].split("\n")
+    assert _count(metrics.SNAPSHOT_SECONDS, "download") == downloads
     # The chosen attempt's own variables, not the names its tables were fingerprinted with.
     assert printed[:4] == [
         "pandas from the first question",
@@ -353,6 +364,16 @@ def test_attempts_beyond_the_pools_bound_wait_and_the_chosen_keeps_its_state(
     follow_up = ask(alice, session["id"], "Which way?")
     assert finished(follow_up)["status"] == "succeeded"
     assert of(follow_up, "step.output")[0]["output"].strip() == "sql 4490.75"
+
+
+def _count(histogram: Any, operation: str) -> float:
+    """How many times the app observed this operation (its in-process metrics)."""
+    return sum(
+        sample.value
+        for family in histogram.collect()
+        for sample in family.samples
+        if sample.name.endswith("_count") and sample.labels.get("operation") == operation
+    )
 
 
 def test_one_attempt_is_a_question_as_before(

@@ -1,7 +1,8 @@
-"""The session's snapshot copied into an attempt's space (app.runs.state_fork.copy_snapshot):
-the session's code wrote that folder, so the host copies it following no link, never a
-file linked to the host, and each space gets copies of its own (an attempt writing its
-snapshot in place cannot reach the session's nor a sibling's)."""
+"""The session's snapshot copied into an attempt's space (app.runs.state_fork.copy_snapshot),
+and the chosen attempt's moved back into the session's folder (move_snapshot): code wrote
+those folders, so the host follows no link, never takes a file linked elsewhere or one
+unlike the record, and each space gets copies of its own (an attempt writing its snapshot
+in place cannot reach the session's nor a sibling's)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import json
 import os
 from pathlib import Path
 
-from app.runs.state_fork import copy_snapshot
+import pytest
+
+from app.runs.state_fork import copy_snapshot, move_snapshot
 from app.sandbox import SNAPSHOT_DIR
 
 MANIFEST_TEXT = json.dumps({"version": 1, "variables": []})
@@ -86,3 +89,48 @@ def test_a_snapshot_unlike_its_record_is_not_copied(tmp_path: Path) -> None:
     space = tmp_path / "space"
     assert not copy_snapshot(session, space, record)
     assert not (space / SNAPSHOT_DIR).exists()
+
+
+def test_the_chosen_snapshot_is_moved_whole_into_the_session(tmp_path: Path) -> None:
+    space, session = tmp_path / "space", tmp_path / "session"
+    record = snapshot_in(space, {"v0.parquet": b"p" * 10, "v0.raw": b"r" * 64})
+    snapshot_in(session, {"v0.parquet": b"old"})
+    assert move_snapshot(space, session, record)
+    assert (session / SNAPSHOT_DIR / "v0.raw").read_bytes() == b"r" * 64
+    assert (session / SNAPSHOT_DIR / "v0.parquet").read_bytes() == b"p" * 10
+    assert not (space / SNAPSHOT_DIR).exists()
+
+
+@pytest.mark.parametrize("plant", ["hard link", "symlink", "extra file", "folder link"])
+def test_a_chosen_snapshot_with_planted_entries_is_not_moved(tmp_path: Path, plant: str) -> None:
+    """The attempt's code wrote its space: a file linked to the host, a link, a file the
+    record does not list, or the folder itself a link never reach the session's folder
+    (which keeps what it had; its next run fetches the stored snapshot)."""
+    secret = tmp_path / "secret.txt"
+    secret.write_bytes(b"host secret")
+    space, session = tmp_path / "space", tmp_path / "session"
+    files = {"v0.parquet": b"p" * 10}
+    if plant == "folder link":
+        elsewhere = tmp_path / "elsewhere"
+        record = snapshot_in(elsewhere, files)
+        (space / SNAPSHOT_DIR).parent.mkdir(parents=True)
+        os.symlink(elsewhere / SNAPSHOT_DIR, space / SNAPSHOT_DIR)
+    else:
+        record = snapshot_in(space, files)
+        planted = space / SNAPSHOT_DIR / "v1.parquet"
+        if plant == "hard link":
+            os.link(secret, planted)
+        elif plant == "symlink":
+            os.symlink(secret, planted)
+        else:
+            planted.write_bytes(b"unlisted")
+        if plant != "extra file":
+            listed = record["files"]
+            record = {**record, "files": [*listed, {"name": "v1.parquet", "size": 11}]}  # type: ignore[list-item]
+    snapshot_in(session, {"v0.parquet": b"old"})
+    assert not move_snapshot(space, session, record)
+    assert (session / SNAPSHOT_DIR / "v0.parquet").read_bytes() == b"old"
+    assert not any(b"host secret" in p.read_bytes() for p in session.rglob("*") if p.is_file()), (
+        plant
+    )
+    assert secret.read_bytes() == b"host secret"
