@@ -48,14 +48,21 @@ class Model:
         self.reject = reject
         self.asked: list[str] = []  # the strategies' labels, as they asked
         self.lock = threading.Lock()
+        self.rejected = threading.Event()
 
     def __call__(self, messages: list[dict[str, Any]]) -> str:
         last = text_of(messages[-1])
+        if "You check a repair" in last:
+            if self.reject and self.reject in last:
+                self.rejected.set()
+                return verdict("revise", "It makes the total up.")
+            # The strategies run at once, in no fixed order: the approval waits for the
+            # rejection, so that the rejected one is told as such on a machine of any speed
+            # (not "stopped" because the approved one was quicker).
+            if self.reject:
+                self.rejected.wait(120)
+            return verdict("approve", "It sums the real column.")
         with self.lock:
-            if "You check a repair" in last:
-                if self.reject and self.reject in last:
-                    return verdict("revise", "It makes the total up.")
-                return verdict("approve", "It sums the real column.")
             for label, code in self.strategies.items():
                 if f"Repair strategy: {label}." in last:
                     self.asked.append(label)
