@@ -81,6 +81,8 @@ export async function attemptsTests(t) {
     const headline = await verdict.getByTestId('verdict-headline').innerText();
     expect(headline === '3 of 3 attempts agree', `the verdict: ${headline}`);
     expect((await verdict.getAttribute('data-outcome')) === 'agree', 'marked as agreeing');
+    const said = ((await verdict.textContent()) ?? '').replace(/\s+/g, ' ').trim();
+    expect(said === 'Agree: 3 of 3 attempts agree', `the count said once (the reason repeats it): ${said}`);
     const answer = await run.getByTestId('final-answer').innerText();
     expect(answer.includes('The total is 42.'), `the chosen attempt's answer is the answer: ${answer}`);
     const above = await verdict.evaluate((v, a) => !!(v.compareDocumentPosition(a) & Node.DOCUMENT_POSITION_FOLLOWING), await run.getByTestId('final-answer').elementHandle());

@@ -47,6 +47,25 @@ describe('VerdictBanner', () => {
     expect(within(el).queryByTestId('verdict-dissent')).toBeNull();
   });
 
+  it('does not say the count twice when the reason begins with it, as the server words it', () => {
+    const agreed = banner({ agreement: '3/3', outcome: 'agree', chosen: 1, groups: [{ answer: '42', attempts: [1, 2, 3] }], reason: '3 of 3 attempts agree.' });
+    expect(agreed.textContent).toBe('Agree: 3 of 3 attempts agree');
+  });
+
+  it("gives a split's reason from the dissent on, as the server words it", () => {
+    const split = banner({
+      agreement: '2/3',
+      outcome: 'majority',
+      chosen: 1,
+      groups: [
+        { answer: '4490.75', attempts: [1, 2] },
+        { answer: '4812', attempts: [3] },
+      ],
+      reason: '2 of 3 agree — attempt 3 (cross-check) found 4,812 because it kept refunded orders.',
+    });
+    expect(within(split).getByTestId('verdict-reason').textContent).toBe(' — attempt 3 (cross-check) found 4,812 because it kept refunded orders.');
+  });
+
   it('says "2 of 3 agree" in amber, with the reason naming the dissent and its answer', () => {
     const el = banner({
       agreement: '2/3',

@@ -25,6 +25,16 @@ export function verdictHeadline(v: VerdictOut): string {
   }
 }
 
+/**
+ * The reason, less what the headline already says: the server's reason begins with the count
+ * ("3 of 3 attempts agree.", "2 of 3 agree — attempt 3 found 4,812…"), which the headline shows.
+ */
+export function reasonBeyondHeadline(v: VerdictOut): string {
+  const reason = (v.reason ?? '').trim();
+  if (v.outcome !== 'agree' && v.outcome !== 'majority') return reason;
+  return reason.replace(/^\d+ of \d+( attempts)? agree\.?\s*(—\s*)?/, '').trim();
+}
+
 const LOOK = {
   agree: { icon: CheckCircle2, tone: 'border-emerald-500/30 bg-emerald-500/10 text-emerald-800 dark:text-emerald-300', mark: 'Agree' },
   majority: { icon: AlertTriangle, tone: 'border-amber-500/30 bg-amber-500/10 text-amber-800 dark:text-amber-300', mark: 'Split' },
@@ -51,6 +61,7 @@ export function VerdictBanner({ verdict, lanes }: { verdict: VerdictOut; lanes: 
   const look = LOOK[verdict.outcome] ?? LOOK.undecided;
   const others = verdict.outcome === 'agree' ? [] : dissent(verdict, lanes);
   const chosen = lanes.find((l) => l.attempt === verdict.chosen);
+  const reason = reasonBeyondHeadline(verdict);
   return (
     <div
       role="status"
@@ -65,7 +76,7 @@ export function VerdictBanner({ verdict, lanes }: { verdict: VerdictOut; lanes: 
           <span className="font-medium" data-testid="verdict-headline">
             {verdictHeadline(verdict)}
           </span>
-          {verdict.reason && <span data-testid="verdict-reason"> — {verdict.reason}</span>}
+          {reason && <span data-testid="verdict-reason"> — {reason}</span>}
         </p>
         {chosen && verdict.outcome !== 'agree' && (
           <p className="text-xs opacity-90">
