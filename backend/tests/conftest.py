@@ -205,6 +205,7 @@ def two_instances(
     )
     first.call(reset_state(first))
     llm.script()
+    llm.responder = None
     yield first, second
     first.stop()
     second.stop()
@@ -214,6 +215,7 @@ def two_instances(
 def live(server: LiveServer, llm: ScriptedLLM) -> LiveServer:
     server.call(reset_state(server))
     llm.script()
+    llm.responder = None  # a test's own (attempts, repairs) never answers the next test's
     return server
 
 
