@@ -22,6 +22,10 @@ from tests.conftest import (
 from tests.support.proxy import CuttableProxy
 from tests.support.server import LiveServer
 
+# A check of a service that is down waits out its 3 s (app.api.health) before /readyz
+# answers; on a busy machine longer than httpx's default 5 s.
+READY_WITHIN = 60.0
+
 
 @pytest.fixture
 def proxied(
@@ -54,22 +58,22 @@ def test_database_outage_answers_503_and_recovers(proxied) -> None:  # type: ign
         response = admin.get(f"/projects/{project['id']}")
         assert response.status_code == 503
         assert response.json()["code"] in ("database_unavailable", "service_unavailable")
-        ready = httpx.get(f"{live.url}/readyz")
+        ready = httpx.get(f"{live.url}/readyz", timeout=READY_WITHIN)
         assert ready.status_code == 503
         assert ready.json()["checks"]["database"].startswith("error")
         assert ready.json()["checks"]["storage"] == "ok"
 
         pg_proxy.restore()
         assert admin.get(f"/projects/{project['id']}").json()["name"] == "Sales"
-        assert httpx.get(f"{live.url}/readyz").status_code == 200
+        assert httpx.get(f"{live.url}/readyz", timeout=READY_WITHIN).status_code == 200
 
 
 def test_redis_outage_shows_in_readiness(proxied) -> None:  # type: ignore[no-untyped-def]
     live, _, redis_proxy = proxied
     redis_proxy.cut()
-    ready = httpx.get(f"{live.url}/readyz")
+    ready = httpx.get(f"{live.url}/readyz", timeout=READY_WITHIN)
     assert ready.status_code == 503
     assert ready.json()["checks"]["locks"].startswith("error")
     assert "locks" in ready.json()["detail"]
     redis_proxy.restore()
-    assert httpx.get(f"{live.url}/readyz").status_code == 200
+    assert httpx.get(f"{live.url}/readyz", timeout=READY_WITHIN).status_code == 200

@@ -19,6 +19,10 @@ from tests.conftest import Api, reset_state, services_overrides, stack_settings
 from tests.support.proxy import CuttableProxy
 from tests.support.server import LiveServer
 
+# A check of a service that is down waits out its 3 s (app.api.health) before /readyz
+# answers; on a busy machine longer than httpx's default 5 s.
+READY_WITHIN = 60.0
+
 CSV = b"id,value\n" + b"".join(
     b"%d,%d\n" % (i, i * 7) for i in range(450_000)
 )  # ~6 MB, under the 8 MB test limit
@@ -52,7 +56,7 @@ def test_s3_cut_mid_upload_leaves_no_row_and_no_object(s3_behind_proxy, s3_serve
         assert "nothing was kept" in response.json()["detail"]
         assert admin.get(f"/projects/{project['id']}/files").json()["total"] == 0
 
-        ready = httpx.get(f"{live.url}/readyz")
+        ready = httpx.get(f"{live.url}/readyz", timeout=READY_WITHIN)
         assert ready.status_code == 503
         assert ready.json()["checks"]["storage"].startswith("error")
 
