@@ -1,5 +1,6 @@
 """The LiteLLM model of a run: which one (resolve_model), how it is called (create_model,
-call_limits) and what its tokens cost (step_cost).
+call_limits), what its tokens cost (step_cost), and a single completion outside any agent
+(complete: a knowledge review, a job's checks writer and its repairs).
 
 Importing this module makes LiteLLM do no work for callbacks nobody registered (see below).
 """
@@ -204,6 +205,36 @@ def call_limits(settings: Settings, model_id: str) -> CallLimits:
         max_output_tokens=settings.LLM_MAX_OUTPUT_TOKENS,
         context_tokens=calls.context_tokens(model_id, settings.LLM_CONTEXT_TOKENS),
     )
+
+
+async def complete(
+    settings: Settings,
+    model_id: str,
+    messages: list[dict[str, str]],
+    timeout_seconds: float | None = None,
+) -> tuple[str, int, int]:
+    """One chat completion with the configured server, key and limits: the reply and its
+    tokens in and out (counted here when the provider says none).
+
+    Args:
+        timeout_seconds: A shorter limit than LLM_TIMEOUT_SECONDS for this call.
+    """
+    limits = call_limits(settings, model_id)
+    timeout = settings.LLM_TIMEOUT_SECONDS
+    response: Any = await litellm.acompletion(
+        model=model_id,
+        messages=messages,
+        api_base=settings.LLM_API_BASE,
+        api_key=settings.LLM_API_KEY,
+        timeout=timeout if timeout_seconds is None else min(timeout, timeout_seconds),
+        max_tokens=settings.LLM_MAX_OUTPUT_TOKENS,
+        max_retries=settings.LLM_MAX_RETRIES,
+    )
+    reply = str(response.choices[0].message.content or "")
+    counted = getattr(response, "usage", None)
+    tokens_in = int(getattr(counted, "prompt_tokens", 0) or 0) or limits.count(messages=messages)
+    tokens_out = int(getattr(counted, "completion_tokens", 0) or 0) or limits.count(text=reply)
+    return reply, tokens_in, tokens_out
 
 
 def step_cost(

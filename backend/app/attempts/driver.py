@@ -146,8 +146,7 @@ class AttemptDriver(RunExecution):
                 log.exception("attempt %s of run %s failed", result.number, run.id)
         finally:
             pool.withdraw(ticket)
-            if self._worker is None or result.status != RunStatus.succeeded.value:
-                self._worker = None
+            if self._worker is None:  # else it holds its slot until the vote (give_up)
                 pool.release(result.space)
         await self.recorder.emit(events.AttemptFinished(status=result.status, answer=result.answer))
         return result
@@ -183,9 +182,10 @@ class AttemptDriver(RunExecution):
             self.rt.sandboxes.release(self.result.space)
 
     async def _tables(self, worker: SandboxWorker) -> dict[str, key_tables.Table]:
-        """The DataFrames its code assigned, fingerprinted in its own worker (after its
-        snapshot: the step's own names never reach the session); what the worker says is
-        checked (key_tables.parse). Nothing when the worker is gone or the step fails."""
+        """The DataFrames its code assigned, fingerprinted in its own worker (the step's own
+        `_wb_` names are never saved: snapshot_format.WORKBENCH_PREFIX); what the worker
+        says is checked (key_tables.parse). Nothing when the worker is gone or the step
+        fails."""
         try:
             async with self.rt.repository.factory() as db:
                 codes = await db.scalars(

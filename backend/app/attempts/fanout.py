@@ -20,7 +20,7 @@ from sqlalchemy import select
 
 from app.agent.model import create_model, step_cost
 from app.attempts import choose, dissent, strategies
-from app.attempts.driver import AttemptDriver, AttemptResult
+from app.attempts.driver import SLOT_POLL_SECONDS, AttemptDriver, AttemptResult
 from app.attempts.judge import Shown, judge
 from app.attempts.vote import Group, Tally, apart_by, tally
 from app.models import RunStep
@@ -30,8 +30,6 @@ from app.runs.execution import Admitted, RunExecution, Runtime, best_effort
 from app.runs.state import LiveRun, RunCancelled
 
 log = logging.getLogger(__name__)
-# How often answered attempts look whether a run waits for their slots.
-YIELD_POLL_SECONDS = 0.25
 
 
 class NoAttemptAnswered(Exception):
@@ -105,7 +103,7 @@ class AttemptsExecution(RunExecution):
                     if driver.holding:
                         await best_effort(driver.give_up(), f"yield attempt {driver.result.number}")
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(decided.wait(), YIELD_POLL_SECONDS)
+                await asyncio.wait_for(decided.wait(), SLOT_POLL_SECONDS)
 
     def _count(self) -> None:
         totals = self._run_totals()
@@ -125,8 +123,9 @@ class AttemptsExecution(RunExecution):
         if chosen_number is None:
             errors = "; ".join(f"attempt {r.number}: {r.error}" for r in results if r.error)
             raise NoAttemptAnswered(f"No attempt answered ({errors}).")
-        chosen = next(r for r in results if r.number == chosen_number)
-        await self.drivers[results.index(chosen)].take_state()
+        driver = next(d for d in self.drivers if d.result.number == chosen_number)
+        chosen = driver.result
+        await driver.take_state()
         await choose.adopt(self.rt, self.run, chosen)
         self.outcome.final_answer = chosen.answer
         await self.recorder.emit(events.Final(answer=chosen.answer or "", attempt=chosen.number))

@@ -12,11 +12,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import litellm
 from sqlalchemy import func, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.agent.model import step_cost
+from app.agent.model import complete, step_cost
 from app.config import ModelPrice, Settings
 from app.models import Project, Run, Session
 from app.runs import budget
@@ -36,15 +35,6 @@ async def check_budget(factory: async_sessionmaker[AsyncSession], session_id: uu
             return
         used = (await usage.by_project(db, [project.id])).get(project.id, budget.Usage())
     budget.remaining(project, used)
-
-
-def tokens_of(response: Any) -> tuple[int, int]:
-    """(prompt, completion) tokens of a LiteLLM response (0, 0 when it says none)."""
-    found = getattr(response, "usage", None)
-    return (
-        int(getattr(found, "prompt_tokens", 0) or 0),
-        int(getattr(found, "completion_tokens", 0) or 0),
-    )
 
 
 async def charge(
@@ -78,15 +68,6 @@ async def ask(
 ) -> str:
     """The model's reply to `request`; its tokens (and cost) are charged to the run `charged`
     of the job's session, so the project's budget counts them."""
-    response: Any = await litellm.acompletion(
-        model=model_id,
-        messages=request,
-        api_base=settings.LLM_API_BASE,
-        api_key=settings.LLM_API_KEY,
-        timeout=settings.LLM_TIMEOUT_SECONDS,
-        max_tokens=settings.LLM_MAX_OUTPUT_TOKENS,
-        max_retries=settings.LLM_MAX_RETRIES,
-    )
-    tokens_in, tokens_out = tokens_of(response)
+    reply, tokens_in, tokens_out = await complete(settings, model_id, request)
     await charge(factory, charged, model_id, tokens_in, tokens_out, settings.LLM_PRICES)
-    return str(response.choices[0].message.content or "")
+    return reply

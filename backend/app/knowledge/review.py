@@ -24,12 +24,11 @@ import re
 import uuid
 from typing import Any
 
-import litellm
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app import audit
-from app.agent.model import call_limits, step_cost
+from app.agent.model import complete, step_cost
 from app.config import Settings
 from app.errors import PayloadTooLarge, Unprocessable
 from app.knowledge import screening, service
@@ -198,22 +197,8 @@ class KnowledgeReview:
             return shown_items
 
     async def _ask(self, model_id: str, request: list[dict[str, str]]) -> tuple[str, int, int]:
-        settings = self.settings
-        limits = call_limits(settings, model_id)
-        response: Any = await litellm.acompletion(
-            model=model_id,
-            messages=request,
-            api_base=settings.LLM_API_BASE,
-            api_key=settings.LLM_API_KEY,
-            timeout=min(settings.LLM_TIMEOUT_SECONDS, settings.KNOWLEDGE_REVIEW_TIMEOUT_SECONDS),
-            max_tokens=settings.LLM_MAX_OUTPUT_TOKENS,
-            max_retries=settings.LLM_MAX_RETRIES,
-        )
-        reply = str(response.choices[0].message.content or "")
-        counted = getattr(response, "usage", None)
-        tokens_in = int(getattr(counted, "prompt_tokens", 0) or 0) or limits.count(messages=request)
-        tokens_out = int(getattr(counted, "completion_tokens", 0) or 0) or limits.count(text=reply)
-        return reply, tokens_in, tokens_out
+        timeout = self.settings.KNOWLEDGE_REVIEW_TIMEOUT_SECONDS
+        return await complete(self.settings, model_id, request, timeout)
 
     @staticmethod
     async def _count(

@@ -73,12 +73,10 @@ def copy_snapshot(source: Path, target: Path, record: dict[str, Any] | None = No
         expected = dict(SnapshotReport.from_record(record).files) if record else None
     except (ValueError, KeyError, TypeError):  # not a record a worker could have made
         return False
-    try:
-        with hostfs.open_folder(source, SNAPSHOT_DIR) as folder:
-            entries = [(e.name, e.stat(follow_symlinks=False)) for e in os.scandir(folder)]
-    except (hostfs.UnsafePath, FileNotFoundError, NotADirectoryError):
+    found = _plain_sizes(source, SNAPSHOT_DIR)
+    if found is None:
         return False
-    sizes = {n: i.st_size for n, i in entries if stat.S_ISREG(i.st_mode) and i.st_nlink == 1}
+    sizes = {name: size for name, size in found.items() if size is not None}
     if expected is not None and any(sizes.get(n) != size for n, size in expected.items()):
         return False
     target.mkdir(parents=True, exist_ok=True)
@@ -125,21 +123,27 @@ def move_snapshot(source: Path, target: Path, record: dict[str, Any]) -> bool:
             os.rename(name, os.path.basename(staging), src_dir_fd=source_fd, dst_dir_fd=target_fd)
     except (hostfs.UnsafePath, OSError):
         return False
-    try:
-        with hostfs.open_folder(target, staging) as folder:
-            found = {e.name: e.stat(follow_symlinks=False) for e in os.scandir(folder)}
-    except (hostfs.UnsafePath, OSError):
-        found = {}
-    whole = found.keys() == expected.keys() and all(
-        stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and info.st_size == expected[name]
-        for name, info in found.items()
-    )
-    if not whole:
+    if _plain_sizes(target, staging) != expected:
         hostfs.remove_tree(target, staging)
         return False
     hostfs.remove_tree(target, SNAPSHOT_DIR)
     hostfs.rename(target, staging, SNAPSHOT_DIR)
     return True
+
+
+def _plain_sizes(workspace: Path, folder: str) -> dict[str, int | None] | None:
+    """Each entry of the folder with its size, None for one that is not a regular file with
+    no other hard link (a link, a folder, a file linked elsewhere); None when the folder
+    cannot be opened (missing, or itself a link)."""
+    try:
+        with hostfs.open_folder(workspace, folder) as opened:
+            entries = [(e.name, e.stat(follow_symlinks=False)) for e in os.scandir(opened)]
+    except (hostfs.UnsafePath, OSError):
+        return None
+    return {
+        name: info.st_size if stat.S_ISREG(info.st_mode) and info.st_nlink == 1 else None
+        for name, info in entries
+    }
 
 
 def seed_space(

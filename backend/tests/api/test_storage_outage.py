@@ -15,13 +15,10 @@ import httpx
 import pytest
 
 from app.infra.storage import S3Storage
+from tests.api.test_service_outage import READY_WITHIN
 from tests.conftest import Api, reset_state, services_overrides, stack_settings
 from tests.support.proxy import CuttableProxy
 from tests.support.server import LiveServer
-
-# A check of a service that is down waits out its 3 s (app.api.health) before /readyz
-# answers; on a busy machine longer than httpx's default 5 s.
-READY_WITHIN = 60.0
 
 CSV = b"id,value\n" + b"".join(
     b"%d,%d\n" % (i, i * 7) for i in range(450_000)

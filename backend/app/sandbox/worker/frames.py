@@ -104,8 +104,7 @@ def read_frame(path: Path, entry: dict[str, Any]) -> Any:
             part.index = parts[0].index  # one index object: nothing to align or copy
         parts.append(part)
     if mapped:
-        rows = int(raw["rows"]) if isinstance(raw, dict) else 0
-        frame = _with_raw(parquet, parts, mapped, width, stored_index, rows)
+        frame = _with_raw(parquet, parts, mapped, width, stored_index)
     elif not parts:  # a frame with an index and no columns
         frame = parquet.read(use_pandas_metadata=True).to_pandas()
     else:
@@ -129,7 +128,6 @@ def _with_raw(
     mapped: dict[int, tuple[str, Any]],
     width: int,
     stored_index: list[str],
-    rows: int,
 ) -> Any:
     """The frame from its Parquet columns and its mapped raw ones, each in its place, on
     one index (none of the arrays copied)."""
@@ -139,7 +137,7 @@ def _with_raw(
     elif stored_index:  # every column raw: the Parquet file holds the index only
         index = parquet.read(use_pandas_metadata=True).to_pandas().index
     else:
-        index = pandas.RangeIndex(rows)
+        index = pandas.RangeIndex(len(next(iter(mapped.values()))[1]))
     pending = iter(parts)
     ordered: list[Any] = []
     for position in range(width):
